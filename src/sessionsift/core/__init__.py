@@ -1,0 +1,1 @@
+"""The foundation questions: list, show, stats."""

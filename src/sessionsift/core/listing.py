@@ -1,0 +1,155 @@
+"""`list`: one row per session, newest first, found by reading each transcript's head and tail.
+
+Only a bounded head window and a bounded tail window are read (never the whole file), so a
+field that lies outside both windows is reported as unknown (`null`) with the reason, never
+guessed from elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..discover import Problem, Scope, Session
+from ..model import record as R
+from ..read.lines import parse_line
+
+HEAD_BYTES = 256 * 1024
+TAIL_BYTES = 512 * 1024
+
+
+@dataclass
+class SessionRow:
+    session_id: str
+    path: str
+    project_dir: str
+    project: str | None
+    first_prompt: str | None = None
+    first_prompt_at: str | None = None
+    last_prompt: str | None = None
+    last_prompt_at: str | None = None
+    last_agent_message: str | None = None
+    last_agent_message_at: str | None = None
+    first_at: str | None = None
+    last_at: str | None = None
+    git_branch: str | None = None
+    version: str | None = None
+    size: int = 0
+    mtime: float = 0.0
+    subagents: int | None = None
+    bytes_read: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ListResult:
+    rows: list[SessionRow]
+    problems: list[Problem]
+    bytes_total: int
+    bytes_read: int
+
+
+def _lines_of(chunk: bytes, at_start: bool, at_end: bool) -> list[bytes]:
+    parts = chunk.split(b"\n")
+    if not at_start:
+        parts = parts[1:]  # first piece is a partial line
+    if not at_end or (parts and parts[-1] and not chunk.endswith(b"\n")):
+        # a final piece without newline is partial (or torn): drop it unless it parses
+        last = parts[-1] if parts else b""
+        if last and parse_line(last) is None:
+            parts = parts[:-1]
+    return [p for p in parts if p.strip()]
+
+
+def _genuine_prompt(obj: dict) -> str | None:
+    if obj.get("type") != "user" or obj.get("isSidechain"):
+        return None
+    labels = R.classify(obj)
+    if labels[:1] == ["user.message"]:
+        return R.string_text(obj) or R.record_text(obj)
+    return None
+
+
+def _agent_message(obj: dict) -> str | None:
+    if obj.get("type") != "assistant":
+        return None
+    texts = [b.get("text") for b in R.blocks_of(obj) if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return "\n".join(texts) if texts else None
+
+
+def summarize_session(s: Session, subagents: bool = True) -> SessionRow:
+    st = os.stat(s.path)
+    row = SessionRow(s.session_id, str(s.path), str(s.project_dir), None, size=st.st_size, mtime=st.st_mtime)
+    with open(s.path, "rb") as f:
+        head = f.read(HEAD_BYTES)
+        row.bytes_read += len(head)
+        head_lines = _lines_of(head, True, len(head) >= st.st_size)
+        for raw in head_lines:
+            obj = parse_line(raw)
+            if not obj:
+                continue
+            if row.project is None and isinstance(obj.get("cwd"), str):
+                row.project = obj["cwd"]
+            if row.first_at is None and isinstance(obj.get("timestamp"), str):
+                row.first_at = obj["timestamp"]
+            if row.first_prompt is None:
+                p = _genuine_prompt(obj)
+                if p is not None:
+                    row.first_prompt, row.first_prompt_at = p, obj.get("timestamp")
+            if row.project and row.first_prompt:
+                break
+        if st.st_size <= HEAD_BYTES:
+            tail, tail_start = head, 0
+        else:
+            tail_start = max(HEAD_BYTES, st.st_size - TAIL_BYTES)
+            f.seek(tail_start)
+            tail = f.read()
+            row.bytes_read += len(tail)
+    tail_lines = _lines_of(tail, tail_start == 0, True)
+    for raw in reversed(tail_lines):
+        obj = parse_line(raw)
+        if not obj:
+            continue
+        if row.last_at is None and isinstance(obj.get("timestamp"), str):
+            row.last_at = obj["timestamp"]
+        if row.git_branch is None and isinstance(obj.get("gitBranch"), str):
+            row.git_branch = obj["gitBranch"]
+        if row.version is None and isinstance(obj.get("version"), str):
+            row.version = obj["version"]
+        if row.last_prompt is None:
+            p = _genuine_prompt(obj)
+            if p is not None:
+                row.last_prompt, row.last_prompt_at = p, obj.get("timestamp")
+        if row.last_agent_message is None:
+            m = _agent_message(obj)
+            if m is not None:
+                row.last_agent_message, row.last_agent_message_at = m, obj.get("timestamp")
+        if row.last_prompt and row.last_agent_message and row.version and row.last_at:
+            break
+    whole = st.st_size <= HEAD_BYTES
+    if row.first_prompt is None:
+        row.notes.append("no genuine prompt in the file" if whole else f"no genuine prompt in the first {HEAD_BYTES} bytes")
+    if row.last_prompt is None and not whole:
+        row.notes.append(f"no genuine prompt in the last {TAIL_BYTES} bytes")
+    if row.last_agent_message is None:
+        row.notes.append("no agent message in the file" if whole else f"no agent message in the last {TAIL_BYTES} bytes")
+    if subagents:
+        row.subagents = len(s.subagent_lanes())
+    return row
+
+
+def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:
+    rows: list[SessionRow] = []
+    problems = list(scope.problems)
+    total = read = 0
+    for s in scope.sessions:
+        try:
+            r = summarize_session(s, subagents)
+        except OSError as exc:
+            problems.append(Problem(str(s.path), exc.strerror or str(exc)))
+            continue
+        rows.append(r)
+        total += r.size
+        read += r.bytes_read
+    rows.sort(key=lambda r: (r.last_at or "", r.mtime), reverse=True)
+    return ListResult(rows, problems, total, read)

@@ -1,0 +1,126 @@
+"""`show`: records of one transcript by line, uuid or turn; and branch points."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..discover import Lane, Scope
+from ..errors import NoSuchRecord, TargetError, UsageError
+from ..model.lane import Entry, LaneIndex
+
+
+@dataclass
+class ShownRecord:
+    entry: Entry
+    obj: dict
+    raw: bytes | None
+
+
+def pick_lane(scope: Scope, lane_name: str | None = None) -> Lane:
+    if len(scope.sessions) != 1:
+        ids = [s.session_id for s in scope.sessions[:10]]
+        raise TargetError(
+            f"this command needs exactly one session; the target matched {len(scope.sessions)}"
+            + (f": {', '.join(ids)}" if ids else ""),
+            hint="name a session id (or unique prefix) or a transcript path",
+        )
+    s = scope.sessions[0]
+    if s.session_id in scope.explicit_lanes and lane_name is None:
+        return scope.explicit_lanes[s.session_id]
+    if lane_name in (None, "main"):
+        return s.main
+    for lane in s.subagent_lanes():
+        if lane_name in (lane.lane_id, lane.agent_id, lane.display):
+            return lane
+    raise TargetError(f"session {s.session_id} has no lane {lane_name!r}")
+
+
+_RANGE = re.compile(r"^L?(\d+)?(\.\.)?L?(\d+)?$")
+
+
+def parse_lines(spec: str) -> tuple[int, int, bool]:
+    """'N' (explicit), 'A..B', 'A..', '..B' (clamping ranges)."""
+    m = _RANGE.match(spec.strip())
+    if not m or (m.group(1) is None and m.group(3) is None):
+        raise UsageError(f"cannot read line address {spec!r} (use N, A..B, A.. or ..B)")
+    if not m.group(2):
+        n = int(m.group(1))
+        return n, n, True
+    a = int(m.group(1)) if m.group(1) else 1
+    b = int(m.group(3)) if m.group(3) else 10**12
+    if a > b:
+        raise UsageError(f"empty line range {spec!r}")
+    return a, b, False
+
+
+def show(
+    lane: Lane,
+    lines: str | None = None,
+    uuid: str | None = None,
+    turn: int | None = None,
+    raw: bool = False,
+) -> tuple[LaneIndex, list[ShownRecord]]:
+    idx = LaneIndex.build(lane)
+    picked: list[Entry]
+    if lines is not None:
+        a, b, explicit = parse_lines(lines)
+        picked = [e for e in idx.entries if a <= e.no <= b]
+        if not picked:
+            raise NoSuchRecord(
+                f"no such record(s): {'L%d' % a if explicit else f'L{a}..L{b}'} in {lane.path}"
+                f" ({idx.stats.lines} lines)"
+            )
+    elif uuid is not None:
+        picked = [e for e in idx.entries if e.uuid == uuid]
+        if not picked:
+            raise NoSuchRecord(f"no such record(s): uuid {uuid} in {lane.path}")
+    elif turn is not None:
+        n = idx.turns
+        t = n + 1 + turn if turn < 0 else turn
+        if n == 0 or t < 1 or t > n:
+            raise NoSuchRecord(f"no such record(s): turn {turn} in {lane.path} (it has {n} turns)")
+        picked = idx.turn_entries(t)
+    else:
+        raise UsageError("show needs one of --line, --uuid, --turn or --branch-points")
+    out = []
+    for e, obj in idx.load_many(picked):
+        rb = None
+        if raw:
+            with open(lane.path, "rb") as f:
+                f.seek(e.offset)
+                rb = f.read(e.length)
+        out.append(ShownRecord(e, obj, rb))
+    return idx, out
+
+
+@dataclass
+class BranchPoint:
+    entry: Entry
+    children: list[Entry]
+
+
+def branch_points(lane: Lane) -> tuple[LaneIndex, list[BranchPoint]]:
+    """Records with more than one conversation child (facts only; which side is live is not
+    computable from the file - REC-033). Tool-result carriers, isMeta records and summaries are
+    never conversation children; replays are not counted twice."""
+    idx = LaneIndex.build(lane)
+    kids: dict[str, list[Entry]] = {}
+    for e in idx.entries:
+        if e.parent is None or e.replay_of is not None:
+            continue
+        if e.type not in ("user", "assistant") or e.is_meta or e.is_compact_summary:
+            continue
+        if e.type == "user" and (e.tool_result_ids or not e.labels):
+            continue
+        kids.setdefault(e.parent, []).append(e)
+    out = []
+    for puid, ch in kids.items():
+        if len(ch) < 2:
+            continue
+        pi = idx.by_uuid.get(puid)
+        if pi is None:
+            continue
+        out.append(BranchPoint(idx.entries[pi], ch))
+    out.sort(key=lambda b: b.entry.no)
+    return idx, out

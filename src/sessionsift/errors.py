@@ -1,0 +1,39 @@
+"""One small error hierarchy. The library raises these and never prints or exits."""
+
+from __future__ import annotations
+
+
+class SessionsiftError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    hint: str | None = None
+
+
+class UsageError(SessionsiftError):
+    """The caller asked for something malformed (exit 2)."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+class TargetError(SessionsiftError):
+    """A target could not be found or read (exit 2)."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
+
+
+class MalformedLine(SessionsiftError):
+    """A strict reading met a line that is not a JSON object."""
+
+    def __init__(self, path: str, line: int, why: str):
+        super().__init__(f"malformed transcript line: {path}:{line}: {why}")
+        self.path = path
+        self.line = line
+        self.why = why
+
+
+class NoSuchRecord(SessionsiftError):
+    """An explicit record address resolved to nothing."""

@@ -1,0 +1,1 @@
+"""MEANING: labels, record shapes, lanes (survival and turns)."""

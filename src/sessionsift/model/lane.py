@@ -1,0 +1,261 @@
+"""MEANING at lane level: one pass over a transcript builds an index of its records with their
+labels, their survival on the conversation chain, and their turn numbers.
+
+Survival (REC-033, TURN-022..024, CMP-003, CMP-017, REC-091):
+- the leaf is the last uuid-bearing record in file order; walking `parentUuid` from it gives the
+  live chain; at a compaction boundary (`parentUuid` null) `logicalParentUuid` rejoins the older
+  chain, and everything reached that way is `pre-cut`;
+- a record off the chain that is not a conversation child (tool-result carriers, isMeta records,
+  attachments, system lines: MISC-006) inherits the state of its parent;
+- any other off-chain record is `abandoned` (rewound past, or a superseded draft); a genuine
+  user record that is abandoned and has a later same-parent user sibling is a draft: `user.unsent`;
+- a replayed copy of a uuid (a later line with a uuid already seen) resolves to the earlier line
+  and is flagged `replay_of`; replays open no turn.
+Turn numbers count the turn openers that are not abandoned and not replays, in file order, so
+every command that speaks of "turn N" means the same records.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterator, Literal
+
+import orjson
+
+from ..discover import Lane
+from ..read.lines import ReadStats, iter_lines, open_map, parse_numbered
+from . import record as R
+
+Survival = Literal["live", "abandoned", "pre-cut"]
+
+
+@dataclass(slots=True)
+class Entry:
+    no: int
+    offset: int
+    length: int
+    type: str | None
+    subtype: str | None
+    uuid: str | None
+    parent: str | None
+    logical_parent: str | None
+    labels: tuple[str, ...]
+    timestamp: str | None
+    opener: bool
+    is_meta: bool
+    msg_id: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    tool_use_ids: tuple[str, ...] = ()
+    tool_result_ids: tuple[str, ...] = ()
+    tool_names: tuple[str, ...] = ()
+    attachment: str | None = None
+    usage: dict | None = None
+    survival: Survival | None = None
+    turn: int | None = None
+    replay_of: int | None = None
+    is_compact_summary: bool = False
+
+
+_CONVERSATION_TYPES = ("user", "assistant")
+
+
+def _is_conversation_child(e: Entry) -> bool:
+    if e.type == "assistant":
+        return True
+    if e.type == "user" and e.labels:
+        return e.labels[0] in ("user.message", "user.answer", "user.rejection",
+                               "agent.communication.inbox", "harness.command.invocation")
+    return False
+
+
+def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
+    labels = tuple(R.classify(obj))
+    t = obj.get("type") if isinstance(obj.get("type"), str) else None
+    ts = obj.get("timestamp")
+    if not isinstance(ts, str):
+        snap = obj.get("snapshot")
+        ts = snap.get("timestamp") if isinstance(snap, dict) and isinstance(snap.get("timestamp"), str) else None
+    e = Entry(
+        no=no,
+        offset=offset,
+        length=length,
+        type=t,
+        subtype=obj.get("subtype") if isinstance(obj.get("subtype"), str) else None,
+        uuid=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None,
+        parent=obj.get("parentUuid") if isinstance(obj.get("parentUuid"), str) else None,
+        logical_parent=obj.get("logicalParentUuid") if isinstance(obj.get("logicalParentUuid"), str) else None,
+        labels=labels,
+        timestamp=ts,
+        opener=R.opens_turn(obj, labels),
+        is_meta=bool(obj.get("isMeta")),
+        is_compact_summary=bool(obj.get("isCompactSummary")),
+    )
+    if t == "assistant":
+        m = R.get_message(obj) or {}
+        e.msg_id = m.get("id") if isinstance(m.get("id"), str) else None
+        e.model = m.get("model") if isinstance(m.get("model"), str) else None
+        e.stop_reason = m.get("stop_reason") if isinstance(m.get("stop_reason"), str) else None
+        u = m.get("usage")
+        e.usage = u if isinstance(u, dict) else None
+        tus = R.tool_uses(obj)
+        e.tool_use_ids = tuple(str(b.get("id")) for b in tus if b.get("id"))
+        e.tool_names = tuple(str(b.get("name")) for b in tus if b.get("name"))
+    elif t == "user":
+        e.tool_result_ids = tuple(str(b.get("tool_use_id")) for b in R.tool_results(obj) if b.get("tool_use_id"))
+    elif t == "attachment":
+        e.attachment = R.attachment_kind(obj)
+    return e
+
+
+@dataclass
+class LaneIndex:
+    lane: Lane
+    entries: list[Entry] = field(default_factory=list)
+    stats: ReadStats = field(default_factory=ReadStats)
+    by_uuid: dict[str, int] = field(default_factory=dict)
+    """uuid -> index in `entries` of its FIRST line."""
+    size: int = 0
+
+    @classmethod
+    def build(cls, lane: Lane, strict: bool = False) -> "LaneIndex":
+        idx = cls(lane)
+        st = idx.stats
+        for line in iter_lines(lane.path, stats=st):
+            obj = parse_numbered(line, lane.path, st, strict)
+            if obj is None:
+                continue
+            idx.entries.append(entry_from(obj, line.no, line.offset, len(line.raw)))
+        idx.size = st.bytes
+        idx._survive()
+        idx._number_turns()
+        return idx
+
+    # -- survival ----------------------------------------------------------------------------
+
+    def _survive(self) -> None:
+        by_uuid = self.by_uuid
+        for i, e in enumerate(self.entries):
+            if e.uuid is None:
+                continue
+            if e.uuid in by_uuid:
+                e.replay_of = self.entries[by_uuid[e.uuid]].no
+            else:
+                by_uuid[e.uuid] = i
+        leaf = None
+        for e in reversed(self.entries):
+            if e.uuid is not None:
+                leaf = by_uuid[e.uuid]
+                break
+        state: dict[int, Survival] = {}
+        crossed = False
+        cur = leaf
+        guard = 0
+        while cur is not None and cur not in state and guard <= len(self.entries):
+            guard += 1
+            e = self.entries[cur]
+            state[cur] = "pre-cut" if crossed else "live"
+            nxt = e.parent
+            if nxt is None and e.logical_parent is not None:
+                crossed = True
+                nxt = e.logical_parent
+            cur = by_uuid.get(nxt) if nxt is not None else None
+        # off-chain records
+        for i, e in enumerate(self.entries):
+            if e.uuid is None:
+                continue
+            j = by_uuid[e.uuid]
+            if j != i:
+                continue
+            self._resolve(j, state, 0)
+        for i, e in enumerate(self.entries):
+            if e.uuid is None:
+                continue
+            e.survival = state.get(by_uuid[e.uuid])
+        # drafts: abandoned genuine user records with a later same-parent user sibling
+        siblings: dict[str, list[int]] = {}
+        for i, e in enumerate(self.entries):
+            if e.type == "user" and e.parent is not None and e.replay_of is None and e.labels[:1] == ("user.message",):
+                siblings.setdefault(e.parent, []).append(i)
+        for group in siblings.values():
+            if len(group) < 2:
+                continue
+            for i in group[:-1]:
+                e = self.entries[i]
+                if e.survival == "abandoned":
+                    e.labels = ("user.unsent",) + e.labels[1:]
+                    e.opener = False
+
+    def _resolve(self, i: int, state: dict[int, Survival], depth: int) -> Survival:
+        if i in state:
+            return state[i]
+        e = self.entries[i]
+        if depth > 10000:
+            state[i] = "abandoned"
+            return "abandoned"
+        if _is_conversation_child(e):
+            state[i] = "abandoned"
+            return "abandoned"
+        p = self.by_uuid.get(e.parent) if e.parent else None
+        if p is None and e.logical_parent:
+            p = self.by_uuid.get(e.logical_parent)
+        if p is None:
+            # a root that is not on the chain: a record of a superseded conversation
+            state[i] = "abandoned"
+            return "abandoned"
+        s = self._resolve(p, state, depth + 1)
+        state[i] = s
+        return s
+
+    def _number_turns(self) -> None:
+        n = 0
+        for e in self.entries:
+            if e.opener and e.replay_of is None and e.survival != "abandoned":
+                n += 1
+            e.turn = n if n > 0 else None
+
+    # -- access ------------------------------------------------------------------------------
+
+    @property
+    def turns(self) -> int:
+        last = [e.turn for e in self.entries if e.turn is not None]
+        return last[-1] if last else 0
+
+    def entry_at_line(self, no: int) -> Entry | None:
+        lo, hi = 0, len(self.entries)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.entries[mid].no < no:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(self.entries) and self.entries[lo].no == no:
+            return self.entries[lo]
+        return None
+
+    def turn_entries(self, turn: int) -> list[Entry]:
+        return [e for e in self.entries if e.turn == turn]
+
+    def load(self, e: Entry) -> dict:
+        """Re-read one record's full object from disk by its offset."""
+        return load_at(self.lane.path, e.offset, e.length)
+
+    def load_many(self, es: list[Entry]) -> Iterator[tuple[Entry, dict]]:
+        with open_map(self.lane.path) as m:
+            for e in es:
+                raw = bytes(m.buf[e.offset : e.offset + e.length])
+                yield e, _loads(raw)
+
+
+def _loads(raw: bytes) -> dict:
+    from ..read.lines import parse_line
+
+    obj = parse_line(raw)
+    return obj if obj is not None else {}
+
+
+def load_at(path: str | os.PathLike[str], offset: int, length: int) -> dict:
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return _loads(f.read(length))

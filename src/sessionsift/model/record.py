@@ -1,0 +1,472 @@
+"""MEANING: one record's shape -> labels, text, and the facts other commands key on.
+
+Everything here works on the parsed JSON object of one line. Lane-level facts (survival,
+turn numbers, drafts) live in `lane.py`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any, Iterable
+
+import orjson
+
+# --- record-shape constants (turn-boundary, classification, elicitation claims) -------------
+
+INTERRUPT_USER = "[Request interrupted by user]"
+INTERRUPT_TOOL = "[Request interrupted by user for tool use]"
+CONTINUATION_PREFIX = "Continue from where you left off."
+LOOP_CHECK = "# Autonomous loop check"
+LOOP_DRIVER = (
+    "# Autonomous loop tick",
+    "Run the autonomous check using the loop instructions established earlier",
+)
+HOOK_PREFIXES = ("Stop hook feedback:", "<local-command-caveat>")
+EDIT_RETRY = "The last Edit failed because the target file was modified"
+IMAGE_REF_PREFIXES = ("[Image: ", "[Image source: ")
+RELAY_PREAMBLES = (
+    "Another Claude session sent a message while you were working:",
+    "A peer session sent a message while you were working:",
+    "Another Claude session sent a message:",
+)
+REJECTION_MARKER = "The user doesn't want to proceed with this tool use."
+REJECTION_TYPED = "To tell you how to proceed, the user said:"
+AUQ_ANSWER_MARKERS = (
+    "Your questions have been answered:",
+    "The user answered:",
+    "User has answered your questions:",
+)
+AGENTS_STOPPED = re.compile(
+    r'^(Background agent ".*" was stopped by the user\.|\d+ background agents? (was|were) stopped by the user)',
+    re.S,
+)
+SPAWN_TOOLS = frozenset({"Agent", "Task", "Workflow"})
+TASK_TAG = re.compile(r"<(task-id|tool-use-id|output-file|status|summary|event|result)>(.*?)</\1>", re.S)
+COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def get_message(obj: dict) -> dict | None:
+    m = obj.get("message")
+    return m if isinstance(m, dict) else None
+
+
+def content_of(obj: dict) -> Any:
+    m = get_message(obj)
+    return m.get("content") if m else None
+
+
+def blocks_of(obj: dict) -> list[dict]:
+    c = content_of(obj)
+    if isinstance(c, list):
+        return [b for b in c if isinstance(b, dict)]
+    return []
+
+
+def string_text(obj: dict) -> str | None:
+    """The prose of a user record: string content, or its text blocks joined."""
+    c = content_of(obj)
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        texts = [b.get("text") for b in c if isinstance(b, dict) and b.get("type") == "text"]
+        texts = [t for t in texts if isinstance(t, str)]
+        if texts:
+            return "\n".join(texts)
+    return None
+
+
+def tool_result_text(block: dict) -> str:
+    c = block.get("content")
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        parts = []
+        for p in c:
+            if isinstance(p, dict):
+                if p.get("type") == "text" and isinstance(p.get("text"), str):
+                    parts.append(p["text"])
+                elif p.get("type") == "tool_reference":
+                    parts.append(str(p.get("tool_name", "")))
+        return "\n".join(parts)
+    return ""
+
+
+def has_tool_result(obj: dict) -> bool:
+    return any(b.get("type") == "tool_result" for b in blocks_of(obj))
+
+
+def tool_uses(obj: dict) -> list[dict]:
+    return [b for b in blocks_of(obj) if b.get("type") == "tool_use"]
+
+
+def tool_results(obj: dict) -> list[dict]:
+    return [b for b in blocks_of(obj) if b.get("type") == "tool_result"]
+
+
+# --- narration: the tag inside the thinking signature (NAR-002, NAR-006) ---------------------
+
+
+def _pb_last_ld(buf: bytes, field: int) -> bytes | None:
+    """The LAST length-delimited field `field` at this protobuf level; None if the scan overruns."""
+    i, n, found = 0, len(buf), None
+    while i < n:
+        key, i = _varint(buf, i)
+        if key is None:
+            return None
+        fno, wt = key >> 3, key & 7
+        if wt == 0:
+            _, i = _varint(buf, i)
+            if i is None:
+                return None
+        elif wt == 1:
+            i += 8
+        elif wt == 5:
+            i += 4
+        elif wt == 2:
+            ln, i = _varint(buf, i)
+            if ln is None or i + ln > n:
+                return None
+            if fno == field:
+                found = buf[i : i + ln]
+            i += ln
+        else:
+            return None
+        if i > n:
+            return None
+    return found
+
+
+def _varint(buf: bytes, i: int) -> tuple[int | None, int]:
+    shift = 0
+    val = 0
+    while i < len(buf):
+        b = buf[i]
+        i += 1
+        val |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return val, i
+        shift += 7
+        if shift > 63:
+            return None, i
+    return None, i
+
+
+def signature_tag(signature: str) -> str | None:
+    """Decode a thinking signature's kind tag (`thinking` / `narration` / other); None if untagged."""
+    try:
+        raw = base64.b64decode(signature + "=" * (-len(signature) % 4), validate=False)
+    except (binascii.Error, ValueError):
+        return None
+    cur: bytes | None = raw
+    for f in (2, 1, 8):
+        if cur is None:
+            return None
+        cur = _pb_last_ld(cur, f)
+    if cur is None:
+        return None
+    try:
+        return cur.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+# --- task notifications -------------------------------------------------------------------
+
+
+def parse_task_notification(text: str) -> list[dict[str, str]]:
+    """Every <task-notification> section in a record (CLS-006: records batch several)."""
+    out = []
+    for sec in re.finditer(r"<task-notification>(.*?)</task-notification>", text, re.S):
+        fields: dict[str, str] = {}
+        for m in TASK_TAG.finditer(sec.group(1)):
+            fields.setdefault(m.group(1), m.group(2).strip())
+        out.append(fields)
+    return out
+
+
+def notification_kind(summary: str, task_id: str = "") -> str:
+    """Leaf suffix from the summary's leading classifier, never the quoted name (CLS-004)."""
+    s = summary.lstrip()
+    if task_id.startswith("__orphan_summary__"):
+        return "task"
+    if s.startswith("Background command "):
+        return "background-command"
+    if s.startswith("Monitor event") or s.startswith("Monitor ") or s.startswith("[Monitor"):
+        return "monitor"
+    if s.startswith("Agent ") or s.startswith("Dynamic workflow ") or s.startswith("Workflow "):
+        return "subagent"
+    return "task"
+
+
+def notification_label_text(fields: dict[str, str]) -> str:
+    """`[<kind> <task-id> <status>] <summary>`: the rendered form, never raw XML."""
+    kind = notification_kind(fields.get("summary", ""), fields.get("task-id", ""))
+    status = fields.get("status") or ("event" if "event" in fields else "?")
+    summ = fields.get("summary", "")
+    ev = fields.get("event")
+    tail = f" {ev}" if ev and ev not in summ else ""
+    return f"[{kind} {fields.get('task-id', '?')} {status}] {summ}{tail}".rstrip()
+
+
+# --- classification -----------------------------------------------------------------------
+
+GATED_SYSTEM = {"turn_duration": "harness.meta.turn-duration",
+                "away_summary": "harness.meta.away-summary",
+                "stop_hook_summary": "harness.meta.stop-hooks"}
+
+
+def is_answered_auq(obj: dict, block: dict) -> bool:
+    if block.get("is_error"):
+        return False
+    tur = obj.get("toolUseResult")
+    return isinstance(tur, dict) and isinstance(tur.get("answers"), dict) and bool(tur["answers"])
+
+
+def is_typed_rejection(block: dict) -> bool:
+    t = tool_result_text(block)
+    return t.startswith(REJECTION_MARKER) and REJECTION_TYPED in t
+
+
+def user_string_label(text: str, is_meta: bool) -> str | None:
+    """Label for a user record whose content is prose (string or text blocks)."""
+    s = text.lstrip()
+    if is_meta:
+        if s.startswith(CONTINUATION_PREFIX):
+            return "harness.schedule.continuation"
+        if s.startswith(LOOP_CHECK):
+            return "harness.schedule.wakeup"
+        if any(s.startswith(p) for p in LOOP_DRIVER):
+            return "harness.meta.loop"
+        if any(s.startswith(p) for p in HOOK_PREFIXES) or EDIT_RETRY in s:
+            return "harness.meta.hook"
+        if s.startswith("<agent-message") or any(s.startswith(p) for p in RELAY_PREAMBLES):
+            return "agent.communication.inbox"
+        return None  # image refs, skill preambles, other harness-authored text: unmodelled
+    if text == INTERRUPT_USER:
+        return "harness.interrupt.user"
+    if text == INTERRUPT_TOOL:
+        return "harness.interrupt.tool"
+    if s.startswith("<local-command-stdout>") or s.startswith("<local-command-stderr>"):
+        return "harness.command.stdout"
+    if s.startswith("<command-name>") or s.startswith("<command-message>"):
+        return "harness.command.invocation"
+    if s.startswith("<task-notification>"):
+        secs = parse_task_notification(s)
+        f = secs[0] if secs else {}
+        return "harness.notification." + notification_kind(f.get("summary", ""), f.get("task-id", ""))
+    if AGENTS_STOPPED.match(s):
+        return "harness.notification.subagent"
+    if s.startswith("<teammate-message") or s.startswith("<agent-message") or any(
+        s.startswith(p) for p in RELAY_PREAMBLES
+    ):
+        body = re.sub(r"^.*?<teammate-message[^>]*>", "", s, count=1, flags=re.S).strip()
+        if body.startswith("{") and '"type"' in body[:200]:
+            return "agent.communication.signal"
+        return "agent.communication.inbox"
+    if s.startswith("[Image") and s.endswith("]") and "\n" not in s:
+        return None
+    return "user.message"
+
+
+def classify(obj: dict) -> list[str]:
+    """The labels of one record, primary first. [] = unmodelled (never a crash)."""
+    t = obj.get("type")
+    if t == "assistant":
+        labels: list[str] = []
+        for b in blocks_of(obj):
+            bt = b.get("type")
+            if bt == "text":
+                lab = "agent.message"
+            elif bt in ("thinking", "redacted_thinking"):
+                sig = b.get("signature")
+                lab = (
+                    "agent.thinking.narration"
+                    if isinstance(sig, str) and sig and signature_tag(sig) == "narration"
+                    else "agent.thinking"
+                )
+            elif bt == "tool_use":
+                name = b.get("name")
+                if name in SPAWN_TOOLS:
+                    lab = "agent.communication.sent"
+                elif name == "SendMessage":
+                    inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                    ty = inp.get("type")
+                    msg = inp.get("message")
+                    if isinstance(msg, dict):
+                        ty = msg.get("type", ty)
+                    lab = (
+                        "agent.communication.sent"
+                        if ty in (None, "message", "direct")
+                        else "agent.communication.signal"
+                    )
+                else:
+                    lab = "agent.tool.use"
+            else:
+                continue
+            if lab not in labels:
+                labels.append(lab)
+        return labels
+    if t == "user":
+        if obj.get("isCompactSummary"):
+            return ["harness.compaction.summary"]
+        is_meta = bool(obj.get("isMeta"))
+        trs = tool_results(obj)
+        if trs:
+            labels = []
+            for b in trs:
+                if is_answered_auq(obj, b):
+                    lab = "user.answer"
+                elif is_typed_rejection(b):
+                    lab = "user.rejection"
+                else:
+                    lab = "agent.tool.result"
+                if lab not in labels:
+                    labels.append(lab)
+            # a result-bearing notification is also an inbound child message (BG-005)
+            return labels
+        text = string_text(obj)
+        if text is None:
+            return [] if is_meta else (["user.message"] if blocks_of(obj) else [])
+        lab = user_string_label(text, is_meta)
+        if lab is None:
+            return []
+        out = [lab]
+        if lab.startswith("harness.notification.") and "<result>" in text:
+            out.append("agent.communication.inbox")
+        return out
+    if t == "system":
+        st = obj.get("subtype")
+        if st == "compact_boundary":
+            return ["harness.compaction.boundary"]
+        return [GATED_SYSTEM.get(st, "harness.meta.system")]
+    if t == "attachment":
+        a = obj.get("attachment")
+        if isinstance(a, dict) and a.get("type") == "hook_additional_context":
+            return ["harness.meta.hook"]
+        return ["harness.meta.attachment"]
+    if t in ("file-history-snapshot", "file-history-delta"):
+        return ["harness.meta.snapshot"]
+    if t == "queue-operation":
+        if obj.get("operation") == "enqueue":
+            c = obj.get("content")
+            if isinstance(c, str):
+                s = c.lstrip()
+                if s and not (s.startswith("<task-notification>") or s.startswith("<agent-message")
+                              or s.startswith("<teammate-message")):
+                    return ["user.queued"]
+        return []
+    return []
+
+
+def opens_turn(obj: dict, labels: Iterable[str]) -> bool:
+    """True iff this record opens a turn (TURN-003, TURN-018): genuine prose, an answered
+    question, a typed rejection, an inbound peer message, or an automation pulse."""
+    labels = list(labels)
+    if not labels:
+        return False
+    first = labels[0]
+    if first in ("user.message", "user.answer", "user.rejection", "agent.communication.inbox",
+                 "agent.communication.signal"):
+        return obj.get("type") == "user"
+    if first.startswith("harness.notification."):
+        return True
+    if first == "harness.command.invocation":
+        text = string_text(obj) or ""
+        m = COMMAND_ARGS.search(text)
+        return bool(m and m.group(1).strip())
+    if first == "harness.schedule.wakeup":
+        return True
+    return False
+
+
+# --- text --------------------------------------------------------------------------------
+
+
+def _dumps(v: Any) -> str:
+    return orjson.dumps(v).decode("utf-8", "replace")
+
+
+def record_text(obj: dict) -> str:
+    """The matchable text of a record: what the transcript holds, never a rendered label."""
+    t = obj.get("type")
+    if t in ("user", "assistant"):
+        c = content_of(obj)
+        if isinstance(c, str):
+            return c
+        parts: list[str] = []
+        for b in blocks_of(obj):
+            bt = b.get("type")
+            if bt == "text":
+                parts.append(str(b.get("text", "")))
+            elif bt == "thinking":
+                parts.append(str(b.get("thinking", "")))
+            elif bt == "tool_use":
+                parts.append(f"{b.get('name', '')} {_dumps(b.get('input'))}")
+            elif bt == "tool_result":
+                parts.append(tool_result_text(b))
+        return "\n".join(parts)
+    if t == "system":
+        c = obj.get("content")
+        return c if isinstance(c, str) else ""
+    if t == "attachment":
+        a = obj.get("attachment")
+        if isinstance(a, dict):
+            if a.get("type") == "hook_additional_context":
+                c = a.get("content")
+                if isinstance(c, list):
+                    return "\n".join(str(x) for x in c)
+                return str(c or "")
+            return _dumps(a)
+        return ""
+    if t == "queue-operation":
+        c = obj.get("content")
+        return c if isinstance(c, str) else ""
+    return ""
+
+
+def display_text(obj: dict, labels: list[str]) -> str:
+    """Human rendering: automation pulses as labels, slash commands by name, else the text."""
+    t = obj.get("type")
+    if labels and labels[0].startswith("harness.notification.") and t == "user":
+        text = string_text(obj) or ""
+        secs = parse_task_notification(text)
+        if secs:
+            return "\n".join(notification_label_text(f) for f in secs)
+        return text
+    if labels and labels[0] == "harness.command.invocation":
+        text = string_text(obj) or ""
+        name = COMMAND_NAME.search(text)
+        args = COMMAND_ARGS.search(text)
+        return f"{name.group(1).strip() if name else '/?'} {args.group(1).strip() if args else ''}".rstrip()
+    if labels and labels[0] == "user.answer":
+        return answer_text(obj)
+    if labels and labels[0] == "user.rejection":
+        for b in tool_results(obj):
+            tx = tool_result_text(b)
+            if REJECTION_TYPED in tx:
+                return "[rejected] " + tx.split(REJECTION_TYPED, 1)[1].strip()
+    if t == "system" and obj.get("subtype") == "compact_boundary":
+        cm = obj.get("compactMetadata") or {}
+        return f"[compaction {cm.get('trigger', '?')}: {cm.get('preTokens', '?')} -> {cm.get('postTokens', '?')} tokens] {obj.get('content', '')}"
+    return record_text(obj)
+
+
+def answer_text(obj: dict) -> str:
+    tur = obj.get("toolUseResult")
+    if isinstance(tur, dict) and isinstance(tur.get("answers"), dict):
+        return "; ".join(f"{q} = {a}" for q, a in tur["answers"].items())
+    return record_text(obj)
+
+
+def tool_names(obj: dict) -> list[str]:
+    return [str(b.get("name")) for b in tool_uses(obj) if b.get("name") is not None]
+
+
+def attachment_kind(obj: dict) -> str | None:
+    a = obj.get("attachment")
+    if isinstance(a, dict) and isinstance(a.get("type"), str):
+        return a["type"]
+    return None

@@ -1,0 +1,229 @@
+"""Framing of a JSONL transcript into physical lines, and the reading rules for damaged bytes.
+
+Invariants
+- The record unit is the physical line (REC-001). Line numbers are 1-based and count every
+  newline-terminated line, blank ones included, so `L<n>` addresses agree with `sed -n Np`.
+- A file is mapped, never loaded as objects: callers get one line at a time.
+- NUL bytes are the absence of a write (a crash left allocated, never-written blocks); they are
+  dropped before parsing and each line that held any is counted as `zero_filled_lines` (seed 002).
+  A record that follows a NUL run on the same line is read.
+- A final fragment with no trailing newline is *torn*: it is held back (reported as
+  `torn_tail_bytes`), never counted malformed, unless it parses as a complete JSON object.
+- Invalid UTF-8 is tolerated: the line is decoded with replacement characters and counted as
+  `invalid_utf8_lines`.
+- A line that is still not a JSON object after all that is `malformed`; a strict reading fails on
+  it naming file and line.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import orjson
+
+from ..errors import MalformedLine
+
+
+@dataclass(slots=True)
+class Line:
+    """One physical line of a transcript."""
+
+    no: int
+    """1-based line number."""
+    offset: int
+    """Byte offset of the line's first byte in the file."""
+    raw: bytes
+    """The line's bytes without the trailing newline (NULs still in place)."""
+
+
+@dataclass
+class ReadStats:
+    """What a reading did and did not take in. Counts are of this reading only."""
+
+    files: int = 0
+    bytes: int = 0
+    lines: int = 0
+    blank_lines: int = 0
+    records: int = 0
+    malformed_lines: list[int] = field(default_factory=list)
+    zero_filled_lines: int = 0
+    invalid_utf8_lines: int = 0
+    torn_tail_bytes: int = 0
+    non_object_lines: int = 0
+
+    def omissions(self) -> dict[str, int]:
+        """The omissions of this reading, by name (zero entries are real zeros: we looked)."""
+        return {
+            "malformed_lines": len(self.malformed_lines),
+            "zero_filled_lines": self.zero_filled_lines,
+            "invalid_utf8_lines": self.invalid_utf8_lines,
+            "torn_tail_bytes": self.torn_tail_bytes,
+        }
+
+    def merge(self, other: "ReadStats") -> None:
+        self.files += other.files
+        self.bytes += other.bytes
+        self.lines += other.lines
+        self.blank_lines += other.blank_lines
+        self.records += other.records
+        self.malformed_lines.extend(other.malformed_lines)
+        self.zero_filled_lines += other.zero_filled_lines
+        self.invalid_utf8_lines += other.invalid_utf8_lines
+        self.torn_tail_bytes += other.torn_tail_bytes
+        self.non_object_lines += other.non_object_lines
+
+
+class _Map:
+    """A read-only mapping of a file, or an empty buffer for an empty file."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self._f = open(path, "rb")
+        try:
+            size = os.fstat(self._f.fileno()).st_size
+            self.buf: mmap.mmap | bytes = (
+                mmap.mmap(self._f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            )
+        except Exception:
+            self._f.close()
+            raise
+
+    def close(self) -> None:
+        if isinstance(self.buf, mmap.mmap):
+            self.buf.close()
+        self._f.close()
+
+    def __enter__(self) -> "_Map":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_map(path: str | os.PathLike[str]) -> _Map:
+    """Map a file read-only (an empty file maps to b"")."""
+    return _Map(path)
+
+
+def iter_lines(
+    path: str | os.PathLike[str],
+    start: int = 0,
+    first_line_no: int = 1,
+    stats: ReadStats | None = None,
+    hold_torn: bool = True,
+) -> Iterator[Line]:
+    """Yield the newline-terminated lines of `path` from byte `start`.
+
+    A final unterminated fragment is yielded only when `hold_torn` is False or it parses as a
+    complete JSON value; otherwise its size is added to `stats.torn_tail_bytes`.
+    """
+    with open_map(path) as m:
+        buf = m.buf
+        size = len(buf)
+        if stats is not None:
+            stats.files += 1
+            stats.bytes += size - start
+        pos = start
+        no = first_line_no
+        find = buf.find
+        while pos < size:
+            nl = find(b"\n", pos)
+            if nl < 0:
+                frag = bytes(buf[pos:size])
+                if hold_torn and not _is_complete(frag):
+                    if stats is not None:
+                        stats.torn_tail_bytes += len(frag)
+                    return
+                if stats is not None:
+                    stats.lines += 1
+                yield Line(no, pos, frag)
+                return
+            if stats is not None:
+                stats.lines += 1
+            yield Line(no, pos, bytes(buf[pos:nl]))
+            no += 1
+            pos = nl + 1
+
+
+def _is_complete(frag: bytes) -> bool:
+    frag = frag.replace(b"\x00", b"").strip()
+    if not frag:
+        return False
+    try:
+        orjson.loads(frag)
+        return True
+    except orjson.JSONDecodeError:
+        return False
+
+
+def parse_line(raw: bytes, stats: ReadStats | None = None) -> dict | None:
+    """Parse one line into a JSON object, applying the reading rules. None = nothing to read.
+
+    Raises nothing: a line that cannot be read is counted in `stats.malformed_lines` by the
+    caller-provided line number through `parse_numbered`.
+    """
+    obj, _ = _parse(raw, stats)
+    return obj
+
+
+def _parse(raw: bytes, stats: ReadStats | None) -> tuple[dict | None, str | None]:
+    if b"\x00" in raw:
+        if stats is not None:
+            stats.zero_filled_lines += 1
+        raw = raw.replace(b"\x00", b"")
+    stripped = raw.strip()
+    if not stripped:
+        if stats is not None:
+            stats.blank_lines += 1
+        return None, None
+    try:
+        obj = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        try:
+            text = stripped.decode("utf-8")
+            return None, "not JSON"
+        except UnicodeDecodeError:
+            pass
+        try:
+            obj = orjson.loads(stripped.decode("utf-8", errors="replace"))
+        except orjson.JSONDecodeError:
+            return None, "not JSON (and not UTF-8)"
+        if stats is not None:
+            stats.invalid_utf8_lines += 1
+    if not isinstance(obj, dict):
+        if stats is not None:
+            stats.non_object_lines += 1
+        return None, "not a JSON object"
+    return obj, None
+
+
+def parse_numbered(
+    line: Line, path: str | os.PathLike[str], stats: ReadStats | None, strict: bool = False
+) -> dict | None:
+    """Parse `line`, counting a malformed one in `stats` (or raising when `strict`)."""
+    obj, err = _parse(line.raw, stats)
+    if err is not None:
+        if strict:
+            raise MalformedLine(str(path), line.no, err)
+        if stats is not None:
+            stats.malformed_lines.append(line.no)
+        return None
+    if obj is not None and stats is not None:
+        stats.records += 1
+    return obj
+
+
+def read_records(
+    path: str | os.PathLike[str],
+    stats: ReadStats | None = None,
+    strict: bool = False,
+    start: int = 0,
+    first_line_no: int = 1,
+) -> Iterator[tuple[Line, dict]]:
+    """Yield (line, object) for every readable record of `path`, applying the reading rules."""
+    for line in iter_lines(path, start=start, first_line_no=first_line_no, stats=stats):
+        obj = parse_numbered(line, path, stats, strict)
+        if obj is not None:
+            yield line, obj
