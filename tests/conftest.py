@@ -1,0 +1,33 @@
+"""Test isolation: every test runs with HOME, CLAUDE_CONFIG_DIR and XDG dirs in temp dirs, so
+no test can read this machine's own ~/.claude. The real home is captured once, before any
+patching, only to locate the npm cache of the pinned Claude Code client (tests/realclient)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REAL_HOME = os.environ.get("HOME", "")
+os.environ.setdefault("SESSIONSIFT_REAL_HOME", REAL_HOME)
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+try:  # the real-client fixtures, when the harness is present
+    from tests.realclient.fixtures import *  # noqa: F401,F403
+except ImportError:  # pragma: no cover - harness not importable
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude-isolated"))
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        monkeypatch.setenv(var, str(home / var.lower()))
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    yield home
