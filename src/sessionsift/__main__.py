@@ -1,0 +1,3 @@
+from sessionsift.cli import main
+
+main()

@@ -1,0 +1,92 @@
+"""Project-directory encoding (PATH-001..005) and data-root precedence (PATH-006/011)."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+
+import pytest
+
+from sessionsift.discover import _js_hash36, claude_home, resolve_targets, sanitize
+from sessionsift.errors import TargetError
+
+
+def test_every_non_alnum_utf16_unit_becomes_one_dash():
+    assert sanitize("/tmp/probe/work") == "-tmp-probe-work"
+    assert sanitize("/a b/c_d.e") == "-a-b-c-d-e"
+    assert sanitize("/x--y") == "-x--y"  # no collapsing
+    assert sanitize("C:\\Users\\x") == "C--Users-x"  # PATH-003
+    assert sanitize("/p/\U0001F600") == "-p---"  # astral = two UTF-16 units = two dashes
+    nfd = unicodedata.normalize("NFD", "/café")
+    assert sanitize(nfd) == "-caf-"  # recomposed to one unit
+
+
+def test_long_paths_get_prefix_and_hash():
+    cwd = "/" + "/".join(["segment%02d" % i for i in range(30)])
+    enc = sanitize(cwd)
+    assert enc.startswith(sanitize(cwd[:201])[:200])
+    assert enc[200] == "-" and len(enc) > 201
+    assert enc[201:] == _js_hash36(cwd)
+
+
+def test_js_hash_matches_reference_values():
+    # Reference values computed with the JS algorithm: h = ((h << 5) - h + c) | 0; Math.abs(h).toString(36)
+    def js(s):
+        h = 0
+        for ch in s.encode("utf-16-le"):
+            pass
+        units = [int.from_bytes(s.encode("utf-16-le")[i:i + 2], "little") for i in range(0, len(s.encode("utf-16-le")), 2)]
+        for u in units:
+            h = (h * 31 + u) & 0xFFFFFFFF
+        if h >= 2**31:
+            h -= 2**32
+        return abs(h)
+
+    for s in ["", "a", "/tmp/x", "/" + "z" * 400]:
+        n = js(s)
+        assert int(_js_hash36(s), 36) == n
+
+
+def test_home_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert claude_home(str(tmp_path / "x")).source == "--claude-home"
+    assert claude_home().path == tmp_path / "cfg"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "")  # empty counts as unset
+    assert claude_home().source == "~/.claude"
+    from pathlib import Path
+
+    assert claude_home().path == Path(os.environ["HOME"]) / ".claude"
+
+
+def test_missing_root_is_a_clear_error(tmp_path):
+    with pytest.raises(TargetError) as ei:
+        resolve_targets([], tmp_path / "nope")
+    assert "does not exist" in str(ei.value)
+
+
+def test_empty_projects_dir_is_zero_sessions_not_error(tmp_path):
+    (tmp_path / "projects").mkdir()
+    scope = resolve_targets([], tmp_path)
+    assert scope.sessions == [] and scope.problems == []
+
+
+def test_unreadable_project_dir_is_reported_and_rest_continue(tmp_path, monkeypatch):
+    # As root, permission bits do not stop reads, so simulate EACCES on one directory.
+    import sessionsift.discover as D
+
+    bad = tmp_path / "projects" / "-bad"
+    good = tmp_path / "projects" / "-good"
+    bad.mkdir(parents=True)
+    good.mkdir(parents=True)
+    (good / "s1.jsonl").write_text("{}\n")
+    real = os.scandir
+
+    def fake(path="."):
+        if os.fspath(path) == str(bad):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(D.os, "scandir", fake)
+    scope = resolve_targets([], tmp_path)
+    assert [s.session_id for s in scope.sessions] == ["s1"]
+    assert len(scope.problems) == 1 and "permission denied" in scope.problems[0].why
