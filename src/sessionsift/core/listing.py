@@ -14,8 +14,12 @@ from ..discover import Problem, Scope, Session
 from ..model import record as R
 from ..read.lines import parse_line
 
-HEAD_BYTES = 256 * 1024
-TAIL_BYTES = 512 * 1024
+HEAD_START = 16 * 1024
+HEAD_BYTES = 1024 * 1024
+"""The head window starts at HEAD_START bytes and doubles until the first prompt is found, up to
+HEAD_BYTES; the tail window likewise from TAIL_START up to TAIL_BYTES."""
+TAIL_START = 32 * 1024
+TAIL_BYTES = 2 * 1024 * 1024
 
 
 @dataclass
@@ -79,34 +83,71 @@ def _agent_message(obj: dict) -> str | None:
 
 def summarize_session(s: Session, subagents: bool = True) -> SessionRow:
     st = os.stat(s.path)
-    row = SessionRow(s.session_id, str(s.path), str(s.project_dir), None, size=st.st_size, mtime=st.st_mtime)
+    size = st.st_size
+    row = SessionRow(s.session_id, str(s.path), str(s.project_dir), None, size=size, mtime=st.st_mtime)
     with open(s.path, "rb") as f:
-        head = f.read(HEAD_BYTES)
-        row.bytes_read += len(head)
-        head_lines = _lines_of(head, True, len(head) >= st.st_size)
-        for raw in head_lines:
-            obj = parse_line(raw)
-            if not obj:
-                continue
-            if row.project is None and isinstance(obj.get("cwd"), str):
-                row.project = obj["cwd"]
-            if row.first_at is None and isinstance(obj.get("timestamp"), str):
-                row.first_at = obj["timestamp"]
-            if row.first_prompt is None:
-                p = _genuine_prompt(obj)
-                if p is not None:
-                    row.first_prompt, row.first_prompt_at = p, obj.get("timestamp")
-            if row.project and row.first_prompt:
+        # head: grow the window until the project and first prompt are known
+        want = HEAD_START
+        head = b""
+        while True:
+            if len(head) < min(want, size):
+                f.seek(len(head))
+                head += f.read(min(want, size) - len(head))
+            _scan_head(row, _lines_of(head, True, len(head) >= size))
+            if (row.project and row.first_prompt) or len(head) >= size or want >= HEAD_BYTES:
                 break
-        if st.st_size <= HEAD_BYTES:
-            tail, tail_start = head, 0
-        else:
-            tail_start = max(HEAD_BYTES, st.st_size - TAIL_BYTES)
-            f.seek(tail_start)
-            tail = f.read()
-            row.bytes_read += len(tail)
-    tail_lines = _lines_of(tail, tail_start == 0, True)
-    for raw in reversed(tail_lines):
+            want *= 2
+        # tail: grow the window (never re-reading the head) until the last facts are known
+        want = TAIL_START
+        tail_start = size
+        tail = b""
+        while True:
+            new_start = max(len(head), size - want)
+            if new_start < tail_start:
+                f.seek(new_start)
+                tail = f.read(tail_start - new_start) + tail
+                tail_start = new_start
+            region = head + tail if tail_start == len(head) else tail
+            at_start = tail_start == len(head)
+            _scan_tail(row, _lines_of(region, at_start and True, True) if at_start else _lines_of(region, False, True))
+            if (row.last_prompt and row.last_agent_message and row.version and row.last_at) \
+                    or tail_start <= len(head) or want >= TAIL_BYTES:
+                break
+            want *= 2
+        row.bytes_read = len(head) + len(tail)
+    whole = row.bytes_read >= size
+    if row.first_prompt is None:
+        row.notes.append("no genuine prompt in the file" if whole else f"no genuine prompt in the first {len(head)} bytes")
+    if row.last_prompt is None and not whole:
+        row.notes.append(f"no genuine prompt in the last {len(tail)} bytes")
+    if row.last_agent_message is None:
+        row.notes.append("no agent message in the file" if whole else f"no agent message in the last {len(tail)} bytes")
+    if subagents:
+        row.subagents = len(s.subagent_lanes())
+    return row
+
+
+def _scan_head(row: SessionRow, lines: list[bytes]) -> None:
+    for raw in lines:
+        if row.project and row.first_prompt:
+            return
+        obj = parse_line(raw)
+        if not obj:
+            continue
+        if row.project is None and isinstance(obj.get("cwd"), str):
+            row.project = obj["cwd"]
+        if row.first_at is None and isinstance(obj.get("timestamp"), str):
+            row.first_at = obj["timestamp"]
+        if row.first_prompt is None:
+            p = _genuine_prompt(obj)
+            if p is not None:
+                row.first_prompt, row.first_prompt_at = p, obj.get("timestamp")
+
+
+def _scan_tail(row: SessionRow, lines: list[bytes]) -> None:
+    row.last_at = row.git_branch = row.version = None
+    row.last_prompt = row.last_prompt_at = row.last_agent_message = row.last_agent_message_at = None
+    for raw in reversed(lines):
         obj = parse_line(raw)
         if not obj:
             continue
@@ -125,17 +166,7 @@ def summarize_session(s: Session, subagents: bool = True) -> SessionRow:
             if m is not None:
                 row.last_agent_message, row.last_agent_message_at = m, obj.get("timestamp")
         if row.last_prompt and row.last_agent_message and row.version and row.last_at:
-            break
-    whole = st.st_size <= HEAD_BYTES
-    if row.first_prompt is None:
-        row.notes.append("no genuine prompt in the file" if whole else f"no genuine prompt in the first {HEAD_BYTES} bytes")
-    if row.last_prompt is None and not whole:
-        row.notes.append(f"no genuine prompt in the last {TAIL_BYTES} bytes")
-    if row.last_agent_message is None:
-        row.notes.append("no agent message in the file" if whole else f"no agent message in the last {TAIL_BYTES} bytes")
-    if subagents:
-        row.subagents = len(s.subagent_lanes())
-    return row
+            return
 
 
 def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:

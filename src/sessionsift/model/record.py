@@ -46,6 +46,9 @@ SPAWN_TOOLS = frozenset({"Agent", "Task", "Workflow"})
 TASK_TAG = re.compile(r"<(task-id|tool-use-id|output-file|status|summary|event|result)>(.*?)</\1>", re.S)
 COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+# A typed slash command as the client first writes it (plain string "/compact", before its
+# wrapper record): a single leading token of command-name characters, no second slash in it.
+TYPED_SLASH = re.compile(r"^/[A-Za-z][A-Za-z0-9:_-]*(?:\s.*)?$", re.S)
 
 
 def get_message(obj: dict) -> dict | None:
@@ -252,6 +255,8 @@ def user_string_label(text: str, is_meta: bool) -> str | None:
     if s.startswith("<local-command-stdout>") or s.startswith("<local-command-stderr>"):
         return "harness.command.stdout"
     if s.startswith("<command-name>") or s.startswith("<command-message>"):
+        return "harness.command.invocation"
+    if TYPED_SLASH.match(text):
         return "harness.command.invocation"
     if s.startswith("<task-notification>"):
         secs = parse_task_notification(s)
