@@ -1,0 +1,407 @@
+"""Run a scenario with the real Claude Code client against the mock API, offline.
+
+Outer entry point: :func:`run_scenario` re-executes this module inside a fresh
+network namespace (``unshare -n``); the inner process brings up loopback, starts
+the mock in a thread, and drives the client (print mode via subprocess,
+interactive mode via tmux).  Output layout, for root R and scenario S::
+
+    R/S/work/                 the client's cwd (project dir name derives from it)
+    R/S/home/                 HOME for the client
+    R/S/config/               CLAUDE_CONFIG_DIR
+    R/S/mock-requests.jsonl   every request the mock saw
+    R/S/client-*.log          client stdout/stderr (print) or pane captures (interactive)
+    R/S/snapshots/<label>/    side files copied while a turn was held busy
+    R/S/ground-truth.json     what the script implies + what ended up on disk
+
+CLI:  python -m tests.realclient.runner SCENARIO [--root R] [--version V]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import client as clientmod
+from .mock_api import MockAnthropic, Script, _stable_id
+from .scenarios import ALL, Scenario, session_uuid
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_ROOT = Path("/tmp/ssift-rc")
+FAKE_KEY = "sk-ant-fake-sessionsift-0000000000000000"
+
+
+def encode_project_dir(cwd: str) -> str:
+    """Claude Code's project directory name for a cwd (non-alphanumerics -> '-')."""
+    return "".join(c if c.isalnum() else "-" for c in cwd)
+
+
+# ============================================================================ outer
+
+
+def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
+                 timeout: float = 300) -> dict:
+    """Run scenario ``name`` in a new network namespace; return its ground truth."""
+    problems = clientmod.check_host()
+    if problems:
+        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    exe = clientmod.ensure_client(version)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
+    if os.environ.get("SSIFT_MOCK_DUMP"):
+        env["SSIFT_MOCK_DUMP"] = "1"
+    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.runner", "--inside", name,
+           "--root", str(root), "--exe", str(exe)]
+    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    if r.returncode != 0:
+        raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    return json.loads((root / name / "ground-truth.json").read_text())
+
+
+# ============================================================================ inner
+
+
+def client_env(s_dir: Path, base_url: str, interactive: bool) -> dict:
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(s_dir / "home"),
+        "CLAUDE_CONFIG_DIR": str(s_dir / "config"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": FAKE_KEY,
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "IS_SANDBOX": "1",
+    }
+    if interactive:
+        env["TERM"] = "xterm-256color"  # the TUI needs a terminal type
+    return env
+
+
+def seed_config(s_dir: Path, work: Path) -> None:
+    """Pre-seed what the interactive client would otherwise ask about."""
+    cfg = s_dir / "config"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True,
+        "theme": "dark",
+        "bypassPermissionsModeAccepted": True,
+        "customApiKeyResponses": {"approved": [FAKE_KEY[-20:]], "rejected": []},
+        "projects": {str(work): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
+    }, indent=2))
+    (cfg / "settings.json").write_text(json.dumps({"skipDangerousModePermissionPrompt": True}, indent=2))
+
+
+def sha256(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+class Inner:
+    def __init__(self, sc: Scenario, root: Path, exe: str):
+        self.sc = sc
+        self.s_dir = root / sc.name
+        self.work = self.s_dir / "work"
+        self.exe = exe
+        self.sid = session_uuid(sc.name)
+        self.logs: list[str] = []
+        self.snapshots: list[dict] = []
+
+    # ------------------------------------------------------------------ setup
+    def prepare(self) -> None:
+        if self.s_dir.exists():
+            shutil.rmtree(self.s_dir)
+        for d in ("work", "home", "config", "snapshots"):
+            (self.s_dir / d).mkdir(parents=True)
+        for rel, data in self.sc.setup_files.items():
+            p = self.work / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        seed_config(self.s_dir, self.work)
+        convs = []
+        for c in self.sc.conversations():
+            for t in c.turns:
+                for b in t.blocks:
+                    if b["type"] == "tool_use":
+                        b["input"] = _subst(b["input"], str(self.work))
+            convs.append(c)
+        for (pi, ti) in self.sc.snapshot_turns:
+            turn = self.sc.prompts[pi].turns[ti]
+            label = f"P{pi + 1}-turn{ti}"
+            turn.on_serve = (lambda lab=label, d=turn.delay: self._snapshot_later(lab, max(0.3, d / 2)))
+        self.script = Script(conversations=convs, summary=self.sc.summary, namespace=self.sc.name)
+
+    def _snapshot_later(self, label: str, after: float) -> None:
+        def go():
+            time.sleep(after)
+            src = self.s_dir / "config" / "sessions"
+            dst = self.s_dir / "snapshots" / label / "sessions"
+            dst.mkdir(parents=True, exist_ok=True)
+            files = []
+            if src.is_dir():
+                for f in sorted(src.iterdir()):
+                    if f.suffix == ".key":  # a local secret: record only that it existed
+                        files.append({"name": f.name, "copied": False})
+                        continue
+                    shutil.copy2(f, dst / f.name)
+                    files.append({"name": f.name, "copied": True})
+            self.snapshots.append({"label": label, "t": time.time(), "files": files})
+        threading.Thread(target=go, daemon=True).start()
+
+    # ------------------------------------------------------------------ print mode
+    def run_print(self, mock: MockAnthropic) -> None:
+        env = client_env(self.s_dir, mock.base_url, interactive=False)
+        for i, p in enumerate(self.sc.prompts):
+            self._before(p)
+            args = [self.exe, "-p", self.sc.prompt_text(i), "--dangerously-skip-permissions"]
+            if p.how == "new":
+                args += ["--session-id", self.sid]
+            elif p.how == "resume":
+                args += ["--resume", self.sid]
+            elif p.how == "continue":
+                args += ["--continue"]
+            args += self.sc.extra_args
+            t0 = time.time()
+            r = subprocess.run(args, cwd=self.work, env=env, capture_output=True, text=True, timeout=150,
+                               stdin=subprocess.DEVNULL)
+            (self.s_dir / f"client-P{i + 1}.log").write_text(
+                f"$ {args[1:]}\nrc={r.returncode} secs={time.time() - t0:.1f}\n--- stdout ---\n{r.stdout}\n"
+                f"--- stderr ---\n{r.stderr}")
+            if r.returncode != 0:
+                raise RuntimeError(f"client failed on prompt {i + 1}: rc={r.returncode} {r.stderr[-1000:]}")
+            time.sleep(p.settle)
+
+    def _before(self, p) -> None:
+        for act in p.before:
+            subprocess.run(act.command(self.work), check=True)
+            time.sleep(0.05)
+
+    # ------------------------------------------------------------------ interactive mode
+    def run_interactive(self, mock: MockAnthropic) -> None:
+        env = client_env(self.s_dir, mock.base_url, interactive=True)
+        sock = f"ssift-{self.sc.name}-{os.getpid()}"
+        tm = ["tmux", "-L", sock]
+        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [
+            self.exe, "--dangerously-skip-permissions", "--session-id", self.sid] + self.sc.extra_args
+        subprocess.run(tm + ["new-session", "-d", "-s", "main", "-x", "180", "-y", "50", "-c", str(self.work)] + cmd,
+                       check=True)
+        caps = []
+
+        def cap() -> str:
+            return subprocess.run(tm + ["capture-pane", "-p", "-t", "main"], capture_output=True, text=True).stdout
+
+        def wait(cond, timeout=60.0, what=""):
+            t0 = time.time()
+            while time.time() - t0 < timeout:
+                if cond():
+                    return
+                time.sleep(0.2)
+            caps.append(cap())
+            raise TimeoutError(f"timed out waiting for {what}\n{caps[-1]}")
+
+        def idle() -> bool:
+            a = cap()
+            if "esc to interrupt" in a:
+                return False
+            time.sleep(0.4)
+            b = cap()
+            return "esc to interrupt" not in b and "❯" in b
+
+        try:
+            wait(lambda: "❯" in cap(), 45, "the input prompt")
+            time.sleep(1.0)
+            for i, p in enumerate(self.sc.prompts):
+                self._before(p)
+                n_req = len(mock.requests)
+                subprocess.run(tm + ["send-keys", "-t", "main", "-l", self.sc.prompt_text(i)], check=True)
+                time.sleep(0.4)
+                subprocess.run(tm + ["send-keys", "-t", "main", "Enter"], check=True)
+                if p.slash:
+                    route = p.wait_route or ""
+                    wait(lambda: any(str(r.get("route", "")).startswith(route) for r in mock.requests[n_req:]),
+                         60, f"a '{route}' request")
+                elif p.turns:
+                    key = f"{self.sc.marker(i)}#{len(p.turns) - 1}"
+                    wait(lambda: any(s["key"] == key for s in mock.served), 60, f"turn {key}")
+                wait(idle, 60, "idle")
+                time.sleep(0.5 + p.settle)
+                caps.append(cap())
+            time.sleep(self.sc.final_settle)
+            for _ in range(2):
+                subprocess.run(tm + ["send-keys", "-t", "main", "C-c"])
+                time.sleep(0.5)
+            t0 = time.time()
+            while time.time() - t0 < 15:
+                if subprocess.run(tm + ["has-session", "-t", "main"], capture_output=True).returncode != 0:
+                    break
+                time.sleep(0.3)
+        finally:
+            (self.s_dir / "client-panes.log").write_text("\n\n=====\n\n".join(caps))
+            subprocess.run(tm + ["kill-server"], capture_output=True)
+
+    # ------------------------------------------------------------------ ground truth
+    def ground_truth(self, mock: MockAnthropic, secs: float) -> dict:
+        sc = self.sc
+        # scripted tool uses, with the ids the mock gives them
+        tool_uses = []
+        for c in self.script.conversations:
+            for ti, t in enumerate(c.turns):
+                for bi, b in enumerate(t.blocks):
+                    if b["type"] == "tool_use":
+                        tool_uses.append({"conversation": c.name, "marker": c.marker, "turn": ti, "block": bi,
+                                          "id": _stable_id("toolu_", sc.name, f"{c.marker}#{ti}", bi),
+                                          "name": b["name"], "input": b["input"]})
+        served_keys = {s["key"] for s in mock.served}
+        for tu in tool_uses:
+            tu["served"] = f"{tu['marker']}#{tu['turn']}" in served_keys
+        # expected files: setup + scripted Write/Edit + shell edits, in script order
+        exp: dict[str, str] = {}
+        for rel, data in sc.setup_files.items():
+            exp[str(self.work / rel)] = data.decode("latin-1")
+        order = []
+        sub_by_marker = {c.marker: c for c in sc.subagents}
+        for i, p in enumerate(sc.prompts):
+            order.append(("shell", p.before))
+            for ti, t in enumerate(p.turns):
+                for b in t.blocks:
+                    order.append(("block", b))
+                    if b["type"] == "tool_use" and b["name"] in ("Agent", "Task"):
+                        for m, c in sub_by_marker.items():
+                            if m in b["input"].get("prompt", ""):
+                                for tt in c.turns:
+                                    for bb in tt.blocks:
+                                        order.append(("block", bb))
+        for kind, x in order:
+            if kind == "shell":
+                for act in x:
+                    path = act.path.replace("{W}", str(self.work))
+                    exp[path] = act.apply(exp[path])
+            elif x["type"] == "tool_use":
+                inp = x["input"]
+                if x["name"] == "Write":
+                    exp[inp["file_path"]] = inp["content"]
+                elif x["name"] == "Edit":
+                    cur = exp[inp["file_path"]]
+                    if inp.get("replace_all"):
+                        exp[inp["file_path"]] = cur.replace(inp["old_string"], inp["new_string"])
+                    else:
+                        exp[inp["file_path"]] = cur.replace(inp["old_string"], inp["new_string"], 1)
+        expected_files = {p: {"sha256": sha256(c.encode("latin-1") if not _is_text(c) else c.encode()),
+                              "size": len(c.encode("latin-1") if not _is_text(c) else c.encode())}
+                          for p, c in exp.items()}
+        disk_files = {}
+        for f in sorted(self.work.rglob("*")):
+            if f.is_file():
+                b = f.read_bytes()
+                disk_files[str(f)] = {"sha256": sha256(b), "size": len(b)}
+        # background tasks
+        bg = []
+        for spec in sc.background:
+            conv, ti, bi = spec["where"]
+            tu = next(t for t in tool_uses if t["conversation"] == conv and t["turn"] == ti and t["block"] == bi)
+            out = self.work / spec["output_file"] if spec.get("output_file") else None
+            bg.append({"tool_use_id": tu["id"], "command": tu["input"]["command"],
+                       "expected_completed": spec["completes"],
+                       "output_file": str(out) if out else None,
+                       "output_file_exists": bool(out and out.exists())})
+        subagents = []
+        for tu in tool_uses:
+            if tu["name"] in ("Agent", "Task"):
+                m = next((c.marker for c in sc.subagents if c.marker in tu["input"].get("prompt", "")), None)
+                subagents.append({"tool_use_id": tu["id"], "marker": m, "description": tu["input"]["description"],
+                                  "run_in_background": bool(tu["input"].get("run_in_background"))})
+        proj = self.s_dir / "config" / "projects" / encode_project_dir(str(self.work))
+        transcripts = sorted(str(p.relative_to(self.s_dir / "config")) for p in proj.rglob("*.jsonl")) \
+            if proj.is_dir() else []
+        routes: dict[str, int] = {}
+        for r in mock.requests:
+            k = str(r.get("route", r.get("method")))
+            k = k.split(":")[0]
+            routes[k] = routes.get(k, 0) + 1
+        return {
+            "scenario": sc.name,
+            "mode": sc.mode,
+            "notes": sc.notes,
+            "client_version": clientmod.client_version(Path(self.exe)),
+            "cwd": str(self.work),
+            "config_dir": str(self.s_dir / "config"),
+            "project_dir": str(proj.relative_to(self.s_dir / "config")),
+            "session_id": self.sid,
+            "session_ids_on_disk": sorted(p.stem for p in proj.glob("*.jsonl")) if proj.is_dir() else [],
+            "transcripts": transcripts,
+            "prompts": [{"n": i + 1, "text": sc.prompt_text(i), "how": p.how if sc.mode == "print" else "interactive",
+                         "shell_before": [a.command(self.work) for a in p.before]}
+                        for i, p in enumerate(sc.prompts)],
+            "tool_uses": tool_uses,
+            "expected_files": expected_files,
+            "disk_files": disk_files,
+            "background_tasks": bg,
+            "subagents": subagents,
+            "snapshots": self.snapshots,
+            "mock_routes": routes,
+            "seconds": round(secs, 1),
+        }
+
+
+def _is_text(c: str) -> bool:
+    try:
+        c.encode("ascii")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def _subst(x, work: str):
+    if isinstance(x, str):
+        return x.replace("{W}", work)
+    if isinstance(x, dict):
+        return {k: _subst(v, work) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_subst(v, work) for v in x]
+    return x
+
+
+def inside(name: str, root: Path, exe: str) -> None:
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    sc = ALL[name]
+    inner = Inner(sc, root, exe)
+    inner.prepare()
+    t0 = time.time()
+    dump = str(inner.s_dir / "mock-bodies") if os.environ.get("SSIFT_MOCK_DUMP") else None
+    with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl"), dump_dir=dump) as mock:
+        if sc.mode == "print":
+            inner.run_print(mock)
+        else:
+            inner.run_interactive(mock)
+        time.sleep(0.3)
+        gt = inner.ground_truth(mock, time.time() - t0)
+    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", nargs="?")
+    ap.add_argument("--inside")
+    ap.add_argument("--root", default=str(DEFAULT_ROOT))
+    ap.add_argument("--exe")
+    ap.add_argument("--version", default=clientmod.PINNED_VERSION)
+    a = ap.parse_args(argv)
+    if a.inside:
+        inside(a.inside, Path(a.root), a.exe)
+        return 0
+    names = [a.scenario] if a.scenario else list(ALL)
+    for n in names:
+        gt = run_scenario(n, Path(a.root), a.version)
+        print(n, gt["session_ids_on_disk"], gt["seconds"], "s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
