@@ -69,10 +69,9 @@ def lane_stats(lane: Lane, strict: bool = False) -> LaneStats:
             model = e.model or "(unknown model)"
             key = (model, e.msg_id or f"line:{e.no}")
             cur = per_msg.setdefault(key, {})
-            for f in USAGE_FIELDS:
-                v = e.usage.get(f)
-                if isinstance(v, int):
-                    cur[f] = max(cur.get(f, 0), v)
+            for f, v in zip(USAGE_FIELDS, e.usage):
+                if v is not None:
+                    cur[f] = max(cur.get(f, v), v)
     ls.turns = idx.turns
     for (model, _mid), fields in per_msg.items():
         ls.messages_by_model[model] += 1

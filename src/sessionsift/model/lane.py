@@ -18,6 +18,7 @@ every command that speaks of "turn N" means the same records.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
@@ -51,7 +52,8 @@ class Entry:
     tool_result_ids: tuple[str, ...] = ()
     tool_names: tuple[str, ...] = ()
     attachment: str | None = None
-    usage: dict | None = None
+    usage: tuple[int | None, int | None, int | None, int | None] | None = None
+    """(input, output, cache_read, cache_creation) tokens as written; None = no usage object."""
     survival: Survival | None = None
     turn: int | None = None
     replay_of: int | None = None
@@ -70,9 +72,18 @@ def _is_conversation_child(e: Entry) -> bool:
     return False
 
 
+_LABELS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _intern_labels(t: tuple[str, ...]) -> tuple[str, ...]:
+    return _LABELS.setdefault(t, t)
+
+
 def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
-    labels = tuple(R.classify(obj))
+    labels = _intern_labels(tuple(R.classify(obj)))
     t = obj.get("type") if isinstance(obj.get("type"), str) else None
+    if t is not None:
+        t = sys.intern(t)
     ts = obj.get("timestamp")
     if not isinstance(ts, str):
         snap = obj.get("snapshot")
@@ -95,10 +106,13 @@ def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
     if t == "assistant":
         m = R.get_message(obj) or {}
         e.msg_id = m.get("id") if isinstance(m.get("id"), str) else None
-        e.model = m.get("model") if isinstance(m.get("model"), str) else None
+        e.model = sys.intern(m["model"]) if isinstance(m.get("model"), str) else None
         e.stop_reason = m.get("stop_reason") if isinstance(m.get("stop_reason"), str) else None
         u = m.get("usage")
-        e.usage = u if isinstance(u, dict) else None
+        if isinstance(u, dict):
+            e.usage = tuple(v if isinstance(v, int) else None for v in (
+                u.get("input_tokens"), u.get("output_tokens"),
+                u.get("cache_read_input_tokens"), u.get("cache_creation_input_tokens")))
         tus = R.tool_uses(obj)
         e.tool_use_ids = tuple(str(b.get("id")) for b in tus if b.get("id"))
         e.tool_names = tuple(str(b.get("name")) for b in tus if b.get("name"))

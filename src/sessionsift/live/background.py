@@ -1,0 +1,390 @@
+"""Background work of a session: launches and their completion carriers, from a whole-file scan.
+
+Nothing persists background-task state on disk (BG-027, BG-035, REG-015): the only way to know
+which tasks are open is to replay every launch against every completion carrier in the
+transcripts. To stay fast on very large transcripts the scan is PREFILTERED on bytes: only lines
+holding one of `NEEDLES` are parsed at all.
+
+- A launch is a `Bash`/`PowerShell` tool_use with `input.run_in_background: true` (BG-001), a
+  `Monitor` tool_use (BG-006/007), or an `Agent`/`Task` launched async (`run_in_background`, or an
+  ack whose `toolUseResult.status == "async_launched"`, BG-004). The KIND comes from the tool name,
+  never from the shape of the task id (BG-008: a command monitor's id looks like a shell's).
+- Its tool_result names the task id (`toolUseResult.backgroundTaskId` / `taskId` / `agentId`, or
+  the text) and the output file (BG-002, BG-028).
+- A completion is a `<task-notification>` carried by a queue-operation `enqueue`, an
+  `attachment` of type `queued_command`, or a `type:"user"` record (QT-008, BG-013); records can
+  batch several sections (CLS-006). A section with `<status>` is terminal; a Monitor EVENT pulse has
+  `<event>` and no `<status>` and keeps the monitor open (BG-016, BG-017). The join key is
+  `<tool-use-id>`, falling back to `<task-id>` (BG-012).
+- An orphan summary (`<task-id>__orphan_summary__:<kind>`, BG-020) closes that kind's tasks
+  launched before it; `__orphan_summary_live__:` ones are excluded from it. A plain-text
+  "background agent(s) ... stopped by the user" record (BG-025) carries no join key: it closes
+  agents whose prompt prefix it quotes.
+- Launches appear in every lane; completions land in the MAIN transcript (BG-014, SUB-025), so
+  all lanes of the session are scanned.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..discover import Lane, Session
+from ..model import record as R
+from ..read.lines import open_map, parse_line
+from ..timefmt import parse_ts
+
+NEEDLES = (b"run_in_background", b'"Monitor"', b"<task-notification>", b"backgroundTaskId",
+           b"async_launched", b"Command running in background", b"Monitor started",
+           b"stopped by the user")
+
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+AGENT_TOOLS = frozenset({"Agent", "Task"})
+_ID_TEXT = re.compile(r"(?:running in background with ID: |Monitor started \(task |agentId: )([A-Za-z0-9_-]+)")
+_OUT_TEXT = re.compile(r"Output is being written to: (\S+?)\.?(?:\s|$)")
+_STOPPED_NAMES = re.compile(r'"([^"]*)"')
+
+
+@dataclass
+class BgTask:
+    tool_use_id: str
+    kind: str
+    """shell | monitor | agent (from the tool name)."""
+    tool_name: str
+    lane: str
+    line: int
+    launched_at: str | None
+    command: str | None
+    description: str | None
+    task_id: str | None = None
+    output_file: str | None = None
+    persistent: bool | None = None
+    state: str = "open"
+    """open | closed."""
+    status: str | None = None
+    """The terminal status a carrier named (completed/failed/killed/stopped/...), verbatim."""
+    closed_by: str | None = None
+    """queue-operation | queued_command | user-record | orphan-summary | stopped-by-user | launch-error."""
+    closed_at: str | None = None
+    closed_line: int | None = None
+    events: int = 0
+    carriers: list[str] = field(default_factory=list)
+    launch_acknowledged: bool = False
+
+    def output_stat(self, now: float | None = None) -> dict:
+        """Size and age of the output file: null when no file was named or it cannot be read."""
+        if not self.output_file:
+            return {"output_file": None, "output_size": None, "output_age_secs": None,
+                    "output_state": "no output file named"}
+        try:
+            st = os.stat(self.output_file)
+        except FileNotFoundError:
+            return {"output_file": self.output_file, "output_size": None, "output_age_secs": None,
+                    "output_state": "absent"}
+        except OSError as exc:
+            return {"output_file": self.output_file, "output_size": None, "output_age_secs": None,
+                    "output_state": f"unreadable: {exc.strerror}"}
+        return {"output_file": self.output_file, "output_size": st.st_size,
+                "output_age_secs": round((now or time.time()) - st.st_mtime, 1), "output_state": "present"}
+
+
+@dataclass
+class _Carrier:
+    lane: str
+    line: int
+    ts: str | None
+    via: str
+    fields: dict
+
+
+@dataclass
+class _LaneCursor:
+    offset: int = 0
+    line_no: int = 1
+
+
+class BackgroundScan:
+    """Incremental scanner: `update()` reads only bytes appended since the last call."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.cursors: dict[str, _LaneCursor] = {}
+        self.launches: dict[str, BgTask] = {}
+        self.results: dict[str, tuple[dict, dict, str, int, str | None]] = {}
+        self.carriers: list[_Carrier] = []
+        self.stops: list[tuple[str, str | None, int]] = []
+        self.lines_parsed = 0
+        self.bytes_scanned = 0
+        self.problems: list[tuple[str, str]] = []
+
+    def lanes(self) -> list[Lane]:
+        return self.session.lanes(subagents=True)
+
+    def update(self) -> "BackgroundScan":
+        for lane in self.lanes():
+            self._scan_lane(lane)
+        return self
+
+    def _scan_lane(self, lane: Lane) -> None:
+        key = str(lane.path)
+        cur = self.cursors.setdefault(key, _LaneCursor())
+        try:
+            m = open_map(lane.path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            self.problems.append((key, f"unreadable: {exc.strerror}"))
+            return
+        with m:
+            buf = m.buf
+            size = len(buf)
+            if size < cur.offset:  # truncated/replaced: start over
+                cur.offset, cur.line_no = 0, 1
+            end = buf.rfind(b"\n", cur.offset, size) + 1  # complete lines only; a torn tail waits
+            if end <= cur.offset:
+                return
+            self.bytes_scanned += end - cur.offset
+            starts: set[int] = set()
+            for needle in NEEDLES:
+                pos = buf.find(needle, cur.offset, end)
+                while pos >= 0:
+                    ls = buf.rfind(b"\n", cur.offset, pos) + 1
+                    if ls < cur.offset:
+                        ls = cur.offset
+                    starts.add(ls)
+                    le = buf.find(b"\n", pos, end)
+                    pos = buf.find(needle, le + 1, end) if le >= 0 else -1
+            last_off, last_no = cur.offset, cur.line_no
+            for ls in sorted(starts):
+                no = last_no + _count_nl(buf, last_off, ls)
+                last_off, last_no = ls, no
+                le = buf.find(b"\n", ls, end)
+                obj = parse_line(bytes(buf[ls:le]))
+                self.lines_parsed += 1
+                if obj is not None:
+                    self._take(lane, no, obj)
+            cur.line_no = last_no + _count_nl(buf, last_off, end)
+            cur.offset = end
+
+    # --- record handling ----------------------------------------------------------------
+
+    def _take(self, lane: Lane, no: int, obj: dict) -> None:
+        typ = obj.get("type")
+        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+        if typ == "assistant":
+            for b in R.tool_uses(obj):
+                self._launch(lane, no, ts, b)
+            return
+        if typ == "queue-operation":
+            if obj.get("operation") == "enqueue" and isinstance(obj.get("content"), str):
+                self._notifications(lane, no, ts, obj["content"], "queue-operation")
+            return
+        if typ == "attachment":
+            att = obj.get("attachment") or {}
+            if isinstance(att, dict) and att.get("type") == "queued_command":
+                p = att.get("prompt")
+                if isinstance(p, str):
+                    self._notifications(lane, no, ts or att.get("timestamp"), p, "queued_command")
+            return
+        if typ == "user":
+            for b in R.tool_results(obj):
+                tid = b.get("tool_use_id")
+                if isinstance(tid, str):
+                    tur = obj.get("toolUseResult")
+                    self.results[tid] = (b, tur if isinstance(tur, dict) else {}, lane.display, no, ts)
+            s = R.string_text(obj)
+            if s is None:
+                texts = [b.get("text") for b in R.blocks_of(obj) if b.get("type") == "text"]
+                s = "\n".join(t for t in texts if isinstance(t, str)) or None
+            if s:
+                if "<task-notification>" in s:
+                    self._notifications(lane, no, ts, s, "user-record")
+                elif R.AGENTS_STOPPED.match(s.strip()):
+                    self.stops.append((s.strip(), ts, no))
+
+    def _launch(self, lane: Lane, no: int, ts: str | None, b: dict) -> None:
+        name = b.get("name")
+        inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+        tid = b.get("id")
+        if not isinstance(tid, str):
+            return
+        bg = inp.get("run_in_background") is True
+        if name in SHELL_TOOLS and bg:
+            kind = "shell"
+        elif name == "Monitor":
+            kind = "monitor"
+        elif name in AGENT_TOOLS and bg:
+            kind = "agent"
+        else:
+            return
+        cmd = inp.get("command") if isinstance(inp.get("command"), str) else None
+        if cmd is None and isinstance(inp.get("prompt"), str):
+            cmd = inp["prompt"]
+        desc = inp.get("description") if isinstance(inp.get("description"), str) else None
+        self.launches[tid] = BgTask(tid, kind, name, lane.display, no, ts, cmd, desc,
+                                    persistent=inp.get("persistent") if isinstance(inp.get("persistent"), bool) else None)
+
+    def _notifications(self, lane: Lane, no: int, ts: str | None, text: str, via: str) -> None:
+        for f in R.parse_task_notification(text):
+            self.carriers.append(_Carrier(lane.display, no, ts, via, f))
+
+    # --- the table ------------------------------------------------------------------------
+
+    def tasks(self) -> list[BgTask]:
+        """Replay launches against results and carriers (recomputed; the inputs are small)."""
+        import copy
+
+        tasks = {k: copy.copy(v) for k, v in self.launches.items()}
+        for t in tasks.values():
+            t.carriers = []
+        # async acks for agents launched without the flag
+        for tid, (blk, tur, lane, no, ts) in self.results.items():
+            if tid not in tasks and tur.get("status") == "async_launched":
+                tasks[tid] = BgTask(tid, "agent", "Agent", lane, no, ts, tur.get("prompt") if isinstance(tur.get("prompt"), str) else None,
+                                    tur.get("description") if isinstance(tur.get("description"), str) else None)
+        by_task_id: dict[str, BgTask] = {}
+        for tid, t in tasks.items():
+            r = self.results.get(tid)
+            if r is None:
+                continue
+            blk, tur, lane, no, ts = r
+            t.launch_acknowledged = True
+            text = R.tool_result_text(blk)
+            task_id = None
+            for k in ("backgroundTaskId", "taskId", "agentId"):
+                if isinstance(tur.get(k), str):
+                    task_id = tur[k]
+                    break
+            if task_id is None:
+                m = _ID_TEXT.search(text)
+                task_id = m.group(1) if m else None
+            t.task_id = task_id
+            if isinstance(tur.get("outputFile"), str):
+                t.output_file = tur["outputFile"]
+            else:
+                m = _OUT_TEXT.search(text)
+                if m:
+                    t.output_file = m.group(1)
+            if isinstance(tur.get("persistent"), bool):
+                t.persistent = tur["persistent"]
+            if blk.get("is_error") is True:
+                t.state, t.status, t.closed_by, t.closed_at, t.closed_line = "closed", "launch-error", "launch-error", ts, no
+            if task_id:
+                by_task_id[task_id] = t
+        for c in self.carriers:
+            f = c.fields
+            tid = f.get("task-id", "")
+            if tid.startswith("__orphan_summary__"):
+                kind = tid.split(":", 1)[1] if ":" in tid else ""
+                kinds = {"shell": ("shell", "monitor"), "agent": ("agent",)}.get(kind, (kind,))
+                cts = parse_ts(c.ts)
+                for t in tasks.values():
+                    lt = parse_ts(t.launched_at)
+                    if t.state == "open" and t.kind in kinds and (cts is None or lt is None or lt <= cts):
+                        t.state, t.status, t.closed_by = "closed", f.get("status") or "stopped", "orphan-summary"
+                        t.closed_at, t.closed_line = c.ts, c.line
+                continue
+            t = tasks.get(f.get("tool-use-id", "")) or by_task_id.get(tid)
+            if t is None:
+                continue
+            t.carriers.append(c.via)
+            if f.get("output-file") and not t.output_file:
+                t.output_file = f["output-file"]
+            if "status" in f:
+                if t.state == "open" or t.closed_by == "launch-error":
+                    t.state, t.status, t.closed_by, t.closed_at, t.closed_line = "closed", f["status"], c.via, c.ts, c.line
+            elif "event" in f:
+                t.events += 1
+        for text, ts, no in self.stops:
+            names = _STOPPED_NAMES.findall(text)
+            for t in tasks.values():
+                if t.state == "open" and t.kind == "agent":
+                    hay = (t.command or "") + "\n" + (t.description or "")
+                    if any(n.rstrip(".…") and n.rstrip(".…") in hay for n in names):
+                        t.state, t.status, t.closed_by, t.closed_at, t.closed_line = "closed", "stopped", "stopped-by-user", ts, no
+        return sorted(tasks.values(), key=lambda t: (t.launched_at or "", t.lane, t.line))
+
+    def unmatched_carriers(self) -> int:
+        known = set(self.launches) | {t.task_id for t in self.tasks() if t.task_id}
+        n = 0
+        for c in self.carriers:
+            tid = c.fields.get("task-id", "")
+            if tid.startswith("__orphan_summary__"):
+                continue
+            if c.fields.get("tool-use-id") not in known and tid not in known:
+                n += 1
+        return n
+
+
+def _count_nl(buf, a: int, b: int, chunk: int = 1 << 26) -> int:
+    """Newlines in buf[a:b] (mmap has no count(); copy in bounded chunks)."""
+    n = 0
+    while a < b:
+        e = min(b, a + chunk)
+        n += bytes(buf[a:e]).count(b"\n")
+        a = e
+    return n
+
+
+def scan(session: Session) -> BackgroundScan:
+    return BackgroundScan(session).update()
+
+
+# --- the harness task list (<home>/tasks/) -----------------------------------------------
+
+
+@dataclass
+class TaskList:
+    dirs: list[str]
+    """The owner directories that exist (both name forms probed, REG-007/BG-034)."""
+    open: list[dict] | None
+    completed: int | None
+    unreadable: list[tuple[str, str]]
+
+
+def task_list(home: Path, session_id: str) -> TaskList:
+    """Tasks of one session from `<home>/tasks/<uuid>/` and `<home>/tasks/session-<first 8>/`.
+
+    No directory at all -> `open`/`completed` are None (the session never used the task tools);
+    a directory with nothing open -> [] (MISC-005: `activeForm`, `owner`, `metadata` optional)."""
+    root = Path(home) / "tasks"
+    dirs = [root / session_id, root / f"session-{session_id[:8]}"]
+    found = [d for d in dirs if d.is_dir()]
+    if not found:
+        return TaskList([], None, None, [])
+    open_: list[dict] = []
+    completed = 0
+    bad: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for d in found:
+        try:
+            names = sorted(os.listdir(d))
+        except OSError as exc:
+            bad.append((str(d), f"unreadable: {exc.strerror}"))
+            continue
+        for n in names:
+            if not n.endswith(".json"):
+                continue
+            p = d / n
+            try:
+                obj = __import__("orjson").loads(p.read_bytes())
+            except Exception as exc:  # noqa: BLE001 - report, do not hide
+                bad.append((str(p), f"unreadable or not JSON ({type(exc).__name__}; caught mid-write?)"))
+                continue
+            if not isinstance(obj, dict):
+                bad.append((str(p), "not a JSON object"))
+                continue
+            key = f"{d.name}/{obj.get('id')}"
+            if key in seen:
+                continue
+            seen.add(key)
+            if obj.get("status") == "completed":
+                completed += 1
+            else:
+                open_.append({"id": obj.get("id"), "subject": obj.get("subject"), "status": obj.get("status"),
+                              "active_form": obj.get("activeForm"), "owner": obj.get("owner"),
+                              "blocked_by": obj.get("blockedBy"), "dir": d.name, "path": str(p)})
+    return TaskList([str(d) for d in found], open_, completed, bad)

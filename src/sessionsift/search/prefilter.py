@@ -1,0 +1,259 @@
+"""Byte prefilter: literal needles every match must contain, found in the raw line bytes.
+
+Laws (MISC-014/015, REC-036..039, NAR-010):
+- NECESSITY only: a needle is a substring of every possible match, so a line without it cannot
+  hold a match. When in doubt, no needle (a full scan) - never a needle that could drop a record.
+- The matched text is decoded JSON; the raw line is JSON-encoded. A needle is used only if JSON
+  encoding cannot change its bytes: printable ASCII without `"`, `\\` or whitespace (spaces are
+  excluded too, because record text joins fields with separators the raw line does not hold),
+  at least 3 bytes. Non-ASCII is excluded (a reserialised line may spell it `\\uXXXX`).
+- Structural needles for label selection are bare values (`"user"`), never compact
+  `"key":"value"` pairs, so a line reserialised with spaces after the colon is still found.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+try:  # Python 3.11+: the stdlib parser, used only to read the pattern's structure
+    import re._parser as _sre_parse  # type: ignore[import-not-found]
+    import re._constants as _sre_c  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    import sre_constants as _sre_c  # type: ignore[no-redef]
+
+MIN_NEEDLE = 3
+
+
+# Under Unicode case folding `k` also matches KELVIN SIGN and `s` LONG S (non-ASCII bytes), so a
+# case-insensitive needle never carries them.
+_FOLD_UNSAFE = frozenset(map(ord, "kKsS"))
+
+
+def _safe_char(cp: int, ignore_case: bool = False) -> bool:
+    return 0x21 <= cp <= 0x7E and cp not in (0x22, 0x5C) and not (ignore_case and cp in _FOLD_UNSAFE)
+
+
+def safe_fragments(text: str, ignore_case: bool = False) -> list[str]:
+    """The maximal runs of `text` a JSON encoder cannot alter, of at least MIN_NEEDLE bytes."""
+    out, cur = [], []
+    for ch in text:
+        if _safe_char(ord(ch), ignore_case):
+            cur.append(ch)
+        else:
+            if len(cur) >= MIN_NEEDLE:
+                out.append("".join(cur))
+            cur = []
+    if len(cur) >= MIN_NEEDLE:
+        out.append("".join(cur))
+    return out
+
+
+class _Unsupported(Exception):
+    pass
+
+
+# A requirement is an OR-set of literal strings: a match contains at least one of them.
+# A pattern's requirements are an AND-list of such OR-sets.
+
+
+def _seq_requirements(items: list, ic: bool) -> list[frozenset[str]]:
+    reqs: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            for frag in safe_fragments("".join(run), ic):
+                reqs.append(frozenset([frag]))
+            run.clear()
+
+    for op, av in items:
+        if op is _sre_c.LITERAL:
+            run.append(chr(av))
+            continue
+        if op in (_sre_c.AT,):
+            continue  # anchors consume nothing; the literal run stays contiguous
+        flush()
+        if op is _sre_c.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            if add_flags or del_flags:
+                continue  # scoped flags: stay conservative
+            reqs.extend(_seq_requirements(list(sub), ic))
+        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT, getattr(_sre_c, "POSSESSIVE_REPEAT", None)):
+            lo, _hi, sub = av
+            if lo >= 1:
+                reqs.extend(_seq_requirements(list(sub), ic))
+        elif op is _sre_c.BRANCH:
+            _, alts = av
+            alt_sets = []
+            for alt in alts:
+                r = _seq_requirements(list(alt), ic)
+                if not r:
+                    alt_sets = None
+                    break
+                alt_sets.append(max(r, key=_score))
+            if alt_sets:
+                reqs.append(frozenset().union(*alt_sets))
+        elif op in (_sre_c.GROUPREF, _sre_c.GROUPREF_EXISTS, _sre_c.ASSERT, _sre_c.ASSERT_NOT):
+            raise _Unsupported(op)
+        # IN, ANY, NOT_LITERAL, CATEGORY ...: break the run, require nothing
+    flush()
+    return reqs
+
+
+def _score(s: frozenset[str]) -> int:
+    return min(len(x) for x in s) if s else 0
+
+
+def needles_for(patterns: Iterable[str], ignore_case: bool, fixed: bool = False) -> tuple[list[str] | None, bool]:
+    """(needles, case_insensitive): an OR-set of needles one of which every match of any pattern
+    contains (None = no safe needle: every line is a candidate), and whether to look for them
+    ignoring ASCII case. The empty pattern matches everything, so it has no needle.
+    """
+    out: set[str] = set()
+    ci = ignore_case
+    for p in patterns:
+        if p == "":
+            return None, ci
+        if fixed:
+            frags = safe_fragments(p, ignore_case)
+            if not frags:
+                return None, ci
+            out.add(max(frags, key=len))
+            continue
+        try:
+            parsed = _sre_parse.parse(p)
+        except Exception:
+            return None, ci  # syntax the stdlib parser does not know: full scan (sound)
+        pci = ignore_case or bool(parsed.state.flags & re.IGNORECASE)
+        ci = ci or pci
+        try:
+            reqs = _seq_requirements(list(parsed), pci)
+        except _Unsupported:
+            return None, ci
+        if not reqs:
+            return None, ci
+        out |= max(reqs, key=_score)
+    if not out:
+        return None, ci
+    if ci:
+        out = {s.lower() for s in out}
+    return sorted(out), ci
+
+
+def has_nonlinear(p: str) -> str | None:
+    """Name the construct that cannot run in linear time (backreference, lookaround), if any."""
+    try:
+        parsed = _sre_parse.parse(p)
+    except Exception:
+        return None
+    def walk(items) -> str | None:
+        for op, av in items:
+            if op in (_sre_c.GROUPREF, _sre_c.GROUPREF_EXISTS):
+                return "a backreference"
+            if op in (_sre_c.ASSERT, _sre_c.ASSERT_NOT):
+                return "a lookaround assertion"
+            if op is _sre_c.SUBPATTERN:
+                r = walk(list(av[3]))
+            elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT, getattr(_sre_c, "POSSESSIVE_REPEAT", None)):
+                r = walk(list(av[2]))
+            elif op is _sre_c.BRANCH:
+                r = None
+                for alt in av[1]:
+                    r = r or walk(list(alt))
+            else:
+                r = None
+            if r:
+                return r
+        return None
+    return walk(list(parsed))
+
+
+# --- structural needles for label selection --------------------------------------------------
+
+_LEAF_NEEDLES: dict[str, tuple[str, ...]] = {
+    "user.queued": ("queue-operation",),
+    "harness.compaction.boundary": ('"system"',),
+    "harness.meta.turn-duration": ('"system"',),
+    "harness.meta.away-summary": ('"system"',),
+    "harness.meta.stop-hooks": ('"system"',),
+    "harness.meta.system": ('"system"',),
+    "harness.meta.attachment": ('"attachment"',),
+    "harness.meta.hook": ('"attachment"', '"user"'),
+    "harness.meta.snapshot": ("file-history-",),
+    "agent.message": ('"assistant"',),
+    "agent.thinking": ('"assistant"',),
+    "agent.thinking.narration": ('"assistant"',),
+    "agent.tool.use": ('"assistant"',),
+    "agent.communication.sent": ('"assistant"',),
+    "agent.communication.signal": ('"assistant"', '"user"'),
+}
+
+
+def label_needles(leaves: Iterable[str] | None, unlabelled_conversation: bool) -> list[str] | None:
+    """Bare-value needles one of which every line carrying a selected leaf contains.
+
+    Every record of a leaf not listed above is a `type:"user"` line (so contains `"user"`)."""
+    if leaves is None:
+        return None
+    out: set[str] = set()
+    for leaf in leaves:
+        out.update(_LEAF_NEEDLES.get(leaf, ('"user"',)))
+    if unlabelled_conversation:
+        out.update(('"user"', '"assistant"'))
+    return sorted(out) if out else []
+
+
+# --- candidate lines ------------------------------------------------------------------------
+
+
+def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line holding at least one needle, in file order (end excludes \\n)."""
+    size = len(buf)
+    bneedles = [n.encode("ascii") for n in needles]
+    if len(bneedles) == 1 and not ignore_case:
+        nd = bneedles[0]
+        find, rfind = buf.find, buf.rfind
+        pos = 0
+        while True:
+            i = find(nd, pos)
+            if i < 0:
+                return
+            s = rfind(b"\n", 0, i) + 1
+            e = find(b"\n", i)
+            if e < 0:
+                e = size
+            yield s, e
+            pos = e + 1
+            if pos >= size:
+                return
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    alt = b"|".join(_re2_escape(n) for n in bneedles)
+    rx = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
+    search, find, rfind = rx.search, buf.find, buf.rfind
+    pos = 0
+    while pos < size:
+        m = search(buf, pos)
+        if m is None:
+            return
+        i = m.start()
+        s = rfind(b"\n", 0, i) + 1
+        e = find(b"\n", i)
+        if e < 0:
+            e = size
+        yield s, e
+        pos = e + 1
+
+
+def _re2_escape(b: bytes) -> bytes:
+    return b"".join(bytes([c]) if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) else b"\\" + bytes([c]) for c in b)
+
+
+def line_has(raw: bytes, needles: list[bytes], lowered: bool) -> bool:
+    if lowered:
+        raw = raw.lower()
+    return any(n in raw for n in needles)

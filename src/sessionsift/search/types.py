@@ -1,0 +1,108 @@
+"""Typed inputs and outputs of `search` (docs/search.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model", "pairing")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One search. `patterns` empty = match every selected record."""
+
+    patterns: tuple[str, ...] = ()
+    ignore_case: bool = False
+    fixed: bool = False
+    include: tuple[str, ...] = ()
+    """-t selectors (leaf, prefix, glob, bare role)."""
+    exclude: tuple[str, ...] = ()
+    """-T selectors."""
+    attachments: bool = False
+    """Also search attachment lines (harness.meta.attachment and hook-context attachments)."""
+    additional_context: bool = False
+    """Also search hook_additional_context attachments (harness.meta.hook)."""
+    since: datetime | None = None
+    until: datetime | None = None
+    max_count: int | None = None
+    """Hits per session (None = unlimited)."""
+    subagents: bool = True
+    context: bool = True
+    """Attach the turn opener to every hit (needs a lane index for lanes with hits)."""
+    count_by: str | None = None
+    """None, "total" (-c) or one of COUNT_BY."""
+    sessions_only: bool = False
+    """-l: stop at the first hit of each session."""
+    resolve_persisted: bool = False
+
+
+@dataclass
+class Opener:
+    line: int
+    uuid: str | None
+    labels: list[str]
+    timestamp: str | None
+    text: str
+
+
+@dataclass
+class Hit:
+    """One matching record."""
+
+    lane_pos: int
+    """Position of the lane in the scan order (stable output order)."""
+    line: int
+    offset: int
+    length: int
+    uuid: str | None
+    timestamp: str | None
+    labels: list[str]
+    tool_names: list[str]
+    text: str
+    span: tuple[int, int] | None
+    """Where the first pattern match sits in `text` (None for the empty pattern)."""
+    type: str | None = None
+    attachment: str | None = None
+    model: str | None = None
+    turn: int | None = None
+    survival: str | None = None
+    opener: Opener | None = None
+    persisted: list[str] = field(default_factory=list)
+    """Paths of persisted outputs whose text was substituted before matching."""
+
+
+@dataclass
+class LaneOutcome:
+    """What scanning one transcript produced."""
+
+    pos: int
+    bytes: int = 0
+    lines: int = 0
+    parsed: int = 0
+    malformed: int = 0
+    hits: list[Hit] = field(default_factory=list)
+    hit_count: int = 0
+    counts: dict = field(default_factory=dict)
+    """count key -> count (or for pairing: tool -> [uses, returned, unreturned])."""
+    unreadable: str | None = None
+    persisted_problems: list[dict] = field(default_factory=list)
+    undated_skipped: int = 0
+    indexed: bool = False
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    lines: int = 0
+    bytes: int = 0
+    sessions: int = 0
+    sessions_with_hits: int = 0
+    hits: int = 0
+    records_parsed: int = 0
+    malformed_lines: int = 0
+    undated_skipped: int = 0
+    unreadable: list[dict] = field(default_factory=list)
+    persisted_unresolved: list[dict] = field(default_factory=list)
+    prefilter: list[str] | None = None
+    """The byte needles used to pick candidate lines (None = every line was a candidate)."""
