@@ -1,0 +1,504 @@
+"""One verdict per session, joined from every surface the client leaves on disk.
+
+Fixed precedence (first that holds wins):
+  stale-dead > waiting > running > waiting-children > idle-background-open > idle-eot > unknown
+
+Surfaces: the registry row (REG-*), the owner-pid probe, the main transcript's tail (TAIL-*), the
+elicitation sidecar (`<session>/elicitations.jsonl`, ELI-008/016/018), subagent lane tails
+(TAIL-004/005: fresh = last record <= 300 s old and last stop_reason not end_turn), workflow
+journals (SUB-008: started > result + failed), the background scan (background.py) and the
+harness task list. Every verdict carries one evidence row per surface - including the ones that
+were absent or unreadable - and the notes about what is invisible on disk: a pending permission
+prompt leaves no trace (TAIL-010, BASH-018, SUB-024), and `not returned` is not proof of still
+running (TAIL-001: a process that died mid-tool leaves the same shape).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..discover import Lane, Session
+from ..model import record as R
+from ..read.lines import open_map, parse_line
+from ..timefmt import instant, parse_ts
+from . import registry as REG
+from .background import BackgroundScan, TaskList, task_list
+
+VERDICTS = ("stale-dead", "waiting", "running", "waiting-children", "idle-background-open", "idle-eot", "unknown")
+CHILD_FRESH_SECS = 300.0
+TAIL_WINDOW = 256 * 1024
+TAIL_MAX = 8 * 1024 * 1024
+HUMAN_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
+SIDECAR_NAME = "elicitations.jsonl"
+
+NOTE_PERMISSION = ("a pending permission prompt is invisible on disk: a tool waiting for approval looks "
+                   "exactly like a running one (TAIL-010, BASH-018)")
+NOTE_NOT_RETURNED = ("`not returned` is not proof of still running: a process that died mid-tool leaves the "
+                     "same unreturned tool_use (TAIL-001)")
+NOTE_SINGLE_AUQ = ("a pending single-question AskUserQuestion or ExitPlanMode is not flushed to the transcript "
+                   "until answered (ELI-008); only the registry's `waiting` or the elicitation sidecar shows it")
+
+
+@dataclass
+class TailRecord:
+    no: int
+    offset: int
+    obj: dict
+    labels: list[str]
+
+
+@dataclass
+class Tail:
+    """What the newest records of one transcript say."""
+
+    path: str
+    state: str
+    """mid-tool | awaiting-model | streaming | eot | interrupted | empty | unreadable | other."""
+    detail: str
+    last_ts: str | None = None
+    last_line: int | None = None
+    last_stop_reason: str | None = None
+    pending: list[dict] = field(default_factory=list)
+    """Unreturned tool_use blocks: {id, name, line, timestamp, questions}."""
+    turn_duration_after: bool = False
+    size: int | None = None
+    mtime: float | None = None
+
+
+def _window_records(buf, size: int) -> list[TailRecord]:
+    win = TAIL_WINDOW
+    while True:
+        start = max(0, size - win)
+        if start > 0:
+            nl = buf.find(b"\n", start, size)
+            start = size if nl < 0 else nl + 1
+        end = buf.rfind(b"\n", start, size) + 1  # torn final line held back
+        recs: list[TailRecord] = []
+        pos = start
+        # line numbers are relative to the window unless it starts at 0
+        base = 1 if start == 0 else None
+        no = 0
+        while pos < end:
+            le = buf.find(b"\n", pos, end)
+            no += 1
+            obj = parse_line(bytes(buf[pos:le]))
+            if obj is not None:
+                recs.append(TailRecord(no if base else -no, pos, obj, R.classify(obj)))
+            pos = le + 1
+        has_conv = any(r.obj.get("type") in ("user", "assistant") for r in recs)
+        if has_conv or start == 0 or win >= TAIL_MAX:
+            if base is None:
+                # number lines properly: count newlines before the window once
+                before = 0
+                a = 0
+                while a < start:
+                    e = min(start, a + (1 << 26))
+                    before += bytes(buf[a:e]).count(b"\n")
+                    a = e
+                for r in recs:
+                    r.no = before + (-r.no)
+            return recs
+        win *= 4
+
+
+def read_tail(path: Path) -> Tail:
+    try:
+        st = os.stat(path)
+        m = open_map(path)
+    except FileNotFoundError:
+        return Tail(str(path), "unreadable", "transcript absent")
+    except OSError as exc:
+        return Tail(str(path), "unreadable", f"unreadable: {exc.strerror}")
+    with m:
+        recs = _window_records(m.buf, len(m.buf))
+    t = Tail(str(path), "other", "", size=st.st_size, mtime=st.st_mtime)
+    if not recs:
+        t.state, t.detail = "empty", "no records"
+        return t
+    for r in recs:
+        ts = r.obj.get("timestamp")
+        if isinstance(ts, str):
+            t.last_ts, t.last_line = ts, r.no
+    pending: dict[str, dict] = {}
+    last_conv: TailRecord | None = None
+    last_asst: TailRecord | None = None
+    td_after = False
+    for r in recs:
+        o = r.obj
+        typ = o.get("type")
+        if typ == "system" and o.get("subtype") == "turn_duration":
+            td_after = True
+            continue
+        if typ not in ("user", "assistant") or o.get("isMeta") is True:
+            continue
+        if typ == "assistant":
+            last_asst = r
+            td_after = False
+            for b in R.tool_uses(o):
+                if isinstance(b.get("id"), str):
+                    inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                    qs = inp.get("questions")
+                    pending[b["id"]] = {"id": b["id"], "name": b.get("name"), "line": r.no,
+                                        "timestamp": o.get("timestamp"),
+                                        "questions": len(qs) if isinstance(qs, list) else None}
+            last_conv = r
+        else:
+            results = R.tool_results(o)
+            for b in results:
+                pending.pop(b.get("tool_use_id"), None)
+            if not results and "user.message" in r.labels:
+                pending.clear()  # a new human prompt: whatever was open before was abandoned
+            last_conv = r
+    t.pending = list(pending.values())
+    t.turn_duration_after = td_after
+    if last_asst is not None:
+        msg = R.get_message(last_asst.obj) or {}
+        sr = msg.get("stop_reason")
+        t.last_stop_reason = sr if isinstance(sr, str) else None
+    if last_conv is None:
+        t.state, t.detail = "other", "no user/assistant record in the tail window"
+        return t
+    lo = last_conv.obj
+    if t.pending:
+        names = ", ".join(f"{p['name']} (L{p['line']})" for p in t.pending)
+        t.state, t.detail = "mid-tool", f"unreturned tool_use: {names}"
+    elif lo.get("type") == "assistant":
+        if t.last_stop_reason == "end_turn" or (t.last_stop_reason and t.last_stop_reason != "tool_use"):
+            t.state = "eot"
+            t.detail = f"last assistant record L{last_conv.no} stop_reason={t.last_stop_reason}" + (
+                ", turn_duration after it" if td_after else "")
+        elif t.last_stop_reason is None:
+            t.state, t.detail = "streaming", f"last assistant record L{last_conv.no} has no stop_reason yet"
+        else:
+            t.state, t.detail = "other", f"last assistant record L{last_conv.no} stop_reason={t.last_stop_reason}"
+    else:
+        labs = set(last_conv.labels)
+        if labs & {"harness.interrupt.user", "harness.interrupt.tool"}:
+            t.state, t.detail = "interrupted", f"L{last_conv.no} is an interrupt marker"
+        else:
+            what = ",".join(last_conv.labels) or "user record"
+            t.state, t.detail = "awaiting-model", f"L{last_conv.no} ({what}) has no assistant reply after it"
+    return t
+
+
+# --- sidecar, children, journals ------------------------------------------------------------
+
+
+@dataclass
+class SidecarState:
+    path: str
+    state: str
+    """absent | present | unreadable."""
+    pending: list[dict] = field(default_factory=list)
+    ghosts: int = 0
+    unreadable_lines: int = 0
+
+
+def read_sidecar(session: Session) -> SidecarState:
+    p = session.sidecar_dir / SIDECAR_NAME
+    out = SidecarState(str(p), "absent")
+    try:
+        m = open_map(p)
+    except FileNotFoundError:
+        return out
+    except OSError:
+        out.state = "unreadable"
+        return out
+    out.state = "present"
+    groups: dict[str, dict] = {}
+    with m:
+        buf = m.buf
+        end = buf.rfind(b"\n") + 1 if len(buf) else 0
+        for raw in bytes(buf[:end]).split(b"\n"):
+            if not raw.strip():
+                continue
+            o = parse_line(raw)
+            if o is None:
+                out.unreadable_lines += 1
+                continue
+            k, ph = o.get("csiftKey"), o.get("csiftPhase")
+            if not isinstance(k, str) or not isinstance(ph, str):
+                out.unreadable_lines += 1
+                continue
+            g = groups.setdefault(k, {"key": k, "kind": o.get("csiftKind"), "pending": None, "resolved": False})
+            if ph == "pending":
+                g["pending"] = o
+            elif ph == "resolved":
+                g["resolved"] = True
+    open_keys = [g for g in groups.values() if g["pending"] is not None and not g["resolved"]]
+    if open_keys:
+        try:
+            with open_map(session.path) as mm:
+                mb = mm.buf
+                for g in open_keys:
+                    if _structurally_native(mb, g["key"]):
+                        out.ghosts += 1
+                        continue
+                    po = g["pending"]
+                    out.pending.append({"key": g["key"], "kind": g["kind"], "timestamp": po.get("timestamp")})
+        except OSError:
+            out.pending.extend({"key": g["key"], "kind": g["kind"], "timestamp": g["pending"].get("timestamp")}
+                               for g in open_keys)
+    return out
+
+
+def _structurally_native(buf, key: str) -> bool:
+    """The native transcript outranks the sidecar: a key seen as a tool_use id / tool_result id (ELI-016)."""
+    needle = f'"{key}"'.encode()
+    pos = buf.find(needle)
+    while pos >= 0:
+        ls = buf.rfind(b"\n", 0, pos) + 1
+        le = buf.find(b"\n", pos)
+        le = len(buf) if le < 0 else le
+        o = parse_line(bytes(buf[ls:le]))
+        if o is not None:
+            if any(b.get("id") == key for b in R.tool_uses(o)) or any(
+                    b.get("tool_use_id") == key for b in R.tool_results(o)):
+                return True
+        pos = buf.find(needle, le)
+    return False
+
+
+@dataclass
+class ChildState:
+    lane: Lane
+    last_ts: str | None
+    age_secs: float | None
+    last_stop_reason: str | None
+    live: bool
+    why: str
+
+
+def child_states(session: Session, now: float) -> list[ChildState]:
+    out = []
+    for lane in session.subagent_lanes():
+        t = read_tail(lane.path)
+        when = parse_ts(t.last_ts)
+        age = round(now - when.timestamp(), 1) if when else None
+        if age is None:
+            live, why = False, "no timestamped record"
+        elif age > CHILD_FRESH_SECS:
+            live, why = False, f"last record {age:.0f}s old (> {CHILD_FRESH_SECS:.0f}s)"
+        elif t.last_stop_reason == "end_turn" and not t.pending:
+            live, why = False, "ended with end_turn"
+        else:
+            live, why = True, f"last record {age:.0f}s old, last stop_reason={t.last_stop_reason}"
+        out.append(ChildState(lane, t.last_ts, age, t.last_stop_reason, live, why))
+    return out
+
+
+@dataclass
+class JournalState:
+    path: str
+    started: int
+    results: int
+    failed: int
+    other: int
+
+    @property
+    def in_flight(self) -> int:
+        return max(0, self.started - self.results - self.failed)
+
+
+def journal_states(session: Session) -> list[JournalState]:
+    out = []
+    for p in session.workflow_journals():
+        js = JournalState(str(p), 0, 0, 0, 0)
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        end = data.rfind(b"\n") + 1
+        for raw in data[:end].split(b"\n"):
+            o = parse_line(raw)
+            if o is None:
+                continue
+            t = o.get("type")
+            if t == "started":
+                js.started += 1
+            elif t == "result":
+                js.results += 1
+            elif t == "failed":
+                js.failed += 1
+            else:
+                js.other += 1
+        out.append(js)
+    return out
+
+
+# --- the verdict ----------------------------------------------------------------------------
+
+
+@dataclass
+class Verdict:
+    session: Session
+    verdict: str
+    reason: str
+    evidence: list[dict]
+    notes: list[str]
+    tail: Tail
+    registry: REG.RegistryLookup
+    probe: REG.PidProbe | None
+    background: list  # BgTask (all)
+    tasks: TaskList
+    children: list[ChildState]
+    journals: list[JournalState]
+    sidecar: SidecarState
+    settled: str | None = None
+    """For stale-dead: mid-tool | settled | unknown (what the tail said when the owner ended)."""
+
+    @property
+    def open_background(self) -> list:
+        return [t for t in self.background if t.state == "open"]
+
+
+def _ev(surface: str, value: str, **kw) -> dict:
+    return {"surface": surface, "value": value, **kw}
+
+
+def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: float | None = None) -> Verdict:
+    """Join every surface for one session and apply the fixed precedence."""
+    now = now or time.time()
+    ev: list[dict] = []
+    notes: list[str] = []
+
+    reg = REG.find_rows(home, session.session_id)
+    row: REG.RegistryRow | None = None
+    probe: REG.PidProbe | None = None
+    probes: list[tuple[REG.RegistryRow, REG.PidProbe]] = []
+    for r in reg.rows:
+        probes.append((r, REG.probe_pid(r.pid, r.data.get("procStart"), r.data.get("pidDomain"))))
+    if probes:
+        alive = [x for x in probes if x[1].state == "alive"]
+        row, probe = (alive or probes)[-1]
+    if reg.dir_state != "present":
+        ev.append(_ev("registry", f"directory {reg.dir_state}", path=reg.directory))
+    elif row is None:
+        ev.append(_ev("registry", f"no row names this session ({reg.scanned} rows scanned)", path=reg.directory))
+    for r, p in probes:
+        d = r.data
+        su = d.get("statusUpdatedAt")
+        ev.append(_ev("registry", f"status={d.get('status')}", path=r.path, pid=r.pid, status=d.get("status"),
+                      waiting_for=d.get("waitingFor"), kind=d.get("kind"), version=d.get("version"),
+                      status_updated_at=instant(su) if isinstance(su, (int, float)) else None,
+                      status_age_secs=round(now - su / 1000, 1) if isinstance(su, (int, float)) else None,
+                      proc_start=d.get("procStart"), pid_domain=d.get("pidDomain")))
+        ev.append(_ev("pid", p.detail, pid=p.pid, state=p.state, reuse_guard=p.guard))
+    for path, why in reg.unreadable:
+        ev.append(_ev("registry", f"row unreadable: {why}", path=path))
+        notes.append(f"registry row {path} could not be read ({why}); if it is this session's row, the "
+                     "registry leg of this verdict is missing")
+
+    tail = read_tail(session.path)
+    ev.append(_ev("tail", f"{tail.state}: {tail.detail}", path=tail.path, last_record_at=instant(tail.last_ts),
+                  last_record_age_secs=(round(now - parse_ts(tail.last_ts).timestamp(), 1)
+                                        if parse_ts(tail.last_ts) else None),
+                  last_line=tail.last_line, last_stop_reason=tail.last_stop_reason,
+                  pending=tail.pending, turn_duration_after=tail.turn_duration_after))
+
+    side = read_sidecar(session)
+    ev.append(_ev("sidecar", side.state if not side.pending else f"{len(side.pending)} pending elicitation(s)",
+                  path=side.path, pending=side.pending, ghosts_dropped=side.ghosts,
+                  unreadable_lines=side.unreadable_lines))
+
+    children = child_states(session, now)
+    live_children = [c for c in children if c.live]
+    ev.append(_ev("children", f"{len(live_children)} live of {len(children)} subagent lanes",
+                  live=[{"lane": c.lane.display, "why": c.why, "last_record_at": instant(c.last_ts)}
+                        for c in live_children]))
+    journals = journal_states(session)
+    wf_open = [j for j in journals if j.in_flight > 0]
+    ev.append(_ev("workflows", f"{len(wf_open)} of {len(journals)} journals with agents in flight",
+                  journals=[{"path": j.path, "started": j.started, "result": j.results, "failed": j.failed,
+                             "in_flight": j.in_flight} for j in journals]))
+
+    scan = bg or BackgroundScan(session)
+    scan.update()
+    all_bg = scan.tasks()
+    open_bg = [t for t in all_bg if t.state == "open"]
+    ev.append(_ev("background", f"{len(open_bg)} open of {len(all_bg)} launches",
+                  lines_parsed=scan.lines_parsed, bytes_scanned=scan.bytes_scanned,
+                  unmatched_carriers=scan.unmatched_carriers()))
+    tl = task_list(home, session.session_id)
+    ev.append(_ev("tasks", "no task directory" if tl.open is None else f"{len(tl.open)} open, {tl.completed} completed",
+                  dirs=tl.dirs, unreadable=[{"path": p, "why": w} for p, w in tl.unreadable]))
+
+    v = Verdict(session, "unknown", "", ev, notes, tail, reg, probe, all_bg, tl, children, journals, side)
+    rstatus = row.status if row is not None else None
+    owner_alive = probe is not None and probe.state == "alive"
+    owner_gone = probe is not None and probe.gone
+
+    if row is None:
+        notes.append("no registry row: whether the owner process still runs cannot be checked; the verdict "
+                     "rests on the transcript alone (rows exist only for live top-level sessions, REG-006/013)")
+    elif probe is not None and probe.state in ("unprobeable", "unknown"):
+        notes.append(f"owner pid could not be probed ({probe.detail}); liveness rests on the other surfaces")
+
+    human_tail = [p for p in tail.pending if p["name"] == "ExitPlanMode" or (
+        p["name"] == "AskUserQuestion" and (p["questions"] or 0) > 1)]
+
+    if owner_gone:
+        v.verdict = "stale-dead"
+        v.settled = "mid-tool" if tail.state in ("mid-tool", "streaming", "awaiting-model") else (
+            "settled" if tail.state in ("eot", "interrupted") else "unknown")
+        v.reason = (f"registry row names pid {probe.pid}, which is {probe.state} ({probe.detail}); the tail was "
+                    f"{v.settled} when it ended")
+    elif rstatus == "waiting" or human_tail or side.pending:
+        v.verdict = "waiting"
+        why = []
+        if rstatus == "waiting":
+            why.append(f"registry status=waiting (waitingFor={row.data.get('waitingFor')!r})")
+        if human_tail:
+            why.append("unreturned " + ", ".join(f"{p['name']} at L{p['line']}" for p in human_tail))
+        if side.pending:
+            why.append(f"{len(side.pending)} pending sidecar elicitation(s)")
+        v.reason = "blocked on a human: " + "; ".join(why)
+    elif rstatus == "busy" or (tail.state in ("mid-tool", "streaming", "awaiting-model")
+                               and not (owner_alive and rstatus in ("idle", "shell"))):
+        v.verdict = "running"
+        why = []
+        if rstatus == "busy":
+            why.append("registry status=busy")
+        if tail.state in ("mid-tool", "streaming", "awaiting-model"):
+            why.append(f"tail {tail.state}: {tail.detail}")
+        v.reason = "; ".join(why)
+        notes.append(NOTE_NOT_RETURNED)
+        notes.append(NOTE_PERMISSION)
+    elif tail.state in ("mid-tool", "streaming", "awaiting-model"):
+        v.verdict = "unknown"
+        v.reason = (f"disagreement: registry (owner alive) says status={rstatus} but the tail says "
+                    f"{tail.state} ({tail.detail})")
+    elif live_children or wf_open:
+        v.verdict = "waiting-children"
+        parts = [f"{c.lane.display} ({c.why})" for c in live_children]
+        parts += [f"{Path(j.path).parent.name}: {j.in_flight} agent(s) in flight" for j in wf_open]
+        v.reason = "live children: " + "; ".join(parts)
+    elif open_bg or rstatus == "shell":
+        v.verdict = "idle-background-open"
+        parts = [f"{t.kind} {t.task_id or t.tool_use_id}" for t in open_bg]
+        if rstatus == "shell":
+            parts.append("registry status=shell (a background shell is open)")
+            if not any(t.kind in ("shell", "monitor") for t in open_bg):
+                notes.append("registry says a background shell is open but the scan found none open: it was "
+                             "launched where the scan could not see or its carrier was not recognised")
+        v.reason = "end of turn with background work open: " + ", ".join(parts)
+        if row is None:
+            notes.append("with no live owner process on record, an open launch may have died with its owner "
+                         "(a killed shell writes no completion)")
+    elif tail.state in ("eot", "interrupted"):
+        v.verdict = "idle-eot"
+        v.reason = f"tail {tail.state}: {tail.detail}" + (f"; registry status={rstatus}" if rstatus else "")
+    else:
+        v.verdict = "unknown"
+        v.reason = f"no surface decides: tail {tail.state} ({tail.detail}), registry status={rstatus}"
+    if v.verdict in ("idle-eot", "idle-background-open", "waiting-children"):
+        notes.append(NOTE_PERMISSION)
+    if v.verdict != "waiting" and tail.state != "mid-tool":
+        notes.append(NOTE_SINGLE_AUQ)
+    # de-duplicate notes, keep order
+    seen: set[str] = set()
+    v.notes = [n for n in notes if not (n in seen or seen.add(n))]
+    return v
