@@ -14,6 +14,10 @@ from .options import common_options, make_scope, problems_json, scope_header, sc
 from .output import Out, clip, esc
 
 
+NO_ADAPTER = {"codex": "Codex CLI", "gemini-cli": "Gemini CLI", "opencode": "opencode", "crush": "Crush"}
+"""Agents whose files sessionsift cannot read yet: reported as `null` (no adapter), never 0."""
+
+
 def lane_fields(lane: Lane) -> dict:
     return {
         "session_id": lane.session_id,
@@ -82,11 +86,14 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
         out.text(f"  agent: {clip(r.last_agent_message, 100)}")
         for n in r.notes:
             out.text(f"  note: {esc(n)}")
+    coverage = {"claude-code": len(res.rows), **{p: None for p in NO_ADAPTER}}
     out.summary(sessions=len(res.rows), files_read=len(res.rows), files_unreadable=len(res.problems),
-                problems=problems_json(res.problems), bytes_total=res.bytes_total, bytes_read=res.bytes_read)
+                problems=problems_json(res.problems), bytes_total=res.bytes_total, bytes_read=res.bytes_read,
+                coverage=coverage, coverage_note="null = no adapter: not read, not zero")
     unread = f", {len(res.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in res.problems[:5]) if res.problems else ""
     out.text(f"{len(res.rows)} sessions in {scope.project_dirs or '?'} project dirs under {esc(scope.home.path)} "
              f"(read {res.bytes_read} of {res.bytes_total} bytes{unread})")
+    out.text("coverage: Claude Code %d sessions · %s" % (len(res.rows), " · ".join(f"{n} no adapter" for n in NO_ADAPTER.values())))
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
 
 
