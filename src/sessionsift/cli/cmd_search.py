@@ -1,0 +1,223 @@
+"""`search`: a thin CLI over sessionsift.search (docs/search.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .exit import ExitStatus
+from .options import common_options, make_scope, scope_header, scope_options
+from .output import Out, clip, esc
+
+
+def _snippet(text: str, span: tuple[int, int] | None, width: int = 240) -> str:
+    if span is None:
+        return clip(text, width)
+    a, b = span
+    lo = max(0, a - 80)
+    hi = min(len(text), max(b, a) + (width - 80))
+    s = ("…" if lo > 0 else "") + esc(text[lo:hi]) + ("…" if hi < len(text) else "")
+    return s
+
+
+def _summary_line(sm, workers: int) -> str:
+    unread = ""
+    if sm.unreadable:
+        unread = f"; {len(sm.unreadable)} unreadable: " + "; ".join(
+            f"{esc(u['path'])} ({esc(u['why'])})" for u in sm.unreadable[:5]) + (" …" if len(sm.unreadable) > 5 else "")
+    else:
+        unread = "; 0 unreadable"
+    extra = ""
+    if sm.malformed_lines:
+        extra += f"; {sm.malformed_lines} malformed among parsed lines"
+    if sm.undated_skipped:
+        extra += f"; {sm.undated_skipped} records without a timestamp left out of the time window"
+    if sm.persisted_unresolved:
+        extra += f"; {len(sm.persisted_unresolved)} persisted outputs unresolved: " + "; ".join(
+            f"{esc(x['persisted_path'])} ({esc(x['why'])})" for x in sm.persisted_unresolved[:3])
+    return (f"{sm.hits} hits in {sm.files} transcripts ({sm.lines} lines, {sm.sessions} sessions{unread}{extra})")
+
+
+@click.command("search")
+@click.argument("args", nargs=-1)
+@click.option("-e", "--regexp", "regexps", multiple=True, help="A pattern (repeatable; then every ARG is a target).")
+@click.option("-i", "--ignore-case", is_flag=True, help="Case-insensitive match.")
+@click.option("-F", "--fixed-strings", "fixed", is_flag=True, help="Patterns are literal strings.")
+@click.option("-t", "--type", "include", multiple=True,
+              help="Label selector: leaf, dotted prefix, glob; a bare role (user/agent/harness) means its LLM-visible leaves.")
+@click.option("-T", "--type-not", "exclude", multiple=True, help="Exclude a label selector.")
+@click.option("--attachments", is_flag=True, help="Also search attachment lines (gated otherwise).")
+@click.option("--additional-context", is_flag=True, help="Also search hook additional-context attachments.")
+@click.option("--since", default=None, help="Records at or after: a duration ago (2h, 3d) or an ISO instant.")
+@click.option("--until", default=None, help="Records at or before: a duration ago or an ISO instant.")
+@click.option("-m", "--max-count", type=int, default=None, help="At most N hits per session.")
+@click.option("--no-subagents", is_flag=True, help="Main lanes only.")
+@click.option("--no-context", is_flag=True, help="Print matching records only (no turn opener).")
+@click.option("-l", "--sessions-with-matches", "sessions_only", is_flag=True, help="Print the ids of sessions with a hit.")
+@click.option("-c", "--count", "count", is_flag=True, help="Print the number of hits.")
+@click.option("--count-by", type=click.Choice(["label", "tool", "attachment", "session", "project", "day", "model", "pairing"]),
+              default=None, help="Census of hits by a key.")
+@click.option("--resolve-persisted", is_flag=True,
+              help="Substitute a <persisted-output> pointer by the saved file's text before matching.")
+@common_options
+@scope_options
+def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
+               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, fmt,
+               claude_home, sessions_from):
+    """Search records with a linear-time regex (RE2); print each hit with its turn opener.
+
+    PATTERN matches the text the transcript holds (message text, thinking, tool input JSON,
+    tool results), never rendered labels. An empty pattern matches every selected record.
+
+    \b
+    Examples:
+      sessionsift search 'ENOENT' . -t agent.tool.result
+      sessionsift search '' -t user.message --count
+      sessionsift search -e foo -e bar --count-by tool --format json
+    Exit: 0 hits; 1 no hit; 2 usage error; 3 hits but some input unreadable.
+    """
+    from ..errors import UsageError
+    from ..search import Query, search
+    from ..search.api import merge_counts
+    from ..timefmt import instant, parse_when
+
+    args = list(args)
+    if regexps:
+        patterns = tuple(regexps)
+        targets = tuple(args)
+    else:
+        if not args:
+            raise UsageError("search needs a PATTERN (use '' to match every record) or -e PATTERN")
+        patterns = (args[0],)
+        targets = tuple(args[1:])
+    if count and count_by:
+        raise UsageError("-c/--count and --count-by are exclusive")
+    if sessions_only and (count or count_by):
+        raise UsageError("-l cannot be combined with -c/--count-by")
+    query = Query(
+        patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=tuple(include), exclude=tuple(exclude),
+        attachments=attachments, additional_context=additional_context,
+        since=parse_when(since) if since else None, until=parse_when(until) if until else None,
+        max_count=max_count, subagents=not no_subagents, context=not no_context,
+        count_by=count_by or ("total" if count else None), sessions_only=sessions_only,
+        resolve_persisted=resolve_persisted,
+    )
+    from ..search.api import plan as _plan
+
+    _plan(query)  # usage errors before touching the data root
+    scope = make_scope(targets, claude_home, sessions_from)
+    run = search(query, scope)
+    out = Out(fmt, "search")
+    out.header(**scope_header(scope), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
+               include=list(include), exclude=list(exclude), count_by=query.count_by,
+               since=instant(query.since), until=instant(query.until))
+    counts: dict = {}
+    sessions_seen: list[str] = []
+    last_group = None
+    from .cmd_core import lane_fields, refetch
+
+    for lane, o in run.outcomes():
+        if query.count_by not in (None, "total"):
+            merge_counts(query.count_by, counts, o.counts)
+            continue
+        if query.count_by == "total":
+            continue
+        if sessions_only:
+            if o.hit_count and lane.session_id not in sessions_seen:
+                sessions_seen.append(lane.session_id)
+                out.row("session", {"session_id": lane.session_id, "project": lane.path.parent.name
+                                    if not lane.is_subagent else None})
+                out.text(lane.session_id)
+            continue
+        lf = lane_fields(lane)
+        for h in o.hits:
+            tc = None
+            if h.opener is not None:
+                tc = {"turn": h.turn, "opener": {"line": h.opener.line, "uuid": h.opener.uuid,
+                                                  "labels": h.opener.labels,
+                                                  "timestamp": instant(h.opener.timestamp),
+                                                  "text": h.opener.text}}
+            out.row("hit", {
+                **lf, "line": h.line, "uuid": h.uuid, "type": h.type, "timestamp": instant(h.timestamp),
+                "labels": h.labels, "tool_names": h.tool_names, "attachment": h.attachment,
+                "turn": h.turn, "survival": h.survival, "text": h.text,
+                "match": {"start": h.span[0], "end": h.span[1]} if h.span else None,
+                "persisted_resolved": h.persisted, "turn_context": tc,
+                "refetch": refetch(lane, h.line, claude_home),
+            })
+            if out.json:
+                continue
+            lab = ",".join(h.labels) or "(unlabelled)"
+            if h.tool_names:
+                lab += " " + ",".join(esc(n) for n in h.tool_names)
+            when = ""
+            from ..timefmt import short_local
+
+            when = short_local(h.timestamp)
+            if query.context:
+                group = (lane.path, h.turn)
+                if group != last_group:
+                    out.text(f"{lane.session_id} {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}")
+                    if h.opener is not None and h.opener.line != h.line:
+                        out.text(f"  L{h.opener.line} [{','.join(h.opener.labels)}] {short_local(h.opener.timestamp)}  "
+                                 f"{clip(h.opener.text, 200)}")
+                    last_group = group
+                out.text(f"> L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+            else:
+                out.text(f"{lane.session_id} {esc(lane.display)} L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+    sm = run.summary
+    if query.count_by == "total":
+        out.row("count", {"by": None, "key": None, "count": sm.hits})
+        out.text(str(sm.hits))
+    elif query.count_by is not None:
+        _print_counts(out, query.count_by, counts)
+    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions,
+                sessions_with_hits=sm.sessions_with_hits, hits=sm.hits, records_parsed=sm.records_parsed,
+                malformed_lines=sm.malformed_lines, undated_skipped=sm.undated_skipped,
+                unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
+                prefilter=sm.prefilter, workers=run.workers)
+    line = _summary_line(sm, run.workers)
+    if not out.json:
+        if sessions_only and sm.hits:
+            out.stream.flush()
+            sys.stderr.write(f"{sm.sessions_with_hits} sessions with hits; searched " + line.split(" in ", 1)[1] + "\n")
+        else:
+            out.text(line)
+    if sm.hits == 0:
+        return ExitStatus.NO_MATCH
+    return ExitStatus.INCOMPLETE if (sm.unreadable or sm.persisted_unresolved) else ExitStatus.OK
+
+
+def _print_counts(out: Out, by: str, counts: dict) -> None:
+    if by == "pairing":
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], str(kv[0])))
+        for k, (uses, ret, unret) in rows:
+            out.row("count", {"by": by, "key": k, "count": uses, "returned": ret, "unreturned": unret})
+    else:
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        for k, n in rows:
+            out.row("count", {"by": by, "key": k, "count": n})
+    if out.json:
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    keyw = max([len(esc(k)) for k, _ in rows] + [10])
+    con = Console(file=out.stream, markup=False, highlight=False, emoji=False,
+                  no_color=bool(os.environ.get("NO_COLOR")), width=max(80, keyw + 50),
+                  force_terminal=False)
+    t = Table(show_edge=False, box=None, pad_edge=False)
+    t.add_column(by)
+    if by == "pairing":
+        t.add_column("uses", justify="right")
+        t.add_column("returned", justify="right")
+        t.add_column("unreturned", justify="right")
+        for k, (uses, ret, unret) in rows:
+            t.add_row(esc(k), str(uses), str(ret), str(unret))
+    else:
+        t.add_column("hits", justify="right")
+        for k, n in rows:
+            t.add_row(esc(k), str(n))
+    con.print(t)

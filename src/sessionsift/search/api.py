@@ -1,0 +1,651 @@
+"""`search`: linear-time regex over transcripts, whole-turn context, label selection, census.
+
+Pipeline per transcript (one worker process per core, results in scope order):
+1. map the file; pick candidate lines with byte needles (prefilter.py) - necessity only;
+2. parse candidate lines only; classify; apply the label selection, gating and time window;
+3. match the pattern (RE2, linear time) against `record_text` - what the transcript holds,
+   never a rendered label (NAR-010);
+4. for transcripts with hits only, build a LaneIndex so turn numbers, survival and draft
+   relabelling (`user.unsent`) agree with `show`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from ..discover import Lane, Scope
+from ..errors import UsageError
+from ..model import record as R
+from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, ROLES, expand_selector, expand_selectors
+from ..read.lines import Line, ReadStats, open_map, parse_numbered
+from ..timefmt import parse_ts
+from . import prefilter as PF
+from .types import COUNT_BY, Hit, LaneOutcome, Opener, Query, Summary
+
+GATED_TYPES = ("attachment", "file-history-snapshot", "file-history-delta", "queue-operation")
+PERSISTED_MARKERS = ("persisted-output", "persistedOutputPath")
+_SAVED_TO = re.compile(r"Full output saved to: *(\S[^\n<]*?)\s*(?:\n|<|$)")
+_PERSISTED_BLOCK = re.compile(r"<persisted-output>.*?</persisted-output>", re.S)
+PARALLEL_MIN_BYTES = 16 << 20
+
+
+# --- compiling a query ----------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """A query checked and reduced to what a worker needs (picklable: no compiled objects)."""
+
+    query: Query
+    allowed: frozenset[str]
+    """Leaves a hit may carry (after relabelling)."""
+    record_allowed: frozenset[str]
+    """Leaves accepted at record level (user.message too when user.unsent is wanted)."""
+    default_surface: bool
+    hook_attachments: bool
+    needles: list[str] | None
+    needles_ci: bool
+    label_needles: list[str] | None
+    regex: str | None
+    since_ts: float | None
+    until_ts: float | None
+    listing: bool
+    """Hits are returned as records (not only counted)."""
+
+
+def _re2():
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    return re2, opts
+
+
+def compile_regex(patterns: tuple[str, ...], ignore_case: bool, fixed: bool) -> str | None:
+    """Validate every pattern under RE2 and return one combined pattern (None = match all)."""
+    if not patterns or any(p == "" for p in patterns):
+        return None
+    re2, opts = _re2()
+    parts = []
+    for p in patterns:
+        if fixed:
+            src = re.escape(p)
+        else:
+            why = PF.has_nonlinear(p)
+            if why:
+                raise UsageError(
+                    f"pattern {p!r} uses {why}, which cannot run in linear time; "
+                    "search uses a linear-time engine (RE2) and refuses it",
+                    hint="rewrite without backreferences/lookaround, or match a superset and filter the JSON output",
+                )
+            src = p
+        try:
+            re2.compile(src, opts)
+        except Exception as exc:  # re2 raises its own error type
+            msg = exc.args[0] if exc.args else str(exc)
+            if isinstance(msg, bytes):
+                msg = msg.decode("utf-8", "replace")
+            if "invalid perl operator: (?<" in msg or "invalid perl operator: (?=" in msg or "(?!" in msg:
+                raise UsageError(f"pattern {p!r} uses a lookaround assertion, which cannot run in linear time; refused")
+            if "invalid escape sequence: \\" in msg and re.search(r"\\[1-9]", p):
+                raise UsageError(f"pattern {p!r} uses a backreference, which cannot run in linear time; refused")
+            raise UsageError(f"invalid regular expression {p!r}: {msg}")
+        parts.append(src)
+    combined = parts[0] if len(parts) == 1 else "|".join(f"(?:{x})" for x in parts)
+    if ignore_case:
+        combined = "(?i)" + combined
+    return combined
+
+
+def plan(query: Query) -> Plan:
+    if query.count_by not in (None, "total") and query.count_by not in COUNT_BY:
+        raise UsageError(f"unknown --count-by {query.count_by!r}; valid: {', '.join(COUNT_BY)}")
+    if query.max_count is not None and query.max_count < 1:
+        raise UsageError("--max-count must be at least 1")
+    regex = compile_regex(query.patterns, query.ignore_case, query.fixed)
+    sel = expand_selectors(query.include, query.exclude)
+    explicit: set[str] = set()
+    for s in query.include:
+        if s.strip() not in ROLES:
+            explicit |= expand_selector(s)
+    extra: set[str] = set()
+    if query.attachments:
+        extra |= {"harness.meta.attachment", "harness.meta.hook"}
+    if query.additional_context:
+        extra.add("harness.meta.hook")
+    include_attachment_census = query.count_by == "attachment" and not query.include and not query.attachments
+    if include_attachment_census:
+        extra |= {"harness.meta.attachment", "harness.meta.hook"}
+    default_surface = sel is None
+    allowed = set(DEFAULT_SURFACE if sel is None else sel) | extra
+    hook_attachments = bool(query.attachments or query.additional_context or include_attachment_census
+                            or "harness.meta.hook" in explicit)
+    rec_allowed = set(allowed)
+    if "user.unsent" in allowed:
+        rec_allowed.add("user.message")
+    pats = query.patterns
+    needles, ci = PF.needles_for(pats, query.ignore_case, query.fixed) if regex is not None else (None, False)
+    if needles is not None and query.resolve_persisted:
+        needles = sorted(set(needles) | {m.lower() if ci else m for m in PERSISTED_MARKERS})
+    lneedles = None if default_surface else PF.label_needles(rec_allowed, False)
+    if query.since and query.until and query.since > query.until:
+        raise UsageError("--since is after --until: the window is empty")
+    return Plan(
+        query=query, allowed=frozenset(allowed), record_allowed=frozenset(rec_allowed),
+        default_surface=default_surface, hook_attachments=hook_attachments,
+        needles=needles, needles_ci=ci, label_needles=lneedles, regex=regex,
+        since_ts=query.since.timestamp() if query.since else None,
+        until_ts=query.until.timestamp() if query.until else None,
+        listing=query.count_by is None and not query.sessions_only,
+    )
+
+
+# --- scanning one transcript ----------------------------------------------------------------
+
+_RX_CACHE: dict[str, object] = {}
+
+
+def _rx(pattern: str):
+    r = _RX_CACHE.get(pattern)
+    if r is None:
+        re2, opts = _re2()
+        r = re2.compile(pattern, opts)
+        _RX_CACHE[pattern] = r
+    return r
+
+
+def _passes(p: Plan, obj: dict, labels: list[str]) -> bool:
+    t = obj.get("type")
+    if t == "attachment":
+        if not labels:
+            return False
+        if labels[0] == "harness.meta.hook":
+            return p.hook_attachments and "harness.meta.hook" in p.allowed
+        return labels[0] in p.record_allowed
+    if not labels:
+        return p.default_surface and t in ("user", "assistant")
+    return any(l in p.record_allowed for l in labels)
+
+
+def _in_window(p: Plan, ts: str | None) -> bool | None:
+    if p.since_ts is None and p.until_ts is None:
+        return True
+    d = parse_ts(ts)
+    if d is None:
+        return None
+    x = d.timestamp()
+    if p.since_ts is not None and x < p.since_ts:
+        return False
+    if p.until_ts is not None and x > p.until_ts:
+        return False
+    return True
+
+
+def _resolve_persisted(obj: dict, text: str, lane: Lane, no: int, problems: list[dict]) -> tuple[str, list[str]]:
+    if "<persisted-output>" not in text and "Full output saved to:" not in text:
+        return text, []
+    paths: list[str] = []
+    tur = obj.get("toolUseResult")
+    if isinstance(tur, dict) and isinstance(tur.get("persistedOutputPath"), str):
+        paths.append(tur["persistedOutputPath"])
+    else:
+        paths.extend(m.group(1).strip() for m in _SAVED_TO.finditer(text))
+    used: list[str] = []
+    for ps in paths:
+        path = Path(os.path.expanduser(ps))
+        cands = [path]
+        if not path.is_absolute() or not path.exists():
+            # a corpus copied elsewhere: the same file in this session's sidecar
+            cands.append(lane.path.parent / lane.session_id / "tool-results" / path.name)
+            cands.append(lane.path.parent.parent / "tool-results" / path.name)
+        body = None
+        err = None
+        for c in cands:
+            try:
+                body = c.read_text(encoding="utf-8", errors="replace")
+                break
+            except OSError as exc:
+                err = exc.strerror or str(exc)
+        if body is None:
+            problems.append({"path": str(lane.path), "line": no, "persisted_path": ps, "why": err or "unreadable"})
+            continue
+        used.append(ps)
+        if _PERSISTED_BLOCK.search(text):
+            text = _PERSISTED_BLOCK.sub(lambda _m: body, text, count=1)
+        else:
+            text = text + "\n" + body
+    return text, used
+
+
+def _count_nl(buf, a: int, b: int) -> int:
+    """Newlines in buf[a:b] without copying the range (mmap has no count())."""
+    n = 0
+    find = buf.find
+    i = find(b"\n", a, b)
+    while i >= 0:
+        n += 1
+        i = find(b"\n", i + 1, b)
+    return n
+
+
+def _lines_in(buf) -> int:
+    size = len(buf)
+    n = _count_nl(buf, 0, size)
+    if size and buf[size - 1 : size] != b"\n":
+        n += 1
+    return n
+
+
+def _spans(p: Plan, buf) -> Iterator[tuple[int, int]]:
+    size = len(buf)
+    if p.needles is not None:
+        lab = [n.encode() for n in p.label_needles] if p.label_needles is not None else None
+        for s, e in PF.candidate_spans(buf, p.needles, p.needles_ci):
+            if lab is not None:
+                raw = buf[s:e]
+                if not any(n in raw for n in lab):
+                    continue
+            yield s, e
+        return
+    if p.label_needles is not None:
+        if not p.label_needles:
+            return
+        yield from PF.candidate_spans(buf, p.label_needles, False)
+        return
+    pos = 0
+    find = buf.find
+    while pos < size:
+        e = find(b"\n", pos)
+        if e < 0:
+            e = size
+        yield pos, e
+        pos = e + 1
+
+
+def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutcome:
+    """Scan one transcript. `cap` bounds the hits kept (per-session --max-count remainder)."""
+    q = p.query
+    out = LaneOutcome(pos=pos)
+    rx = _rx(p.regex) if p.regex is not None else None
+    stats = ReadStats()
+    want_text = rx is not None or p.listing
+    cb = q.count_by
+    need_names = cb in ("tool", "pairing")
+    names: dict[str, str] = {}
+    user_msg_parents: dict[str, int] = {}
+    full_user_view = p.needles is None
+    hits: list[Hit] = []
+    try:
+        m = open_map(lane.path)
+    except OSError as exc:
+        out.unreadable = exc.strerror or str(exc)
+        return out
+    with m:
+        buf = m.buf
+        size = len(buf)
+        out.bytes = size
+        out.lines = _lines_in(buf)
+        last_pos, last_no = 0, 1
+        for s, e in _spans(p, buf):
+            no = last_no + _count_nl(buf, last_pos, s)
+            last_pos, last_no = s, no
+            raw = bytes(buf[s:e])
+            if e == size and size and buf[size - 1 : size] != b"\n":
+                from ..read.lines import _is_complete
+
+                if not _is_complete(raw):
+                    continue  # torn tail: a write in progress, not a record yet
+            obj = parse_numbered(Line(no, s, raw), lane.path, stats)
+            if obj is None:
+                continue
+            out.parsed += 1
+            labels = R.classify(obj)
+            t = obj.get("type")
+            if need_names and t == "assistant":
+                for b in R.tool_uses(obj):
+                    if b.get("id"):
+                        names[str(b["id"])] = str(b.get("name"))
+            if labels[:1] == ["user.message"] and t == "user":
+                par = obj.get("parentUuid")
+                if isinstance(par, str):
+                    user_msg_parents[par] = user_msg_parents.get(par, 0) + 1
+            if not _passes(p, obj, labels):
+                continue
+            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+            win = _in_window(p, ts)
+            if win is None:
+                out.undated_skipped += 1
+                continue
+            if not win:
+                continue
+            text = ""
+            span = None
+            used: list[str] = []
+            if want_text:
+                text = R.record_text(obj)
+                if q.resolve_persisted and t == "user":
+                    text, used = _resolve_persisted(obj, text, lane, no, out.persisted_problems)
+            if rx is not None:
+                mt = rx.search(text)
+                if mt is None:
+                    continue
+                span = mt.span()
+            msg = R.get_message(obj) or {}
+            hits.append(Hit(
+                lane_pos=pos, line=no, offset=s, length=e - s,
+                uuid=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None,
+                timestamp=ts, labels=labels,
+                tool_names=R.tool_names(obj) if t == "assistant" else
+                [str(b.get("tool_use_id")) for b in R.tool_results(obj)],
+                text=text if p.listing else "", span=span, type=t if isinstance(t, str) else None,
+                attachment=R.attachment_kind(obj),
+                model=msg.get("model") if isinstance(msg.get("model"), str) else None,
+                persisted=used,
+            ))
+            if cap is not None and len(hits) >= cap and "user.message" not in p.record_allowed:
+                break
+    out.malformed = len(stats.malformed_lines)
+    # relabelling and turns need the lane view; build it only for lanes with hits
+    relabel = any(h.labels[:1] == ["user.message"] for h in hits) and (
+        not full_user_view or any(v > 1 for v in user_msg_parents.values()))
+    if hits and (relabel or (p.listing and q.context)):
+        _apply_index(p, lane, hits)
+        out.indexed = True
+    # tool names of result carriers (stored provisionally as ids)
+    for h in hits:
+        if h.type == "user" and not out.indexed:
+            ids = h.tool_names
+            h.tool_names = []
+            missing = [i for i in ids if i not in names]
+            if missing and (need_names or p.listing) and not out.indexed:
+                names.update(_tool_names_by_id(lane))
+            for i in ids:
+                nm = names.get(i)
+                if nm is not None and nm not in h.tool_names:
+                    h.tool_names.append(nm)
+    if cap is not None:
+        hits = hits[:cap]
+    out.hit_count = len(hits)
+    if cb is not None and cb != "total":
+        out.counts = _count(p, lane, hits, names)
+    if p.listing or q.sessions_only:
+        out.hits = hits
+    return out
+
+
+def _tool_names_by_id(lane: Lane) -> dict[str, str]:
+    """tool_use id -> name over the whole lane (parses only lines holding a tool_use)."""
+    names: dict[str, str] = {}
+    try:
+        with open_map(lane.path) as m:
+            for s, e in PF.candidate_spans(m.buf, ['"tool_use"'], False):
+                from ..read.lines import parse_line
+
+                obj = parse_line(bytes(m.buf[s:e]))
+                if obj and obj.get("type") == "assistant":
+                    for b in R.tool_uses(obj):
+                        if b.get("id"):
+                            names[str(b["id"])] = str(b.get("name"))
+    except OSError:
+        pass
+    return names
+
+
+def _result_ids(lane: Lane) -> set[str]:
+    ids: set[str] = set()
+    try:
+        with open_map(lane.path) as m:
+            for s, e in PF.candidate_spans(m.buf, ['"tool_result"'], False):
+                from ..read.lines import parse_line
+
+                obj = parse_line(bytes(m.buf[s:e]))
+                if obj and obj.get("type") == "user":
+                    ids.update(str(b.get("tool_use_id")) for b in R.tool_results(obj) if b.get("tool_use_id"))
+    except OSError:
+        pass
+    return ids
+
+
+def _apply_index(p: Plan, lane: Lane, hits: list[Hit]) -> None:
+    from ..model.lane import LaneIndex
+
+    idx = LaneIndex.build(lane)
+    openers: dict[int, object] = {}
+    names: dict[str, str] = {}
+    for e in idx.entries:
+        if e.turn is not None and e.turn not in openers and e.opener and e.replay_of is None and e.survival != "abandoned":
+            openers[e.turn] = e
+        for i, n in zip(e.tool_use_ids, e.tool_names):
+            names[i] = n
+    keep: list[Hit] = []
+    opener_objs: dict[int, dict] = {}
+    for h in hits:
+        e = idx.entry_at_line(h.line)
+        if e is not None:
+            h.labels = list(e.labels)
+            h.turn = e.turn
+            h.survival = e.survival
+            if h.type != "attachment" and not any(l in p.allowed for l in h.labels) and not (
+                    p.default_surface and not h.labels):
+                continue
+            if h.turn is not None and p.query.context:
+                oe = openers.get(h.turn)
+                if oe is not None:
+                    if oe.no not in opener_objs:
+                        opener_objs[oe.no] = idx.load(oe)
+                    obj = opener_objs[oe.no]
+                    h.opener = Opener(oe.no, oe.uuid, list(oe.labels), oe.timestamp,
+                                      R.display_text(obj, list(oe.labels)))
+        if h.type == "user":
+            h.tool_names = [names.get(i, i) for i in h.tool_names if i in names]
+        keep.append(h)
+    hits[:] = keep
+
+
+def _count(p: Plan, lane: Lane, hits: list[Hit], names: dict[str, str]) -> dict:
+    cb = p.query.count_by
+    c: Counter = Counter()
+    if cb == "label":
+        for h in hits:
+            for l in h.labels:
+                if l in p.allowed:
+                    c[l] += 1
+            if not h.labels:
+                c["(unlabelled)"] += 1
+    elif cb == "tool":
+        for h in hits:
+            for n in h.tool_names:
+                c[n] += 1
+    elif cb == "attachment":
+        for h in hits:
+            if h.attachment is not None:
+                c[h.attachment] += 1
+    elif cb == "session":
+        if hits:
+            c[lane.session_id] += len(hits)
+    elif cb == "project":
+        if hits:
+            c[lane.path.parent.name if not lane.is_subagent else _project_of(lane)] += len(hits)
+    elif cb == "day":
+        for h in hits:
+            d = parse_ts(h.timestamp)
+            c[d.astimezone().strftime("%Y-%m-%d") if d else None] += 1
+    elif cb == "model":
+        for h in hits:
+            if h.type == "assistant":
+                c[h.model] += 1
+    elif cb == "pairing":
+        returned = _result_ids(lane)
+        pairs: dict[str, list[int]] = {}
+        for h in hits:
+            if h.type != "assistant":
+                continue
+            obj_ids = _use_ids_of(lane, h)
+            for uid, nm in obj_ids:
+                row = pairs.setdefault(nm, [0, 0, 0])
+                row[0] += 1
+                if uid in returned:
+                    row[1] += 1
+                else:
+                    row[2] += 1
+        return {k: tuple(v) for k, v in pairs.items()}
+    return dict(c)
+
+
+def _use_ids_of(lane: Lane, h: Hit) -> list[tuple[str, str]]:
+    from ..model.lane import load_at
+
+    obj = load_at(lane.path, h.offset, h.length)
+    return [(str(b.get("id")), str(b.get("name"))) for b in R.tool_uses(obj) if b.get("id")]
+
+
+def _project_of(lane: Lane) -> str:
+    parts = lane.path.parts
+    if "subagents" in parts:
+        i = len(parts) - 1 - parts[::-1].index("subagents")
+        return parts[i - 2]
+    return lane.path.parent.name
+
+
+# --- the scope ------------------------------------------------------------------------------
+
+
+@dataclass
+class Unit:
+    """A batch of whole sessions for one worker call: [(lane position, lane)] in scope order."""
+
+    lanes: list[tuple[int, Lane, str]]
+    bytes: int = 0
+
+
+def lanes_of(scope: Scope, subagents: bool) -> list[Lane]:
+    out: list[Lane] = []
+    for s in scope.sessions:
+        if s.session_id in scope.explicit_lanes:
+            out.append(scope.explicit_lanes[s.session_id])
+            continue
+        out.extend(s.lanes(subagents))
+    return out
+
+
+def _units(lanes: list[Lane], sizes: list[int], target: int) -> list[Unit]:
+    units: list[Unit] = []
+    cur = Unit([])
+    prev_sid = None
+    for i, (ln, sz) in enumerate(zip(lanes, sizes)):
+        if cur.lanes and ln.session_id != prev_sid and cur.bytes >= target:
+            units.append(cur)
+            cur = Unit([])
+        cur.lanes.append((i, ln, ln.session_id))
+        cur.bytes += sz
+        prev_sid = ln.session_id
+    if cur.lanes:
+        units.append(cur)
+    return units
+
+
+def _run_unit(args: tuple[Plan, Unit]) -> list[LaneOutcome]:
+    p, unit = args
+    outs: list[LaneOutcome] = []
+    per_session: dict[str, int] = {}
+    mc = 1 if p.query.sessions_only else p.query.max_count
+    for pos, lane, sid in unit.lanes:
+        cap = None
+        if mc is not None:
+            cap = mc - per_session.get(sid, 0)
+            if cap <= 0:
+                o = LaneOutcome(pos=pos)
+                try:
+                    with open_map(lane.path) as m:
+                        o.bytes, o.lines = len(m.buf), _lines_in(m.buf)
+                except OSError as exc:
+                    o.unreadable = exc.strerror or str(exc)
+                outs.append(o)
+                continue
+        o = scan_lane(p, pos, lane, cap)
+        per_session[sid] = per_session.get(sid, 0) + o.hit_count
+        outs.append(o)
+    return outs
+
+
+@dataclass
+class SearchRun:
+    """The result of `search`: iterate `outcomes()` (scope order); `summary` is complete after."""
+
+    plan: Plan
+    scope: Scope
+    lanes: list[Lane]
+    summary: Summary = field(default_factory=Summary)
+    workers: int = 1
+    _done: bool = False
+
+    def outcomes(self) -> Iterator[tuple[Lane, LaneOutcome]]:
+        sm = self.summary
+        sm.sessions = len(self.scope.sessions)
+        sm.unreadable = [{"path": pr.path, "why": pr.why} for pr in self.scope.problems]
+        sm.prefilter = self.plan.needles if self.plan.needles is not None else (
+            self.plan.label_needles if self.plan.label_needles is not None else None)
+        sizes = []
+        for ln in self.lanes:
+            try:
+                sizes.append(os.stat(ln.path).st_size)
+            except OSError:
+                sizes.append(0)
+        total = sum(sizes)
+        workers = os.cpu_count() or 1
+        sess_hit: set[str] = set()
+        if workers > 1 and total >= PARALLEL_MIN_BYTES and len(self.lanes) > 1:
+            units = _units(self.lanes, sizes, max(1 << 20, total // (workers * 16)))
+            import multiprocessing as mp
+
+            ctx = mp.get_context("fork")
+            self.workers = workers
+            with ctx.Pool(workers) as pool:
+                for outs in pool.imap(_run_unit, [(self.plan, u) for u in units]):
+                    for o in outs:
+                        yield from self._emit(o, sess_hit)
+        else:
+            for u in _units(self.lanes, sizes, 1 << 62):
+                for o in _run_unit((self.plan, u)):
+                    yield from self._emit(o, sess_hit)
+        sm.sessions_with_hits = len(sess_hit)
+        self._done = True
+
+    def _emit(self, o: LaneOutcome, sess_hit: set[str]) -> Iterator[tuple[Lane, LaneOutcome]]:
+        sm = self.summary
+        lane = self.lanes[o.pos]
+        if o.unreadable is not None:
+            sm.unreadable.append({"path": str(lane.path), "why": o.unreadable})
+        else:
+            sm.files += 1
+        sm.lines += o.lines
+        sm.bytes += o.bytes
+        sm.hits += o.hit_count
+        sm.records_parsed += o.parsed
+        sm.malformed_lines += o.malformed
+        sm.undated_skipped += o.undated_skipped
+        sm.persisted_unresolved.extend(o.persisted_problems)
+        if o.hit_count:
+            sess_hit.add(lane.session_id)
+        yield lane, o
+
+
+def search(query: Query, scope: Scope) -> SearchRun:
+    """Plan `query` over `scope` (raises UsageError on a bad query). Iterate the result."""
+    p = plan(query)
+    return SearchRun(p, scope, lanes_of(scope, query.subagents))
+
+
+def merge_counts(by: str, acc: dict, counts: dict) -> None:
+    for k, v in counts.items():
+        if by == "pairing":
+            row = acc.setdefault(k, [0, 0, 0])
+            for i in range(3):
+                row[i] += v[i]
+        else:
+            acc[k] = acc.get(k, 0) + v
