@@ -1,0 +1,118 @@
+"""`verbatim`: the turns a compaction summary clipped, verbatim, and hook-sized slices of them."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..core.show import pick_lane
+from ..timefmt import instant
+from ..verbatim import api
+from ..verbatim.slices import u16len
+from .cmd_core import lane_fields, refetch
+from .exit import ExitStatus
+from .options import common_options, make_scope, scope_header
+from .output import Out, esc
+
+
+@click.command("verbatim")
+@click.argument("target")
+@common_options
+@click.option("--lane", default=None, help="Subagent lane (agent id or file stem) of the session.")
+@click.option("--budget", type=int, default=api.DEFAULT_BUDGET, show_default=True,
+              help="Character budget for the whole text, in UTF-16 code units (what the client counts).")
+@click.option("--max-compactions", type=int, default=None,
+              help="Cross at most N compaction summaries walking back (default: no cap).")
+@click.option("--agent-msgs", type=click.Choice(list(api.AGENT_MSG_MODES)), default="longest", show_default=True,
+              help="Which agent messages of a turn to print; the others are counted in the fold line.")
+@click.option("--max-unit", type=int, default=api.DEFAULT_MAX_UNIT, show_default=True,
+              help="Trim any unit longer than N chars in the middle, under an explicit marker (0 = no cap).")
+@click.option("--window", type=int, default=api.DEFAULT_WINDOW, show_default=True,
+              help="Slice size for --slice/--slices (the client persists SessionStart context over 10,000).")
+@click.option("--slice", "slice_k", type=int, default=None,
+              help="Print only slice K (1-based) of the text, byte-exact (no added newline).")
+@click.option("--slices", "all_slices", is_flag=True,
+              help="Text: print the number of slices. JSON: one `slice` row per slice.")
+def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_msgs, max_unit, window,
+                 slice_k, all_slices):
+    """Give back, verbatim, the most recent turns of a session, across its compactions.
+
+    Walks back from the end of the conversation chain, recency first, until --budget is spent,
+    crossing compaction summaries (each crossed one gets a banner naming its line), and prints
+    the turns in forward order: user turns whole, tool calls folded, agent messages by
+    --agent-msgs. Every unit carries its transcript line L<n>.
+
+    Example: sessionsift verbatim 3f2a --slices --format json
+    """
+    if window < 100:
+        raise click.BadParameter("--window must be at least 100", param_hint="--window")
+    if slice_k is not None and all_slices:
+        raise click.BadParameter("use --slice K or --slices, not both", param_hint="--slice")
+    scope = make_scope((target,), claude_home)
+    ln = pick_lane(scope, lane)
+    res = api.verbatim(ln, budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs,
+                       max_unit=max_unit)
+    acc = res.accounting
+    out = Out(fmt, "verbatim")
+    out.header(**scope_header(scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
+               max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window)
+    incomplete = any(res.omissions.values())
+    slices = res.slices(window) if (slice_k is not None or all_slices) else None
+
+    if slices is not None:
+        n = len(slices)
+        picked = range(1, n + 1) if all_slices else ([slice_k] if 1 <= slice_k <= n else [])
+        for k in picked:
+            s = slices[k - 1]
+            out.row("slice", {**lane_fields(ln), "index": k, "count": n, "chars": u16len(s), "text": s})
+        if not out.json:
+            if all_slices:
+                sys.stdout.write(f"{n}\n")
+            elif picked:
+                sys.stdout.write(slices[slice_k - 1])
+        _summary(out, res, slices=n)
+        if not res.has_compaction:
+            return ExitStatus.NO_MATCH
+        if slice_k is not None and not picked:
+            if not out.json:
+                sys.stderr.write(f"sessionsift: slice {slice_k} of {n}: no such slice\n")
+            return ExitStatus.NO_MATCH
+        return ExitStatus.INCOMPLETE if incomplete else ExitStatus.OK
+
+    for c in res.compactions:
+        if c.spanned:
+            out.row("compaction_boundary", {**lane_fields(ln), "line": c.summary_line,
+                                            "boundary_line": c.boundary_line, "summary_chars": c.summary_chars,
+                                            "trigger": c.trigger, "pre_tokens": c.pre_tokens,
+                                            "timestamp": instant(c.timestamp), "uuid": c.uuid})
+    for u in res.units:
+        out.row("unit", {
+            **lane_fields(ln), "turn": u.turn, "unit": u.kind, "line": u.line, "last_line": u.last_line,
+            "labels": list(u.labels), "uuid": u.uuid, "timestamp": instant(u.timestamp), "text": u.text,
+            "chars": u.chars, "trimmed_chars": u.trimmed_chars, "quoted_in_summary": u.quoted_in_summary,
+            "tool_calls": u.tool_calls, "hidden_agent_messages": u.hidden_agent_messages,
+            "plan_path": u.plan_path, "refetch": refetch(ln, u.line, claude_home),
+        })
+    if not out.json:
+        sys.stdout.write(res.text)
+        for k, v in res.omissions.items():
+            if v:
+                sys.stderr.write(f"sessionsift: note: {esc(k)}={v} while reading {esc(str(ln.path))}\n")
+    _summary(out, res, slices=None)
+    if not res.has_compaction:
+        return ExitStatus.NO_MATCH
+    return ExitStatus.INCOMPLETE if incomplete else ExitStatus.OK
+
+
+def _summary(out: Out, res: api.VerbatimResult, slices: int | None) -> None:
+    a = res.accounting
+    out.summary(
+        budget=a.budget, budget_unit=a.unit, chars_used=a.chars_used, turns_total=a.turns_total,
+        turns_selected=a.turns_selected, first_turn=a.first_turn, last_turn=a.last_turn,
+        boundaries_total=a.boundaries_total, boundaries_spanned=a.boundaries_spanned,
+        max_compactions=a.max_compactions, stopped_by=a.stopped_by, agent_msgs=a.agent_msgs,
+        max_unit=a.max_unit, units=a.units, units_trimmed=a.units_trimmed,
+        agent_messages_in_turns=a.agent_messages_in_turns, agent_messages_shown=a.agent_messages_shown,
+        tool_calls_folded=a.tool_calls_folded, slices=slices, notes=res.notes, omissions=res.omissions,
+    )
