@@ -1,0 +1,263 @@
+"""`status`, `wait`, `whoami`, `agents` (docs/live.md)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..discover import claude_home
+from ..errors import UsageError
+from ..live import agents as AG
+from ..live import wait as W
+from ..live.verdict import Verdict, assess
+from ..live.whoami import whoami
+from ..timefmt import instant, short_local
+from .cmd_core import lane_fields
+from .exit import ExitStatus
+from .options import common_options, make_scope, problems_json, scope_header, scope_options
+from .output import Out, clip, esc
+
+
+def _bg_row(t, now: float) -> dict:
+    return {"tool_use_id": t.tool_use_id, "task_id": t.task_id, "kind": t.kind, "tool_name": t.tool_name,
+            "lane": t.lane, "line": t.line, "launched_at": instant(t.launched_at), "command": t.command,
+            "description": t.description, "state": t.state, "status": t.status, "closed_by": t.closed_by,
+            "closed_at": instant(t.closed_at), "events": t.events, "persistent": t.persistent,
+            "carriers": t.carriers, **t.output_stat(now)}
+
+
+def verdict_row(v: Verdict, now: float) -> dict:
+    s = v.session
+    return {
+        "session_id": s.session_id, "is_subagent": False, "parent_session_id": None, "path": str(s.path),
+        "verdict": v.verdict, "reason": v.reason, "settled": v.settled,
+        "evidence": v.evidence, "notes": v.notes,
+        "background": [_bg_row(t, now) for t in v.open_background],
+        "background_launches": len(v.background),
+        "background_closed": len(v.background) - len(v.open_background),
+        "tasks": v.tasks.open, "tasks_completed": v.tasks.completed, "task_dirs": v.tasks.dirs,
+        "children": [{**lane_fields(c.lane), "live": c.live, "why": c.why, "last_record_at": instant(c.last_ts),
+                      "age_secs": c.age_secs, "last_stop_reason": c.last_stop_reason} for c in v.children],
+    }
+
+
+def _text_verdict(out: Out, v: Verdict, now: float) -> None:
+    out.text(f"{v.session.session_id}  {v.verdict}" + (f" ({v.settled})" if v.settled else ""))
+    out.text(f"  why: {esc(v.reason)}")
+    for e in v.evidence:
+        out.text(f"  [{e['surface']}] {clip(e['value'], 160)}")
+    if v.open_background:
+        out.text("  background (open):")
+        for t in v.open_background:
+            o = t.output_stat(now)
+            size = o["output_size"] if o["output_size"] is not None else "?"
+            age = f"{o['output_age_secs']:.0f}s" if o["output_age_secs"] is not None else "?"
+            out.text(f"    {t.kind} {esc(t.task_id or t.tool_use_id)} launched {short_local(t.launched_at)} "
+                     f"[{esc(t.lane)} L{t.line}] {clip(t.description or t.command, 80)}; output {size} B, "
+                     f"age {age} ({esc(o['output_state'])})")
+    if v.tasks.open is None:
+        out.text("  tasks: no task directory")
+    else:
+        out.text(f"  tasks: {len(v.tasks.open)} open, {v.tasks.completed} completed")
+        for t in v.tasks.open:
+            out.text(f"    #{esc(t['id'])} [{esc(t['status'])}] {clip(t['subject'], 100)}")
+    for n in v.notes:
+        out.text(f"  note: {esc(n)}")
+
+
+@click.command("status")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+def status_cmd(targets, fmt, claude_home, sessions_from):
+    """One verdict per session: stale-dead > waiting > running > waiting-children >
+    idle-background-open > idle-eot > unknown, with the evidence of every surface.
+
+    Example: sessionsift status 3f2a --format json
+    """
+    scope = make_scope(targets, claude_home, sessions_from)
+    home = scope.home.path
+    out = Out(fmt, "status")
+    out.header(**scope_header(scope))
+    counts: dict[str, int] = {}
+    now = time.time()
+    for s in scope.sessions:
+        v = assess(s, home, now=now)
+        counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        out.row("session", verdict_row(v, now))
+        _text_verdict(out, v, now)
+    out.summary(sessions=len(scope.sessions), verdicts=counts, problems=problems_json(scope.problems))
+    if not scope.sessions:
+        out.text("no sessions in scope")
+        return ExitStatus.NO_MATCH
+    return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.OK
+
+
+@click.command("wait")
+@click.argument("target")
+@common_options
+@click.option("--until", "until", required=True,
+              help="stop | idle | human | write:<path-regex>[:<line-regex>]")
+@click.option("--timeout", type=float, required=True, help="Seconds; on expiry exit 124 with the at-exit report.")
+def wait_cmd(target, fmt, claude_home, until, timeout):
+    """Block until the session reaches a condition (`idle-background-open` never satisfies `stop`).
+
+    Example: sessionsift wait 3f2a --until stop --timeout 600
+    """
+    cond = W.parse_condition(until)
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    scope = make_scope((target,), claude_home)
+    if len(scope.sessions) != 1:
+        raise UsageError(f"wait needs exactly one session; {target!r} names {len(scope.sessions)}")
+    s = scope.sessions[0]
+    out = Out(fmt, "wait")
+
+    def ready(base: dict[str, int]) -> None:
+        sys.stderr.write(f"sessionsift: wait: ready: baselines taken for {len(base)} file(s) of "
+                         f"{s.session_id}; waiting until {esc(until)} (timeout {timeout:g}s)\n")
+        sys.stderr.flush()
+
+    res = W.wait_for(s, scope.home.path, cond, timeout, ready=ready)
+    now = time.time()
+    out.header(**scope_header(scope), until=until, timeout_secs=timeout)
+    row = verdict_row(res.verdict, now)
+    hit = None
+    if res.hit:
+        h = res.hit
+        hit = {"lane": h.lane, "line": h.line, "tool": h.tool, "path": h.path, "matched_line": h.matched_line,
+               "timestamp": instant(h.timestamp)}
+    out.row("session", row)
+    out.summary(satisfied=res.satisfied, timed_out=not res.satisfied, until=until, write=hit,
+                waited_secs=round(res.waited_secs, 2), polls=res.polls, watcher=res.watcher,
+                baselines=res.baselines, discovered=res.discovered)
+    if res.satisfied:
+        out.text(f"satisfied: {esc(until)} after {res.waited_secs:.1f}s")
+        if hit:
+            out.text(f"  write: {hit['tool']} {esc(hit['path'])} [{esc(hit['lane'])} L{hit['line']}]"
+                     + (f" line: {clip(hit['matched_line'], 120)}" if hit['matched_line'] is not None else ""))
+    else:
+        out.text(f"timed out after {res.waited_secs:.1f}s waiting until {esc(until)}; state at exit:")
+    _text_verdict(out, res.verdict, now)
+    return ExitStatus.OK if res.satisfied else ExitStatus.TIMEOUT
+
+
+@click.command("whoami")
+@common_options
+def whoami_cmd(fmt, claude_home):
+    """The calling Claude Code session, from $CLAUDE_CODE_SESSION_ID only (never a guess).
+
+    Example: sessionsift whoami --format json
+    """
+    hc = claude_home and Path(claude_home)
+    if hc is None:
+        from ..discover import claude_home as ch
+        hc = ch(None).path
+    w = whoami(Path(hc))
+    out = Out(fmt, "whoami")
+    out.header(claude_home=str(hc))
+    out.row("whoami", {"session_id": w.session_id, "is_subagent": False, "parent_session_id": None,
+                       "source": w.source, "well_formed": w.well_formed, "transcript": w.transcript,
+                       "note": w.note})
+    out.summary(known=w.session_id is not None)
+    if w.session_id is None:
+        out.text(esc(w.note))
+        return ExitStatus.NO_MATCH
+    out.text(esc(w.session_id))
+    out.text(f"  transcript: {esc(w.transcript) if w.transcript else '(not found under ' + esc(str(hc)) + ')'}")
+    out.text(f"  note: {esc(w.note)}")
+    return ExitStatus.OK
+
+
+@click.command("agents")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+@click.option("--tree", is_flag=True, help="Indent lanes under the lane (or workflow run) that spawned them.")
+@click.option("--with-files", is_flag=True, help="List the files each lane wrote (Write/Edit/MultiEdit/NotebookEdit).")
+def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
+    """Subagent topology: each lane joined to its spawning Agent/Task/Workflow call.
+
+    Example: sessionsift agents 3f2a --tree
+    """
+    scope = make_scope(targets, claude_home, sessions_from)
+    out = Out(fmt, "agents")
+    out.header(**scope_header(scope))
+    total = 0
+    counts: dict[str, int] = {}
+    now = time.time()
+    for s in scope.sessions:
+        nodes = AG.topology(s, now=now, with_files=with_files)
+        if not nodes:
+            continue
+        out.text(f"{s.session_id}  {len(nodes)} subagent lane(s)")
+        rows = []
+        for n in nodes:
+            total += 1
+            counts[n.status] = counts.get(n.status, 0) + 1
+            sp = n.spawn
+            row = {**lane_fields(n.lane), "agent_type": (n.meta or {}).get("agentType"),
+                   "description": (n.meta or {}).get("description") or (sp.input.get("description") if sp else None),
+                   "meta": n.meta_state, "join": n.join, "parent_lane": n.parent_lane,
+                   "spawn": None if sp is None else {
+                       "tool_use_id": sp.tool_use_id, "tool_name": sp.tool_name, "lane": sp.lane.display,
+                       "line": sp.line, "async": sp.async_ack,
+                       "run_in_background": sp.input.get("run_in_background") is True,
+                       "notified_status": sp.notified_status},
+                   "triggered_at": instant(sp.timestamp) if sp else None,
+                   "started_at": instant(n.started_at), "ended_at": instant(n.ended_at),
+                   "duration_secs": n.duration_secs, "status": n.status, "status_why": n.status_why,
+                   "returned": n.returned, "returned_via": n.returned_via,
+                   "workflow_run": n.lane.workflow_run}
+            if with_files:
+                row["files"] = n.files
+            rows.append((n, row))
+            out.row("agent", row)
+        # text rendering
+        def line_for(n, depth):
+            sp = n.spawn
+            j = f"{sp.tool_name} {sp.tool_use_id} [{sp.lane.display} L{sp.line}] at {short_local(sp.timestamp)}" if sp else "unjoined"
+            dur = f"{n.duration_secs:.1f}s" if n.duration_secs is not None else "?"
+            ind = "  " * depth
+            out.text(f"{ind}  {esc(n.lane.display)}  {n.status}  {dur}  <- {esc(j)}")
+            out.text(f"{ind}    started {short_local(n.started_at)}, ended {short_local(n.ended_at)}; {esc(n.status_why)}")
+            if n.returned is not None:
+                out.text(f"{ind}    returned ({n.returned_via}): {clip(n.returned, 140)}")
+            if with_files:
+                for f in n.files:
+                    out.text(f"{ind}    wrote {esc(f)}")
+        if tree:
+            by_parent: dict[str, list] = {}
+            for n, _ in rows:
+                key = n.parent_lane or "main"
+                if n.lane.workflow_run and not n.spawn:
+                    key = f"workflow {n.lane.workflow_run}"
+                by_parent.setdefault(key, []).append(n)
+
+            def walk(key, depth, seen):
+                for n in by_parent.get(key, []):
+                    if n.lane.display in seen:
+                        continue
+                    seen.add(n.lane.display)
+                    line_for(n, depth)
+                    walk(n.lane.display, depth + 1, seen)
+            out.text("  main")
+            seen: set[str] = set()
+            walk("main", 1, seen)
+            for key in sorted(k for k in by_parent if k.startswith("workflow ")):
+                out.text(f"    {esc(key)}")
+                walk(key, 2, seen)
+            for n, _ in rows:
+                if n.lane.display not in seen:
+                    line_for(n, 1)
+        else:
+            for n, _ in rows:
+                line_for(n, 0)
+    out.summary(sessions=len(scope.sessions), agents=total, statuses=counts, problems=problems_json(scope.problems))
+    if total == 0:
+        out.text("no subagent lanes in scope")
+        return ExitStatus.NO_MATCH
+    return ExitStatus.OK

@@ -1,0 +1,285 @@
+"""`wait`: block until a session reaches a condition, or time out.
+
+Conditions:
+  stop      the verdict is idle-eot or stale-dead (idle-background-open never satisfies it)
+  idle      any idle-* verdict, or stale-dead
+  human     the verdict is waiting (blocked on a human)
+  write:<path-regex>[:<line-regex>]
+            a NEW structured write (Write/Edit/MultiEdit/NotebookEdit tool_use) in any lane whose
+            file path matches and, when given, one line of whose payload matches (TAIL-015: the
+            payload key differs per tool). A literal ':' in the path regex is written `\\:`.
+
+Mechanics (TAIL-012, TAIL-016, ELI-018): baselines are byte offsets of every lane taken at start;
+lanes, journals and sidecar files born after the start are discovered on every poll and read from
+offset 0; a torn final line is held until it is complete. Changes are awaited with `watchfiles`
+(inotify) when it can watch the directories, else by polling; either way the state is re-assessed
+at least every `heartbeat` seconds so a dead owner pid is noticed without a file event.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..discover import Session
+from ..errors import UsageError
+from ..model import record as R
+from ..read.lines import iter_lines, parse_line
+from .background import BackgroundScan
+from .verdict import Verdict, assess
+
+PAYLOAD_KEYS = {"Write": ("content",), "Edit": ("new_string",), "NotebookEdit": ("new_source",),
+                "MultiEdit": ("edits",)}
+
+
+@dataclass
+class Condition:
+    kind: str
+    path_re: re.Pattern | None = None
+    line_re: re.Pattern | None = None
+    spec: str = ""
+
+
+def parse_condition(spec: str) -> Condition:
+    if spec in ("stop", "idle", "human"):
+        return Condition(spec, spec=spec)
+    if spec.startswith("write:"):
+        rest = spec[len("write:"):]
+        parts = re.split(r"(?<!\\):", rest, maxsplit=1)
+        pr = parts[0].replace("\\:", ":")
+        lr = parts[1] if len(parts) > 1 else None
+        if not pr:
+            raise UsageError("--until write: needs a path regex: write:<path-regex>[:<line-regex>]")
+        try:
+            return Condition("write", re.compile(pr), re.compile(lr, re.M) if lr else None, spec)
+        except re.error as exc:
+            raise UsageError(f"--until {spec!r}: bad regex: {exc}")
+    raise UsageError(f"--until {spec!r}: expected stop, idle, human or write:<path-regex>[:<line-regex>]")
+
+
+def satisfied_by_verdict(cond: Condition, v: Verdict) -> bool:
+    if cond.kind == "stop":
+        return v.verdict in ("idle-eot", "stale-dead")
+    if cond.kind == "idle":
+        return v.verdict in ("idle-eot", "idle-background-open", "stale-dead")
+    if cond.kind == "human":
+        return v.verdict == "waiting"
+    return False
+
+
+@dataclass
+class WriteHit:
+    lane: str
+    line: int
+    tool: str
+    path: str
+    matched_line: str | None
+    timestamp: str | None
+
+
+@dataclass
+class WaitResult:
+    satisfied: bool
+    verdict: Verdict
+    hit: WriteHit | None
+    waited_secs: float
+    polls: int
+    watcher: str
+    baselines: dict[str, int]
+    discovered: list[str] = field(default_factory=list)
+
+
+class Watch:
+    """Byte-offset cursors over every file of one session (lanes + sidecar + journals)."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.offsets: dict[str, int] = {}
+        self.lines: dict[str, int] = {}
+        self.discovered: list[str] = []
+
+    def files(self) -> list[tuple[str, str]]:
+        out = [(str(l.path), l.display) for l in self.session.lanes()]
+        side = self.session.sidecar_dir / "elicitations.jsonl"
+        if side.exists():
+            out.append((str(side), "sidecar"))
+        out += [(str(p), f"journal {p.parent.name}") for p in self.session.workflow_journals()]
+        return out
+
+    def baseline(self) -> dict[str, int]:
+        for p, _ in self.files():
+            try:
+                size = Path(p).stat().st_size
+            except OSError:
+                size = 0
+            # a torn tail present at start belongs to the future: baseline at the last newline
+            self.offsets[p] = _last_newline_end(p, size)
+            self.lines[p] = -1  # unknown; line numbers counted lazily below
+        return dict(self.offsets)
+
+    def new_records(self):
+        """Yield (path, display, line_no|None, obj) for complete lines appended since the last call."""
+        for p, disp in self.files():
+            if p not in self.offsets:
+                self.offsets[p] = 0  # born after start: wholly post-start
+                self.lines[p] = 1
+                self.discovered.append(p)
+            start = self.offsets[p]
+            try:
+                size = Path(p).stat().st_size
+            except OSError:
+                continue
+            if size < start:
+                start = self.offsets[p] = 0
+                self.lines[p] = 1
+            if size == start:
+                continue
+            first = self.lines.get(p, -1)
+            if first < 0:
+                first = _count_lines_before(p, start) + 1
+            no = first
+            end = start
+            for line in iter_lines(p, start=start, first_line_no=first):  # holds a torn tail
+                no = line.no + 1
+                end = line.offset + len(line.raw) + 1
+                obj = parse_line(line.raw)
+                if obj is not None:
+                    yield p, disp, line.no, obj
+            if end > start:
+                self.offsets[p] = min(end, size)
+                self.lines[p] = no
+
+
+def _last_newline_end(p: str, size: int) -> int:
+    if size == 0:
+        return 0
+    with open(p, "rb") as fh:
+        pos = size
+        step = 65536
+        while pos > 0:
+            a = max(0, pos - step)
+            fh.seek(a)
+            chunk = fh.read(pos - a)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                return a + i + 1
+            pos = a
+    return 0
+
+
+def _count_lines_before(p: str, off: int) -> int:
+    n = 0
+    with open(p, "rb") as fh:
+        left = off
+        while left > 0:
+            b = fh.read(min(left, 1 << 24))
+            if not b:
+                break
+            n += b.count(b"\n")
+            left -= len(b)
+    return n
+
+
+def match_write(cond: Condition, obj: dict) -> tuple[str, str, str | None] | None:
+    if obj.get("type") != "assistant":
+        return None
+    for b in R.tool_uses(obj):
+        name = b.get("name")
+        if name not in PAYLOAD_KEYS:
+            continue
+        inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+        path = inp.get("file_path") or inp.get("notebook_path")
+        if not isinstance(path, str) or not cond.path_re.search(path):
+            continue
+        if cond.line_re is None:
+            return name, path, None
+        payloads: list[str] = []
+        for k in PAYLOAD_KEYS[name]:
+            v = inp.get(k)
+            if isinstance(v, str):
+                payloads.append(v)
+            elif isinstance(v, list):
+                payloads += [e.get("new_string") for e in v if isinstance(e, dict) and isinstance(e.get("new_string"), str)]
+        for pl in payloads:
+            for ln in pl.splitlines():
+                if cond.line_re.search(ln):
+                    return name, path, ln
+    return None
+
+
+def _watcher(session: Session, home: Path):
+    """A callable that blocks until something changed or `timeout` passed; and its name."""
+    try:
+        import watchfiles  # noqa: F401
+    except ImportError:
+        watchfiles = None
+    roots = [session.project_dir, home / "sessions"]
+    roots = [r for r in roots if r.is_dir()]
+    if watchfiles is None or not roots:
+        return (lambda timeout: time.sleep(min(timeout, 0.5))), "poll"
+    stop = threading.Event()
+    changed = threading.Event()
+
+    def run():
+        try:
+            for _ in watchfiles.watch(*roots, stop_event=stop, debounce=50, step=50, yield_on_timeout=False,
+                                      rust_timeout=0, raise_interrupt=False, ignore_permission_denied=True):
+                changed.set()
+        except Exception:  # noqa: BLE001 - fall back to polling
+            changed.set()
+            state["failed"] = True
+
+    state = {"failed": False}
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+
+    def wait_fn(timeout: float) -> None:
+        if state["failed"]:
+            time.sleep(min(timeout, 0.5))
+            return
+        changed.wait(timeout)
+        changed.clear()
+
+    wait_fn.stop = stop  # type: ignore[attr-defined]
+    return wait_fn, "watchfiles"
+
+
+def wait_for(session: Session, home: Path, cond: Condition, timeout: float,
+             ready: Callable[[dict[str, int]], None] | None = None, heartbeat: float = 1.0) -> WaitResult:
+    t0 = time.monotonic()
+    w = Watch(session)
+    base = w.baseline()
+    bg = BackgroundScan(session)
+    waiter, how = _watcher(session, home)
+    if ready:
+        ready(base)
+    polls = 0
+    try:
+        while True:
+            polls += 1
+            hit = None
+            if cond.kind == "write":
+                for p, disp, no, obj in w.new_records():
+                    m = match_write(cond, obj)
+                    if m:
+                        hit = WriteHit(disp, no, m[0], m[1], m[2], obj.get("timestamp"))
+                        break
+            v = assess(session, home, bg=bg)
+            if hit is not None or satisfied_by_verdict(cond, v):
+                return WaitResult(True, v, hit, time.monotonic() - t0, polls, how, base, w.discovered)
+            left = timeout - (time.monotonic() - t0)
+            if left <= 0:
+                return WaitResult(False, v, None, time.monotonic() - t0, polls, how, base, w.discovered)
+            if cond.kind != "write":
+                # keep the cursors moving so new lanes are noticed (and counted) in every mode
+                for _ in w.new_records():
+                    pass
+            waiter(min(heartbeat, left))
+    finally:
+        st = getattr(waiter, "stop", None)
+        if st is not None:
+            st.set()
