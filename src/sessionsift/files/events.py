@@ -1,0 +1,228 @@
+"""One pass over a lane: every record that says something about a file, as typed events.
+
+Joins each file-tool / Bash `tool_use` to its `tool_result` by id (REC-075), takes the cwd from
+the TOOL_USE record (BASH-007), and reads the file-history snapshot/delta lines (FH-001, FH-004).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..discover import Lane
+from ..model import record as R
+from ..model.lane import LaneIndex
+from .shell import ShellAnalysis, analyze, is_absolute
+
+FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit")
+SHELL_TOOLS = ("Bash",)
+MODIFIED_SINCE_READ = "File has been modified since read"
+NOT_READ_YET = "File has not been read yet"
+STALE_NOTE = "the file had been modified on disk since you last read it"
+
+
+def norm(p: str) -> str:
+    if re.match(r"^[A-Za-z]:[\\/]", p) or p.startswith("\\\\"):
+        import ntpath
+
+        return ntpath.normpath(p)
+    return posixpath.normpath(p)
+
+
+@dataclass
+class Call:
+    """A tool call joined to its result."""
+    lane: Lane
+    tool: str
+    tool_use_id: str
+    line: int                      # tool_use record line
+    timestamp: str | None
+    turn: int | None
+    cwd: str | None                # from the tool_use record
+    input: dict
+    result_line: int | None = None
+    result_ts: str | None = None
+    is_error: bool | None = None   # None: no result recorded
+    result_text: str | None = None
+    echo: Any = None               # toolUseResult (dict, str or None)
+    shell: ShellAnalysis | None = None
+    survival: str | None = None
+
+    @property
+    def pos(self) -> int:
+        return self.result_line if self.result_line is not None else self.line
+
+    @property
+    def path(self) -> str | None:
+        p = self.input.get("file_path") if self.tool != "NotebookEdit" else self.input.get("notebook_path")
+        if not isinstance(p, str) or not p:
+            return None
+        if not is_absolute(p) and self.cwd:
+            return norm(posixpath.join(self.cwd, p))
+        return norm(p)
+
+    @property
+    def ok(self) -> bool:
+        return self.is_error is False
+
+
+@dataclass
+class Attach:
+    lane: Lane
+    kind: str                      # edited_text_file | file | read_truncation_notice | plan_mode | plan_file_reference
+    line: int
+    timestamp: str | None
+    turn: int | None
+    payload: dict
+    cwd: str | None
+    slug: str | None = None
+
+
+@dataclass
+class Backup:
+    """One tracked-file entry of a file-history snapshot or delta line."""
+    lane: Lane
+    line: int
+    kind: str                      # snapshot | delta
+    timestamp: str | None          # snapshot.timestamp (FH-001) or the delta's own timestamp
+    path: str                      # absolute when resolvable
+    tracked_as: str
+    version: int | None
+    backup_file: str | None
+    backup_time: str | None
+
+
+@dataclass
+class LaneEvents:
+    lane: Lane
+    calls: list[Call] = field(default_factory=list)
+    attachments: list[Attach] = field(default_factory=list)
+    backups: list[Backup] = field(default_factory=list)
+    snapshot_lines: list[tuple[int, str | None]] = field(default_factory=list)
+    slugs: list[tuple[int, str, str | None, str | None]] = field(default_factory=list)  # line, slug, type, subtype
+    index: LaneIndex | None = None
+    first_cwd: str | None = None
+
+
+_WANT_ATT = {"edited_text_file", "file", "read_truncation_notice", "plan_mode", "plan_file_reference"}
+
+
+def lane_events(lane: Lane) -> LaneEvents:
+    idx = LaneIndex.build(lane)
+    ev = LaneEvents(lane, index=idx)
+    want = [e for e in idx.entries
+            if e.tool_use_ids or e.tool_result_ids or e.type in ("file-history-snapshot", "file-history-delta")
+            or e.attachment in _WANT_ATT or e.type in ("user", "assistant", "system", "attachment")]
+    pending: dict[str, Call] = {}
+    last_cwd = None
+    for e, obj in idx.load_many(want):
+        cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
+        if cwd and ev.first_cwd is None:
+            ev.first_cwd = cwd
+        if cwd:
+            last_cwd = cwd
+        slug = obj.get("slug")
+        if isinstance(slug, str) and slug:
+            ev.slugs.append((e.no, slug, e.type, e.subtype))
+        t = e.type
+        if t == "assistant" and e.tool_use_ids:
+            for b in R.tool_uses(obj):
+                name = b.get("name")
+                inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                if name not in FILE_TOOLS and name not in SHELL_TOOLS and name != "ExitPlanMode":
+                    continue
+                c = Call(lane, str(name), str(b.get("id")), e.no, e.timestamp, e.turn, cwd or last_cwd, inp,
+                         survival=e.survival)
+                if name in SHELL_TOOLS and isinstance(inp.get("command"), str):
+                    c.shell = analyze(inp["command"], c.cwd)
+                pending[c.tool_use_id] = c
+                ev.calls.append(c)
+        elif t == "user" and e.tool_result_ids:
+            tur = obj.get("toolUseResult")
+            for b in R.tool_results(obj):
+                c = pending.get(str(b.get("tool_use_id")))
+                if c is None:
+                    continue
+                c.result_line = e.no
+                c.result_ts = e.timestamp
+                c.is_error = bool(b.get("is_error"))
+                c.result_text = R.tool_result_text(b)
+                c.echo = tur
+                if isinstance(tur, str) and not b.get("is_error") and tur.startswith(("Error", "InputValidationError")):
+                    c.is_error = True
+        elif t == "attachment" and e.attachment in _WANT_ATT:
+            a = obj.get("attachment") if isinstance(obj.get("attachment"), dict) else {}
+            ev.attachments.append(Attach(lane, e.attachment, e.no, e.timestamp, e.turn, a, cwd or last_cwd,
+                                         slug if isinstance(slug, str) else None))
+        elif t == "file-history-snapshot":
+            snap = obj.get("snapshot") if isinstance(obj.get("snapshot"), dict) else {}
+            ts = snap.get("timestamp") if isinstance(snap.get("timestamp"), str) else None
+            ev.snapshot_lines.append((e.no, ts))
+            tfb = snap.get("trackedFileBackups") if isinstance(snap.get("trackedFileBackups"), dict) else {}
+            for p, b in tfb.items():
+                if isinstance(b, dict):
+                    ev.backups.append(_backup(lane, e.no, "snapshot", ts, p, b, last_cwd))
+        elif t == "file-history-delta":
+            b = obj.get("backup") if isinstance(obj.get("backup"), dict) else {}
+            p = obj.get("trackingPath")
+            if isinstance(p, str):
+                ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+                ev.backups.append(_backup(lane, e.no, "delta", ts, p, b, last_cwd))
+    return ev
+
+
+def _backup(lane: Lane, no: int, kind: str, ts: str | None, p: str, b: dict, cwd: str | None) -> Backup:
+    base = b.get("realParentDir") if isinstance(b.get("realParentDir"), str) else None
+    if is_absolute(p):
+        path = norm(p)
+    elif base:
+        path = norm(posixpath.join(base, p))
+    elif cwd:
+        path = norm(posixpath.join(cwd, p))  # FH-002: no realParentDir on older builds; joined to the lane cwd
+    else:
+        path = p
+    v = b.get("version")
+    return Backup(lane, no, kind, ts, path, p, v if isinstance(v, int) else None,
+                  b.get("backupFileName") if isinstance(b.get("backupFileName"), str) else None,
+                  b.get("backupTime") if isinstance(b.get("backupTime"), str) else None)
+
+
+def stale_hint_paths(call: Call) -> tuple[list[str], bool]:
+    """Paths named by a Bash `staleReadFileStateHint` (FH-005), and whether more were unnamed."""
+    echo = call.echo if isinstance(call.echo, dict) else {}
+    h = echo.get("staleReadFileStateHint")
+    if not isinstance(h, str):
+        return [], False
+    body = h
+    m = re.search(r":\s*(.+?)\.\s*Call\s", h, re.S)
+    if m:
+        body = m.group(1)
+    more = False
+    mm = re.search(r"\s+and\s+(\d+)\s+more\s*$", body)
+    if mm:
+        more = True
+        body = body[: mm.start()]
+    out = []
+    for part in body.split(", "):
+        part = part.strip().strip("[]")
+        if not part:
+            continue
+        if not is_absolute(part) and call.cwd:
+            part = posixpath.join(call.cwd, part)
+        out.append(norm(part))
+    return out, more
+
+
+_GUTTER = re.compile(r"^\s*(\d+)[\t\u2192:](.*)$")
+
+
+def parse_gutter(text: str) -> list[tuple[int, str]]:
+    """`N<TAB>text` / `N→text` (FH-008, FH-049) lines of a snippet or rendered Read."""
+    out = []
+    for ln in text.split("\n"):
+        m = _GUTTER.match(ln)
+        if m:
+            out.append((int(m.group(1)), m.group(2).rstrip("\r") if False else m.group(2)))
+    return out

@@ -1,0 +1,819 @@
+"""`recover`: rebuild a file's content from what the transcripts saw of it.
+
+The state is a list with one item per newline-separated piece of the file (a file ending in a
+newline has a final empty piece, REC-050): a known piece is a `str`, an unknown one is `Unk`.
+`Unk(many=True)` stands for an unknown NUMBER of pieces. Unknown is never filled: gaps stay gaps.
+
+Replayed in transcript order (cross-lane by timestamp):
+- anchors: a whole-file Read echo (raw text, REC-044), a Write (its tool_use content, which the
+  echo may have stripped: FH-050), an Edit/MultiEdit echo's `originalFile` (a pre-image; null or ""
+  is no anchor: REC-060), a post-compaction `file` attachment, a quoted heredoc consumed by
+  cat/tee, a clean `cat`/`head -n`/`sed -n 'A,Bp'` result;
+- transforms: Edit / MultiEdit (string replacement on a complete state, else their
+  `structuredPatch` hunks placed by line number);
+- boundaries: a modified-since-read rejection (hard), an `edited_text_file` attachment (hard; its
+  gutter lines are kept), a `staleReadFileStateHint` naming the file (hard), `staleRecovered`
+  (annotation; without a pre-image the lines outside the edit become unknown), a shell write to
+  the file (opaque), a file-history checkpoint that disagrees with a complete reconstruction
+  (rebase: the reconstruction is dropped, the checkpoint is NOT merged in);
+- risks: commands that may write files they do not name (class markers, `$VAR`/glob operands).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..discover import Scope, Session
+from ..errors import TargetError, UsageError
+from ..timefmt import parse_ts, parse_when
+from .events import (MODIFIED_SINCE_READ, STALE_NOTE, Attach, Backup, Call, LaneEvents, lane_events, norm,
+                     parse_gutter, stale_hint_paths)
+
+
+@dataclass(frozen=True)
+class Unk:
+    cause: str
+    many: bool = False
+
+
+@dataclass
+class Step:
+    """One event applied to the file's state."""
+    seq: int
+    lane: str
+    lane_path: str
+    session_id: str
+    is_subagent: bool
+    line: int
+    timestamp: str | None
+    turn: int | None
+    kind: str          # anchor | transform | boundary | annotation | risk | noop
+    what: str          # read | write | edit | multiedit | notebook-edit | shell-write | shell-read | heredoc-write
+                       # | edited_text_file | modified-since-read | stale-hint | stale-recovered | checkpoint-rebase
+                       # | harness-read | delete | possible-write | rejected
+    detail: str
+    segment: int
+    known: int | None = None
+    total: int | None = None
+    complete: bool = False
+    patch: list[str] | None = None
+    tool_use_id: str | None = None
+
+
+@dataclass
+class Recovery:
+    path: str
+    steps: list[Step] = field(default_factory=list)
+    state: list | None = None      # None: nothing ever seen
+    exists: bool | None = None
+    transcripts: int = 0
+    unreadable: list = field(default_factory=list)
+    risks_since_anchor: list[Step] = field(default_factory=list)
+    shell_writes: int = 0
+    boundaries: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.state is not None and all(isinstance(x, str) for x in self.state)
+
+    @property
+    def status(self) -> str:
+        if self.exists is False:
+            return "deleted"
+        if self.state is None or not any(isinstance(x, str) for x in self.state):
+            return "none"
+        if self.complete:
+            return "complete_at_risk" if self.risks_since_anchor else "complete"
+        return "partial"
+
+    def text(self) -> str | None:
+        return "\n".join(self.state) if self.complete else None
+
+    def ranges(self) -> list[dict]:
+        return ranges(self.state or [])
+
+
+def ranges(state: list) -> list[dict]:
+    """Known / unknown runs with 1-based line numbers (numbers stop at the first unknown-count gap)."""
+    out: list[dict] = []
+    n = 1
+    counting = True
+    for x in state:
+        kind = "known" if isinstance(x, str) else "gap"
+        cause = None if isinstance(x, str) else x.cause
+        many = isinstance(x, Unk) and x.many
+        if out and out[-1]["kind"] == kind and out[-1]["cause"] == cause and not many and not out[-1]["many"]:
+            out[-1]["lines"] += 1
+            out[-1]["end"] = n if counting else None
+        else:
+            out.append({"kind": kind, "start": n if counting else None, "end": n if counting and not many else None,
+                        "lines": None if many else 1, "cause": cause, "many": many})
+        if many:
+            counting = False
+        n += 1
+    for r in out:
+        r.pop("many")
+    return out
+
+
+def known(text: str) -> list:
+    return text.split("\n")
+
+
+def _indexable(state: list, upto: int) -> bool:
+    return not any(isinstance(x, Unk) and x.many for x in state[:upto])
+
+
+def _many_free(state: list) -> bool:
+    return not any(isinstance(x, Unk) and x.many for x in state)
+
+
+def _all_unknown(cause: str) -> list:
+    return [Unk(cause, True)]
+
+
+def _window(state: list | None, start: int, pieces: list[str], total: int | None, cause_outside: str) -> list:
+    """Place `pieces` at 1-based `start`; keep prior knowledge only where it stays consistent."""
+    s0 = max(start, 1) - 1
+    if total is not None and state is not None and _many_free(state) and len(state) == total:
+        prior = list(state)
+        agree = all(isinstance(prior[s0 + i], Unk) or prior[s0 + i] == p for i, p in enumerate(pieces)
+                    if s0 + i < len(prior))
+        if agree:
+            for i, p in enumerate(pieces):
+                if s0 + i < len(prior):
+                    prior[s0 + i] = p
+            return prior
+    head = [Unk(cause_outside)] * s0
+    if total is None:
+        return head + list(pieces) + [Unk(cause_outside, True)]
+    tail = max(total - s0 - len(pieces), 0)
+    return head + list(pieces) + [Unk(cause_outside)] * tail
+
+
+def _apply_hunks(state: list, hunks: list, where: str) -> tuple[list, bool]:
+    """Apply structuredPatch hunks (REC-062) by line number. Returns (state, consistent)."""
+    st = list(state)
+    delta = 0
+    consistent = True
+    for h in hunks:
+        if not isinstance(h, dict) or not isinstance(h.get("lines"), list):
+            return _all_unknown(f"unreadable structuredPatch at {where}"), False
+        old, new = [], []
+        last = None
+        old_noeol = new_noeol = False
+        for l in h["lines"]:
+            if not isinstance(l, str) or not l:
+                continue
+            if l[0] == "\\":
+                if last in (" ", "-"):
+                    old_noeol = True
+                if last in (" ", "+"):
+                    new_noeol = True
+                continue
+            if l[0] in " -":
+                old.append(l[1:])
+            if l[0] in " +":
+                new.append(l[1:])
+            last = l[0]
+        if old_noeol and not new_noeol:
+            new.append("")
+        elif new_noeol and not old_noeol:
+            old.append("")
+        i0 = int(h.get("oldStart") or 1) - 1 + delta
+        if i0 < 0 or not _indexable(st, i0 + len(old)):
+            return _all_unknown(f"edit at {where} landed where the line numbering is unknown"), False
+        while len(st) < i0 + len(old):
+            st.append(Unk(f"beyond the known end, before {where}"))
+        for i, o in enumerate(old):
+            cur = st[i0 + i]
+            if isinstance(cur, str) and cur != o:
+                consistent = False
+        st[i0 : i0 + len(old)] = new
+        delta += len(new) - len(old)
+    return st, consistent
+
+
+class Replayer:
+    def __init__(self, path: str, home: Path | None):
+        self.path = path
+        self.home = home
+        self.rec = Recovery(path)
+        self.seg = 0
+        self.seq = 0
+
+    # -- bookkeeping --------------------------------------------------------------------------
+    def step(self, src, kind: str, what: str, detail: str, patch: list[str] | None = None,
+             tool_use_id: str | None = None, line: int | None = None, ts: str | None = None) -> Step:
+        if kind == "boundary":
+            self.seg += 1
+            self.rec.boundaries += 1
+        st = self.rec.state
+        s = Step(self.seq, src.lane.display, str(src.lane.path), src.lane.session_id, src.lane.is_subagent,
+                 line if line is not None else getattr(src, "pos", None) or src.line,
+                 ts or getattr(src, "result_ts", None) or src.timestamp, getattr(src, "turn", None), kind, what,
+                 detail, self.seg,
+                 known=sum(isinstance(x, str) for x in st) if st is not None else None,
+                 total=len(st) if st is not None and _many_free(st) else None,
+                 complete=self.rec.complete, patch=patch, tool_use_id=tool_use_id)
+        self.seq += 1
+        self.rec.steps.append(s)
+        if kind == "risk":
+            self.rec.risks_since_anchor.append(s)
+        return s
+
+    def set(self, state: list | None, full_anchor: bool = False, exists: bool | None = True) -> None:
+        self.rec.state = state
+        if exists is not None:
+            self.rec.exists = exists
+        if full_anchor:
+            self.rec.risks_since_anchor = []
+
+    # -- events ----------------------------------------------------------------------------
+    def call(self, c: Call) -> None:
+        if c.tool == "Bash":
+            return self.shell(c)
+        if c.path != self.path:
+            return
+        where = f"L{c.pos}"
+        if c.is_error is None:
+            self.step(c, "risk", "no-result", f"{c.tool} has no recorded result (interrupted?); it may have applied",
+                      tool_use_id=c.tool_use_id)
+            if c.tool != "Read":
+                self.set(_all_unknown(f"{c.tool} at L{c.line} has no recorded result"))
+            return
+        if not c.ok:
+            txt = c.result_text or (c.echo if isinstance(c.echo, str) else "") or ""
+            if MODIFIED_SINCE_READ in txt:
+                self.set(_all_unknown(f"modified since read (rejection at {where})"), exists=None)
+                self.step(c, "boundary", "modified-since-read", "the client refused the write: the file changed "
+                          "on disk since the last Read", tool_use_id=c.tool_use_id)
+            else:
+                self.step(c, "noop", "rejected", f"{c.tool} failed: {txt[:160]}", tool_use_id=c.tool_use_id)
+            return
+        echo = c.echo if isinstance(c.echo, dict) else None
+        if c.tool == "Read":
+            return self.read(c, echo)
+        if c.tool == "Write":
+            content = c.input.get("content")
+            if not isinstance(content, str):
+                content = echo.get("content") if echo and isinstance(echo.get("content"), str) else None
+            if content is None:
+                self.set(_all_unknown(f"Write at {where} carries no content"))
+                self.step(c, "boundary", "write", "Write without content", tool_use_id=c.tool_use_id)
+                return
+            before = self.rec.text()
+            self.set(known(content), full_anchor=True)
+            self.step(c, "anchor", "write", f"{(echo or {}).get('type') or 'write'}: {len(content)} chars",
+                      patch=_diff(before, content, self.path) if before is not None else None,
+                      tool_use_id=c.tool_use_id)
+            return
+        if c.tool in ("Edit", "MultiEdit"):
+            return self.edit(c, echo)
+        if c.tool == "NotebookEdit":
+            upd = echo.get("updated_file") if echo else None
+            if isinstance(upd, str):
+                self.set(known(upd), full_anchor=True)
+                self.step(c, "anchor", "notebook-edit", "NotebookEdit echo carries updated_file",
+                          tool_use_id=c.tool_use_id)
+            else:
+                self.set(_all_unknown(f"NotebookEdit at {where} (cell edit; notebook JSON not in the echo)"))
+                self.step(c, "boundary", "notebook-edit", "cell-level edit, resulting JSON unknown",
+                          tool_use_id=c.tool_use_id)
+
+    def read(self, c: Call, echo: dict | None) -> None:
+        f = echo.get("file") if echo else None
+        typ = echo.get("type") if echo else None
+        if typ == "file_unchanged":
+            self.step(c, "noop", "read", "file_unchanged: the client says nothing changed since its last Read",
+                      tool_use_id=c.tool_use_id)
+            return
+        if isinstance(f, dict) and isinstance(f.get("content"), str) and typ in (None, "text"):
+            self._read_payload(c, f, "read", c.tool_use_id)
+            return
+        if typ in ("image", "pdf", "parts", "notebook"):
+            self.step(c, "noop", "read", f"{typ} Read: no text content", tool_use_id=c.tool_use_id)
+            return
+        # no echo (workflow lanes, BASH-025): fall back to the gutter-rendered tool_result text
+        txt = c.result_text or ""
+        g = parse_gutter(txt)
+        whole = (g and g[0][0] == 1 and all(b[0] == a[0] + 1 for a, b in zip(g, g[1:]))
+                 and "offset" not in c.input and "limit" not in c.input
+                 and "[Truncated" not in txt and "<system-reminder>" not in txt
+                 and len(g) == len(txt.split("\n")))
+        if whole:
+            pieces = [t for _, t in g]
+            self.set(pieces, full_anchor=True)
+            self.step(c, "anchor", "read", f"whole file from the rendered Read text (no echo in this lane), "
+                      f"{len(pieces)} pieces", tool_use_id=c.tool_use_id)
+            return
+        if g:
+            pieces = [t for _, t in g]
+            self.set(_window(self.rec.state, g[0][0], pieces, None,
+                             f"outside the gutter-rendered Read at L{c.pos} (no echo)"))
+            self.step(c, "anchor", "read", f"rendered lines {g[0][0]}-{g[-1][0]} (no echo; total unknown)",
+                      tool_use_id=c.tool_use_id)
+        else:
+            self.step(c, "noop", "read", "Read result without readable content", tool_use_id=c.tool_use_id)
+
+    def _read_payload(self, src, f: dict, what: str, tuid: str | None) -> None:
+        content = f["content"]
+        start = f.get("startLine") if isinstance(f.get("startLine"), int) else 1
+        num = f.get("numLines") if isinstance(f.get("numLines"), int) else None
+        total = f.get("totalLines") if isinstance(f.get("totalLines"), int) else None
+        trunc = f.get("truncatedByTokenCap") is True
+        pieces = content.split("\n")
+        if start <= 1 and not trunc and total is not None and len(pieces) == total:
+            before = self.rec.text()
+            self.set(pieces, full_anchor=True)
+            changed = before is not None and before != content
+            self.step(src, "anchor", what, f"whole file, {total} pieces" +
+                      (" - differs from the reconstruction (an unseen change)" if changed else ""),
+                      patch=_diff(before, content, self.path) if changed else None, tool_use_id=tuid)
+            return
+        if num is not None and len(pieces) > num:
+            pieces = pieces[:num]
+        if trunc and total == 1:
+            pieces = []  # FH-043: a character-branch cut mid-line is indistinguishable from a whole line
+        self.set(_window(self.rec.state, start, pieces, total,
+                         f"outside the {'token-cap-truncated' if trunc else 'windowed'} read at L{src.pos if hasattr(src, 'pos') else src.line}"))
+        self.step(src, "anchor", what, f"lines {max(start, 1)}-{max(start, 1) + len(pieces) - 1} of {total}"
+                  + (" (truncatedByTokenCap)" if trunc else ""), tool_use_id=tuid)
+
+    def edit(self, c: Call, echo: dict | None) -> None:
+        where = f"L{c.pos}"
+        orig = echo.get("originalFile") if echo else None
+        stale = bool(echo and echo.get("staleRecovered")) or STALE_NOTE in (c.result_text or "")
+        if c.tool == "MultiEdit":
+            edits = c.input.get("edits") if isinstance(c.input.get("edits"), list) else []
+        else:
+            edits = [c.input]
+        if isinstance(orig, str) and orig != "":
+            before = self.rec.text()
+            if before is not None and before != orig:
+                self.step(c, "annotation", "rebase", "the edit's originalFile differs from the reconstruction: "
+                          "an unseen change happened before this edit", tool_use_id=c.tool_use_id)
+            self.set(known(orig), full_anchor=True)
+        if stale:
+            if not (isinstance(orig, str) and orig != ""):
+                # the file held other changes not in our view: only the edited region stays known
+                self.set(_all_unknown(f"staleRecovered at {where}: the file had other unseen changes"))
+            self.step(c, "annotation", "stale-recovered", "staleRecovered: the edit applied to a file that had "
+                      "changed on disk since the last Read", tool_use_id=c.tool_use_id)
+        hunks = echo.get("structuredPatch") if echo else None
+        text = self.rec.text()
+        if text is not None:
+            before = text
+            ok = True
+            for ed in edits:
+                old, new = ed.get("old_string"), ed.get("new_string")
+                if not isinstance(old, str) or not isinstance(new, str):
+                    ok = False
+                    break
+                if old == "" and text == "":
+                    text = new
+                elif old and old in text:
+                    text = text.replace(old, new) if ed.get("replace_all") else text.replace(old, new, 1)
+                else:
+                    ok = False
+                    break
+            if ok:
+                self.set(known(text))
+                self.step(c, "transform", c.tool.lower(), f"{len(edits)} replacement(s) applied to the complete text",
+                          patch=_diff(before, text, self.path), tool_use_id=c.tool_use_id)
+                return
+        if isinstance(hunks, list) and hunks and self.rec.state is not None:
+            st, consistent = _apply_hunks(self.rec.state, hunks, where)
+            if not consistent:
+                st = [x if isinstance(x, str) else x for x in st]
+                self.set(st)
+                self.step(c, "annotation", "conflict", "the edit's patch context disagrees with the reconstruction",
+                          tool_use_id=c.tool_use_id)
+            self.set(st)
+            self.step(c, "transform", c.tool.lower(), f"{len(hunks)} hunk(s) placed by line number",
+                      patch=_hunks_text(hunks, self.path), tool_use_id=c.tool_use_id)
+            return
+        self.set(_all_unknown(f"{c.tool} at {where} could not be placed (no usable patch)"))
+        self.step(c, "boundary", c.tool.lower(), "edit could not be placed", tool_use_id=c.tool_use_id)
+
+    def shell(self, c: Call) -> None:
+        sh = c.shell
+        if sh is None:
+            return
+        hit = False
+        for m in sh.mutations:
+            p = m.path
+            if p is None:
+                if m.op not in ("mkdir", "read"):
+                    self.step(c, "risk", "possible-write", f"{m.verb} {m.op} of unresolved operand {m.raw!r}",
+                              tool_use_id=c.tool_use_id)
+                continue
+            inside = self.path.startswith(p.rstrip("/") + "/")
+            if p != self.path and not inside:
+                continue
+            hit = True
+            clean = c.ok and isinstance(c.echo, dict) and not c.echo.get("interrupted")
+            if m.op == "delete" or m.op == "move-src":
+                self.set([], exists=False)
+                self.step(c, "boundary", "delete", f"{m.verb} removed it ({m.resolution})", tool_use_id=c.tool_use_id)
+            elif m.op in ("mkdir",):
+                continue
+            elif m.op == "touch" and not inside:
+                self.step(c, "noop", "touch", f"touch ({m.resolution}): content unchanged if it existed",
+                          tool_use_id=c.tool_use_id)
+                if self.rec.state is None or self.rec.exists is False:
+                    self.set(None, exists=None)
+            elif m.heredoc is not None and m.op == "write" and clean and not inside:
+                before = self.rec.text()
+                self.set(known(m.heredoc), full_anchor=True)
+                self.step(c, "anchor", "heredoc-write", f"quoted heredoc via {m.verb} ({m.resolution})",
+                          patch=_diff(before, m.heredoc, self.path) if before is not None else None,
+                          tool_use_id=c.tool_use_id)
+            elif m.heredoc is not None and m.op == "append" and clean and self.rec.complete and not inside:
+                t = self.rec.text() + m.heredoc
+                self.set(known(t))
+                self.step(c, "transform", "heredoc-append", f"quoted heredoc appended via {m.verb}",
+                          tool_use_id=c.tool_use_id)
+            else:
+                self.rec.shell_writes += 1
+                self.set(_all_unknown(f"shell {m.op} by `{m.verb}` at L{c.pos} ({m.resolution}): opaque"),
+                         exists=None)
+                self.step(c, "boundary", "shell-write", f"{m.verb} {m.op} ({m.resolution}, operand {m.raw!r})",
+                          tool_use_id=c.tool_use_id)
+        for mk in sh.markers:
+            self.step(c, "risk", "possible-write", f"class marker {mk}: mutates files it does not name",
+                      tool_use_id=c.tool_use_id)
+        named, more = stale_hint_paths(c)
+        if self.path in named:
+            self.set(_all_unknown(f"staleReadFileStateHint at L{c.pos} names it"), exists=None)
+            self.step(c, "boundary", "stale-hint", "the client's formatter hint says it changed on disk",
+                      tool_use_id=c.tool_use_id)
+        elif more:
+            self.step(c, "risk", "possible-write", "staleReadFileStateHint names more files than it lists",
+                      tool_use_id=c.tool_use_id)
+        ra = sh.read
+        if ra is not None and ra.path == self.path and not hit:
+            echo = c.echo if isinstance(c.echo, dict) else None
+            if c.ok and echo and echo.get("interrupted") is False and echo.get("stderr") == "" \
+                    and isinstance(echo.get("stdout"), str) and not echo.get("backgroundTaskId"):
+                self.shell_read(c, ra, echo["stdout"])
+
+    def shell_read(self, c: Call, ra, stdout: str) -> None:
+        # the Bash tool strips leading blank lines and trailing whitespace from stdout (BASH-010)
+        cause = f"not visible in the `{ra.kind}` output at L{c.pos} (the Bash tool trims stdout)"
+        if stdout == "":
+            self.step(c, "noop", "shell-read", f"{ra.kind}: empty output", tool_use_id=c.tool_use_id)
+            return
+        pieces = stdout.split("\n")
+        before = self.rec.text()
+        if ra.kind == "cat":
+            if before is not None and before.strip("\n") == stdout.strip("\n"):
+                self.set(self.rec.state, full_anchor=True)
+                self.step(c, "anchor", "shell-read", "cat output confirms the reconstruction",
+                          tool_use_id=c.tool_use_id)
+                return
+            self.set([Unk("leading blank lines, if any: " + cause, True)] + pieces +
+                     [Unk("trailing newline / blank lines: " + cause, True)])
+            self.step(c, "anchor", "shell-read", f"cat: {len(pieces)} lines (ends unknown)", tool_use_id=c.tool_use_id)
+            return
+        self.set(_window(self.rec.state, ra.start, pieces, None, cause) if not (
+            self.rec.state and _many_free(self.rec.state)) else _overlay(self.rec.state, ra.start, pieces, cause))
+        self.step(c, "anchor", "shell-read", f"{ra.kind}: lines {ra.start}-{ra.start + len(pieces) - 1}",
+                  tool_use_id=c.tool_use_id)
+
+    def attachment(self, a: Attach) -> None:
+        fn = a.payload.get("filename")
+        if not isinstance(fn, str) or norm(fn) != self.path:
+            return
+        if a.kind == "edited_text_file":
+            snip = a.payload.get("snippet") if isinstance(a.payload.get("snippet"), str) else ""
+            g = parse_gutter(snip)
+            st: list = []
+            if g:
+                n = 1
+                for no, t in g:
+                    while n < no:
+                        st.append(Unk(f"external edit (edited_text_file at L{a.line}): line not in the snippet"))
+                        n += 1
+                    if n == no:
+                        st.append(t)
+                        n += 1
+            st.append(Unk(f"external edit (edited_text_file at L{a.line}): beyond the snippet", True))
+            self.set(st, exists=True)
+            self.step(a, "boundary", "edited_text_file",
+                      f"changed outside the session; snippet keeps {len(g)} line(s)" + ("" if snip else
+                      " (empty snippet: the 16 KB batch budget was spent, FH-007)"))
+        elif a.kind == "file":
+            content = a.payload.get("content")
+            f = content.get("file") if isinstance(content, dict) else None
+            if isinstance(f, dict) and isinstance(f.get("content"), str):
+                self._read_payload(a, f, "harness-read", None)
+
+    def checkpoint(self, b: Backup) -> None:
+        if b.path != self.path or b.backup_file is None or self.home is None:
+            return
+        if not self.rec.complete:
+            return
+        blob = self.home / "file-history" / b.lane.session_id / b.backup_file
+        try:
+            data = blob.read_bytes()
+            mt = blob.stat().st_mtime
+        except OSError:
+            return
+        bt = parse_ts(b.backup_time) if b.backup_time else None
+        if bt is not None and abs(bt.timestamp() - mt) > 5:
+            return  # FH-025: the name was reused by a later generation; this blob is not that checkpoint
+        mine = self.rec.text().encode("utf-8", "surrogateescape")
+        if data != mine:
+            self.set(_all_unknown(f"file-history checkpoint {b.backup_file} (L{b.line}) disagrees"), exists=None)
+            self.step(b, "boundary", "checkpoint-rebase", f"checkpoint {b.backup_file} differs from the "
+                      "reconstruction; the reconstruction is dropped (checkpoint content is never merged)",
+                      line=b.line, ts=b.timestamp)
+
+
+def _overlay(state: list, start: int, pieces: list[str], cause: str) -> list:
+    st = list(state)
+    s0 = start - 1
+    while len(st) < s0 + len(pieces):
+        st.append(Unk(cause))
+    agree = all(isinstance(st[s0 + i], Unk) or st[s0 + i] == p for i, p in enumerate(pieces))
+    if not agree:
+        return [Unk(cause)] * s0 + list(pieces) + [Unk(cause, True)]
+    for i, p in enumerate(pieces):
+        st[s0 + i] = p
+    return st
+
+
+def _diff(a: str | None, b: str, path: str) -> list[str]:
+    return list(difflib.unified_diff((a or "").splitlines(keepends=True), b.splitlines(keepends=True),
+                                     fromfile=f"a{path}", tofile=f"b{path}", n=3))
+
+
+def _hunks_text(hunks: list, path: str) -> list[str]:
+    out = [f"--- a{path}\n", f"+++ b{path}\n"]
+    for h in hunks:
+        if isinstance(h, dict):
+            out.append(f"@@ -{h.get('oldStart')},{h.get('oldLines')} +{h.get('newStart')},{h.get('newLines')} @@\n")
+            out.extend(str(l) + "\n" for l in h.get("lines") or [])
+    return out
+
+
+# ------------------------------------------------------------------------------------------ API
+
+
+def resolve_file_arg(path: str) -> str:
+    """A relative --file is resolved against the CALLER's cwd (printed back by the CLI)."""
+    p = os.path.expanduser(path)
+    if not os.path.isabs(p) and not p.startswith("\\\\") and not (len(p) > 1 and p[1] == ":"):
+        p = os.path.join(os.getcwd(), p)
+    return norm(p)
+
+
+@dataclass
+class Cutoff:
+    line: int | None = None
+    turn: int | None = None
+    instant: float | None = None
+    spec: str = ""
+
+
+def parse_at(spec: str | None) -> Cutoff | None:
+    if spec is None:
+        return None
+    s = spec.strip()
+    if s.upper().startswith("L") and s[1:].isdigit():
+        return Cutoff(line=int(s[1:]), spec=s)
+    if s.isdigit():
+        return Cutoff(line=int(s), spec=s)
+    if s.lower().startswith("turn") or s.lower().startswith("t") and s[1:].lstrip("=").lstrip("-").isdigit():
+        n = s.lower().removeprefix("turn").removeprefix("t").lstrip("=: ")
+        try:
+            return Cutoff(turn=int(n), spec=s)
+        except ValueError:
+            pass
+    try:
+        dt = parse_when(s)
+    except Exception as exc:  # noqa: BLE001 - re-raised as a usage error
+        raise UsageError(f"--at {spec!r}: expected L<line>, turn<N> or an instant ({exc})")
+    if dt is None:
+        raise UsageError(f"--at {spec!r}: expected L<line>, turn<N> or an instant")
+    return Cutoff(instant=dt.timestamp(), spec=s)
+
+
+def _ts(x: str | None) -> float | None:
+    d = parse_ts(x) if x else None
+    return d.timestamp() if d else None
+
+
+def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], list]:
+    evs, problems = [], list(scope.problems)
+    for s in scope.sessions:
+        lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
+        for ln in lanes:
+            try:
+                evs.append(lane_events(ln))
+            except OSError as exc:
+                from ..discover import Problem
+
+                problems.append(Problem(str(ln.path), exc.strerror or str(exc)))
+    return evs, problems
+
+
+def _ordered(lane_evs: list[LaneEvents]) -> list[tuple[float, int, int, str, object]]:
+    items = []
+    for li, le in enumerate(lane_evs):
+        last = 0.0
+        for kind, seq in (("call", le.calls), ("att", le.attachments), ("bk", le.backups)):
+            pass
+        merged = [(c.pos, "call", c) for c in le.calls] + [(a.line, "att", a) for a in le.attachments] + \
+                 [(b.line, "bk", b) for b in le.backups]
+        merged.sort(key=lambda t: t[0])
+        for pos, kind, x in merged:
+            t = _ts(getattr(x, "result_ts", None) or x.timestamp)
+            if t is None:
+                t = last
+            last = t
+            items.append((t, 0 if not le.lane.is_subagent else 1, pos, kind, x, li))
+    # main lane keeps file order; cross-lane order by instant
+    items.sort(key=lambda t: (t[0], t[5], t[2]))
+    return items
+
+
+def recover(scope: Scope, file: str, at: Cutoff | None = None, subagents: bool = True,
+            lane_evs: list[LaneEvents] | None = None, problems: list | None = None) -> Recovery:
+    path = norm(file)
+    if lane_evs is None:
+        lane_evs, problems = collect(scope, subagents)
+    home = scope.home.path
+    rp = Replayer(path, home)
+    rp.rec.transcripts = len(lane_evs)
+    rp.rec.unreadable = problems or []
+    seen = False
+    for t, _, pos, kind, x, li in _ordered(lane_evs):
+        le = lane_evs[li]
+        if at is not None:
+            if at.instant is not None and t > at.instant:
+                continue
+            if at.line is not None and not le.lane.is_subagent and pos > at.line:
+                continue
+            if at.line is not None and le.lane.is_subagent:
+                cut = _main_line_instant(lane_evs, at.line)
+                if cut is not None and t > cut:
+                    continue
+            if at.turn is not None:
+                if not le.lane.is_subagent:
+                    tr = getattr(x, "turn", None)
+                    if tr is None and le.index is not None:
+                        e = le.index.entry_at_line(pos)
+                        tr = e.turn if e else None
+                    if tr is not None and tr > at.turn:
+                        continue
+                else:
+                    cut = _turn_end_instant(lane_evs, at.turn)
+                    if cut is not None and t > cut:
+                        continue
+        if _mentions(x, kind, path):
+            seen = True
+        if kind == "call":
+            rp.call(x)
+        elif kind == "att":
+            rp.attachment(x)
+        else:
+            rp.checkpoint(x)
+    if not seen:
+        rp.rec.state = None
+        rp.rec.steps = [s for s in rp.rec.steps if s.what != "possible-write"]
+        rp.rec.risks_since_anchor = []
+    return rp.rec
+
+
+def _main_line_instant(lane_evs: list[LaneEvents], line: int) -> float | None:
+    for le in lane_evs:
+        if not le.lane.is_subagent and le.index is not None:
+            best = None
+            for e in le.index.entries:
+                if e.no > line:
+                    break
+                if e.timestamp:
+                    best = e.timestamp
+            return _ts(best)
+    return None
+
+
+def _turn_end_instant(lane_evs: list[LaneEvents], turn: int) -> float | None:
+    for le in lane_evs:
+        if not le.lane.is_subagent and le.index is not None:
+            best = None
+            for e in le.index.entries:
+                if e.turn is not None and e.turn > turn:
+                    break
+                if e.timestamp:
+                    best = e.timestamp
+            return _ts(best)
+    return None
+
+
+def _mentions(x, kind: str, path: str) -> bool:
+    if kind == "call":
+        if x.tool == "Bash":
+            sh = x.shell
+            if sh is None:
+                return False
+            if any(m.path == path or (m.path and path.startswith(m.path.rstrip("/") + "/")) for m in sh.mutations):
+                return True
+            if sh.read is not None and sh.read.path == path:
+                return True
+            return path in stale_hint_paths(x)[0]
+        return x.path == path
+    if kind == "att":
+        fn = x.payload.get("filename")
+        return isinstance(fn, str) and norm(fn) == path
+    return x.path == path
+
+
+def render(rec: Recovery) -> list[str]:
+    """Content with gaps shown as explicit markers (never filled)."""
+    out = []
+    n = 1
+    for r in rec.ranges():
+        if r["kind"] == "gap":
+            cnt = f"{r['lines']} line(s)" if r["lines"] is not None else "an unknown number of lines"
+            out.append(f"⟪gap: {cnt} unknown - {r['cause']}⟫")
+        else:
+            pass
+    return out
+
+
+def render_text(rec: Recovery) -> str:
+    parts = []
+    buf: list[str] = []
+    for x in rec.state or []:
+        if isinstance(x, str):
+            buf.append(x)
+        else:
+            if buf:
+                parts.append("\n".join(buf))
+                buf = []
+            tag = "unknown number of lines" if x.many else "1 line"
+            parts.append(f"⟪gap: {tag} - {x.cause}⟫")
+    if buf:
+        parts.append("\n".join(buf))
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------ backups
+
+
+def list_backups(scope: Scope, file: str, lane_evs: list[LaneEvents] | None = None) -> list[dict]:
+    """The client's checkpoint store for this file (FH-023..025). Listing only: never merged."""
+    path = norm(file)
+    h = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    if lane_evs is None:
+        lane_evs, _ = collect(scope, True)
+    marks: dict[tuple[str, str], list[Backup]] = {}
+    for le in lane_evs:
+        for b in le.backups:
+            if b.path == path and b.backup_file:
+                marks.setdefault((b.lane.session_id, b.backup_file), []).append(b)
+    rows = []
+    for s in scope.sessions:
+        d = scope.home.path / "file-history" / s.session_id
+        names = set()
+        try:
+            names = {p.name for p in d.iterdir() if p.name.startswith(h + "@v")}
+        except OSError:
+            pass
+        names |= {n for (sid, n) in marks if sid == s.session_id}
+        for n in sorted(names, key=lambda x: (len(x), x)):
+            p = d / n
+            ms = marks.get((s.session_id, n), [])
+            try:
+                st = p.stat()
+                data = p.read_bytes()
+                size, mtime, sha = st.st_size, st.st_mtime, hashlib.sha256(data).hexdigest()
+                nlink = st.st_nlink
+            except OSError:
+                size = mtime = sha = nlink = None
+            times = sorted({b.backup_time for b in ms if b.backup_time})
+            match = None
+            if mtime is not None and times:
+                match = [t for t in times if (_ts(t) is not None and abs(_ts(t) - mtime) <= 5)]
+            notes = ["tool-layer writes only: shell and manual edits never land in the store (FH-024)"]
+            if size is None:
+                notes.append("named by the transcript but missing from the store (pruned: FH-024)")
+            if len(times) > 1:
+                notes.append(f"name reused by {len(times)} generations; the blob belongs to at most one (FH-025)")
+            if nlink and nlink > 1:
+                notes.append("hard-linked from another session's store (session restore: FH-025)")
+            if times and match == []:
+                notes.append("blob mtime matches no recorded backupTime: generation unproven")
+            rows.append({"session_id": s.session_id, "name": n, "store_path": str(p), "exists": size is not None,
+                         "size": size, "sha256": sha, "mtime": mtime,
+                         "version": int(n.rsplit("@v", 1)[1]) if n.rsplit("@v", 1)[-1].isdigit() else None,
+                         "recorded_backup_times": times, "generation_matches": match,
+                         "transcript_lines": sorted({b.line for b in ms}), "notes": notes})
+    return rows
