@@ -1,0 +1,265 @@
+"""`files`, `recover`, `plan`, `image` (docs/files.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from ..files import image as image_mod, plan as plan_mod, recover as rec_mod, touched
+from ..timefmt import instant, short_local
+from .cmd_core import lane_fields, refetch
+from .exit import ExitStatus
+from .options import common_options, make_scope, problems_json, scope_header, scope_options
+from .output import Out, clip, esc
+
+
+def _touch_row(t: touched.Touch, home) -> dict:
+    return {
+        **lane_fields(t.lane), "line": t.line, "timestamp": instant(t.timestamp), "turn": t.turn,
+        "file": t.path, "raw": t.raw, "op": t.op, "via": t.via, "tool": t.tool, "verb": t.verb,
+        "resolution": t.resolution, "status": t.status, "marker": t.marker, "tool_use_id": t.tool_use_id,
+        "detail": t.detail,
+        "interval": {"from": instant(t.interval[0]), "to": instant(t.interval[1])} if t.interval else None,
+        "refetch": refetch(t.lane, t.line, home),
+    }
+
+
+@click.command("files")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+@click.option("--by", "by", type=click.Choice(["file", "dir", "timeline", "summary"]), default="file",
+              show_default=True, help="Grouping of the rows.")
+@click.option("--no-subagents", is_flag=True, help="Main lanes only.")
+@click.option("--subagents-only", is_flag=True, help="Subagent lanes only.")
+def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only):
+    """Which files sessions read, wrote and edited (tools and shell), when, and by which lane.
+
+    Example: sessionsift files 3f2a --by timeline
+    """
+    if no_subagents and subagents_only:
+        raise UsageError("--no-subagents and --subagents-only exclude each other")
+    scope = make_scope(targets, claude_home, sessions_from)
+    res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only)
+    out = Out(fmt, "files")
+    out.header(**scope_header(scope), by=by)
+    ts = res.touches
+    if by == "timeline":
+        for t in ts:
+            out.row("touch", _touch_row(t, claude_home))
+            iv = f" between {short_local(t.interval[0])} and {short_local(t.interval[1])}" if t.interval else ""
+            out.text(f"{short_local(t.timestamp)} L{t.line} {esc(t.lane.display)} {t.op:<16} "
+                     f"{esc(t.path or t.raw or t.marker)} [{t.resolution}, {t.status}]{iv}"
+                     + (f"  {clip(t.detail, 100)}" if t.detail else ""))
+    elif by == "file":
+        for d in touched.group_by_file(ts):
+            out.row("file", {"file": d["path"], "ops": d["ops"], "first": instant(d["first"]),
+                             "last": instant(d["last"]), "lanes": d["lanes"], "lines": d["lines"]})
+            out.text(f"{esc(d['path'])}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items()))
+                     + f"  [{', '.join(esc(x) for x in d['lanes'])}] {short_local(d['first'])} .. {short_local(d['last'])}")
+        for t in ts:
+            if t.path is None:
+                out.row("unresolved", _touch_row(t, claude_home))
+                out.text(f"(unresolved) L{t.line} {esc(t.lane.display)} {t.op} {esc(t.marker or t.raw)}"
+                         + (f" via {esc(t.verb)}" if t.verb else ""))
+    elif by == "dir":
+        for d in touched.group_by_dir(ts):
+            out.row("dir", d)
+            out.text(f"{esc(d['dir'])}/  {d['files']} files  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
+    ops: dict[str, int] = {}
+    for t in ts:
+        ops[t.op] = ops.get(t.op, 0) + 1
+    files = len({t.path for t in ts if t.path})
+    unresolved = sum(1 for t in ts if t.path is None)
+    out.summary(transcripts=res.transcripts, files_unreadable=len(res.problems), problems=problems_json(res.problems),
+                touches=len(ts), files=files, unresolved=unresolved, ops=ops,
+                invisible="writes by other processes leave no trace unless a freshness signal or a file-history "
+                          "version jump records them (FH-013); bash writes never enter file-history (FH-020)")
+    out.text(f"{len(ts)} touches of {files} files ({unresolved} unresolved/markers) in {res.transcripts} transcripts"
+             + (f", {len(res.problems)} unreadable" if res.problems else "")
+             + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
+    return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
+
+
+def _step_row(s: rec_mod.Step) -> dict:
+    return {"seq": s.seq, "session_id": s.session_id, "lane": s.lane, "path": s.lane_path,
+            "is_subagent": s.is_subagent, "line": s.line, "timestamp": instant(s.timestamp), "turn": s.turn,
+            "kind": s.kind, "what": s.what, "detail": s.detail, "segment": s.segment,
+            "known_pieces": s.known, "total_pieces": s.total, "complete": s.complete, "tool_use_id": s.tool_use_id}
+
+
+@click.command("recover")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+@click.option("--file", "file", required=False, help="The file (relative = against your cwd).")
+@click.option("--coverage", is_flag=True, help="Known line ranges and every boundary.")
+@click.option("--at", "at", default=None, help="L<line> | turn<N> | instant: content as the session saw it then.")
+@click.option("--patches", is_flag=True, help="Unified diffs, segmented at boundaries.")
+@click.option("--out", "out_file", default=None, help="Write the reconstruction to FILE (never overwrites).")
+@click.option("--list-backups", is_flag=True, help="List the client's file-history checkpoints of the file.")
+@click.option("--no-subagents", is_flag=True, help="Ignore subagent lanes.")
+def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, patches, out_file, list_backups,
+                no_subagents):
+    """Rebuild a file's content from the Read/Write/Edit stream, with every gap named.
+
+    Example: sessionsift recover 3f2a --file src/app.py --coverage
+    """
+    if not file:
+        raise UsageError("--file PATH is required")
+    path = rec_mod.resolve_file_arg(file)
+    scope = make_scope(targets, claude_home, sessions_from)
+    out = Out(fmt, "recover")
+    cut = rec_mod.parse_at(at)
+    lane_evs, problems = rec_mod.collect(scope, not no_subagents)
+    out.header(**scope_header(scope), file=path, file_given=file, at=at)
+    if file != path:
+        out.text(f"file: {esc(path)} (resolved from {esc(file)} against {esc(os.getcwd())})")
+    if list_backups:
+        rows = rec_mod.list_backups(scope, path, lane_evs)
+        for r in rows:
+            out.row("backup", r)
+            out.text(f"{r['name']}  {'%d B' % r['size'] if r['size'] is not None else 'missing'}  "
+                     f"session {r['session_id']}  recorded at {', '.join(r['recorded_backup_times']) or '-'}")
+            for n in r["notes"]:
+                out.text(f"  note: {esc(n)}")
+        out.summary(backups=len(rows), file=path, merged_into_reconstruction=False)
+        out.text(f"{len(rows)} checkpoint(s); checkpoint content is never merged into a reconstruction")
+        return ExitStatus.OK if rows else ExitStatus.NO_MATCH
+    rec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems)
+    unread = [p.path for p in rec.unreadable]
+    if rec.state is None and rec.exists is None:
+        msg = f"no record of this file in {rec.transcripts} transcripts"
+        if unread:
+            msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
+        out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),
+                    problems=problems_json(rec.unreadable), message=msg)
+        out.text(f"{esc(path)}: {esc(msg)}")
+        return ExitStatus.NO_MATCH
+    for s in rec.steps:
+        if coverage or patches or fmt == "json":
+            out.row("step", {**_step_row(s), **({"patch": "".join(s.patch)} if patches and s.patch else {})})
+        if coverage or patches:
+            out.text(f"[seg {s.segment}] L{s.line} {esc(s.lane)} {s.kind:<10} {s.what:<18} {clip(s.detail, 110)}")
+        if patches and s.patch:
+            for l in "".join(s.patch).split("\n"):
+                out.text("    " + esc(l))
+    rngs = rec.ranges()
+    for r in rngs:
+        out.row("range", r)
+    if coverage:
+        for r in rngs:
+            span = f"{r['start']}-{r['end']}" if r["start"] is not None and r["end"] is not None else (
+                f"{r['start']}-?" if r["start"] is not None else "?")
+            out.text(f"  {r['kind']:<5} lines {span} ({r['lines'] if r['lines'] is not None else '?'})"
+                     + (f"  cause: {esc(r['cause'])}" if r["cause"] else ""))
+    text = rec.text()
+    if not coverage and not patches:
+        body = text if text is not None else rec_mod.render_text(rec)
+        if fmt != "json":
+            for l in body.split("\n"):
+                out.text(esc(l) if "\t" not in l else esc(l).replace("\\t", "\t"))
+    written = None
+    if out_file:
+        content = text if text is not None else rec_mod.render_text(rec)
+        if not content:
+            raise UsageError("nothing known to write: --out writes only a non-empty result")
+        op = Path(out_file)
+        if op.exists():
+            raise UsageError(f"{op} exists; refusing to overwrite (choose another --out)")
+        op.write_bytes(content.encode("utf-8", "surrogateescape"))
+        written = str(op)
+    risks = [{"line": s.line, "lane": s.lane, "detail": s.detail} for s in rec.risks_since_anchor]
+    out.summary(status=rec.status, file=path, complete=rec.complete, exists=rec.exists,
+                sha256=__import__("hashlib").sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
+                content=text if fmt == "json" and not coverage and not patches else None,
+                rendered=rec_mod.render_text(rec) if fmt == "json" and text is None and not coverage else None,
+                known_pieces=sum(isinstance(x, str) for x in rec.state or []),
+                boundaries=rec.boundaries, shell_writes=rec.shell_writes, risks_since_anchor=risks,
+                segments=(rec.steps[-1].segment + 1) if rec.steps else 0,
+                transcripts=rec.transcripts, files_unreadable=len(unread), problems=problems_json(rec.unreadable),
+                at=at, out=written,
+                invisible="a change by another process with no freshness signal leaves no trace (FH-013)")
+    out.text(f"-- {esc(path)}: {rec.status}; {rec.boundaries} boundaries, {rec.shell_writes} opaque shell writes, "
+             f"{len(risks)} possible writers since the last anchor"
+             + (f"; written to {esc(written)}" if written else ""))
+    for r in risks[:5]:
+        out.text(f"   risk: L{r['line']} {esc(r['lane'])} {clip(r['detail'], 100)}")
+    if rec.unreadable:
+        return ExitStatus.INCOMPLETE
+    return ExitStatus.OK
+
+
+@click.command("plan")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+@click.option("--audit", is_flag=True, help="Structured writes to plan files the writing session does not bind.")
+def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
+    """The plan file bound to each session (plan_mode attachment, else the first valid slug).
+
+    Example: sessionsift plan 3f2a --audit
+    """
+    scope = make_scope(targets, claude_home, sessions_from)
+    bs = plan_mod.bind(scope, audit=audit)
+    out = Out(fmt, "plan")
+    out.header(**scope_header(scope))
+    n_audit = 0
+    for b in bs:
+        out.row("plan", {"session_id": b.session_id, "is_subagent": False, "parent_session_id": None,
+                         "source": b.source, "plan_path": b.plan_path, "plan_exists": b.plan_exists,
+                         "plan_exists_recorded": b.plan_exists_recorded, "slug": b.slug, "line": b.line,
+                         "minted_at_compaction": b.minted_at_compaction, "plans_dir": b.plans_dir,
+                         "plans_dir_source": b.plans_dir_source, "notes": b.notes})
+        out.text(f"{b.session_id}  {esc(b.plan_path) if b.plan_path else '(no plan bound)'}  via {b.source or '-'}"
+                 + (f" L{b.line}" if b.line else "") + f"  exists={b.plan_exists if b.plan_exists is not None else '-'}"
+                 + ("  minted_at_compaction" if b.minted_at_compaction else ""))
+        out.text(f"  plans dir: {esc(b.plans_dir)} ({esc(b.plans_dir_source)})")
+        for n in b.notes:
+            out.text(f"  note: {esc(n)}")
+        for a in b.audit:
+            n_audit += 1
+            out.row("foreign_plan_write", {"session_id": b.session_id, **a, "timestamp": instant(a["timestamp"])})
+            out.text(f"  audit: L{a['line']} {esc(a['lane'])} {a['tool']} {esc(a['path'])}"
+                     f" (bound by {a['bound_by'] or 'no session in scope'})")
+    out.summary(sessions=len(bs), bound=sum(1 for b in bs if b.plan_path), audit_rows=n_audit if audit else None)
+    return ExitStatus.OK if bs else ExitStatus.NO_MATCH
+
+
+@click.command("image")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+@click.option("--id", "ident", default=None, help="N (an [Image #N] handle) or L<line>i<n>.")
+@click.option("--out", "out_dir", default=None, help="Write the image bytes into DIR.")
+@click.option("--all-occurrences", is_flag=True, help="Do not deduplicate by content fingerprint.")
+@click.option("--no-subagents", is_flag=True, help="Main lanes only.")
+def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occurrences, no_subagents):
+    """List and extract inline images (direct blocks and images nested in tool results).
+
+    Example: sessionsift image 3f2a --id L12i1 --out ./imgs
+    """
+    scope = make_scope(targets, claude_home, sessions_from)
+    ims = image_mod.images(scope, subagents=not no_subagents, dedup=not all_occurrences)
+    if ident:
+        ims = image_mod.select(ims, ident)
+    written = dict()
+    if out_dir:
+        written = {id(im): p for im, p in image_mod.write_out(ims, out_dir)}
+    out = Out(fmt, "image")
+    out.header(**scope_header(scope))
+    for im in ims:
+        out.row("image", {**lane_fields(im.lane), "locator": im.locator, "line": im.line, "carrier": im.carrier,
+                          "handle": im.handle, "media_type": im.media_type, "source_kind": im.source_kind,
+                          "size": im.size, "sha256": im.sha256, "timestamp": instant(im.timestamp),
+                          "tool_use_id": im.tool_use_id, "occurrences": im.occurrences,
+                          "written": written.get(id(im))})
+        out.text(f"{esc(im.lane.display)}:{im.locator}  {im.media_type or '?'}  {im.size if im.size is not None else '?'} B"
+                 f"  {'[Image #%d]' % im.handle if im.handle is not None else '(no handle)'}  {im.carrier}"
+                 + (f"  x{len(im.occurrences)}" if len(im.occurrences) > 1 else "")
+                 + (f"  -> {esc(written[id(im)])}" if id(im) in written else ""))
+    out.summary(images=len(ims), written=len(written) if out_dir else None, deduplicated=not all_occurrences)
+    return ExitStatus.OK if ims else ExitStatus.NO_MATCH

@@ -1,0 +1,187 @@
+"""`files`: which files a session read, wrote and edited, when, and through which lane."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..discover import Scope
+from .events import MODIFIED_SINCE_READ, Call, LaneEvents, norm, stale_hint_paths
+from .recover import _ts, collect
+
+TOOL_OP = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "multiedit", "NotebookEdit": "notebook-edit"}
+MUTATING = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # FH-037
+
+
+@dataclass
+class Touch:
+    path: str | None          # None: unresolved (raw kept verbatim)
+    raw: str | None
+    op: str
+    via: str                  # tool | shell | attachment | file-history
+    tool: str | None
+    verb: str | None
+    resolution: str           # structured | absolute | cwd-joined | cd-tracked | unresolved | recorded
+    status: str               # ok | error | no-result | observed
+    lane: object
+    line: int
+    timestamp: str | None
+    turn: int | None
+    tool_use_id: str | None = None
+    detail: str | None = None
+    interval: tuple[str | None, str | None] | None = None
+    marker: str | None = None
+
+
+@dataclass
+class FilesResult:
+    touches: list[Touch] = field(default_factory=list)
+    transcripts: int = 0
+    problems: list = field(default_factory=list)
+
+
+def _status(c: Call) -> str:
+    return "no-result" if c.is_error is None else ("error" if c.is_error else "ok")
+
+
+def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
+            lane_evs: list[LaneEvents] | None = None, problems: list | None = None) -> FilesResult:
+    if lane_evs is None:
+        lane_evs, problems = collect(scope, subagents or subagents_only)
+    res = FilesResult(transcripts=len(lane_evs), problems=problems or [])
+    for le in lane_evs:
+        if subagents_only and not le.lane.is_subagent:
+            continue
+        if not subagents and le.lane.is_subagent:
+            continue
+        for c in le.calls:
+            if c.tool in TOOL_OP:
+                op = TOOL_OP[c.tool]
+                detail = None
+                if c.tool == "Write" and isinstance(c.echo, dict) and c.echo.get("type") in ("create", "update"):
+                    op = c.echo["type"]
+                if c.is_error and MODIFIED_SINCE_READ in (c.result_text or ""):
+                    detail = "rejected: modified since read"
+                elif c.is_error:
+                    detail = (c.result_text or "")[:200]
+                if isinstance(c.echo, dict) and c.echo.get("staleRecovered"):
+                    detail = "staleRecovered: applied to a file changed on disk since the last Read"
+                if c.tool == "Read" and isinstance(c.echo, dict):
+                    f = c.echo.get("file") if isinstance(c.echo.get("file"), dict) else {}
+                    if c.echo.get("type") == "file_unchanged":
+                        detail = "file_unchanged"
+                    elif isinstance(f.get("startLine"), int) and isinstance(f.get("numLines"), int):
+                        detail = f"lines {f['startLine']}+{f['numLines']} of {f.get('totalLines')}" + (
+                            " truncatedByTokenCap" if f.get("truncatedByTokenCap") else "")
+                res.touches.append(Touch(c.path, c.input.get("file_path") or c.input.get("notebook_path"), op, "tool",
+                                         c.tool, c.tool, "structured", _status(c), c.lane, c.pos,
+                                         c.result_ts or c.timestamp, c.turn, c.tool_use_id, detail))
+            elif c.tool == "Bash" and c.shell is not None:
+                sh = c.shell
+                for m in sh.mutations:
+                    res.touches.append(Touch(m.path, m.raw, f"shell:{m.op}", "shell", "Bash", m.verb, m.resolution,
+                                             _status(c), c.lane, c.pos, c.result_ts or c.timestamp, c.turn,
+                                             c.tool_use_id, "quoted heredoc body" if m.heredoc is not None else None))
+                for mk in sh.markers:
+                    res.touches.append(Touch(None, None, "shell:marker", "shell", "Bash", mk.split(":")[1], "unresolved",
+                                             _status(c), c.lane, c.pos, c.result_ts or c.timestamp, c.turn,
+                                             c.tool_use_id, "mutates files it does not name", marker=mk))
+                if sh.read is not None and sh.read.path:
+                    res.touches.append(Touch(sh.read.path, sh.read.raw, "shell:read", "shell", "Bash", sh.read.kind,
+                                             sh.read.resolution, _status(c), c.lane, c.pos, c.result_ts or c.timestamp,
+                                             c.turn, c.tool_use_id))
+                named, more = stale_hint_paths(c)
+                for p in named:
+                    res.touches.append(Touch(p, None, "external-change", "shell", "Bash", "staleReadFileStateHint",
+                                             "recorded", "observed", c.lane, c.pos, c.result_ts or c.timestamp, c.turn,
+                                             c.tool_use_id, "the client saw it change on disk after this command"))
+        for a in le.attachments:
+            fn = a.payload.get("filename")
+            if a.kind == "edited_text_file" and isinstance(fn, str):
+                res.touches.append(Touch(norm(fn), fn, "external-edit", "attachment", None, "edited_text_file",
+                                         "recorded", "observed", a.lane, a.line, a.timestamp, a.turn, None,
+                                         "changed outside the session's tools since its last full Read"))
+            elif a.kind == "file" and isinstance(fn, str):
+                res.touches.append(Touch(norm(fn), fn, "harness-read", "attachment", None, "file", "recorded",
+                                         "observed", a.lane, a.line, a.timestamp, a.turn, None,
+                                         "re-injected into context by the client (e.g. after compaction)"))
+    res.touches.extend(external_writes(lane_evs, subagents_only))
+    res.touches.sort(key=lambda t: (_ts(t.timestamp) or 0.0, t.lane.is_subagent, t.line))
+    return res
+
+
+def external_writes(lane_evs: list[LaneEvents], subagents_only: bool = False) -> list[Touch]:
+    """FH-015: a version jump with no tool write of that path in the interval is an external write.
+
+    Reported as an interval (previous backup instant, this backup instant), never an instant.
+    FH-018: a tool write and a silent write in one interval give one increment, so this rule
+    cannot see a silent write that shares an interval with a tool write."""
+    if subagents_only:
+        return []
+    writes: dict[tuple[str, str], list[float]] = defaultdict(list)
+    shell: dict[tuple[str, str], list[tuple[float, Call]]] = defaultdict(list)
+    for le in lane_evs:
+        for c in le.calls:
+            t = _ts(c.result_ts or c.timestamp)
+            if t is None:
+                continue
+            if c.tool in MUTATING and c.ok and c.path:
+                writes[(le.lane.session_id, c.path)].append(t)
+            if c.tool == "Bash" and c.shell:
+                for m in c.shell.mutations:
+                    if m.path:
+                        shell[(le.lane.session_id, m.path)].append((t, c))
+    out = []
+    for le in lane_evs:
+        if le.lane.is_subagent:
+            continue
+        last: dict[str, object] = {}
+        for b in le.backups:
+            prev = last.get(b.path)
+            last[b.path] = b
+            if prev is None or b.version is None or prev.version is None:
+                continue
+            if b.version <= prev.version:
+                continue  # equal: unchanged; lower: a new generation (FH-016)
+            t0, t1 = _ts(prev.timestamp), _ts(b.timestamp)
+            if t0 is None or t1 is None:
+                continue
+            key = (le.lane.session_id, b.path)
+            if any(t0 < t <= t1 for t in writes.get(key, [])):
+                continue
+            cands = [c for t, c in shell.get(key, []) if t0 < t <= t1]
+            detail = f"file-history version {prev.version} -> {b.version} with no tool write in the interval"
+            if cands:
+                detail += "; shell write(s) in the interval at " + ", ".join(f"L{c.pos}" for c in cands)
+            out.append(Touch(b.path, b.tracked_as, "external-write", "file-history", None, "version-jump",
+                             "recorded", "observed", le.lane, b.line, b.timestamp, None, None, detail,
+                             interval=(prev.timestamp, b.timestamp)))
+    return out
+
+
+def group_by_file(ts: list[Touch]) -> list[dict]:
+    g: dict[str, dict] = {}
+    for t in ts:
+        if t.path is None:
+            continue
+        d = g.setdefault(t.path, {"path": t.path, "ops": defaultdict(int), "first": t.timestamp, "last": t.timestamp,
+                                  "lanes": [], "lines": []})
+        d["ops"][t.op] += 1
+        d["last"] = t.timestamp or d["last"]
+        if t.lane.display not in d["lanes"]:
+            d["lanes"].append(t.lane.display)
+        d["lines"].append(t.line)
+    return [{**d, "ops": dict(d["ops"])} for d in g.values()]
+
+
+def group_by_dir(ts: list[Touch]) -> list[dict]:
+    g: dict[str, dict] = {}
+    for t in ts:
+        if t.path is None:
+            continue
+        k = posixpath.dirname(t.path)
+        d = g.setdefault(k, {"dir": k, "ops": defaultdict(int), "files": set()})
+        d["ops"][t.op] += 1
+        d["files"].add(t.path)
+    return [{"dir": d["dir"], "ops": dict(d["ops"]), "files": len(d["files"])} for d in g.values()]
