@@ -126,7 +126,14 @@ def read_tail(path: Path) -> Tail:
     last_conv: TailRecord | None = None
     last_asst: TailRecord | None = None
     td_after = False
-    for r in recs:
+    # Walk in TIME order: the interactive client was seen flushing a turn's assistant tool_use
+    # BEFORE the user prompt that opened the turn (file order is not conversation order).
+    order = sorted(range(len(recs)), key=lambda i: (recs[i].obj.get("timestamp") or "", i)
+                   if isinstance(recs[i].obj.get("timestamp"), str) else ("", i))
+    has_ts = all(isinstance(recs[i].obj.get("timestamp"), str) for i in range(len(recs))
+                 if recs[i].obj.get("type") in ("user", "assistant"))
+    walk = [recs[i] for i in order] if has_ts else recs
+    for r in walk:
         o = r.obj
         typ = o.get("type")
         if typ == "system" and o.get("subtype") == "turn_duration":
@@ -383,7 +390,7 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
         su = d.get("statusUpdatedAt")
         ev.append(_ev("registry", f"status={d.get('status')}", path=r.path, pid=r.pid, status=d.get("status"),
                       waiting_for=d.get("waitingFor"), kind=d.get("kind"), version=d.get("version"),
-                      status_updated_at=instant(su) if isinstance(su, (int, float)) else None,
+                      status_updated_at=instant(su / 1000) if isinstance(su, (int, float)) else None,
                       status_age_secs=round(now - su / 1000, 1) if isinstance(su, (int, float)) else None,
                       proc_start=d.get("procStart"), pid_domain=d.get("pidDomain")))
         ev.append(_ev("pid", p.detail, pid=p.pid, state=p.state, reuse_guard=p.guard))

@@ -1,0 +1,113 @@
+"""Scenarios for the live-state commands (status / wait / agents), run with the REAL client.
+
+These need the client to be observed WHILE it runs, so besides registering scenarios this module
+has its own launcher: `start(name, root)` starts the scenario in a new network namespace and
+returns the running process without waiting (the pid namespace is shared, so the client's pid in
+`<config>/sessions/<pid>.json` can be probed - and SIGKILLed - from outside).
+
+Inner entry point: python -m tests.realclient.scenarios_live --inside NAME --root R --exe E
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import client as clientmod
+from .mock_api import Turn, text, tool
+from .scenarios import ALL, Prompt, Scenario, register, session_uuid
+
+REPO = Path(__file__).resolve().parents[2]
+
+LIVE_HOLD = register(Scenario(
+    name="live_hold",
+    mode="interactive",
+    notes="A foreground Bash `sleep 20` holds the turn busy (registry busy, unreturned tool_use at the tail); "
+          "the live test SIGKILLs the client during it.",
+    prompts=[Prompt("Run the slow command.", turns=[
+        Turn([tool("Bash", command="sleep 20; echo held", description="Held busy")]),
+        Turn([text("Done.")]),
+    ])],
+))
+
+LIVE_WAIT = register(Scenario(
+    name="live_wait",
+    mode="print",
+    notes="The final text turn is delayed 6 s by the mock, so `wait --until stop` must block until it lands.",
+    prompts=[Prompt("Say something after a pause.", turns=[
+        Turn([tool("Bash", command="echo tick", description="Tick")]),
+        Turn([text("Finished after the pause.")], delay=6.0),
+    ])],
+))
+
+LIVE_BG_DONE = register(Scenario(
+    name="live_bg_done",
+    mode="print",
+    notes="One background Bash that completes inside the turn (its notification lands while the turn runs).",
+    prompts=[Prompt("Start a quick background job and wait for it.", turns=[
+        Turn([tool("Bash", command="sleep 0.3; echo bg-done", description="Quick background job",
+                   run_in_background=True)]),
+        Turn([tool("Bash", command="sleep 2; echo waited", description="Wait for it")]),
+        Turn([text("The background job finished.")]),
+    ])],
+))
+
+
+def start(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
+    """Start scenario `name` under `root` in `unshare -n`; return the running runner process."""
+    problems = clientmod.check_host()
+    if problems:
+        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    exe = clientmod.ensure_client(version)
+    root.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
+    log = open(root / f"{name}.live-runner.log", "w")
+    return subprocess.Popen(["unshare", "-n", sys.executable, "-m", "tests.realclient.scenarios_live", "--inside",
+                             name, "--root", str(root), "--exe", str(exe)],
+                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End a runner started by `start` (its own process group, by id) and reap it."""
+    import signal
+
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def paths(name: str, root: Path) -> dict:
+    from .runner import encode_project_dir
+
+    s_dir = root / name
+    work = s_dir / "work"
+    cfg = s_dir / "config"
+    sid = session_uuid(name)
+    return {"config": cfg, "session_id": sid,
+            "transcript": cfg / "projects" / encode_project_dir(str(work)) / f"{sid}.jsonl"}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--inside", required=True)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--exe", required=True)
+    a = ap.parse_args(argv)
+    from .runner import inside
+
+    assert a.inside in ALL, a.inside
+    inside(a.inside, Path(a.root), a.exe)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
