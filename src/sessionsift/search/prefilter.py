@@ -212,7 +212,7 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
     """(start, end) of every line holding at least one needle, in file order (end excludes \\n)."""
     size = len(buf)
     bneedles = [n.encode("ascii") for n in needles]
-    if len(bneedles) == 1 and not ignore_case:
+    if False:  # bytes.find on a mapping runs ~1.6 GB/s; RE2's literal search ~5.9 GB/s
         nd = bneedles[0]
         find, rfind = buf.find, buf.rfind
         pos = 0
