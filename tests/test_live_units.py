@@ -1,0 +1,211 @@
+"""Edge cases of the live surfaces that the real client cannot be made to produce offline.
+
+Every record here is HAND-MADE (said per test): monitor pulses, orphan summaries, a half-written
+registry row, another pid namespace, a reused pid, the sidecar, a torn tail during `wait`. The
+shapes follow the catalog claims named in each test."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sessionsift.discover import resolve_targets
+from sessionsift.live import registry as REG
+from sessionsift.live.background import scan, task_list
+from sessionsift.live.verdict import assess
+from sessionsift.live.wait import parse_condition, wait_for
+from sessionsift.live.whoami import whoami
+
+SID = "11111111-2222-4333-8444-555555555555"
+
+
+def _home(tmp_path: Path, records: list[dict], raw_tail: bytes = b"") -> tuple[Path, Path]:
+    home = tmp_path / "cfg"
+    proj = home / "projects" / "-w"
+    proj.mkdir(parents=True)
+    p = proj / f"{SID}.jsonl"
+    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + raw_tail)
+    return home, p
+
+
+def _asst(tid, name, inp, ts="2026-01-01T00:00:01.000Z", stop="tool_use"):
+    return {"type": "assistant", "timestamp": ts, "uuid": tid + "-a",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}],
+                        "stop_reason": stop}}
+
+
+def _result(tid, text, tur=None, ts="2026-01-01T00:00:02.000Z"):
+    r = {"type": "user", "timestamp": ts, "uuid": tid + "-r",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": text}]}}
+    if tur is not None:
+        r["toolUseResult"] = tur
+    return r
+
+
+def _note(**f):
+    body = "".join(f"<{k.replace('_', '-')}>{v}</{k.replace('_', '-')}>" for k, v in f.items())
+    return f"<task-notification>{body}</task-notification>"
+
+
+def _end(ts="2026-01-01T00:00:09.000Z"):
+    return {"type": "assistant", "timestamp": ts, "uuid": "end",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}}
+
+
+def _sess(home):
+    return resolve_targets([SID], home).sessions[0]
+
+
+def test_monitor_stays_open_through_event_pulses_and_closes_on_status(tmp_path):
+    # hand-made: a Monitor arm (BG-006/007), event pulses without <status> (BG-016), then termination
+    recs = [_asst("tu_m", "Monitor", {"description": "watch logs", "command": "tail -f x"}),
+            _result("tu_m", "Monitor started (task bm0000001, persistent - runs until TaskStop or session end).",
+                    {"taskId": "bm0000001", "timeoutMs": 0, "persistent": True}),
+            {"type": "user", "timestamp": "2026-01-01T00:00:03.000Z",
+             "message": {"role": "user", "content": _note(task_id="bm0000001", summary="Monitor event", event="line")}},
+            {"type": "queue-operation", "operation": "enqueue", "timestamp": "2026-01-01T00:00:04.000Z",
+             "content": _note(task_id="bm0000001", summary="Monitor event", event="line2")},
+            _end()]
+    home, p = _home(tmp_path, recs)
+    t = scan(_sess(home)).tasks()
+    assert len(t) == 1 and t[0].kind == "monitor" and t[0].state == "open" and t[0].events == 2
+    assert t[0].task_id == "bm0000001" and t[0].persistent is True
+    assert assess(_sess(home), home).verdict == "idle-background-open"
+    # the termination notice arrives on the attachment carrier, joined by tool-use-id
+    with open(p, "ab") as fh:
+        fh.write(json.dumps({"type": "attachment", "timestamp": "2026-01-01T00:00:10.000Z", "attachment": {
+            "type": "queued_command", "commandMode": "task-notification",
+            "prompt": _note(task_id="bm0000001", tool_use_id="tu_m", status="completed", summary="Monitor done")}}).encode() + b"\n")
+    t = scan(_sess(home)).tasks()
+    assert t[0].state == "closed" and t[0].closed_by == "queued_command" and t[0].status == "completed"
+    assert assess(_sess(home), home).verdict == "idle-eot"
+
+
+def test_kind_comes_from_the_tool_name_and_orphan_summary_closes_shells(tmp_path):
+    # hand-made: a Bash launch whose id looks like anything; closed by an orphan summary (BG-020)
+    recs = [_asst("tu_b", "Bash", {"command": "sleep 99", "run_in_background": True}),
+            _result("tu_b", "Command running in background with ID: a00000001. Output is being written to: /nonexistent/a.output.",
+                    {"backgroundTaskId": "a00000001"}),
+            _end("2026-01-01T00:00:03.000Z"),
+            {"type": "user", "timestamp": "2026-01-01T00:05:00.000Z", "message": {"role": "user", "content":
+             _note(task_id="__orphan_summary__:shell", status="stopped", summary="1 background shell task from the previous session have no completion record")}}]
+    home, _ = _home(tmp_path, recs)
+    t = scan(_sess(home)).tasks()
+    assert t[0].kind == "shell" and t[0].state == "closed" and t[0].closed_by == "orphan-summary"
+    assert t[0].output_stat()["output_state"] == "absent" and t[0].output_stat()["output_size"] is None
+
+
+def test_registry_mid_write_row_is_reported_and_key_companion_ignored(tmp_path):
+    # hand-made: a truncated row (REG-017) and a .key companion that parses as JSON (REG-016)
+    home, _ = _home(tmp_path, [_end()])
+    sd = home / "sessions"
+    sd.mkdir()
+    (sd / "123.json").write_text('{"pid":123,"sessionId":"' + SID[:10])
+    (sd / ("123." + "a" * 64 + ".key")).write_text('{"peerToken":"x","procStart":"1"}')
+    look = REG.find_rows(home, SID)
+    assert look.scanned == 1 and look.rows == [] and look.unreadable and "mid-write" in look.unreadable[0][1]
+    v = assess(_sess(home), home)
+    assert any(e["surface"] == "registry" and "unreadable" in e["value"] for e in v.evidence)
+    assert any("could not be read" in n for n in v.notes)
+
+
+def test_pid_probe_forms(tmp_path):
+    me = os.getpid()
+    ticks = Path(f"/proc/{me}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    dom = REG.local_pid_domain()
+    ok = REG.probe_pid(me, ticks, dom)
+    assert ok.state == "alive" and ok.guard == "matched"
+    reused = REG.probe_pid(me, str(int(ticks) + 100000), dom)
+    assert reused.state == "reused" and reused.gone
+    other = REG.probe_pid(me, ticks, "linux:ffff:pid:[1]")
+    assert other.state == "unprobeable" and "another pid" in other.detail
+    nostart = REG.probe_pid(me, None, None)
+    assert nostart.state == "alive" and nostart.guard.startswith("skipped")
+    # asctime (REG-010/012): both field orders parse to the same instant
+    a = REG.parse_asctime("Sun Aug 16 09:04:23 2026", utc=True)
+    b = REG.parse_asctime("Sun 16 Aug 09:04:23 2026", utc=True)
+    assert a == b and a.hour == 9
+    p = subprocess.Popen(["true"])
+    p.wait()
+    assert REG.probe_pid(p.pid, None, None).state == "dead"
+
+
+def test_human_from_sidecar_and_multi_question_tail_and_ghost_guard(tmp_path):
+    # hand-made sidecar (ELI-016/018): one pending key, one key that is native (a ghost)
+    recs = [_asst("tu_q", "AskUserQuestion", {"questions": [{"question": "a"}, {"question": "b"}]})]
+    home, p = _home(tmp_path, recs)
+    v = assess(_sess(home), home)
+    assert v.verdict == "waiting" and "AskUserQuestion" in v.reason
+    # single question at the tail is NOT treated as human (ELI-009); it reads as running
+    home2, _ = _home(tmp_path / "b", [_asst("tu_q", "AskUserQuestion", {"questions": [{"question": "a"}]})])
+    assert assess(_sess(home2), home2).verdict == "running"
+    side = _sess(home2).sidecar_dir
+    side.mkdir()
+    (side / "elicitations.jsonl").write_text(
+        json.dumps({"csiftKey": "tu_q", "csiftPhase": "pending", "csiftKind": "AskUserQuestion"}) + "\n" +
+        json.dumps({"csiftKey": "k2", "csiftPhase": "pending", "csiftKind": "ExitPlanMode"}) + "\n")
+    v = assess(_sess(home2), home2)
+    assert v.verdict == "waiting" and [x["key"] for x in v.sidecar.pending] == ["k2"] and v.sidecar.ghosts == 1
+
+
+def test_task_list_both_directory_forms_and_absent(tmp_path):
+    home = tmp_path
+    assert task_list(home, SID).open is None and task_list(home, SID).completed is None
+    (home / "tasks" / SID).mkdir(parents=True)
+    (home / "tasks" / f"session-{SID[:8]}").mkdir()
+    (home / "tasks" / SID / "1.json").write_text(json.dumps({"id": "1", "subject": "a", "status": "completed"}))
+    (home / "tasks" / f"session-{SID[:8]}" / "1.json").write_text(json.dumps({"id": "1", "subject": "b", "status": "pending"}))
+    tl = task_list(home, SID)
+    assert tl.completed == 1 and [t["subject"] for t in tl.open] == ["b"] and len(tl.dirs) == 2
+
+
+def test_wait_write_holds_a_torn_tail_and_sees_new_lanes(tmp_path):
+    # hand-made: records appended during the wait, the first one torn across two writes
+    home, p = _home(tmp_path, [_end()])
+    sess = _sess(home)
+    cond = parse_condition(r"write:notes\.md$:^DONE")
+    rec = json.dumps(_asst("tu_w", "Write", {"file_path": "/x/notes.md", "content": "a\nDONE here\n"},
+                           ts="2026-01-01T00:01:00.000Z")).encode() + b"\n"
+    lane_dir = sess.sidecar_dir / "subagents"
+    ready = threading.Event()
+
+    def writer():
+        ready.wait(5)
+        with open(p, "ab") as fh:
+            fh.write(rec[:40])
+            fh.flush()
+            time.sleep(0.4)
+        lane_dir.mkdir(parents=True)
+        (lane_dir / "agent-abc.jsonl").write_bytes(rec)
+
+    th = threading.Thread(target=writer)
+    th.start()
+    res = wait_for(sess, home, cond, timeout=10, ready=lambda b: ready.set(), heartbeat=0.2)
+    th.join()
+    assert res.satisfied and res.hit.lane == "agent-abc" and res.hit.line == 1
+    assert res.hit.matched_line == "DONE here"
+    assert any(d.endswith("agent-abc.jsonl") for d in res.discovered)
+
+
+def test_whoami_env_only(tmp_path):
+    w = whoami(tmp_path, env={})
+    assert w.session_id is None and "cannot tell" in w.note
+    w = whoami(tmp_path, env={"CLAUDE_CODE_SESSION_ID": SID})
+    assert w.session_id == SID and w.well_formed
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "whoami"], capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"})
+    assert r.returncode == 1 and "cannot tell" in r.stdout
+
+
+def test_wait_requires_timeout_and_valid_condition(tmp_path):
+    home, _ = _home(tmp_path, [_end()])
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "wait", SID, "--until", "stop", "--claude-home", str(home)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--timeout" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "wait", SID, "--until", "bogus", "--timeout", "1",
+                        "--claude-home", str(home)], capture_output=True, text=True)
+    assert r.returncode == 2
