@@ -296,6 +296,8 @@ class Replayer:
             self._read_payload(c, f, "read", c.tool_use_id)
             return
         if typ in ("image", "pdf", "parts", "notebook"):
+            if self.rec.state is None:
+                self.set(_all_unknown(f"only a {typ} Read (L{c.pos}): no text content in the transcript"))
             self.step(c, "noop", "read", f"{typ} Read: no text content", tool_use_id=c.tool_use_id)
             return
         # no echo (workflow lanes, BASH-025): fall back to the gutter-rendered tool_result text

@@ -144,6 +144,8 @@ def external_writes(lane_evs: list[LaneEvents], subagents_only: bool = False) ->
                 continue
             if b.version <= prev.version:
                 continue  # equal: unchanged; lower: a new generation (FH-016)
+            if prev.backup_file is None and b.backup_file is None and prev.version > 1:
+                continue  # absent at both checkpoints (a null backup names no content: FH-003)
             t0, t1 = _ts(prev.timestamp), _ts(b.timestamp)
             if t0 is None or t1 is None:
                 continue
