@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -162,6 +163,16 @@ def materialise(turn: Turn, ns: str, key: str) -> list[dict]:
             b.setdefault("signature", "sig-" + hashlib.sha256(b["thinking"].encode()).hexdigest()[:48])
         out.append(b)
     return out
+
+
+_PLAN_RE = re.compile(r'(/[^\s"\'\\<>`]*/plans/[A-Za-z0-9_.-]+\.md)')
+
+
+def fill_plan_file(blocks: list[dict], body: dict) -> list[dict]:
+    """Replace ``{PLAN_FILE}`` in tool inputs by the plan file path the client named in the request."""
+    m = _PLAN_RE.findall(json.dumps(body, ensure_ascii=False).replace("\\/", "/"))
+    path = m[-1] if m else "/tmp/plan-file-not-found.md"
+    return [json.loads(json.dumps(b).replace("{PLAN_FILE}", path)) for b in blocks]
 
 
 def usage(body: dict, out_tokens: int) -> dict:
@@ -379,6 +390,8 @@ class MockAnthropic:
                         json.dump(body, f, indent=1)
                 ns = mock.script.namespace
                 blocks = materialise(turn, ns, key)
+                if any("{PLAN_FILE}" in json.dumps(b) for b in blocks):
+                    blocks = fill_plan_file(blocks, body)
                 if route.startswith("script:"):
                     with mock._lock:
                         mock.served.append({"route": route, "key": key, "blocks": blocks, "t": time.time()})

@@ -86,11 +86,11 @@ def client_env(s_dir: Path, base_url: str, interactive: bool) -> dict:
     return env
 
 
-def seed_config(s_dir: Path, work: Path) -> None:
+def seed_config(s_dir: Path, work: Path, extra: dict | None = None) -> None:
     """Pre-seed what the interactive client would otherwise ask about."""
     cfg = s_dir / "config"
     cfg.mkdir(parents=True, exist_ok=True)
-    (cfg / ".claude.json").write_text(json.dumps({
+    (cfg / ".claude.json").write_text(json.dumps((extra or {}) | {
         "hasCompletedOnboarding": True,
         "theme": "dark",
         "bypassPermissionsModeAccepted": True,
@@ -124,7 +124,7 @@ class Inner:
             p = self.work / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        seed_config(self.s_dir, self.work)
+        seed_config(self.s_dir, self.work, self.sc.seed_config)
         convs = []
         for c in self.sc.conversations():
             for t in c.turns:
@@ -132,10 +132,17 @@ class Inner:
                     if b["type"] == "tool_use":
                         b["input"] = _subst(b["input"], str(self.work))
             convs.append(c)
+        hooks: dict[tuple[int, int], list] = {}
         for (pi, ti) in self.sc.snapshot_turns:
             turn = self.sc.prompts[pi].turns[ti]
             label = f"P{pi + 1}-turn{ti}"
-            turn.on_serve = (lambda lab=label, d=turn.delay: self._snapshot_later(lab, max(0.3, d / 2)))
+            hooks.setdefault((pi, ti), []).append(
+                lambda lab=label, d=turn.delay: self._snapshot_later(lab, max(0.3, d / 2)))
+        for (pi, ti), acts in self.sc.turn_actions.items():
+            hooks.setdefault((pi, ti), []).insert(0, lambda acts=acts: [
+                subprocess.run(a.command(self.work), check=True) for a in acts])
+        for (pi, ti), fns in hooks.items():
+            self.sc.prompts[pi].turns[ti].on_serve = (lambda fns=fns: [f() for f in fns])
         self.script = Script(conversations=convs, summary=self.sc.summary, namespace=self.sc.name)
 
     def _snapshot_later(self, label: str, after: float) -> None:
@@ -157,10 +164,10 @@ class Inner:
 
     # ------------------------------------------------------------------ print mode
     def run_print(self, mock: MockAnthropic) -> None:
-        env = client_env(self.s_dir, mock.base_url, interactive=False)
+        env = client_env(self.s_dir, mock.base_url, interactive=False) | self.sc.extra_env
         for i, p in enumerate(self.sc.prompts):
             self._before(p)
-            args = [self.exe, "-p", self.sc.prompt_text(i), "--dangerously-skip-permissions"]
+            args = [self.exe, "-p", self.sc.prompt_text(i)] + (["--dangerously-skip-permissions"] if self.sc.bypass else [])
             if p.how == "new":
                 args += ["--session-id", self.sid]
             elif p.how == "resume":
@@ -185,11 +192,13 @@ class Inner:
 
     # ------------------------------------------------------------------ interactive mode
     def run_interactive(self, mock: MockAnthropic) -> None:
-        env = client_env(self.s_dir, mock.base_url, interactive=True)
+        env = client_env(self.s_dir, mock.base_url, interactive=True) | self.sc.extra_env
         sock = f"ssift-{self.sc.name}-{os.getpid()}"
         tm = ["tmux", "-L", sock]
-        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [
-            self.exe, "--dangerously-skip-permissions", "--session-id", self.sid] + self.sc.extra_args
+        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [self.exe] + (
+            ["--dangerously-skip-permissions"] if self.sc.bypass else []) + [
+            "--session-id", self.sid] + self.sc.extra_args
+        answered: dict[int, float] = {}
         subprocess.run(tm + ["new-session", "-d", "-s", "main", "-x", "180", "-y", "50", "-c", str(self.work)] + cmd,
                        check=True)
         caps = []
@@ -202,6 +211,16 @@ class Inner:
             while time.time() - t0 < timeout:
                 if cond():
                     return
+                if self.sc.answers:
+                    pane = cap()
+                    for k, (needle, keys) in enumerate(self.sc.answers):
+                        if needle in pane and time.time() - answered.get(k, 0) > 3.0:
+                            time.sleep(0.5)  # let the dialog settle before typing
+                            answered[k] = time.time()
+                            caps.append(pane)
+                            for key in keys:
+                                subprocess.run(tm + ["send-keys", "-t", "main", key])
+                                time.sleep(0.3)
                 time.sleep(0.2)
             caps.append(cap())
             raise TimeoutError(f"timed out waiting for {what}\n{caps[-1]}")
@@ -270,6 +289,7 @@ class Inner:
         for i, p in enumerate(sc.prompts):
             order.append(("shell", p.before))
             for ti, t in enumerate(p.turns):
+                order.append(("shell", sc.turn_actions.get((i, ti), [])))
                 for b in t.blocks:
                     order.append(("block", b))
                     if b["type"] == "tool_use" and b["name"] in ("Agent", "Task"):
@@ -279,6 +299,8 @@ class Inner:
                                     for bb in tt.blocks:
                                         order.append(("block", bb))
         for kind, x in order:
+            if kind == "block" and "{" in json.dumps(x.get("input", {})).replace("{W}", ""):
+                continue  # dynamic path (e.g. {PLAN_FILE}): not known from the script
             if kind == "shell":
                 for act in x:
                     path = act.path.replace("{W}", str(self.work))
@@ -368,6 +390,29 @@ def _subst(x, work: str):
     return x
 
 
+def kill_leftovers(s_dir: Path) -> list[str]:
+    """End processes the client left running (e.g. a background `sleep 600`), found by their cwd.
+
+    Only processes whose working directory is inside this scenario's dir are ended, by pid."""
+    killed = []
+    me = os.getpid()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == me:
+            continue
+        try:
+            cwd = os.readlink(d / "cwd")
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if cwd == str(s_dir) or cwd.startswith(str(s_dir) + "/"):
+            try:
+                os.kill(int(d.name), 9)
+                killed.append(cmdline[:120])
+            except OSError:
+                pass
+    return sorted(killed)
+
+
 def inside(name: str, root: Path, exe: str) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     sc = ALL[name]
@@ -382,6 +427,7 @@ def inside(name: str, root: Path, exe: str) -> None:
             inner.run_interactive(mock)
         time.sleep(0.3)
         gt = inner.ground_truth(mock, time.time() - t0)
+    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
     (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
 
 

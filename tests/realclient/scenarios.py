@@ -78,6 +78,11 @@ class Scenario:
     # tool_use ids are only known after materialisation; expectations name tool uses by (prompt#, turn#, block#)
     background: list[dict] = field(default_factory=list)  # [{"where": (conv, turn, block), "completes": bool}]
     snapshot_turns: list[tuple[int, int]] = field(default_factory=list)  # (prompt#, turn#) -> snapshot sessions/
+    turn_actions: dict[tuple[int, int], list[ShellEdit]] = field(default_factory=dict)  # run when turn is served
+    extra_env: dict[str, str] = field(default_factory=dict)  # documented deviations from the minimal env
+    seed_config: dict = field(default_factory=dict)  # merged into $CLAUDE_CONFIG_DIR/.claude.json
+    bypass: bool = True  # pass --dangerously-skip-permissions
+    answers: list[tuple[str, list[str]]] = field(default_factory=list)  # interactive: (pane text, keys) once each
     final_settle: float = 0.0
     fast: bool = False  # included in the pytest fixture's quick set
     notes: str = ""
@@ -103,6 +108,8 @@ FILES_BASIC = Scenario(
     name="files_basic",
     mode="print",
     fast=True,
+    # while turn 3 is served, the shell changes seed.txt (read in turn 1): the client notices mid-turn
+    turn_actions={(0, 3): [ShellEdit(f"{W}/seed.txt", "gamma", "GAMMA")]},
     setup_files={"pixel.png": tiny_png(), "seed.txt": b"alpha\nbeta\ngamma\n"},
     notes="Write, Read (text + PNG image), Edit (incl. replace_all), thinking blocks; a shell `sed -i` on a file "
           "the session had read, then `--resume` and `--continue` prompts.",
@@ -116,7 +123,7 @@ FILES_BASIC = Scenario(
             Turn([tool("Edit", file_path=f"{W}/notes.md", old_string="first", new_string="second", replace_all=True)]),
             Turn([text("Created hello.py and notes.md; seed.txt has three lines and pixel.png is a 4x4 image.")]),
         ]),
-        Prompt("Append a line to hello.py.", how="resume",
+        Prompt("Append a line to hello.py.", how="resume",  # seed.txt changes between prompts
                before=[ShellEdit(f"{W}/seed.txt", "beta", "BETA")],
                turns=[
                    Turn([tool("Read", file_path=f"{W}/hello.py")]),
@@ -207,6 +214,7 @@ INTERACTIVE = Scenario(
         ]),
     ],
     snapshot_turns=[(0, 1)],
+    turn_actions={(0, 1): [ShellEdit(f"{W}/config.ini", "level = 1", "level = 2")]},
     summary="Summary: the user asked to read config.ini and create app.py; app.py was switched to fast mode "
             "after config.ini changed.",
 )
@@ -214,19 +222,72 @@ INTERACTIVE = Scenario(
 PLAN_MODE = Scenario(
     name="plan_mode",
     mode="interactive",
-    notes="Interactive session started in plan mode (--permission-mode plan): plan_mode attachment, a plan file "
-          "and ExitPlanMode, then AskUserQuestion-free implementation.",
+    notes="Interactive session started in plan mode (--permission-mode plan, no bypass): plan_mode attachment, "
+          "the plan file written under $CLAUDE_CONFIG_DIR/plans/, ExitPlanMode approved in the TUI dialog "
+          "(manually approve edits), then the implementation, whose Write is approved in the permission dialog.",
+    bypass=False,
     extra_args=["--permission-mode", "plan"],
+    # option 1 is "Yes, and use auto mode"; take option 2 (manually approve edits) and approve the Write
+    answers=[("Would you like to proceed?", ["Down", "Enter"]), ("Do you want to create greet.py?", ["Enter"])],
     prompts=[
         Prompt("Plan a greeting module.", turns=[
-            Turn([tool("ExitPlanMode", plan="1. Create greet.py with greet(name).\n2. Done.")]),
+            Turn([tool("Write", file_path="{PLAN_FILE}",
+                       content="# Plan\n\n1. Create greet.py with greet(name).\n2. Done.\n")]),
+            Turn([tool("ExitPlanMode")]),
             Turn([tool("Write", file_path=f"{W}/greet.py", content="def greet(name):\n    return f'hi {name}'\n")]),
             Turn([text("Implemented the plan: greet.py created.")]),
         ]),
     ],
 )
 
-ALL: dict[str, Scenario] = {s.name: s for s in [FILES_BASIC, BASH_BACKGROUND, SUBAGENTS, INTERACTIVE, PLAN_MODE]}
+# Monitor is gated by a GrowthBook flag (tengu_amber_sentinel, default off).  Offline the flag can only come from
+# the local disk cache in .claude.json, which the client reads only with CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF.
+GB_ENV = {"CLAUDE_CODE_GB_DISK_CACHE_WHEN_TELEMETRY_OFF": "1"}
+GB_SEED = {"cachedGrowthBookFeatures": {"tengu_amber_sentinel": True}}
+
+MONITOR = Scenario(
+    name="monitor",
+    mode="print",
+    fast=True,
+    extra_env=GB_ENV,
+    seed_config=GB_SEED,
+    notes="Monitor tool (flag enabled from the local GrowthBook disk cache): a short monitor that emits three "
+          "lines and exits.  (A persistent monitor keeps `claude -p` from ever exiting, so none is scripted.)",
+    prompts=[
+        Prompt("Watch a counter.", turns=[
+            Turn([tool("Monitor", description="Count to three", timeout_ms=20000, persistent=False,
+                       command="for i in 1 2 3; do echo tick $i; sleep 0.2; done")]),
+            Turn([tool("Bash", command="sleep 2; echo waited", description="Wait for ticks")]),
+            Turn([text("The counter reached three.")]),
+        ]),
+    ],
+)
+
+TASKS = Scenario(
+    name="tasks",
+    mode="print",
+    fast=True,
+    extra_args=["--model", "claude-sonnet-4-5-20250929"],
+    notes="Task tools (TaskCreate/TaskUpdate/TaskList/TaskGet): 2.1.258 registers them only for models older than "
+          "its current default, so this scenario runs with --model claude-sonnet-4-5-20250929.",
+    prompts=[
+        Prompt("Track two tasks.", turns=[
+            Turn([tool("TaskCreate", subject="Write the parser", description="Parse the input format",
+                       activeForm="Writing the parser"),
+                  tool("TaskCreate", subject="Write the tests", description="Cover the parser",
+                       activeForm="Writing the tests")]),
+            Turn([tool("TaskUpdate", taskId="1", status="in_progress")]),
+            Turn([tool("Write", file_path=f"{W}/parser.py", content="def parse(s):\n    return s.split()\n"),
+                  tool("TaskUpdate", taskId="1", status="completed")]),
+            Turn([tool("TaskList")]),
+            Turn([tool("TaskGet", taskId="2")]),
+            Turn([text("Parser done; tests still pending.")]),
+        ]),
+    ],
+)
+
+ALL: dict[str, Scenario] = {s.name: s for s in [FILES_BASIC, BASH_BACKGROUND, SUBAGENTS, INTERACTIVE, PLAN_MODE,
+                                                 MONITOR, TASKS]}
 
 
 def register(s: Scenario) -> Scenario:

@@ -1,0 +1,160 @@
+"""Real-client scenarios for `verbatim` and its SessionStart(compact) hook recipe.
+
+One interactive session (tmux), compacted TWICE with a manual `/compact`, with the shipped hook
+(hooks/settings.snippet.json via hooks/install_verbatim_hook.py) installed in the scenario's own
+CLAUDE_CONFIG_DIR/settings.json. Both compactions fire SessionStart(compact), so the transcript
+ends up carrying our reconstruction as `hook_additional_context` attachments twice: once for a
+session compacted once, once for a session compacted twice.
+
+The harness's own runner only knows the scenarios in scenarios.py, so this module has its own
+inner entry point (`python -m tests.realclient.scenarios_verbatim --inside NAME ...`) that reuses
+the harness's Inner/MockAnthropic and adds the hook install step between `prepare()` and the run.
+Always run inside `unshare -n` (run_verbatim_scenario does it): the client reaches loopback only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import client as clientmod
+from .mock_api import MockAnthropic, Turn, text, tool
+from .scenarios import Prompt, Scenario, W
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_ROOT = Path("/tmp/ssift-rc-verbatim")
+PYTHON = str(REPO / ".venv" / "bin" / "python")
+
+P1_TEXT = ("Read notes.txt and write a plan in plan.md. Keep the headings short; the audience is the "
+           "on-call engineer, so say what to check first.")
+LONG_AGENT = ("Here is what I found in notes.txt. " + " ".join(
+    f"Point {i}: the service restarts when the queue depth passes {i * 100} items and the retry budget is spent."
+    for i in range(1, 9)))
+SUMMARY = ("Summary:\n1. Primary Request and Intent: plan and edit notes.\n"
+           "6. All user messages:\n"
+           f"   - \"[verbatim_twice P1] {P1_TEXT}\"\n"
+           "   - \"[verbatim_twice P2] Shorten plan.md ...\"\n"
+           "9. Optional Next Step: continue where the conversation left off.")
+
+VERBATIM_TWICE = Scenario(
+    name="verbatim_twice",
+    mode="interactive",
+    notes="Interactive session compacted twice with /compact, with the verbatim SessionStart(compact) hook "
+          "(6 slots) installed; prompt 1 gets a long agent message followed by a short closing one; the "
+          "scripted summary quotes prompt 1 verbatim.",
+    setup_files={"notes.txt": b"queue depth alarms\nretry budget\n"},
+    summary=SUMMARY,
+    prompts=[
+        Prompt(P1_TEXT, turns=[
+            Turn([tool("Read", file_path=f"{W}/notes.txt")]),
+            Turn([text(LONG_AGENT),
+                  tool("Write", file_path=f"{W}/plan.md", content="# Plan\n\n1. Check queue depth.\n")]),
+            Turn([text("Wrote plan.md.")]),
+        ]),
+        Prompt("Shorten plan.md to one line, and tell me what you changed in two sentences.", turns=[
+            Turn([tool("Edit", file_path=f"{W}/plan.md", old_string="# Plan\n\n", new_string="")]),
+            Turn([text("Removed the heading. plan.md is now a single checklist line.")]),
+        ]),
+        Prompt("/compact", slash=True, wait_route="compact", settle=4.0),
+        Prompt("Add a second line about the retry budget. Emoji check: 🚀 and CJK 東京 stay intact.", turns=[
+            Turn([tool("Edit", file_path=f"{W}/plan.md", old_string="1. Check queue depth.\n",
+                       new_string="1. Check queue depth.\n2. Check the retry budget.\n")]),
+            Turn([text("Added line 2 about the retry budget (🚀 東京 noted).")]),
+        ]),
+        Prompt("/compact", slash=True, wait_route="compact", settle=4.0),
+        Prompt("What does plan.md say now?", turns=[
+            Turn([text("plan.md has two lines: check queue depth, then check the retry budget.")]),
+        ]),
+    ],
+)
+
+ALL = {s.name: s for s in [VERBATIM_TWICE]}
+
+
+# ============================================================================ outer
+
+
+def run_verbatim_scenario(name: str, root: Path = DEFAULT_ROOT, timeout: float = 400) -> dict:
+    """Run scenario `name` inside `unshare -n`; return a small ground truth."""
+    problems = clientmod.check_host()
+    if problems:
+        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    if not Path(PYTHON).exists():
+        raise clientmod.PrerequisiteMissing(f"no project venv python at {PYTHON}")
+    exe = clientmod.ensure_client(clientmod.PINNED_VERSION)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
+    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.scenarios_verbatim", "--inside", name,
+           "--root", str(root), "--exe", str(exe)]
+    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    if r.returncode != 0:
+        raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    return json.loads((root / name / "verbatim-truth.json").read_text())
+
+
+# ============================================================================ inner
+
+
+def install_hook(config_dir: Path) -> str:
+    """Install the shipped hook into this scenario's settings.json with the shipped installer."""
+    r = subprocess.run([PYTHON, str(REPO / "hooks" / "install_verbatim_hook.py"), "--settings",
+                        str(config_dir / "settings.json"), "--python", PYTHON],
+                       capture_output=True, text=True, check=True)
+    return r.stdout.strip()
+
+
+def inside(name: str, root: Path, exe: str) -> None:
+    from . import runner
+
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    sc = ALL[name]
+    inner = runner.Inner(sc, root, exe)
+    inner.prepare()
+    installed = install_hook(inner.s_dir / "config")
+    t0 = time.time()
+    with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl")) as mock:
+        inner.run_interactive(mock)
+        time.sleep(0.3)
+        routes: dict[str, int] = {}
+        for r in mock.requests:
+            k = str(r.get("route", r.get("method"))).split(":")[0]
+            routes[k] = routes.get(k, 0) + 1
+    if hasattr(runner, "kill_leftovers"):
+        runner.kill_leftovers(inner.s_dir)
+    proj = inner.s_dir / "config" / "projects" / runner.encode_project_dir(str(inner.work))
+    truth = {
+        "scenario": name,
+        "session_id": inner.sid,
+        "config_dir": str(inner.s_dir / "config"),
+        "transcript": str(proj / f"{inner.sid}.jsonl"),
+        "hook_install": installed,
+        "prompts": [sc.prompt_text(i) for i in range(len(sc.prompts))],
+        "mock_routes": routes,
+        "seconds": round(time.time() - t0, 1),
+        "client_version": clientmod.client_version(Path(exe)),
+    }
+    (inner.s_dir / "verbatim-truth.json").write_text(json.dumps(truth, indent=2) + "\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", nargs="?", default="verbatim_twice")
+    ap.add_argument("--inside")
+    ap.add_argument("--root", default=str(DEFAULT_ROOT))
+    ap.add_argument("--exe")
+    a = ap.parse_args(argv)
+    if a.inside:
+        inside(a.inside, Path(a.root), a.exe)
+        return 0
+    print(json.dumps(run_verbatim_scenario(a.scenario, Path(a.root)), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
