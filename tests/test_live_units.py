@@ -28,7 +28,7 @@ def _home(tmp_path: Path, records: list[dict], raw_tail: bytes = b"") -> tuple[P
     proj = home / "projects" / "-w"
     proj.mkdir(parents=True)
     p = proj / f"{SID}.jsonl"
-    p.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + raw_tail)
+    p.write_bytes(b"".join(json.dumps(r, separators=(",", ":")).encode() + b"\n" for r in records) + raw_tail)
     return home, p
 
 

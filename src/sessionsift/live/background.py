@@ -37,9 +37,12 @@ from ..model import record as R
 from ..read.lines import open_map, parse_line
 from ..timefmt import parse_ts
 
-NEEDLES = (b"run_in_background", b'"Monitor"', b"<task-notification>", b"backgroundTaskId",
-           b"async_launched", b"Command running in background", b"Monitor started",
+NEEDLES = (b"run_in_background", b'"Monitor"', b"<task-notification>", b"async_launched",
            b"stopped by the user")
+"""Lines worth parsing. A launch's own tool_result is found by searching its tool_use id forward
+from the launch (it pairs sub-second, BG-003/TAIL-011), not by a needle of its own."""
+_QOP = re.compile(rb'^\{"type":"queue-operation","operation":"(\w+)","timestamp":"([^"]*)"')
+_RAW_TAG = re.compile(rb"<(task-id|tool-use-id|output-file|status|event)>(.*?)</\1>")
 
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 AGENT_TOOLS = frozenset({"Agent", "Task"})
@@ -162,10 +165,18 @@ class BackgroundScan:
                 no = last_no + _count_nl(buf, last_off, ls)
                 last_off, last_no = ls, no
                 le = buf.find(b"\n", ls, end)
-                obj = parse_line(bytes(buf[ls:le]))
+                raw = bytes(buf[ls:le])
+                q = _QOP.match(raw)
+                if q is not None:  # fast path: queue lines are flat; read the tags off the bytes
+                    if q.group(1) == b"enqueue" and b"<task-notification>" in raw:
+                        self._raw_queue(lane, no, q.group(2).decode(), raw)
+                    continue
+                obj = parse_line(raw)
                 self.lines_parsed += 1
                 if obj is not None:
                     self._take(lane, no, obj)
+                    if obj.get("type") == "assistant":
+                        self._find_results(buf, lane, le, end, obj)
             cur.line_no = last_no + _count_nl(buf, last_off, end)
             cur.offset = end
 
@@ -204,6 +215,34 @@ class BackgroundScan:
                     self._notifications(lane, no, ts, s, "user-record")
                 elif R.AGENTS_STOPPED.match(s.strip()):
                     self.stops.append((s.strip(), ts, no))
+
+    def _raw_queue(self, lane: Lane, no: int, ts: str, raw: bytes) -> None:
+        for sec in raw.split(b"<task-notification>")[1:]:
+            f: dict[str, str] = {}
+            for m in _RAW_TAG.finditer(sec.split(b"</task-notification>")[0]):
+                f.setdefault(m.group(1).decode(), m.group(2).decode("utf-8", "replace").strip())
+            self.carriers.append(_Carrier(lane.display, no, ts, "queue-operation", f))
+
+    def _find_results(self, buf, lane: Lane, after: int, end: int, obj: dict) -> None:
+        """Parse the tool_result lines answering this record's launches (searched by id)."""
+        for b in R.tool_uses(obj):
+            tid = b.get("id")
+            if tid not in self.launches or tid in self.results:
+                continue
+            needle = b'"tool_use_id":"' + tid.encode() + b'"'
+            pos = buf.find(needle, after, end)
+            if pos < 0:
+                continue
+            ls = buf.rfind(b"\n", 0, pos) + 1
+            le = buf.find(b"\n", pos, end)
+            o = parse_line(bytes(buf[ls:le]))
+            self.lines_parsed += 1
+            if o is not None and o.get("type") == "user":
+                tur = o.get("toolUseResult")
+                for blk in R.tool_results(o):
+                    if blk.get("tool_use_id") == tid:
+                        self.results[tid] = (blk, tur if isinstance(tur, dict) else {}, lane.display,
+                                             -1, o.get("timestamp") if isinstance(o.get("timestamp"), str) else None)
 
     def _launch(self, lane: Lane, no: int, ts: str | None, b: dict) -> None:
         name = b.get("name")

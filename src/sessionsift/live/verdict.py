@@ -68,7 +68,7 @@ class Tail:
     mtime: float | None = None
 
 
-def _window_records(buf, size: int) -> list[TailRecord]:
+def _window_records(buf, size: int, hint: tuple[int, int] | None = None) -> list[TailRecord]:
     win = TAIL_WINDOW
     while True:
         start = max(0, size - win)
@@ -90,6 +90,12 @@ def _window_records(buf, size: int) -> list[TailRecord]:
             pos = le + 1
         has_conv = any(r.obj.get("type") in ("user", "assistant") for r in recs)
         if has_conv or start == 0 or win >= TAIL_MAX:
+            if base is None and hint is not None and hint[0] == end:
+                # the background scan already counted lines up to `end`: number backward
+                first = hint[1] - no
+                for r in recs:
+                    r.no = first + (-r.no) - 1
+                return recs
             if base is None:
                 # number lines properly: count newlines before the window once
                 before = 0
@@ -104,7 +110,7 @@ def _window_records(buf, size: int) -> list[TailRecord]:
         win *= 4
 
 
-def read_tail(path: Path) -> Tail:
+def read_tail(path: Path, hint: tuple[int, int] | None = None) -> Tail:
     try:
         st = os.stat(path)
         m = open_map(path)
@@ -113,7 +119,7 @@ def read_tail(path: Path) -> Tail:
     except OSError as exc:
         return Tail(str(path), "unreadable", f"unreadable: {exc.strerror}")
     with m:
-        recs = _window_records(m.buf, len(m.buf))
+        recs = _window_records(m.buf, len(m.buf), hint)
     t = Tail(str(path), "other", "", size=st.st_size, mtime=st.st_mtime)
     if not recs:
         t.state, t.detail = "empty", "no records"
@@ -399,7 +405,10 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
         notes.append(f"registry row {path} could not be read ({why}); if it is this session's row, the "
                      "registry leg of this verdict is missing")
 
-    tail = read_tail(session.path)
+    scan = bg or BackgroundScan(session)
+    scan.update()
+    cur = scan.cursors.get(str(session.path))
+    tail = read_tail(session.path, (cur.offset, cur.line_no) if cur else None)
     ev.append(_ev("tail", f"{tail.state}: {tail.detail}", path=tail.path, last_record_at=instant(tail.last_ts),
                   last_record_age_secs=(round(now - parse_ts(tail.last_ts).timestamp(), 1)
                                         if parse_ts(tail.last_ts) else None),
@@ -422,8 +431,6 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
                   journals=[{"path": j.path, "started": j.started, "result": j.results, "failed": j.failed,
                              "in_flight": j.in_flight} for j in journals]))
 
-    scan = bg or BackgroundScan(session)
-    scan.update()
     all_bg = scan.tasks()
     open_bg = [t for t in all_bg if t.state == "open"]
     ev.append(_ev("background", f"{len(open_bg)} open of {len(all_bg)} launches",
