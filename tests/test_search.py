@@ -37,15 +37,11 @@ def home() -> Path:
 
 
 def run(args: list[str]) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of the real CLI entry point, in process."""
     out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            main(args)
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        else:
-            code = 0
-    return code, out.getvalue(), err.getvalue()
+    with redirect_stdout(out), redirect_stderr(err), pytest.raises(SystemExit) as ex:
+        main(args)
+    return int(ex.value.code or 0), out.getvalue(), err.getvalue()
 
 
 def jrows(out: str) -> list[dict]:

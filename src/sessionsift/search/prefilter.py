@@ -212,22 +212,7 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
     """(start, end) of every line holding at least one needle, in file order (end excludes \\n)."""
     size = len(buf)
     bneedles = [n.encode("ascii") for n in needles]
-    if False:  # bytes.find on a mapping runs ~1.6 GB/s; RE2's literal search ~5.9 GB/s
-        nd = bneedles[0]
-        find, rfind = buf.find, buf.rfind
-        pos = 0
-        while True:
-            i = find(nd, pos)
-            if i < 0:
-                return
-            s = rfind(b"\n", 0, i) + 1
-            e = find(b"\n", i)
-            if e < 0:
-                e = size
-            yield s, e
-            pos = e + 1
-            if pos >= size:
-                return
+    # RE2 literal search on the mapping: ~5.9 GB/s here, bytes.find ~1.6 GB/s
     import re2
 
     opts = re2.Options()
