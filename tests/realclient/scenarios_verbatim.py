@@ -101,10 +101,15 @@ def run_verbatim_scenario(name: str, root: Path = DEFAULT_ROOT, timeout: float =
 # ============================================================================ inner
 
 
+# A small slice window, so that even this short session is injected as several slices (the order
+# and the seams between slices are what the test checks); the shipped default is 9,000.
+HOOK_WINDOW = 700
+
+
 def install_hook(config_dir: Path) -> str:
     """Install the shipped hook into this scenario's settings.json with the shipped installer."""
     r = subprocess.run([PYTHON, str(REPO / "hooks" / "install_verbatim_hook.py"), "--settings",
-                        str(config_dir / "settings.json"), "--python", PYTHON],
+                        str(config_dir / "settings.json"), "--python", PYTHON, "--window", str(HOOK_WINDOW)],
                        capture_output=True, text=True, check=True)
     return r.stdout.strip()
 
@@ -134,6 +139,7 @@ def inside(name: str, root: Path, exe: str) -> None:
         "config_dir": str(inner.s_dir / "config"),
         "transcript": str(proj / f"{inner.sid}.jsonl"),
         "hook_install": installed,
+        "hook_window": HOOK_WINDOW,
         "prompts": [sc.prompt_text(i) for i in range(len(sc.prompts))],
         "mock_routes": routes,
         "seconds": round(time.time() - t0, 1),

@@ -34,8 +34,11 @@ from .output import Out, esc
               help="Print only slice K (1-based) of the text, byte-exact (no added newline).")
 @click.option("--slices", "all_slices", is_flag=True,
               help="Text: print the number of slices. JSON: one `slice` row per slice.")
+@click.option("--pending-compaction", is_flag=True,
+              help="A compaction is happening now (SessionStart(compact) hooks run before the client writes "
+                   "its summary): assume one after the last line unless a newer summary is already there.")
 def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_msgs, max_unit, window,
-                 slice_k, all_slices):
+                 slice_k, all_slices, pending_compaction):
     """Give back, verbatim, the most recent turns of a session, across its compactions.
 
     Walks back from the end of the conversation chain, recency first, until --budget is spent,
@@ -52,11 +55,12 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
     scope = make_scope((target,), claude_home)
     ln = pick_lane(scope, lane)
     res = api.verbatim(ln, budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs,
-                       max_unit=max_unit)
+                       max_unit=max_unit, pending_compaction=pending_compaction)
     acc = res.accounting
     out = Out(fmt, "verbatim")
     out.header(**scope_header(scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
-               max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window)
+               max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window,
+               pending_compaction=pending_compaction)
     incomplete = any(res.omissions.values())
     slices = res.slices(window) if (slice_k is not None or all_slices) else None
 
@@ -82,8 +86,10 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
 
     for c in res.compactions:
         if c.spanned:
-            out.row("compaction_boundary", {**lane_fields(ln), "line": c.summary_line,
-                                            "boundary_line": c.boundary_line, "summary_chars": c.summary_chars,
+            out.row("compaction_boundary", {**lane_fields(ln), "line": None if c.pending else c.summary_line,
+                                            "pending": c.pending,
+                                            "after_line": c.summary_line - 1 if c.pending else None,
+                                            "boundary_line": c.boundary_line, "summary_chars": None if c.pending else c.summary_chars,
                                             "trigger": c.trigger, "pre_tokens": c.pre_tokens,
                                             "timestamp": instant(c.timestamp), "uuid": c.uuid})
     for u in res.units:
@@ -114,5 +120,6 @@ def _summary(out: Out, res: api.VerbatimResult, slices: int | None) -> None:
         max_compactions=a.max_compactions, stopped_by=a.stopped_by, agent_msgs=a.agent_msgs,
         max_unit=a.max_unit, units=a.units, units_trimmed=a.units_trimmed,
         agent_messages_in_turns=a.agent_messages_in_turns, agent_messages_shown=a.agent_messages_shown,
-        tool_calls_folded=a.tool_calls_folded, slices=slices, notes=res.notes, omissions=res.omissions,
+        tool_calls_folded=a.tool_calls_folded, latest_summary_line=res.latest_summary_line,
+        latest_turn_line=res.latest_turn_line, slices=slices, notes=res.notes, omissions=res.omissions,
     )

@@ -79,6 +79,15 @@ class Compaction:
     uuid: str | None
     spanned: bool = False
     text: str = field(default="", repr=False)
+    pending: bool = False
+    """A compaction happening now whose boundary and summary are not in the file yet: the client fires
+    SessionStart(compact) BEFORE it appends them (observed at 2.1.258). `summary_line` is then the
+    line the summary will land at or after (the file's last line + 1)."""
+
+    @property
+    def where(self) -> str:
+        return (f"summary not yet written (it will follow L{self.summary_line - 1})" if self.pending
+                else f"summary at L{self.summary_line}")
 
 
 @dataclass
@@ -114,6 +123,12 @@ class VerbatimResult:
     notes: list[str]
     omissions: dict[str, int] = field(default_factory=dict)
     """What the reading of the transcript could not take in (read.lines.ReadStats.omissions)."""
+    latest_summary_line: int | None = None
+    """Line of the newest compaction summary on the chain (None: no compaction)."""
+    latest_turn_line: int | None = None
+    """Line of the newest turn opener on the chain (None: no turn). A summary newer than every turn
+    opener means the session is sitting right after a compaction: what a SessionStart(compact)
+    hook waits for, since the client fires the hook before the summary reaches the file."""
 
     @property
     def has_compaction(self) -> bool:
@@ -203,7 +218,11 @@ class _Builder:
         if lab == "harness.schedule.wakeup":
             return self._unit("pulse", e, "[loop wakeup]")
         if lab == "harness.command.invocation":
-            return self._unit("command", e, R.display_text(obj, list(e.labels)))
+            shown = R.display_text(obj, list(e.labels))
+            raw = (R.string_text(obj) or "").strip()
+            if shown.startswith("/?") and raw.startswith("/"):
+                shown = raw  # a bare `/name args` prompt, not the wrapper form
+            return self._unit("command", e, shown)
         if lab in ("agent.communication.inbox", "agent.communication.signal"):
             return self._unit("inbox", e, _peer_text(R.string_text(obj) or R.record_text(obj)))
         if lab in ("harness.interrupt.user", "harness.interrupt.tool"):
@@ -400,11 +419,11 @@ def _turn_header(b: _Block) -> str:
 
 
 def banner_first(c: Compaction) -> str:
-    return f"== compaction boundary · summary at L{c.summary_line} · (turns below predate it) =="
+    return f"== compaction boundary · {c.where} · (turns below predate it) =="
 
 
 def banner_between(prev: Compaction, c: Compaction) -> str:
-    return (f"== compaction boundary · summary at L{c.summary_line} · (turns below follow the summary at "
+    return (f"== compaction boundary · {c.where} · (turns below follow the summary at "
             f"L{prev.summary_line} and predate this one) ==")
 
 
@@ -471,8 +490,20 @@ def _turn_groups(idx: LaneIndex) -> list[tuple[int | None, list[Entry]]]:
     for e in idx.entries:
         if e.survival not in _ON_CHAIN or e.replay_of is not None:
             continue
-        groups.setdefault(e.turn or 0, []).append(e)
-    return [(t or None, es) for t, es in sorted(groups.items())]
+        turn = e.turn
+        if turn is None and e.parent is not None:
+            # a record written a moment BEFORE its parent (seen at 2.1.258: the first assistant call
+            # lands on the line above the prompt it answers) belongs to its parent's turn
+            p = idx.by_uuid.get(e.parent)
+            turn = idx.entries[p].turn if p is not None else None
+        groups.setdefault(turn or 0, []).append(e)
+    out = []
+    for t, es in sorted(groups.items()):
+        op = [e for e in es if e.opener]
+        if op and es[0] is not op[0]:  # the opener leads its turn
+            es = [op[0]] + [e for e in es if e is not op[0]]
+        out.append((t or None, es))
+    return out
 
 
 def _fit(block: _Block, room: int, target: str) -> bool:
@@ -495,6 +526,18 @@ def _fit(block: _Block, room: int, target: str) -> bool:
     return False
 
 
+def _latest(idx: LaneIndex) -> tuple[int | None, int | None]:
+    ls = lt = None
+    for e in idx.entries:
+        if e.survival not in _ON_CHAIN or e.replay_of is not None:
+            continue
+        if e.is_compact_summary:
+            ls = e.no
+        elif e.opener:
+            lt = e.no
+    return ls, lt
+
+
 def verbatim(
     lane: Lane,
     budget: int = DEFAULT_BUDGET,
@@ -502,11 +545,16 @@ def verbatim(
     agent_msgs: AgentMsgs = "longest",
     max_unit: int = DEFAULT_MAX_UNIT,
     index: LaneIndex | None = None,
+    pending_compaction: bool = False,
 ) -> VerbatimResult:
     """Reconstruct the most recent turns of `lane` verbatim within `budget` UTF-16 units.
 
     Raises UsageError on a bad argument. A lane with no compaction on its chain returns no units
     and a note (nothing was clipped; `show --turn` prints any turn in full).
+
+    `pending_compaction`: the caller knows a compaction is happening now (a SessionStart(compact)
+    hook). Unless the file already holds a summary newer than every turn opener, one is assumed
+    right after the file's last line, so every selected turn predates it.
     """
     if agent_msgs not in AGENT_MSG_MODES:
         raise UsageError(f"--agent-msgs must be one of {', '.join(AGENT_MSG_MODES)}")
@@ -519,6 +567,12 @@ def verbatim(
     idx = index or LaneIndex.build(lane)
     target = _target_of(lane)
     comps = _compactions(idx)
+    if pending_compaction:
+        ls, lt = _latest(idx)
+        if ls is None or (lt is not None and ls < lt):
+            last = idx.entries[-1].no if idx.entries else 0
+            comps.append(Compaction(summary_line=last + 1, boundary_line=None, summary_chars=0, trigger=None,
+                                    pre_tokens=None, timestamp=None, uuid=None, pending=True))
     groups = _turn_groups(idx)
     turns_total = idx.turns
     notes: list[str] = []
@@ -533,7 +587,7 @@ def verbatim(
                          units_trimmed=0, agent_messages_in_turns=0, agent_messages_shown=0, tool_calls_folded=0)
         text = f"# sessionsift verbatim · {msg}\n"
         acc.chars_used = u16len(text)
-        return VerbatimResult(lane, target, [], [], acc, text, notes, idx.stats.omissions())
+        return VerbatimResult(lane, target, [], [], acc, text, notes, idx.stats.omissions(), *_latest(idx))
 
     builder = _Builder(idx, agent_msgs, max_unit)
     sum_lines = {c.summary_line for c in comps}
@@ -568,6 +622,7 @@ def verbatim(
                         turns_total, stopped, notes)
         if res.accounting.chars_used <= budget or len(chosen) <= 1:
             res.omissions = idx.stats.omissions()
+            res.latest_summary_line, res.latest_turn_line = _latest(idx)
             return res
         chosen = chosen[1:]  # the estimate ran short: drop the oldest turn and render again
         stopped = "budget"
@@ -591,8 +646,9 @@ def _header(lane: Lane, target: str, acc: Accounting) -> list[str]:
         f"# {acc.turns_selected} of {acc.turns_total} turns ({span}) · {acc.boundaries_spanned} of "
         f"{acc.boundaries_total} compaction boundaries spanned · {acc.chars_used} of {acc.budget} chars (UTF-16) · "
         f"agent messages: {acc.agent_msgs} · {stop}",
-        f"# Turns in forward order, each unit with its transcript line L<n>; tool calls folded. "
-        f"`sessionsift show {target} --line N` prints any record in full.",
+        f"# The transcript keeps every turn a compaction summary condenses; here they are verbatim, in forward "
+        f"order, each unit with its line L<n>, tool calls folded. `sessionsift show {target} --line N` "
+        f"prints any record in full.",
     ]
 
 
@@ -613,12 +669,12 @@ def _assemble(lane, target, idx, comps, chosen, budget, max_compactions, agent_m
         if len(t) < 12:
             continue
         for c, ct in norms:
-            if c.summary_line > u.line and t in ct:
+            if not c.pending and c.summary_line > u.line and t in ct:
                 u.quoted_in_summary = c.summary_line
                 break
     turns = [b.turn for b in chosen if b.turn is not None]
     acc = Accounting(
-        budget=budget, chars_used=0, turns_total=turns_total, turns_selected=len(chosen),
+        budget=budget, chars_used=0, turns_total=turns_total, turns_selected=len(turns),
         first_turn=turns[0] if turns else None, last_turn=turns[-1] if turns else None,
         boundaries_total=len(comps), boundaries_spanned=len(crossed), max_compactions=max_compactions,
         stopped_by=stopped, agent_msgs=agent_msgs, max_unit=max_unit, units=len(units),
