@@ -27,8 +27,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..discover import Scope, Session
-from ..errors import TargetError, UsageError
+from ..discover import Scope
+from ..errors import UsageError
 from ..timefmt import parse_ts, parse_when
 from .events import (MODIFIED_SINCE_READ, STALE_NOTE, Attach, Backup, Call, LaneEvents, lane_events, norm,
                      parse_gutter, stale_hint_paths)
@@ -391,7 +391,6 @@ class Replayer:
         if isinstance(hunks, list) and hunks and self.rec.state is not None:
             st, consistent = _apply_hunks(self.rec.state, hunks, where)
             if not consistent:
-                st = [x if isinstance(x, str) else x for x in st]
                 self.set(st)
                 self.step(c, "annotation", "conflict", "the edit's patch context disagrees with the reconstruction",
                           tool_use_id=c.tool_use_id)
@@ -629,8 +628,6 @@ def _ordered(lane_evs: list[LaneEvents]) -> list[tuple[float, int, int, str, obj
     items = []
     for li, le in enumerate(lane_evs):
         last = 0.0
-        for kind, seq in (("call", le.calls), ("att", le.attachments), ("bk", le.backups)):
-            pass
         merged = [(c.pos, "call", c) for c in le.calls] + [(a.line, "att", a) for a in le.attachments] + \
                  [(b.line, "bk", b) for b in le.backups]
         merged.sort(key=lambda t: t[0])
@@ -735,19 +732,6 @@ def _mentions(x, kind: str, path: str) -> bool:
         fn = x.payload.get("filename")
         return isinstance(fn, str) and norm(fn) == path
     return x.path == path
-
-
-def render(rec: Recovery) -> list[str]:
-    """Content with gaps shown as explicit markers (never filled)."""
-    out = []
-    n = 1
-    for r in rec.ranges():
-        if r["kind"] == "gap":
-            cnt = f"{r['lines']} line(s)" if r["lines"] is not None else "an unknown number of lines"
-            out.append(f"⟪gap: {cnt} unknown - {r['cause']}⟫")
-        else:
-            pass
-    return out
 
 
 def render_text(rec: Recovery) -> str:
