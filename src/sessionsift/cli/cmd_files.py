@@ -132,7 +132,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     rec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems)
     unread = [p.path for p in rec.unreadable]
     if rec.state is None and rec.exists is None:
-        msg = f"no record of this file in {rec.transcripts} transcripts"
+        msg = f"no record of this file in {rec.transcripts} transcripts" + (f" up to --at {at}" if at else "")
         if unread:
             msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
         out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),
