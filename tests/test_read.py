@@ -37,9 +37,9 @@ def test_nul_run_at_end_of_file(tmp_path):
     st = ReadStats()
     recs = list(read_records(write(tmp_path, data), st))
     assert [o["uuid"] for _, o in recs] == ["u1"]
-    # an unterminated NUL-only tail is torn (held back), never malformed
+    # an unterminated NUL-only tail is never-written bytes: counted as a zero-filled line
     assert st.malformed_lines == []
-    assert st.torn_tail_bytes == 3861
+    assert st.zero_filled_lines == 1 and st.torn_tail_bytes == 0
 
 
 def test_torn_final_line_is_held_not_malformed(tmp_path):

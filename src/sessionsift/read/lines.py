@@ -134,7 +134,11 @@ def iter_lines(
                 frag = bytes(buf[pos:size])
                 if hold_torn and not _is_complete(frag):
                     if stats is not None:
-                        stats.torn_tail_bytes += len(frag)
+                        if frag.strip(b"\x00") == b"":
+                            # a run of never-written bytes at the end: an omission, not a tear
+                            stats.zero_filled_lines += 1
+                        else:
+                            stats.torn_tail_bytes += len(frag)
                     return
                 if stats is not None:
                     stats.lines += 1
