@@ -223,18 +223,70 @@ class LaneIndex:
         return s
 
     def _number_turns(self) -> None:
+        """Openers are numbered in file order; every other record joins the turn of its nearest
+        opener ancestor on the parentUuid chain (the client can write a turn's first assistant
+        record on the line ABOVE its prompt), falling back to file order when it has no
+        resolvable parent."""
+        ents = self.entries
+        num: dict[int, int] = {}
         n = 0
-        for e in self.entries:
+        for i, e in enumerate(ents):
             if e.opener and e.replay_of is None and e.survival != "abandoned":
                 n += 1
-            e.turn = n if n > 0 else None
+                num[i] = n
+        file_order: list[int | None] = []
+        cur: int | None = None
+        for i in range(len(ents)):
+            if i in num:
+                cur = num[i]
+            file_order.append(cur)
+        memo: dict[int, int | None] = {}
+        by_uuid = self.by_uuid
+        for i, e in enumerate(ents):
+            if i in memo:
+                continue
+            path: list[int] = []
+            j: int | None = i
+            found: int | None = None
+            resolved = False
+            seen: set[int] = set()
+            while j is not None and j not in seen:
+                seen.add(j)
+                if j in memo:
+                    found, resolved = memo[j], True
+                    break
+                if j in num:
+                    found, resolved = num[j], True
+                    memo[j] = found
+                    break
+                path.append(j)
+                ej = ents[j]
+                if ej.uuid is None:
+                    break
+                p = ej.parent or ej.logical_parent
+                if ej.replay_of is not None:
+                    p = ents[by_uuid[ej.uuid]].parent or ents[by_uuid[ej.uuid]].logical_parent
+                j = by_uuid.get(p) if p is not None else None
+                if p is None:
+                    resolved = True  # a root with no opener above it: before the first turn
+                    found = None
+            for k in path:
+                if resolved:
+                    memo[k] = found if (found is not None or ents[k].uuid is not None) else file_order[k]
+                else:
+                    memo[k] = file_order[k]
+        for i, e in enumerate(ents):
+            t = memo.get(i, file_order[i])
+            if e.uuid is None:
+                t = file_order[i]
+            e.turn = t
 
     # -- access ------------------------------------------------------------------------------
 
     @property
     def turns(self) -> int:
-        last = [e.turn for e in self.entries if e.turn is not None]
-        return last[-1] if last else 0
+        """How many turns the lane has (openers that are neither abandoned nor replays)."""
+        return sum(1 for e in self.entries if e.opener and e.replay_of is None and e.survival != "abandoned")
 
     def entry_at_line(self, no: int) -> Entry | None:
         lo, hi = 0, len(self.entries)

@@ -444,8 +444,10 @@ def display_text(obj: dict, labels: list[str]) -> str:
     if labels and labels[0] == "harness.command.invocation":
         text = string_text(obj) or ""
         name = COMMAND_NAME.search(text)
+        if name is None:
+            return text  # a typed slash command as first written: the text is the command
         args = COMMAND_ARGS.search(text)
-        return f"{name.group(1).strip() if name else '/?'} {args.group(1).strip() if args else ''}".rstrip()
+        return f"{name.group(1).strip()} {args.group(1).strip() if args else ''}".rstrip()
     if labels and labels[0] == "user.answer":
         return answer_text(obj)
     if labels and labels[0] == "user.rejection":
