@@ -226,6 +226,9 @@ def _check_run(run, *, check_disk: bool) -> None:
              and isinstance(r["message"].get("content"), str)]
     for p in gt["prompts"]:
         assert any(p["text"] in u for u in users), p["text"]
+    written = {t["input"]["file_path"] for t in gt["tool_uses"] if t["name"] in ("Write", "Edit")
+               and "{" not in t["input"]["file_path"]}
+    assert written <= set(gt["expected_files"]), written - set(gt["expected_files"])
     for path, exp in gt["expected_files"].items():
         assert gt["disk_files"].get(path) == exp, path
         if check_disk:
@@ -253,7 +256,7 @@ def test_committed_corpus_has_the_interesting_shapes():
     for t in ("file-history-snapshot", "queue-operation", "attachment", "last-prompt"):
         assert c["types"].get(t, 0) > 0, t
     assert c["subtypes"].get("system/turn_duration", 0) > 0 and c["subtypes"].get("system/compact_boundary") == 1
-    assert {"plan_mode", "plan_mode_exit", "queued_command"} <= set(c["attachments"])
+    assert {"plan_mode", "plan_mode_exit", "queued_command", "edited_text_file"} <= set(c["attachments"])
     assert {"Write", "Edit", "Read", "Bash", "Agent", "Monitor", "ExitPlanMode", "TaskCreate"} <= set(c["tool_uses"])
     assert c["content_blocks"].get("assistant:thinking", 0) > 0
 
@@ -296,6 +299,10 @@ def test_live_interactive_only_records(realclient_corpus):
     subtypes = {r.get("subtype") for r in recs if r["type"] == "system"}
     assert {"file-history-snapshot", "file-history-delta"} <= types
     assert {"turn_duration", "compact_boundary"} <= subtypes
+    # the shell edit between prompts of a file the session wrote -> edited_text_file with the new text
+    edited = [r["attachment"] for r in recs if r["type"] == "attachment"
+              and r["attachment"]["type"] == "edited_text_file"]
+    assert [e["filename"] for e in edited] == [str(run.cwd / "app.py")] and "APP_MODE" in edited[0]["snippet"]
     assert (run.config_dir / "file-history" / run.session_id).is_dir()
     snaps = list((run.config_dir.parent / "snapshots").rglob("sessions/*.json"))
     assert snaps and json.loads(snaps[0].read_text())["status"] == "busy"

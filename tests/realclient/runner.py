@@ -18,6 +18,7 @@ CLI:  python -m tests.realclient.runner SCENARIO [--root R] [--version V]
 from __future__ import annotations
 
 import argparse
+import re
 import hashlib
 import json
 import os
@@ -113,6 +114,8 @@ class Inner:
         self.sid = session_uuid(sc.name)
         self.logs: list[str] = []
         self.snapshots: list[dict] = []
+        self.print_runs: list[dict] = []
+        self.print_grace = 8.0  # seconds a print-mode client may linger after its script ended
 
     # ------------------------------------------------------------------ setup
     def prepare(self) -> None:
@@ -176,13 +179,39 @@ class Inner:
                 args += ["--continue"]
             args += self.sc.extra_args
             t0 = time.time()
-            r = subprocess.run(args, cwd=self.work, env=env, capture_output=True, text=True, timeout=150,
-                               stdin=subprocess.DEVNULL)
+            out_f = open(self.s_dir / f"client-P{i + 1}.out", "w+")
+            proc = subprocess.Popen(args, cwd=self.work, env=env, stdout=out_f, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            last_key = f"{self.sc.marker(i)}#{len(p.turns) - 1}" if p.turns else None
+            done_at = None
+            killed = False
+            while proc.poll() is None:
+                if time.time() - t0 > 150:
+                    raise RuntimeError(f"client hung on prompt {i + 1} before finishing its script")
+                if done_at is None and last_key and any(sv["key"] == last_key for sv in mock.served):
+                    done_at = time.time()
+                if done_at and time.time() - done_at > self.print_grace:
+                    # the script is finished but the client waits (e.g. for a background task in newer
+                    # clients): end it, as a user pressing Ctrl-C would
+                    os.killpg(proc.pid, 15)
+                    killed = True
+                    try:
+                        proc.wait(10)
+                    except subprocess.TimeoutExpired:
+                        os.killpg(proc.pid, 9)
+                    break
+                time.sleep(0.1)
+            proc.wait()
+            out_f.seek(0)
+            output = out_f.read()
+            out_f.close()
+            (self.s_dir / f"client-P{i + 1}.out").unlink()
             (self.s_dir / f"client-P{i + 1}.log").write_text(
-                f"$ {args[1:]}\nrc={r.returncode} secs={time.time() - t0:.1f}\n--- stdout ---\n{r.stdout}\n"
-                f"--- stderr ---\n{r.stderr}")
-            if r.returncode != 0:
-                raise RuntimeError(f"client failed on prompt {i + 1}: rc={r.returncode} {r.stderr[-1000:]}")
+                f"$ {args[1:]}\nrc={proc.returncode} secs={time.time() - t0:.1f} killed_after_script={killed}\n"
+                f"--- output ---\n{output}")
+            self.print_runs.append({"prompt": i + 1, "rc": proc.returncode, "killed_after_script": killed})
+            if proc.returncode != 0 and not killed:
+                raise RuntimeError(f"client failed on prompt {i + 1}: rc={proc.returncode} {output[-1000:]}")
             time.sleep(p.settle)
 
     def _before(self, p) -> None:
@@ -299,7 +328,7 @@ class Inner:
                                     for bb in tt.blocks:
                                         order.append(("block", bb))
         for kind, x in order:
-            if kind == "block" and "{" in json.dumps(x.get("input", {})).replace("{W}", ""):
+            if kind == "block" and re.search(r"\{[A-Z_]+\}", json.dumps(x.get("input", {}))):
                 continue  # dynamic path (e.g. {PLAN_FILE}): not known from the script
             if kind == "shell":
                 for act in x:
@@ -367,6 +396,7 @@ class Inner:
             "background_tasks": bg,
             "subagents": subagents,
             "snapshots": self.snapshots,
+            "print_runs": self.print_runs,
             "mock_routes": routes,
             "seconds": round(secs, 1),
         }

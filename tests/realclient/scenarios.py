@@ -108,8 +108,11 @@ FILES_BASIC = Scenario(
     name="files_basic",
     mode="print",
     fast=True,
-    # while turn 3 is served, the shell changes seed.txt (read in turn 1): the client notices mid-turn
-    turn_actions={(0, 3): [ShellEdit(f"{W}/seed.txt", "gamma", "GAMMA")]},
+    # While turn 2 is served the shell changes notes.md (written by the session in turn 0) and seed.txt (only
+    # Read).  2.1.x reports only the former (edited_text_file): Read stores offset=1 in its file state and the
+    # changed-files scan skips entries with an offset.
+    turn_actions={(0, 2): [ShellEdit(f"{W}/notes.md", "# Notes", "# NOTES"),
+                           ShellEdit(f"{W}/seed.txt", "gamma", "GAMMA")]},
     setup_files={"pixel.png": tiny_png(), "seed.txt": b"alpha\nbeta\ngamma\n"},
     notes="Write, Read (text + PNG image), Edit (incl. replace_all), thinking blocks; a shell `sed -i` on a file "
           "the session had read, then `--resume` and `--continue` prompts.",
@@ -123,8 +126,8 @@ FILES_BASIC = Scenario(
             Turn([tool("Edit", file_path=f"{W}/notes.md", old_string="first", new_string="second", replace_all=True)]),
             Turn([text("Created hello.py and notes.md; seed.txt has three lines and pixel.png is a 4x4 image.")]),
         ]),
-        Prompt("Append a line to hello.py.", how="resume",  # seed.txt changes between prompts
-               before=[ShellEdit(f"{W}/seed.txt", "beta", "BETA")],
+        Prompt("Append a line to hello.py.", how="resume",  # seed.txt and notes.md change between prompts
+               before=[ShellEdit(f"{W}/seed.txt", "beta", "BETA"), ShellEdit(f"{W}/notes.md", "again", "AGAIN")],
                turns=[
                    Turn([tool("Read", file_path=f"{W}/hello.py")]),
                    Turn([tool("Edit", file_path=f"{W}/hello.py", old_string="    return 'hello, world'\n",
@@ -203,9 +206,10 @@ INTERACTIVE = Scenario(
             Turn([text("Read config.ini; created app.py.")]),
         ]),
         Prompt("Switch app.py to match config.ini.",
-               before=[ShellEdit(f"{W}/config.ini", "slow", "fast")],
+               before=[ShellEdit(f"{W}/config.ini", "slow", "fast"), ShellEdit(f"{W}/app.py", "MODE", "APP_MODE")],
                turns=[
                    Turn([tool("Edit", file_path=f"{W}/app.py", old_string="'slow'", new_string="'fast'")]),
+                   Turn([tool("Read", file_path=f"{W}/app.py")]),
                    Turn([text("app.py now uses fast mode.")]),
                ]),
         Prompt("/compact", slash=True, wait_route="compact", settle=1.0),
