@@ -32,7 +32,7 @@ from . import client as clientmod
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-FAST_SCENARIOS = ("files_basic", "bash_background", "subagents", "interactive", "monitor", "tasks")
+FAST_SCENARIOS = ("files_basic", "bash_background", "subagents", "interactive", "monitor", "tasks", "todos")
 
 
 @dataclass

@@ -8,6 +8,8 @@ What it writes (under --out, default ``examples/``):
 * ``claude-home/``   laid out like a CLAUDE_CONFIG_DIR: ``projects/<encoded-cwd>/<session>.jsonl``,
   ``<session>/subagents/agent-*.jsonl`` + ``.meta.json``, ``file-history/``, ``plans/``, ``tasks/``,
   ``history.jsonl`` (all scenarios merged; session ids never collide);
+* ``claude-tmp/<encoded-cwd>/<session>/tasks/<id>.output``: background-task output files, which the client
+  writes to ``/tmp/claude-<uid>/`` (outside CLAUDE_CONFIG_DIR);
 * ``live-snapshots/<scenario>/<label>/sessions/<pid>.json``: the live registry rows captured while a
   turn was held busy (the client deletes them on exit, so they are not in claude-home);
 * ``ground-truth/<scenario>.json``: what each script implies and what was on disk at the end;
@@ -60,7 +62,7 @@ def run_all(names: list[str], root: Path, version: str, jobs: int = 4) -> dict[s
 
 def assemble(out: Path, root: Path, gts: dict[str, dict]) -> None:
     home = out / "claude-home"
-    for sub in ("claude-home", "live-snapshots", "ground-truth", "mock-logs", "crash"):
+    for sub in ("claude-home", "claude-tmp", "live-snapshots", "ground-truth", "mock-logs", "crash"):
         if (out / sub).exists():
             shutil.rmtree(out / sub)
     home.mkdir(parents=True)
@@ -73,6 +75,9 @@ def assemble(out: Path, root: Path, gts: dict[str, dict]) -> None:
                                 ignore=shutil.ignore_patterns("*.key"))
         if (cfg / "history.jsonl").is_file():
             history.append((cfg / "history.jsonl").read_bytes())
+        ctmp = Path(gts[name].get("client_tmp_dir", "/nonexistent"))
+        if ctmp.is_dir():
+            shutil.copytree(ctmp, out / "claude-tmp" / ctmp.name, dirs_exist_ok=True)
         snaps = root / name / "snapshots"
         for f in sorted(snaps.rglob("*.json")):
             dst = out / "live-snapshots" / name / f.relative_to(snaps)

@@ -118,9 +118,16 @@ class Inner:
         self.print_grace = 8.0  # seconds a print-mode client may linger after its script ended
 
     # ------------------------------------------------------------------ setup
+    @property
+    def client_tmp(self) -> Path:
+        """Where the client puts background-task output files: /tmp/claude-<uid>/<encoded cwd>/."""
+        return Path(f"/tmp/claude-{os.getuid()}") / encode_project_dir(str(self.work))
+
     def prepare(self) -> None:
         if self.s_dir.exists():
             shutil.rmtree(self.s_dir)
+        if self.client_tmp.exists():
+            shutil.rmtree(self.client_tmp)
         for d in ("work", "home", "config", "snapshots"):
             (self.s_dir / d).mkdir(parents=True)
         for rel, data in self.sc.setup_files.items():
@@ -397,6 +404,9 @@ class Inner:
             "subagents": subagents,
             "snapshots": self.snapshots,
             "print_runs": self.print_runs,
+            "client_tmp_dir": str(self.client_tmp),
+            "client_tmp_files": sorted(str(f.relative_to(self.client_tmp)) for f in self.client_tmp.rglob("*")
+                                       if f.is_file()) if self.client_tmp.is_dir() else [],
             "mock_routes": routes,
             "seconds": round(secs, 1),
         }

@@ -290,8 +290,28 @@ TASKS = Scenario(
     ],
 )
 
+TODOS = Scenario(
+    name="todos",
+    mode="print",
+    fast=True,
+    extra_env={"CLAUDE_CODE_ENABLE_TASKS": "false"},
+    notes="TodoWrite: 2.1.258 registers it only when the Task tools are off (CLAUDE_CODE_ENABLE_TASKS=false).",
+    prompts=[
+        Prompt("Keep a todo list.", turns=[
+            Turn([tool("TodoWrite", todos=[
+                {"content": "Write the parser", "status": "in_progress", "activeForm": "Writing the parser"},
+                {"content": "Write the tests", "status": "pending", "activeForm": "Writing the tests"}])]),
+            Turn([tool("Write", file_path=f"{W}/parser.py", content="def parse(s):\n    return s.split()\n")]),
+            Turn([tool("TodoWrite", todos=[
+                {"content": "Write the parser", "status": "completed", "activeForm": "Writing the parser"},
+                {"content": "Write the tests", "status": "in_progress", "activeForm": "Writing the tests"}])]),
+            Turn([text("Parser written; tests in progress.")]),
+        ]),
+    ],
+)
+
 ALL: dict[str, Scenario] = {s.name: s for s in [FILES_BASIC, BASH_BACKGROUND, SUBAGENTS, INTERACTIVE, PLAN_MODE,
-                                                 MONITOR, TASKS]}
+                                                 MONITOR, TASKS, TODOS]}
 
 
 def register(s: Scenario) -> Scenario:
