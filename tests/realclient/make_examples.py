@@ -77,7 +77,7 @@ def assemble(out: Path, root: Path, gts: dict[str, dict]) -> None:
             history.append((cfg / "history.jsonl").read_bytes())
         ctmp = Path(gts[name].get("client_tmp_dir", "/nonexistent"))
         if ctmp.is_dir():
-            shutil.copytree(ctmp, out / "claude-tmp" / ctmp.name, dirs_exist_ok=True)
+            copy_client_tmp(ctmp, out / "claude-tmp" / ctmp.name, cfg, home)
         snaps = root / name / "snapshots"
         for f in sorted(snaps.rglob("*.json")):
             dst = out / "live-snapshots" / name / f.relative_to(snaps)
@@ -101,6 +101,25 @@ def assemble(out: Path, root: Path, gts: dict[str, dict]) -> None:
         md += f"| {name} | {g['mode']} | `{g['session_id']}` | `{g['project_dir']}` |\n"
     (out / "CENSUS.md").write_text(md)
     scan_secrets(out)
+
+
+def copy_client_tmp(src: Path, dst: Path, cfg: Path, home: Path) -> None:
+    """Copy task output files; a symlink into the config dir (async agents' output -> their transcript)
+    becomes a relative symlink into examples/claude-home, as the client made it."""
+    import os
+    for f in sorted(src.rglob("*")):
+        rel = f.relative_to(src)
+        d = dst / rel
+        if f.is_symlink():
+            target = Path(os.readlink(f))
+            d.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_absolute() and str(target).startswith(str(cfg) + "/"):
+                os.symlink(os.path.relpath(home / target.relative_to(cfg), d.parent), d)
+            else:
+                shutil.copy2(f, d)
+        elif f.is_file():
+            d.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, d)
 
 
 def make_crash(out: Path, gts: dict[str, dict]) -> None:
