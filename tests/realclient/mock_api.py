@@ -124,14 +124,17 @@ def _system_text(body: dict) -> str:
 
 
 def last_user_digest(body: dict, n: int = 120) -> str:
+    """Block kinds of the last user message + its last text that is not a <system-reminder>."""
     for m in reversed(body.get("messages") or []):
-        if m.get("role") == "user":
-            c = m.get("content")
-            if isinstance(c, list):
-                kinds = [b.get("type") for b in c if isinstance(b, dict)]
-                t = _msg_text(m)
-                return (f"[{','.join(map(str, kinds))}] " + t.replace("\n", " "))[:n]
-            return str(c).replace("\n", " ")[:n]
+        if m.get("role") != "user":
+            continue
+        c = m.get("content")
+        if isinstance(c, str):
+            return c.replace("\n", " ")[:n]
+        kinds = [b.get("type") for b in c or [] if isinstance(b, dict)]
+        texts = [b.get("text", "") for b in c or [] if isinstance(b, dict) and b.get("type") == "text"
+                 and not b.get("text", "").lstrip().startswith("<system-reminder>")]
+        return (f"[{','.join(map(str, kinds))}] " + (texts[-1] if texts else "")).replace("\n", " ")[:n]
     return ""
 
 

@@ -340,13 +340,23 @@ class Inner:
             if kind == "shell":
                 for act in x:
                     path = act.path.replace("{W}", str(self.work))
-                    exp[path] = act.apply(exp[path])
+                    if path in exp:
+                        exp[path] = act.apply(exp[path])
+                    # a file the script cannot know (made by Bash etc.) stays out of expected_files
             elif x["type"] == "tool_use":
                 inp = x["input"]
-                if x["name"] == "Write":
+                if x["name"] in ("Bash", "Monitor"):
+                    # a command that names a file may change it in ways the script cannot model
+                    cmd = str(inp.get("command", ""))
+                    writes = re.search(r">|\b(sed\s+-i|rm|mv|cp|tee|touch|truncate|dd|patch|git|perl|python3?\s+-c)\b", cmd)
+                    for path in [p for p in exp if writes and os.path.basename(p) in cmd]:
+                        del exp[path]
+                elif x["name"] == "Write":
                     exp[inp["file_path"]] = inp["content"]
-                elif x["name"] == "Edit":
+                elif x["name"] == "Edit" and inp["file_path"] in exp:
                     cur = exp[inp["file_path"]]
+                    if inp["old_string"] not in cur:
+                        continue  # the client rejects such an edit and leaves the file alone
                     if inp.get("replace_all"):
                         exp[inp["file_path"]] = cur.replace(inp["old_string"], inp["new_string"])
                     else:
