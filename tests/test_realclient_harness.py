@@ -257,7 +257,8 @@ def test_committed_corpus_has_the_interesting_shapes():
         assert c["types"].get(t, 0) > 0, t
     assert c["subtypes"].get("system/turn_duration", 0) > 0 and c["subtypes"].get("system/compact_boundary") == 1
     assert {"plan_mode", "plan_mode_exit", "queued_command", "edited_text_file"} <= set(c["attachments"])
-    assert {"Write", "Edit", "Read", "Bash", "Agent", "Monitor", "ExitPlanMode", "TaskCreate"} <= set(c["tool_uses"])
+    assert {"Write", "Edit", "Read", "Bash", "Agent", "Monitor", "ExitPlanMode", "TaskCreate", "TodoWrite",
+            "AskUserQuestion"} <= set(c["tool_uses"])
     assert c["content_blocks"].get("assistant:thinking", 0) > 0
 
 
@@ -273,6 +274,19 @@ def test_committed_corpus_holds_no_secrets():
             assert b"sk-ant-" not in b and FAKE_KEY.encode() not in b, f
             assert f.suffix != ".key", f
     assert not (HOME / ".claude.json").exists() and not (HOME / "settings.json").exists()
+
+
+def test_committed_plan_mode_answers_and_plan_file():
+    gt = json.loads((EXAMPLES / "ground-truth" / "plan_mode.json").read_text())
+    recs = _records(HOME / gt["project_dir"] / f"{gt['session_id']}.jsonl")
+    answers = [r["toolUseResult"]["answers"] for r in recs if r.get("type") == "user"
+               and isinstance(r.get("toolUseResult"), dict) and "answers" in r["toolUseResult"]]
+    assert answers == [{"Which greeting style should greet() use?": "Casual"}]
+    assert [d["needle"] for d in gt["dialogs_answered"]][:1] == ["Which greeting style should greet() use?"]
+    plan_writes = [t for t in _tool_uses(recs) if t["name"] == "Write" and "/plans/" in t["input"]["file_path"]]
+    assert len(plan_writes) == 1
+    plan = HOME / "plans" / Path(plan_writes[0]["input"]["file_path"]).name
+    assert plan.read_text() == plan_writes[0]["input"]["content"]
 
 
 def test_committed_live_snapshot_is_a_busy_registry_row():

@@ -115,6 +115,7 @@ class Inner:
         self.logs: list[str] = []
         self.snapshots: list[dict] = []
         self.print_runs: list[dict] = []
+        self.dialogs: list[dict] = []  # TUI dialogs the runner answered
         self.print_grace = 8.0  # seconds a print-mode client may linger after its script ended
 
     # ------------------------------------------------------------------ setup
@@ -253,6 +254,7 @@ class Inner:
                         if needle in pane and time.time() - answered.get(k, 0) > 3.0:
                             time.sleep(0.5)  # let the dialog settle before typing
                             answered[k] = time.time()
+                            self.dialogs.append({"needle": needle, "keys": keys, "t": time.time()})
                             caps.append(pane)
                             for key in keys:
                                 subprocess.run(tm + ["send-keys", "-t", "main", key])
@@ -414,6 +416,7 @@ class Inner:
             "subagents": subagents,
             "snapshots": self.snapshots,
             "print_runs": self.print_runs,
+            "dialogs_answered": self.dialogs,
             "client_tmp_dir": str(self.client_tmp),
             "client_tmp_files": sorted(str(f.relative_to(self.client_tmp)) for f in self.client_tmp.rglob("*")
                                        if f.is_file()) if self.client_tmp.is_dir() else [],

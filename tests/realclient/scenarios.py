@@ -228,13 +228,19 @@ PLAN_MODE = Scenario(
     mode="interactive",
     notes="Interactive session started in plan mode (--permission-mode plan, no bypass): plan_mode attachment, "
           "the plan file written under $CLAUDE_CONFIG_DIR/plans/, ExitPlanMode approved in the TUI dialog "
-          "(manually approve edits), then the implementation, whose Write is approved in the permission dialog.",
+          "(manually approve edits), then the implementation, whose Write is approved in the permission dialog. "
+          "Before that, an AskUserQuestion answered in its TUI dialog (first option).",
     bypass=False,
     extra_args=["--permission-mode", "plan"],
     # option 1 is "Yes, and use auto mode"; take option 2 (manually approve edits) and approve the Write
-    answers=[("Would you like to proceed?", ["Down", "Enter"]), ("Do you want to create greet.py?", ["Enter"])],
+    answers=[("Which greeting style should greet() use?", ["Enter"]), ("Review your answers", ["Enter"]),
+             ("Would you like to proceed?", ["Down", "Enter"]), ("Do you want to create greet.py?", ["Enter"])],
     prompts=[
         Prompt("Plan a greeting module.", turns=[
+            Turn([tool("AskUserQuestion", questions=[{
+                "question": "Which greeting style should greet() use?", "header": "Style", "multiSelect": False,
+                "options": [{"label": "Casual", "description": "Say hi"},
+                            {"label": "Formal", "description": "Say good day"}]}])]),
             Turn([tool("Write", file_path="{PLAN_FILE}",
                        content="# Plan\n\n1. Create greet.py with greet(name).\n2. Done.\n")]),
             Turn([tool("ExitPlanMode")]),
