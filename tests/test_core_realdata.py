@@ -200,7 +200,7 @@ def test_crash_artefacts_from_real_transcripts():
 # Labels the real client produced in the committed corpus. Leaves missing here could not be made
 # offline (see tests/realclient/README.md); a census regression that loses one of these fails.
 PRODUCED = {
-    "user.message", "user.queued", "agent.message", "agent.thinking", "agent.tool.use",
+    "user.message", "user.answer", "user.queued", "agent.message", "agent.thinking", "agent.tool.use",
     "agent.tool.result", "agent.communication.sent", "harness.command.invocation",
     "harness.command.stdout", "harness.compaction.boundary", "harness.compaction.summary",
     "harness.meta.attachment", "harness.meta.hook", "harness.meta.snapshot",
