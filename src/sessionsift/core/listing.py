@@ -14,11 +14,11 @@ from ..discover import Problem, Scope, Session
 from ..model import record as R
 from ..read.lines import parse_line
 
-HEAD_START = 16 * 1024
+HEAD_START = 4 * 1024
 HEAD_BYTES = 1024 * 1024
 """The head window starts at HEAD_START bytes and doubles until the first prompt is found, up to
 HEAD_BYTES; the tail window likewise from TAIL_START up to TAIL_BYTES."""
-TAIL_START = 32 * 1024
+TAIL_START = 8 * 1024
 TAIL_BYTES = 2 * 1024 * 1024
 
 
