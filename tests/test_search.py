@@ -181,20 +181,29 @@ def test_role_selector_and_exclusion(home):
 
 
 def test_zero_hits_says_what_was_searched(home):
-    files = lines = 0
+    files = lines = size = 0
     scope = resolve_targets([], home)
     for s in scope.sessions:
         for ln in s.lanes():
             files += 1
             lines += sum(1 for _ in iter_lines(ln.path))
-    code, out, _ = run(["search", "no-such-phrase-q7x9", "--claude-home", str(home)])
+            size += ln.path.stat().st_size
+    code, out, _ = run(["search", "no-such-phrase-q7x9", "--count-lines", "--claude-home", str(home)])
     assert code == 1
     assert out.strip().splitlines()[-1] == (
         f"0 hits in {files} transcripts ({lines} lines, {len(scope.sessions)} sessions; 0 unreadable)")
-    code, out, _ = run(["search", "no-such-phrase-q7x9", "--format", "json", "--claude-home", str(home)])
+    code, out, _ = run(["search", "no-such-phrase-q7x9", "--format", "json", "--count-lines", "--claude-home", str(home)])
     rows = jrows(out)
     assert rows[0]["kind"] == "header" and rows[-1]["kind"] == "summary"
     assert rows[-1]["hits"] == 0 and rows[-1]["files"] == files and rows[-1]["lines"] == lines
+    # without --count-lines the lines are not counted (null, never 0); the size is exact in JSON
+    code, out, _ = run(["search", "no-such-phrase-q7x9", "--format", "json", "--claude-home", str(home)])
+    sm = jrows(out)[-1]
+    assert sm["lines"] is None and sm["bytes"] == size and sm["files"] == files
+    code, out, _ = run(["search", "no-such-phrase-q7x9", "--claude-home", str(home)])
+    last = out.strip().splitlines()[-1]
+    assert last.startswith(f"0 hits in {files} transcripts (") and "lines" not in last
+    assert f"B, {len(scope.sessions)} sessions; 0 unreadable)" in last
 
 
 def test_unreadable_transcript_is_reported(home, tmp_path):
@@ -218,7 +227,7 @@ def test_sessions_with_matches_feed_sessions_from(home, tmp_path):
     assert {r["key"] for r in jrows(out) if r["kind"] == "count"} == {ids[0]}
     f.write_text("")
     code, out, _ = run(["search", "", "--sessions-from", str(f), "--claude-home", str(home)])
-    assert code == 1 and out.strip().endswith("0 hits in 0 transcripts (0 lines, 0 sessions; 0 unreadable)")
+    assert code == 1 and out.strip().endswith("0 hits in 0 transcripts (0 bytes, 0 sessions; 0 unreadable)")
 
 
 def test_max_count_no_subagents_and_multiple_patterns(home):

@@ -34,10 +34,25 @@ def _summary_line(sm, workers: int) -> str:
         extra += f"; {sm.malformed_lines} malformed among parsed lines"
     if sm.undated_skipped:
         extra += f"; {sm.undated_skipped} records without a timestamp left out of the time window"
+    if sm.unknown_type_lines:
+        extra += "; not searched (record types sessionsift does not read): " + ", ".join(
+            f"{esc(k)} {v}" for k, v in sorted(sm.unknown_type_lines.items()))
     if sm.persisted_unresolved:
         extra += f"; {len(sm.persisted_unresolved)} persisted outputs unresolved: " + "; ".join(
             f"{esc(x['persisted_path'])} ({esc(x['why'])})" for x in sm.persisted_unresolved[:3])
-    return (f"{sm.hits} hits in {sm.files} transcripts ({sm.lines} lines, {sm.sessions} sessions{unread}{extra})")
+    size = f"{sm.lines} lines" if sm.lines is not None else _human_bytes(sm.bytes)
+    return (f"{sm.hits} hits in {sm.files} transcripts ({size}, {sm.sessions} sessions{unread}{extra})")
+
+
+def _human_bytes(n: int) -> str:
+    """Decimal units, 3 significant digits (the JSON summary carries the exact `bytes`)."""
+    if n < 1000:
+        return f"{n} bytes"
+    for unit in ("kB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 999.5 or unit == "TB":
+            return f"{n:.3g} {unit}"
+    return f"{n} bytes"  # pragma: no cover
 
 
 @click.command("search")
@@ -61,10 +76,12 @@ def _summary_line(sm, workers: int) -> str:
               default=None, help="Census of hits by a key.")
 @click.option("--resolve-persisted", is_flag=True,
               help="Substitute a <persisted-output> pointer by the saved file's text before matching.")
+@click.option("--count-lines", is_flag=True,
+              help="Count the lines of every transcript for the summary (one more pass over every byte).")
 @common_options
 @scope_options
 def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
-               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, fmt,
+               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
                claude_home, sessions_from):
     """Search records with a linear-time regex (RE2); print each hit with its turn opener.
 
@@ -102,7 +119,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
         since=parse_when(since) if since else None, until=parse_when(until) if until else None,
         max_count=max_count, subagents=not no_subagents, context=not no_context,
         count_by=count_by or ("total" if count else None), sessions_only=sessions_only,
-        resolve_persisted=resolve_persisted,
+        resolve_persisted=resolve_persisted, count_lines=count_lines,
     )
     from ..search.api import plan as _plan
 
@@ -175,9 +192,9 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
         _print_counts(out, query.count_by, counts)
     out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions,
                 sessions_with_hits=sm.sessions_with_hits, hits=sm.hits, records_parsed=sm.records_parsed,
-                malformed_lines=sm.malformed_lines, undated_skipped=sm.undated_skipped,
+                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, undated_skipped=sm.undated_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
-                prefilter=sm.prefilter, workers=run.workers)
+                unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, workers=run.workers)
     line = _summary_line(sm, run.workers)
     if not out.json:
         if sessions_only and sm.hits:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ..core.stats import KNOWN_TYPES
 from ..discover import Lane, Scope
 from ..errors import UsageError
 from ..model import record as R
@@ -56,6 +57,12 @@ class Plan:
     until_ts: float | None
     listing: bool
     """Hits are returned as records (not only counted)."""
+    type_gate: frozenset[str] | None = None
+    """Record types that can yield a passing record (None = no gate): a line whose top-level type
+    is read from its first bytes (prefilter.HEAD_TYPE) and is not listed is not parsed."""
+    skip_carriers: bool = False
+    """The selection holds none of prefilter.CARRIER_LEAVES: tool-result carriers recognised by
+    their first bytes (prefilter.CARRIER) are not parsed."""
 
 
 def _re2():
@@ -135,6 +142,13 @@ def plan(query: Query) -> Plan:
     lneedles = None if default_surface else PF.label_needles(rec_allowed, False)
     if query.since and query.until and query.since > query.until:
         raise UsageError("--since is after --until: the window is empty")
+    tl = PF.type_leaves()
+    if not hook_attachments:  # a hook-context attachment passes only when asked for (_passes)
+        tl["attachment"] = tl["attachment"] - {"harness.meta.hook"}
+    type_gate = frozenset(
+        t for t, leaves in tl.items()
+        if (leaves & rec_allowed) or (default_surface and t in ("user", "assistant")))
+    skip_carriers = not default_surface and not (rec_allowed & PF.CARRIER_LEAVES)
     return Plan(
         query=query, allowed=frozenset(allowed), record_allowed=frozenset(rec_allowed),
         default_surface=default_surface, hook_attachments=hook_attachments,
@@ -142,6 +156,7 @@ def plan(query: Query) -> Plan:
         since_ts=query.since.timestamp() if query.since else None,
         until_ts=query.until.timestamp() if query.until else None,
         listing=query.count_by is None and not query.sessions_only,
+        type_gate=type_gate, skip_carriers=skip_carriers,
     )
 
 
@@ -278,10 +293,14 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     want_text = rx is not None or p.listing
     cb = q.count_by
     need_names = cb in ("tool", "pairing")
+    need_line_no = p.listing or q.sessions_only
     names: dict[str, str] = {}
     user_msg_parents: dict[str, int] = {}
     full_user_view = p.needles is None
     hits: list[Hit] = []
+    gate = p.type_gate
+    head = PF.HEAD_TYPE.match
+    carrier = PF.CARRIER.match if p.skip_carriers else None
     try:
         m = open_map(lane.path)
     except OSError as exc:
@@ -291,23 +310,37 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
         buf = m.buf
         size = len(buf)
         out.bytes = size
-        out.lines = _lines_in(buf)
+        out.lines = _lines_in(buf) if q.count_lines else None
+        untermed = bool(size) and buf[size - 1 : size] != b"\n"
         last_pos, last_no = 0, 1
         for s, e in _spans(p, buf):
-            no = last_no + _count_nl(buf, last_pos, s)
-            last_pos, last_no = s, no
-            raw = bytes(buf[s:e])
-            if e == size and size and buf[size - 1 : size] != b"\n":
+            if carrier is not None and carrier(buf, s, e) is not None:
+                out.shape_skipped += 1
+                continue
+            if gate is not None:
+                hm = head(buf, s, e)
+                if hm is not None:
+                    ht = hm.group(1).decode("ascii")
+                    if ht not in gate:
+                        if ht not in KNOWN_TYPES:
+                            out.unknown_type_lines[ht] = out.unknown_type_lines.get(ht, 0) + 1
+                        out.shape_skipped += 1
+                        continue
+            raw = buf[s:e]
+            if untermed and e == size:
                 from ..read.lines import _is_complete
 
                 if not _is_complete(raw):
                     continue  # torn tail: a write in progress, not a record yet
-            obj = parse_numbered(Line(no, s, raw), lane.path, stats)
+            obj = parse_numbered(Line(0, s, raw), lane.path, stats)
             if obj is None:
                 continue
             out.parsed += 1
             labels = R.classify(obj)
             t = obj.get("type")
+            if t not in KNOWN_TYPES:
+                k = t if isinstance(t, str) else "(no type)"
+                out.unknown_type_lines[k] = out.unknown_type_lines.get(k, 0) + 1
             if need_names and t == "assistant":
                 for b in R.tool_uses(obj):
                     if b.get("id"):
@@ -328,15 +361,23 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
             text = ""
             span = None
             used: list[str] = []
+            no = 0
             if want_text:
                 text = R.record_text(obj)
                 if q.resolve_persisted and t == "user":
+                    no = last_no + _count_nl(buf, last_pos, s)
+                    last_pos, last_no = s, no
                     text, used = _resolve_persisted(obj, text, lane, no, out.persisted_problems)
             if rx is not None:
                 mt = rx.search(text)
                 if mt is None:
                     continue
                 span = mt.span()
+            if need_line_no and not no:
+                # line numbers only for hits that are shown; hits come in file order, so the
+                # newline count runs once up to the last hit
+                no = last_no + _count_nl(buf, last_pos, s)
+                last_pos, last_no = s, no
             msg = R.get_message(obj) or {}
             hits.append(Hit(
                 lane_pos=pos, line=no, offset=s, length=e - s,
@@ -424,10 +465,11 @@ def _apply_index(p: Plan, lane: Lane, hits: list[Hit]) -> None:
             openers[e.turn] = e
         for i, n in zip(e.tool_use_ids, e.tool_names):
             names[i] = n
+    at = {e.offset: e for e in idx.entries}
     keep: list[Hit] = []
     opener_objs: dict[int, dict] = {}
     for h in hits:
-        e = idx.entry_at_line(h.line)
+        e = at.get(h.offset)
         if e is not None:
             h.labels = list(e.labels)
             h.turn = e.turn
@@ -564,7 +606,8 @@ def _run_unit(args: tuple[Plan, Unit]) -> list[LaneOutcome]:
                 o = LaneOutcome(pos=pos)
                 try:
                     with open_map(lane.path) as m:
-                        o.bytes, o.lines = len(m.buf), _lines_in(m.buf)
+                        o.bytes = len(m.buf)
+                        o.lines = _lines_in(m.buf) if p.query.count_lines else None
                 except OSError as exc:
                     o.unreadable = exc.strerror or str(exc)
                 outs.append(o)
@@ -588,6 +631,7 @@ class SearchRun:
 
     def outcomes(self) -> Iterator[tuple[Lane, LaneOutcome]]:
         sm = self.summary
+        sm.lines = 0 if self.plan.query.count_lines else None
         sm.sessions = len(self.scope.sessions)
         sm.unreadable = [{"path": pr.path, "why": pr.why} for pr in self.scope.problems]
         sm.prefilter = self.plan.needles if self.plan.needles is not None else (
@@ -625,13 +669,17 @@ class SearchRun:
             sm.unreadable.append({"path": str(lane.path), "why": o.unreadable})
         else:
             sm.files += 1
-        sm.lines += o.lines
+        if o.lines is not None and sm.lines is not None:
+            sm.lines += o.lines
+        sm.shape_skipped += o.shape_skipped
         sm.bytes += o.bytes
         sm.hits += o.hit_count
         sm.records_parsed += o.parsed
         sm.malformed_lines += o.malformed
         sm.undated_skipped += o.undated_skipped
         sm.persisted_unresolved.extend(o.persisted_problems)
+        for k, v in o.unknown_type_lines.items():
+            sm.unknown_type_lines[k] = sm.unknown_type_lines.get(k, 0) + v
         if o.hit_count:
             sess_hit.add(lane.session_id)
         yield lane, o

@@ -35,6 +35,9 @@ class Query:
     sessions_only: bool = False
     """-l: stop at the first hit of each session."""
     resolve_persisted: bool = False
+    count_lines: bool = False
+    """Count the physical lines of every transcript for the summary (costs a pass over every byte;
+    without it `Summary.lines` is None: not counted)."""
 
 
 @dataclass
@@ -78,7 +81,8 @@ class LaneOutcome:
 
     pos: int
     bytes: int = 0
-    lines: int = 0
+    lines: int | None = None
+    """Physical lines (None = not counted: Query.count_lines off)."""
     parsed: int = 0
     malformed: int = 0
     hits: list[Hit] = field(default_factory=list)
@@ -89,20 +93,32 @@ class LaneOutcome:
     persisted_problems: list[dict] = field(default_factory=list)
     undated_skipped: int = 0
     indexed: bool = False
+    shape_skipped: int = 0
+    """Candidate lines decided from their first bytes without parsing (prefilter.HEAD_TYPE/CARRIER)."""
+    unknown_type_lines: dict = field(default_factory=dict)
+    """Candidate lines of record types sessionsift does not interpret (never matched), by type."""
 
 
 @dataclass
 class Summary:
     files: int = 0
-    lines: int = 0
+    lines: int | None = None
+    """Physical lines in the files read; None = not counted (Query.count_lines)."""
     bytes: int = 0
     sessions: int = 0
     sessions_with_hits: int = 0
     hits: int = 0
     records_parsed: int = 0
     malformed_lines: int = 0
+    shape_skipped: int = 0
+    """Candidate lines whose record type (or tool-result shape) read from the first bytes put them
+    outside the selection, so they were not parsed."""
     undated_skipped: int = 0
     unreadable: list[dict] = field(default_factory=list)
     persisted_unresolved: list[dict] = field(default_factory=list)
+    unknown_type_lines: dict = field(default_factory=dict)
+    """Candidate lines (lines holding the pattern's literal needle; every line when there is none)
+    whose record type sessionsift does not interpret, by type. They are never matched: 2.1.332's
+    `api-request-blob` holds wire copies of prompts and harness system text (docs/search.md)."""
     prefilter: list[str] | None = None
     """The byte needles used to pick candidate lines (None = every line was a candidate)."""
