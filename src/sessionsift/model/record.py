@@ -157,6 +157,30 @@ def _varint(buf: bytes, i: int) -> tuple[int | None, int]:
     return None, i
 
 
+# `narration` base64-encoded at its three stream alignments (NAR-007): a standard base64 text whose
+# decoding contains the bytes `narration` contains one of these (each character of a needle encodes
+# six bits that lie wholly inside `narration`, so neighbouring bytes cannot change it).
+NARRATION_B64 = ("bmFycmF0aW9u", "5hcnJhdGlv", "uYXJyYXRp")
+_B64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def is_narration(signature: str) -> bool:
+    """`signature_tag(signature) == "narration"`, decoding only signatures that can say so.
+
+    The needle test is exact for a standard base64 text (alphabet characters, `=` padding at the
+    end only). Anything else (URL-safe characters, whitespace, inner padding: the lenient decoder
+    skips or reinterprets those) is decoded in full, as before."""
+    if any(n in signature for n in NARRATION_B64):
+        return signature_tag(signature) == "narration"
+    try:
+        raw = signature.encode("ascii")
+    except UnicodeEncodeError:
+        return signature_tag(signature) == "narration"
+    if raw.rstrip(b"=").translate(None, _B64_ALPHABET):
+        return signature_tag(signature) == "narration"
+    return False
+
+
 def signature_tag(signature: str) -> str | None:
     """Decode a thinking signature's kind tag (`thinking` / `narration` / other); None if untagged."""
     try:
@@ -289,7 +313,7 @@ def classify(obj: dict) -> list[str]:
                 sig = b.get("signature")
                 lab = (
                     "agent.thinking.narration"
-                    if isinstance(sig, str) and sig and signature_tag(sig) == "narration"
+                    if isinstance(sig, str) and sig and is_narration(sig)
                     else "agent.thinking"
                 )
             elif bt == "tool_use":
