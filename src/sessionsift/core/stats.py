@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import pickle
 from collections import Counter
 from dataclasses import dataclass, field
 
+import orjson
+
 from ..discover import Lane, Problem, Scope
-from ..model.lane import LaneIndex
 from ..model import record as R
-from ..read.lines import ReadStats, iter_lines, parse_numbered
+from ..model.lane import (ABANDONED, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
+                          skeleton_flags)
+from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -42,7 +47,25 @@ KNOWN_TYPES = {
 }
 
 
-def lane_stats(lane: Lane, strict: bool = False) -> LaneStats:
+def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> LaneStats:
+    """The census of one lane in one streaming pass (no record objects are kept: counters per
+    record plus the compact survival `Skeleton` shared with `LaneIndex`). A large file is split
+    at a line boundary and its second half read by a forked worker (`parallel`, not `strict`)."""
+    with open_map(lane.path) as m:
+        buf = m.buf
+        size = len(buf)
+        split = _split_point(buf, size) if parallel and not strict else None
+        if split is None:
+            part = _scan(buf, 0, size, lane.path, strict)
+        else:
+            part = _scan_two(buf, split, size, lane.path)
+    part.read.files = 1
+    return _finish(lane, part)
+
+
+def lane_stats_indexed(lane: Lane, strict: bool = False) -> LaneStats:
+    """The same census from a full `LaneIndex` (the reference the streaming path is tested
+    against; slower and holds every entry)."""
     idx = LaneIndex.build(lane, strict=strict)
     ls = LaneStats(lane, idx.stats)
     per_msg: dict[tuple[str, str], dict[str, int]] = {}
@@ -73,27 +96,301 @@ def lane_stats(lane: Lane, strict: bool = False) -> LaneStats:
                 if v is not None:
                     cur[f] = max(cur.get(f, v), v)
     ls.turns = idx.turns
+    _tokens(ls, per_msg)
+    thinking_lines = [e for e in idx.entries if "agent.thinking" in e.labels or "agent.thinking.narration" in e.labels]
+    for _e, obj in idx.load_many(thinking_lines):
+        _count_thinking(ls, obj)
+    return ls
+
+
+def _tokens(ls: LaneStats, per_msg: dict) -> None:
     for (model, _mid), fields in per_msg.items():
         ls.messages_by_model[model] += 1
         agg = ls.tokens.setdefault(model, {})
         for f, v in fields.items():
-            agg[f] = agg.get(f, 0) + v
-    # thinking tags need the signature: re-read only assistant lines that hold thinking
-    thinking_lines = [e for e in idx.entries if "agent.thinking" in e.labels or "agent.thinking.narration" in e.labels]
-    for _e, obj in idx.load_many(thinking_lines):
-        for b in R.blocks_of(obj):
-            if b.get("type") not in ("thinking", "redacted_thinking"):
-                continue
-            sig = b.get("signature")
-            tag = R.signature_tag(sig) if isinstance(sig, str) and sig else None
-            if tag == "narration":
-                ls.narration_blocks += 1
+            agg[f] = agg.get(f, 0) + v  # a sum over the messages that wrote this field
+
+
+def _count_thinking(ls: "LaneStats | _Part", obj: dict) -> None:
+    """Thinking vs narration blocks by the signature's tag (NAR-002, NAR-006)."""
+    for b in R.blocks_of(obj):
+        if b.get("type") not in ("thinking", "redacted_thinking"):
+            continue
+        sig = b.get("signature")
+        tag = R.signature_tag(sig) if isinstance(sig, str) and sig else None
+        if tag == "narration":
+            ls.narration_blocks += 1
+        else:
+            ls.thinking_blocks += 1
+            if tag is None:
+                ls.untagged_thinking_blocks += 1
+            elif tag != "thinking":
+                ls.unknown_thinking_tags[tag] += 1
+
+
+# -- the streaming census ------------------------------------------------------------------
+
+PARALLEL_MIN_BYTES = 32 << 20
+"""Files at least this large are read by two processes (one per half)."""
+
+_UMSG = "user.message"
+
+
+class _Part:
+    """What one reading of a contiguous run of lines yields; parts of one file are merged in
+    file order with `_merge`."""
+
+    def __init__(self) -> None:
+        self.read = ReadStats()
+        self.sk = Skeleton()
+        self.combos: dict[tuple, int] = {}
+        """(type, system subtype, attachment kind, labels) -> records, in order of first line."""
+        self.first: dict[tuple, int] = {}
+        """combo -> slot of its first record."""
+        self.umsg: list[tuple[int, tuple[str, ...]]] = []
+        """(slot, labels) of user records labelled user.message (draft relabelling moves some)."""
+        self.per_msg: dict[tuple[str, str | int], dict[str, int]] = {}
+        """(model, message id | line number) -> usage fields (max over the message's lines)."""
+        self.narration_blocks = 0
+        self.thinking_blocks = 0
+        self.untagged_thinking_blocks = 0
+        self.unknown_thinking_tags: Counter = Counter()
+        self.head_assistant: tuple[int, str | None, str | None] | None = None
+        """(slot, parentUuid, message id) of the first assistant record of a part that starts
+        mid-file, whose continuation test needs the previous part's last assistant record."""
+        self.last_assistant: tuple[str | None, str | None] | None = None
+        """(uuid, message id) of the part's last assistant record (None: it has none)."""
+
+
+def _split_point(buf, size: int) -> int | None:
+    if size < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+        return None
+    nl = buf.find(b"\n", size // 2)
+    if nl < 0 or nl + 1 >= size:
+        return None
+    return nl + 1
+
+
+def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
+    part = _Part()
+    st = part.read
+    st.bytes += end - start
+    sk = part.sk
+    add = sk.add
+    combos, first, umsg, per_msg = part.combos, part.first, part.umsg, part.per_msg
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    classify, opens, attachment_kind = R.classify, R.opens_turn, R.attachment_kind
+    labels_cache: dict[tuple[str, ...], tuple[str, ...]] = {}
+    prev_assistant: tuple[str | None, str | None] | None = (None, None) if start == 0 else None
+    no = 0
+    for batch in iter_line_batches(buf, start, end, st):
+        for raw in batch:
+            no += 1
+            try:
+                obj = loads(raw)
+            except decode_error:
+                obj = None
+            if type(obj) is dict:
+                st.records += 1
+            else:  # blank, NULs, invalid UTF-8, not an object: the exact reading rules
+                obj = parse_numbered(Line(no, 0, raw), path, st, strict)
+                if obj is None:
+                    continue
+            t = obj.get("type")
+            if type(t) is not str:
+                t = None
+            lab = classify(obj)
+            labels = labels_cache.get(tuple(lab)) if lab else ()
+            if labels is None:
+                labels = labels_cache.setdefault(tuple(lab), tuple(lab))
+            uuid = obj.get("uuid")
+            if type(uuid) is not str:
+                uuid = None
+            parent = obj.get("parentUuid")
+            if type(parent) is not str:
+                parent = None
+            logical = obj.get("logicalParentUuid")
+            cont = False
+            if t == "assistant":
+                m = obj.get("message")
+                if type(m) is not dict:
+                    m = None
+                mid = m.get("id") if m is not None else None
+                if type(mid) is not str:
+                    mid = None
+                # the same continuation rule as LaneIndex.build (parallel tool calls)
+                if prev_assistant is None:
+                    part.head_assistant = (len(sk), parent, mid)
+                else:
+                    cont = mid is not None and parent is not None and (parent, mid) == prev_assistant
+                prev_assistant = (uuid, mid)
+            slot = add(uuid, parent, logical if type(logical) is str else None,
+                       skeleton_flags(t, labels, bool(labels) and opens(obj, labels), cont))
+            if t == "assistant":
+                key = (t, None, None, labels)
+                if m is not None:
+                    u = m.get("usage")
+                    if type(u) is dict:
+                        model = m.get("model")
+                        mk = (model if type(model) is str and model else "(unknown model)", mid or no)
+                        cur = per_msg.get(mk)
+                        if cur is None:
+                            cur = per_msg[mk] = {}
+                        for f in USAGE_FIELDS:
+                            v = u.get(f)
+                            if isinstance(v, int):
+                                cur[f] = max(cur.get(f, v), v)
+                if "agent.thinking" in labels or "agent.thinking.narration" in labels:
+                    _count_thinking(part, obj)
+            elif t == "user":
+                key = (t, None, None, labels)
+                if labels and labels[0] == _UMSG:
+                    umsg.append((slot, labels))
+                    if parent is not None:
+                        sk.add_draft_candidate(slot, parent)
+            elif t == "system":
+                sub = obj.get("subtype")
+                key = (t, sub if type(sub) is str else None, None, labels)
+            elif t == "attachment":
+                key = (t, None, attachment_kind(obj), labels)
             else:
-                ls.thinking_blocks += 1
-                if tag is None:
-                    ls.untagged_thinking_blocks += 1
-                elif tag != "thinking":
-                    ls.unknown_thinking_tags[tag] += 1
+                key = (t, None, None, labels)
+            c = combos.get(key)
+            if c is None:
+                combos[key] = 1
+                first[key] = slot
+            else:
+                combos[key] = c + 1
+    if prev_assistant is not None:
+        part.last_assistant = prev_assistant
+    return part
+
+
+def _scan_two(buf, split: int, size: int, path) -> _Part:
+    """Read [split, size) in a forked worker while this process reads [0, split)."""
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return _scan(buf, 0, size, path, False)
+    if pid == 0:  # the worker: scan, send, exit without running any of the parent's cleanup
+        code = 1
+        try:
+            os.close(r)
+            data = pickle.dumps(_scan(buf, split, size, path, False), pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        head = _scan(buf, 0, split, path, False)
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+    finally:
+        _, status = os.waitpid(pid, 0)
+    tail = pickle.loads(data) if status == 0 and data else _scan(buf, split, size, path, False)
+    _merge(head, tail)
+    return head
+
+
+def _merge(a: _Part, b: _Part) -> None:
+    """Append part `b` (the lines that follow `a`'s in the same file) to `a`."""
+    lines, slots = a.read.lines, len(a.sk)
+    ra, rb = a.read, b.read
+    ra.bytes += rb.bytes
+    ra.lines += rb.lines
+    ra.blank_lines += rb.blank_lines
+    ra.records += rb.records
+    ra.malformed_lines += [n + lines for n in rb.malformed_lines]
+    ra.zero_filled_lines += rb.zero_filled_lines
+    ra.invalid_utf8_lines += rb.invalid_utf8_lines
+    ra.torn_tail_bytes += rb.torn_tail_bytes
+    ra.non_object_lines += rb.non_object_lines
+    if b.head_assistant is not None:
+        slot, parent, mid = b.head_assistant
+        prev = a.last_assistant if a.last_assistant is not None else (None, None)
+        if mid is not None and parent is not None and (parent, mid) == prev:
+            b.sk.flags[slot] &= ~F_CONV
+    if b.last_assistant is not None:
+        a.last_assistant = b.last_assistant
+    a.sk.extend(b.sk)
+    for key, c in b.combos.items():
+        if key in a.combos:
+            a.combos[key] += c
+        else:
+            a.combos[key] = c
+            a.first[key] = b.first[key] + slots
+    a.umsg += [(s + slots, labels) for s, labels in b.umsg]
+    for (model, mid), fields in b.per_msg.items():
+        cur = a.per_msg.setdefault((model, mid + lines if type(mid) is int else mid), {})
+        for f, v in fields.items():
+            cur[f] = max(cur.get(f, v), v)
+    a.narration_blocks += b.narration_blocks
+    a.thinking_blocks += b.thinking_blocks
+    a.untagged_thinking_blocks += b.untagged_thinking_blocks
+    a.unknown_thinking_tags.update(b.unknown_thinking_tags)
+
+
+def _finish(lane: Lane, part: _Part) -> LaneStats:
+    sk = part.sk
+    sk.finish()
+    state = sk.survive()
+    combos = part.combos
+    drafts = set(sk.draft_slots(state))
+    if drafts:
+        # drafts are read as user.unsent: move them to their own combo, keeping first-line order
+        first = part.first
+        old_first: dict[tuple, int] = {}
+        for slot, labels in part.umsg:
+            old = ("user", None, None, labels)
+            if slot in drafts:
+                new = ("user", None, None, ("user.unsent",) + labels[1:])
+                combos[old] -= 1
+                combos[new] = combos.get(new, 0) + 1
+                first[new] = min(first.get(new, slot), slot)
+            else:
+                old_first.setdefault(old, slot)
+        for old in {("user", None, None, labels) for _s, labels in part.umsg}:
+            if combos[old] == 0:
+                del combos[old]
+            else:
+                first[old] = old_first[old]
+        combos = dict(sorted(combos.items(), key=lambda kv: first[kv[0]]))
+    ls = LaneStats(lane, part.read)
+    for (t, sub, att, labels), c in combos.items():
+        ls.line_types[t or "(no type)"] += c
+        if t and t not in KNOWN_TYPES:
+            ls.unknown_line_types[t] += c
+        if t == "system":
+            ls.system_subtypes[sub or "(none)"] += c
+        if t == "attachment":
+            ls.attachment_kinds[att or "(none)"] += c
+        if labels:
+            for lab in labels:
+                ls.labels[lab] += c
+        else:
+            ls.unlabelled += c
+        if labels[:1] == ("harness.compaction.boundary",):
+            ls.compactions += c
+    ls.replayed_lines = len(sk.replay)
+    for code in sorted((c for c in (LIVE, ABANDONED, PRECUT) if c in state), key=state.find):
+        ls.survival[SURVIVAL_NAMES[code]] = state.count(code)
+    ls.turns = sk.turn_count(state)
+    per_msg: dict[tuple[str, str], dict[str, int]] = {}
+    for (model, mid), fields in part.per_msg.items():
+        cur = per_msg.setdefault((model, f"line:{mid}" if type(mid) is int else mid), {})
+        for f, v in fields.items():
+            cur[f] = max(cur.get(f, v), v)
+    _tokens(ls, per_msg)
+    ls.narration_blocks = part.narration_blocks
+    ls.thinking_blocks = part.thinking_blocks
+    ls.untagged_thinking_blocks = part.untagged_thinking_blocks
+    ls.unknown_thinking_tags = part.unknown_thinking_tags
     return ls
 
 

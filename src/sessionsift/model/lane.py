@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from array import array
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
@@ -58,18 +59,6 @@ class Entry:
     turn: int | None = None
     replay_of: int | None = None
     is_compact_summary: bool = False
-
-
-_CONVERSATION_TYPES = ("user", "assistant")
-
-
-def _is_conversation_child(e: Entry) -> bool:
-    if e.type == "assistant":
-        return True
-    if e.type == "user" and e.labels:
-        return e.labels[0] in ("user.message", "user.answer", "user.rejection",
-                               "agent.communication.inbox", "harness.command.invocation")
-    return False
 
 
 _LABELS: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -123,6 +112,232 @@ def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
     return e
 
 
+# -- the survival skeleton: one implementation for LaneIndex and the streaming `stats` -------
+
+F_UUID = 1
+"""The record carries a uuid (only these have a survival state)."""
+F_REPLAY = 2
+"""A later line with a uuid already seen (resolves to its first line)."""
+F_CONV = 4
+"""A conversation child (an assistant record, or a user record whose first label is genuine
+prose, an answer, a rejection, an inbound message or a slash command): off the chain it is
+abandoned, it does not inherit."""
+F_OPENER = 8
+"""The record opens a turn (before draft relabelling)."""
+F_PEMPTY = 16
+"""`parentUuid` is the empty string: looked up on the chain walk, ignored when inheriting."""
+F_LEMPTY = 32
+"""`logicalParentUuid` is the empty string (same treatment)."""
+
+LIVE, ABANDONED, PRECUT = 1, 2, 3
+SURVIVAL_NAMES: tuple[Survival | None, ...] = (None, "live", "abandoned", "pre-cut")
+_BUSY = 9
+_NONE, _DANGLING = -1, -2
+
+_CONVERSATION_CHILD_FIRST = frozenset(("user.message", "user.answer", "user.rejection",
+                                       "agent.communication.inbox", "harness.command.invocation"))
+
+
+def skeleton_flags(t: str | None, labels: tuple[str, ...] | list[str], opener: bool,
+                   continues_message: bool = False) -> int:
+    """The flags of one record that survival and turn counting read (uuid/replay set by `add`).
+
+    `continues_message`: an assistant record whose parent is the previous assistant record of the
+    same API message (`message.id`): parallel tool calls are written one record per block, chained.
+    It was sent whichever tool result the conversation continued from (2.1.332 writes results in
+    completion order and continues from the last one written), so it inherits its parent's
+    survival instead of counting as an abandoned conversation child."""
+    f = F_OPENER if opener else 0
+    if (t == "assistant" and not continues_message) or (t == "user" and labels and labels[0] in _CONVERSATION_CHILD_FIRST):
+        f |= F_CONV
+    return f
+
+
+class Skeleton:
+    """The record graph of one lane in compact form: one slot per record (in file order), the
+    uuid -> first-slot dict, parent slots in an int array, one byte of flags per slot. Enough to
+    compute survival, drafts and the turn count without keeping the records."""
+
+    __slots__ = ("index", "parent", "flags", "logical", "replay", "pending", "drafts", "last")
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+        """uuid -> slot of its FIRST line."""
+        self.parent = array("i")
+        """slot of the parent's first line; -1 no parent, -2 a uuid not (yet) seen."""
+        self.flags = bytearray()
+        self.logical: dict[int, int] = {}
+        """slot -> slot of its logicalParentUuid (-2 unresolved), for records that carry one."""
+        self.replay: dict[int, int] = {}
+        """replay slot -> slot of the first line with that uuid."""
+        self.pending: list[tuple[int, int, str]] = []
+        """(slot, 0 parent | 1 logical, uuid) references to uuids not seen when added."""
+        self.drafts: list[tuple[int, str]] = []
+        """Draft candidates in file order: (slot, parentUuid) of user records labelled
+        user.message with a parent (replays are skipped when the drafts are computed)."""
+        self.last = -1
+        """slot of the last uuid-bearing record."""
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    def add(self, uuid: str | None, parent: str | None, logical: str | None, flags: int) -> int:
+        """Append one record; `parent`/`logical` are the string values (None when not strings)."""
+        n = len(self.flags)
+        if uuid is None:
+            self.parent.append(_NONE)
+            self.flags.append(flags)
+            return n
+        flags |= F_UUID
+        index = self.index
+        first = index.setdefault(uuid, n)
+        if first != n:
+            self.replay[n] = first
+            flags |= F_REPLAY
+        self.last = n
+        if parent is None:
+            self.parent.append(_NONE)
+        else:
+            if not parent:
+                flags |= F_PEMPTY
+            p = index.get(parent)
+            if p is None:
+                self.pending.append((n, 0, parent))
+                p = _DANGLING
+            self.parent.append(p)
+        if logical is not None:
+            if not logical:
+                flags |= F_LEMPTY
+            p = index.get(logical)
+            if p is None:
+                self.pending.append((n, 1, logical))
+                p = _DANGLING
+            self.logical[n] = p
+        self.flags.append(flags)
+        return n
+
+    def add_draft_candidate(self, slot: int, parent: str) -> None:
+        self.drafts.append((slot, parent))
+
+    def extend(self, other: "Skeleton") -> None:
+        """Append `other`, the skeleton of the lines that FOLLOW this one's in the same file."""
+        off = len(self.flags)
+        n = len(other.flags)
+        g = array("i", range(off, off + n))  # other's slot -> global slot of its uuid's first line
+        flags = other.flags
+        index = self.index
+        replay = self.replay
+        for u, j in other.index.items():
+            first = index.setdefault(u, off + j)
+            if first != off + j:
+                g[j] = first
+                flags[j] |= F_REPLAY
+                replay[off + j] = first
+        for j, f in other.replay.items():
+            g[j] = g[f]
+            replay[off + j] = g[f]
+        parent = self.parent
+        for p in other.parent:
+            parent.append(g[p] if p >= 0 else p)
+        self.flags += flags
+        for j, p in other.logical.items():
+            self.logical[off + j] = g[p] if p >= 0 else p
+        self.pending += [(off + j, w, u) for j, w, u in other.pending]
+        self.drafts += [(off + j, u) for j, u in other.drafts]
+        if other.last >= 0:
+            self.last = off + other.last
+
+    def finish(self) -> None:
+        """Resolve references to uuids that appeared later in the file."""
+        index = self.index
+        for n, which, u in self.pending:
+            p = index.get(u)
+            if p is None:
+                continue
+            if which == 0:
+                self.parent[n] = p
+            else:
+                self.logical[n] = p
+        self.pending = []
+
+    def survive(self) -> bytearray:
+        """Survival code (LIVE/ABANDONED/PRECUT; 0 = no uuid) of every slot; rules in the module
+        docstring."""
+        n = len(self.flags)
+        state = bytearray(n)
+        parent, flags, logical = self.parent, self.flags, self.logical
+        leaf = self.replay.get(self.last, self.last)
+        crossed = False
+        cur = leaf
+        while cur >= 0 and not state[cur]:
+            state[cur] = PRECUT if crossed else LIVE
+            p = parent[cur]
+            if p == _NONE:
+                lp = logical.get(cur)
+                if lp is not None:
+                    crossed = True
+                    p = lp
+            cur = p
+        # off-chain records inherit from their parent unless they are conversation children
+        for i in range(n):
+            f = flags[i]
+            if state[i] or not f & F_UUID or f & F_REPLAY:
+                continue
+            path = []
+            j = i
+            while True:
+                s = state[j]
+                if s == _BUSY or len(path) > 10000:
+                    res = ABANDONED  # a cycle or an absurdly deep chain
+                    break
+                if s:
+                    res = s
+                    break
+                path.append(j)
+                state[j] = _BUSY
+                fj = flags[j]
+                if fj & F_CONV:
+                    res = ABANDONED
+                    break
+                p = parent[j] if not fj & F_PEMPTY else _NONE
+                if p < 0:
+                    lp = logical.get(j, _NONE)
+                    p = lp if not fj & F_LEMPTY else _NONE
+                if p < 0:
+                    res = ABANDONED  # a root off the chain: a superseded conversation
+                    break
+                j = p
+            for k in path:
+                state[k] = res
+        for r, f in self.replay.items():
+            state[r] = state[f]
+        return state
+
+    def draft_slots(self, state: bytearray) -> list[int]:
+        """Abandoned genuine user records with a later same-parent sibling: `user.unsent`."""
+        groups: dict[str, list[int]] = {}
+        flags = self.flags
+        for slot, parent in self.drafts:
+            if not flags[slot] & F_REPLAY:
+                groups.setdefault(parent, []).append(slot)
+        out = []
+        for group in groups.values():
+            for slot in group[:-1]:
+                if state[slot] == ABANDONED:
+                    out.append(slot)
+        return sorted(out)
+
+    def turn_count(self, state: bytearray) -> int:
+        """Openers that are neither abandoned nor replays (drafts are abandoned)."""
+        n = 0
+        flags = self.flags
+        for i in range(len(flags)):
+            f = flags[i]
+            if f & F_OPENER and not f & F_REPLAY and state[i] != ABANDONED:
+                n += 1
+        return n
+
+
 @dataclass
 class LaneIndex:
     lane: Lane
@@ -136,91 +351,44 @@ class LaneIndex:
     def build(cls, lane: Lane, strict: bool = False) -> "LaneIndex":
         idx = cls(lane)
         st = idx.stats
+        sk = Skeleton()
+        entries = idx.entries
+        prev_assistant: tuple[str | None, str | None] = (None, None)  # (uuid, message.id)
         for line in iter_lines(lane.path, stats=st):
             obj = parse_numbered(line, lane.path, st, strict)
             if obj is None:
                 continue
-            idx.entries.append(entry_from(obj, line.no, line.offset, len(line.raw)))
+            e = entry_from(obj, line.no, line.offset, len(line.raw))
+            cont = False
+            if e.type == "assistant":
+                cont = e.msg_id is not None and e.parent is not None and (e.parent, e.msg_id) == prev_assistant
+                prev_assistant = (e.uuid, e.msg_id)
+            slot = sk.add(e.uuid, e.parent, e.logical_parent, skeleton_flags(e.type, e.labels, e.opener, cont))
+            if e.type == "user" and e.parent is not None and e.labels[:1] == ("user.message",):
+                sk.add_draft_candidate(slot, e.parent)
+            entries.append(e)
         idx.size = st.bytes
-        idx._survive()
+        idx._survive(sk)
         idx._number_turns()
         return idx
 
     # -- survival ----------------------------------------------------------------------------
 
-    def _survive(self) -> None:
-        by_uuid = self.by_uuid
-        for i, e in enumerate(self.entries):
-            if e.uuid is None:
-                continue
-            if e.uuid in by_uuid:
-                e.replay_of = self.entries[by_uuid[e.uuid]].no
-            else:
-                by_uuid[e.uuid] = i
-        leaf = None
-        for e in reversed(self.entries):
-            if e.uuid is not None:
-                leaf = by_uuid[e.uuid]
-                break
-        state: dict[int, Survival] = {}
-        crossed = False
-        cur = leaf
-        guard = 0
-        while cur is not None and cur not in state and guard <= len(self.entries):
-            guard += 1
-            e = self.entries[cur]
-            state[cur] = "pre-cut" if crossed else "live"
-            nxt = e.parent
-            if nxt is None and e.logical_parent is not None:
-                crossed = True
-                nxt = e.logical_parent
-            cur = by_uuid.get(nxt) if nxt is not None else None
-        # off-chain records
-        for i, e in enumerate(self.entries):
-            if e.uuid is None:
-                continue
-            j = by_uuid[e.uuid]
-            if j != i:
-                continue
-            self._resolve(j, state, 0)
-        for i, e in enumerate(self.entries):
-            if e.uuid is None:
-                continue
-            e.survival = state.get(by_uuid[e.uuid])
-        # drafts: abandoned genuine user records with a later same-parent user sibling
-        siblings: dict[str, list[int]] = {}
-        for i, e in enumerate(self.entries):
-            if e.type == "user" and e.parent is not None and e.replay_of is None and e.labels[:1] == ("user.message",):
-                siblings.setdefault(e.parent, []).append(i)
-        for group in siblings.values():
-            if len(group) < 2:
-                continue
-            for i in group[:-1]:
-                e = self.entries[i]
-                if e.survival == "abandoned":
-                    e.labels = ("user.unsent",) + e.labels[1:]
-                    e.opener = False
-
-    def _resolve(self, i: int, state: dict[int, Survival], depth: int) -> Survival:
-        if i in state:
-            return state[i]
-        e = self.entries[i]
-        if depth > 10000:
-            state[i] = "abandoned"
-            return "abandoned"
-        if _is_conversation_child(e):
-            state[i] = "abandoned"
-            return "abandoned"
-        p = self.by_uuid.get(e.parent) if e.parent else None
-        if p is None and e.logical_parent:
-            p = self.by_uuid.get(e.logical_parent)
-        if p is None:
-            # a root that is not on the chain: a record of a superseded conversation
-            state[i] = "abandoned"
-            return "abandoned"
-        s = self._resolve(p, state, depth + 1)
-        state[i] = s
-        return s
+    def _survive(self, sk: "Skeleton") -> None:
+        sk.finish()
+        state = sk.survive()
+        ents = self.entries
+        flags = sk.flags
+        for i, e in enumerate(ents):
+            if flags[i] & F_UUID:
+                e.survival = SURVIVAL_NAMES[state[i]]
+        for r, f in sk.replay.items():
+            ents[r].replay_of = ents[f].no
+        for slot in sk.draft_slots(state):
+            e = ents[slot]
+            e.labels = _intern_labels(("user.unsent",) + e.labels[1:])
+            e.opener = False
+        self.by_uuid = sk.index
 
     def _number_turns(self) -> None:
         """Openers are numbered in file order; every other record joins the turn of its nearest

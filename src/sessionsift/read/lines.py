@@ -151,6 +151,49 @@ def iter_lines(
             pos = nl + 1
 
 
+BATCH_BYTES = 1 << 22
+"""How much of a mapping `iter_line_batches` copies and splits at once (memory stays bounded)."""
+
+
+def iter_line_batches(
+    buf: "mmap.mmap | bytes",
+    start: int,
+    end: int,
+    stats: ReadStats | None = None,
+    hold_torn: bool = True,
+) -> Iterator[list[bytes]]:
+    """Yield the lines of `buf[start:end]` in batches (each line without its newline), framed
+    exactly like `iter_lines`: the same lines, the same line count, the same torn-tail rule.
+    `end` is the size of `buf` or an offset just after a newline (a part of a file split at a
+    line boundary). Counts `stats.lines` and the torn tail, not `files`/`bytes` (the caller
+    knows which part of the file it read)."""
+    pos = start
+    rfind, find = buf.rfind, buf.find
+    while pos < end:
+        stop = min(pos + BATCH_BYTES, end)
+        nl = rfind(b"\n", pos, stop)
+        if nl < 0:
+            nl = find(b"\n", stop, end)
+        if nl < 0:
+            frag = bytes(buf[pos:end])
+            if hold_torn and not _is_complete(frag):
+                if stats is not None:
+                    if frag.strip(b"\x00") == b"":
+                        stats.zero_filled_lines += 1
+                    else:
+                        stats.torn_tail_bytes += len(frag)
+                return
+            if stats is not None:
+                stats.lines += 1
+            yield [frag]
+            return
+        lines = buf[pos:nl].split(b"\n")
+        if stats is not None:
+            stats.lines += len(lines)
+        yield lines
+        pos = nl + 1
+
+
 def _is_complete(frag: bytes) -> bool:
     frag = frag.replace(b"\x00", b"").strip()
     if not frag:
