@@ -107,8 +107,24 @@ def _journals(session: Session) -> dict[str, dict]:
     return out
 
 
-def _text_of_result(block: dict) -> str:
+_HANDBACK = "The report follows:\n"
+
+
+def _text_of_result(block: dict, tur: dict | None = None) -> str:
+    # the structured echo holds the report alone (2.1.258 and 2.1.332); 2.1.332 adds a
+    # `<tools-used-before-summary>` block there, which is not the report
+    content = (tur or {}).get("content")
+    if isinstance(content, list):
+        parts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                 and isinstance(b.get("text"), str) and not b["text"].lstrip().startswith("<tools-used-before-summary>")]
+        if parts:
+            return "\n".join(parts)
     t = R.tool_result_text(block)
+    # 2.1.332 frames the report ("[Subagent hand-back] ... The report follows:") and indents
+    # every line of it by two spaces
+    i = t.find(_HANDBACK)
+    if i >= 0:
+        t = "\n".join(x[2:] if x.startswith("  ") else x for x in t[i + len(_HANDBACK):].split("\n"))
     # drop the harness's continuation trailer ("agentId: ... (use SendMessage ...)" + usage), SUB-019
     i = t.find("\nagentId: ")
     return t[:i] if i >= 0 else t
@@ -153,7 +169,7 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
                         if tur.get("status") in ("async_launched", "teammate_spawned") or tur.get("isAsync") is True:
                             sp.async_ack = True
                         else:
-                            sp.result_text = _text_of_result(b)
+                            sp.result_text = _text_of_result(b, tur)
                 text = None
                 if o.get("type") == "queue-operation" and o.get("operation") == "enqueue":
                     text = o.get("content")
