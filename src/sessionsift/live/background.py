@@ -36,11 +36,17 @@ from ..discover import Lane, Session
 from ..model import record as R
 from ..read.lines import open_map, parse_line
 from ..timefmt import parse_ts
+from .prefilter import candidate_lines, compile_needles, count_newlines, find_id, run_split
 
-NEEDLES = (b"run_in_background", b'"Monitor"', b"<task-notification>", b"async_launched",
-           b"stopped by the user")
-"""Lines worth parsing. A launch's own tool_result is found by searching its tool_use id forward
-from the launch (it pairs sub-second, BG-003/TAIL-011), not by a needle of its own."""
+NEEDLES = (rb"_in_background", rb'Monitor"', rb"<task-notification>", rb"_launched", rb"y the user[.:]")
+"""Lines worth parsing, each needle searched in its own RE2 pass and anchored on a rare first byte
+(see prefilter.py): `_in_background` (launch flag `run_in_background`), `Monitor"` (the Monitor
+tool name), `<task-notification>` (completion carriers), `_launched` (`async_launched` agent acks,
+BG-004), `y the user[.:]` (BG-025 "... stopped by the user"). Each is a substring of what it stands
+for, so the candidate set is a superset; the parsed record decides. A launch's own tool_result is
+found by searching its tool_use id forward from the launch (it pairs sub-second, BG-003/TAIL-011),
+not by a needle of its own."""
+_PATS = compile_needles(NEEDLES)
 _QOP = re.compile(rb'^\{"type":"queue-operation","operation":"(\w+)","timestamp":"([^"]*)"')
 _RAW_TAG = re.compile(rb"<(task-id|tool-use-id|output-file|status|event)>(.*?)</\1>")
 
@@ -109,11 +115,29 @@ class _LaneCursor:
     line_no: int = 1
 
 
+@dataclass
+class _Part:
+    """What one region of one lane yields. Line numbers are relative to the region's start line
+    (shifted when merged), so a region scanned by a forked helper merges like one scanned here."""
+
+    newlines: int = 0
+    launches: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
+    """From candidate user lines: the last one wins (as a sequential scan would)."""
+    found: dict = field(default_factory=dict)
+    """From the forward search of a launch's id: the first one wins, and only if no result is known."""
+    carriers: list = field(default_factory=list)
+    stops: list = field(default_factory=list)
+    lines_parsed: int = 0
+
+
 class BackgroundScan:
     """Incremental scanner: `update()` reads only bytes appended since the last call."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, parallel: bool = True):
         self.session = session
+        self.parallel = parallel
+        """May a large scan fork a helper process (prefilter.py)? It does only when no threads run."""
         self.cursors: dict[str, _LaneCursor] = {}
         self.launches: dict[str, BgTask] = {}
         self.results: dict[str, tuple[dict, dict, str, int, str | None]] = {}
@@ -122,6 +146,8 @@ class BackgroundScan:
         self.lines_parsed = 0
         self.bytes_scanned = 0
         self.problems: list[tuple[str, str]] = []
+        self._generation = 0
+        self._tasks: tuple[int, list[BgTask]] | None = None
 
     def lanes(self) -> list[Lane]:
         return self.session.lanes(subagents=True)
@@ -150,130 +176,51 @@ class BackgroundScan:
             if end <= cur.offset:
                 return
             self.bytes_scanned += end - cur.offset
-            starts: set[int] = set()
-            for needle in NEEDLES:
-                pos = buf.find(needle, cur.offset, end)
-                while pos >= 0:
-                    ls = buf.rfind(b"\n", cur.offset, pos) + 1
-                    if ls < cur.offset:
-                        ls = cur.offset
-                    starts.add(ls)
-                    le = buf.find(b"\n", pos, end)
-                    pos = buf.find(needle, le + 1, end) if le >= 0 else -1
-            last_off, last_no = cur.offset, cur.line_no
-            for ls in sorted(starts):
-                no = last_no + _count_nl(buf, last_off, ls)
-                last_off, last_no = ls, no
-                le = buf.find(b"\n", ls, end)
-                raw = bytes(buf[ls:le])
-                q = _QOP.match(raw)
-                if q is not None:  # fast path: queue lines are flat; read the tags off the bytes
-                    if q.group(1) == b"enqueue" and b"<task-notification>" in raw:
-                        self._raw_queue(lane, no, q.group(2).decode(), raw)
-                    continue
-                obj = parse_line(raw)
-                self.lines_parsed += 1
-                if obj is not None:
-                    self._take(lane, no, obj)
-                    if obj.get("type") == "assistant":
-                        self._find_results(buf, lane, le, end, obj)
-            cur.line_no = last_no + _count_nl(buf, last_off, end)
-            cur.offset = end
+            known = self.results
 
-    # --- record handling ----------------------------------------------------------------
+            def work(a: int, b: int) -> _Part:
+                return _Region(lane.display, buf, end, known).run(a, b)
 
-    def _take(self, lane: Lane, no: int, obj: dict) -> None:
-        typ = obj.get("type")
-        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
-        if typ == "assistant":
-            for b in R.tool_uses(obj):
-                self._launch(lane, no, ts, b)
-            return
-        if typ == "queue-operation":
-            if obj.get("operation") == "enqueue" and isinstance(obj.get("content"), str):
-                self._notifications(lane, no, ts, obj["content"], "queue-operation")
-            return
-        if typ == "attachment":
-            att = obj.get("attachment") or {}
-            if isinstance(att, dict) and att.get("type") == "queued_command":
-                p = att.get("prompt")
-                if isinstance(p, str):
-                    self._notifications(lane, no, ts or att.get("timestamp"), p, "queued_command")
-            return
-        if typ == "user":
-            for b in R.tool_results(obj):
-                tid = b.get("tool_use_id")
-                if isinstance(tid, str):
-                    tur = obj.get("toolUseResult")
-                    self.results[tid] = (b, tur if isinstance(tur, dict) else {}, lane.display, no, ts)
-            s = R.string_text(obj)
-            if s is None:
-                texts = [b.get("text") for b in R.blocks_of(obj) if b.get("type") == "text"]
-                s = "\n".join(t for t in texts if isinstance(t, str)) or None
-            if s:
-                if "<task-notification>" in s:
-                    self._notifications(lane, no, ts, s, "user-record")
-                elif R.AGENTS_STOPPED.match(s.strip()):
-                    self.stops.append((s.strip(), ts, no))
+            parts = run_split(buf, cur.offset, end, work, self.parallel)
+        base = cur.line_no - 1
+        for part in parts:
+            self._merge(part, base)
+            base += part.newlines
+        cur.line_no = base + 1
+        cur.offset = end
+        self._generation += 1
 
-    def _raw_queue(self, lane: Lane, no: int, ts: str, raw: bytes) -> None:
-        for sec in raw.split(b"<task-notification>")[1:]:
-            f: dict[str, str] = {}
-            for m in _RAW_TAG.finditer(sec.split(b"</task-notification>")[0]):
-                f.setdefault(m.group(1).decode(), m.group(2).decode("utf-8", "replace").strip())
-            self.carriers.append(_Carrier(lane.display, no, ts, "queue-operation", f))
+    def _merge(self, part: _Part, base: int) -> None:
+        def shift(r: tuple) -> tuple:
+            return r[:3] + (r[3] + base if r[3] >= 0 else r[3],) + r[4:]
 
-    def _find_results(self, buf, lane: Lane, after: int, end: int, obj: dict) -> None:
-        """Parse the tool_result lines answering this record's launches (searched by id)."""
-        for b in R.tool_uses(obj):
-            tid = b.get("id")
-            if tid not in self.launches or tid in self.results:
-                continue
-            needle = b'"tool_use_id":"' + tid.encode() + b'"'
-            pos = buf.find(needle, after, end)
-            if pos < 0:
-                continue
-            ls = buf.rfind(b"\n", 0, pos) + 1
-            le = buf.find(b"\n", pos, end)
-            o = parse_line(bytes(buf[ls:le]))
-            self.lines_parsed += 1
-            if o is not None and o.get("type") == "user":
-                tur = o.get("toolUseResult")
-                for blk in R.tool_results(o):
-                    if blk.get("tool_use_id") == tid:
-                        self.results[tid] = (blk, tur if isinstance(tur, dict) else {}, lane.display,
-                                             -1, o.get("timestamp") if isinstance(o.get("timestamp"), str) else None)
+        for k, t in part.launches.items():
+            t.line += base
+            self.launches[k] = t
+        for k, r in part.found.items():
+            if k not in part.results and k not in self.results:
+                self.results[k] = shift(r)
+        for k, r in part.results.items():
+            self.results[k] = shift(r)
+        for c in part.carriers:
+            c.line += base
+        self.carriers.extend(part.carriers)
+        self.stops.extend((text, ts, no + base) for text, ts, no in part.stops)
+        self.lines_parsed += part.lines_parsed
 
-    def _launch(self, lane: Lane, no: int, ts: str | None, b: dict) -> None:
-        name = b.get("name")
-        inp = b.get("input") if isinstance(b.get("input"), dict) else {}
-        tid = b.get("id")
-        if not isinstance(tid, str):
-            return
-        bg = inp.get("run_in_background") is True
-        if name in SHELL_TOOLS and bg:
-            kind = "shell"
-        elif name == "Monitor":
-            kind = "monitor"
-        elif name in AGENT_TOOLS and bg:
-            kind = "agent"
-        else:
-            return
-        cmd = inp.get("command") if isinstance(inp.get("command"), str) else None
-        if cmd is None and isinstance(inp.get("prompt"), str):
-            cmd = inp["prompt"]
-        desc = inp.get("description") if isinstance(inp.get("description"), str) else None
-        self.launches[tid] = BgTask(tid, kind, name, lane.display, no, ts, cmd, desc,
-                                    persistent=inp.get("persistent") if isinstance(inp.get("persistent"), bool) else None)
-
-    def _notifications(self, lane: Lane, no: int, ts: str | None, text: str, via: str) -> None:
-        for f in R.parse_task_notification(text):
-            self.carriers.append(_Carrier(lane.display, no, ts, via, f))
 
     # --- the table ------------------------------------------------------------------------
 
     def tasks(self) -> list[BgTask]:
-        """Replay launches against results and carriers (recomputed; the inputs are small)."""
+        """Replay launches against results and carriers (recomputed after each update that read
+        something; the caller gets its own copies)."""
+        import copy
+
+        if self._tasks is None or self._tasks[0] != self._generation:
+            self._tasks = (self._generation, self._replay())
+        return [_copy_task(t) for t in self._tasks[1]]
+
+    def _replay(self) -> list[BgTask]:
         import copy
 
         tasks = {k: copy.copy(v) for k, v in self.launches.items()}
@@ -358,14 +305,133 @@ class BackgroundScan:
         return n
 
 
-def _count_nl(buf, a: int, b: int, chunk: int = 1 << 26) -> int:
-    """Newlines in buf[a:b] (mmap has no count(); copy in bounded chunks)."""
-    n = 0
-    while a < b:
-        e = min(b, a + chunk)
-        n += bytes(buf[a:e]).count(b"\n")
-        a = e
-    return n
+class _Region:
+    """Parse the candidate lines of one region of one lane into a `_Part` (pure: no shared state)."""
+
+    def __init__(self, lane: str, buf, end: int, known: dict):
+        self.lane = lane
+        self.buf = buf
+        self.end = end
+        """The end of the lane's complete lines: a launch's result is searched up to here."""
+        self.known = known
+        self.part = _Part()
+
+    def run(self, a: int, b: int) -> _Part:
+        buf, part = self.buf, self.part
+        starts, ends, nos, part.newlines = candidate_lines(buf, _PATS, a, b)
+        for ls, le, no in zip(starts, ends, nos):
+            raw = buf[ls:le]
+            q = _QOP.match(raw)
+            if q is not None:  # fast path: queue lines are flat; read the tags off the bytes
+                if q.group(1) == b"enqueue" and b"<task-notification>" in raw:
+                    self._raw_queue(no, q.group(2).decode(), raw)
+                continue
+            obj = parse_line(raw)
+            part.lines_parsed += 1
+            if obj is not None:
+                self._take(no, obj)
+                if obj.get("type") == "assistant":
+                    self._find_results(le, no, obj)
+        return part
+
+    # --- record handling ----------------------------------------------------------------
+
+    def _take(self, no: int, obj: dict) -> None:
+        typ = obj.get("type")
+        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+        if typ == "assistant":
+            for b in R.tool_uses(obj):
+                self._launch(no, ts, b)
+            return
+        if typ == "queue-operation":
+            if obj.get("operation") == "enqueue" and isinstance(obj.get("content"), str):
+                self._notifications(no, ts, obj["content"], "queue-operation")
+            return
+        if typ == "attachment":
+            att = obj.get("attachment") or {}
+            if isinstance(att, dict) and att.get("type") == "queued_command":
+                p = att.get("prompt")
+                if isinstance(p, str):
+                    self._notifications(no, ts or att.get("timestamp"), p, "queued_command")
+            return
+        if typ == "user":
+            for b in R.tool_results(obj):
+                tid = b.get("tool_use_id")
+                if isinstance(tid, str):
+                    tur = obj.get("toolUseResult")
+                    self.part.results[tid] = (b, tur if isinstance(tur, dict) else {}, self.lane, no, ts)
+            s = R.string_text(obj)
+            if s is None:
+                texts = [b.get("text") for b in R.blocks_of(obj) if b.get("type") == "text"]
+                s = "\n".join(t for t in texts if isinstance(t, str)) or None
+            if s:
+                if "<task-notification>" in s:
+                    self._notifications(no, ts, s, "user-record")
+                elif R.AGENTS_STOPPED.match(s.strip()):
+                    self.part.stops.append((s.strip(), ts, no))
+
+    def _raw_queue(self, no: int, ts: str, raw: bytes) -> None:
+        for sec in raw.split(b"<task-notification>")[1:]:
+            f: dict[str, str] = {}
+            for m in _RAW_TAG.finditer(sec.split(b"</task-notification>")[0]):
+                f.setdefault(m.group(1).decode(), m.group(2).decode("utf-8", "replace").strip())
+            self.part.carriers.append(_Carrier(self.lane, no, ts, "queue-operation", f))
+
+    def _find_results(self, after: int, no: int, obj: dict) -> None:
+        """Parse the tool_result lines answering this record's launches (searched by id)."""
+        part, buf = self.part, self.buf
+        for b in R.tool_uses(obj):
+            tid = b.get("id")
+            if tid not in part.launches or tid in part.results or tid in part.found or tid in self.known:
+                continue
+            pos = find_id(buf, b'"tool_use_id":"' + tid.encode() + b'"', after, self.end)
+            if pos < 0:
+                continue
+            ls = buf.rfind(b"\n", 0, pos) + 1
+            le = buf.find(b"\n", pos, self.end)
+            o = parse_line(buf[ls:le])
+            part.lines_parsed += 1
+            if o is not None and o.get("type") == "user":
+                tur = o.get("toolUseResult")
+                for blk in R.tool_results(o):
+                    if blk.get("tool_use_id") == tid:
+                        # the result line's number: the launch's plus the newlines in between
+                        part.found[tid] = (blk, tur if isinstance(tur, dict) else {}, self.lane,
+                                           no + count_newlines(buf, after, ls),
+                                           o.get("timestamp") if isinstance(o.get("timestamp"), str) else None)
+
+    def _launch(self, no: int, ts: str | None, b: dict) -> None:
+        name = b.get("name")
+        inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+        tid = b.get("id")
+        if not isinstance(tid, str):
+            return
+        bg = inp.get("run_in_background") is True
+        if name in SHELL_TOOLS and bg:
+            kind = "shell"
+        elif name == "Monitor":
+            kind = "monitor"
+        elif name in AGENT_TOOLS and bg:
+            kind = "agent"
+        else:
+            return
+        cmd = inp.get("command") if isinstance(inp.get("command"), str) else None
+        if cmd is None and isinstance(inp.get("prompt"), str):
+            cmd = inp["prompt"]
+        desc = inp.get("description") if isinstance(inp.get("description"), str) else None
+        self.part.launches[tid] = BgTask(tid, kind, name, self.lane, no, ts, cmd, desc,
+                                    persistent=inp.get("persistent") if isinstance(inp.get("persistent"), bool) else None)
+
+    def _notifications(self, no: int, ts: str | None, text: str, via: str) -> None:
+        for f in R.parse_task_notification(text):
+            self.part.carriers.append(_Carrier(self.lane, no, ts, via, f))
+
+def _copy_task(t: BgTask) -> BgTask:
+    import copy
+
+    c = copy.copy(t)
+    c.carriers = list(t.carriers)
+    return c
 
 
 def scan(session: Session) -> BackgroundScan:
