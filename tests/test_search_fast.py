@@ -69,6 +69,10 @@ QUERIES = [
     Query(patterns=("",), include=("agent",)),
     Query(patterns=("",), include=("harness",)),
     Query(patterns=("",), include=("agent.tool.result",), count_by="tool"),
+    Query(patterns=("",), include=("agent.tool.use",), count_by="tool"),
+    Query(patterns=("",), include=("agent.tool", "agent.message"), count_by="session"),
+    Query(patterns=("",), include=("user.answer", "user.rejection", "agent.tool.result", "harness.compaction"),
+          count_by="project"),
     Query(patterns=("",), include=("user.message", "agent.message")),
     Query(patterns=("",), include=("harness.meta.snapshot", "user.queued", "harness.meta.system")),
     Query(patterns=("",), attachments=True, include=("harness.meta.attachment",)),
@@ -97,13 +101,13 @@ def _run(p: A.Plan, home: Path) -> tuple[list, dict, dict]:
             hits.append((rel, d))
         A.merge_counts(p.query.count_by or "total", counts, o.counts)
     sm = dataclasses.asdict(run.summary)
-    for k in ("records_parsed", "shape_skipped", "prefilter"):
+    for k in ("records_parsed", "shape_skipped", "shape_counted", "prefilter"):
         sm.pop(k)
     return hits, counts, sm
 
 
 def _slow(p: A.Plan) -> A.Plan:
-    return dataclasses.replace(p, type_gate=None, skip_carriers=False)
+    return dataclasses.replace(p, type_gate=None, skip_carriers=False, fast_assistant=None, fast_carrier=False)
 
 
 @pytest.mark.parametrize("home", CORPORA, ids=lambda p: p.parent.name if p.name == "claude-home" else p.name)
@@ -121,7 +125,8 @@ def test_fast_paths_equal_slow_paths(home, monkeypatch):
         list(run.outcomes())
         exercised["skipped"] += run.summary.shape_skipped
         exercised["hits"] += run.summary.hits
-    assert exercised["skipped"] > 100 and exercised["hits"] > 100
+        exercised["counted"] += run.summary.shape_counted
+    assert exercised["skipped"] > 100 and exercised["hits"] > 100 and exercised["counted"] > 100
 
 
 def test_reserialised_copy_gives_the_same_results(reserialised):
@@ -164,9 +169,26 @@ def test_byte_shapes_agree_with_the_parse():
                     seen["carrier"] += 1
                 elif t == "user" and R.tool_results(obj):
                     seen["carrier-missed"] += 1
+                cm = PF.CARRIER_ID.match(data, s, e)
+                if cm is not None and line.raw.count(PF.TOOL_USE_ID) == 1:
+                    assert [str(b.get("tool_use_id")) for b in R.tool_results(obj)] == [cm.group(1).decode()]
+                    seen["carrier-id"] += 1
+                am = PF.ASSISTANT_HEAD.match(data, s, e)
+                j = line.raw.rfind(PF.ASSISTANT_TYPE)
+                if am is not None and j >= 0 and PF.ASSISTANT_TAIL.fullmatch(line.raw, j + len(PF.ASSISTANT_TYPE)):
+                    assert t == "assistant" and R.blocks_of(obj)[0]["type"] == am.group(1).decode()
+                    n = line.raw.count(PF.TOOL_USE_BLOCK)
+                    assert n == len(R.tool_uses(obj)) or n > 1
+                    if am.group(1) == b"tool_use" and n == 1:
+                        assert R.tool_names(obj) == [am.group(3).decode()]
+                        assert [b["id"] for b in R.tool_uses(obj)] == [am.group(2).decode()]
+                    seen["assistant"] += 1
+                elif t == "assistant":
+                    seen["assistant-missed"] += 1
                 seen["lines"] += 1
     # the shapes fit most real lines (else the fast path would not be exercised)
     assert seen["head"] > seen["lines"] // 2 and seen["carrier"] > 5 * seen["carrier-missed"]
+    assert seen["assistant"] > 5 * seen["assistant-missed"] and seen["carrier-id"] > seen["carrier"] // 2
 
 
 def test_candidate_engines_agree(monkeypatch):
@@ -250,3 +272,55 @@ def test_classify_unchanged_on_the_corpus(monkeypatch):
     monkeypatch.setattr(R, "is_narration", lambda sig: R.signature_tag(sig) == "narration")
     slow = [R.classify(o) for o in objs]
     assert fast == slow and sigs > 0
+
+
+def test_shapes_the_client_does_not_write_fall_back_to_the_parse(tmp_path):
+    """Hand-made from REAL lines: the client writes one content block per assistant record and one
+    result per carrier, so these variants (two tool_use blocks, a tool_use-shaped object inside a
+    tool input, a second result, an assistant-shaped message under a top-level `type:"user"`) do
+    not occur in its transcripts. The byte paths must not count them differently from the parse."""
+    home = CORPORA[0]
+    use_line = carrier_line = None
+    for f in _jsonl(home):
+        for line in iter_lines(f):
+            o = orjson.loads(line.raw)
+            if use_line is None and o.get("type") == "assistant" and R.tool_uses(o) and \
+                    PF.ASSISTANT_HEAD.match(line.raw) and R.tool_names(o)[0] not in R.SPAWN_TOOLS:
+                use_line = o
+            if carrier_line is None and PF.CARRIER_ID.match(line.raw):
+                carrier_line = o
+    assert use_line is not None and carrier_line is not None
+    variants = []
+    two = json.loads(json.dumps(use_line))
+    blk = two["message"]["content"][0]
+    two["message"]["content"].append({**blk, "id": blk["id"] + "b", "name": "SecondTool"})
+    variants.append(two)
+    nested = json.loads(json.dumps(use_line))
+    nested["message"]["content"][0]["input"] = {"x": {"type": "tool_use", "id": "toolu_fake", "name": "Fake"}}
+    variants.append(nested)
+    relabelled = json.loads(json.dumps(use_line))
+    relabelled["type"] = "user"
+    variants.append(relabelled)
+    hidden = json.loads(json.dumps(relabelled))  # `"type":"assistant"` only inside the tool input
+    hidden["message"]["content"][0]["input"] = {"a": 1, "type": "assistant"}
+    variants.append(hidden)
+    dup = json.loads(json.dumps(use_line))
+    dup["message"]["content"].insert(0, {"type": "text", "text": "before"})
+    variants.append(dup)
+    more = json.loads(json.dumps(carrier_line))
+    more["message"]["content"].append({**more["message"]["content"][0], "tool_use_id": blk["id"] + "b"})
+    variants.append(more)
+    dest = tmp_path / "h" / "projects" / "-edge"
+    dest.mkdir(parents=True)
+    lines = [orjson.dumps(use_line)]
+    for i, v in enumerate(variants):
+        v["uuid"] = f"{v['uuid'][:-4]}{i:04d}"
+        lines.append(orjson.dumps(v))  # compact, key order kept: the head patterns still fit
+    (dest / "22222222-2222-4222-8222-222222222222.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    for q in (Query(patterns=("",), count_by="tool"), Query(patterns=("",), count_by="total"),
+              Query(patterns=("",), include=("agent.tool.use",), count_by="tool"),
+              Query(patterns=("",), include=("user.message",), count_by="total")):
+        p = A.plan(q)
+        fast, slow = _run(p, tmp_path / "h"), _run(_slow(p), tmp_path / "h")
+        assert fast == slow, q
+    assert _run(A.plan(QUERIES[1]), tmp_path / "h")[1].get("SecondTool") == 2  # the call and its result

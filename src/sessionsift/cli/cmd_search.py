@@ -89,10 +89,9 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     tool results), never rendered labels. An empty pattern matches every selected record.
 
     \b
-    Examples:
-      sessionsift search 'ENOENT' . -t agent.tool.result
-      sessionsift search '' -t user.message --count
-      sessionsift search -e foo -e bar --count-by tool --format json
+    Example: sessionsift search 'ENOENT' . -t agent.tool.result
+    Example: sessionsift search '' -t user.message --count
+    Example: sessionsift search -e foo -e bar --count-by tool --format json
     Exit: 0 hits; 1 no hit; 2 usage error; 3 hits but some input unreadable.
     """
     from ..errors import UsageError
@@ -192,7 +191,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
         _print_counts(out, query.count_by, counts)
     out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions,
                 sessions_with_hits=sm.sessions_with_hits, hits=sm.hits, records_parsed=sm.records_parsed,
-                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, undated_skipped=sm.undated_skipped,
+                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, workers=run.workers)
     line = _summary_line(sm, run.workers)

@@ -63,6 +63,13 @@ class Plan:
     skip_carriers: bool = False
     """The selection holds none of prefilter.CARRIER_LEAVES: tool-result carriers recognised by
     their first bytes (prefilter.CARRIER) are not parsed."""
+    fast_assistant: str | None = None
+    """Counting only (no pattern, window, cap): an assistant record recognised by its bytes is
+    counted without parsing when it surely passes: "all" (default surface: every assistant record
+    passes) or "tool" (its tool_use block is an ordinary call and agent.tool.use is selected)."""
+    fast_carrier: bool = False
+    """Counting only: a tool-result carrier naming one tool_use_id first is counted unparsed
+    (every carrier leaf is selected)."""
 
 
 def _re2():
@@ -149,6 +156,13 @@ def plan(query: Query) -> Plan:
         t for t, leaves in tl.items()
         if (leaves & rec_allowed) or (default_surface and t in ("user", "assistant")))
     skip_carriers = not default_surface and not (rec_allowed & PF.CARRIER_LEAVES)
+    counting = (query.count_by in ("total", "tool", "session", "project") and regex is None
+                and query.since is None and query.until is None and query.max_count is None
+                and not query.resolve_persisted)
+    fast_assistant = None
+    if counting:
+        fast_assistant = "all" if default_surface else ("tool" if "agent.tool.use" in rec_allowed else None)
+    fast_carrier = counting and PF.CARRIER_LEAVES <= rec_allowed
     return Plan(
         query=query, allowed=frozenset(allowed), record_allowed=frozenset(rec_allowed),
         default_surface=default_surface, hook_attachments=hook_attachments,
@@ -156,7 +170,8 @@ def plan(query: Query) -> Plan:
         since_ts=query.since.timestamp() if query.since else None,
         until_ts=query.until.timestamp() if query.until else None,
         listing=query.count_by is None and not query.sessions_only,
-        type_gate=type_gate, skip_carriers=skip_carriers,
+        type_gate=type_gate, skip_carriers=skip_carriers, fast_assistant=fast_assistant,
+        fast_carrier=fast_carrier,
     )
 
 
@@ -301,6 +316,10 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     gate = p.type_gate
     head = PF.HEAD_TYPE.match
     carrier = PF.CARRIER.match if p.skip_carriers else None
+    fast_asst = p.fast_assistant
+    asst_check = fast_asst is not None or (gate is not None and "assistant" not in gate)
+    ahead, atail, a_type = PF.ASSISTANT_HEAD.match, PF.ASSISTANT_TAIL.fullmatch, PF.ASSISTANT_TYPE
+    carrier_id = PF.CARRIER_ID.match if p.fast_carrier else None
     try:
         m = open_map(lane.path)
     except OSError as exc:
@@ -332,6 +351,28 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
 
                 if not _is_complete(raw):
                     continue  # torn tail: a write in progress, not a record yet
+            if asst_check and (am := ahead(buf, s, e)) is not None:
+                j = raw.rfind(a_type)
+                if j >= 0 and atail(raw, j + len(a_type)) is not None:
+                    if gate is not None and "assistant" not in gate:
+                        out.shape_skipped += 1
+                        continue
+                    h = _fast_assistant(p, am, raw, pos, s, e, names if need_names else None)
+                    if h is not None:
+                        out.shape_counted += 1
+                        hits.append(h)
+                        continue
+            if carrier_id is not None and (cm := carrier_id(buf, s, e)) is not None and \
+                    raw.count(PF.TOOL_USE_ID) == 1:
+                try:
+                    tid = cm.group(1).decode("utf-8")
+                except UnicodeDecodeError:
+                    tid = None
+                if tid is not None:
+                    out.shape_counted += 1
+                    hits.append(Hit(lane_pos=pos, line=0, offset=s, length=e - s, uuid=None, timestamp=None,
+                                    labels=[], tool_names=[tid], text="", span=None, type="user"))
+                    continue
             obj = parse_numbered(Line(0, s, raw), lane.path, stats)
             if obj is None:
                 continue
@@ -419,6 +460,33 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     if p.listing or q.sessions_only:
         out.hits = hits
     return out
+
+
+def _fast_assistant(p: Plan, am, raw: bytes, pos: int, s: int, e: int, names: dict | None) -> Hit | None:
+    """A counted assistant hit from the bytes (ASSISTANT_HEAD matched, top-level type checked), or
+    None when the bytes do not decide it (then the line is parsed). Only for counting plans: the
+    hit carries its tool names; labels, uuid, timestamp are not read."""
+    kind, tid, tname = am.groups()
+    n_use = raw.count(PF.TOOL_USE_BLOCK)
+    if kind == b"tool_use":
+        if n_use != 1 or tname is None:
+            return None
+        try:
+            name = tname.decode("utf-8")
+            ident = tid.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        if p.fast_assistant == "tool" and (name in R.SPAWN_TOOLS or name == "SendMessage"):
+            return None
+        if names is not None and ident:
+            names[ident] = name
+        tools = [name]
+    else:
+        if n_use != 0 or p.fast_assistant != "all":
+            return None
+        tools = []
+    return Hit(lane_pos=pos, line=0, offset=s, length=e - s, uuid=None, timestamp=None, labels=[],
+               tool_names=tools, text="", span=None, type="assistant")
 
 
 def _tool_names_by_id(lane: Lane) -> dict[str, str]:
@@ -672,6 +740,7 @@ class SearchRun:
         if o.lines is not None and sm.lines is not None:
             sm.lines += o.lines
         sm.shape_skipped += o.shape_skipped
+        sm.shape_counted += o.shape_counted
         sm.bytes += o.bytes
         sm.hits += o.hit_count
         sm.records_parsed += o.parsed

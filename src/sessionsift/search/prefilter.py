@@ -323,3 +323,24 @@ def type_leaves() -> dict[str, frozenset[str]]:
     others = set().union(*(v for k, v in _TYPE_LEAVES.items()))
     user = frozenset(l.path for l in LEAVES if l.path not in others) | {"harness.meta.hook", "agent.communication.signal"}
     return {**_TYPE_LEAVES, "user": user}
+
+ASSISTANT_HEAD = re.compile(
+    rb'\{(?:' + _PAIR + rb')*?"message":\{(?:' + _PAIR + rb')*?"content":\[\{"type":"([a-z_]+)"'
+    rb'(?:,"id":"([^"\\\n]*)","name":"([^"\\\n]*)")?')
+"""A top-level `message` object whose `content` list starts with a block of type group 1 (and
+for a `tool_use` first block, its id and name). Whether the record is an assistant record is read
+from the line's END (ASSISTANT_TAIL): Claude Code writes `message` before `type` there."""
+
+ASSISTANT_TYPE = b',"type":"assistant"'
+ASSISTANT_TAIL = re.compile(rb'(?:,"[A-Za-z_][A-Za-z0-9_]*":' + _SCALAR + rb')*\}')
+"""What may follow the LAST `,"type":"assistant"` of a line for that key to be top-level: scalar
+pairs up to the closing brace of the line's object (then nothing but that object's own keys lie
+between them, so the key sits at depth 1)."""
+
+TOOL_USE_BLOCK = b'"type":"tool_use"'
+TOOL_USE_ID = b'"tool_use_id"'
+
+CARRIER_ID = re.compile(
+    rb'\{(?:' + _PAIR + rb')*?"type":"user",(?:' + _PAIR + rb')*?"message":\{"role":"user","content":\[\{'
+    rb'"tool_use_id":"([^"\\\n]*)","type":"tool_result"')
+"""CARRIER whose first block names its tool_use_id before anything else (group 1)."""

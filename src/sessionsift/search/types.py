@@ -94,7 +94,9 @@ class LaneOutcome:
     undated_skipped: int = 0
     indexed: bool = False
     shape_skipped: int = 0
-    """Candidate lines decided from their first bytes without parsing (prefilter.HEAD_TYPE/CARRIER)."""
+    """Candidate lines left out from their bytes without parsing (prefilter.HEAD_TYPE/CARRIER)."""
+    shape_counted: int = 0
+    """Hits counted from their bytes without parsing (counting plans only)."""
     unknown_type_lines: dict = field(default_factory=dict)
     """Candidate lines of record types sessionsift does not interpret (never matched), by type."""
 
@@ -113,6 +115,9 @@ class Summary:
     shape_skipped: int = 0
     """Candidate lines whose record type (or tool-result shape) read from the first bytes put them
     outside the selection, so they were not parsed."""
+    shape_counted: int = 0
+    """Hits counted from their bytes without parsing (counting plans: assistant records and
+    tool-result carriers in Claude Code's compact form)."""
     undated_skipped: int = 0
     unreadable: list[dict] = field(default_factory=list)
     persisted_unresolved: list[dict] = field(default_factory=list)
