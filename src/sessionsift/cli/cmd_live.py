@@ -10,12 +10,8 @@ import click
 
 from ..discover import claude_home
 from ..errors import UsageError
-from ..live import agents as AG
-from ..live import wait as W
 from ..live.verdict import Verdict, assess
-from ..live.whoami import whoami
 from ..timefmt import instant, short_local
-from .cmd_core import lane_fields
 from .exit import ExitStatus
 from .options import common_options, make_scope, problems_json, scope_header, scope_options
 from .output import Out, clip, esc
@@ -29,6 +25,13 @@ def _bg_row(t, now: float) -> dict:
             "carriers": t.carriers, **t.output_stat(now)}
 
 
+def _lane_fields(lane) -> dict:
+    # imported on use: cmd_core pulls in the show/stats machinery, which `status` does not need
+    from .cmd_core import lane_fields
+
+    return lane_fields(lane)
+
+
 def verdict_row(v: Verdict, now: float) -> dict:
     s = v.session
     return {
@@ -39,7 +42,7 @@ def verdict_row(v: Verdict, now: float) -> dict:
         "background_launches": len(v.background),
         "background_closed": len(v.background) - len(v.open_background),
         "tasks": v.tasks.open, "tasks_completed": v.tasks.completed, "task_dirs": v.tasks.dirs,
-        "children": [{**lane_fields(c.lane), "live": c.live, "why": c.why, "last_record_at": instant(c.last_ts),
+        "children": [{**_lane_fields(c.lane), "live": c.live, "why": c.why, "last_record_at": instant(c.last_ts),
                       "age_secs": c.age_secs, "last_stop_reason": c.last_stop_reason} for c in v.children],
     }
 
@@ -107,6 +110,8 @@ def wait_cmd(target, fmt, claude_home, until, timeout):
 
     Example: sessionsift wait 3f2a --until stop --timeout 600
     """
+    from ..live import wait as W
+
     cond = W.parse_condition(until)
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
@@ -156,6 +161,8 @@ def whoami_cmd(fmt, claude_home):
     if hc is None:
         from ..discover import claude_home as ch
         hc = ch(None).path
+    from ..live.whoami import whoami
+
     w = whoami(Path(hc))
     out = Out(fmt, "whoami")
     out.header(claude_home=str(hc))
@@ -183,6 +190,8 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
 
     Example: sessionsift agents 3f2a --tree
     """
+    from ..live.agents import topology
+
     scope = make_scope(targets, claude_home, sessions_from)
     out = Out(fmt, "agents")
     out.header(**scope_header(scope))
@@ -190,7 +199,7 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
     counts: dict[str, int] = {}
     now = time.time()
     for s in scope.sessions:
-        nodes = AG.topology(s, now=now, with_files=with_files)
+        nodes = topology(s, now=now, with_files=with_files)
         if not nodes:
             continue
         out.text(f"{s.session_id}  {len(nodes)} subagent lane(s)")
@@ -199,7 +208,7 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
             total += 1
             counts[n.status] = counts.get(n.status, 0) + 1
             sp = n.spawn
-            row = {**lane_fields(n.lane), "agent_type": (n.meta or {}).get("agentType"),
+            row = {**_lane_fields(n.lane), "agent_type": (n.meta or {}).get("agentType"),
                    "description": (n.meta or {}).get("description") or (sp.input.get("description") if sp else None),
                    "meta": n.meta_state, "join": n.join, "parent_lane": n.parent_lane,
                    "spawn": None if sp is None else {

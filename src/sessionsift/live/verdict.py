@@ -15,6 +15,7 @@ running (TAIL-001: a process that died mid-tool leaves the same shape).
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from dataclasses import dataclass, field
@@ -110,9 +111,31 @@ def _window_records(buf, size: int, hint: tuple[int, int] | None = None) -> list
         win *= 4
 
 
+_TAIL_CACHE: dict[str, tuple[tuple, "Tail"]] = {}
+"""The last Tail read per path, reused while the file's size, mtime and inode are unchanged (a
+`wait` re-assesses an idle session every few seconds; its tail did not move)."""
+
+
 def read_tail(path: Path, hint: tuple[int, int] | None = None) -> Tail:
     try:
         st = os.stat(path)
+    except FileNotFoundError:
+        return Tail(str(path), "unreadable", "transcript absent")
+    except OSError as exc:
+        return Tail(str(path), "unreadable", f"unreadable: {exc.strerror}")
+    key = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+    hit = _TAIL_CACHE.get(str(path))
+    if hit is not None and hit[0] == key:
+        return copy.deepcopy(hit[1])
+    t = _read_tail(path, st, hint)
+    if len(_TAIL_CACHE) > 256:
+        _TAIL_CACHE.clear()
+    _TAIL_CACHE[str(path)] = (key, copy.deepcopy(t))
+    return t
+
+
+def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> Tail:
+    try:
         m = open_map(path)
     except FileNotFoundError:
         return Tail(str(path), "unreadable", "transcript absent")
@@ -451,6 +474,8 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
     elif probe is not None and probe.state in ("unprobeable", "unknown"):
         notes.append(f"owner pid could not be probed ({probe.detail}); liveness rests on the other surfaces")
 
+    # an AskUserQuestion whose question count is unknown (None) is not evidence of a multi-question
+    # dialog; the count itself is reported as null in the evidence, never as 0
     human_tail = [p for p in tail.pending if p["name"] == "ExitPlanMode" or (
         p["name"] == "AskUserQuestion" and (p["questions"] or 0) > 1)]
 

@@ -12,12 +12,15 @@ Conditions:
 Mechanics (TAIL-012, TAIL-016, ELI-018): baselines are byte offsets of every lane taken at start;
 lanes, journals and sidecar files born after the start are discovered on every poll and read from
 offset 0; a torn final line is held until it is complete. Changes are awaited with `watchfiles`
-(inotify) when it can watch the directories, else by polling; either way the state is re-assessed
-at least every `heartbeat` seconds so a dead owner pid is noticed without a file event.
+(inotify; only paths of this session and the registry count), else by stat() fingerprints every
+0.5 s; the state is re-assessed on each change and at least every `heartbeat` (5) seconds so a dead
+owner pid is noticed without a file event. An idle wait sleeps in the watcher, never in a loop
+that re-reads the transcript.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -31,6 +34,11 @@ from ..model import record as R
 from ..read.lines import iter_lines, parse_line
 from .background import BackgroundScan
 from .verdict import Verdict, assess
+
+HEARTBEAT_SECS = 5.0
+"""Without a file event, the state is re-assessed this often (pid death, children aging)."""
+POLL_SECS = 0.5
+"""Without watchfiles: how often the session's files are stat()ed for a change."""
 
 PAYLOAD_KEYS = {"Write": ("content",), "Edit": ("new_string",), "NotebookEdit": ("new_source",),
                 "MultiEdit": ("edits",)}
@@ -211,50 +219,103 @@ def match_write(cond: Condition, obj: dict) -> tuple[str, str, str | None] | Non
     return None
 
 
-def _watcher(session: Session, home: Path):
-    """A callable that blocks until something changed or `timeout` passed; and its name."""
+def _relevant(session: Session, home: Path) -> Callable[[str], bool]:
+    """Does a changed path belong to this session's surfaces (lanes, sidecar, journals, registry)?
+    Other sessions of the same project dir change too; they must not wake the wait."""
+    main = os.path.realpath(session.path)
+    side = os.path.realpath(session.sidecar_dir)
+    reg = os.path.realpath(home / "sessions")
+    prefixes = (side + os.sep, reg + os.sep)
+    return lambda p: p in (main, side, reg) or p.startswith(prefixes)
+
+
+def _fingerprint(w: "Watch", home: Path) -> tuple:
+    """Sizes and mtimes of the session's files and of the registry directory (poll fallback)."""
+    out = []
+    for p, _ in w.files():
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((p, None, None))
+    reg = home / "sessions"
+    try:
+        st = os.stat(reg)
+        out.append((str(reg), st.st_mtime_ns, tuple(sorted(
+            (e.name, e.stat().st_mtime_ns) for e in os.scandir(reg) if e.is_file()))))
+    except OSError:
+        out.append((str(reg), None, None))
+    return tuple(out)
+
+
+def _watcher(session: Session, home: Path, w: "Watch"):
+    """A callable that blocks until something of this session changed or `timeout` passed (it
+    returns whether a change was seen), and its name. The idle wait sleeps inside it: in
+    `threading.Event.wait` fed by a watchfiles thread, or - without watchfiles - in 0.5 s sleeps
+    between stat() fingerprints of the session's files."""
     try:
         import watchfiles  # noqa: F401
     except ImportError:
         watchfiles = None
     roots = [session.project_dir, home / "sessions"]
-    roots = [r for r in roots if r.is_dir()]
+    roots = [os.path.realpath(r) for r in roots if r.is_dir()]
+    relevant = _relevant(session, home)
+    state = {"failed": False, "print": None}
+
+    def poll(timeout: float) -> bool:
+        if state["print"] is None:
+            state["print"] = _fingerprint(w, home)
+        t_end = time.monotonic() + timeout
+        while True:
+            left = t_end - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(POLL_SECS, left))
+            fp = _fingerprint(w, home)
+            if fp != state["print"]:
+                state["print"] = fp
+                return True
+
     if watchfiles is None or not roots:
-        return (lambda timeout: time.sleep(min(timeout, 0.5))), "poll"
+        return poll, "poll"
     stop = threading.Event()
     changed = threading.Event()
 
     def run():
         try:
-            for _ in watchfiles.watch(*roots, stop_event=stop, debounce=50, step=50, yield_on_timeout=False,
-                                      rust_timeout=0, raise_interrupt=False, ignore_permission_denied=True):
+            for _ in watchfiles.watch(*roots, watch_filter=lambda _c, p: relevant(p), stop_event=stop,
+                                      debounce=50, step=50, yield_on_timeout=False, rust_timeout=0,
+                                      raise_interrupt=False, ignore_permission_denied=True):
                 changed.set()
         except Exception:  # noqa: BLE001 - fall back to polling
-            changed.set()
             state["failed"] = True
+            changed.set()
 
-    state = {"failed": False}
     th = threading.Thread(target=run, daemon=True)
     th.start()
 
-    def wait_fn(timeout: float) -> None:
+    def wait_fn(timeout: float) -> bool:
         if state["failed"]:
-            time.sleep(min(timeout, 0.5))
-            return
-        changed.wait(timeout)
+            return poll(timeout)
+        seen = changed.wait(timeout)
         changed.clear()
+        return seen and not state["failed"]
 
     wait_fn.stop = stop  # type: ignore[attr-defined]
     return wait_fn, "watchfiles"
 
 
 def wait_for(session: Session, home: Path, cond: Condition, timeout: float,
-             ready: Callable[[dict[str, int]], None] | None = None, heartbeat: float = 1.0) -> WaitResult:
+             ready: Callable[[dict[str, int]], None] | None = None, heartbeat: float = HEARTBEAT_SECS) -> WaitResult:
+    """Re-assess on every reported change of the session's files, and every `heartbeat` seconds
+    without one (a dead owner pid and aging children change no file)."""
     t0 = time.monotonic()
     w = Watch(session)
     base = w.baseline()
     bg = BackgroundScan(session)
-    waiter, how = _watcher(session, home)
+    bg.update()  # the whole-file scan, before any thread exists (it may fork a helper)
+    bg.parallel = False
+    waiter, how = _watcher(session, home, w)
     if ready:
         ready(base)
     polls = 0
