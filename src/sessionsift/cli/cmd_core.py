@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from ..core import listing, show as show_mod, stats as stats_mod
@@ -30,8 +32,15 @@ def lane_fields(lane: Lane) -> dict:
 
 
 def refetch(lane: Lane, line: int, home: str | None) -> str:
-    target = str(lane.path) if lane.is_subagent else lane.session_id
-    h = f" --claude-home {home}" if home else ""
+    return refetch_at(lane.session_id, str(lane.path), lane.is_subagent, line, home)
+
+
+def refetch_at(session_id: str, path: str, is_subagent: bool, line: int | None, home: str | None) -> str | None:
+    """The ready-to-run command that shows one record (None when there is no line)."""
+    if line is None:
+        return None
+    target = shlex.quote(path) if is_subagent else session_id
+    h = f" --claude-home {shlex.quote(str(home))}" if home else ""
     return f"sessionsift show {target} --line {line}{h}"
 
 
@@ -173,7 +182,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
         for m, d in ls.tokens.items():
             agg = tokens.setdefault(m, {})
             for k, v in d.items():
-                agg[k] = agg.get(k, 0) + v
+                agg[k] = agg.get(k, 0) + v  # a sum over the lanes that wrote this field (absent fields stay absent)
         omis.update(ls.read.omissions())
         out.row("lane", {
             **lane_fields(ls.lane),

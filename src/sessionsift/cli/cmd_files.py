@@ -10,7 +10,7 @@ import click
 from ..errors import UsageError
 from ..files import image as image_mod, plan as plan_mod, recover as rec_mod, touched
 from ..timefmt import instant, short_local
-from .cmd_core import lane_fields, refetch
+from .cmd_core import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
 from .options import common_options, make_scope, problems_json, scope_header, scope_options
 from .output import Out, clip, esc
@@ -57,7 +57,12 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     elif by == "file":
         for d in touched.group_by_file(ts):
             out.row("file", {"file": d["path"], "ops": d["ops"], "first": instant(d["first"]),
-                             "last": instant(d["last"]), "lanes": d["lanes"], "lines": d["lines"]})
+                             "last": instant(d["last"]), "lanes": d["lanes"], "lines": d["lines"],
+                             "touches": [{"session_id": t.lane.session_id, "lane": t.lane.display,
+                                          "is_subagent": t.lane.is_subagent,
+                                          "parent_session_id": t.lane.parent_session_id, "line": t.line,
+                                          "refetch": refetch(t.lane, t.line, claude_home)}
+                                         for t in ts if t.path == d["path"]]})
             out.text(f"{esc(d['path'])}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items()))
                      + f"  [{', '.join(esc(x) for x in d['lanes'])}] {short_local(d['first'])} .. {short_local(d['last'])}")
         for t in ts:
@@ -84,10 +89,12 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
 
 
-def _step_row(s: rec_mod.Step) -> dict:
+def _step_row(s: rec_mod.Step, home) -> dict:
     return {"seq": s.seq, "session_id": s.session_id, "lane": s.lane, "path": s.lane_path,
-            "is_subagent": s.is_subagent, "line": s.line, "timestamp": instant(s.timestamp), "turn": s.turn,
-            "kind": s.kind, "what": s.what, "detail": s.detail, "segment": s.segment,
+            "is_subagent": s.is_subagent, "parent_session_id": s.session_id if s.is_subagent else None,
+            "line": s.line, "timestamp": instant(s.timestamp), "turn": s.turn,
+            "refetch": refetch_at(s.session_id, s.lane_path, s.is_subagent, s.line, home),
+            "step_kind": s.kind, "what": s.what, "detail": s.detail, "segment": s.segment,
             "known_pieces": s.known, "total_pieces": s.total, "complete": s.complete, "tool_use_id": s.tool_use_id}
 
 
@@ -121,7 +128,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     if list_backups:
         rows = rec_mod.list_backups(scope, path, lane_evs)
         for r in rows:
-            out.row("backup", r)
+            out.row("backup", {**r, "is_subagent": False, "parent_session_id": None})
             out.text(f"{r['name']}  {'%d B' % r['size'] if r['size'] is not None else 'missing'}  "
                      f"session {r['session_id']}  recorded at {', '.join(r['recorded_backup_times']) or '-'}")
             for n in r["notes"]:
@@ -141,7 +148,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
         return ExitStatus.NO_MATCH
     for s in rec.steps:
         if coverage or patches or fmt == "json":
-            out.row("step", {**_step_row(s), **({"patch": "".join(s.patch)} if patches and s.patch else {})})
+            out.row("step", {**_step_row(s, claude_home), **({"patch": "".join(s.patch)} if patches and s.patch else {})})
         if coverage or patches:
             out.text(f"[seg {s.segment}] L{s.line} {esc(s.lane)} {s.kind:<10} {s.what:<18} {clip(s.detail, 110)}")
         if patches and s.patch:
@@ -149,7 +156,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
                 out.text("    " + esc(l))
     rngs = rec.ranges()
     for r in rngs:
-        out.row("range", r)
+        out.row("range", {"range_kind": r["kind"], **{k: v for k, v in r.items() if k != "kind"}})
     if coverage:
         for r in rngs:
             span = f"{r['start']}-{r['end']}" if r["start"] is not None and r["end"] is not None else (
@@ -212,6 +219,7 @@ def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
         out.row("plan", {"session_id": b.session_id, "is_subagent": False, "parent_session_id": None,
                          "source": b.source, "plan_path": b.plan_path, "plan_exists": b.plan_exists,
                          "plan_exists_recorded": b.plan_exists_recorded, "slug": b.slug, "line": b.line,
+                         "refetch": refetch_at(b.session_id, "", False, b.line, claude_home),
                          "minted_at_compaction": b.minted_at_compaction, "plans_dir": b.plans_dir,
                          "plans_dir_source": b.plans_dir_source, "notes": b.notes})
         out.text(f"{b.session_id}  {esc(b.plan_path) if b.plan_path else '(no plan bound)'}  via {b.source or '-'}"
@@ -222,7 +230,10 @@ def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
             out.text(f"  note: {esc(n)}")
         for a in b.audit:
             n_audit += 1
-            out.row("foreign_plan_write", {"session_id": b.session_id, **a, "timestamp": instant(a["timestamp"])})
+            out.row("foreign_plan_write", {
+                "session_id": b.session_id, **a, "timestamp": instant(a["timestamp"]),
+                "parent_session_id": b.session_id if a["is_subagent"] else None,
+                "refetch": refetch_at(b.session_id, a["lane_path"], a["is_subagent"], a["line"], claude_home)})
             out.text(f"  audit: L{a['line']} {esc(a['lane'])} {a['tool']} {esc(a['path'])}"
                      f" (bound by {a['bound_by'] or 'no session in scope'})")
     out.summary(sessions=len(bs), bound=sum(1 for b in bs if b.plan_path), audit_rows=n_audit if audit else None)
@@ -252,7 +263,8 @@ def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occu
     out = Out(fmt, "image")
     out.header(**scope_header(scope))
     for im in ims:
-        out.row("image", {**lane_fields(im.lane), "locator": im.locator, "line": im.line, "carrier": im.carrier,
+        out.row("image", {**lane_fields(im.lane), "locator": im.locator, "line": im.line,
+                          "refetch": refetch(im.lane, im.line, claude_home), "carrier": im.carrier,
                           "handle": im.handle, "media_type": im.media_type, "source_kind": im.source_kind,
                           "size": im.size, "sha256": im.sha256, "timestamp": instant(im.timestamp),
                           "tool_use_id": im.tool_use_id, "occurrences": im.occurrences,

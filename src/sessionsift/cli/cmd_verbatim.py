@@ -88,6 +88,7 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
         if c.spanned:
             out.row("compaction_boundary", {**lane_fields(ln), "line": None if c.pending else c.summary_line,
                                             "pending": c.pending,
+                                            "refetch": None if c.pending else refetch(ln, c.summary_line, claude_home),
                                             "after_line": c.summary_line - 1 if c.pending else None,
                                             "boundary_line": c.boundary_line, "summary_chars": None if c.pending else c.summary_chars,
                                             "trigger": c.trigger, "pre_tokens": c.pre_tokens,

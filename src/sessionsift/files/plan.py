@@ -113,6 +113,7 @@ def bind(scope: Scope, audit: bool = False, lane_evs: dict[str, LaneEvents] | No
                     if lev.lane.is_subagent and b.plan_path and c.path == b.plan_path[:-3] + f"-agent-{lev.lane.agent_id}.md":
                         continue
                     b.audit.append({"path": c.path, "tool": c.tool, "line": c.pos, "lane": lev.lane.display,
+                                    "is_subagent": lev.lane.is_subagent, "lane_path": str(lev.lane.path),
                                     "timestamp": c.result_ts or c.timestamp, "tool_use_id": c.tool_use_id,
                                     "bound_by": all_bound.get(c.path)})
     return out

@@ -107,6 +107,7 @@ def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
                                          "observed", a.lane, a.line, a.timestamp, a.turn, None,
                                          "re-injected into context by the client (e.g. after compaction)"))
     res.touches.extend(external_writes(lane_evs, subagents_only))
+    # ordering only: an undated touch sorts first; its timestamp stays None in every row
     res.touches.sort(key=lambda t: (_ts(t.timestamp) or 0.0, t.lane.is_subagent, t.line))
     return res
 

@@ -496,7 +496,7 @@ def _turn_groups(idx: LaneIndex) -> list[tuple[int | None, list[Entry]]]:
             # lands on the line above the prompt it answers) belongs to its parent's turn
             p = idx.by_uuid.get(e.parent)
             turn = idx.entries[p].turn if p is not None else None
-        groups.setdefault(turn or 0, []).append(e)
+        groups.setdefault(turn or 0, []).append(e)  # 0 = no turn, a sort key only: mapped back to None below
     out = []
     for t, es in sorted(groups.items()):
         op = [e for e in es if e.opener]
