@@ -162,6 +162,17 @@ class _Part:
         """(uuid, message id) of the part's last assistant record (None: it has none)."""
 
 
+_OPENER_FIRST = frozenset(("user.message", "user.answer", "user.rejection", "agent.communication.inbox",
+                           "agent.communication.signal", "harness.command.invocation",
+                           "harness.schedule.wakeup"))
+
+
+def _may_open(labels: tuple[str, ...]) -> bool:
+    """False when `R.opens_turn` is False for these labels whatever the record (a cheap gate;
+    the equivalence tests hold it to `opens_turn`)."""
+    return labels[0] in _OPENER_FIRST or labels[0].startswith("harness.notification.")
+
+
 def _split_point(buf, size: int) -> int | None:
     if size < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return None
@@ -181,7 +192,7 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     classify, opens, attachment_kind = R.classify, R.opens_turn, R.attachment_kind
-    labels_cache: dict[tuple[str, ...], tuple[str, ...]] = {}
+    labels_cache: dict[tuple[str, ...], bool] = {}
     prev_assistant: tuple[str | None, str | None] | None = (None, None) if start == 0 else None
     no = 0
     for batch in iter_line_batches(buf, start, end, st):
@@ -201,9 +212,15 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
             if type(t) is not str:
                 t = None
             lab = classify(obj)
-            labels = labels_cache.get(tuple(lab)) if lab else ()
-            if labels is None:
-                labels = labels_cache.setdefault(tuple(lab), tuple(lab))
+            if lab:
+                labels = tuple(lab)
+                may_open = labels_cache.get(labels)
+                if may_open is None:
+                    may_open = labels_cache[labels] = _may_open(labels)
+                opener = may_open and opens(obj, labels)
+            else:
+                labels = ()
+                opener = False
             uuid = obj.get("uuid")
             if type(uuid) is not str:
                 uuid = None
@@ -226,7 +243,7 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                     cont = mid is not None and parent is not None and (parent, mid) == prev_assistant
                 prev_assistant = (uuid, mid)
             slot = add(uuid, parent, logical if type(logical) is str else None,
-                       skeleton_flags(t, labels, bool(labels) and opens(obj, labels), cont))
+                       skeleton_flags(t, labels, opener, cont))
             if t == "assistant":
                 key = (t, None, None, labels)
                 if m is not None:

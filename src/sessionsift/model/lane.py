@@ -236,9 +236,7 @@ class Skeleton:
         for j, f in other.replay.items():
             g[j] = g[f]
             replay[off + j] = g[f]
-        parent = self.parent
-        for p in other.parent:
-            parent.append(g[p] if p >= 0 else p)
+        self.parent.extend([g[p] if p >= 0 else p for p in other.parent])
         self.flags += flags
         for j, p in other.logical.items():
             self.logical[off + j] = g[p] if p >= 0 else p
@@ -279,10 +277,18 @@ class Skeleton:
                     p = lp
             cur = p
         # off-chain records inherit from their parent unless they are conversation children
-        for i in range(n):
-            f = flags[i]
-            if state[i] or not f & F_UUID or f & F_REPLAY:
+        for i, f in enumerate(flags):
+            if f & (F_UUID | F_REPLAY) != F_UUID or state[i]:
                 continue
+            if f & F_CONV:
+                state[i] = ABANDONED
+                continue
+            p = parent[i] if not f & F_PEMPTY else _NONE
+            if p >= 0:
+                s = state[p]
+                if s and s != _BUSY:  # the usual case: the parent was resolved before
+                    state[i] = s
+                    continue
             path = []
             j = i
             while True:
@@ -329,13 +335,18 @@ class Skeleton:
 
     def turn_count(self, state: bytearray) -> int:
         """Openers that are neither abandoned nor replays (drafts are abandoned)."""
-        n = 0
-        flags = self.flags
-        for i in range(len(flags)):
-            f = flags[i]
-            if f & F_OPENER and not f & F_REPLAY and state[i] != ABANDONED:
-                n += 1
-        return n
+        return sum(1 for i in _positions(self.flags, F_OPENER | F_REPLAY, F_OPENER) if state[i] != ABANDONED)
+
+
+def _positions(flags: bytearray, mask: int, want: int) -> Iterator[int]:
+    """Slots whose `flags & mask == want`, found by C-level scans (most slots are skipped)."""
+    table = bytes(1 if b & mask == want else 0 for b in range(256))
+    hits = flags.translate(table)
+    find = hits.find
+    i = find(1)
+    while i >= 0:
+        yield i
+        i = find(1, i + 1)
 
 
 @dataclass

@@ -153,6 +153,8 @@ def iter_lines(
 
 BATCH_BYTES = 1 << 22
 """How much of a mapping `iter_line_batches` copies and splits at once (memory stays bounded)."""
+PAGE = mmap.PAGESIZE
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 
 def iter_line_batches(
@@ -169,6 +171,7 @@ def iter_line_batches(
     knows which part of the file it read)."""
     pos = start
     rfind, find = buf.rfind, buf.find
+    drop = getattr(buf, "madvise", None) if _DONTNEED is not None else None
     while pos < end:
         stop = min(pos + BATCH_BYTES, end)
         nl = rfind(b"\n", pos, stop)
@@ -191,6 +194,12 @@ def iter_line_batches(
         if stats is not None:
             stats.lines += len(lines)
         yield lines
+        if drop is not None:
+            # the lines are copied out: let the mapped pages go, so a long reading's resident
+            # size stays at about one batch (the file stays in the page cache)
+            lo, hi = pos - pos % PAGE, (nl + 1) - (nl + 1) % PAGE
+            if hi > lo:
+                drop(_DONTNEED, lo, hi - lo)
         pos = nl + 1
 
 
