@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "plan": "cmd_files:plan_cmd",
     "image": "cmd_files:image_cmd",
     "verbatim": "cmd_verbatim:verbatim_cmd",
+    "audit": "cmd_audit:audit_cmd",
 }
 
 
