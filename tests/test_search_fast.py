@@ -160,10 +160,12 @@ def test_byte_shapes_agree_with_the_parse():
                 # the type -> leaves table the type gate relies on
                 assert set(labels) <= tl.get(t, frozenset()), (t, labels)
                 s, e = line.offset, line.offset + len(line.raw)
-                m = PF.HEAD_TYPE.match(data, s, e)
-                if m is not None:
-                    assert m.group(1).decode() == t, line.raw[:200]
+                rt = PF.record_type(data, s, e)
+                if rt is not None:
+                    assert rt == t, line.raw[:200]
                     seen["head"] += 1
+                elif isinstance(t, str):
+                    seen["type-missed"] += 1
                 if PF.CARRIER.match(data, s, e) is not None:
                     assert t == "user" and R.tool_results(obj) and set(labels) <= PF.CARRIER_LEAVES
                     seen["carrier"] += 1
@@ -174,8 +176,7 @@ def test_byte_shapes_agree_with_the_parse():
                     assert [str(b.get("tool_use_id")) for b in R.tool_results(obj)] == [cm.group(1).decode()]
                     seen["carrier-id"] += 1
                 am = PF.ASSISTANT_HEAD.match(data, s, e)
-                j = line.raw.rfind(PF.ASSISTANT_TYPE)
-                if am is not None and j >= 0 and PF.ASSISTANT_TAIL.fullmatch(line.raw, j + len(PF.ASSISTANT_TYPE)):
+                if am is not None and rt == "assistant":
                     assert t == "assistant" and R.blocks_of(obj)[0]["type"] == am.group(1).decode()
                     n = line.raw.count(PF.TOOL_USE_BLOCK)
                     assert n == len(R.tool_uses(obj)) or n > 1
@@ -187,7 +188,7 @@ def test_byte_shapes_agree_with_the_parse():
                     seen["assistant-missed"] += 1
                 seen["lines"] += 1
     # the shapes fit most real lines (else the fast path would not be exercised)
-    assert seen["head"] > seen["lines"] // 2 and seen["carrier"] > 5 * seen["carrier-missed"]
+    assert seen["head"] > 20 * seen["type-missed"] and seen["carrier"] > 5 * seen["carrier-missed"]
     assert seen["assistant"] > 5 * seen["assistant-missed"] and seen["carrier-id"] > seen["carrier"] // 2
 
 

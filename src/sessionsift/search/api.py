@@ -314,11 +314,11 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     full_user_view = p.needles is None
     hits: list[Hit] = []
     gate = p.type_gate
-    head = PF.HEAD_TYPE.match
+    rtype = PF.record_type
     carrier = PF.CARRIER.match if p.skip_carriers else None
     fast_asst = p.fast_assistant
-    asst_check = fast_asst is not None or (gate is not None and "assistant" not in gate)
-    ahead, atail, a_type = PF.ASSISTANT_HEAD.match, PF.ASSISTANT_TAIL.fullmatch, PF.ASSISTANT_TYPE
+    asst_check = fast_asst is not None
+    ahead = PF.ASSISTANT_HEAD.match
     carrier_id = PF.CARRIER_ID.match if p.fast_carrier else None
     try:
         m = open_map(lane.path)
@@ -333,13 +333,13 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
         untermed = bool(size) and buf[size - 1 : size] != b"\n"
         last_pos, last_no = 0, 1
         for s, e in _spans(p, buf):
-            if carrier is not None and carrier(buf, s, e) is not None:
+            if carrier is not None and carrier(buf, s, e) is not None and not (untermed and e == size):
                 out.shape_skipped += 1
                 continue
+            # the bytes decide (a possibly torn final line is always parsed)
+            ht = rtype(buf, s, e) if (gate is not None or asst_check) and not (untermed and e == size) else None
             if gate is not None:
-                hm = head(buf, s, e)
-                if hm is not None:
-                    ht = hm.group(1).decode("ascii")
+                if ht is not None:
                     if ht not in gate:
                         if ht not in KNOWN_TYPES:
                             out.unknown_type_lines[ht] = out.unknown_type_lines.get(ht, 0) + 1
@@ -351,18 +351,13 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
 
                 if not _is_complete(raw):
                     continue  # torn tail: a write in progress, not a record yet
-            if asst_check and (am := ahead(buf, s, e)) is not None:
-                j = raw.rfind(a_type)
-                if j >= 0 and atail(raw, j + len(a_type)) is not None:
-                    if gate is not None and "assistant" not in gate:
-                        out.shape_skipped += 1
-                        continue
-                    h = _fast_assistant(p, am, raw, pos, s, e, names if need_names else None)
-                    if h is not None:
-                        out.shape_counted += 1
-                        hits.append(h)
-                        continue
-            if carrier_id is not None and (cm := carrier_id(buf, s, e)) is not None and \
+            if asst_check and ht == "assistant" and (am := ahead(buf, s, e)) is not None:
+                h = _fast_assistant(p, am, raw, pos, s, e, names if need_names else None)
+                if h is not None:
+                    out.shape_counted += 1
+                    hits.append(h)
+                    continue
+            if carrier_id is not None and ht == "user" and (cm := carrier_id(buf, s, e)) is not None and \
                     raw.count(PF.TOOL_USE_ID) == 1:
                 try:
                     tid = cm.group(1).decode("utf-8")
@@ -661,6 +656,17 @@ def _units(lanes: list[Lane], sizes: list[int], target: int) -> list[Unit]:
     return units
 
 
+_FORKED: tuple[Plan, list[Unit]] | None = None
+"""The plan and units of the running parallel search, inherited by forked workers (so a task is an
+index, not a pickled batch of lanes)."""
+
+
+def _run_forked(i: int) -> list[LaneOutcome]:
+    assert _FORKED is not None
+    p, units = _FORKED
+    return _run_unit((p, units[i]))
+
+
 def _run_unit(args: tuple[Plan, Unit]) -> list[LaneOutcome]:
     p, unit = args
     outs: list[LaneOutcome] = []
@@ -714,15 +720,23 @@ class SearchRun:
         workers = os.cpu_count() or 1
         sess_hit: set[str] = set()
         if workers > 1 and total >= PARALLEL_MIN_BYTES and len(self.lanes) > 1:
-            units = _units(self.lanes, sizes, max(1 << 20, total // (workers * 16)))
+            # about 8 byte-balanced batches per worker: small enough to even out, few enough that
+            # the per-task cost stays negligible; workers are forked and read the batches from
+            # the inherited _FORKED (a task is its index)
+            global _FORKED
+            units = _units(self.lanes, sizes, max(1 << 20, total // (workers * 8)))
             import multiprocessing as mp
 
             ctx = mp.get_context("fork")
-            self.workers = workers
-            with ctx.Pool(workers) as pool:
-                for outs in pool.imap(_run_unit, [(self.plan, u) for u in units]):
-                    for o in outs:
-                        yield from self._emit(o, sess_hit)
+            self.workers = min(workers, len(units))
+            _FORKED = (self.plan, units)
+            try:
+                with ctx.Pool(self.workers) as pool:
+                    for outs in pool.imap(_run_forked, range(len(units))):
+                        for o in outs:
+                            yield from self._emit(o, sess_hit)
+            finally:
+                _FORKED = None
         else:
             for u in _units(self.lanes, sizes, 1 << 62):
                 for o in _run_unit((self.plan, u)):

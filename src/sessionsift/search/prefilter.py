@@ -210,6 +210,9 @@ def label_needles(leaves: Iterable[str] | None, unlabelled_conversation: bool) -
 # --- candidate lines ------------------------------------------------------------------------
 
 
+_RX: dict = {}
+
+
 def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tuple[int, int]]:
     """(start, end) of every line holding at least one needle, in file order (end excludes \\n).
 
@@ -222,12 +225,15 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
     bneedles = [n.encode("ascii") for n in needles]
     if not bneedles:
         return
-    import re2
+    key = (tuple(bneedles), ignore_case)
+    rx = _RX.get(key)
+    if rx is None:
+        import re2
 
-    opts = re2.Options()
-    opts.log_errors = False
-    alt = b"|".join(_re2_escape(n) for n in bneedles)
-    rx = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
+        opts = re2.Options()
+        opts.log_errors = False
+        alt = b"|".join(_re2_escape(n) for n in bneedles)
+        rx = _RX[key] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
     search, find, rfind = rx.search, buf.find, buf.rfind
     dense_gap = DENSE_GAP * len(bneedles)
     pos = 0
@@ -287,7 +293,11 @@ def line_has(raw: bytes, needles: list[bytes], lowered: bool) -> bool:
 # before: a miss costs speed, never a result. The one thing they cannot see is a DUPLICATE key
 # later in the line (no JSON serialiser writes one from an object); such a line is out of scope.
 
-_SCALAR = rb'(?:"[^"\\\n]*"|null|true|false|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
+_STR = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+_SCALAR = rb'(?:' + _STR + rb'|null|true|false|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
+_KEY = rb'"[A-Za-z_][A-Za-z0-9_]*":'
+_FLAT_OBJ = rb'\{(?:' + _KEY + _SCALAR + rb'(?:,' + _KEY + _SCALAR + rb')*)?\}'
+_TAIL_VALUE = rb'(?:' + _SCALAR + rb'|\[(?:' + _FLAT_OBJ + rb'(?:,' + _FLAT_OBJ + rb')*)?\])'
 _PAIR = rb'"[A-Za-z_][A-Za-z0-9_]*":' + _SCALAR + rb','
 
 HEAD_TYPE = re.compile(rb'\{(?:' + _PAIR + rb')*?"type":"([A-Za-z0-9_-]+)"[,}]')
@@ -329,13 +339,7 @@ ASSISTANT_HEAD = re.compile(
     rb'(?:,"id":"([^"\\\n]*)","name":"([^"\\\n]*)")?')
 """A top-level `message` object whose `content` list starts with a block of type group 1 (and
 for a `tool_use` first block, its id and name). Whether the record is an assistant record is read
-from the line's END (ASSISTANT_TAIL): Claude Code writes `message` before `type` there."""
-
-ASSISTANT_TYPE = b',"type":"assistant"'
-ASSISTANT_TAIL = re.compile(rb'(?:,"[A-Za-z_][A-Za-z0-9_]*":' + _SCALAR + rb')*\}')
-"""What may follow the LAST `,"type":"assistant"` of a line for that key to be top-level: scalar
-pairs up to the closing brace of the line's object (then nothing but that object's own keys lie
-between them, so the key sits at depth 1)."""
+by `record_type` (from the line's END: Claude Code writes `message` before `type` there)."""
 
 TOOL_USE_BLOCK = b'"type":"tool_use"'
 TOOL_USE_ID = b'"tool_use_id"'
@@ -344,3 +348,43 @@ CARRIER_ID = re.compile(
     rb'\{(?:' + _PAIR + rb')*?"type":"user",(?:' + _PAIR + rb')*?"message":\{"role":"user","content":\[\{'
     rb'"tool_use_id":"([^"\\\n]*)","type":"tool_result"')
 """CARRIER whose first block names its tool_use_id before anything else (group 1)."""
+
+TAIL_TYPE_KEY = b',"type":"'
+TAIL_TYPE = re.compile(rb',"type":"([A-Za-z0-9_-]+)"(?:,' + _KEY + _TAIL_VALUE + rb')*\}')
+"""Matched (fullmatch) at the LAST `,"type":"` of a line: the record's top-level type when only
+whole pairs follow it up to the line's closing brace - scalars, or arrays of flat objects such as
+2.1.332's `"rendered":[{"content":"..."}]` (Claude Code writes `type` after a nested
+`message`/`attachment` object). Everything after the key is then consumed balanced, so the key
+sits at depth 1. Anything else (a nested object closing, whitespace) and the line is parsed."""
+
+
+_TYPE_VALUE = re.compile(rb'[A-Za-z0-9_-]+')
+
+
+def record_type(buf, s: int, e: int) -> str | None:
+    """The top-level `type` of the line buf[s:e] read from its bytes, or None when the bytes do not
+    show it (then the line is parsed).
+
+    1. the LAST `,"type":"` when no `}` or `]` byte lies between it and the line's final `}`: no
+       container closes (so none opens) after the key, so the key belongs to the object that final
+       brace closes - the record itself (two `find`s, no regex);
+    2. HEAD_TYPE (only scalar pairs before the key);
+    3. TAIL_TYPE (arrays of flat objects after the key, 2.1.332's `rendered`)."""
+    if e - s > 2 and buf[e - 1] == 125:  # '}'
+        j = buf.rfind(TAIL_TYPE_KEY, s, e)
+        if j >= 0:
+            v = j + len(TAIL_TYPE_KEY)
+            if buf.find(b"}", v, e - 1) < 0 and buf.find(b"]", v, e - 1) < 0:
+                q = buf.find(b'"', v, e)
+                if q > v and buf[q + 1] in (44, 125) and _TYPE_VALUE.fullmatch(buf, v, q):  # ',' '}'
+                    return buf[v:q].decode("ascii")
+                return None
+    m = HEAD_TYPE.match(buf, s, e)
+    if m is None:
+        j = buf.rfind(TAIL_TYPE_KEY, s, e)
+        if j < 0:
+            return None
+        m = TAIL_TYPE.fullmatch(buf, j, e)
+        if m is None:
+            return None
+    return m.group(1).decode("ascii")
