@@ -325,3 +325,20 @@ def test_shapes_the_client_does_not_write_fall_back_to_the_parse(tmp_path):
         fast, slow = _run(p, tmp_path / "h"), _run(_slow(p), tmp_path / "h")
         assert fast == slow, q
     assert _run(A.plan(QUERIES[1]), tmp_path / "h")[1].get("SecondTool") == 2  # the call and its result
+
+
+def test_parallel_workers_give_the_serial_results(monkeypatch):
+    """Scopes over PARALLEL_MIN_BYTES fan out to forked workers: same rows, same order."""
+    home = CORPORA[0]
+    for q in (QUERIES[1], QUERIES[6], QUERIES[16], QUERIES[19]):
+        p = A.plan(q)
+        monkeypatch.setattr(A, "PARALLEL_MIN_BYTES", 1 << 62)
+        serial = _run(p, home)
+        monkeypatch.setattr(A, "PARALLEL_MIN_BYTES", 0)
+        monkeypatch.setattr(A, "MIN_BATCH_BYTES", 1)
+        monkeypatch.setattr(os, "cpu_count", lambda: 2)
+        scope = resolve_targets([], home)
+        run = A.SearchRun(p, scope, A.lanes_of(scope, True))
+        list(run.outcomes())
+        assert run.workers == 2
+        assert _run(p, home) == serial, q

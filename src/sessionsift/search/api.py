@@ -33,6 +33,8 @@ PERSISTED_MARKERS = ("persisted-output", "persistedOutputPath")
 _SAVED_TO = re.compile(r"Full output saved to: *(\S[^\n<]*?)\s*(?:\n|<|$)")
 _PERSISTED_BLOCK = re.compile(r"<persisted-output>.*?</persisted-output>", re.S)
 PARALLEL_MIN_BYTES = 16 << 20
+"""Smaller scopes run in-process: forking workers would cost more than it saves."""
+MIN_BATCH_BYTES = 1 << 20
 
 
 # --- compiling a query ----------------------------------------------------------------------
@@ -724,7 +726,7 @@ class SearchRun:
             # the per-task cost stays negligible; workers are forked and read the batches from
             # the inherited _FORKED (a task is its index)
             global _FORKED
-            units = _units(self.lanes, sizes, max(1 << 20, total // (workers * 8)))
+            units = _units(self.lanes, sizes, max(MIN_BATCH_BYTES, total // (workers * 8)))
             import multiprocessing as mp
 
             ctx = mp.get_context("fork")
