@@ -15,7 +15,8 @@ another region makes the entry grow. This scenario reproduces that sequence with
   P6  [before: sed line28 in track.txt, a second region 25 lines below the first]  text only
   P7  text only
   P8  Edit track.txt with the session's own Edit tool (the one documented exit)
-  P9  text only (after the exit)
+  P9  [before: sed line20 in track.txt, after the session's Edit]  text only (does the file re-enter?)
+  P10 text only
 
 What 2.1.258 actually wrote is recorded in docs/audit.md and asserted by tests/test_audit_realclient.py.
 
@@ -47,7 +48,7 @@ REINJECTION = Scenario(
     mode="interactive",
     notes="Write track.txt and reread.txt, Read seed.txt; sed -i on all three between P1 and P2; unrelated "
           "prompts; a second sed -i in another region of track.txt before P6; reread.txt Read in P4; "
-          "track.txt Edited by the session in P8.",
+          "track.txt Edited by the session in P8; a third sed -i on track.txt before P9.",
     setup_files={"seed.txt": b"alpha\nbeta\ngamma\n"},
     prompts=[
         Prompt("Create track.txt and reread.txt, then look at seed.txt.", turns=[
@@ -81,6 +82,8 @@ REINJECTION = Scenario(
                        new_string="LINE01 value 1")]),
             Turn([text("Fixed line 1.")]),
         ]),
+        Prompt("Count to three.", before=[ShellEdit(f"{W}/track.txt", "line20", "LINE20")],
+               turns=[Turn([text("One, two, three.")])]),
         Prompt("Goodbye.", turns=[Turn([text("Bye.")])]),
     ],
 )

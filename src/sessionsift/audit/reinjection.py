@@ -35,7 +35,7 @@ from ..discover import Lane, Problem, Scope
 from ..read.lines import ReadStats, iter_lines, parse_line
 
 WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-_TOOL_NEEDLES = tuple(f'"name":"{t}"'.encode() for t in WRITE_TOOLS)
+_TOOL_NEEDLES = tuple(f'"{t}"'.encode() for t in WRITE_TOOLS)   # cheap pre-filter; the parse decides
 _TAIL = re.compile(r"\n\.\.\. \[(\d+) lines truncated\] \.\.\.\Z")
 _GUTTER = re.compile(r"\s*(\d+)(?:\t|\u2192)")
 _FILENAME_RAW = re.compile(rb'"filename"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -310,7 +310,7 @@ def audit_lane(lane: Lane) -> LaneReport:
                 is_att = obj.get("type") == "attachment"
                 _scan_other(obj, ln.no, writes, files, get, last_cwd, rep)
                 last_cwd = _cwd(obj) or last_cwd
-        elif b'"type":"attachment"' in raw:
+        elif b'"attachment"' in raw:
             obj = parse_line(raw, rep.read)
             is_att = obj is not None and obj.get("type") == "attachment"
         elif (b'"tool_use"' in raw and any(n in raw for n in _TOOL_NEEDLES)) or (

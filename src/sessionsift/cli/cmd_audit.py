@@ -6,6 +6,7 @@ import click
 
 from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport, reinjection
 from ..discover import Lane
+from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .cmd_core import lane_fields, refetch
 from .exit import ExitStatus
@@ -28,9 +29,26 @@ INVISIBLE = [
 ]
 
 
-@click.group("audit")
+class _AuditGroup(click.Group):
+    """An unknown audit name is a usage error in the house format (exit 2, `sessionsift: error:`)."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            raise UsageError(f"no such audit: {args[0]}",
+                             hint="known audits: " + ", ".join(sorted(self.commands))
+                                  + " (e.g. sessionsift audit reinjection TARGET)")
+        return super().resolve_command(ctx, args)
+
+
+@click.group("audit", cls=_AuditGroup)
 def audit_cmd():
-    """Waste audits: what the client re-sent to the model, measured from the records on disk."""
+    """Waste audits: what the client re-sent to the model, measured from the records on disk.
+
+    reinjection: files whose on-disk changes were injected as edited_text_file attachments, flush by
+    flush (docs/audit.md).
+
+    Example: sessionsift audit reinjection . --format json
+    """
 
 
 def _share_txt(v: float | None) -> str:
@@ -119,8 +137,8 @@ def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show
     """
     scope = make_scope(targets, claude_home, sessions_from)
     res = reinjection(scope, subagents=not no_subagents)
-    out = Out(fmt, "audit reinjection")
-    out.header(**scope_header(scope), min_flushes=min_flushes)
+    out = Out(fmt, "audit")
+    out.header(**scope_header(scope), audit="reinjection", min_flushes=min_flushes)
     shown_lanes, files_shown = [], 0
     for lr in res.with_deliveries:
         files = [f for f in lr.files if f.flushes >= min_flushes]
@@ -142,9 +160,15 @@ def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show
             out.text(f"    {f.flushes} flushes at " + ", ".join(f"L{n}" for n in f.lines)
                      + f" · {_n(f.bytes_total)} B sent, {_n(f.repeat_bytes)} B repeats "
                        f"({_share_txt(f.waste_share)}) · grew: "
-                     + {True: "yes", False: "no", None: "?"}[f.grew] + f" (chars {chars})")
+                     + {True: "yes", False: "no", None: "?"}[f.grew]
+                     + (f" within each of {f.episodes} episodes" if f.episodes > 1 else "") + f" (chars {chars})")
             out.text(f"    first {short_local(first.timestamp)}, last {short_local(last.timestamp)}")
             left = f.left_by
+            for x in f.exits:
+                if x is left:
+                    continue
+                back = next((d.line for d in f.deliveries if d.line > x.line), None)
+                out.text(f"    left the set: {esc(x.tool)} at L{x.line}; re-entered at L{_n(back)}")
             if left is not None:
                 res_txt = f", result L{left.result_line}" if left.result_line is not None else ", no result recorded"
                 out.text(f"    left the set: {esc(left.tool)} at L{left.line}{res_txt}")
@@ -171,7 +195,7 @@ def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show
     repeat_bytes = _sum(lr.repeat_bytes for lr in lanes)
     unreadable = sum(len(lr.unreadable) + sum(len(f.unreadable_lines) for f in lr.files) for lr in lanes)
     share = None if bytes_total in (None, 0) or repeat_bytes is None else round(repeat_bytes / bytes_total, 4)
-    out.summary(sessions=len(scope.sessions), lanes_read=len(res.lanes), lanes_with_reinjection=len(lanes),
+    out.summary(audit="reinjection", sessions=len(scope.sessions), lanes_read=len(res.lanes), lanes_with_reinjection=len(lanes),
                 files=sum(len(lr.files) for lr in lanes), files_shown=files_shown,
                 deliveries=sum(lr.deliveries for lr in lanes), flushes=sum(len(lr.flushes) for lr in lanes),
                 bytes_total=bytes_total, repeat_bytes=repeat_bytes, duplicated_share=share,
