@@ -82,7 +82,7 @@ def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
         offset=offset,
         length=length,
         type=t,
-        subtype=obj.get("subtype") if isinstance(obj.get("subtype"), str) else None,
+        subtype=sys.intern(obj["subtype"]) if isinstance(obj.get("subtype"), str) else None,
         uuid=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None,
         parent=obj.get("parentUuid") if isinstance(obj.get("parentUuid"), str) else None,
         logical_parent=obj.get("logicalParentUuid") if isinstance(obj.get("logicalParentUuid"), str) else None,
@@ -96,7 +96,7 @@ def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
         m = R.get_message(obj) or {}
         e.msg_id = m.get("id") if isinstance(m.get("id"), str) else None
         e.model = sys.intern(m["model"]) if isinstance(m.get("model"), str) else None
-        e.stop_reason = m.get("stop_reason") if isinstance(m.get("stop_reason"), str) else None
+        e.stop_reason = sys.intern(m["stop_reason"]) if isinstance(m.get("stop_reason"), str) else None
         u = m.get("usage")
         if isinstance(u, dict):
             e.usage = tuple(v if isinstance(v, int) else None for v in (
@@ -108,7 +108,8 @@ def entry_from(obj: dict, no: int, offset: int, length: int) -> Entry:
     elif t == "user":
         e.tool_result_ids = tuple(str(b.get("tool_use_id")) for b in R.tool_results(obj) if b.get("tool_use_id"))
     elif t == "attachment":
-        e.attachment = R.attachment_kind(obj)
+        k = R.attachment_kind(obj)
+        e.attachment = sys.intern(k) if k is not None else None
     return e
 
 
@@ -365,6 +366,7 @@ class LaneIndex:
         sk = Skeleton()
         entries = idx.entries
         prev_assistant: tuple[str | None, str | None] = (None, None)  # (uuid, message.id)
+        tool_ids: dict[str, str] = {}
         for line in iter_lines(lane.path, stats=st):
             obj = parse_numbered(line, lane.path, st, strict)
             if obj is None:
@@ -375,6 +377,13 @@ class LaneIndex:
                 cont = e.msg_id is not None and e.parent is not None and (e.parent, e.msg_id) == prev_assistant
                 prev_assistant = (e.uuid, e.msg_id)
             slot = sk.add(e.uuid, e.parent, e.logical_parent, skeleton_flags(e.type, e.labels, e.opener, cont))
+            p = sk.parent[slot]
+            if 0 <= p < slot:
+                e.parent = entries[p].uuid  # the same value: one string object per uuid in memory
+            if e.tool_result_ids:
+                e.tool_result_ids = tuple(tool_ids.get(t, t) for t in e.tool_result_ids)
+            elif e.tool_use_ids:
+                e.tool_use_ids = tuple(tool_ids.setdefault(t, t) for t in e.tool_use_ids)
             if e.type == "user" and e.parent is not None and e.labels[:1] == ("user.message",):
                 sk.add_draft_candidate(slot, e.parent)
             entries.append(e)

@@ -102,6 +102,12 @@ class _Map:
         self.close()
 
 
+BATCH_BYTES = 1 << 22
+"""How much of a mapping `iter_line_batches` copies and splits at once (memory stays bounded)."""
+PAGE = mmap.PAGESIZE
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
+
+
 def open_map(path: str | os.PathLike[str]) -> _Map:
     """Map a file read-only (an empty file maps to b"")."""
     return _Map(path)
@@ -128,7 +134,14 @@ def iter_lines(
         pos = start
         no = first_line_no
         find = buf.find
+        drop = getattr(buf, "madvise", None) if _DONTNEED is not None else None
+        dropped = pos - pos % PAGE
         while pos < size:
+            if drop is not None and pos - dropped >= BATCH_BYTES:
+                # every line before `pos` was handed out as a copy: release the mapped pages
+                hi = pos - pos % PAGE
+                drop(_DONTNEED, dropped, hi - dropped)
+                dropped = hi
             nl = find(b"\n", pos)
             if nl < 0:
                 frag = bytes(buf[pos:size])
@@ -151,10 +164,6 @@ def iter_lines(
             pos = nl + 1
 
 
-BATCH_BYTES = 1 << 22
-"""How much of a mapping `iter_line_batches` copies and splits at once (memory stays bounded)."""
-PAGE = mmap.PAGESIZE
-_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 
 def iter_line_batches(
