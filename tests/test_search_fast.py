@@ -160,20 +160,19 @@ def test_byte_shapes_agree_with_the_parse():
                 # the type -> leaves table the type gate relies on
                 assert set(labels) <= tl.get(t, frozenset()), (t, labels)
                 s, e = line.offset, line.offset + len(line.raw)
-                rt = PF.record_type(data, s, e)
+                rt, is_carrier, carrier_tid = PF.line_shape(data, s, e)
                 if rt is not None:
                     assert rt == t, line.raw[:200]
                     seen["head"] += 1
                 elif isinstance(t, str):
                     seen["type-missed"] += 1
-                if PF.CARRIER.match(data, s, e) is not None:
+                if is_carrier:
                     assert t == "user" and R.tool_results(obj) and set(labels) <= PF.CARRIER_LEAVES
                     seen["carrier"] += 1
                 elif t == "user" and R.tool_results(obj):
                     seen["carrier-missed"] += 1
-                cm = PF.CARRIER_ID.match(data, s, e)
-                if cm is not None and line.raw.count(PF.TOOL_USE_ID) == 1:
-                    assert [str(b.get("tool_use_id")) for b in R.tool_results(obj)] == [cm.group(1).decode()]
+                if carrier_tid is not None and line.raw.count(PF.TOOL_USE_ID) == 1:
+                    assert [str(b.get("tool_use_id")) for b in R.tool_results(obj)] == [carrier_tid]
                     seen["carrier-id"] += 1
                 am = PF.ASSISTANT_HEAD.match(data, s, e)
                 if am is not None and rt == "assistant":
@@ -288,7 +287,7 @@ def test_shapes_the_client_does_not_write_fall_back_to_the_parse(tmp_path):
             if use_line is None and o.get("type") == "assistant" and R.tool_uses(o) and \
                     PF.ASSISTANT_HEAD.match(line.raw) and R.tool_names(o)[0] not in R.SPAWN_TOOLS:
                 use_line = o
-            if carrier_line is None and PF.CARRIER_ID.match(line.raw):
+            if carrier_line is None and PF.line_shape(line.raw, 0, len(line.raw))[2] is not None:
                 carrier_line = o
     assert use_line is not None and carrier_line is not None
     variants = []

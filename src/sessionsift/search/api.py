@@ -316,12 +316,12 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     full_user_view = p.needles is None
     hits: list[Hit] = []
     gate = p.type_gate
-    rtype = PF.record_type
-    carrier = PF.CARRIER.match if p.skip_carriers else None
+    shape = PF.line_shape
+    skip_carriers = p.skip_carriers
     fast_asst = p.fast_assistant
-    asst_check = fast_asst is not None
+    fast_carrier = p.fast_carrier
+    shapes = gate is not None or skip_carriers or fast_asst is not None or fast_carrier
     ahead = PF.ASSISTANT_HEAD.match
-    carrier_id = PF.CARRIER_ID.match if p.fast_carrier else None
     try:
         m = open_map(lane.path)
     except OSError as exc:
@@ -335,41 +335,36 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
         untermed = bool(size) and buf[size - 1 : size] != b"\n"
         last_pos, last_no = 0, 1
         for s, e in _spans(p, buf):
-            if carrier is not None and carrier(buf, s, e) is not None and not (untermed and e == size):
-                out.shape_skipped += 1
-                continue
-            # the bytes decide (a possibly torn final line is always parsed)
-            ht = rtype(buf, s, e) if (gate is not None or asst_check) and not (untermed and e == size) else None
-            if gate is not None:
-                if ht is not None:
-                    if ht not in gate:
-                        if ht not in KNOWN_TYPES:
-                            out.unknown_type_lines[ht] = out.unknown_type_lines.get(ht, 0) + 1
-                        out.shape_skipped += 1
-                        continue
+            # the bytes decide where they can (a possibly torn final line is always parsed)
+            ht = None
+            if shapes and not (untermed and e == size):
+                ht, is_carrier, carrier_tid = shape(buf, s, e)
+                if is_carrier and skip_carriers:
+                    out.shape_skipped += 1
+                    continue
+                if gate is not None and ht is not None and ht not in gate:
+                    if ht not in KNOWN_TYPES:
+                        out.unknown_type_lines[ht] = out.unknown_type_lines.get(ht, 0) + 1
+                    out.shape_skipped += 1
+                    continue
             raw = buf[s:e]
             if untermed and e == size:
                 from ..read.lines import _is_complete
 
                 if not _is_complete(raw):
                     continue  # torn tail: a write in progress, not a record yet
-            if asst_check and ht == "assistant" and (am := ahead(buf, s, e)) is not None:
-                h = _fast_assistant(p, am, raw, pos, s, e, names if need_names else None)
-                if h is not None:
-                    out.shape_counted += 1
-                    hits.append(h)
-                    continue
-            if carrier_id is not None and ht == "user" and (cm := carrier_id(buf, s, e)) is not None and \
-                    raw.count(PF.TOOL_USE_ID) == 1:
-                try:
-                    tid = cm.group(1).decode("utf-8")
-                except UnicodeDecodeError:
-                    tid = None
-                if tid is not None:
-                    out.shape_counted += 1
-                    hits.append(Hit(lane_pos=pos, line=0, offset=s, length=e - s, uuid=None, timestamp=None,
-                                    labels=[], tool_names=[tid], text="", span=None, type="user"))
-                    continue
+            elif ht == "assistant":
+                if fast_asst is not None and (am := ahead(buf, s, e)) is not None:
+                    h = _fast_assistant(p, am, raw, pos, s, e, names if need_names else None)
+                    if h is not None:
+                        out.shape_counted += 1
+                        hits.append(h)
+                        continue
+            elif ht == "user" and fast_carrier and carrier_tid is not None and raw.count(PF.TOOL_USE_ID) == 1:
+                out.shape_counted += 1
+                hits.append(Hit(lane_pos=pos, line=0, offset=s, length=e - s, uuid=None, timestamp=None,
+                                labels=[], tool_names=[carrier_tid], text="", span=None, type="user"))
+                continue
             obj = parse_numbered(Line(0, s, raw), lane.path, stats)
             if obj is None:
                 continue
