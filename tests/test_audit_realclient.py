@@ -15,7 +15,6 @@ repeats is tested on hand-made transcripts (tests/test_audit_reinjection.py).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,20 +23,14 @@ import pytest
 
 from sessionsift.audit import reinjection
 from sessionsift.discover import resolve_targets
-from tests.realclient import client as clientmod
 from tests.realclient import scenarios_audit as SA
+from tests.realclient.fixtures import require_realclient
 
 
 @pytest.fixture(scope="session")
 def audit_rc(tmp_path_factory):
-    root = tmp_path_factory.mktemp("audit-rc")
-    try:
-        gt = SA.run_audit_scenario(SA.REINJECTION.name, root)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-client prerequisite missing under CI=true: {exc}")
-        pytest.skip(f"real-client prerequisite missing: {exc}")
-    return gt
+    require_realclient()   # skips naming the missing prerequisite; fails under CI=true
+    return SA.run_audit_scenario(SA.REINJECTION.name, tmp_path_factory.mktemp("audit-rc"))
 
 
 def _raw_deliveries(transcript: Path) -> list[dict]:
