@@ -176,7 +176,8 @@ def _may_open(labels: tuple[str, ...]) -> bool:
 def _split_point(buf, size: int) -> int | None:
     if size < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return None
-    nl = buf.find(b"\n", size // 2)
+    # the worker's half is a little smaller: it still has to send its part when done
+    nl = buf.find(b"\n", size * 51 // 100)
     if nl < 0 or nl + 1 >= size:
         return None
     return nl + 1
@@ -257,7 +258,9 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                         for f in USAGE_FIELDS:
                             v = u.get(f)
                             if isinstance(v, int):
-                                cur[f] = max(cur.get(f, v), v)
+                                c0 = cur.get(f)
+                                if c0 is None or v > c0:  # = max(cur.get(f, v), v)
+                                    cur[f] = v
                 if "agent.thinking" in labels or "agent.thinking.narration" in labels:
                     _count_thinking(part, obj)
             elif t == "user":

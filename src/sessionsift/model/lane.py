@@ -13,6 +13,11 @@ Survival (REC-033, TURN-022..024, CMP-003, CMP-017, REC-091):
   and is flagged `replay_of`; replays open no turn.
 Turn numbers count the turn openers that are not abandoned and not replays, in file order, so
 every command that speaks of "turn N" means the same records.
+
+One implementation: these rules run on a `Skeleton` (one slot per record: uuid -> slot dict,
+parent slots in an int array, a flag byte), which `LaneIndex.build` fills next to its entries and
+the streaming `stats` census fills without keeping any entry (core/stats.py; the two are held
+equal by tests/test_lane_perf_equivalence.py).
 """
 
 from __future__ import annotations
