@@ -103,7 +103,12 @@ def _split_point(buf, a: int, b: int) -> int:
 
 
 def _fork_safe() -> bool:
-    return hasattr(os, "fork") and threading.active_count() == 1
+    """A helper only pays with a second CPU, and a fork is only safe with no other thread."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return hasattr(os, "fork") and cpus > 1 and threading.active_count() == 1
 
 
 def run_split(buf, start: int, end: int, work: Callable[[int, int], T], parallel: bool = True) -> list[T]:
