@@ -236,13 +236,26 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
         rx = _RX[key] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
     search, find, rfind = rx.search, buf.find, buf.rfind
     dense_gap = DENSE_GAP * len(bneedles)
-    pos = 0
-    n = 0
-    while pos < size:
+    nxt: list[int] = []
+
+    def by_re2(pos: int) -> int:
         m = search(buf, pos)
-        if m is None:
+        return -1 if m is None else m.start()
+
+    def by_find(pos: int) -> int:
+        # merge the per-needle occurrence streams (each needle scanned once, forward)
+        for j, b in enumerate(bneedles):
+            if 0 <= nxt[j] < pos:
+                nxt[j] = find(b, pos)
+        live = [x for x in nxt if x >= 0]
+        return min(live) if live else -1
+
+    next_hit = by_re2
+    pos = n = 0
+    while pos < size:
+        i = next_hit(pos)
+        if i < 0:
             return
-        i = m.start()
         s = rfind(b"\n", 0, i) + 1
         e = find(b"\n", i)
         if e < 0:
@@ -250,26 +263,13 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
         yield s, e
         pos = e + 1
         n += 1
-        if not ignore_case and n >= 8 and pos < n * dense_gap:
-            break
-    else:
-        return
-    # dense: merge the per-needle occurrence streams (each needle scanned once, forward)
-    nxt = [find(b, pos) for b in bneedles]
-    while pos < size:
-        for j, b in enumerate(bneedles):
-            if 0 <= nxt[j] < pos:
-                nxt[j] = find(b, pos)
-        live = [x for x in nxt if x >= 0]
-        if not live:
-            return
-        i = min(live)
-        s = rfind(b"\n", 0, i) + 1
-        e = find(b"\n", i)
-        if e < 0:
-            e = size
-        yield s, e
-        pos = e + 1
+        if next_hit is by_re2 and not ignore_case and n >= 8 and pos < n * dense_gap:
+            nxt[:] = [find(b, pos) for b in bneedles]
+            if len(bneedles) == 1:
+                one = bneedles[0]
+                next_hit = lambda pos: find(one, pos)  # noqa: E731
+            else:
+                next_hit = by_find
 
 
 def _re2_escape(b: bytes) -> bytes:
