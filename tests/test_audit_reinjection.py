@@ -295,3 +295,16 @@ def test_no_reinjection_exits_1_with_a_summary(tmp_path):
 def test_unknown_audit_is_a_usage_error():
     p = _cli(["audit", "nonsense"])
     assert p.returncode == 2 and p.stderr.startswith("sessionsift: error: no such audit")
+
+
+@pytest.mark.parametrize("block", [1, 3, 15, 16, 17, 64, 1 << 22])
+def test_block_scan_finds_the_needle_across_block_seams(tmp_path, block):
+    from sessionsift.audit.reinjection import _mentions
+
+    needle = b"edited_text_file"
+    for pre in range(0, 40, 7):
+        f = tmp_path / f"x{pre}"
+        f.write_bytes(b"a" * pre + needle + b"b")
+        assert _mentions(f, needle, block)
+        f.write_bytes(b"a" * pre + needle[:-1] + b"b" + needle[1:])
+        assert not _mentions(f, needle, block)
