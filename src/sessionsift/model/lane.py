@@ -195,8 +195,7 @@ class Skeleton:
             self.flags.append(flags)
             return n
         flags |= F_UUID
-        index = self.index
-        first = index.setdefault(uuid, n)
+        first = self.index.setdefault(uuid, n)
         if first != n:
             self.replay[n] = first
             flags |= F_REPLAY
@@ -206,21 +205,21 @@ class Skeleton:
         else:
             if not parent:
                 flags |= F_PEMPTY
-            p = index.get(parent)
-            if p is None:
-                self.pending.append((n, 0, parent))
-                p = _DANGLING
-            self.parent.append(p)
+            self.parent.append(self._ref(n, 0, parent))
         if logical is not None:
             if not logical:
                 flags |= F_LEMPTY
-            p = index.get(logical)
-            if p is None:
-                self.pending.append((n, 1, logical))
-                p = _DANGLING
-            self.logical[n] = p
+            self.logical[n] = self._ref(n, 1, logical)
         self.flags.append(flags)
         return n
+
+    def _ref(self, n: int, which: int, uuid: str) -> int:
+        """The slot a reference from slot `n` points at, or -2 (resolved later by `finish`)."""
+        p = self.index.get(uuid)
+        if p is None:
+            self.pending.append((n, which, uuid))
+            return _DANGLING
+        return p
 
     def add_draft_candidate(self, slot: int, parent: str) -> None:
         self.drafts.append((slot, parent))

@@ -145,17 +145,8 @@ def iter_lines(
             nl = find(b"\n", pos)
             if nl < 0:
                 frag = bytes(buf[pos:size])
-                if hold_torn and not _is_complete(frag):
-                    if stats is not None:
-                        if frag.strip(b"\x00") == b"":
-                            # a run of never-written bytes at the end: an omission, not a tear
-                            stats.zero_filled_lines += 1
-                        else:
-                            stats.torn_tail_bytes += len(frag)
-                    return
-                if stats is not None:
-                    stats.lines += 1
-                yield Line(no, pos, frag)
+                if _keep_tail(frag, stats, hold_torn):
+                    yield Line(no, pos, frag)
                 return
             if stats is not None:
                 stats.lines += 1
@@ -188,16 +179,8 @@ def iter_line_batches(
             nl = find(b"\n", stop, end)
         if nl < 0:
             frag = bytes(buf[pos:end])
-            if hold_torn and not _is_complete(frag):
-                if stats is not None:
-                    if frag.strip(b"\x00") == b"":
-                        stats.zero_filled_lines += 1
-                    else:
-                        stats.torn_tail_bytes += len(frag)
-                return
-            if stats is not None:
-                stats.lines += 1
-            yield [frag]
+            if _keep_tail(frag, stats, hold_torn):
+                yield [frag]
             return
         lines = buf[pos:nl].split(b"\n")
         if stats is not None:
@@ -210,6 +193,21 @@ def iter_line_batches(
             if hi > lo:
                 drop(_DONTNEED, lo, hi - lo)
         pos = nl + 1
+
+
+def _keep_tail(frag: bytes, stats: ReadStats | None, hold_torn: bool) -> bool:
+    """Whether a final fragment with no newline is read as a line (counted), or held back as a
+    torn tail (a NUL-only one is a zero-filled line: never-written bytes, not a tear)."""
+    if hold_torn and not _is_complete(frag):
+        if stats is not None:
+            if frag.strip(b"\x00") == b"":
+                stats.zero_filled_lines += 1
+            else:
+                stats.torn_tail_bytes += len(frag)
+        return False
+    if stats is not None:
+        stats.lines += 1
+    return True
 
 
 def _is_complete(frag: bytes) -> bool:
