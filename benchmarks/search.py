@@ -107,11 +107,14 @@ def main() -> None:
     nfiles = sum(1 for _ in Path(proj).rglob("*.jsonl"))
     print(f"machine: {machine()}")
     print(f"corpus: {home} - {nfiles} transcripts, {size / 1e9:.2f} GB")
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
     # warm the page cache
     subprocess.run(["rg", "-c", "--no-messages", "zzzzwarm", proj], capture_output=True)
     cases = [
         ("selective literal", [*SSIFT, "search", CANARY.decode(), "--claude-home", str(home)],
          ["rg", "-c", CANARY.decode(), proj], 1.5),
+        ("  same, --count-lines", [*SSIFT, "search", CANARY.decode(), "--count-lines", "--claude-home", str(home)],
+         ["rg", "-c", CANARY.decode(), proj], None),
         ("case-insensitive regex", [*SSIFT, "search", "-i", "-c", r"exit code [0-9]+|traceback", "--claude-home", str(home)],
          ["rg", "-c", "-i", r"exit code [0-9]+|traceback", proj], None),
         ("label census", [*SSIFT, "search", "", "-t", "user.message", "--count", "--claude-home", str(home)],
@@ -131,6 +134,7 @@ def main() -> None:
               f"{sr / 1024:12.0f} {rr / 1024:9.0f} {ok}")
         tail = sout.decode("utf-8", "replace").strip().splitlines()[-1:] if sout else []
         print(f"    ssift: {tail[0] if tail else ''}")
+    print("load average after: %.2f %.2f %.2f" % os.getloadavg())
     print("peak RSS: /usr/bin/time %M = the largest single process among sessionsift's parent and its "
           "pool workers (each worker maps files; resident pages are shared page cache)")
 
