@@ -341,3 +341,15 @@ def test_parallel_workers_give_the_serial_results(monkeypatch):
         list(run.outcomes())
         assert run.workers == 2
         assert _run(p, home) == serial, q
+
+
+def test_lanes_of_lists_every_lane_like_the_sessions():
+    """lanes_of lists each project directory once instead of probing every session's sidecar."""
+    subs = 0
+    for home in CORPORA:
+        scope = resolve_targets([], home)
+        for sub in (True, False):
+            want = [ln for s in scope.sessions for ln in s.lanes(sub)]
+            assert A.lanes_of(scope, sub) == want
+            subs += sum(1 for ln in want if ln.is_subagent)
+    assert subs > 0

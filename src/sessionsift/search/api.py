@@ -628,11 +628,27 @@ class Unit:
 
 
 def lanes_of(scope: Scope, subagents: bool) -> list[Lane]:
+    """Every lane to scan, in scope order. A session has subagent lanes only under its sidecar
+    directory `<project>/<session_id>/`: each project directory is listed once, and sessions
+    without a sidecar skip the per-session directory probes (`Session.subagent_lanes`)."""
     out: list[Lane] = []
+    sidecars: dict[Path, set[str] | None] = {}
     for s in scope.sessions:
         if s.session_id in scope.explicit_lanes:
             out.append(scope.explicit_lanes[s.session_id])
             continue
+        if subagents:
+            names = sidecars.get(s.project_dir, ())
+            if names == ():
+                try:
+                    with os.scandir(s.project_dir) as it:
+                        names = {e.name for e in it if e.is_dir()}
+                except OSError:
+                    names = None  # cannot tell: probe per session
+                sidecars[s.project_dir] = names
+            if names is not None and s.session_id not in names:
+                out.append(s.main)
+                continue
         out.extend(s.lanes(subagents))
     return out
 
