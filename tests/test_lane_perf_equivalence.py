@@ -149,6 +149,25 @@ def test_forked_worker_path(monkeypatch):
     assert census(S.lane_stats(_lane(path))) == whole
 
 
+def test_failed_worker_falls_back_to_one_process(monkeypatch):
+    """A worker that cannot send its part (here: pickling fails in the child) costs time, not
+    results: the second half is read again in-process."""
+    path = max(transcripts(EXAMPLES / "claude-home"), key=lambda p: p.stat().st_size)
+    whole = census(S.lane_stats(_lane(path), parallel=False))
+    monkeypatch.setattr(S, "PARALLEL_MIN_BYTES", 0)
+
+    class Boom:
+        HIGHEST_PROTOCOL = 5
+        loads = staticmethod(lambda data: pytest.fail("nothing to unpickle from a failed worker"))
+
+        @staticmethod
+        def dumps(*_a, **_k):
+            raise RuntimeError("worker failure")
+
+    monkeypatch.setattr(S, "pickle", Boom)
+    assert census(S.lane_stats(_lane(path))) == whole
+
+
 # -- shapes the client writes only on crashes/resumes, made by editing real transcripts -----
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -176,6 +177,8 @@ def _may_open(labels: tuple[str, ...]) -> bool:
 def _split_point(buf, size: int) -> int | None:
     if size < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return None
+    if threading.active_count() > 1:
+        return None  # forking a threaded process can deadlock the child: read in one process
     # the worker's half is a little smaller: it still has to send its part when done
     nl = buf.find(b"\n", size * 51 // 100)
     if nl < 0 or nl + 1 >= size:
@@ -307,11 +310,13 @@ def _scan_two(buf, split: int, size: int, path) -> _Part:
         finally:
             os._exit(code)
     os.close(w)
+    data = b""
+    reader = os.fdopen(r, "rb")
     try:
         head = _scan(buf, 0, split, path, False)
-        with os.fdopen(r, "rb") as f:
-            data = f.read()
+        data = reader.read()
     finally:
+        reader.close()  # if we failed before reading, the worker's write fails and it exits
         _, status = os.waitpid(pid, 0)
     tail = pickle.loads(data) if status == 0 and data else _scan(buf, split, size, path, False)
     _merge(head, tail)
