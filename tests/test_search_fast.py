@@ -353,3 +353,40 @@ def test_lanes_of_lists_every_lane_like_the_sessions():
             assert A.lanes_of(scope, sub) == want
             subs += sum(1 for ln in want if ln.is_subagent)
     assert subs > 0
+
+
+def _crash_home(tmp_path: Path, extra: list[bytes] = ()) -> Path:
+    """examples/crash (real transcripts damaged the ways a crash damages them: NUL runs, a torn
+    final line, invalid UTF-8; see its manifest) laid out as a claude home."""
+    dest = tmp_path / "crash" / "projects" / "-crash"
+    dest.mkdir(parents=True)
+    for i, f in enumerate(sorted((ROOT / "examples" / "crash").glob("*.jsonl"))):
+        (dest / f"{i:08d}-1111-4111-8111-111111111111.jsonl").write_bytes(f.read_bytes())
+    for i, data in enumerate(extra):
+        (dest / f"{i:08d}-2222-4222-8222-222222222222.jsonl").write_bytes(data)
+    return tmp_path / "crash"
+
+
+def test_damaged_lines_count_as_the_parse_counts_them(tmp_path):
+    """A damaged line is never a hit to the parse; the byte paths must not count it either.
+    Lines left out from their bytes are not judged, so `malformed_lines` and `unknown_type_lines`
+    (diagnostics about parsed lines) may be lower on the fast path; hits and counts may not differ.
+    The torn-then-appended line is hand-made: REC-040/TAIL-012 never witnessed a torn line in a
+    real transcript, but a crash mid-append followed by a new append would write one."""
+    src = next(f for f in _jsonl(CORPORA[0]) if b'"type":"tool_use"' in f.read_bytes())
+    lines = src.read_bytes().splitlines(keepends=True)
+    i = next(k for k, l in enumerate(lines) if b'"type":"tool_use"' in l and l.startswith(PF.RECORD_START))
+    j = next(k for k, l in enumerate(lines) if PF.line_shape(l.rstrip(b"\n"), 0, len(l) - 1)[2] is not None)
+    k = next(k for k, l in enumerate(lines) if (m := PF.ASSISTANT_HEAD.match(l)) and m.group(1) == b"text"
+             and PF.record_type(l.rstrip(b"\n"), 0, len(l) - 1) == "assistant")
+    cut = lines[i].index(b'"input":') + 12  # the torn call keeps its id and name
+    torn = [lines[i][: len(lines[i]) // 2] + lines[i + 1], lines[j][: len(lines[j]) // 2] + lines[j],
+            lines[i][:cut] + lines[k]]  # head of a tool call, tail of a text record: no hit to the parse
+    home = _crash_home(tmp_path, [b"".join(lines[:i] + torn + lines[i + 1:])])
+    for q in QUERIES:
+        p = A.plan(q)
+        fast, slow = _run(p, home), _run(_slow(p), home)
+        for sm in (fast[2], slow[2]):
+            sm.pop("malformed_lines"), sm.pop("unknown_type_lines")
+        assert fast == slow, q
+    assert _run(_slow(A.plan(QUERIES[1])), home)[2]["hits"] > 0

@@ -322,6 +322,7 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     fast_carrier = p.fast_carrier
     shapes = gate is not None or skip_carriers or fast_asst is not None or fast_carrier
     ahead = PF.ASSISTANT_HEAD.match
+    one_record = PF.one_record
     try:
         m = open_map(lane.path)
     except OSError as exc:
@@ -354,13 +355,14 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
                 if not _is_complete(raw):
                     continue  # torn tail: a write in progress, not a record yet
             elif ht == "assistant":
-                if fast_asst is not None and (am := ahead(buf, s, e)) is not None:
+                if fast_asst is not None and (am := ahead(buf, s, e)) is not None and one_record(raw):
                     h = _fast_assistant(p, am, raw, pos, s, e, names if need_names else None)
                     if h is not None:
                         out.shape_counted += 1
                         hits.append(h)
                         continue
-            elif ht == "user" and fast_carrier and carrier_tid is not None and raw.count(PF.TOOL_USE_ID) == 1:
+            elif ht == "user" and fast_carrier and carrier_tid is not None and raw.count(PF.TOOL_USE_ID) == 1 \
+                    and one_record(raw):
                 out.shape_counted += 1
                 hits.append(Hit(lane_pos=pos, line=0, offset=s, length=e - s, uuid=None, timestamp=None,
                                 labels=[], tool_names=[carrier_tid], text="", span=None, type="user"))

@@ -345,6 +345,17 @@ for a `tool_use` first block, its id and name). Whether the record is an assista
 by `record_type` (from the line's END: Claude Code writes `message` before `type` there)."""
 
 TOOL_USE_BLOCK = b'"type":"tool_use"'
+RECORD_START = b'{"parentUuid":'
+
+
+def one_record(raw: bytes) -> bool:
+    """Guard before COUNTING a line as a hit from its bytes: the shape patterns read a valid JSON
+    line exactly, but a damaged one (a NUL run from a crash, a torn record with the next record
+    appended on the same physical line) would be a malformed line to the parse, not a hit. Claude
+    Code's user/assistant records start with `{"parentUuid":`; a line holding NUL bytes or that
+    key more than once is parsed instead. (Skipping a line is safe without this: a line that is
+    not valid JSON is never a hit either.)"""
+    return raw.startswith(RECORD_START) and b"\x00" not in raw and raw.count(b'"parentUuid":') == 1
 TOOL_USE_ID = b'"tool_use_id"'
 
 TAIL_TYPE_KEY = b',"type":"'
@@ -365,9 +376,10 @@ def line_shape(buf, s: int, e: int) -> tuple[str | None, bool, str | None]:
     the line is parsed). For the type:
 
     1. HEAD_TYPE (only scalar pairs before the key; also tells a carrier);
-    2. the LAST `,"type":"` when no `}` or `]` byte lies between it and the line's final `}`: no
-       container closes (so none opens) after the key, so the key belongs to the object that final
-       brace closes - the record itself (two `find`s, no regex);
+    2. the LAST `,"type":"` when no `{`, `}`, `[` or `]` byte lies between it and the line's final
+       `}`: no container opens or closes after the key, so the key belongs to the object that final
+       brace closes - the record itself; and a record appended after a torn one on the same
+       physical line (it starts with `{`) cannot hide there (`find`s, no regex);
     3. TAIL_TYPE (arrays of flat objects after the key, 2.1.332's `rendered`)."""
     m = HEAD_TYPE.match(buf, s, e)
     if m is not None:
@@ -386,7 +398,7 @@ def line_shape(buf, s: int, e: int) -> tuple[str | None, bool, str | None]:
         if j < 0:
             return None, False, None
         v = j + len(TAIL_TYPE_KEY)
-        if buf.find(b"}", v, e - 1) < 0 and buf.find(b"]", v, e - 1) < 0:
+        if all(buf.find(c, v, e - 1) < 0 for c in (b"}", b"]", b"{", b"[")):
             q = buf.find(b'"', v, e)
             if q > v and buf[q + 1] in (44, 125) and _TYPE_VALUE.fullmatch(buf, v, q):  # ',' '}'
                 return buf[v:q].decode("ascii"), False, None
