@@ -37,7 +37,7 @@ THRESHOLD = 10_000  # SessionStart additionalContext persist threshold (UTF-16 u
 MIN_FILL = 0.8  # must equal sessionsift.verbatim.slices.MIN_FILL (tests check it)
 WAIT_READY = 75.0  # seconds a slot waits for the reconstruction
 WAIT_PREV = 30.0  # seconds a slot waits for its predecessor before printing anyway (with a note)
-GAP = 0.3  # seconds between the predecessor's exit and our print
+GAP = 0.6  # seconds between the predecessor's exit and our print (headroom for a busy client event loop)
 STALE = 300.0  # a spool directory older than this is left over from a crashed run
 SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "busybox", "env", "timeout"}
 
