@@ -168,6 +168,31 @@ def test_failed_worker_falls_back_to_one_process(monkeypatch):
     assert census(S.lane_stats(_lane(path))) == whole
 
 
+def test_many_lanes_shared_with_a_worker(monkeypatch, tmp_path):
+    """`stats` over many lanes gives a worker the second half of the lanes: same rows, same
+    order, same problems as one process."""
+    from sessionsift.discover import resolve_targets
+
+    scope = resolve_targets([], str(EXAMPLES / "claude-home"), None)
+    one = S.stats(scope)
+    monkeypatch.setattr(S, "PARALLEL_MIN_BYTES", 0)
+    lanes = [ln for s in scope.sessions for ln in s.lanes(True)]
+    assert len(lanes) > 2 and S._can_fork()
+    started = []
+
+    class Counted(S._Worker):
+        def __init__(self, job):
+            started.append(job)
+            super().__init__(job)
+
+    monkeypatch.setattr(S, "_Worker", Counted)
+    two = S.stats(scope)
+    assert started  # the worker did run
+    assert [census(x) for x in two.lanes] == [census(x) for x in one.lanes]
+    assert [x.lane for x in two.lanes] == [x.lane for x in one.lanes]
+    assert two.problems == one.problems
+
+
 # -- shapes the client writes only on crashes/resumes, made by editing real transcripts -----
 
 

@@ -174,11 +174,16 @@ def _may_open(labels: tuple[str, ...]) -> bool:
     return labels[0] in _OPENER_FIRST or labels[0].startswith("harness.notification.")
 
 
+def _can_fork() -> bool:
+    """Two processes help: two cores, fork available, and no threads (forking a threaded process
+    can deadlock the child)."""
+    return (os.cpu_count() or 1) >= 2 and hasattr(os, "fork") and threading.active_count() == 1
+
+
 def _split_point(buf, size: int) -> int | None:
-    if size < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+    """Where a large file is cut for two processes (just after a newline), or None."""
+    if size < PARALLEL_MIN_BYTES or not _can_fork():
         return None
-    if threading.active_count() > 1:
-        return None  # forking a threaded process can deadlock the child: read in one process
     # the worker's half is a little smaller: it still has to send its part when done
     nl = buf.find(b"\n", size * 51 // 100)
     if nl < 0 or nl + 1 >= size:
@@ -290,35 +295,63 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
     return part
 
 
+class _Worker:
+    """`job()` computed in a forked process; `result()` is its (pickled) return value, or None
+    when the worker failed: the caller then does the work itself (a failure costs time only)."""
+
+    def __init__(self, job) -> None:
+        self.pid = 0
+        self.reader = None
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return
+        if pid == 0:  # the worker: compute, send, exit without running the parent's cleanup
+            code = 1
+            try:
+                os.close(r)
+                data = pickle.dumps(job(), pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as f:
+                    f.write(data)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid = pid
+        self.reader = os.fdopen(r, "rb")
+
+    def result(self):
+        if self.reader is None:
+            return None
+        try:
+            data = self.reader.read()
+        finally:
+            status = self.close()
+        return pickle.loads(data) if status == 0 and data else None
+
+    def close(self) -> int | None:
+        """Idempotent. Closing our end first: a worker still writing fails and exits."""
+        if self.reader is None:
+            return None
+        self.reader.close()
+        self.reader = None
+        _, status = os.waitpid(self.pid, 0)
+        return status
+
+
 def _scan_two(buf, split: int, size: int, path) -> _Part:
     """Read [split, size) in a forked worker while this process reads [0, split)."""
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(r)
-        os.close(w)
-        return _scan(buf, 0, size, path, False)
-    if pid == 0:  # the worker: scan, send, exit without running any of the parent's cleanup
-        code = 1
-        try:
-            os.close(r)
-            data = pickle.dumps(_scan(buf, split, size, path, False), pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(w, "wb") as f:
-                f.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    data = b""
-    reader = os.fdopen(r, "rb")
+    worker = _Worker(lambda: _scan(buf, split, size, path, False))
     try:
         head = _scan(buf, 0, split, path, False)
-        data = reader.read()
+        tail = worker.result()
     finally:
-        reader.close()  # if we failed before reading, the worker's write fails and it exits
-        _, status = os.waitpid(pid, 0)
-    tail = pickle.loads(data) if status == 0 and data else _scan(buf, split, size, path, False)
+        worker.close()
+    if tail is None:
+        tail = _scan(buf, split, size, path, False)
     _merge(head, tail)
     return head
 
@@ -426,13 +459,50 @@ class StatsResult:
 
 
 def stats(scope: Scope, subagents: bool = True, strict: bool = False) -> StatsResult:
-    out: list[LaneStats] = []
-    problems = list(scope.problems)
+    lanes: list[Lane] = []
     for s in scope.sessions:
-        lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
-        for lane in lanes:
-            try:
-                out.append(lane_stats(lane, strict=strict))
-            except OSError as exc:
-                problems.append(Problem(str(lane.path), exc.strerror or str(exc)))
+        lanes += [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
+    problems = list(scope.problems)
+    out: list[LaneStats] = []
+    for r in _census_all(lanes, strict):
+        if isinstance(r, Problem):
+            problems.append(r)
+        else:
+            out.append(r)
     return StatsResult(out, problems)
+
+
+def _census_one(lane: Lane, strict: bool, parallel: bool) -> "LaneStats | Problem":
+    try:
+        return lane_stats(lane, strict=strict, parallel=parallel)
+    except OSError as exc:
+        return Problem(str(lane.path), exc.strerror or str(exc))
+
+
+def _census_all(lanes: list[Lane], strict: bool) -> list["LaneStats | Problem"]:
+    """Every lane's census, in order. Many lanes with no dominant one are shared between this
+    process and a forked worker (contiguous halves by size); one large lane is split inside."""
+    sizes = []
+    for lane in lanes:
+        try:
+            sizes.append(lane.path.stat().st_size)
+        except OSError:
+            sizes.append(0)  # only balances the halves: the reading itself reports the problem
+    total = sum(sizes)
+    if (strict or len(lanes) < 2 or total < PARALLEL_MIN_BYTES or max(sizes) * 2 >= total
+            or not _can_fork()):
+        return [_census_one(lane, strict, True) for lane in lanes]
+    cut, acc = 0, 0
+    while cut < len(lanes) - 1 and acc + sizes[cut] <= total // 2:
+        acc += sizes[cut]
+        cut += 1
+    cut = max(cut, 1)
+    worker = _Worker(lambda: [_census_one(lane, False, False) for lane in lanes[cut:]])
+    try:
+        head = [_census_one(lane, False, False) for lane in lanes[:cut]]
+        tail = worker.result()
+    finally:
+        worker.close()
+    if tail is None:
+        tail = [_census_one(lane, False, False) for lane in lanes[cut:]]
+    return head + tail
