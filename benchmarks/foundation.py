@@ -74,6 +74,13 @@ def list_bench(a: argparse.Namespace, env: dict) -> None:
     frac = summ["bytes_read"] / max(1, summ["bytes_total"])
     print(f"list: {summ['sessions']} sessions, read {summ['bytes_read']:,} of {summ['bytes_total']:,} bytes "
           f"= {100 * frac:.2f}% (goal < 5%); wall {wall:.2f}s, peak RSS {rss / 1024:.0f} MB")
+    # stats over the same sessions (no goal in issue 3; printed for the record)
+    subprocess.run(["cat", *map(str, (many / "projects").rglob("*.jsonl"))], stdout=subprocess.DEVNULL)
+    rg_wall = min(peak_rss_run(["rg", "-c", '"type"', str(many / "projects")], env)[0] for _ in range(a.runs))
+    runs = [peak_rss_run([*SSIFT, "stats", "--claude-home", str(many), "--format", "json"], env) for _ in range(a.runs)]
+    wall = min(r[0] for r in runs)
+    print(f"stats over {summ['sessions']} sessions (best of {a.runs}): sessionsift {wall:.2f}s / rg -c '\"type\"' "
+          f"{rg_wall:.2f}s = {wall / rg_wall:.1f}x; peak RSS {max(r[1] for r in runs) / 1024:.0f} MB")
 
 
 def stats_bench(a: argparse.Namespace, env: dict) -> None:
