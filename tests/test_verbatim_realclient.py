@@ -222,12 +222,18 @@ def test_hook_delivers_reconstruction_in_order(twice, tmp_path):
         assert len(entries) >= 3
         assert all(u16len(e) <= HOOK_WINDOW < THRESHOLD for e in entries)
         assert expect.accounting.boundaries_spanned == k  # compacted once, then twice
-    # the slots that printed completed in slot order
+    # the slots that printed completed in slot order. Only slots with output are compared: the
+    # client records hook_success for some empty slots and not others (seen: slot 5 recorded with
+    # empty stdout after one compaction, slots 5-6 absent after the next), so a fixed-size window of
+    # the last records is not a sound instrument.
+    prev = 0
     for (ln, entries) in ctxs:
-        succ = [r["attachment"] for r in twice["records"][:ln]
-                if r.get("type") == "attachment" and r["attachment"].get("type") == "hook_success"]
-        slots = [int(a["command"].split("--slot ")[1].split()[0]) for a in succ[-len(entries):]]
-        assert slots == list(range(1, len(entries) + 1))
+        succ = [r["attachment"] for r in twice["records"][prev:ln]
+                if r.get("type") == "attachment" and r["attachment"].get("type") == "hook_success"
+                and "--slot " in str(r["attachment"].get("command", ""))]
+        printed = [int(a["command"].split("--slot ")[1].split()[0]) for a in succ if a.get("stdout")]
+        assert printed == list(range(1, len(entries) + 1))
+        prev = ln
 
 
 def test_hook_ignores_other_sources(tmp_path):
