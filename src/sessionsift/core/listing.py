@@ -127,46 +127,61 @@ def summarize_session(s: Session, subagents: bool = True) -> SessionRow:
     return row
 
 
-def _scan_head(row: SessionRow, lines: list[bytes]) -> None:
+def _str_field(key: str):
+    return lambda obj: obj[key] if isinstance(obj.get(key), str) else None
+
+
+def _with_time(fn):
+    def pick(obj: dict):
+        v = fn(obj)
+        return None if v is None else (v, obj.get("timestamp"))
+    return pick
+
+
+# (row attribute(s), extractor): the first record that yields a value fills the attribute(s)
+_HEAD_FIELDS = (
+    ("project", _str_field("cwd")),
+    ("first_at", _str_field("timestamp")),
+    (("first_prompt", "first_prompt_at"), _with_time(_genuine_prompt)),
+)
+_TAIL_FIELDS = (
+    ("last_at", _str_field("timestamp")),
+    ("git_branch", _str_field("gitBranch")),
+    ("version", _str_field("version")),
+    (("last_prompt", "last_prompt_at"), _with_time(_genuine_prompt)),
+    (("last_agent_message", "last_agent_message_at"), _with_time(_agent_message)),
+)
+
+
+def _scan(row: SessionRow, lines, fields) -> None:
+    """Fill each still-unknown field from the first record (in `lines` order) that yields it."""
     for raw in lines:
-        if row.project and row.first_prompt:
+        todo = [(a, fn) for a, fn in fields if getattr(row, a if isinstance(a, str) else a[0]) is None]
+        if not todo:
             return
         obj = parse_line(raw)
         if not obj:
             continue
-        if row.project is None and isinstance(obj.get("cwd"), str):
-            row.project = obj["cwd"]
-        if row.first_at is None and isinstance(obj.get("timestamp"), str):
-            row.first_at = obj["timestamp"]
-        if row.first_prompt is None:
-            p = _genuine_prompt(obj)
-            if p is not None:
-                row.first_prompt, row.first_prompt_at = p, obj.get("timestamp")
+        for attr, fn in todo:
+            v = fn(obj)
+            if v is None:
+                continue
+            if isinstance(attr, str):
+                setattr(row, attr, v)
+            else:
+                for a, x in zip(attr, v):
+                    setattr(row, a, x)
+
+
+def _scan_head(row: SessionRow, lines: list[bytes]) -> None:
+    _scan(row, lines, _HEAD_FIELDS)
 
 
 def _scan_tail(row: SessionRow, lines: list[bytes]) -> None:
-    row.last_at = row.git_branch = row.version = None
-    row.last_prompt = row.last_prompt_at = row.last_agent_message = row.last_agent_message_at = None
-    for raw in reversed(lines):
-        obj = parse_line(raw)
-        if not obj:
-            continue
-        if row.last_at is None and isinstance(obj.get("timestamp"), str):
-            row.last_at = obj["timestamp"]
-        if row.git_branch is None and isinstance(obj.get("gitBranch"), str):
-            row.git_branch = obj["gitBranch"]
-        if row.version is None and isinstance(obj.get("version"), str):
-            row.version = obj["version"]
-        if row.last_prompt is None:
-            p = _genuine_prompt(obj)
-            if p is not None:
-                row.last_prompt, row.last_prompt_at = p, obj.get("timestamp")
-        if row.last_agent_message is None:
-            m = _agent_message(obj)
-            if m is not None:
-                row.last_agent_message, row.last_agent_message_at = m, obj.get("timestamp")
-        if row.last_prompt and row.last_agent_message and row.version and row.last_at:
-            return
+    for attr, _ in _TAIL_FIELDS:  # the tail window grows: rescan it from scratch
+        for a in ((attr,) if isinstance(attr, str) else attr):
+            setattr(row, a, None)
+    _scan(row, reversed(lines), _TAIL_FIELDS)
 
 
 def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:
