@@ -333,3 +333,47 @@ def test_live_background_and_agents(realclient_corpus):
     assert len(sub.subagent_transcripts) == 2
     metas = {json.loads(p.read_text())["description"] for p in sub.subagent_transcripts[0].parent.glob("*.meta.json")}
     assert metas == {s["description"] for s in sub.ground_truth["subagents"]}
+
+
+# ----------------------------------------------------------------------------------------------- launcher
+
+def test_inner_entry_dispatches_to_the_named_module(tmp_path, monkeypatch):
+    """`runner --inside NAME --module M` imports M and runs M.inside when M has one (verbatim), else the
+    harness's own inside() with M's scenarios registered (files, audit, live)."""
+    import sys
+    import types
+
+    from tests.realclient import runner
+
+    calls = []
+    fake = types.ModuleType("ssift_fake_scenarios")
+    fake.inside = lambda name, root, exe: calls.append(("module", name, root, exe))
+    monkeypatch.setitem(sys.modules, "ssift_fake_scenarios", fake)
+    monkeypatch.setattr(runner, "inside", lambda name, root, exe: calls.append(("harness", name, root, exe)))
+    assert runner.main(["--inside", "x", "--module", "ssift_fake_scenarios", "--root", str(tmp_path),
+                        "--exe", "/e"]) == 0
+    assert runner.main(["--inside", "y", "--root", str(tmp_path), "--exe", "/e"]) == 0
+    assert calls == [("module", "x", tmp_path, "/e"), ("harness", "y", tmp_path, "/e")]
+
+
+@pytest.mark.parametrize("module, names, own_inside", [
+    ("tests.realclient.scenarios_files", ["files_shell"], False),
+    ("tests.realclient.scenarios_audit", ["audit_reinjection"], False),
+    ("tests.realclient.scenarios_live", ["live_hold", "live_wait", "live_bg_done"], False),
+    ("tests.realclient.scenarios_verbatim", ["verbatim_twice"], True),
+])
+def test_scenario_modules_launch_through_the_runner(module, names, own_inside):
+    """Every scenario module is runnable by runner.run_scenario(module=...): its scenarios are either in the
+    harness registry once imported, or the module brings its own inside() and scenario table."""
+    import importlib
+
+    from tests.realclient import runner
+
+    mod = importlib.import_module(module)
+    assert mod.MODULE == module
+    assert hasattr(mod, "inside") == own_inside
+    table = mod.ALL if own_inside else ALL
+    assert all(n in table for n in names)
+    src = Path(mod.__file__).read_text()
+    assert "\"unshare\"" not in src and "argparse" not in src  # the launcher and its CLI live in runner.py only
+    assert "\"unshare\"" in Path(runner.__file__).read_text()

@@ -1,7 +1,8 @@
 """Run a scenario with the real Claude Code client against the mock API, offline.
 
-Outer entry point: :func:`run_scenario` re-executes this module inside a fresh
-network namespace (``unshare -n``); the inner process brings up loopback, starts
+Outer entry point: :func:`run_scenario` (or :func:`start_scenario`, which does not wait)
+re-executes this module inside a fresh network namespace (``unshare -n``) for a scenario
+defined in any module (``module=``, default ``tests.realclient.scenarios``); the inner process brings up loopback, starts
 the mock in a thread, and drives the client (print mode via subprocess,
 interactive mode via tmux).  Output layout, for root R and scenario S::
 
@@ -13,13 +14,14 @@ interactive mode via tmux).  Output layout, for root R and scenario S::
     R/S/snapshots/<label>/    side files copied while a turn was held busy
     R/S/ground-truth.json     what the script implies + what ended up on disk
 
-CLI:  python -m tests.realclient.runner SCENARIO [--root R] [--version V]
+CLI:  python -m tests.realclient.runner SCENARIO [--module M] [--root R] [--version V]
 """
 from __future__ import annotations
 
 import argparse
-import re
 import hashlib
+import importlib
+import re
 import json
 import os
 import shutil
@@ -46,9 +48,16 @@ def encode_project_dir(cwd: str) -> str:
 # ============================================================================ outer
 
 
-def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
-                 timeout: float = 300) -> dict:
-    """Run scenario ``name`` in a new network namespace; return its ground truth."""
+SCENARIO_MODULE = "tests.realclient.scenarios"
+
+
+def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
+           module: str = SCENARIO_MODULE) -> tuple[list[str], dict]:
+    """The command and environment that run scenario ``name`` of ``module`` in a new network namespace.
+
+    Checks the host and installs the client first (raises ``PrerequisiteMissing``). The command re-runs
+    this module as ``--inside NAME --module MODULE``: the inner process imports MODULE (so scenarios it
+    registers are known) and runs MODULE's own ``inside(name, root, exe)`` if it has one, else ours."""
     problems = clientmod.check_host()
     if problems:
         raise clientmod.PrerequisiteMissing("; ".join(problems))
@@ -58,13 +67,34 @@ def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
     if os.environ.get("SSIFT_MOCK_DUMP"):
         env["SSIFT_MOCK_DUMP"] = "1"
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.runner", "--inside", name,
+    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.runner", "--inside", name, "--module", module,
            "--root", str(root), "--exe", str(exe)]
+    return cmd, env
+
+
+def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
+                 timeout: float = 300, module: str = SCENARIO_MODULE) -> dict:
+    """Run scenario ``name`` (defined in ``module``) in a new network namespace; return its ground truth.
+
+    The ground truth is ``R/NAME/<module.TRUTH_FILE>`` (default ``ground-truth.json``)."""
+    cmd, env = launch(name, root, version, module)
+    root = Path(root)
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
     if r.returncode != 0:
         raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((root / name / "ground-truth.json").read_text())
+    truth_file = getattr(importlib.import_module(module), "TRUTH_FILE", "ground-truth.json")
+    return json.loads((root / name / truth_file).read_text())
+
+
+def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
+                   module: str = SCENARIO_MODULE, log: Path | None = None) -> subprocess.Popen:
+    """Start scenario ``name`` like :func:`run_scenario` but return the running process at once.
+
+    Its output goes to ``log`` (default ``R/NAME.live-runner.log``); it leads its own process group."""
+    cmd, env = launch(name, root, version, module)
+    out = open(log or Path(root) / f"{name}.live-runner.log", "w")
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 # ============================================================================ inner
@@ -484,21 +514,26 @@ def inside(name: str, root: Path, exe: str) -> None:
     (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
 
 
-def main(argv=None) -> int:
+def main(argv=None, module: str = SCENARIO_MODULE, root: Path = DEFAULT_ROOT,
+         scenario: str | None = None) -> int:
+    """CLI. Outside: run SCENARIO (or every scenario in the module's ``ALL``) and print a line each.
+    Inside (``--inside NAME``, used by :func:`launch`): run one scenario in this namespace."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", nargs="?")
+    ap.add_argument("scenario", nargs="?", default=scenario)
     ap.add_argument("--inside")
-    ap.add_argument("--root", default=str(DEFAULT_ROOT))
+    ap.add_argument("--module", default=module, help="module that defines/registers the scenario")
+    ap.add_argument("--root", default=str(root))
     ap.add_argument("--exe")
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     a = ap.parse_args(argv)
+    mod = importlib.import_module(a.module)
     if a.inside:
-        inside(a.inside, Path(a.root), a.exe)
+        getattr(mod, "inside", inside)(a.inside, Path(a.root), a.exe)
         return 0
-    names = [a.scenario] if a.scenario else list(ALL)
+    names = [a.scenario] if a.scenario else list(getattr(mod, "ALL", ALL))
     for n in names:
-        gt = run_scenario(n, Path(a.root), a.version)
-        print(n, gt["session_ids_on_disk"], gt["seconds"], "s")
+        gt = run_scenario(n, Path(a.root), a.version, module=a.module)
+        print(n, gt.get("session_ids_on_disk", gt.get("session_id")), gt["seconds"], "s")
     return 0
 
 

@@ -20,25 +20,20 @@ another region makes the entry grow. This scenario reproduces that sequence with
 
 What 2.1.258 actually wrote is recorded in docs/audit.md and asserted by tests/test_audit_realclient.py.
 
-The harness's runner only knows scenarios.py, so this module has its own inner entry point
-(`python -m tests.realclient.scenarios_audit --inside NAME ...`) that registers the scenario and reuses
-the harness's `inside()`. Always run inside `unshare -n` (run_audit_scenario does it).
+The scenario registers into the harness's registry; run_audit_scenario has the harness's runner import
+this module inside `unshare -n` and run it (`python -m tests.realclient.scenarios_audit` does the same
+from a shell).
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
-from . import client as clientmod
 from . import runner
 from .mock_api import Turn, text, tool
 from .scenarios import Prompt, Scenario, ShellEdit, W, register
 
-REPO = Path(__file__).resolve().parents[2]
+MODULE = "tests.realclient.scenarios_audit"
 DEFAULT_ROOT = Path("/tmp/ssift-rc-audit")
 
 TRACK = "".join(f"line{i:02d} value {i}\n" for i in range(1, 31))
@@ -94,36 +89,8 @@ ALL = {REINJECTION.name: REINJECTION}
 
 def run_audit_scenario(name: str = REINJECTION.name, root: Path = DEFAULT_ROOT, timeout: float = 400) -> dict:
     """Run `name` inside `unshare -n`; return its ground truth (the harness's ground-truth.json)."""
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(clientmod.PINNED_VERSION)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.scenarios_audit", "--inside", name,
-           "--root", str(root), "--exe", str(exe)]
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((root / name / "ground-truth.json").read_text())
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", nargs="?", default=REINJECTION.name)
-    ap.add_argument("--inside")
-    ap.add_argument("--root", default=str(DEFAULT_ROOT))
-    ap.add_argument("--exe")
-    a = ap.parse_args(argv)
-    if a.inside:
-        runner.inside(a.inside, Path(a.root), a.exe)
-        return 0
-    gt = run_audit_scenario(a.scenario, Path(a.root))
-    print(a.scenario, gt["session_ids_on_disk"], gt["seconds"], "s")
-    return 0
+    return runner.run_scenario(name, root, timeout=timeout, module=MODULE)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT, scenario=REINJECTION.name))

@@ -2,25 +2,20 @@
 tools AND through the shell (heredoc writes, cd-tracked redirects, sed -i, rm, cp, appends),
 with re-reads, so both complete and partial reconstructions occur.
 
-The harness's runner only knows scenarios.py, so this module has its own inner entry point
-(`python -m tests.realclient.scenarios_files --inside NAME ...`) that registers these scenarios and
-reuses the harness's `inside()`. Always run inside `unshare -n` (run_files_scenario does it).
+The scenarios register into the harness's registry; run_files_scenario has the harness's runner
+import this module inside `unshare -n` and run them (`python -m tests.realclient.scenarios_files
+[NAME] [--root R]` does the same from a shell).
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
-from . import client as clientmod
 from . import runner
 from .mock_api import Turn, text, tool
 from .scenarios import ALL as HARNESS_ALL, Prompt, Scenario, ShellEdit, W, register
 
-REPO = Path(__file__).resolve().parents[2]
+MODULE = "tests.realclient.scenarios_files"
 
 FILES_SHELL = Scenario(
     name="files_shell",
@@ -67,37 +62,8 @@ ALL = {FILES_SHELL.name: FILES_SHELL}
 
 def run_files_scenario(name: str, root: Path, timeout: float = 300) -> dict:
     """Run `name` (this module's or the harness's) inside `unshare -n`; return its ground truth."""
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(clientmod.PINNED_VERSION)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.scenarios_files", "--inside", name,
-           "--root", str(root), "--exe", str(exe)]
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((root / name / "ground-truth.json").read_text())
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", nargs="?")
-    ap.add_argument("--inside")
-    ap.add_argument("--root", default="/tmp/ssift-rc-files")
-    ap.add_argument("--exe")
-    a = ap.parse_args(argv)
-    if a.inside:
-        runner.inside(a.inside, Path(a.root), a.exe)
-        return 0
-    for n in ([a.scenario] if a.scenario else list(ALL)):
-        gt = run_files_scenario(n, Path(a.root))
-        print(n, gt["session_ids_on_disk"], gt["seconds"], "s")
-    return 0
+    return runner.run_scenario(name, root, timeout=timeout, module=MODULE)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.main(module=MODULE, root=Path("/tmp/ssift-rc-files")))

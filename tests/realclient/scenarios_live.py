@@ -5,21 +5,20 @@ has its own launcher: `start(name, root)` starts the scenario in a new network n
 returns the running process without waiting (the pid namespace is shared, so the client's pid in
 `<config>/sessions/<pid>.json` can be probed - and SIGKILLed - from outside).
 
-Inner entry point: python -m tests.realclient.scenarios_live --inside NAME --root R --exe E
+The launch itself is the harness's (runner.start_scenario with module=MODULE).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from . import client as clientmod
+from .runner import encode_project_dir, start_scenario
 from .mock_api import Turn, text, tool
-from .scenarios import ALL, Prompt, Scenario, register, session_uuid
+from .scenarios import Prompt, Scenario, register, session_uuid
 
-REPO = Path(__file__).resolve().parents[2]
+MODULE = "tests.realclient.scenarios_live"
 
 LIVE_HOLD = register(Scenario(
     name="live_hold",
@@ -57,16 +56,7 @@ LIVE_BG_DONE = register(Scenario(
 
 def start(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
     """Start scenario `name` under `root` in `unshare -n`; return the running runner process."""
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(version)
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    log = open(root / f"{name}.live-runner.log", "w")
-    return subprocess.Popen(["unshare", "-n", sys.executable, "-m", "tests.realclient.scenarios_live", "--inside",
-                             name, "--root", str(root), "--exe", str(exe)],
-                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return start_scenario(name, root, version, module=MODULE)
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -86,28 +76,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def paths(name: str, root: Path) -> dict:
-    from .runner import encode_project_dir
-
     s_dir = root / name
     work = s_dir / "work"
     cfg = s_dir / "config"
     sid = session_uuid(name)
     return {"config": cfg, "session_id": sid,
             "transcript": cfg / "projects" / encode_project_dir(str(work)) / f"{sid}.jsonl"}
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--inside", required=True)
-    ap.add_argument("--root", required=True)
-    ap.add_argument("--exe", required=True)
-    a = ap.parse_args(argv)
-    from .runner import inside
-
-    assert a.inside in ALL, a.inside
-    inside(a.inside, Path(a.root), a.exe)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,27 +6,27 @@ CLAUDE_CONFIG_DIR/settings.json. Both compactions fire SessionStart(compact), so
 ends up carrying our reconstruction as `hook_additional_context` attachments twice: once for a
 session compacted once, once for a session compacted twice.
 
-The harness's own runner only knows the scenarios in scenarios.py, so this module has its own
-inner entry point (`python -m tests.realclient.scenarios_verbatim --inside NAME ...`) that reuses
-the harness's Inner/MockAnthropic and adds the hook install step between `prepare()` and the run.
-Always run inside `unshare -n` (run_verbatim_scenario does it): the client reaches loopback only.
+The harness's runner launches it (`runner.run_scenario(..., module=MODULE)`) and, inside `unshare -n`,
+calls this module's own `inside()`, which reuses the harness's Inner/MockAnthropic and adds the hook
+install step between `prepare()` and the run: the client reaches loopback only.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from . import client as clientmod
+from . import runner
 from .mock_api import MockAnthropic, Turn, text, tool
 from .scenarios import Prompt, Scenario, W
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = Path("/tmp/ssift-rc-verbatim")
+MODULE = "tests.realclient.scenarios_verbatim"
+TRUTH_FILE = "verbatim-truth.json"  # what runner.run_scenario returns for this module
 PYTHON = str(REPO / ".venv" / "bin" / "python")
 
 P1_TEXT = ("Read notes.txt and write a plan in plan.md. Keep the headings short; the audience is the "
@@ -79,23 +79,10 @@ ALL = {s.name: s for s in [VERBATIM_TWICE]}
 
 
 def run_verbatim_scenario(name: str, root: Path = DEFAULT_ROOT, timeout: float = 400) -> dict:
-    """Run scenario `name` inside `unshare -n`; return a small ground truth."""
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    """Run scenario `name` inside `unshare -n`; return a small ground truth (TRUTH_FILE)."""
     if not Path(PYTHON).exists():
         raise clientmod.PrerequisiteMissing(f"no project venv python at {PYTHON}")
-    exe = clientmod.ensure_client(clientmod.PINNED_VERSION)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.scenarios_verbatim", "--inside", name,
-           "--root", str(root), "--exe", str(exe)]
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((root / name / "verbatim-truth.json").read_text())
+    return runner.run_scenario(name, root, timeout=timeout, module=MODULE)
 
 
 # ============================================================================ inner
@@ -115,8 +102,6 @@ def install_hook(config_dir: Path) -> str:
 
 
 def inside(name: str, root: Path, exe: str) -> None:
-    from . import runner
-
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     sc = ALL[name]
     inner = runner.Inner(sc, root, exe)
@@ -145,22 +130,8 @@ def inside(name: str, root: Path, exe: str) -> None:
         "seconds": round(time.time() - t0, 1),
         "client_version": clientmod.client_version(Path(exe)),
     }
-    (inner.s_dir / "verbatim-truth.json").write_text(json.dumps(truth, indent=2) + "\n")
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("scenario", nargs="?", default="verbatim_twice")
-    ap.add_argument("--inside")
-    ap.add_argument("--root", default=str(DEFAULT_ROOT))
-    ap.add_argument("--exe")
-    a = ap.parse_args(argv)
-    if a.inside:
-        inside(a.inside, Path(a.root), a.exe)
-        return 0
-    print(json.dumps(run_verbatim_scenario(a.scenario, Path(a.root)), indent=2))
-    return 0
+    (inner.s_dir / TRUTH_FILE).write_text(json.dumps(truth, indent=2) + "\n")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT, scenario=VERBATIM_TWICE.name))
