@@ -33,16 +33,23 @@ RELAY_PREAMBLES = (
 )
 REJECTION_MARKER = "The user doesn't want to proceed with this tool use."
 REJECTION_TYPED = "To tell you how to proceed, the user said:"
+# Live answer phrasings of 2.1.258 (TURN-009, ELI-004) plus the retired pre-2.1.258 one. Only a
+# fallback for a carrier with no toolUseResult: the structured answers decide first (ELI-003).
 AUQ_ANSWER_MARKERS = (
     "Your questions have been answered:",
     "The user answered:",
+    "The user responded:",
     "User has answered your questions:",
 )
+# A fired timer tick whose prompt is a loop sentinel (CLS-014: ScheduleWakeup uses the -dynamic
+# form, CronCreate loops the plain one).
+LOOP_SENTINELS = ("<<autonomous-loop-dynamic>>", "<<autonomous-loop>>")
 AGENTS_STOPPED = re.compile(
     r'^(Background agent ".*" was stopped by the user\.|\d+ background agents? (was|were) stopped by the user)',
     re.S,
 )
 SPAWN_TOOLS = frozenset({"Agent", "Task", "Workflow"})
+SECTION_OPEN = re.compile(r"<(task-notification|teammate-message|agent-message)(?=[\s>/])")
 TASK_TAG = re.compile(r"<(task-id|tool-use-id|output-file|status|summary|event|result)>(.*?)</\1>", re.S)
 COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -216,14 +223,14 @@ def parse_task_notification(text: str) -> list[dict[str, str]]:
 
 def notification_kind(summary: str, task_id: str = "") -> str:
     """Leaf suffix from the summary's leading classifier, never the quoted name (CLS-004)."""
-    s = summary.lstrip()
+    s = summary.lstrip().lower()
     if task_id.startswith("__orphan_summary__"):
         return "task"
-    if s.startswith("Background command "):
+    if s.startswith("background command "):
         return "background-command"
-    if s.startswith("Monitor event") or s.startswith("Monitor ") or s.startswith("[Monitor"):
+    if s.startswith("monitor event") or s.startswith("monitor ") or s.startswith("[monitor"):
         return "monitor"
-    if s.startswith("Agent ") or s.startswith("Dynamic workflow ") or s.startswith("Workflow "):
+    if s.startswith("agent ") or s.startswith("dynamic workflow ") or s.startswith("workflow "):
         return "subagent"
     return "task"
 
@@ -231,10 +238,11 @@ def notification_kind(summary: str, task_id: str = "") -> str:
 def notification_label_text(fields: dict[str, str]) -> str:
     """`[<kind> <task-id> <status>] <summary>`: the rendered form, never raw XML."""
     kind = notification_kind(fields.get("summary", ""), fields.get("task-id", ""))
-    status = fields.get("status") or ("event" if "event" in fields else "?")
-    summ = fields.get("summary", "")
+    # status slot: <status>, else the <event> the pulse really carries (CLS-005), else unknown
     ev = fields.get("event")
-    tail = f" {ev}" if ev and ev not in summ else ""
+    status = fields.get("status") or ev or "?"
+    summ = fields.get("summary", "")
+    tail = f" {ev}" if ev and fields.get("status") and ev not in summ else ""
     return f"[{kind} {fields.get('task-id', '?')} {status}] {summ}{tail}".rstrip()
 
 
@@ -246,10 +254,21 @@ GATED_SYSTEM = {"turn_duration": "harness.meta.turn-duration",
 
 
 def is_answered_auq(obj: dict, block: dict) -> bool:
+    """An answered AskUserQuestion carrier (TURN-010, ELI-002/003): a non-errored tool_result and a
+    non-empty structured answer (the `answers` map, or the freeform `response` 2.1.258 writes when
+    the operator typed instead of selecting). An empty map (the idle auto-resolve, ELI-007) is no
+    answer. Only a carrier with no toolUseResult at all falls back to the answer phrasings."""
     if block.get("is_error"):
         return False
     tur = obj.get("toolUseResult")
-    return isinstance(tur, dict) and isinstance(tur.get("answers"), dict) and bool(tur["answers"])
+    if isinstance(tur, dict):
+        if isinstance(tur.get("answers"), dict) and tur["answers"]:
+            return True
+        r = tur.get("response")
+        return isinstance(r, str) and bool(r.strip())
+    if tur is None:
+        return tool_result_text(block).lstrip().startswith(AUQ_ANSWER_MARKERS)
+    return False
 
 
 def is_typed_rejection(block: dict) -> bool:
@@ -257,47 +276,121 @@ def is_typed_rejection(block: dict) -> bool:
     return t.startswith(REJECTION_MARKER) and REJECTION_TYPED in t
 
 
-def user_string_label(text: str, is_meta: bool) -> str | None:
-    """Label for a user record whose content is prose (string or text blocks)."""
+def _strip_preamble(s: str) -> tuple[str, bool]:
+    for p in RELAY_PREAMBLES:
+        if s.startswith(p):
+            return s[len(p):].lstrip(), True
+    return s, False
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """The harness sections of one record, recognised only at a BOUNDARY (CLS-006, TURN-017):
+    content start, right after a relay preamble, or right after a prior section's close tag.
+    Returns `(tag, inner)` pairs (inner includes the open tag's attributes); a tag quoted mid-prose,
+    or inside an earlier section's span (a peer tag inside a notification's <result>), is not a
+    section. [] when the content does not open with one."""
+    s, _ = _strip_preamble(text.lstrip())
+    out: list[tuple[str, str]] = []
+    while True:
+        m = SECTION_OPEN.match(s)
+        if m is None:
+            return out
+        tag = m.group(1)
+        close = f"</{tag}>"
+        end = s.find(close, m.end())
+        if end < 0:
+            out.append((tag, s[m.end():]))
+            return out
+        out.append((tag, s[m.end():end]))
+        s, _ = _strip_preamble(s[end + len(close):].lstrip())
+
+
+def _peer_label(inner: str) -> str:
+    """A peer section's body that is a JSON object with a `type` is a control signal (CLS-011)."""
+    body = inner.split(">", 1)[1].strip() if ">" in inner else inner.strip()
+    if body.startswith("{"):
+        try:
+            v = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            v = None
+        if isinstance(v, dict) and isinstance(v.get("type"), str):
+            return "agent.communication.signal"
+        if v is None and '"type"' in body[:200]:
+            return "agent.communication.signal"
+    return "agent.communication.inbox"
+
+
+def section_labels(secs: list[tuple[str, str]]) -> list[str]:
+    """Labels of every section, unioned in order of first appearance (CLS-006)."""
+    out: list[str] = []
+    for tag, inner in secs:
+        if tag == "task-notification":
+            f = parse_task_notification(f"<task-notification>{inner}</task-notification>")
+            f0 = f[0] if f else {}
+            labs = ["harness.notification." + notification_kind(f0.get("summary", ""), f0.get("task-id", ""))]
+            if "result" in f0:  # a background agent's report: also an inbound child message (CLS-003)
+                labs.append("agent.communication.inbox")
+        else:
+            labs = [_peer_label(inner)]
+        for lab in labs:
+            if lab not in out:
+                out.append(lab)
+    return out
+
+
+def user_string_labels(text: str, is_meta: bool) -> list[str]:
+    """Every label of a user record whose content is prose (string or text blocks); [] = unmodelled."""
     s = text.lstrip()
     if is_meta:
-        if s.startswith(CONTINUATION_PREFIX):
-            return "harness.schedule.continuation"
-        if s.startswith(LOOP_CHECK):
-            return "harness.schedule.wakeup"
+        if s.startswith(CONTINUATION_PREFIX):  # bare, or one of the longer variants (TURN-004)
+            return ["harness.schedule.continuation"]
+        if s.startswith(LOOP_CHECK) or s.strip() in LOOP_SENTINELS:
+            return ["harness.schedule.wakeup"]
         if any(s.startswith(p) for p in LOOP_DRIVER):
-            return "harness.meta.loop"
+            return ["harness.meta.loop"]
         if any(s.startswith(p) for p in HOOK_PREFIXES) or EDIT_RETRY in s:
-            return "harness.meta.hook"
-        if s.startswith("<agent-message") or any(s.startswith(p) for p in RELAY_PREAMBLES):
-            return "agent.communication.inbox"
-        return None  # image refs, skill preambles, other harness-authored text: unmodelled
-    if text == INTERRUPT_USER:
-        return "harness.interrupt.user"
+            return ["harness.meta.hook"]
+        secs = sections(s)
+        if not secs and "\n<task-notification>" in s:
+            # a pulse behind a hook-written preamble line (BG-024) or delivered to an idle
+            # subagent lane (BG-014): isMeta, so harness-authored; the pulse starts a line
+            secs = sections(s[s.index("\n<task-notification>"):])
+        if secs:
+            return section_labels(secs)
+        if _strip_preamble(s)[1]:
+            return ["agent.communication.inbox"]
+        return []  # image refs (CLS-017), skill preambles, custom-prompt ticks: unmodelled
+    if text == INTERRUPT_USER:  # exact content only (TURN-005): a prompt quoting it is prose
+        return ["harness.interrupt.user"]
     if text == INTERRUPT_TOOL:
-        return "harness.interrupt.tool"
+        return ["harness.interrupt.tool"]
     if s.startswith("<local-command-stdout>") or s.startswith("<local-command-stderr>"):
-        return "harness.command.stdout"
+        return ["harness.command.stdout"]
     if s.startswith("<command-name>") or s.startswith("<command-message>"):
-        return "harness.command.invocation"
+        # typed prose after the command rides <command-args> (TURN-008): also operator prose
+        m = COMMAND_ARGS.search(s)
+        if m and m.group(1).strip():
+            return ["harness.command.invocation", "user.message"]
+        return ["harness.command.invocation"]
     if TYPED_SLASH.match(text):
-        return "harness.command.invocation"
-    if s.startswith("<task-notification>"):
-        secs = parse_task_notification(s)
-        f = secs[0] if secs else {}
-        return "harness.notification." + notification_kind(f.get("summary", ""), f.get("task-id", ""))
+        return ["harness.command.invocation"]
+    if s[:1] == "<" or s[:1] == "A":
+        secs = sections(s)
+        if secs:
+            return section_labels(secs)
+        if _strip_preamble(s)[1]:
+            return ["agent.communication.inbox"]
     if AGENTS_STOPPED.match(s):
-        return "harness.notification.subagent"
-    if s.startswith("<teammate-message") or s.startswith("<agent-message") or any(
-        s.startswith(p) for p in RELAY_PREAMBLES
-    ):
-        body = re.sub(r"^.*?<teammate-message[^>]*>", "", s, count=1, flags=re.S).strip()
-        if body.startswith("{") and '"type"' in body[:200]:
-            return "agent.communication.signal"
-        return "agent.communication.inbox"
-    if s.startswith("[Image") and s.endswith("]") and "\n" not in s:
-        return None
-    return "user.message"
+        return ["harness.notification.subagent"]
+    if s.startswith(IMAGE_REF_PREFIXES) and s.endswith("]") and "\n" not in s:
+        return []  # the harness's image reference (CLS-017); `[Image #N]` stays operator prose
+    return ["user.message"]
+
+
+def user_string_label(text: str, is_meta: bool) -> str | None:
+    """Primary label for a user record whose content is prose (string or text blocks)."""
+    labs = user_string_labels(text, is_meta)
+    return labs[0] if labs else None
 
 
 def classify(obj: dict) -> list[str]:
@@ -359,13 +452,17 @@ def classify(obj: dict) -> list[str]:
         text = string_text(obj)
         if text is None:
             return [] if is_meta else (["user.message"] if blocks_of(obj) else [])
-        lab = user_string_label(text, is_meta)
-        if lab is None:
-            return []
-        out = [lab]
-        if lab.startswith("harness.notification.") and "<result>" in text:
-            out.append("agent.communication.inbox")
-        return out
+        labs = user_string_labels(text, is_meta)
+        if labs == ["user.message"]:
+            # a record the harness enqueued whose text matches no template: its origin says
+            # who wrote it (CLS-007, QT-006), so it is not the operator
+            o = obj.get("origin")
+            kind = o.get("kind") if isinstance(o, dict) else None
+            if kind == "task-notification":
+                return ["harness.notification.task"]
+            if kind == "peer":
+                return ["agent.communication.inbox"]
+        return labs
     if t == "system":
         st = obj.get("subtype")
         if st == "compact_boundary":
@@ -383,8 +480,9 @@ def classify(obj: dict) -> list[str]:
             c = obj.get("content")
             if isinstance(c, str):
                 s = c.lstrip()
+                # riders (QT-005) are delivered as a notification / peer record of their own
                 if s and not (s.startswith("<task-notification>") or s.startswith("<agent-message")
-                              or s.startswith("<teammate-message")):
+                              or s.startswith("<teammate-message") or _strip_preamble(s)[1]):
                     return ["user.queued"]
         return []
     return []
@@ -401,7 +499,8 @@ def opens_turn(obj: dict, labels: Iterable[str]) -> bool:
                  "agent.communication.signal"):
         return obj.get("type") == "user"
     if first.startswith("harness.notification."):
-        return True
+        # the agents-stopped notice is enqueued without triggering a generation (CLS-008, TURN-019)
+        return not AGENTS_STOPPED.match((string_text(obj) or "").lstrip())
     if first == "harness.command.invocation":
         text = string_text(obj) or ""
         m = COMMAND_ARGS.search(text)
@@ -432,6 +531,8 @@ def record_text(obj: dict) -> str:
                 parts.append(str(b.get("text", "")))
             elif bt == "thinking":
                 parts.append(str(b.get("thinking", "")))
+            elif bt == "redacted_thinking":  # opaque `data` only (REC-012)
+                parts.append("[redacted thinking]")
             elif bt == "tool_use":
                 parts.append(f"{b.get('name', '')} {_dumps(b.get('input'))}")
             elif bt == "tool_result":
@@ -464,6 +565,8 @@ def display_text(obj: dict, labels: list[str]) -> str:
         secs = parse_task_notification(text)
         if secs:
             return "\n".join(notification_label_text(f) for f in secs)
+        if AGENTS_STOPPED.match(text.lstrip()):
+            return "[subagent stopped] " + text.strip()
         return text
     if labels and labels[0] == "harness.command.invocation":
         text = string_text(obj) or ""
@@ -486,10 +589,21 @@ def display_text(obj: dict, labels: list[str]) -> str:
 
 
 def answer_text(obj: dict) -> str:
+    """`<question> = <answer>` per question; typed notes (ELI-005: the answer is then the
+    `(notes only)` placeholder) and a freeform `response` (ELI-002) are the operator's words too."""
     tur = obj.get("toolUseResult")
-    if isinstance(tur, dict) and isinstance(tur.get("answers"), dict):
-        return "; ".join(f"{q} = {a}" for q, a in tur["answers"].items())
-    return record_text(obj)
+    if not isinstance(tur, dict):
+        return record_text(obj)
+    answers = tur.get("answers") if isinstance(tur.get("answers"), dict) else {}
+    ann = tur.get("annotations") if isinstance(tur.get("annotations"), dict) else {}
+    parts = []
+    for q, a in answers.items():
+        note = ann.get(q, {}).get("notes") if isinstance(ann.get(q), dict) else None
+        parts.append(f"{q} = {a}" + (f" (notes: {note})" if isinstance(note, str) and note else ""))
+    r = tur.get("response")
+    if isinstance(r, str) and r.strip():
+        parts.append(f"response: {r.strip()}")
+    return "; ".join(parts) if parts else record_text(obj)
 
 
 def tool_names(obj: dict) -> list[str]:
