@@ -98,6 +98,11 @@ def bind(scope: Scope, audit: bool = False, lane_evs: dict[str, LaneEvents] | No
         if b.plan_path:
             b.plan_exists = os.path.exists(b.plan_path)
             all_bound[b.plan_path] = s.session_id
+            moved = os.path.join(pdir, os.path.basename(b.plan_path))
+            if not b.plan_exists and norm(moved) != b.plan_path and os.path.exists(moved):
+                b.notes.append(f"the recorded plan path is absent, but {moved} exists: the data root "
+                               "may have been moved since the session ran (plan_exists speaks of the "
+                               "recorded path)")
         out.append(b)
         per.append((b, le, subs))
     if audit:

@@ -45,7 +45,7 @@ LEAVES: tuple[Leaf, ...] = (
     Leaf("harness.schedule.wakeup", True, False, "a fired autonomous-loop / ScheduleWakeup tick"),
     Leaf("harness.compaction.boundary", False, False, "system compact_boundary record"),
     Leaf("harness.compaction.summary", True, False, "isCompactSummary user record"),
-    Leaf("harness.command.invocation", True, False, "slash-command wrapper record"),
+    Leaf("harness.command.invocation", True, False, "slash-command wrapper record (a command with non-empty `<command-args>` also carries `user.message`: the arguments are typed prose, TURN-008)"),
     Leaf("harness.command.stdout", True, False, "<local-command-stdout>/<local-command-stderr> record"),
     Leaf("harness.interrupt.user", True, False, "[Request interrupted by user]"),
     Leaf("harness.interrupt.tool", True, False, "[Request interrupted by user for tool use]"),
