@@ -143,11 +143,14 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
             for line, o in recs:
                 if o.get("type") == "assistant":
                     for b in R.tool_uses(o):
+                        if not isinstance(b.get("name"), str):
+                            continue
                         if b.get("name") in R.SPAWN_TOOLS and isinstance(b.get("id"), str):
                             spawns[b["id"]] = Spawn(b["id"], b["name"], lane, line.no, o.get("timestamp"),
                                                     b.get("input") if isinstance(b.get("input"), dict) else {})
                         if with_files and b.get("name") in FILE_TOOLS:
-                            fp = (b.get("input") or {}).get("file_path") or (b.get("input") or {}).get("notebook_path")
+                            inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                            fp = inp.get("file_path") or inp.get("notebook_path")
                             if isinstance(fp, str):
                                 files.setdefault(str(lane.path), [])
                                 if fp not in files[str(lane.path)]:
@@ -155,7 +158,8 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
                 elif o.get("type") == "user":
                     tur = o.get("toolUseResult") if isinstance(o.get("toolUseResult"), dict) else {}
                     for b in R.tool_results(o):
-                        sp = spawns.get(b.get("tool_use_id"))
+                        tid = b.get("tool_use_id")
+                        sp = spawns.get(tid) if isinstance(tid, str) else None
                         if sp is None:
                             continue
                         sp.result_line = line.no

@@ -375,6 +375,8 @@ class _Region:
         part, buf = self.part, self.buf
         for b in uses:
             tid = b.get("id")
+            if not isinstance(tid, str):
+                continue
             if tid not in part.launches or tid in part.results or tid in part.found or tid in self.known:
                 continue
             pos = find_id(buf, b'"tool_use_id":"' + tid.encode() + b'"', after, self.end)

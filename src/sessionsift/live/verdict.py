@@ -184,7 +184,8 @@ def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> 
         else:
             results = R.tool_results(o)
             for b in results:
-                pending.pop(b.get("tool_use_id"), None)
+                if isinstance(b.get("tool_use_id"), str):
+                    pending.pop(b.get("tool_use_id"), None)
             if not results and "user.message" in r.labels:
                 pending.clear()  # a new human prompt: whatever was open before was abandoned
             last_conv = r

@@ -411,7 +411,7 @@ def classify(obj: dict) -> list[str]:
                 )
             elif bt == "tool_use":
                 name = b.get("name")
-                if name in SPAWN_TOOLS:
+                if isinstance(name, str) and name in SPAWN_TOOLS:
                     lab = "agent.communication.sent"
                 elif name == "SendMessage":
                     inp = b.get("input") if isinstance(b.get("input"), dict) else {}
@@ -467,7 +467,7 @@ def classify(obj: dict) -> list[str]:
         st = obj.get("subtype")
         if st == "compact_boundary":
             return ["harness.compaction.boundary"]
-        return [GATED_SYSTEM.get(st, "harness.meta.system")]
+        return [GATED_SYSTEM.get(st, "harness.meta.system") if isinstance(st, str) else "harness.meta.system"]
     if t == "attachment":
         a = obj.get("attachment")
         if isinstance(a, dict) and a.get("type") == "hook_additional_context":

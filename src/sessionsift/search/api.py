@@ -373,7 +373,7 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
             out.parsed += 1
             labels = R.classify(obj)
             t = obj.get("type")
-            if t not in KNOWN_TYPES:
+            if not isinstance(t, str) or t not in KNOWN_TYPES:
                 k = t if isinstance(t, str) else "(no type)"
                 out.unknown_type_lines[k] = out.unknown_type_lines.get(k, 0) + 1
             if need_names and t == "assistant":
