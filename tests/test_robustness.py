@@ -209,6 +209,7 @@ def build(kind: str, home: Path) -> None:
         d.mkdir(parents=True)
         (d / f"{SID}.jsonl").symlink_to(d / "missing.jsonl")
         (d / "22222222-2222-3333-4444-555555555555.jsonl").symlink_to(d / "22222222-2222-3333-4444-555555555555.jsonl")
+        os.symlink(b"/nonexistent\xff", os.path.join(os.fsencode(d), b"\xffdangling.jsonl"))
         (home / "projects" / "-tmp-file").write_bytes(b"not a dir")
         shutil.copytree(REAL / SUB_PROJ, home / "projects" / SUB_PROJ)
         sub = home / "projects" / SUB_PROJ / SUB_SID / "subagents"
@@ -582,3 +583,20 @@ def test_record_type_unhashable(argv, tmp_path):
     for fmt in ("text", "json"):
         p = run([*argv, "--format", fmt], home)
         assert not problems_of(argv, p, fmt), p.stderr.decode()
+
+
+def test_dangling_transcript_symlink_is_a_problem(tmp_path):
+    """A <session>.jsonl that is a dangling symlink (or a loop, or a non-UTF-8 name) could not be
+    read: it was skipped silently (0 sessions, no problem, exit 0/1); now it is a problem and exit 3
+    (status and agents answered 1 "nothing matched" with no session in scope despite problems)."""
+    home = tmp_path / "h"
+    d = home / "projects" / "-tmp-x"
+    d.mkdir(parents=True)
+    (d / f"{SID}.jsonl").symlink_to(d / "missing.jsonl")
+    os.symlink(b"/nonexistent", os.path.join(os.fsencode(d), b"\xffloop.jsonl"))
+    for c in (["list"], ["stats"], ["status"], ["agents"], ["files"]):
+        p = run([*c, "--format", "json"], home)
+        assert not problems_of(c, p, "json"), p.stderr.decode()
+        summary = json.loads(p.stdout.splitlines()[-1])
+        assert len(summary["problems"]) == 2, (c, summary)
+        assert p.returncode == 3, (c, p.returncode)

@@ -227,8 +227,11 @@ def sessions_in(project_dir: Path, problems: list[Problem]) -> list[Session]:
         if e.name.endswith(".jsonl"):
             try:
                 if not e.is_file():
+                    if e.is_symlink():  # a transcript we could not look at: say so
+                        problems.append(Problem(e.path, "dangling symlink (target missing, or a loop)"))
                     continue
-            except OSError:
+            except OSError as exc:
+                problems.append(Problem(e.path, f"unreadable: {exc.strerror}"))
                 continue
             out.append(Session(e.name[:-6], project_dir, Path(e.path)))
     return out

@@ -95,7 +95,7 @@ def status_cmd(targets, fmt, claude_home, sessions_from):
     out.summary(sessions=len(scope.sessions), verdicts=counts, problems=problems_json(scope.problems))
     if not scope.sessions:
         out.text("no sessions in scope")
-        return ExitStatus.NO_MATCH
+        return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.NO_MATCH
     return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.OK
 
 
@@ -268,5 +268,5 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
     out.summary(sessions=len(scope.sessions), agents=total, statuses=counts, problems=problems_json(scope.problems))
     if total == 0:
         out.text("no subagent lanes in scope")
-        return ExitStatus.NO_MATCH
-    return ExitStatus.OK
+        return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.NO_MATCH
+    return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.OK
