@@ -400,7 +400,7 @@ def sweep(kind: str, root: Path, full: bool = FULL) -> list[str]:
 # project dir of its own); the home-level ones and the costly ones run on their own
 MERGED = ["empty-project-dir", "dir-named-jsonl", "zero-byte", "metadata-only", "malformed-only",
           "missing-keys", "odd-content", "odd-tools", "odd-timestamps", "odd-ids", "message-not-dict",
-          "ff-name", "odd-fs", "fuzz-1", "fuzz-5"]
+          "ff-name", "odd-fs", "fuzz-1", "fuzz-5", "fuzz-23"]
 
 
 def build_mixed(home: Path, scratch: Path) -> list[Path]:
@@ -553,6 +553,16 @@ def test_system_subtype_unhashable(argv, tmp_path):
     home = tmp_path / "h"
     _one(home, [USER, {"type": "system", "subtype": {"x": 1}, "uuid": "s1", "parentUuid": "u1", "sessionId": SID,
                        "timestamp": "2026-01-01T00:00:01Z", "content": "x"}])
+    for fmt in ("text", "json"):
+        p = run([*argv, "--format", fmt], home)
+        assert not problems_of(argv, p, fmt), p.stderr.decode()
+
+
+@pytest.mark.parametrize("argv", [["agents", SID], ["status", SID]])
+def test_unhashable_tool_name_in_live(argv, tmp_path):
+    """tool_use `name` a dict: `name in SHELL_TOOLS` raised TypeError in live/background.py."""
+    home = tmp_path / "h"
+    _one(home, [USER, _asst([{"type": "tool_use", "id": "t1", "name": {"n": "Bash"}, "input": {"run_in_background": True}}])])
     for fmt in ("text", "json"):
         p = run([*argv, "--format", fmt], home)
         assert not problems_of(argv, p, fmt), p.stderr.decode()

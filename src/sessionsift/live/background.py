@@ -399,7 +399,7 @@ class _Region:
         name = b.get("name")
         inp = b.get("input") if isinstance(b.get("input"), dict) else {}
         tid = b.get("id")
-        if not isinstance(tid, str):
+        if not isinstance(tid, str) or not isinstance(name, str):
             return
         bg = inp.get("run_in_background") is True
         if name in SHELL_TOOLS and bg:
