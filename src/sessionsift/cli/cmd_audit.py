@@ -195,18 +195,26 @@ def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show
     repeat_bytes = _sum(lr.repeat_bytes for lr in lanes)
     unreadable = sum(len(lr.unreadable) + sum(len(f.unreadable_lines) for f in lr.files) for lr in lanes)
     share = None if bytes_total in (None, 0) or repeat_bytes is None else round(repeat_bytes / bytes_total, 4)
+    omissions: dict[str, int] = {}
+    for lr in res.lanes:  # lines no reading could take in: deliveries on them are not counted
+        for k, v in lr.read.omissions().items():
+            omissions[k] = omissions.get(k, 0) + v
     out.summary(audit="reinjection", sessions=len(scope.sessions), lanes_read=len(res.lanes), lanes_with_reinjection=len(lanes),
                 files=sum(len(lr.files) for lr in lanes), files_shown=files_shown,
                 deliveries=sum(lr.deliveries for lr in lanes), flushes=sum(len(lr.flushes) for lr in lanes),
                 bytes_total=bytes_total, repeat_bytes=repeat_bytes, duplicated_share=share,
                 pending_files=sum(len(lr.pending) for lr in lanes), unreadable_records=unreadable,
-                problems=problems_json(res.problems), invisible=INVISIBLE)
+                problems=problems_json(res.problems), invisible=INVISIBLE, omissions=omissions)
     out.text(f"{sum(len(lr.files) for lr in lanes)} files re-injected in {len(lanes)} of {len(res.lanes)} lanes: "
              f"{_n(bytes_total)} B sent, {_n(repeat_bytes)} B byte-identical repeats ({_share_txt(share)})"
              + (f"; {unreadable} unreadable records" if unreadable else "")
              + (f"; {len(res.problems)} unreadable files" if res.problems else ""))
     for p in res.problems[:5]:
         out.text(f"  unreadable: {esc(p.path)} ({esc(p.why)})")
+    lost = {k: v for k, v in omissions.items() if v}
+    if lost:
+        out.text("lines not read (deliveries on them are not counted; the figures are lower bounds): "
+                 + ", ".join(f"{k}={v}" for k, v in sorted(lost.items())))
     out.text("invisible: delivery to the model is inferred from the attachment records (see docs/audit.md).")
     if res.problems or unreadable:
         return ExitStatus.INCOMPLETE

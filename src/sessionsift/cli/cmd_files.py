@@ -80,12 +80,16 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     files = len({t.path for t in ts if t.path})
     unresolved = sum(1 for t in ts if t.path is None)
     out.summary(transcripts=res.transcripts, files_unreadable=len(res.problems), problems=problems_json(res.problems),
-                touches=len(ts), files=files, unresolved=unresolved, ops=ops,
+                touches=len(ts), files=files, unresolved=unresolved, ops=ops, omissions=res.omissions,
                 invisible="writes by other processes leave no trace unless a freshness signal or a file-history "
                           "version jump records them (FH-013); bash writes never enter file-history (FH-020)")
     out.text(f"{len(ts)} touches of {files} files ({unresolved} unresolved/markers) in {res.transcripts} transcripts"
              + (f", {len(res.problems)} unreadable" if res.problems else "")
              + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
+    lost = {k: v for k, v in res.omissions.items() if v}
+    if lost:
+        out.text("lines not read (touches on them are not counted; the figures are lower bounds): "
+                 + ", ".join(f"{k}={v}" for k, v in sorted(lost.items())))
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
 
 

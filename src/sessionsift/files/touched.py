@@ -39,6 +39,9 @@ class FilesResult:
     touches: list[Touch] = field(default_factory=list)
     transcripts: int = 0
     problems: list = field(default_factory=list)
+    omissions: dict = field(default_factory=dict)
+    """Lines of the read transcripts that could not be read (malformed, zero-filled, ...): touches
+    recorded on them are not counted, so the counts are lower bounds when any is non-zero."""
 
 
 def _status(c: Call) -> str:
@@ -51,6 +54,9 @@ def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
         lane_evs, problems = collect(scope, subagents or subagents_only)
     res = FilesResult(transcripts=len(lane_evs), problems=problems or [])
     for le in lane_evs:
+        if le.index is not None:
+            for k, v in le.index.stats.omissions().items():
+                res.omissions[k] = res.omissions.get(k, 0) + v
         if subagents_only and not le.lane.is_subagent:
             continue
         if not subagents and le.lane.is_subagent:
