@@ -201,9 +201,9 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
             sys.stderr.write(f"{sm.sessions_with_hits} sessions with hits; searched " + line.split(" in ", 1)[1] + "\n")
         else:
             out.text(line)
-    if sm.hits == 0:
-        return ExitStatus.NO_MATCH
-    return ExitStatus.INCOMPLETE if (sm.unreadable or sm.persisted_unresolved) else ExitStatus.OK
+    if sm.unreadable or sm.persisted_unresolved:
+        return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
+    return ExitStatus.NO_MATCH if sm.hits == 0 else ExitStatus.OK
 
 
 def _print_counts(out: Out, by: str, counts: dict) -> None:
