@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 import orjson
 
 from ..discover import Lane, Problem, Scope
+from ..model import record as R
 from ..read.lines import ReadStats, iter_lines, parse_line
 
-WRITE_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-_TOOL_NEEDLES = tuple(f'"{t}"'.encode() for t in WRITE_TOOLS)   # cheap pre-filter; the parse decides
+WRITE_TOOLS = R.MUTATING_FILE_TOOLS
+_TOOL_NEEDLES = tuple(f'"{t}"'.encode() for t in sorted(WRITE_TOOLS))   # cheap pre-filter; the parse decides
 _TAIL = re.compile(r"\n\.\.\. \[(\d+) lines truncated\] \.\.\.\Z")
 _GUTTER = re.compile(r"\s*(\d+)(?:\t|\u2192)")
 _FILENAME_RAW = re.compile(rb'"filename"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -364,7 +365,8 @@ def _scan_other(obj: dict, no: int, writes: dict, files: dict, get, last_cwd: st
     if t == "assistant":
         cwd = _cwd(obj) or last_cwd
         for b in content:
-            if not isinstance(b, dict) or b.get("type") != "tool_use" or b.get("name") not in WRITE_TOOLS:
+            if not isinstance(b, dict) or b.get("type") != "tool_use" or not isinstance(b.get("name"), str) \
+                    or b.get("name") not in WRITE_TOOLS:
                 continue
             inp = b.get("input") if isinstance(b.get("input"), dict) else {}
             p = inp.get("notebook_path" if b.get("name") == "NotebookEdit" else "file_path")

@@ -16,7 +16,7 @@ from ..model import record as R
 from ..model.lane import LaneIndex
 from .shell import ShellAnalysis, analyze, is_absolute
 
-FILE_TOOLS = ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit")
+FILE_TOOLS = frozenset({"Read"}) | R.MUTATING_FILE_TOOLS
 SHELL_TOOLS = ("Bash",)
 MODIFIED_SINCE_READ = "File has been modified since read"
 NOT_READ_YET = "File has not been read yet"
@@ -131,7 +131,8 @@ def lane_events(lane: Lane) -> LaneEvents:
             for b in R.tool_uses(obj):
                 name = b.get("name")
                 inp = b.get("input") if isinstance(b.get("input"), dict) else {}
-                if name not in FILE_TOOLS and name not in SHELL_TOOLS and name != "ExitPlanMode":
+                if not isinstance(name, str) or (name not in FILE_TOOLS and name not in SHELL_TOOLS
+                                                 and name != "ExitPlanMode"):
                     continue
                 c = Call(lane, str(name), str(b.get("id")), e.no, e.timestamp, e.turn, cwd or last_cwd, inp,
                          survival=e.survival)

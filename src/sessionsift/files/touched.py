@@ -10,8 +10,10 @@ from ..discover import Scope
 from .events import MODIFIED_SINCE_READ, Call, LaneEvents, norm, stale_hint_paths
 from .recover import _ts, collect
 
+from ..model import record as R
+
 TOOL_OP = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "multiedit", "NotebookEdit": "notebook-edit"}
-MUTATING = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # FH-037
+MUTATING = R.MUTATING_FILE_TOOLS  # FH-037
 
 
 @dataclass

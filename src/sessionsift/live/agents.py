@@ -32,7 +32,6 @@ from ..read.lines import read_records
 from ..timefmt import parse_ts
 from .verdict import CHILD_FRESH_SECS, read_tail
 
-FILE_TOOLS = {"Write": "content", "Edit": "new_string", "MultiEdit": "edits", "NotebookEdit": "new_source"}
 _AGENT_ID_TEXT = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 
 
@@ -148,9 +147,8 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
                         if b.get("name") in R.SPAWN_TOOLS and isinstance(b.get("id"), str):
                             spawns[b["id"]] = Spawn(b["id"], b["name"], lane, line.no, o.get("timestamp"),
                                                     b.get("input") if isinstance(b.get("input"), dict) else {})
-                        if with_files and b.get("name") in FILE_TOOLS:
-                            inp = b.get("input") if isinstance(b.get("input"), dict) else {}
-                            fp = inp.get("file_path") or inp.get("notebook_path")
+                        if with_files and b.get("name") in R.MUTATING_FILE_TOOLS:
+                            fp = R.file_tool_path(b.get("input"))
                             if isinstance(fp, str):
                                 files.setdefault(str(lane.path), [])
                                 if fp not in files[str(lane.path)]:

@@ -40,8 +40,6 @@ HEARTBEAT_SECS = 5.0
 POLL_SECS = 0.5
 """Without watchfiles: how often the session's files are stat()ed for a change."""
 
-PAYLOAD_KEYS = {"Write": ("content",), "Edit": ("new_string",), "NotebookEdit": ("new_source",),
-                "MultiEdit": ("edits",)}
 
 
 @dataclass
@@ -197,16 +195,16 @@ def match_write(cond: Condition, obj: dict) -> tuple[str, str, str | None] | Non
         return None
     for b in R.tool_uses(obj):
         name = b.get("name")
-        if name not in PAYLOAD_KEYS:
+        if not isinstance(name, str) or name not in R.WRITE_PAYLOAD_KEY:
             continue
         inp = b.get("input") if isinstance(b.get("input"), dict) else {}
-        path = inp.get("file_path") or inp.get("notebook_path")
+        path = R.file_tool_path(inp)
         if not isinstance(path, str) or not cond.path_re.search(path):
             continue
         if cond.line_re is None:
             return name, path, None
         payloads: list[str] = []
-        for k in PAYLOAD_KEYS[name]:
+        for k in (R.WRITE_PAYLOAD_KEY[name],):
             v = inp.get(k)
             if isinstance(v, str):
                 payloads.append(v)

@@ -49,6 +49,19 @@ AGENTS_STOPPED = re.compile(
     re.S,
 )
 SPAWN_TOOLS = frozenset({"Agent", "Task", "Workflow"})
+# The structured file-writing tools and where each carries its written payload (FH-037, REC-083).
+WRITE_PAYLOAD_KEY = {"Write": "content", "Edit": "new_string", "MultiEdit": "edits", "NotebookEdit": "new_source"}
+MUTATING_FILE_TOOLS = frozenset(WRITE_PAYLOAD_KEY)
+
+
+def file_tool_path(inp: object) -> str | None:
+    """The target of a file tool call: `input.file_path`, or `input.notebook_path` (REC-079)."""
+    if not isinstance(inp, dict):
+        return None
+    p = inp.get("file_path")
+    if not isinstance(p, str):
+        p = inp.get("notebook_path")
+    return p if isinstance(p, str) else None
 SECTION_OPEN = re.compile(r"<(task-notification|teammate-message|agent-message)(?=[\s>/])")
 TASK_TAG = re.compile(r"<(task-id|tool-use-id|output-file|status|summary|event|result)>(.*?)</\1>", re.S)
 COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
