@@ -188,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             write_atomic(ns / "ready", json.dumps({"count": 0, "error": f"hook failed: {exc!r}"}))
     ready = wait_for(ns / "ready", WAIT_READY)
     info = json.loads((ns / "ready").read_text()) if ready else {"count": 0, "error": "reconstruction timed out"}
-    count = int(info.get("count") or 0)
+    count = info.get("count")
+    if not isinstance(count, int):  # no slice count on record: say so rather than inject nothing quietly
+        info.setdefault("error", "the reconstruction recorded no slice count")
+        count = 0
     note = ""
     if a.slot > 1:
         prev = ns / f"done.{a.slot - 1}"

@@ -478,7 +478,7 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
     # an AskUserQuestion whose question count is unknown (None) is not evidence of a multi-question
     # dialog; the count itself is reported as null in the evidence, never as 0
     human_tail = [p for p in tail.pending if p["name"] == "ExitPlanMode" or (
-        p["name"] == "AskUserQuestion" and (p["questions"] or 0) > 1)]
+        p["name"] == "AskUserQuestion" and isinstance(p["questions"], int) and p["questions"] > 1)]
 
     if owner_gone:
         v.verdict = "stale-dead"
