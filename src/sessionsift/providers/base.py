@@ -1,0 +1,299 @@
+"""The providers layer: one shared shape for what every coding agent leaves on disk.
+
+Each client (Claude Code, Codex CLI, Gemini CLI, opencode, Crush, and readers registered from
+outside the package) answers the same three questions through a :class:`Provider`:
+
+1. **where** its data lives: :meth:`Provider.locate` resolves a :class:`Root` by the documented
+   precedence (the provider's own flag, then ``--home DIR`` joined with the client's default
+   relative path, then the client's own environment variable, then its default under ``~``);
+2. **which** sessions exist: :meth:`Provider.discover` returns a :class:`Discovery` -- the
+   :class:`SessionRef` rows, the :class:`Coverage` of that provider (a count that is ``None``
+   unless we looked and could read), and the :class:`Problem` rows for what could not be read;
+3. **how** a session reads: :meth:`Provider.read` yields :class:`Record` objects in one shared
+   shape (locator back to the bytes or the row, instant, role, kind, text, tool call facts,
+   file changes, tokens, model, and the raw record), filling a :class:`ReadReport` with what
+   the reading did not take in (malformed lines, zero-filled lines, unknown record kinds ...).
+
+Invariants (the product's principles, in types):
+- Unknown is not zero: ``Coverage.sessions`` is ``int | None``; ``None`` always carries a
+  ``state`` other than ``ok``/``absent`` and a ``reason``. ``absent`` (we looked where the client
+  keeps data and found none) is the only way to a true 0.
+- Unknown record kinds are never dropped: they are yielded with ``kind="unknown"`` and counted
+  in ``ReadReport.unknown_kinds`` under their native type.
+- A record that duplicates another (a UI echo of a model-facing item, a replayed history, a
+  forked copy) is yielded with ``copy_of`` set to the locator it duplicates, so censuses count
+  each original once and the copy stays visible.
+- Tokens are never summed blindly: ``Tokens.dedup_key`` names the unit the provider writes one
+  usage object per (a message id, a response id, a step); ``Tokens.cumulative`` marks running
+  totals that must not be summed at all.
+- The library never reads this machine's home implicitly in tests: every default goes through
+  ``os.environ`` / ``Path.home()`` at call time, so a test that sets HOME is isolated.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Iterator, Literal, Mapping
+
+Role = Literal["user", "assistant", "system", "tool", "harness"]
+"""Who a record speaks for: ``user`` (a person, or text delivered as the user turn), ``assistant``
+(the model), ``system`` (system/developer instructions), ``tool`` (a tool's result), ``harness``
+(the client's own bookkeeping: metadata, snapshots, events)."""
+
+Kind = Literal["prompt", "message", "reasoning", "tool_call", "tool_result", "meta", "unknown"]
+"""What a record is, in the shared vocabulary. ``prompt`` is only what a person typed (never the
+synthetic context a client injects as a user message: that is ``meta`` with role ``user``)."""
+
+CoverageState = Literal["ok", "absent", "unreadable", "unknown_format", "no_adapter", "not_looked"]
+"""``ok``: read, count known. ``absent``: we looked where the client keeps data and found none (a
+true 0). ``unreadable``: the store exists but could not be read (permissions, corrupt, locked).
+``unknown_format``: a format/schema version the reader does not know. ``no_adapter``: no reader
+for this client. ``not_looked``: the caller narrowed the question (``--provider``, or explicit
+roots for other providers only) -- named so an answer narrower than the question says so."""
+
+FileAction = Literal["create", "update", "delete", "move", "unknown"]
+
+
+@dataclass(frozen=True)
+class Root:
+    """Where one provider's data was looked for, and why there."""
+
+    path: Path | None
+    source: str
+    """How it was chosen, e.g. ``--codex-home``, ``--home``, ``CODEX_HOME``, ``default``."""
+    explicit: bool = False
+    """True when the user named it on the command line (flag or ``--home``)."""
+
+
+@dataclass
+class Problem:
+    """Something we looked for and could not read."""
+
+    path: str
+    why: str
+
+
+@dataclass
+class Coverage:
+    """What one provider contributed to an answer. ``sessions`` is None unless counted."""
+
+    provider: str
+    display: str
+    state: CoverageState
+    sessions: int | None = None
+    reason: str | None = None
+    root: str | None = None
+    root_source: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.state in ("ok", "absent"):
+            if self.sessions is None:
+                raise ValueError(f"coverage {self.provider}: state {self.state} needs a count")
+        elif self.sessions is not None:
+            raise ValueError(f"coverage {self.provider}: state {self.state} must not carry a count")
+        if self.state == "absent" and self.sessions != 0:
+            raise ValueError("absent means 0 sessions")
+
+    def to_json(self) -> dict:
+        return {"provider": self.provider, "display": self.display, "state": self.state,
+                "sessions": self.sessions, "reason": self.reason, "root": self.root,
+                "root_source": self.root_source}
+
+
+@dataclass
+class SessionRef:
+    """One session of one provider, as discovery found it (no transcript content parsed beyond
+    what discovery needs)."""
+
+    provider: str
+    session_id: str
+    paths: list[Path]
+    """The files that hold this session's records (transcripts, or the database)."""
+    project: str | None = None
+    """The working directory the session recorded, where it recorded one."""
+    project_source: str | None = None
+    """Where ``project`` came from (e.g. ``session_meta.cwd``, ``projects.json``)."""
+    first_at: str | None = None
+    last_at: str | None = None
+    size: int | None = None
+    """Bytes on disk of ``paths`` (None for rows inside a shared database: not attributable)."""
+    title: str | None = None
+    parent_session_id: str | None = None
+    """For a subagent/child session: the session that spawned it."""
+    version: str | None = None
+    """The client version that wrote it, where recorded."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Provider-specific facts (e.g. ``archived``, ``compressed``, ``db_path``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    path: str
+    action: FileAction
+    new_content: str | None = None
+    """The whole file after the change, where the record holds it (a complete view)."""
+    old_content: str | None = None
+    """The whole file before the change, where the record holds it."""
+    diff: str | None = None
+    """A unified diff or patch text, where that is all the record holds."""
+    move_to: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Usage as the provider wrote it. ``None`` = the field was absent, never 0."""
+
+    input: int | None = None
+    """Input tokens NOT read from cache (normalised so input + cache_read = prompt tokens)."""
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    reasoning: int | None = None
+    """Reasoning tokens, where recorded (included in ``output`` unless the provider says not)."""
+    total: int | None = None
+    dedup_key: str | None = None
+    """One usage object per this key: later records with the same key repeat it."""
+    cumulative: bool = False
+    """A running total (never summed with per-response usage)."""
+
+
+@dataclass(slots=True)
+class Record:
+    """One record of one session in the shared shape."""
+
+    provider: str
+    session_id: str
+    locator: str
+    """Back to the bytes: ``L<n>`` (1-based physical line of ``path``), optionally ``L<n>#<i>``
+    for the i-th item of a line; or ``<table>:<id>`` for a database row (``part:prt_...``)."""
+    role: Role
+    kind: Kind
+    native: str
+    """The provider's own type, e.g. ``response_item/function_call``, ``gemini``, ``part/tool``."""
+    path: str | None = None
+    line: int | None = None
+    offset: int | None = None
+    length: int | None = None
+    lane: str = "main"
+    instant: str | None = None
+    """ISO-8601 UTC where known."""
+    text: str | None = None
+    tool_name: str | None = None
+    tool_input: Any = None
+    call_id: str | None = None
+    exit_code: int | None = None
+    is_error: bool | None = None
+    file_changes: tuple[FileChange, ...] = ()
+    tokens: Tokens | None = None
+    model: str | None = None
+    copy_of: str | None = None
+    """Set when this record repeats another (the original's locator): count it once."""
+    turn: int | None = None
+    """The turn it belongs to, where the reader can tell (1-based; a turn opens at a prompt)."""
+    raw: Any = None
+    """The raw record (parsed JSON object or row dict); None when the caller did not ask."""
+
+
+@dataclass
+class ReadReport:
+    """What a reading did and did not take in. Zero entries are real zeros: we looked."""
+
+    files: int = 0
+    bytes: int = 0
+    records: int = 0
+    malformed_lines: list[str] = field(default_factory=list)
+    """Locators of lines that are not JSON objects (file:line)."""
+    zero_filled_lines: int = 0
+    invalid_utf8_lines: int = 0
+    torn_tail_bytes: int = 0
+    unknown_kinds: Counter = field(default_factory=Counter)
+    """Native types the reader does not know: kept (kind=unknown) and counted here."""
+    duplicates: int = 0
+    """Records yielded with ``copy_of`` set."""
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def omissions(self) -> dict[str, int]:
+        return {"malformed_lines": len(self.malformed_lines), "zero_filled_lines": self.zero_filled_lines,
+                "invalid_utf8_lines": self.invalid_utf8_lines, "torn_tail_bytes": self.torn_tail_bytes,
+                "unknown_kinds": sum(self.unknown_kinds.values())}
+
+    def merge(self, o: "ReadReport") -> None:
+        self.files += o.files
+        self.bytes += o.bytes
+        self.records += o.records
+        self.malformed_lines.extend(o.malformed_lines)
+        self.zero_filled_lines += o.zero_filled_lines
+        self.invalid_utf8_lines += o.invalid_utf8_lines
+        self.torn_tail_bytes += o.torn_tail_bytes
+        self.unknown_kinds.update(o.unknown_kinds)
+        self.duplicates += o.duplicates
+        self.problems.extend(o.problems)
+        self.notes.extend(o.notes)
+
+
+@dataclass
+class Discovery:
+    sessions: list[SessionRef]
+    coverage: Coverage
+    problems: list[Problem] = field(default_factory=list)
+
+
+ActivityGranularity = Literal["session", "project", "provider"]
+
+
+class Provider:
+    """Base of every reader. Subclasses set the class attributes and implement the methods.
+
+    A provider is registered under the entry-point group ``sessionsift.providers`` (the built-in
+    ones are registered the same way in pyproject.toml), so readers can come from outside.
+    """
+
+    name: ClassVar[str]
+    """Stable id used in JSON and ``--provider``: ``claude-code``, ``codex``, ``gemini-cli``, ..."""
+    display: ClassVar[str]
+    """Human name: ``Claude Code``, ``Codex CLI``, ..."""
+    home_flag: ClassVar[str]
+    """The CLI flag naming its root, e.g. ``--codex-home``."""
+    env_var: ClassVar[str | None] = None
+    """The client's own environment variable for its root, e.g. ``CODEX_HOME``."""
+    default_rel: ClassVar[str]
+    """Default root relative to the home directory, e.g. ``.codex`` or ``.local/share/opencode``
+    (XDG-based providers override :meth:`locate` to honour ``XDG_DATA_HOME``)."""
+    process_names: ClassVar[tuple[str, ...]] = ()
+    """Executable names of the client's processes (for activity gates)."""
+    activity_granularity: ClassVar[ActivityGranularity] = "provider"
+    """The finest activity signal its data allows (see clean's activity gate)."""
+
+    def locate(self, explicit: str | None = None, home: str | None = None,
+               env: Mapping[str, str] | None = None) -> Root:
+        """Flag, then ``--home DIR``/default_rel, then env var (non-empty), then ~/default_rel."""
+        env = os.environ if env is None else env
+        if explicit:
+            return Root(Path(explicit).expanduser(), self.home_flag, True)
+        if home:
+            return Root(Path(home).expanduser() / self.default_rel, "--home", True)
+        if self.env_var and env.get(self.env_var):
+            return Root(Path(env[self.env_var]).expanduser(), self.env_var)
+        return Root(Path.home() / self.default_rel, "default")
+
+    def discover(self, root: Root) -> Discovery:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:  # pragma: no cover
+        raise NotImplementedError
+
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """Every file and folder that belongs to this one session alone (clean captures and
+        deletes exactly these, as one unit). Default: ``ref.paths``."""
+        return list(ref.paths)
+
+    # helpers for subclasses -----------------------------------------------------------------
+
+    def coverage(self, root: Root, state: CoverageState, sessions: int | None = None,
+                 reason: str | None = None) -> Coverage:
+        return Coverage(self.name, self.display, state, sessions, reason,
+                        None if root.path is None else str(root.path), root.source)
