@@ -28,6 +28,12 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude-isolated"))
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(var, str(home / var.lower()))
+    # every client's own root variable points into the temp home too: no test can reach this
+    # machine's ~/.codex, ~/.gemini, ~/.local/share/opencode or ~/.local/share/crush
+    monkeypatch.setenv("CODEX_HOME", str(home / ".codex-isolated"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home / ".gemini-isolated"))
+    monkeypatch.delenv("OPENCODE_DATA_DIR", raising=False)
+    monkeypatch.delenv("CRUSH_GLOBAL_DATA", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home
