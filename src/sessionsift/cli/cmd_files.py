@@ -221,7 +221,8 @@ def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
     n_audit = 0
     for b in bs:
         out.row("plan", {"session_id": b.session_id, "is_subagent": False, "parent_session_id": None,
-                         "source": b.source, "plan_path": b.plan_path, "plan_exists": b.plan_exists,
+                         "source": b.source, "plan_path": b.plan_path, "plan_path_checked": b.plan_path_checked,
+                         "plan_exists": b.plan_exists,
                          "plan_exists_recorded": b.plan_exists_recorded, "slug": b.slug, "line": b.line,
                          "refetch": refetch_at(b.session_id, "", False, b.line, claude_home),
                          "minted_at_compaction": b.minted_at_compaction, "plans_dir": b.plans_dir,

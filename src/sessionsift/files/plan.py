@@ -29,6 +29,9 @@ class PlanBinding:
     plans_dir_source: str
     notes: list[str] = field(default_factory=list)
     audit: list[dict] = field(default_factory=list)
+    plan_path_checked: str | None = None
+    """The path whose existence plan_exists reports: the recorded one, or its counterpart under
+    the current data root when the recorded one is absent (a moved root)."""
 
 
 def valid_slug(s: object) -> bool:
@@ -96,13 +99,20 @@ def bind(scope: Scope, audit: bool = False, lane_evs: dict[str, LaneEvents] | No
             else:
                 b.notes.append("no plan_mode attachment and no valid slug: no plan is bound")
         if b.plan_path:
+            b.plan_path_checked = b.plan_path
             b.plan_exists = os.path.exists(b.plan_path)
             all_bound[b.plan_path] = s.session_id
-            moved = os.path.join(pdir, os.path.basename(b.plan_path))
-            if not b.plan_exists and norm(moved) != b.plan_path and os.path.exists(moved):
-                b.notes.append(f"the recorded plan path is absent, but {moved} exists: the data root "
-                               "may have been moved since the session ran (plan_exists speaks of the "
-                               "recorded path)")
+            moved = norm(os.path.join(pdir, os.path.basename(b.plan_path)))
+            if not b.plan_exists and moved != b.plan_path and os.path.exists(moved):
+                # A moved data root (a copy, a backup, a restored home): the recorded absolute
+                # path lies under the directory the session ran with; resolve it against the
+                # current plans directory and say so.
+                b.plan_path_checked = moved
+                b.plan_exists = True
+                b.notes.append(f"the recorded plan path {b.plan_path} is absent; resolved against the "
+                               f"current data root: {moved} exists (the data root was moved or copied "
+                               "since the session ran)")
+                all_bound[moved] = s.session_id
         out.append(b)
         per.append((b, le, subs))
     if audit:
