@@ -191,7 +191,9 @@ def test_zero_hits_says_what_was_searched(home):
     code, out, _ = run(["search", "no-such-phrase-q7x9", "--count-lines", "--claude-home", str(home)])
     assert code == 1
     assert out.strip().splitlines()[-1] == (
-        f"0 hits in {files} transcripts ({lines} lines, {len(scope.sessions)} sessions; 0 unreadable)")
+        f"0 hits in {files} transcripts ({lines} lines, {len(scope.sessions)} sessions; 0 unreadable); no match "
+        "in the kinds not searched (user.queued, attachments, snapshots, turn-duration, away-summary, stop-hooks, "
+        "system records, hook context, persisted outputs)")
     code, out, _ = run(["search", "no-such-phrase-q7x9", "--format", "json", "--count-lines", "--claude-home", str(home)])
     rows = jrows(out)
     assert rows[0]["kind"] == "header" and rows[-1]["kind"] == "summary"
@@ -227,7 +229,10 @@ def test_sessions_with_matches_feed_sessions_from(home, tmp_path):
     assert {r["key"] for r in jrows(out) if r["kind"] == "count"} == {ids[0]}
     f.write_text("")
     code, out, _ = run(["search", "", "--sessions-from", str(f), "--claude-home", str(home)])
-    assert code == 1 and out.strip().endswith("0 hits in 0 transcripts (0 bytes, 0 sessions; 0 unreadable)")
+    assert code == 1 and out.strip().endswith("0 hits in 0 transcripts (0 bytes, 0 sessions; 0 unreadable); not "
+                                              "searched (further hits not counted: the pattern has no literal, or "
+                                              "-m/-l): user.queued, attachments, snapshots, turn-duration, "
+                                              "away-summary, stop-hooks, system records, hook context, persisted outputs")
 
 
 def test_max_count_no_subagents_and_multiple_patterns(home):

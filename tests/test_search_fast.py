@@ -82,6 +82,10 @@ QUERIES = [
     Query(patterns=(r"exit code [0-9]+|traceback|error",), ignore_case=True),
     Query(patterns=("P1",), include=("user",)),
     Query(patterns=("tool_use_id",)),
+    # literals in gated lines only: the left-out census (summary.left_out) must agree too
+    Query(patterns=("total_tokens",)),
+    Query(patterns=("hasCompletedOnboarding|trackedFileBackups|queued_command",), include=("user.message",)),
+    Query(patterns=("P1",), since=None, include=("agent.tool.result",)),
     Query(patterns=("",), max_count=2),
     Query(patterns=("",), sessions_only=True, include=("agent.tool.use",)),
 ]

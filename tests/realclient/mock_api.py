@@ -52,12 +52,15 @@ class Turn:
     (the mock fills in ids and signatures).
     delay: seconds to wait before answering (holds the session busy).
     on_serve: callback run (in the server thread) right before the delay starts.
+    error: (HTTP status, JSON body) sent instead of a message, as the real API sends an error (e.g.
+    400 ``invalid_request_error`` "prompt is too long"); ``blocks`` are then unused.
     """
 
     blocks: list[dict]
     delay: float = 0.0
     on_serve: Callable[[], None] | None = None
     label: str = ""
+    error: tuple[int, dict] | None = None
 
     @property
     def stop_reason(self) -> str:
@@ -90,6 +93,11 @@ def thinking(t: str) -> dict:
 
 def tool(name: str, **inp: Any) -> dict:
     return {"type": "tool_use", "name": name, "input": inp}
+
+
+def api_error(status: int, kind: str, message: str) -> tuple[int, dict]:
+    """An error response the way the Messages API sends one (for ``Turn.error``)."""
+    return status, {"type": "error", "error": {"type": kind, "message": message}}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -304,7 +312,9 @@ class MockAnthropic:
             # find the last user message (not a pure tool_result) carrying a known marker
             for idx in range(len(msgs) - 1, -1, -1):
                 m = msgs[idx]
-                if m.get("role") != "user" or _is_tool_result_only(m):
+                # 2.1.258 sends a prompt typed mid-turn as a `system` message ("The user sent a new
+                # message while you were working: ...") next to the tool result
+                if m.get("role") not in ("user", "system") or _is_tool_result_only(m):
                     continue
                 mt = _msg_text(m)
                 for conv in self.script.conversations:
@@ -407,6 +417,9 @@ class MockAnthropic:
                             mock.log({"on_serve_error": repr(e)})
                 if turn.delay:
                     time.sleep(turn.delay)
+                if turn.error is not None:
+                    self._json(*turn.error)
+                    return
                 msg_id = _stable_id("msg_", ns, key, "retry" if seq < 0 else "")
                 if body.get("stream"):
                     self.send_response(200)

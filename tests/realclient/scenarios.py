@@ -64,6 +64,7 @@ class Prompt:
     slash: bool = False  # interactive slash command (e.g. /compact): sent verbatim, no marker
     wait_route: str | None = None  # interactive: wait until a request with this route prefix was served
     settle: float = 0.0  # seconds to wait after the prompt finished
+    may_fail: bool = False  # print mode: a non-zero exit is expected (e.g. the turn ends on an API error)
 
 
 @dataclass

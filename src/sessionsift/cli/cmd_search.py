@@ -41,7 +41,33 @@ def _summary_line(sm, workers: int) -> str:
         extra += f"; {len(sm.persisted_unresolved)} persisted outputs unresolved: " + "; ".join(
             f"{esc(x['persisted_path'])} ({esc(x['why'])})" for x in sm.persisted_unresolved[:3])
     size = f"{sm.lines} lines" if sm.lines is not None else _human_bytes(sm.bytes)
-    return (f"{sm.hits} hits in {sm.files} transcripts ({size}, {sm.sessions} sessions{unread}{extra})")
+    return (f"{_n(sm.hits, 'hit')} in {_n(sm.files, 'transcript')} ({size}, {_n(sm.sessions, 'session')}"
+            f"{unread}{extra}){_left_out_text(sm.left_out)}")
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_KIND_NAMES = {"harness.meta.attachment": "attachments", "hook-context": "hook context",
+               "persisted-output": "persisted outputs", "harness.meta.snapshot": "snapshots",
+               "harness.meta.system": "system records"}
+
+
+def _left_out_text(left_out: list[dict]) -> str:
+    """What the summary line says about the kinds and sources the query did not search."""
+    if not left_out:
+        return ""
+    name = lambda x: _KIND_NAMES.get(x["kind"], x["kind"].removeprefix("harness.meta."))  # noqa: E731
+    if any(x["further_hits"] is None for x in left_out):
+        return ("; not searched (further hits not counted: the pattern has no literal, or -m/-l): "
+                + ", ".join(name(x) for x in left_out))
+    more = [x for x in left_out if x["further_hits"]]
+    if not more:
+        return "; no match in the kinds not searched (" + ", ".join(name(x) for x in left_out) + ")"
+    rest = len(left_out) - len(more)
+    return ("; not searched: " + ", ".join(f"{name(x)} {x['further_hits']} more ({x['flag']})" for x in more)
+            + (f"; no match in the other {rest} kinds not searched" if rest else ""))
 
 
 def _human_bytes(n: int) -> str:
@@ -193,12 +219,13 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
                 sessions_with_hits=sm.sessions_with_hits, hits=sm.hits, records_parsed=sm.records_parsed,
                 malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
-                unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, workers=run.workers)
+                unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
+                workers=run.workers)
     line = _summary_line(sm, run.workers)
     if not out.json:
         if sessions_only and sm.hits:
             out.stream.flush()
-            sys.stderr.write(f"{sm.sessions_with_hits} sessions with hits; searched " + line.split(" in ", 1)[1] + "\n")
+            sys.stderr.write(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1] + "\n")
         else:
             out.text(line)
     if sm.unreadable or sm.persisted_unresolved:

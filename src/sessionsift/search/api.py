@@ -22,7 +22,7 @@ from ..core.stats import KNOWN_TYPES
 from ..discover import Lane, Scope
 from ..errors import UsageError
 from ..model import record as R
-from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, ROLES, expand_selector, expand_selectors
+from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, LEAVES, ROLES, expand_selector, expand_selectors
 from ..read.lines import Line, ReadStats, open_map, parse_numbered
 from ..timefmt import parse_ts
 from . import prefilter as PF
@@ -72,6 +72,15 @@ class Plan:
     fast_carrier: bool = False
     """Counting only: a tool-result carrier naming one tool_use_id first is counted unparsed
     (every carrier leaf is selected)."""
+    left_out: tuple[tuple[str, str], ...] = ()
+    """(kind, flag) of every gated kind or source this query does not search (left_out_kinds)."""
+    count_left_out: bool = False
+    """Count the hits each left-out kind would add: the pattern has a literal needle (so only lines
+    holding it are looked at) and no -m/-l cuts the scan short."""
+    watch_leaves: frozenset[str] = frozenset()
+    """Left-out gated leaves whose candidate lines are classified and matched (count_left_out)."""
+    watch_types: frozenset[str] = frozenset()
+    """Record types whose lines can carry a watched leaf (read from the bytes, like type_gate)."""
 
 
 def _re2():
@@ -116,6 +125,30 @@ def compile_regex(patterns: tuple[str, ...], ignore_case: bool, fixed: bool) -> 
     if ignore_case:
         combined = "(?i)" + combined
     return combined
+
+
+HOOK_CONTEXT = "hook-context"
+"""Left-out kind: hook_additional_context attachments (leaf harness.meta.hook on an attachment
+line), searched only with --additional-context / --attachments."""
+PERSISTED = "persisted-output"
+"""Left-out source: the text of a tool output the client saved under tool-results/ (only its
+preview is in the transcript), searched only with --resolve-persisted."""
+
+
+def left_out_kinds(allowed: set[str] | frozenset[str], hook_attachments: bool,
+                   resolve_persisted: bool) -> list[tuple[str, str]]:
+    """(kind, flag) of every gated kind or source a query with this selection does not search: each
+    gated leaf not selected (docs/labels.md), hook-context attachments, persisted outputs (when
+    tool results are selected at all)."""
+    out = []
+    for leaf in LEAVES:
+        if leaf.gated and leaf.path not in allowed:
+            out.append((leaf.path, "--attachments" if leaf.path == "harness.meta.attachment" else f"-t {leaf.path}"))
+    if not hook_attachments:
+        out.append((HOOK_CONTEXT, "--additional-context"))
+    if not resolve_persisted and "agent.tool.result" in allowed:
+        out.append((PERSISTED, "--resolve-persisted"))
+    return out
 
 
 def plan(query: Query) -> Plan:
@@ -165,6 +198,17 @@ def plan(query: Query) -> Plan:
     if counting:
         fast_assistant = "all" if default_surface else ("tool" if "agent.tool.use" in rec_allowed else None)
     fast_carrier = counting and PF.CARRIER_LEAVES <= rec_allowed
+    left_out = left_out_kinds(allowed, hook_attachments, query.resolve_persisted)
+    count_left_out = (regex is not None and needles is not None and query.max_count is None
+                      and not query.sessions_only)
+    watch = {k for k, _ in left_out if k in LEAF_BY_PATH}
+    wtypes = {t for t, leaves in PF.type_leaves().items() if t != "user" and leaves & watch}
+    if any(k == HOOK_CONTEXT for k, _ in left_out):
+        watch.add("harness.meta.hook")
+        wtypes.add("attachment")
+    if count_left_out and lneedles is not None:
+        # lines of the left-out kinds must stay candidates (to be counted, never matched)
+        lneedles = PF.label_needles(rec_allowed | watch, False)
     return Plan(
         query=query, allowed=frozenset(allowed), record_allowed=frozenset(rec_allowed),
         default_surface=default_surface, hook_attachments=hook_attachments,
@@ -173,7 +217,9 @@ def plan(query: Query) -> Plan:
         until_ts=query.until.timestamp() if query.until else None,
         listing=query.count_by is None and not query.sessions_only,
         type_gate=type_gate, skip_carriers=skip_carriers, fast_assistant=fast_assistant,
-        fast_carrier=fast_carrier,
+        fast_carrier=fast_carrier, left_out=tuple(left_out), count_left_out=count_left_out,
+        watch_leaves=frozenset(watch) if count_left_out else frozenset(),
+        watch_types=frozenset(wtypes) if count_left_out else frozenset(),
     )
 
 
@@ -323,6 +369,8 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     shapes = gate is not None or skip_carriers or fast_asst is not None or fast_carrier
     ahead = PF.ASSISTANT_HEAD.match
     one_record = PF.one_record
+    watch_types = p.watch_types
+    from ..read.lines import parse_line
     try:
         m = open_map(lane.path)
     except OSError as exc:
@@ -347,6 +395,11 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
                     if ht not in KNOWN_TYPES:
                         out.unknown_type_lines[ht] = out.unknown_type_lines.get(ht, 0) + 1
                     out.shape_skipped += 1
+                    if ht in watch_types:  # a left-out kind holding the needle: count, never match
+                        gobj = parse_line(bytes(buf[s:e]))
+                        if gobj is not None:
+                            out.parsed += 1
+                            _count_left_out(p, rx, gobj, R.classify(gobj), out)
                     continue
             raw = buf[s:e]
             if untermed and e == size:
@@ -385,6 +438,8 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
                 if isinstance(par, str):
                     user_msg_parents[par] = user_msg_parents.get(par, 0) + 1
             if not _passes(p, obj, labels):
+                if watch_types:
+                    _count_left_out(p, rx, obj, labels, out)
                 continue
             ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
             win = _in_window(p, ts)
@@ -427,6 +482,8 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
             ))
             if cap is not None and len(hits) >= cap and "user.message" not in p.record_allowed:
                 break
+        if p.count_left_out and any(k == PERSISTED for k, _ in p.left_out):
+            _count_persisted(p, rx, lane, buf, out)
     out.malformed = len(stats.malformed_lines)
     # relabelling and turns need the lane view; build it only for lanes with hits
     relabel = any(h.labels[:1] == ["user.message"] for h in hits) and (
@@ -454,6 +511,95 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     if p.listing or q.sessions_only:
         out.hits = hits
     return out
+
+
+def _count_left_out(p: Plan, rx, obj: dict, labels: list[str], out: LaneOutcome) -> None:
+    """Count a record outside the selection as a further hit of its left-out kind, when it is one
+    (a watched gated leaf, or a hook-context attachment), lies in the time window and matches."""
+    if not labels:
+        return
+    leaf = labels[0]
+    if leaf == "harness.meta.hook":
+        if obj.get("type") != "attachment" or leaf not in p.watch_leaves:
+            return
+        kind = HOOK_CONTEXT
+    elif leaf in p.watch_leaves:
+        kind = leaf
+    else:
+        return
+    ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+    if _in_window(p, ts) is not True or rx.search(R.record_text(obj)) is None:
+        return
+    out.gated_hits[kind] = out.gated_hits.get(kind, 0) + 1
+
+
+_SAVED: dict[tuple[str, str], list[str]] = {}
+"""(tool-results dir, regex) -> names of the saved outputs there whose text matches (per process)."""
+
+
+def _session_dir(lane: Lane) -> Path:
+    parts = lane.path.parts
+    if lane.is_subagent and "subagents" in parts:
+        return Path(*parts[: len(parts) - 1 - parts[::-1].index("subagents")])
+    return lane.path.parent / lane.session_id
+
+
+def _saved_matching(p: Plan, rx, d: Path) -> list[str]:
+    key = (str(d), p.regex or "")
+    names = _SAVED.get(key)
+    if names is not None:
+        return names
+    names = []
+    try:
+        files = sorted((e.name, e.path) for e in os.scandir(d) if e.is_file())
+    except OSError:
+        files = []
+    nb = [n.encode() for n in p.needles or ()]
+    for name, path in files:
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        hay = data.lower() if p.needles_ci else data
+        if any(n in hay for n in nb) and rx.search(data.decode("utf-8", "replace")) is not None:
+            names.append(name)
+    if len(_SAVED) > 1024:
+        _SAVED.clear()
+    _SAVED[key] = names
+    return names
+
+
+def _count_persisted(p: Plan, rx, lane: Lane, buf, out: LaneOutcome) -> None:
+    """Further hits --resolve-persisted would give in this lane: tool-result pointer lines in the
+    selection whose preview does not match but whose saved output (under the session's
+    tool-results/, found by file name, so only files holding the needle are ever read) does."""
+    names = _saved_matching(p, rx, _session_dir(lane) / "tool-results")
+    if not names:
+        return
+    from ..read.lines import parse_line
+
+    seen: set[int] = set()
+    for name in names:
+        nb = name.encode()
+        i = buf.find(nb)
+        while i >= 0:
+            s = buf.rfind(b"\n", 0, i) + 1
+            e = buf.find(b"\n", i)
+            e = len(buf) if e < 0 else e
+            i = buf.find(nb, e)
+            if s in seen:
+                continue
+            seen.add(s)
+            obj = parse_line(bytes(buf[s:e]))
+            if obj is None or obj.get("type") != "user" or not _passes(p, obj, R.classify(obj)):
+                continue
+            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+            plain = R.record_text(obj)
+            if _in_window(p, ts) is not True or rx.search(plain) is not None:
+                continue  # outside the window, or already a hit without resolving
+            text, used = _resolve_persisted(obj, plain, lane, 0, [])
+            if used and rx.search(text) is not None:
+                out.gated_hits[PERSISTED] = out.gated_hits.get(PERSISTED, 0) + 1
 
 
 def _fast_assistant(p: Plan, am, raw: bytes, pos: int, s: int, e: int, names: dict | None) -> Hit | None:
@@ -757,6 +903,10 @@ class SearchRun:
                 for o in _run_unit((self.plan, u)):
                     yield from self._emit(o, sess_hit)
         sm.sessions_with_hits = len(sess_hit)
+        p = self.plan
+        sm.left_out = [{"kind": k, "flag": f, "further_hits": (
+            sm.gated_hits.get(k, 0) if p.count_left_out else (0 if k == PERSISTED and p.regex is None else None))}
+            for k, f in p.left_out]
         self._done = True
 
     def _emit(self, o: LaneOutcome, sess_hit: set[str]) -> Iterator[tuple[Lane, LaneOutcome]]:
@@ -778,6 +928,8 @@ class SearchRun:
         sm.persisted_unresolved.extend(o.persisted_problems)
         for k, v in o.unknown_type_lines.items():
             sm.unknown_type_lines[k] = sm.unknown_type_lines.get(k, 0) + v
+        for k, v in o.gated_hits.items():
+            sm.gated_hits[k] = sm.gated_hits.get(k, 0) + v
         if o.hit_count:
             sess_hit.add(lane.session_id)
         yield lane, o

@@ -99,6 +99,9 @@ class LaneOutcome:
     """Hits counted from their bytes without parsing (counting plans only)."""
     unknown_type_lines: dict = field(default_factory=dict)
     """Candidate lines of record types sessionsift does not interpret (never matched), by type."""
+    gated_hits: dict = field(default_factory=dict)
+    """Gated leaf (or "persisted-output") -> hits it would add if its flag were given (counted only
+    when Plan.count_left_out)."""
 
 
 @dataclass
@@ -127,3 +130,9 @@ class Summary:
     `api-request-blob` holds wire copies of prompts and harness system text (docs/search.md)."""
     prefilter: list[str] | None = None
     """The byte needles used to pick candidate lines (None = every line was a candidate)."""
+    gated_hits: dict = field(default_factory=dict)
+    """Left-out kind -> further hits counted (the raw sums behind `left_out`)."""
+    left_out: list[dict] = field(default_factory=list)
+    """Kinds and sources this query did not search: `{kind, flag, further_hits}` each, `flag` the
+    option that adds it, `further_hits` the hits it would add (None = not counted: the pattern has no
+    literal needle, or -m/-l stopped the scan early). See LEFT_OUT in search/api.py."""
