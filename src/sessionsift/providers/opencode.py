@@ -1,0 +1,226 @@
+"""opencode (``opencode-ai`` on npm): sessions in ``opencode.db`` (SQLite, WAL) under its data dir.
+
+Where: ``--opencode-home DIR`` (the data dir that holds ``opencode.db``, or a database file), then
+``--home H`` -> ``H/.local/share/opencode``, then ``OPENCODE_DB`` (opencode's own variable naming
+the database file; relative to the data dir unless absolute), then ``$XDG_DATA_HOME/opencode``,
+then ``~/.local/share/opencode``. opencode has no variable of its own for the data dir (checked in
+the 1.18.33 binary: ``OPENCODE_DB``, ``OPENCODE_DISABLE_CHANNEL_DB``, ``OPENCODE_CONFIG_DIR``; the
+data dir is xdg-basedir's ``$XDG_DATA_HOME/opencode``).
+
+Stores in a data dir: ``opencode.db`` (release channels latest/beta/prod), ``opencode-<channel>.db``
+(other channels; each its own store), and the legacy JSON tree ``storage/`` (opencode_json.py).
+
+Tables read (read-only; sqlite_ro.py): ``session`` (id, project_id, parent_id, directory, title,
+version, time_created/updated/archived in ms, cost, tokens_*), ``message`` (id, session_id,
+time_created, data JSON), ``part`` (id, message_id, session_id, time_created, data JSON),
+``project`` (id, worktree). Locators are ``message:<id>``, ``part:<id>`` and ``part:<id>#output``
+(a tool part's result half). ``time_archived`` is opencode's soft delete: the session is listed
+with ``extra.archived = true``. The session row's ``cost`` and ``tokens_*`` are opencode's own sums
+over the session's steps (``extra.recorded_cost``/``extra.recorded_tokens``, as written: its
+``tokens_output`` follows the same per-release convention as the steps' ``output``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import orjson
+
+from . import opencode_json, sqlite_ro
+from .base import Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
+from .opencode_records import PROVIDER, SessionMapper, iso_ms
+
+NEED = {
+    "session": {"id", "directory", "title", "time_created", "time_updated"},
+    "message": {"id", "session_id", "time_created", "data"},
+    "part": {"id", "message_id", "session_id", "data"},
+}
+OPTIONAL_SESSION = ("project_id", "parent_id", "version", "time_archived", "slug", "agent", "cost",
+                    "tokens_input", "tokens_output", "tokens_reasoning", "tokens_cache_read",
+                    "tokens_cache_write", "workspace_id")
+
+
+def _loads(b: Any) -> Any:
+    if b is None:
+        return None
+    try:
+        return orjson.loads(b)
+    except (orjson.JSONDecodeError, TypeError):
+        return None
+
+
+class Opencode(Provider):
+    name = "opencode"
+    display = "opencode"
+    home_flag = "--opencode-home"
+    env_var = None
+    default_rel = ".local/share/opencode"
+    process_names = ("opencode", ".opencode")
+    activity_granularity = "project"
+
+    # ------------------------------------------------------------------ where
+    def locate(self, explicit: str | None = None, home: str | None = None,
+               env: Mapping[str, str] | None = None) -> Root:
+        env = os.environ if env is None else env
+        if explicit:
+            return Root(Path(explicit).expanduser(), self.home_flag, True)
+        if home:
+            return Root(Path(home).expanduser() / self.default_rel, "--home", True)
+        data = Path(env["XDG_DATA_HOME"]).expanduser() / "opencode" if env.get("XDG_DATA_HOME") else None
+        db = env.get("OPENCODE_DB")
+        if db and db != ":memory:":
+            p = Path(db).expanduser()
+            if not p.is_absolute():
+                p = (data or Path.home() / self.default_rel) / p
+            return Root(p, "OPENCODE_DB")
+        if data is not None:
+            return Root(data, "XDG_DATA_HOME")
+        return Root(Path.home() / self.default_rel, "default")
+
+    # ------------------------------------------------------------------ which
+    def stores(self, root: Path) -> tuple[list[Path], bool]:
+        """The databases under a data dir (or the named file) and whether a legacy tree exists."""
+        if root.is_file() or root.suffix == ".db":
+            return ([root] if root.exists() else []), False
+        dbs = []
+        if (root / "opencode.db").exists():
+            dbs.append(root / "opencode.db")
+        dbs += sorted(p for p in root.glob("opencode-*.db") if p.is_file())
+        return dbs, (opencode_json.storage_dir(root) / "session").is_dir()
+
+    def discover(self, root: Root) -> Discovery:
+        if root.path is None:
+            return Discovery([], self.coverage(root, "not_looked", reason="no data dir given"))
+        if not root.path.exists():
+            return Discovery([], self.coverage(root, "absent", 0, reason=f"{root.path} does not exist"))
+        dbs, legacy = self.stores(root.path)
+        problems: list[Problem] = []
+        failed: list[tuple[str, str]] = []
+        refs: list[SessionRef] = []
+        for db in dbs:
+            try:
+                refs += self._db_sessions(db)
+            except sqlite_ro.StoreError as e:
+                problems.append(Problem(str(db), e.reason))
+                failed.append((e.state, f"{db.name}: {e.reason}"))
+        if legacy:
+            in_db = {r.session_id for r in refs}
+            for r in opencode_json.discover(root.path, problems):
+                if r.session_id in in_db:
+                    continue  # migrated into opencode.db; the database's copy is the one read
+                refs.append(r)
+        if not dbs and not legacy:
+            return Discovery([], self.coverage(root, "absent", 0,
+                                               reason="no opencode.db, opencode-*.db or storage/ here"), problems)
+        if failed:
+            state = "unknown_format" if all(s == "unknown_format" for s, _ in failed) else "unreadable"
+            reason = "; ".join(r for _, r in failed)
+            if refs:
+                reason += f" ({len(refs)} sessions read from the other stores are listed)"
+            return Discovery(refs, self.coverage(root, state, None, reason), problems)  # type: ignore[arg-type]
+        return Discovery(refs, self.coverage(root, "ok", len(refs)), problems)
+
+    def _db_sessions(self, db: Path) -> list[SessionRef]:
+        con = sqlite_ro.connect(db)
+        try:
+            cols = sqlite_ro.require(con, db, NEED)
+            have = [c for c in OPTIONAL_SESSION if c in cols["session"]]
+            sel = ", ".join(f'"{c}"' for c in ["id", "directory", "title", "time_created", "time_updated", *have])
+            worktrees: dict[str, str] = {}
+            with sqlite_ro.snapshot(con, db):
+                rows = sqlite_ro.retry(lambda: con.execute(f"SELECT {sel} FROM session ORDER BY time_created, id").fetchall(), db)
+                pcols = sqlite_ro.retry(lambda: sqlite_ro.columns(con, "project"), db)
+                if {"id", "worktree"} <= pcols:
+                    worktrees = dict(sqlite_ro.retry(lambda: con.execute("SELECT id, worktree FROM project").fetchall(), db))
+        except sqlite_ro.StoreError:
+            raise
+        except Exception as e:  # an sqlite3 error outside retry(): classify it the same way
+            raise sqlite_ro.classify(e, db) from e
+        finally:
+            con.close()
+        names = ["id", "directory", "title", "time_created", "time_updated", *have]
+        refs = []
+        for row in rows:
+            r = dict(zip(names, row))
+            sid = r["id"]
+            if not isinstance(sid, str):
+                continue
+            tok = {k[7:]: r[k] for k in names if k.startswith("tokens_")}
+            refs.append(SessionRef(
+                PROVIDER, sid, [db], project=r["directory"] if isinstance(r["directory"], str) else None,
+                project_source="session.directory", first_at=iso_ms(r["time_created"]),
+                last_at=iso_ms(r["time_updated"]), size=None,
+                title=r["title"] if isinstance(r["title"], str) else None,
+                parent_session_id=r.get("parent_id") or None, version=r.get("version") or None,
+                extra={"store": "sqlite", "db_path": str(db), "project_id": r.get("project_id"),
+                       "worktree": worktrees.get(r.get("project_id") or ""),
+                       "archived": r.get("time_archived") is not None,
+                       "time_archived": iso_ms(r.get("time_archived")), "slug": r.get("slug"),
+                       "agent": r.get("agent"), "recorded_cost": r.get("cost"),
+                       "recorded_tokens": tok or None}))
+        return refs
+
+    # ------------------------------------------------------------------ how
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+        if ref.extra.get("store") == "legacy-json":
+            yield from opencode_json.read(ref, report, raw)
+            return
+        db = Path(ref.extra.get("db_path") or ref.paths[0])
+        try:
+            con = sqlite_ro.connect(db)
+        except sqlite_ro.StoreError as e:
+            report.problems.append(Problem(str(db), e.reason))
+            return
+        report.files += 1
+        mapper = SessionMapper(ref.session_id, report, path=str(db), is_child=bool(ref.parent_session_id), raw=raw)
+        try:
+            sqlite_ro.require(con, db, NEED)
+            with sqlite_ro.snapshot(con, db):
+                yield from self._rows(con, db, ref.session_id, mapper, report)
+        except sqlite_ro.StoreError as e:
+            report.problems.append(Problem(str(db), e.reason))
+        except Exception as e:  # a malformed page met mid-read: say so, keep what was read
+            report.problems.append(Problem(str(db), sqlite_ro.classify(e, db).reason))
+        finally:
+            con.close()
+
+    def _rows(self, con, db: Path, sid: str, mapper: SessionMapper, report: ReadReport) -> Iterator[Record]:
+        msgs = sqlite_ro.retry(lambda: con.execute(
+            "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (sid,)).fetchall(), db)
+        seen: set[str] = set()
+        for mid, mt, mdata in msgs:
+            seen.add(mid)
+            report.bytes += len(mdata or b"")
+            m = _loads(mdata)
+            if not isinstance(m, dict):
+                report.malformed_lines.append(f"{db}:message:{mid}")
+                m = {}
+            parts = []
+            for pid, pt, pdata in con.execute(
+                    "SELECT id, time_created, data FROM part WHERE message_id = ? ORDER BY id", (mid,)):
+                report.bytes += len(pdata or b"")
+                p = _loads(pdata)
+                if not isinstance(p, dict):
+                    report.malformed_lines.append(f"{db}:part:{pid}")
+                    p = {"type": None}
+                parts.append((pid, p, pt))
+            yield from mapper.message(mid, m, mt, parts)
+        # parts whose message row is missing (kept, never dropped)
+        orphans = con.execute("SELECT id, message_id, time_created, data FROM part WHERE session_id = ? "
+                              "AND message_id NOT IN (SELECT id FROM message WHERE session_id = ?) ORDER BY id",
+                              (sid, sid)).fetchall()
+        if orphans:
+            report.notes.append(f"{len(orphans)} part row(s) of {sid} have no message row")
+            for pid, mid, pt, pdata in orphans:
+                p = _loads(pdata)
+                yield from mapper.part(pid, p if isinstance(p, dict) else {"type": None}, pt, None, None, {}, True)
+
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:
+        nothing can be removed without writing to the database, which sessionsift never does."""
+        if ref.extra.get("store") == "legacy-json":
+            return opencode_json.footprint(ref)
+        return []

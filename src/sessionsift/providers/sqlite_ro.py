@@ -1,0 +1,152 @@
+"""Reading a database that a running client may be writing, without disturbing it.
+
+Rules (issue 13; the same ones Codex's side stores need):
+
+- open read-only through a ``file:<path>?mode=ro`` URI: the connection can never write, so it never
+  takes a write lock, never checkpoints, never changes the journal mode; ``PRAGMA query_only`` is
+  set as well. ``immutable=1`` is never used: it would ignore the ``-wal`` file, and in WAL mode the
+  newest commits live there until the client checkpoints them;
+- the database is read in place, never copied (a copy of the main file without its ``-wal`` and
+  ``-shm`` silently loses the newest commits);
+- ``SQLITE_BUSY``/``locked`` is retried a bounded number of times (a busy timeout per attempt,
+  a short back-off between attempts); a database still locked after that is reported, never
+  treated as empty;
+- a database that cannot be opened, is not a database, is malformed, or lacks a table or column
+  the reader needs raises :class:`StoreError` with ``state`` ``unreadable`` or ``unknown_format``
+  and a reason: the caller reports coverage null with that reason, never 0 sessions.
+
+A read that spans several queries runs inside one read transaction (:func:`snapshot`), so every
+row comes from the same committed state even while the client keeps writing.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, Mapping, TypeVar
+from urllib.parse import quote
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_S = 0.5
+"""sqlite's own busy handler waits this long per attempt."""
+ATTEMPTS = 4
+"""Attempts before a locked database is reported (about 2.5 s in all, with the back-off)."""
+
+
+class StoreError(Exception):
+    def __init__(self, state: str, reason: str):
+        super().__init__(reason)
+        self.state = state  # "unreadable" | "unknown_format"
+        self.reason = reason
+
+
+def _is_busy(e: BaseException) -> bool:
+    m = str(e).lower()
+    return "locked" in m or "busy" in m
+
+
+def classify(e: BaseException, path: Path) -> StoreError:
+    """Map an sqlite3 error to the coverage state and a reason a person can act on."""
+    m = str(e)
+    low = m.lower()
+    if _is_busy(e):
+        return StoreError("unreadable", f"locked: {m} (still busy after {ATTEMPTS} attempts)")
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return StoreError("unreadable", f"corrupt: {m}")
+    if "no such table" in low or "no such column" in low:
+        return StoreError("unknown_format", f"schema not known to this reader: {m}")
+    if "unable to open" in low or "readonly" in low or "permission" in low:
+        if not os.access(path, os.R_OK):
+            return StoreError("unreadable", f"permission denied: {m}")
+        return StoreError("unreadable", f"cannot open: {m}")
+    return StoreError("unreadable", f"{type(e).__name__}: {m}")
+
+
+def retry(fn: Callable[[], T], path: Path, attempts: int = ATTEMPTS) -> T:
+    """Run ``fn``; on SQLITE_BUSY/locked try again (bounded), then raise StoreError."""
+    delay = 0.05
+    for i in range(attempts):
+        try:
+            return fn()
+        except sqlite3.Error as e:
+            if not _is_busy(e) or i == attempts - 1:
+                raise classify(e, path) from e
+            time.sleep(delay)
+            delay *= 3
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A read-only connection to ``path`` that has proved it can read the schema."""
+    path = Path(path)
+    if not path.exists():
+        raise StoreError("unreadable", "database file is missing")
+    if not path.is_file():
+        raise StoreError("unreadable", "not a regular file")
+    if not os.access(path, os.R_OK):
+        raise StoreError("unreadable", "permission denied (cannot read the database file)")
+    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+
+    def _open() -> sqlite3.Connection:
+        con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                              check_same_thread=False)
+        try:
+            con.execute("PRAGMA query_only = ON")
+            con.execute("PRAGMA trusted_schema = OFF")
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    return retry(_open, path)
+
+
+def columns(con: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in con.execute("SELECT * FROM pragma_table_info(?)", (table,))}
+
+
+def require(con: sqlite3.Connection, path: Path, schema: Mapping[str, set[str] | frozenset[str]]) -> dict[str, set[str]]:
+    """Check that each table has at least the named columns; return every table's columns.
+
+    Raises StoreError(unknown_format) naming what is missing (a client version this reader does not
+    know, or a database of some other program)."""
+    got: dict[str, set[str]] = {}
+    missing = []
+    for t, need in schema.items():
+        cols = retry(lambda t=t: columns(con, t), path)
+        got[t] = cols
+        if not cols:
+            missing.append(f"table {t}")
+        elif need - cols:
+            missing.append(f"{t}.({', '.join(sorted(need - cols))})")
+    if missing:
+        raise StoreError("unknown_format", "schema not known to this reader: missing " + "; ".join(missing))
+    return got
+
+
+@contextmanager
+def snapshot(con: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """One read transaction: every query inside sees the same committed state."""
+    retry(lambda: con.execute("BEGIN"), path)
+    try:
+        yield con
+    finally:
+        try:
+            con.execute("COMMIT")
+        except sqlite3.Error:
+            pass
+
+
+def sidecars(path: Path) -> list[Path]:
+    """The database file and whichever of its ``-wal``/``-shm``/``-journal`` exist."""
+    out = [path]
+    for suf in ("-wal", "-shm", "-journal"):
+        p = path.with_name(path.name + suf)
+        if p.exists():
+            out.append(p)
+    return out

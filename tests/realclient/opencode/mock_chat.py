@@ -1,0 +1,250 @@
+"""A scripted mock of the OpenAI Chat Completions API (SSE), for running the real opencode offline.
+
+Stdlib only (``http.server`` in a thread), bound to 127.0.0.1. It answers ``POST .../chat/completions``
+as Server-Sent Events (``chat.completion.chunk`` deltas: ``content``, ``reasoning_content`` and
+``tool_calls``, then ``finish_reason``, a usage chunk, ``data: [DONE]``), ``GET .../models`` with the
+one mock model, and anything else with a small 200 so the client never hangs.
+
+Routing of a completion request (see tests/realclient/opencode/README.md):
+
+1. no ``tools`` in the body: a side call (opencode's title agent) -> the scenario's canned title;
+2. with ``tools``: the mock finds the LAST ``user`` message whose text holds one of the script's
+   conversation markers (``[<scenario> P<n>]`` for a prompt, ``SUBAGENT-<X>`` for a ``task`` child
+   session), counts the ``assistant`` messages after it and answers with that conversation's step
+   number n. Past the end of the script it answers ``Done.`` with ``stop``.
+
+Every request is logged as one JSON line (route, conversation, step, tool names, message count),
+and every served step is remembered with the usage it reported: the ground truth of tokens.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+MODEL = "mock-model"
+
+
+@dataclass
+class Step:
+    """One model step (one assistant message in opencode): optional reasoning, text, tool calls.
+
+    ``calls`` are ``(tool name, arguments dict)``; ``delay`` holds the response before its first
+    chunk (keeps the client mid-turn); ``stall`` sends the first chunks then waits that long before
+    finishing (a turn killed mid-stream); ``on_serve`` runs in the server thread when the step is
+    chosen; ``usage`` is what the usage chunk reports (a deterministic default otherwise)."""
+
+    text: str | None = None
+    reasoning: str | None = None
+    calls: list[tuple[str, dict]] = field(default_factory=list)
+    delay: float = 0.0
+    stall: float = 0.0
+    on_serve: Callable[[], None] | None = None
+    usage: dict | None = None
+
+
+@dataclass
+class Conversation:
+    marker: str
+    steps: list[Step]
+    name: str = ""
+
+
+def call_id(ns: str, conv: str, step: int, i: int) -> str:
+    """Deterministic tool-call ids (they end up in opencode's part rows as callID)."""
+    h = hashlib.sha256(f"{ns}/{conv}/{step}/{i}".encode()).hexdigest()[:20]
+    return f"call_{h}"
+
+
+def default_usage(conv_index: int, step: int, has_reasoning: bool) -> dict:
+    """Distinct, deterministic numbers per step so a test can tell any two steps apart."""
+    prompt = 1000 + 100 * conv_index + 10 * step
+    cached = 200 + step
+    out = 30 + step
+    u = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out,
+         "prompt_tokens_details": {"cached_tokens": cached}}
+    if has_reasoning:
+        u["completion_tokens_details"] = {"reasoning_tokens": 7 + step}
+    return u
+
+
+def _text_of(msg: dict) -> str:
+    c = msg.get("content")
+    if isinstance(c, str):
+        return c
+    out = []
+    for p in c or []:
+        if isinstance(p, dict) and p.get("type") == "text":
+            out.append(str(p.get("text", "")))
+    return "\n".join(out)
+
+
+def chunk(delta: dict, finish: str | None = None, cid: str = "chatcmpl-mock") -> bytes:
+    obj = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": MODEL,
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def usage_chunk(usage: dict, cid: str = "chatcmpl-mock") -> bytes:
+    obj = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": MODEL,
+           "choices": [], "usage": usage}
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+class MockChat:
+    def __init__(self, conversations: list[Conversation], namespace: str, title: str = "Mock title",
+                 log_path: str | None = None, port: int = 0):
+        self.convs = conversations
+        self.ns = namespace
+        self.title = title
+        self.log_path = log_path
+        self.served: list[dict] = []  # {"conversation", "step", "calls": [...], "usage"}
+        self.lock = threading.Lock()
+        self.events: dict[tuple[str, int], threading.Event] = {}
+        self.srv = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self.srv.daemon_threads = True
+        self.thread = threading.Thread(target=self.srv.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *a):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+    def served_event(self, conv: str, step: int) -> threading.Event:
+        with self.lock:
+            return self.events.setdefault((conv, step), threading.Event())
+
+    def log(self, rec: dict) -> None:
+        if self.log_path:
+            with self.lock, open(self.log_path, "a") as f:
+                f.write(json.dumps(rec, sort_keys=True) + "\n")
+
+    # ------------------------------------------------------------------ routing
+    def route(self, body: dict) -> tuple[str, Conversation | None, int]:
+        if not body.get("tools"):
+            return "side", None, -1
+        msgs = body.get("messages") or []
+        for i in range(len(msgs) - 1, -1, -1):
+            m = msgs[i]
+            if m.get("role") != "user":
+                continue
+            t = _text_of(m)
+            for c in self.convs:
+                if c.marker in t:
+                    n = sum(1 for x in msgs[i + 1:] if x.get("role") == "assistant")
+                    return "script", c, n
+        return "unscripted", None, -1
+
+    def _handler(self):
+        mock = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _send(self, code: int, obj: Any) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                mock.log({"method": "GET", "path": self.path})
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+                else:
+                    self._send(200, {"ok": True})
+
+            def do_POST(self):
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    mock.log({"method": "POST", "path": self.path, "route": "other"})
+                    self._send(200, {"ok": True})
+                    return
+                route, conv, idx = mock.route(body)
+                tools = sorted(t.get("function", {}).get("name", "") for t in body.get("tools") or [])
+                rec = {"method": "POST", "path": self.path, "route": route, "stream": bool(body.get("stream")),
+                       "messages": len(body.get("messages") or []), "tools": tools if idx <= 0 else len(tools)}
+                if route == "side":
+                    self._stream([chunk({"role": "assistant", "content": mock.title}), chunk({}, "stop")],
+                                 {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55})
+                    mock.log(rec)
+                    return
+                if route == "unscripted" or conv is None or idx >= len(conv.steps):
+                    rec["conversation"] = conv.name if conv else None
+                    rec["step"] = idx
+                    mock.log(rec | {"past_script": True})
+                    self._stream([chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")],
+                                 {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11})
+                    return
+                step = conv.steps[idx]
+                ci = mock.convs.index(conv)
+                use = step.usage or default_usage(ci, idx, bool(step.reasoning))
+                calls = [{"id": call_id(mock.ns, conv.name, idx, i), "name": nm, "arguments": args}
+                         for i, (nm, args) in enumerate(step.calls)]
+                with mock.lock:
+                    mock.served.append({"conversation": conv.name, "step": idx, "calls": calls, "usage": use,
+                                        "text": step.text, "reasoning": step.reasoning})
+                rec.update(conversation=conv.name, step=idx, calls=[c["name"] for c in calls])
+                mock.log(rec)
+                if step.on_serve:
+                    step.on_serve()
+                mock.served_event(conv.name, idx).set()
+                if step.delay:
+                    time.sleep(step.delay)
+                chunks = [chunk({"role": "assistant", "content": ""})]
+                if step.reasoning:
+                    chunks.append(chunk({"reasoning_content": step.reasoning}))
+                if step.text:
+                    chunks.append(chunk({"content": step.text}))
+                for i, c in enumerate(calls):
+                    chunks.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
+                                                         "function": {"name": c["name"], "arguments": ""}}]}))
+                    chunks.append(chunk({"tool_calls": [{"index": i, "function": {
+                        "arguments": json.dumps(c["arguments"])}}]}))
+                finish = "tool_calls" if calls else "stop"
+                self._stream(chunks + [chunk({}, finish)], use, stall=step.stall)
+
+            def _stream(self, chunks: list[bytes], use: dict, stall: float = 0.0) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("cache-control", "no-cache")
+                self.send_header("connection", "close")
+                self.end_headers()
+                try:
+                    if stall:  # the opening chunks, then hold: the client is mid-stream
+                        for c in chunks[:-1]:
+                            self.wfile.write(c)
+                        self.wfile.flush()
+                        time.sleep(stall)
+                        chunks = chunks[-1:]
+                    for c in chunks:
+                        self.wfile.write(c)
+                    self.wfile.write(usage_chunk(use))
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
+
+        return H

@@ -1,0 +1,283 @@
+"""Run an opencode scenario with the real client against the Chat Completions mock, offline.
+
+Outer: :func:`run_scenario` (or :func:`start_scenario`, which does not wait) re-executes this module
+under ``unshare -n`` (a fresh network namespace with only loopback, brought up with
+``ip link set lo up``). Inner: the mock runs in a thread on 127.0.0.1 and each prompt is one
+``env -i <only the named variables> opencode run --print-logs --format json [--continue] PROMPT``.
+Layout for root R and scenario S::
+
+    R/S/work/                     the client's cwd (a git repo when the scenario says so)
+    R/S/home/                     HOME
+    R/S/xdg/{config,data,cache,state}/   XDG_*_HOME; the data dir is R/S/xdg/data/opencode
+    R/S/mock-requests.jsonl       every request the mock saw
+    R/S/client-P<n>.{stdout.jsonl,log}   the client's JSON events and its --print-logs output
+    R/S/ground-truth.json         what the script implies + what the run did
+
+CLI: ``python -m tests.realclient.opencode.runner [SCENARIO] [--root R] [--version V]``
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import client as clientmod
+from .mock_chat import MODEL, MockChat
+from .scenarios import ALL, Scenario
+
+REPO = Path(__file__).resolve().parents[3]
+FAKE_KEY = "sk-mock-0000"
+DISABLE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHARE", "CLAUDE_CODE",
+           "EXTERNAL_SKILLS")
+
+
+# ============================================================================ outer
+
+def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> tuple[list[str], dict]:
+    problems = clientmod.check_host()
+    if problems:
+        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    exe = clientmod.ensure_client(version)
+    Path(root).mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
+    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.opencode.runner", "--inside", name,
+           "--root", str(root), "--exe", str(exe)]
+    return cmd, env
+
+
+def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 300) -> dict:
+    cmd, env = launch(name, root, version)
+    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    (Path(root) / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    if r.returncode != 0:
+        raise RuntimeError(f"opencode scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    return json.loads((Path(root) / name / "ground-truth.json").read_text())
+
+
+def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
+    """Like :func:`run_scenario` but returns the running runner (its own process group) at once."""
+    cmd, env = launch(name, root, version)
+    out = open(Path(root) / f"{name}.runner.log", "w")
+    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+# ============================================================================ inner
+
+def data_dir(s_dir: Path) -> Path:
+    return s_dir / "xdg" / "data" / "opencode"
+
+
+def client_env(s_dir: Path) -> dict:
+    x = s_dir / "xdg"
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(s_dir / "home"),
+           "XDG_CONFIG_HOME": str(x / "config"), "XDG_DATA_HOME": str(x / "data"),
+           "XDG_CACHE_HOME": str(x / "cache"), "XDG_STATE_HOME": str(x / "state"),
+           "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
+    env.update({f"OPENCODE_DISABLE_{k}": "1" for k in DISABLE})
+    return env
+
+
+def write_config(s_dir: Path, base_url: str) -> None:
+    cfg = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+           "model": f"mock/{MODEL}", "small_model": f"mock/{MODEL}",
+           "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"},
+           "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                 "options": {"baseURL": base_url, "apiKey": FAKE_KEY},
+                                 "models": {MODEL: {"name": "Mock Model", "tool_call": True, "reasoning": True,
+                                                    "limit": {"context": 128000, "output": 8192}}}}}}
+    d = s_dir / "xdg" / "config" / "opencode"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "opencode.json").write_text(json.dumps(cfg, indent=2))
+
+
+def _subst(x, work: str):
+    if isinstance(x, str):
+        return x.replace("{W}", work)
+    if isinstance(x, dict):
+        return {k: _subst(v, work) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_subst(v, work) for v in x]
+    if isinstance(x, tuple):
+        return tuple(_subst(v, work) for v in x)
+    return x
+
+
+def sha256(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+def _git_init(work: Path) -> str:
+    genv = {"PATH": "/usr/bin:/bin", "HOME": str(work.parent / "home"), "GIT_AUTHOR_NAME": "ssift",
+            "GIT_AUTHOR_EMAIL": "ssift@example.invalid", "GIT_COMMITTER_NAME": "ssift",
+            "GIT_COMMITTER_EMAIL": "ssift@example.invalid", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    (work / "README.md").write_text("scenario repo\n")
+    for c in (["git", "init", "-q", "-b", "main"], ["git", "add", "README.md"],
+              ["git", "commit", "-q", "-m", "init"]):
+        subprocess.run(c, cwd=work, env=genv, check=True)
+    return subprocess.run(["git", "rev-list", "--max-parents=0", "HEAD"], cwd=work, env=genv, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _events(path: Path) -> list[dict]:
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(o, dict):
+            out.append(o)
+    return out
+
+
+def _session_ids(events: list[dict]) -> list[str]:
+    seen: list[str] = []
+    for e in events:
+        sid = e.get("sessionID") or (e.get("part") or {}).get("sessionID") if isinstance(e.get("part"), dict) \
+            else e.get("sessionID")
+        if isinstance(sid, str) and sid not in seen:
+            seen.append(sid)
+    return seen
+
+
+def inside(name: str, root: Path, exe: str) -> None:
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    sc: Scenario = ALL[name]
+    s_dir = root / name
+    if s_dir.exists():
+        subprocess.run(["rm", "-rf", str(s_dir)], check=True)
+    work = s_dir / "work"
+    for d in (work, s_dir / "home", *(s_dir / "xdg" / k for k in ("config", "data", "cache", "state"))):
+        d.mkdir(parents=True)
+    for rel, data in sc.setup_files.items():
+        (work / rel).write_text(data)
+    root_commit = _git_init(work) if sc.git else None
+    convs = [c for c in sc.conversations()]
+    for c in convs:
+        for st in c.steps:
+            st.calls = [(_subst(n, str(work)), _subst(a, str(work))) for n, a in st.calls]
+    t0 = time.time()
+    runs = []
+    env = client_env(s_dir)
+    kv = [f"{k}={v}" for k, v in sorted(env.items())]
+    with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl")) as mock:
+        write_config(s_dir, mock.base_url)
+        for i, p in enumerate(sc.prompts):
+            argv = [exe, "run", "--print-logs", "--format", "json"] + (["--continue"] if p.how == "continue" else [])
+            argv.append(p.text)
+            out = open(s_dir / f"client-P{i + 1}.stdout.jsonl", "w")
+            err = open(s_dir / f"client-P{i + 1}.log", "w")
+            start = time.time()
+            proc = subprocess.Popen(["env", "-i", *kv, *argv], cwd=work, stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            killed = False
+            if sc.kill_after and sc.kill_after[0] == i:
+                ev = mock.served_event(f"P{i + 1}", sc.kill_after[1])
+                if not ev.wait(120):
+                    raise RuntimeError("the step to kill at was never served")
+                time.sleep(1.5)  # the first chunks have landed; the stream is held open
+                os.killpg(proc.pid, signal.SIGKILL)
+                killed = True
+            try:
+                rc = proc.wait(timeout=180)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
+                killed = True
+            out.close()
+            err.close()
+            runs.append({"prompt": i + 1, "argv": argv[1:], "rc": rc, "killed": killed,
+                         "seconds": round(time.time() - start, 3)})
+        served = list(mock.served)
+    truth = ground_truth(sc, s_dir, work, served, runs, root_commit, time.time() - t0)
+    (s_dir / "ground-truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n")
+
+
+def _apply(files: dict[str, bytes], name: str, args: dict, work: str) -> None:
+    p = args.get("filePath", "")
+    if not p.startswith(work + "/"):
+        return
+    rel = p[len(work) + 1:]
+    if name == "write":
+        files[rel] = args["content"].encode()
+    elif name == "edit":
+        old = files.get(rel, b"").decode()
+        files[rel] = old.replace(args["oldString"], args["newString"], 1).encode()
+
+
+def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs: list[dict],
+                 root_commit: str | None, secs: float) -> dict:
+    w = str(work)
+    events = []
+    for i in range(len(sc.prompts)):
+        f = s_dir / f"client-P{i + 1}.stdout.jsonl"
+        events += _events(f) if f.exists() else []
+    sids = _session_ids(events)
+    script_calls = []
+    expected: dict[str, bytes] = {k: v.encode() for k, v in sc.setup_files.items()}
+    if sc.git:
+        expected["README.md"] = b"scenario repo\n"
+    for s in served:
+        for c in s["calls"]:
+            key = f"{s['conversation']}/{s['step']}/{len(script_calls)}"
+            ckey = f"{s['conversation']}/{s['step']}/{s['calls'].index(c)}"
+            script_calls.append({"conversation": s["conversation"], "step": s["step"], "id": c["id"],
+                                 "name": c["name"], "input": c["arguments"],
+                                 "expect_exit": sc.expect_exit.get(ckey, 0) if c["name"] == "bash" else None})
+            _apply(expected, c["name"], c["arguments"], w)
+            del key
+    disk = {}
+    for f in sorted(work.rglob("*")):
+        if f.is_file() and ".git" not in f.relative_to(work).parts:
+            disk[str(f.relative_to(work))] = {"sha256": sha256(f.read_bytes()), "size": f.stat().st_size}
+    return {
+        "scenario": sc.name,
+        "client_version": clientmod.client_version(Path(sys.argv[sys.argv.index("--exe") + 1])),
+        "notes": sc.notes,
+        "cwd": w,
+        "data_dir": str(data_dir(s_dir)),
+        "git_root_commit": root_commit,
+        "session_ids_from_client_events": sids,
+        "prompts": [{"text": p.text, "how": p.how, "marker": sc.marker(i)} for i, p in enumerate(sc.prompts)],
+        "subagent_markers": sorted(sc.subagents),
+        "served_steps": served,
+        "tool_calls": script_calls,
+        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode()}
+                           for k, v in sorted(expected.items())},
+        "disk_files": disk,
+        "runs": runs,
+        "killed": any(r["killed"] for r in runs),
+        "quirks": {"prompt_quoted": "opencode run wraps a message argument that contains a space in literal"
+                                    " double quotes: the stored user text part is '\"' + prompt + '\"'"},
+        "seconds": round(secs, 1),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", nargs="?")
+    ap.add_argument("--inside")
+    ap.add_argument("--root", default=None)
+    ap.add_argument("--exe")
+    ap.add_argument("--version", default=clientmod.PINNED_VERSION)
+    a = ap.parse_args(argv)
+    if a.inside:
+        inside(a.inside, Path(a.root), a.exe)
+        return 0
+    if not a.root:
+        ap.error("--root is required (a scratch dir; never inside the clone)")
+    for n in ([a.scenario] if a.scenario else list(ALL)):
+        gt = run_scenario(n, Path(a.root), a.version)
+        print(n, gt["session_ids_from_client_events"], gt["seconds"], "s", [r["rc"] for r in gt["runs"]])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
