@@ -19,6 +19,11 @@ try:  # the real-client fixtures, when the harness is present
     from tests.realclient.fixtures import *  # noqa: F401,F403
 except ImportError:  # pragma: no cover - harness not importable
     pass
+try:  # the opencode real-client fixtures
+    from tests.realclient.opencode.fixtures import (opencode_corpus, opencode_examples,  # noqa: F401
+                                                    opencode_legacy_corpus)
+except ImportError:  # pragma: no cover
+    pass
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +38,7 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex-isolated"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(home / ".gemini-isolated"))
     monkeypatch.delenv("OPENCODE_DATA_DIR", raising=False)
+    monkeypatch.delenv("OPENCODE_DB", raising=False)  # opencode's own database-file variable
     monkeypatch.delenv("CRUSH_GLOBAL_DATA", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
