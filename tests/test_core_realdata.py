@@ -78,7 +78,11 @@ def test_list_json_contract(home):
     for r in sess:
         assert r["is_subagent"] is False and r["parent_session_id"] is None
         assert set(r["first_at"]) == {"utc", "local"} and r["first_at"]["utc"].endswith("Z")
-    assert rows[-1]["coverage"]["codex"] is None and rows[-1]["coverage"]["claude-code"] == len(sess)
+    cov = {c["provider"]: c for c in rows[-1]["coverage"]}
+    assert cov["claude-code"]["state"] == "ok" and cov["claude-code"]["sessions"] == len(sess)
+    # --claude-home names a root: every other provider is not looked at (or has no reader), never 0
+    assert all(c["sessions"] is None and c["state"] in ("not_looked", "no_adapter")
+               for n, c in cov.items() if n != "claude-code")
 
 
 def test_stats_turns_equal_openers_and_tokens_dedup(home):

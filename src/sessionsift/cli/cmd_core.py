@@ -12,12 +12,9 @@ from ..model.lane import Entry
 from ..model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
-from .options import common_options, make_scope, problems_json, scope_header, scope_options
+from .options import (claude_root_arg, common_options, coverage_json, coverage_line, make_scope, make_selection,
+                      problems_json, provider_options, scope_header, scope_options, selection_header)
 from .output import Out, clip, esc
-
-
-NO_ADAPTER = {"codex": "Codex CLI", "gemini-cli": "Gemini CLI", "opencode": "opencode", "crush": "Crush"}
-"""Agents whose files sessionsift cannot read yet: reported as `null` (no adapter), never 0."""
 
 
 def lane_fields(lane: Lane) -> dict:
@@ -40,6 +37,7 @@ def refetch_at(session_id: str, path: str, is_subagent: bool, line: int | None, 
     if line is None:
         return None
     target = shlex.quote(path) if is_subagent else session_id
+    home = claude_root_arg(home)
     h = f" --claude-home {shlex.quote(str(home))}" if home else ""
     return f"sessionsift show {target} --line {line}{h}"
 
@@ -66,44 +64,102 @@ def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
 @click.command("list")
 @click.argument("targets", nargs=-1)
 @common_options
+@provider_options
 @scope_options
 @click.option("--no-subagents", is_flag=True, help="Do not count subagent lanes.")
 def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
-    """One row per session, newest first (reads each transcript's head and tail only).
+    """One row per session of every provider, newest first (Claude Code: each transcript's head
+    and tail only; other providers: the session's records), ending with the coverage line.
 
+    \b
+    Example: sessionsift list --home examples/home
     Example: sessionsift list . --format json
     """
-    scope = make_scope(targets, claude_home, sessions_from)
-    res = listing.list_sessions(scope, subagents=not no_subagents)
+    from ..questions.listing import list_refs, sort_key
+
+    sel = make_selection(targets, sessions_from)
+    rows: list[tuple[float, str, object]] = []
+    res = None
+    if sel.claude is not None:
+        res = listing.list_sessions(sel.claude, subagents=not no_subagents)
+        rows += [(sort_key(r.last_at), "claude", r) for r in res.rows]
+    gen = list_refs(sel.refs, {e.name: e.provider for e in sel.survey.entries if e.provider is not None})
+    rows += [(sort_key(r.last_at), "ref", r) for r in gen.rows]
+    rows.sort(key=lambda x: x[0], reverse=True)
     out = Out(fmt, "list")
-    out.header(**scope_header(scope))
-    for r in res.rows:
-        out.row("session", {
-            "session_id": r.session_id, "is_subagent": False, "parent_session_id": None,
-            "path": r.path, "project": r.project,
-            "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
-            "last_prompt": r.last_prompt, "last_prompt_at": instant(r.last_prompt_at),
-            "last_agent_message": r.last_agent_message, "last_agent_message_at": instant(r.last_agent_message_at),
-            "first_at": instant(r.first_at), "last_at": instant(r.last_at),
-            "git_branch": r.git_branch, "version": r.version, "size_bytes": r.size,
-            "subagents": r.subagents, "bytes_read": r.bytes_read, "notes": r.notes,
-        })
-        out.text(f"{r.session_id}  {short_local(r.last_at)}  {esc(r.project)}  [{r.version or '?'} {esc(r.git_branch)}] "
-                 f"{r.size} B, {r.subagents if r.subagents is not None else '?'} subagents")
-        out.text(f"  first: {clip(r.first_prompt, 100)}")
-        out.text(f"  last:  {clip(r.last_prompt, 100)}")
-        out.text(f"  agent: {clip(r.last_agent_message, 100)}")
-        for n in r.notes:
-            out.text(f"  note: {esc(n)}")
-    coverage = {"claude-code": len(res.rows), **{p: None for p in NO_ADAPTER}}
-    out.summary(sessions=len(res.rows), files_read=len(res.rows), files_unreadable=len(res.problems),
-                problems=problems_json(res.problems), bytes_total=res.bytes_total, bytes_read=res.bytes_read,
-                coverage=coverage, coverage_note="null = no adapter: not read, not zero")
-    unread = f", {len(res.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in res.problems[:5]) if res.problems else ""
-    out.text(f"{len(res.rows)} sessions in {scope.project_dirs or '?'} project dirs under {esc(scope.home.path)} "
-             f"(read {res.bytes_read} of {res.bytes_total} bytes{unread})")
-    out.text("coverage: Claude Code %d sessions · %s" % (len(res.rows), " · ".join(f"{n} no adapter" for n in NO_ADAPTER.values())))
-    return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
+    out.header(**selection_header(sel))
+    for _k, which, r in rows:
+        if which == "claude":
+            _claude_row(out, r)
+        else:
+            _ref_row(out, r, sel)
+    problems = sel.problems() + (res.problems if res else []) + gen.problems
+    problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
+    covs = sel.coverage()
+    bytes_total = (res.bytes_total if res else 0) + sum(r.report.bytes for r in gen.rows)
+    bytes_read = (res.bytes_read if res else 0) + sum(r.report.bytes for r in gen.rows)
+    n = len(rows)
+    out.summary(sessions=n, files_read=(len(res.rows) if res else 0) + sum(r.report.files for r in gen.rows),
+                files_unreadable=len(problems), problems=problems_json(problems), bytes_total=bytes_total,
+                bytes_read=bytes_read, coverage=coverage_json(covs))
+    unread = f"; {len(problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in problems[:5]) if problems else ""
+    where = ""
+    if sel.claude is not None:
+        where = f"; Claude Code: {len(res.rows) if res else 0} in {sel.claude.project_dirs or '?'} project dirs under {esc(sel.claude.home.path)}"
+    out.text(f"{n} sessions{where}; read {bytes_read} of {bytes_total} bytes{unread}")
+    out.text(coverage_line(covs))
+    return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+
+
+def _claude_row(out: Out, r) -> None:
+    out.row("session", {
+        "provider": "claude-code",
+        "session_id": r.session_id, "is_subagent": False, "parent_session_id": None,
+        "path": r.path, "project": r.project,
+        "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
+        "last_prompt": r.last_prompt, "last_prompt_at": instant(r.last_prompt_at),
+        "last_agent_message": r.last_agent_message, "last_agent_message_at": instant(r.last_agent_message_at),
+        "first_at": instant(r.first_at), "last_at": instant(r.last_at),
+        "git_branch": r.git_branch, "version": r.version, "size_bytes": r.size,
+        "subagents": r.subagents, "bytes_read": r.bytes_read, "notes": r.notes,
+    })
+    out.text(f"{r.session_id}  {short_local(r.last_at)}  {esc(r.project)}  [Claude Code {esc(r.version or '?')} {esc(r.git_branch)}] "
+             f"{r.size} B, {r.subagents if r.subagents is not None else '?'} subagents")
+    out.text(f"  first: {clip(r.first_prompt, 100)}")
+    out.text(f"  last:  {clip(r.last_prompt, 100)}")
+    out.text(f"  agent: {clip(r.last_agent_message, 100)}")
+    for n in r.notes:
+        out.text(f"  note: {esc(n)}")
+
+
+def _ref_row(out: Out, r, sel) -> None:
+    ref = r.ref
+    e = sel.survey.entry(ref.provider)
+    display = e.display if e else ref.provider
+    out.row("session", {
+        "provider": ref.provider,
+        "session_id": ref.session_id, "is_subagent": ref.parent_session_id is not None,
+        "parent_session_id": ref.parent_session_id,
+        "path": str(ref.paths[0]) if ref.paths else None, "paths": [str(p) for p in ref.paths],
+        "project": ref.project, "project_source": ref.project_source, "title": ref.title,
+        "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
+        "last_prompt": r.last_prompt, "last_prompt_at": instant(r.last_prompt_at),
+        "last_agent_message": r.last_agent_message, "last_agent_message_at": instant(r.last_agent_message_at),
+        "first_at": instant(r.first_at), "last_at": instant(r.last_at),
+        "git_branch": None, "version": ref.version, "size_bytes": ref.size,
+        "subagents": None, "bytes_read": r.report.bytes, "records": r.records, "prompts": r.prompts,
+        "models": r.models, "omissions": r.report.omissions(), "notes": r.notes,
+    })
+    size = f"{ref.size} B" if ref.size is not None else "size not attributable"
+    out.text(f"{ref.session_id}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
+             f"{size}, {r.records} records" + (f", child of {ref.parent_session_id}" if ref.parent_session_id else ""))
+    if ref.title:
+        out.text(f"  title: {clip(ref.title, 100)}")
+    out.text(f"  first: {clip(r.first_prompt, 100)}")
+    out.text(f"  last:  {clip(r.last_prompt, 100)}")
+    out.text(f"  agent: {clip(r.last_agent_message, 100)}")
+    for n in r.notes:
+        out.text(f"  note: {esc(n)}")
 
 
 @click.command("show")

@@ -1,22 +1,68 @@
-"""Shared option bundles and the target-resolution step every multi-target command uses."""
+"""Shared option bundles and the target-resolution step every multi-target command uses.
+
+Roots (docs/cli.md "Data roots"): `--claude-home` (a parameter of every command), `--home DIR`,
+`--codex-home`, `--gemini-home`, `--opencode-home`, `--crush-home`, `--root NAME=DIR` (readers
+from outside the package) and, on the cross-provider commands, `--provider NAME` (repeatable).
+All but `--claude-home` are stored in the click context (`ctx.meta`) rather than passed to each
+command function: `root_request()` reads them back.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import click
 
-from ..discover import Scope, resolve_targets
-from ..errors import UsageError
+from ..discover import Scope, claude_home as _claude_home, resolve_targets
+from ..errors import TargetError, UsageError
+
+_META = "sessionsift.roots"
+
+ROOT_FLAGS: tuple[tuple[str, str, str], ...] = (
+    ("codex", "--codex-home", "Codex CLI data root (default: $CODEX_HOME, else ~/.codex)."),
+    ("gemini-cli", "--gemini-home", "Gemini CLI data root (default: $GEMINI_CLI_HOME, else ~/.gemini)."),
+    ("opencode", "--opencode-home", "opencode data dir (default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)."),
+    ("crush", "--crush-home", "Crush global data dir (default: $XDG_DATA_HOME/crush, else ~/.local/share/crush)."),
+)
+
+
+def _store(key: str):
+    def cb(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        if value not in (None, (), ""):
+            meta = ctx.meta.setdefault(_META, {})
+            if key in ("provider", "root"):
+                meta.setdefault(key, []).extend(value)
+            else:
+                meta[key] = value
+        return value
+    return cb
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                      show_default=True, help="Output format (json = JSON Lines, docs/json.md).")(f)
-    f = click.option("--claude-home", type=click.Path(file_okay=False), default=None,
-                     help="Claude Code data root (default: non-empty $CLAUDE_CONFIG_DIR, else ~/.claude).")(f)
+    f = click.option("--root", "root", multiple=True, expose_value=False, callback=_store("root"),
+                     metavar="NAME=DIR", help="Data root of provider NAME (any reader, also one installed from outside).")(f)
+    for name, flag, help_ in reversed(ROOT_FLAGS):
+        f = click.option(flag, name.replace("-", "_") + "_root", type=click.Path(file_okay=False), default=None,
+                         expose_value=False, callback=_store(name), help=help_)(f)
+    f = click.option("--home", "home", type=click.Path(file_okay=False), default=None, expose_value=False,
+                     callback=_store("home"),
+                     help="Look for every provider's data under DIR (DIR/.claude, DIR/.codex, DIR/.gemini, "
+                          "DIR/.local/share/opencode, DIR/.local/share/crush); providers are looked at only "
+                          "where a root is named once any root is.")(f)
+    f = click.option("--claude-home", type=click.Path(file_okay=False), default=None, callback=_store("claude-code"),
+                     help="Claude Code data root (default: --home DIR/.claude, else a non-empty $CLAUDE_CONFIG_DIR, else ~/.claude).")(f)
     return f
+
+
+def provider_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--provider NAME` (repeatable): the cross-provider commands only."""
+    return click.option("--provider", "provider", multiple=True, expose_value=False, callback=_store("provider"),
+                        metavar="NAME", help="Only these providers (repeatable): claude-code, codex, gemini-cli, "
+                                             "opencode, crush, or an installed outside reader.")(f)
 
 
 def scope_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -24,6 +70,36 @@ def scope_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Restrict the scope to the session ids listed in FILE (or - for stdin); "
                           "an empty list is an empty scope.")(f)
     return f
+
+
+def _meta() -> dict:
+    ctx = click.get_current_context(silent=True)
+    return ctx.meta.get(_META, {}) if ctx is not None else {}
+
+
+def root_request():
+    """The roots named on this command line, as the library's RootRequest."""
+    from ..providers.scope import RootRequest, canonical_name
+
+    m = _meta()
+    roots: dict[str, str] = {}
+    for name, _flag, _h in (("claude-code", "--claude-home", ""),) + ROOT_FLAGS:
+        if m.get(name):
+            roots[name] = m[name]
+    for spec in m.get("root", []):
+        name, sep, d = spec.partition("=")
+        if not sep or not name or not d:
+            raise UsageError(f"--root wants NAME=DIR, got {spec!r}")
+        roots[canonical_name(name)] = d
+    return RootRequest(roots=roots, home=m.get("home"), only=tuple(m.get("provider", ())))
+
+
+def claude_root_arg(explicit: str | None = None) -> str | None:
+    """The Claude Code root to name in a refetch command: --claude-home, else --home DIR/.claude."""
+    if explicit:
+        return explicit
+    h = _meta().get("home")
+    return str(Path(h) / ".claude") if h else None
 
 
 def read_session_list(spec: str | None) -> list[str] | None:
@@ -46,8 +122,58 @@ def read_session_list(spec: str | None) -> list[str] | None:
     return ids
 
 
+CLAUDE_ONLY_WHY = {
+    "status": "its live state (the session registry, the transcript tail)",
+    "wait": "its live state (the session registry, the transcript tail)",
+    "agents": "its subagent lanes and registry",
+    "whoami": "its session registry",
+    "verbatim": "its compaction summaries",
+    "plan": "its plan files",
+    "image": "its inline image blocks",
+    "audit": "its attachment records",
+    "recover": "its Read/Write/Edit stream",
+}
+
+
 def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from: str | None = None) -> Scope:
-    return resolve_targets(targets, claude_home, read_session_list(sessions_from))
+    """Claude Code's deep scope (the commands that read Claude Code's own surfaces). A target that
+    names a session of another provider is refused with a one-line reason (exit 2)."""
+    m = _meta()
+    choice = _claude_home(claude_home, home=m.get("home"))
+    try:
+        return resolve_targets(targets, sessions_from=read_session_list(sessions_from), choice=choice)
+    except TargetError as exc:
+        other = _other_provider_session(targets)
+        if other is None:
+            raise
+        t, ref, display = other
+        ctx = click.get_current_context(silent=True)
+        cmd = ctx.info_name if ctx is not None else "this command"
+        why = CLAUDE_ONLY_WHY.get(cmd or "", "Claude Code's own records")
+        raise TargetError(f"{t!r} is a {display} session ({ref.session_id}): `{cmd}` reads Claude Code's own "
+                          f"surfaces ({why}) and cannot answer for a session of another provider") from exc
+
+
+def _other_provider_session(targets: tuple[str, ...]):
+    from ..providers.scope import find_session, survey
+
+    if not targets:
+        return None
+    sv = survey(root_request(), light=frozenset({"claude-code"}))
+    for t in targets:
+        for r in find_session(sv, t):
+            if r.provider != "claude-code":
+                e = sv.entry(r.provider)
+                return t, r, e.display if e else r.provider
+    return None
+
+
+def make_selection(targets: tuple[str, ...], sessions_from: str | None = None):
+    """Every provider's sessions named by `targets` (providers.scope.select)."""
+    from ..providers.scope import select, survey
+
+    sv = survey(root_request(), light=frozenset({"claude-code"}))
+    return select(sv, list(targets), read_session_list(sessions_from))
 
 
 def scope_header(scope: Scope) -> dict:
@@ -58,5 +184,49 @@ def scope_header(scope: Scope) -> dict:
     }
 
 
+def selection_header(sel) -> dict:
+    """Header fields of a cross-provider answer: Claude Code's root (null when not looked at),
+    the session count and every provider's root."""
+    ce = sel.survey.entry("claude-code")
+    root = ce.root if ce is not None else None
+    return {
+        "claude_home": str(root.path) if root is not None and root.path is not None else None,
+        "claude_home_source": _claude_source(root.source) if root is not None else None,
+        "sessions": sel.total(),
+        "roots": [{"provider": e.name, "root": None if e.root is None or e.root.path is None else str(e.root.path),
+                   "root_source": None if e.root is None else e.root.source} for e in sel.survey.entries],
+    }
+
+
+def _claude_source(src: str) -> str:
+    return "~/.claude" if src == "default" else src
+
+
 def problems_json(problems: list) -> list[dict]:
     return [{"path": p.path, "why": p.why} for p in problems]
+
+
+# -- coverage ---------------------------------------------------------------------------------
+
+
+def coverage_json(covs: list) -> list[dict]:
+    return [c.to_json() for c in covs]
+
+
+def coverage_line(covs: list) -> str:
+    """`coverage: Claude Code 8 sessions · Codex CLI 3 · Gemini CLI absent (no /x/.gemini) · ...`"""
+    from .output import esc
+
+    parts = []
+    unit = False
+    for c in covs:
+        if c.state == "ok":
+            parts.append(f"{esc(c.display)} {c.sessions}" + ("" if unit else " sessions"))
+            unit = True
+        elif c.state == "no_adapter":
+            parts.append(f"{esc(c.display)} no adapter")
+        else:
+            label = {"absent": "absent", "unreadable": "unreadable", "unknown_format": "unknown format",
+                     "not_looked": "not looked"}[c.state]
+            parts.append(f"{esc(c.display)} {label}" + (f" ({esc(c.reason)})" if c.reason else ""))
+    return "coverage: " + " · ".join(parts)

@@ -12,7 +12,7 @@ from .base import (Coverage, Discovery, FileChange, Problem, Provider, ReadRepor
                    SessionRef, Tokens)
 
 __all__ = ["Coverage", "Discovery", "FileChange", "Problem", "Provider", "ReadReport", "Record",
-           "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get"]
+           "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load_failures"]
 
 KNOWN: dict[str, str] = {
     "claude-code": "Claude Code",
@@ -24,6 +24,7 @@ KNOWN: dict[str, str] = {
 """Every client the coverage line always names, in display order (outside readers follow)."""
 
 _REGISTRY: dict[str, type[Provider]] | None = None
+_FAILED: dict[str, str] = {}
 
 
 def registry() -> dict[str, type[Provider]]:
@@ -36,13 +37,24 @@ def registry() -> dict[str, type[Provider]]:
         for ep in entry_points(group="sessionsift.providers"):
             try:
                 cls = ep.load()
-            except Exception:  # a broken outside plugin must not break the tool: report no_adapter
+                if not (isinstance(cls, type) and issubclass(cls, Provider)):
+                    raise TypeError(f"{ep.value} is not a sessionsift Provider class")
+            except Exception as exc:  # a broken outside plugin must not break the tool: no_adapter
+                _FAILED.setdefault(ep.name, f"cannot load {ep.value}: {type(exc).__name__}: {exc}")
                 continue
             found[getattr(cls, "name", ep.name)] = cls
         ordered = {n: found[n] for n in KNOWN if n in found}
         ordered.update({n: c for n, c in found.items() if n not in ordered})
+        for n in ordered:
+            _FAILED.pop(n, None)
         _REGISTRY = ordered
     return _REGISTRY
+
+
+def load_failures() -> dict[str, str]:
+    """Entry-point name -> why its reader could not be loaded (reported as ``no_adapter``)."""
+    registry()
+    return dict(_FAILED)
 
 
 def get(name: str) -> Provider | None:

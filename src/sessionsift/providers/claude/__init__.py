@@ -1,0 +1,166 @@
+"""Claude Code on the providers layer.
+
+Where: ``--claude-home`` > ``--home DIR`` (``DIR/.claude``) > a non-empty ``CLAUDE_CONFIG_DIR`` >
+``~/.claude`` (the base precedence; an empty ``CLAUDE_CONFIG_DIR`` counts as unset, PATH-011).
+Which: ``<root>/projects/<ENCODED-cwd>/<session-id>.jsonl``, with the session's subagent lanes
+(``<session-id>/subagents/...``) as further paths of the same SessionRef (discover.py).
+How: records.py maps each line (or content block) to the shared Record. Claude Code's own
+commands keep the deep model (``sessionsift.model``: labels, turns, survival).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+from ..base import Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
+from . import discover as D
+
+HEAD_BYTES = 64 * 1024
+TAIL_BYTES = 64 * 1024
+
+
+class ClaudeCode(Provider):
+    name = "claude-code"
+    display = "Claude Code"
+    home_flag = "--claude-home"
+    env_var = "CLAUDE_CONFIG_DIR"
+    default_rel = ".claude"
+    process_names = ("claude",)
+    activity_granularity = "session"
+
+    def discover(self, root: Root, *, facts: bool = True) -> Discovery:
+        """``facts=False``: ids, paths and sizes only (no head/tail read per session), for
+        callers that read Claude sessions through the deep model anyway."""
+        home = root.path
+        if home is None:
+            return Discovery([], self.coverage(root, "not_looked", reason="no root"))
+        problems: list[Problem] = []
+        state, why = _probe(home)
+        if state != "ok":
+            return Discovery([], self.coverage(root, state, 0 if state == "absent" else None, why))
+        sessions, _ = D.all_sessions(home, problems)
+        refs = [self.ref(s, home, facts) for s in sessions]
+        if not refs and any(p.path == str(D.projects_root(home)) for p in problems):
+            return Discovery([], self.coverage(root, "unreadable", None, problems[0].why), problems)
+        return Discovery(refs, self.coverage(root, "ok", len(refs)), problems)
+
+    def ref(self, s: "D.Session", home: Path | None = None, facts: bool = True) -> SessionRef:
+        """The SessionRef of one discovered Claude session (main lane first, then its lanes)."""
+        lanes = s.lanes()
+        size = 0
+        for ln in lanes:
+            try:
+                size += ln.path.stat().st_size
+            except OSError:
+                pass
+        facts = _head_tail(s.path) if facts else {}
+        return SessionRef(
+            provider=self.name, session_id=s.session_id, paths=[ln.path for ln in lanes],
+            project=facts.get("cwd"), project_source="record cwd" if facts.get("cwd") else None,
+            first_at=facts.get("first_at"), last_at=facts.get("last_at"), size=size,
+            version=facts.get("version"),
+            extra={"project_dir": str(s.project_dir), "lanes": [ln.display for ln in lanes],
+                   **({"root": str(home)} if home is not None else {})},
+        )
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+        from .records import read_lane
+
+        for p in ref.paths:
+            yield from read_lane(p, ref.session_id, lane_name(p, ref.session_id), report, raw, self.name)
+
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """The transcript, its sidecar dir (subagents, tool results), the two siblings deleted with
+        it (MISC-011) and its file-history checkpoints (FH-023), where they exist."""
+        main = ref.paths[0]
+        sid = ref.session_id
+        cands = [main, main.parent / sid, main.parent / f"{sid}.ccr-tip.json",
+                 main.parent / f"{sid}.precompact.json"]
+        root = ref.extra.get("root")
+        if root:
+            cands.append(Path(root) / "file-history" / sid)
+        return [p for p in cands if os.path.lexists(p)]
+
+
+def lane_name(path: Path, session_id: str) -> str:
+    """``main`` for ``<project>/<sid>.jsonl``; else the lane's display name, from the part of the
+    path below ``<sid>/subagents/`` (``agent-x`` or ``wf_run/agent-x``)."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "subagents" and parts[i - 1] == session_id:
+            rest = parts[i + 1:]
+            stem = rest[-1][:-6] if rest[-1].endswith(".jsonl") else rest[-1]
+            if len(rest) == 3 and rest[0] == "workflows":
+                return f"{rest[1]}/{stem}"
+            return stem
+    return "main"
+
+
+def _probe(home: Path) -> tuple[str, str | None]:
+    """ok / absent / unreadable for a data root, with the reason."""
+    try:
+        st = os.stat(home)
+    except FileNotFoundError:
+        return "absent", f"no {home}"
+    except OSError as exc:
+        return "unreadable", f"{home}: {exc.strerror or exc}"
+    import stat as S
+
+    if not S.S_ISDIR(st.st_mode):
+        return "unreadable", f"{home} is not a directory"
+    proj = D.projects_root(home)
+    try:
+        with os.scandir(proj):
+            pass
+    except FileNotFoundError:
+        return "absent", f"no {proj}"
+    except NotADirectoryError:
+        return "unreadable", f"{proj} is not a directory"
+    except OSError as exc:
+        return "unreadable", f"{proj}: {exc.strerror or exc}"
+    return "ok", None
+
+
+def _head_tail(path: Path) -> dict:
+    """First cwd and instant from a bounded head, last instant and version from a bounded tail."""
+    from ...read.lines import parse_line
+
+    out: dict = {}
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+            size = os.fstat(f.fileno()).st_size
+            if size > HEAD_BYTES:
+                f.seek(max(HEAD_BYTES, size - TAIL_BYTES))
+                tail = f.read()
+                tail_lines = tail.split(b"\n")[1:]
+            else:
+                tail_lines = head.split(b"\n")
+    except OSError:
+        return out
+    head_lines = head.split(b"\n")
+    if len(head) == HEAD_BYTES:
+        head_lines = head_lines[:-1]
+    for raw in head_lines:
+        o = parse_line(raw)
+        if not o:
+            continue
+        if "first_at" not in out and isinstance(o.get("timestamp"), str):
+            out["first_at"] = o["timestamp"]
+        if "cwd" not in out and isinstance(o.get("cwd"), str):
+            out["cwd"] = o["cwd"]
+        if "first_at" in out and "cwd" in out:
+            break
+    for raw in reversed(tail_lines):
+        o = parse_line(raw)
+        if not o:
+            continue
+        if "last_at" not in out and isinstance(o.get("timestamp"), str):
+            out["last_at"] = o["timestamp"]
+        if "version" not in out and isinstance(o.get("version"), str):
+            out["version"] = o["version"]
+        if "last_at" in out and "version" in out:
+            break
+    return out

@@ -1,0 +1,398 @@
+"""WHERE: find Claude Code's data root, its project directories, sessions and subagent lanes.
+
+Layout (PATH-*, REC-027, TAIL-008):
+  <home>/projects/<ENCODED-cwd>/<session-id>.jsonl                 top-level session
+  <home>/projects/<ENCODED>/<session-id>/subagents/agent-<id>.jsonl  built-in subagent lane
+  <home>/projects/<ENCODED>/<session-id>/subagents/workflows/wf_*/agent-<id>.jsonl  workflow lane
+  .../wf_*/journal.jsonl is an event log, not a transcript.
+
+Data root precedence: --claude-home > --home DIR (DIR/.claude) > non-empty $CLAUDE_CONFIG_DIR >
+~/.claude. An EMPTY
+CLAUDE_CONFIG_DIR counts as unset here (the client itself would resolve it to the empty string,
+i.e. relative to its cwd - PATH-011 - which is never what a reader wants).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal
+
+from ...errors import TargetError
+from ..base import Problem
+
+MAX_SANITIZED_LENGTH = 200
+_UUIDISH = re.compile(r"^[0-9a-fA-F-]{4,}$")
+
+LaneKind = Literal["main", "subagent", "workflow"]
+
+
+@dataclass(frozen=True)
+class HomeChoice:
+    path: Path
+    source: Literal["--claude-home", "--home", "CLAUDE_CONFIG_DIR", "~/.claude"]
+
+
+def claude_home(explicit: str | os.PathLike[str] | None = None,
+                home: str | os.PathLike[str] | None = None) -> HomeChoice:
+    """Resolve the data root by the documented precedence (`home`: the --home DIR, whose
+    `.claude` is the root when no --claude-home is given)."""
+    if explicit:
+        return HomeChoice(Path(explicit).expanduser(), "--claude-home")
+    if home:
+        return HomeChoice(Path(home).expanduser() / ".claude", "--home")
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        return HomeChoice(Path(env).expanduser(), "CLAUDE_CONFIG_DIR")
+    return HomeChoice(Path.home() / ".claude", "~/.claude")
+
+
+def _js_hash36(s: str) -> str:
+    """The client's 31-multiplier int32 string hash over UTF-16 code units, |h| in base 36."""
+    h = 0
+    data = s.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        unit = data[i] | (data[i + 1] << 8)
+        h = ((h << 5) - h + unit) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    if h == 0:
+        return "0"
+    out = []
+    while h:
+        h, r = divmod(h, 36)
+        out.append(digits[r])
+    return "".join(reversed(out))
+
+
+def sanitize(cwd: str) -> str:
+    """Encode a path as the client does: NFC, then every UTF-16 code unit outside [A-Za-z0-9]
+    becomes one '-' (an astral character gives two); over 200 units -> `<first-200>-<hash>`."""
+    nfc = unicodedata.normalize("NFC", cwd)
+    out: list[str] = []
+    for ch in nfc:
+        if ch.isascii() and ch.isalnum():
+            out.append(ch)
+        else:
+            out.append("--" if ord(ch) > 0xFFFF else "-")
+    enc = "".join(out)
+    if len(enc) <= MAX_SANITIZED_LENGTH:
+        return enc
+    return f"{enc[:MAX_SANITIZED_LENGTH]}-{_js_hash36(cwd)}"
+
+
+def canonical_cwd(path: str | os.PathLike[str]) -> str:
+    """realpath then NFC: the form the client encodes (PATH-002)."""
+    return unicodedata.normalize("NFC", os.path.realpath(os.fspath(path)))
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One transcript file: a top-level session's main lane or one of its subagent lanes."""
+
+    path: Path
+    session_id: str
+    """The owning top-level session id."""
+    lane_id: str
+    """"main" for the session's own transcript, else the lane's file stem (e.g. agent-<id>)."""
+    kind: LaneKind
+    workflow_run: str | None = None
+
+    @property
+    def is_subagent(self) -> bool:
+        return self.kind != "main"
+
+    @property
+    def parent_session_id(self) -> str | None:
+        return self.session_id if self.is_subagent else None
+
+    @property
+    def agent_id(self) -> str | None:
+        if not self.is_subagent:
+            return None
+        stem = self.lane_id
+        return stem[len("agent-"):] if stem.startswith("agent-") else stem
+
+    @property
+    def display(self) -> str:
+        if self.kind == "main":
+            return "main"
+        if self.workflow_run:
+            return f"{self.workflow_run}/{self.lane_id}"
+        return self.lane_id
+
+
+@dataclass(frozen=True)
+class Session:
+    session_id: str
+    project_dir: Path
+    path: Path
+
+    @property
+    def sidecar_dir(self) -> Path:
+        return self.project_dir / self.session_id
+
+    @property
+    def main(self) -> Lane:
+        return Lane(self.path, self.session_id, "main", "main")
+
+    def subagent_lanes(self) -> list[Lane]:
+        """Subagent lanes in a stable order (built-in first, then workflow runs)."""
+        out: list[Lane] = []
+        sub = self.sidecar_dir / "subagents"
+        try:
+            entries = sorted(os.scandir(sub), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return out
+        except PermissionError:
+            return out
+        for e in entries:
+            if e.name.endswith(".jsonl") and e.is_file():
+                out.append(Lane(Path(e.path), self.session_id, e.name[:-6], "subagent"))
+        wf = sub / "workflows"
+        try:
+            runs = sorted(os.scandir(wf), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            runs = []
+        for run in runs:
+            if not (run.name.startswith("wf_") and run.is_dir()):
+                continue
+            try:
+                files = sorted(os.scandir(run.path), key=lambda e: e.name)
+            except OSError:
+                continue
+            for e in files:
+                if e.name.endswith(".jsonl") and e.name != "journal.jsonl" and e.is_file():
+                    out.append(
+                        Lane(Path(e.path), self.session_id, e.name[:-6], "workflow", run.name)
+                    )
+        return out
+
+    def lanes(self, subagents: bool = True) -> list[Lane]:
+        return [self.main] + (self.subagent_lanes() if subagents else [])
+
+    def workflow_journals(self) -> list[Path]:
+        wf = self.sidecar_dir / "subagents" / "workflows"
+        try:
+            return sorted(Path(r.path) / "journal.jsonl" for r in os.scandir(wf)
+                          if r.name.startswith("wf_") and (Path(r.path) / "journal.jsonl").exists())
+        except OSError:
+            return []
+
+
+@dataclass
+class Scope:
+    """The sessions a command will read, and what could not be looked at."""
+
+    home: HomeChoice
+    sessions: list[Session] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    project_dirs: int = 0
+    explicit_lanes: dict[str, Lane] = field(default_factory=dict)
+    """Sessions addressed through a subagent transcript path: session_id -> that lane."""
+
+
+def projects_root(home: Path) -> Path:
+    return home / "projects"
+
+
+def _iter_project_dirs(home: Path, problems: list[Problem]) -> list[Path]:
+    root = projects_root(home)
+    try:
+        return sorted(Path(e.path) for e in os.scandir(root) if e.is_dir())
+    except FileNotFoundError:
+        return []
+    except PermissionError as exc:
+        problems.append(Problem(str(root), f"permission denied: {exc.strerror}"))
+        return []
+
+
+def sessions_in(project_dir: Path, problems: list[Problem]) -> list[Session]:
+    try:
+        entries = list(os.scandir(project_dir))
+    except PermissionError as exc:
+        problems.append(Problem(str(project_dir), f"permission denied: {exc.strerror}"))
+        return []
+    except FileNotFoundError:
+        return []
+    out = []
+    for e in entries:
+        if e.name.endswith(".jsonl"):
+            try:
+                if not e.is_file():
+                    if e.is_symlink():  # a transcript we could not look at: say so
+                        problems.append(Problem(e.path, "dangling symlink (target missing, or a loop)"))
+                    continue
+            except OSError as exc:
+                problems.append(Problem(e.path, f"unreadable: {exc.strerror}"))
+                continue
+            out.append(Session(e.name[:-6], project_dir, Path(e.path)))
+    return out
+
+
+def all_sessions(home: Path, problems: list[Problem]) -> tuple[list[Session], int]:
+    dirs = _iter_project_dirs(home, problems)
+    out: list[Session] = []
+    for d in dirs:
+        out.extend(sessions_in(d, problems))
+    return out, len(dirs)
+
+
+def _first_cwd(path: Path, limit: int = 64) -> str | None:
+    from ...read.lines import iter_lines, parse_line
+
+    n = 0
+    try:
+        for line in iter_lines(path):
+            obj = parse_line(line.raw)
+            if obj and isinstance(obj.get("cwd"), str):
+                return obj["cwd"]
+            n += 1
+            if n >= limit:
+                break
+    except OSError:
+        return None
+    return None
+
+
+def project_dirs_for_cwd(home: Path, cwd: str) -> list[Path]:
+    """The project directories holding sessions started in `cwd` (canonicalised first)."""
+    canon = canonical_cwd(cwd)
+    enc = sanitize(canon)
+    root = projects_root(home)
+    if len(enc) <= MAX_SANITIZED_LENGTH:
+        d = root / enc
+        return [d] if d.is_dir() else []
+    prefix = enc[:MAX_SANITIZED_LENGTH] + "-"
+    try:
+        cands = sorted(Path(e.path) for e in os.scandir(root) if e.name.startswith(prefix))
+    except OSError:
+        return []
+    if len(cands) <= 1:
+        return cands
+    # Several long cwds share the 200-character prefix: disambiguate by recorded cwd.
+    keep = []
+    for d in cands:
+        for s in sessions_in(d, []):
+            c = _first_cwd(s.path)
+            if c is not None and canonical_cwd(c) == canon:
+                keep.append(d)
+                break
+    return keep
+
+
+def _session_from_transcript(path: Path) -> tuple[Session, Lane | None]:
+    """Map a transcript path (top-level or subagent) to its owning session."""
+    path = path.resolve()
+    parts = path.parts
+    if "subagents" in parts:
+        i = len(parts) - 1 - parts[::-1].index("subagents")
+        sid = parts[i - 1]
+        project_dir = Path(*parts[: i - 1])
+        sess = Session(sid, project_dir, project_dir / f"{sid}.jsonl")
+        wf = parts[i + 2] if len(parts) > i + 3 and parts[i + 1] == "workflows" else None
+        lane = Lane(path, sid, path.stem, "workflow" if wf else "subagent", wf)
+        return sess, lane
+    return Session(path.stem, path.parent, path), None
+
+
+def resolve_targets(
+    targets: Iterable[str],
+    home: str | os.PathLike[str] | None = None,
+    sessions_from: list[str] | None = None,
+    choice: HomeChoice | None = None,
+) -> Scope:
+    """Resolve targets to sessions. No target = every project.
+
+    A target is `.`, a real directory path (the sessions started there), an encoded
+    project-directory token, a session id or unique prefix, or a transcript path.
+    `sessions_from`, when given (even empty), restricts the scope to those ids. `choice`, when
+    given, is the data root already resolved (it wins over `home`).
+    """
+    hc = choice or claude_home(home)
+    scope = Scope(hc)
+    root = projects_root(hc.path)
+    targets = list(targets)
+    if not hc.path.exists():
+        raise TargetError(
+            f"data root {hc.path} (from {hc.source}) does not exist",
+            hint="point at a Claude Code config dir with --claude-home or CLAUDE_CONFIG_DIR",
+        )
+    if not root.exists() and not any(t.endswith(".jsonl") for t in targets):
+        raise TargetError(
+            f"no projects/ directory under {hc.path} (from {hc.source})",
+            hint="a Claude Code data root holds projects/<encoded-cwd>/<session>.jsonl",
+        )
+    seen: dict[str, Session] = {}
+
+    def add(s: Session) -> None:
+        seen.setdefault(s.session_id, s)
+
+    if not targets:
+        sess, n = all_sessions(hc.path, scope.problems)
+        scope.project_dirs = n
+        for s in sess:
+            add(s)
+    everything: list[Session] | None = None
+    for t in targets:
+        p = Path(t).expanduser()
+        if t.endswith(".jsonl") and p.is_file():
+            s, lane = _session_from_transcript(p)
+            add(s)
+            if lane is not None:
+                scope.explicit_lanes[s.session_id] = lane
+            continue
+        if t == "." or (os.sep in t or t.startswith("~")) or (p.is_dir() and not (root / t).is_dir()):
+            if not p.exists():
+                raise TargetError(f"no such path: {t}")
+            if p.is_dir() and p.resolve().parent == root.resolve():
+                dirs = [p]
+            else:
+                dirs = project_dirs_for_cwd(hc.path, str(p))
+            if not dirs:
+                raise TargetError(
+                    f"no sessions recorded for {canonical_cwd(p)} (looked for {root / sanitize(canonical_cwd(p))})"
+                )
+            for d in dirs:
+                scope.project_dirs += 1
+                for s in sessions_in(d, scope.problems):
+                    add(s)
+            continue
+        if (root / t).is_dir():
+            scope.project_dirs += 1
+            for s in sessions_in(root / t, scope.problems):
+                add(s)
+            continue
+        if _UUIDISH.match(t):
+            if everything is None:
+                everything, _ = all_sessions(hc.path, scope.problems)
+            hits = [s for s in everything if s.session_id == t] or [
+                s for s in everything if s.session_id.startswith(t)
+            ]
+            ids = sorted({s.session_id for s in hits})
+            if len(ids) > 1:
+                raise TargetError(
+                    f"session prefix {t!r} is ambiguous: {', '.join(ids[:10])}"
+                    + (" ..." if len(ids) > 10 else "")
+                )
+            if hits:
+                add(hits[0])
+                continue
+        raise TargetError(
+            f"target {t!r} is not a path, an encoded project directory under {root}, "
+            f"or a known session id/prefix"
+        )
+    sessions = list(seen.values())
+    if sessions_from is not None:
+        wanted = set(sessions_from)
+        if not targets:
+            sessions = [s for s in sessions if s.session_id in wanted]
+        else:
+            sessions = [s for s in sessions if s.session_id in wanted]
+    scope.sessions = sorted(sessions, key=lambda s: (str(s.project_dir), s.session_id))
+    return scope

@@ -1,0 +1,380 @@
+"""Which providers an answer looks at, where, what each contributed, and which sessions a
+target names across providers.
+
+The rule (docs/cli.md "Data roots"): when the caller names ANY root (a provider's own root, or
+``home`` = ``--home DIR``), a provider without a root of its own is not looked at: its coverage
+is ``not_looked`` with a reason naming the flag that would include it -- never a 0, and never
+this machine's home. With no root named at all, every provider resolves its own flag > env var >
+default. ``only`` (``--provider``, repeatable) narrows further; a provider whose reader cannot be
+loaded is ``no_adapter``. Coverage is computed from what the survey found, never written out.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import TargetError, UsageError
+from . import KNOWN, load_failures, registry
+from .base import Coverage, Discovery, Problem, Provider, Root, SessionRef
+
+FLAGS: dict[str, str] = {
+    "claude-code": "--claude-home",
+    "codex": "--codex-home",
+    "gemini-cli": "--gemini-home",
+    "opencode": "--opencode-home",
+    "crush": "--crush-home",
+}
+"""The CLI flag of each built-in provider's root (also for one whose reader is not installed)."""
+
+ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex"}
+
+
+def flag_of(name: str) -> str:
+    return FLAGS.get(name) or f"--root {name}=DIR"
+
+
+def names() -> list[str]:
+    """Every provider an answer names: the built-in ones (KNOWN order), then outside readers
+    that loaded, then outside entry points that failed to load."""
+    out = list(KNOWN)
+    out += [n for n in registry() if n not in out]
+    out += [n for n in load_failures() if n not in out]
+    return out
+
+
+def canonical_name(name: str) -> str:
+    n = ALIASES.get(name, name)
+    valid = names()
+    if n not in valid:
+        raise UsageError(f"unknown provider {name!r}; known: {', '.join(valid)}")
+    return n
+
+
+@dataclass(frozen=True)
+class RootRequest:
+    """What the caller named on the command line."""
+
+    roots: Mapping[str, str] = field(default_factory=dict)
+    """provider name -> root directory (its own flag, or ``--root NAME=DIR``)."""
+    home: str | None = None
+    """``--home DIR``: every provider's default relative path under DIR."""
+    only: tuple[str, ...] = ()
+    """``--provider``: the providers asked for (empty = all)."""
+
+    @property
+    def any_root(self) -> bool:
+        return bool(self.home) or any(self.roots.values())
+
+
+@dataclass
+class Entry:
+    """One provider in an answer."""
+
+    name: str
+    display: str
+    provider: Provider | None
+    root: Root | None
+    coverage: Coverage
+    sessions: list[SessionRef] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def looked(self) -> bool:
+        return self.coverage.state not in ("not_looked", "no_adapter")
+
+
+@dataclass
+class Survey:
+    entries: list[Entry]
+    request: RootRequest
+
+    def entry(self, name: str) -> Entry | None:
+        for e in self.entries:
+            if e.name == name:
+                return e
+        return None
+
+    def coverage(self) -> list[Coverage]:
+        return [e.coverage for e in self.entries]
+
+    def problems(self) -> list[Problem]:
+        return [p for e in self.entries for p in e.problems]
+
+    def incomplete(self) -> bool:
+        """Something in scope could not be read (the answer is a lower bound)."""
+        return any(e.coverage.state in ("unreadable", "unknown_format") for e in self.entries) or bool(self.problems())
+
+    def provider(self, name: str) -> Provider | None:
+        e = self.entry(name)
+        return e.provider if e else None
+
+
+def _display(name: str, cls: type[Provider] | None) -> str:
+    return getattr(cls, "display", None) or KNOWN.get(name) or name
+
+
+def _cov(name: str, display: str, state, reason: str | None, root: Root | None = None) -> Coverage:
+    return Coverage(name, display, state, 0 if state == "absent" else None, reason,
+                    None if root is None or root.path is None else str(root.path),
+                    None if root is None else root.source)
+
+
+def survey(req: RootRequest, env: Mapping[str, str] | None = None, *,
+           light: frozenset[str] = frozenset()) -> Survey:
+    """Resolve every provider's root by the rule above and discover its sessions.
+
+    ``light``: providers whose discovery may skip per-session facts beyond ids and paths (the
+    caller reads those sessions through its own deeper path), where the reader supports it.
+    """
+    env = os.environ if env is None else env
+    only = {canonical_name(n) for n in req.only}
+    for n in req.roots:
+        canonical_name(n)
+    reg = registry()
+    failed = load_failures()
+    entries: list[Entry] = []
+    for name in names():
+        cls = reg.get(name)
+        display = _display(name, cls)
+        flag = getattr(cls, "home_flag", None) or flag_of(name)
+        if only and name not in only:
+            entries.append(Entry(name, display, None, None, _cov(name, display, "not_looked",
+                                                                 "not in --provider")))
+            continue
+        if cls is None:
+            why = failed.get(name) or "no reader installed"
+            entries.append(Entry(name, display, None, None, _cov(name, display, "no_adapter", why)))
+            continue
+        prov = cls()
+        explicit = req.roots.get(name)
+        if not explicit and not req.home and req.any_root:
+            entries.append(Entry(name, display, prov, None, _cov(
+                name, display, "not_looked", f"pass {flag} or --home DIR")))
+            continue
+        try:
+            root = prov.locate(explicit=explicit or None, home=req.home, env=env)
+        except Exception as exc:  # a reader's bug must not take the answer down: say so
+            entries.append(Entry(name, display, prov, None, _cov(
+                name, display, "unreadable", f"locating its root failed: {type(exc).__name__}: {exc}")))
+            continue
+        try:
+            if name in light and _takes_facts(prov):
+                d: Discovery = prov.discover(root, facts=False)  # type: ignore[call-arg]
+            else:
+                d = prov.discover(root)
+        except Exception as exc:
+            entries.append(Entry(name, display, prov, root, _cov(
+                name, display, "unreadable", f"reader failed: {type(exc).__name__}: {exc}", root)))
+            continue
+        entries.append(Entry(name, display, prov, root, d.coverage, list(d.sessions), list(d.problems)))
+    return Survey(entries, req)
+
+
+def _takes_facts(prov: Provider) -> bool:
+    import inspect
+
+    try:
+        return "facts" in inspect.signature(prov.discover).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+# -- targets across providers ------------------------------------------------------------------
+
+
+@dataclass
+class Selection:
+    """The sessions an answer covers: Claude Code's through its deep ``Scope`` (its own
+    commands keep the deep model), every other provider's as SessionRefs."""
+
+    survey: Survey
+    claude: object | None
+    """``sessionsift.discover.Scope`` of the Claude sessions selected (None: Claude not looked at
+    or its root absent/unreadable)."""
+    refs: list[SessionRef]
+    """Selected sessions of every provider but Claude Code, in survey order."""
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        if self.claude is not None:
+            out["claude-code"] = len(self.claude.sessions)  # type: ignore[attr-defined]
+        for r in self.refs:
+            out[r.provider] = out.get(r.provider, 0) + 1
+        return out
+
+    def coverage(self) -> list[Coverage]:
+        """Each provider's coverage with the count of ITS sessions in this answer."""
+        n = self.counts()
+        out = []
+        for e in self.survey.entries:
+            c = e.coverage
+            if c.state == "ok":
+                c = replace(c, sessions=n.get(e.name, 0))
+            out.append(c)
+        return out
+
+    def problems(self) -> list[Problem]:
+        ps = list(self.survey.problems())
+        if self.claude is not None:
+            seen = {(p.path, p.why) for p in ps}
+            ps += [p for p in self.claude.problems if (p.path, p.why) not in seen]  # type: ignore[attr-defined]
+        return ps
+
+    def incomplete(self) -> bool:
+        return bool(self.problems()) or any(c.state in ("unreadable", "unknown_format") for c in self.coverage())
+
+    def total(self) -> int:
+        return sum(self.counts().values())
+
+
+CLAUDE = "claude-code"
+
+
+def _canon(p: str | os.PathLike[str]) -> str:
+    return unicodedata.normalize("NFC", os.path.realpath(os.fspath(p)))
+
+
+def _looks_like_path(t: str) -> bool:
+    return t == "." or os.sep in t or t.startswith("~") or t.endswith((".jsonl", ".json", ".db", ".zst"))
+
+
+def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list[str] | None = None) -> Selection:
+    """Resolve targets across every provider looked at.
+
+    A target is a session id or unique prefix (of any provider: exact ids win over prefixes; an
+    ambiguous prefix is an error naming each candidate with its provider), a session file of any
+    provider, a directory (the sessions recorded there: Claude Code's encoded project dir, or any
+    provider's recorded project), or a Claude Code encoded project token. No target = every
+    session of every provider looked at.
+    """
+    from .claude import discover as D
+
+    ce = sv.entry(CLAUDE)
+    choice = None
+    claude_ok = False
+    if ce is not None and ce.looked and ce.root is not None and ce.root.path is not None:
+        src = ce.root.source if ce.root.source in ("--claude-home", "--home", "CLAUDE_CONFIG_DIR") else "~/.claude"
+        choice = D.HomeChoice(ce.root.path, src)  # type: ignore[arg-type]
+        claude_ok = ce.coverage.state == "ok"
+    others = [r for e in sv.entries if e.name != CLAUDE and e.looked for r in e.sessions]
+    claude_refs = ce.sessions if (ce is not None and claude_ok) else []
+    targets = list(targets)
+    scope = D.Scope(choice) if choice is not None else None
+    picked: list[SessionRef] = []
+
+    def add_claude(sc) -> None:
+        assert scope is not None
+        have = {s.session_id for s in scope.sessions}
+        for s in sc.sessions:
+            if s.session_id not in have:
+                scope.sessions.append(s)
+                have.add(s.session_id)
+        scope.problems += [p for p in sc.problems if p not in scope.problems]
+        scope.project_dirs += sc.project_dirs
+        scope.explicit_lanes.update(sc.explicit_lanes)
+
+    def add_ref(r: SessionRef) -> None:
+        if not any(x is r for x in picked):
+            picked.append(r)
+
+    if not targets:
+        if claude_ok and choice is not None:
+            add_claude(D.resolve_targets([], choice=choice))
+        for r in others:
+            add_ref(r)
+    for t in targets:
+        if _looks_like_path(t) or (Path(t).expanduser().exists() and not _in_claude_projects(choice, t)):
+            found = False
+            p = Path(t).expanduser()
+            if p.exists():
+                cp = _canon(p)
+                for r in others:
+                    if any(_canon(x) == cp for x in r.paths) or (p.is_dir() and r.project and _canon(r.project) == cp):
+                        add_ref(r)
+                        found = True
+            claude_err = None
+            if claude_ok and choice is not None:
+                try:
+                    sc = D.resolve_targets([t], choice=choice)
+                except TargetError as exc:
+                    claude_err = exc
+                else:
+                    if sc.sessions:
+                        add_claude(sc)
+                        found = True
+            if not found:
+                if claude_err is not None and not others:
+                    raise claude_err
+                raise TargetError(_none_msg(sv, f"no session of any provider looked at is recorded for {t!r}"))
+            continue
+        if _in_claude_projects(choice, t) and claude_ok and choice is not None:
+            add_claude(D.resolve_targets([t], choice=choice))
+            continue
+        cands = [r for r in claude_refs if r.session_id == t and D._UUIDISH.match(t)]
+        cands += [r for r in others if r.session_id == t]
+        if not cands and len(t) >= 4:
+            cands = [r for r in claude_refs if r.session_id.startswith(t) and D._UUIDISH.match(t)]
+            cands += [r for r in others if r.session_id.startswith(t)]
+        keys = sorted({(r.provider, r.session_id) for r in cands})
+        if len(keys) > 1:
+            shown = ", ".join(f"{sid} ({_display_of(sv, p)})" for p, sid in keys[:10])
+            raise TargetError(f"session prefix {t!r} is ambiguous: {shown}" + (" ..." if len(keys) > 10 else ""))
+        if not keys:
+            if claude_ok and choice is not None and not others:
+                D.resolve_targets([t], choice=choice)  # raises Claude Code's own message
+            raise TargetError(_none_msg(sv, f"target {t!r} is not a path, a Claude Code project token, "
+                                            "or a session id/prefix of any provider looked at"))
+        r = cands[0]
+        if r.provider == CLAUDE:
+            assert scope is not None
+            s = D.Session(r.session_id, r.paths[0].parent, r.paths[0])
+            if all(x.session_id != s.session_id for x in scope.sessions):
+                scope.sessions.append(s)
+        else:
+            add_ref(r)
+    if sessions_from is not None:
+        wanted = set(sessions_from)
+        if scope is not None:
+            scope.sessions = [s for s in scope.sessions if s.session_id in wanted]
+        picked = [r for r in picked if r.session_id in wanted]
+    if scope is not None:
+        scope.sessions.sort(key=lambda s: (str(s.project_dir), s.session_id))
+    return Selection(sv, scope if claude_ok else None, picked)
+
+
+def _in_claude_projects(choice, t: str) -> bool:
+    if choice is None or os.sep in t:
+        return False
+    try:
+        return (choice.path / "projects" / t).is_dir()
+    except OSError:
+        return False
+
+
+def _display_of(sv: Survey, name: str) -> str:
+    e = sv.entry(name)
+    return e.display if e else name
+
+
+def _none_msg(sv: Survey, msg: str) -> str:
+    looked = [e.display for e in sv.entries if e.looked]
+    skipped = [f"{e.display} ({e.coverage.reason})" for e in sv.entries
+               if e.coverage.state == "not_looked"]
+    out = msg + f" (looked at: {', '.join(looked) or 'none'}"
+    if skipped:
+        out += "; not looked at: " + ", ".join(skipped)
+    return out + ")"
+
+
+def find_session(sv: Survey, target: str) -> list[SessionRef]:
+    """Sessions of any provider looked at whose id is ``target`` or starts with it (>= 4
+    characters), exact ids first; used to say which provider holds a session."""
+    refs = [r for e in sv.entries if e.looked for r in e.sessions]
+    hit = [r for r in refs if r.session_id == target]
+    if not hit and len(target) >= 4:
+        hit = [r for r in refs if r.session_id.startswith(target)]
+    return hit

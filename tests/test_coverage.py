@@ -1,0 +1,190 @@
+"""Coverage is computed, never written out, and never says 0 for what it did not read.
+
+States on real Claude Code data (the committed 2.1.258 corpus) and on empty / unreadable temp
+roots: `absent` (looked, found none: a true 0), `unreadable` (a root with mode 000, read by a
+user without root's permission override), `not_looked` (a root was named for another provider
+only, or --provider narrowed the answer), `no_adapter` (an entry point whose module does not
+exist). The outside reader used for the layer's plumbing is tests/plumbing_provider.py:
+HAND-MADE PLUMBING, registered through a real entry point, and no evidence about any client.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.plumbing_provider import register, write_session
+
+REPO = Path(__file__).resolve().parents[1]
+CLAUDE = REPO / "examples" / "claude-home"
+FB = "8414eb07-cca2-5cca-9059-e9baedac31e1"  # files_basic, in examples/claude-home
+
+
+def run(args: list[str], extra_env: dict | None = None, prefix: list[str] | None = None):
+    env = dict(os.environ)
+    env.update(extra_env or {})
+    cmd = (prefix or []) + [sys.executable, "-m", "sessionsift", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+
+
+def jrows(p) -> list[dict]:
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert rows and rows[0]["kind"] == "header" and rows[-1]["kind"] == "summary", p.stderr
+    return rows
+
+
+def cov(p) -> dict[str, dict]:
+    return {c["provider"]: c for c in jrows(p)[-1]["coverage"]}
+
+
+@pytest.fixture
+def plumb(tmp_path):
+    """The plumbing reader registered as an outside package."""
+    return register(tmp_path / "site")
+
+
+def test_empty_home_is_absent_everywhere_a_reader_exists(tmp_path):
+    home = tmp_path / "empty"
+    home.mkdir()
+    p = run(["list", "--home", str(home), "--format", "json"])
+    assert p.returncode == 0, p.stderr
+    c = cov(p)
+    assert c["claude-code"]["state"] == "absent" and c["claude-code"]["sessions"] == 0
+    assert c["claude-code"]["reason"] == f"no {home / '.claude'}" and c["claude-code"]["root_source"] == "--home"
+    for name in ("codex", "gemini-cli", "opencode", "crush"):
+        assert c[name]["state"] in ("absent", "no_adapter"), c[name]
+        assert (c[name]["sessions"] == 0) == (c[name]["state"] == "absent")
+    t = run(["list", "--home", str(home)])
+    last = t.stdout.strip().splitlines()[-1]
+    assert last.startswith("coverage: Claude Code absent (no ") and " · Crush " in last
+
+
+def test_a_named_root_leaves_the_others_not_looked_never_zero(tmp_path, plumb):
+    proot = tmp_path / "plumb"
+    write_session(proot, "p1", [{"kind": "prompt", "role": "user", "text": "hi"}])
+    # the plumbing reader's own variable points at real data: with --claude-home named it is still not read
+    p = run(["list", "--claude-home", str(CLAUDE), "--format", "json"], {**plumb, "PLUMB_HOME": str(proot)})
+    assert p.returncode == 0, p.stderr
+    c = cov(p)
+    assert c["claude-code"]["state"] == "ok" and c["claude-code"]["sessions"] == 8
+    assert c["plumb"]["state"] == "not_looked" and c["plumb"]["sessions"] is None
+    assert c["plumb"]["reason"] == "pass --root plumb=DIR or --home DIR"
+    assert not any(r.get("provider") == "plumb" for r in jrows(p))
+    # no root named at all: every provider resolves flag > env var > default
+    p = run(["list", "--format", "json"], {**plumb, "PLUMB_HOME": str(proot), "CLAUDE_CONFIG_DIR": str(CLAUDE)})
+    c = cov(p)
+    assert (c["plumb"]["state"], c["plumb"]["sessions"], c["plumb"]["root_source"]) == ("ok", 1, "PLUMB_HOME")
+    assert (c["claude-code"]["sessions"], c["claude-code"]["root_source"]) == (8, "CLAUDE_CONFIG_DIR")
+
+
+def test_provider_narrows_and_says_so(tmp_path, plumb):
+    home = tmp_path / "h"
+    write_session(home / ".plumb", "p1", [{"kind": "prompt", "role": "user", "text": "hi"}])
+    shutil.copytree(CLAUDE, home / ".claude", symlinks=True)
+    p = run(["list", "--home", str(home), "--provider", "plumb", "--format", "json"], plumb)
+    c = cov(p)
+    assert c["claude-code"]["state"] == "not_looked" and c["claude-code"]["reason"] == "not in --provider"
+    assert c["plumb"]["sessions"] == 1
+    sess = [r for r in jrows(p) if r["kind"] == "session"]
+    assert [(r["provider"], r["session_id"]) for r in sess] == [("plumb", "p1")]
+    p = run(["list", "--home", str(home), "--provider", "nosuch"], plumb)
+    assert p.returncode == 2 and "unknown provider 'nosuch'" in p.stderr
+
+
+def test_missing_module_is_no_adapter_and_a_broken_reader_is_unreadable(tmp_path):
+    plumb = register(tmp_path / "site", missing=True, broken=True)
+    home = tmp_path / "h"
+    home.mkdir()
+    p = run(["list", "--home", str(home), "--format", "json"], plumb)
+    c = cov(p)
+    assert c["acme"]["state"] == "no_adapter" and c["acme"]["sessions"] is None
+    assert "ssift_no_such_module_acme" in c["acme"]["reason"]
+    assert c["broken"]["state"] == "unreadable" and c["broken"]["sessions"] is None
+    assert c["broken"]["reason"] == "reader failed: RuntimeError: boom"
+    assert p.returncode == 3  # something in scope could not be read: counts are lower bounds
+    t = run(["list", "--home", str(home)], plumb)
+    assert "acme no adapter" in t.stdout and "Broken (test) unreadable (reader failed: RuntimeError: boom)" in t.stdout
+
+
+def _without_dac_override() -> list[str] | None:
+    """A prefix that runs a command without root's file-permission override, or None."""
+    if os.geteuid() != 0:
+        return []
+    capsh = shutil.which("capsh")
+    if capsh is None:
+        return None
+    return [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--"]
+
+
+def test_a_root_with_mode_000_is_unreadable_not_zero(tmp_path):
+    prefix = _without_dac_override()
+    if prefix is None:
+        pytest.skip("running as root without capsh: mode 000 cannot be enforced (root overrides file permissions)")
+    root = tmp_path / "locked"
+    shutil.copytree(CLAUDE, root, symlinks=True)
+    (root / "projects").chmod(0)
+    try:
+        cmd = prefix + (["-c", " ".join([sys.executable, "-m", "sessionsift", "list", "--claude-home", str(root),
+                                         "--format", "json"])] if prefix else [])
+        if prefix:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
+        else:
+            p = run(["list", "--claude-home", str(root), "--format", "json"])
+    finally:
+        (root / "projects").chmod(0o755)
+    c = cov(p)
+    assert c["claude-code"]["state"] == "unreadable" and c["claude-code"]["sessions"] is None, c
+    assert "Permission denied" in c["claude-code"]["reason"]
+    assert p.returncode == 3
+
+
+def test_a_home_with_no_claude_data_but_another_provider_works(tmp_path, plumb):
+    home = tmp_path / "h"
+    write_session(home / ".plumb", "p-only", [
+        {"kind": "prompt", "role": "user", "text": "fix the bug", "ts": "2026-01-02T03:04:05Z", "cwd": "/w"},
+        {"kind": "message", "role": "assistant", "text": "fixed", "ts": "2026-01-02T03:04:09Z"}])
+    p = run(["list", "--home", str(home), "--format", "json"], plumb)
+    assert p.returncode == 0, p.stderr
+    rows = jrows(p)
+    s = [r for r in rows if r["kind"] == "session"]
+    assert len(s) == 1 and s[0]["first_prompt"] == "fix the bug" and s[0]["last_agent_message"] == "fixed"
+    assert s[0]["last_at"]["utc"] == "2026-01-02T03:04:09.000Z" and s[0]["is_subagent"] is False
+    assert cov(p)["claude-code"]["state"] == "absent"
+    t = run(["list", "--home", str(home)], plumb)
+    assert "Plumbing (test) 1 sessions" in t.stdout.splitlines()[-1]
+
+
+def test_a_session_prefix_resolves_across_providers_and_ambiguity_names_them(tmp_path, plumb):
+    proot = tmp_path / "plumb"
+    write_session(proot, FB[:8] + "-plumb", [{"kind": "prompt", "role": "user", "text": "x"}])
+    write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])
+    roots = ["--claude-home", str(CLAUDE), "--root", f"plumb={proot}"]
+    p = run(["list", FB[:8], *roots], plumb)
+    assert p.returncode == 2
+    assert p.stderr.startswith("sessionsift: error: session prefix '8414eb07' is ambiguous: ")
+    assert f"{FB} (Claude Code)" in p.stderr and "8414eb07-plumb (Plumbing (test))" in p.stderr
+    p = run(["list", "zz-p", *roots, "--format", "json"], plumb)
+    assert p.returncode == 0, p.stderr
+    assert [r["session_id"] for r in jrows(p) if r["kind"] == "session"] == ["zz-plumb-only"]
+    # an exact id wins over a longer id it prefixes
+    p = run(["list", FB, *roots, "--format", "json"], plumb)
+    assert [r["session_id"] for r in jrows(p) if r["kind"] == "session"] == [FB]
+
+
+@pytest.mark.parametrize("cmd", ["status", "verbatim", "plan", "image", "wait"])
+def test_claude_only_commands_refuse_another_providers_session_in_one_line(tmp_path, plumb, cmd):
+    proot = tmp_path / "plumb"
+    write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])
+    args = [cmd, "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}"]
+    if cmd == "wait":
+        args += ["--until", "stop", "--timeout", "1"]
+    p = run(args, plumb)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sessionsift: error: 'zz-plumb' is a Plumbing (test) session")
+    assert f"`{cmd}` reads Claude Code's own surfaces" in lines[0]
