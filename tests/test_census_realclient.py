@@ -106,3 +106,34 @@ def test_left_out_counts_are_null_without_a_literal(rc):
     assert lo["user.queued"] is None and lo["hook-context"] is None
     code, rows = jcli(gt, "search", SC.QUEUED_TEXT, "-F", "-m", "1")
     assert left_out(rows)["user.queued"] is None  # -m stops the scan early: not counted
+
+
+# --- tool calls -------------------------------------------------------------------------------
+
+
+def _scripted_calls(gt: dict) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for tu in gt["tool_uses"]:
+        if tu["served"]:
+            out[tu["name"]] = out.get(tu["name"], 0) + 1
+    return out
+
+
+def test_every_tool_use_is_a_tool_call(rc):
+    gt = rc["subagents"]  # main: Agent x2 + Bash; SUBAGENT-A: Read, Write; SUBAGENT-B: Bash
+    want = _scripted_calls(gt)
+    assert want == {"Agent": 2, "Bash": 2, "Read": 1, "Write": 1}
+    for sel in ([], ["-t", "agent.tool.use"]):
+        code, rows = jcli(gt, "search", "", "--count-by", "tool", *sel)
+        counts = {r["key"]: r["count"] for r in rows if r["kind"] == "count"}
+        assert counts == want, sel
+        assert {r["of"] for r in rows if r["kind"] == "count"} == {"calls"}
+    code, rows = jcli(gt, "search", "", "-t", "agent.tool.use", "-c")
+    assert rows[-1]["hits"] == sum(want.values())  # 2.1.258 writes one record per tool_use block
+    code, rows = jcli(gt, "search", "", "-t", "agent.communication.sent", "--count-by", "tool")
+    assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == {"Agent": 2}
+    code, rows = jcli(gt, "search", "", "-t", "agent.tool.result", "--count-by", "tool")
+    assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == want
+    assert {r["of"] for r in rows if r["kind"] == "count"} == {"results"}
+    code, rows = jcli(rc["census_workflow"], "search", "", "-t", "agent.tool.use", "--count-by", "tool")
+    assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == {"Workflow": 1, "Bash": 1}

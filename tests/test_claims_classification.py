@@ -318,14 +318,19 @@ def test_send_message_signal_vs_prose():
     # CLS-011: SendMessage input.type other than message/direct is a signal
     sm = {"type": "tool_use", "id": "toolu_1", "name": "SendMessage",
           "input": {"to": "researcher", "recipient": "researcher", "type": "message", "message": "hi"}}
-    check(assistant(sm), ["agent.communication.sent"], False)
+    # a tool call is a tool call (issue 11): every tool_use carries agent.tool.use first
+    check(assistant(sm), ["agent.tool.use", "agent.communication.sent"], False)
     sig = {"type": "tool_use", "id": "toolu_2", "name": "SendMessage",
            "input": {"to": "researcher", "type": "shutdown_request", "message": "bye"}}
-    check(assistant(sig), ["agent.communication.signal"], False)
+    check(assistant(sig), ["agent.tool.use", "agent.communication.signal"], False)
     # CLS-012: the three spawn tools
     for name in ("Agent", "Task", "Workflow"):
         check(assistant({"type": "tool_use", "id": "t", "name": name, "input": {"prompt": "x"}}),
-              ["agent.communication.sent"], False)
+              ["agent.tool.use", "agent.communication.sent"], False)
+    # a record with a spawn and an ordinary call carries each leaf once
+    check(assistant({"type": "tool_use", "id": "a", "name": "Agent", "input": {}},
+                    {"type": "tool_use", "id": "b", "name": "Read", "input": {}}),
+          ["agent.tool.use", "agent.communication.sent"], False)
 
 
 # --- task notifications (CLS-003..007, BG-010..025, BG-039) ----------------------------------

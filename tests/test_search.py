@@ -130,11 +130,8 @@ def test_label_census_agrees_with_lane_index(home):
                          "harness.meta.turn-duration", "harness.meta.away-summary", "harness.meta.stop-hooks"):
                     continue
                 expect[l] += 1
-            for n in e.tool_names:
+            for n in e.tool_names:  # --count-by tool counts calls, once each (issue 11)
                 tools[n] += 1
-            for i in e.tool_result_ids:
-                if i in names:
-                    tools[names[i]] += 1
     code, out, _ = run(["search", "", "--count-by", "label", "--format", "json", "--claude-home", str(home)])
     got = {r["key"]: r["count"] for r in jrows(out) if r["kind"] == "count"}
     assert got == dict(expect)
@@ -230,8 +227,8 @@ def test_sessions_with_matches_feed_sessions_from(home, tmp_path):
     f.write_text("")
     code, out, _ = run(["search", "", "--sessions-from", str(f), "--claude-home", str(home)])
     assert code == 1 and out.strip().endswith("0 hits in 0 transcripts (0 bytes, 0 sessions; 0 unreadable); not "
-                                              "searched (further hits not counted: the pattern has no literal, or "
-                                              "-m/-l): user.queued, attachments, snapshots, turn-duration, "
+                                              "searched (further hits not counted: the pattern has no literal "
+                                              "needle): user.queued, attachments, snapshots, turn-duration, "
                                               "away-summary, stop-hooks, system records, hook context, persisted outputs")
 
 

@@ -327,7 +327,9 @@ def test_shapes_the_client_does_not_write_fall_back_to_the_parse(tmp_path):
         p = A.plan(q)
         fast, slow = _run(p, tmp_path / "h"), _run(_slow(p), tmp_path / "h")
         assert fast == slow, q
-    assert _run(A.plan(QUERIES[1]), tmp_path / "h")[1].get("SecondTool") == 2  # the call and its result
+    assert _run(A.plan(QUERIES[1]), tmp_path / "h")[1].get("SecondTool") == 1  # the call, counted once
+    results = A.plan(Query(patterns=("",), include=("agent.tool.result",), count_by="tool"))
+    assert _run(results, tmp_path / "h")[1].get("SecondTool") == 1  # its result, when results are asked for
 
 
 def test_parallel_workers_give_the_serial_results(monkeypatch):

@@ -42,7 +42,7 @@ def _summary_line(sm, workers: int) -> str:
             f"{esc(x['persisted_path'])} ({esc(x['why'])})" for x in sm.persisted_unresolved[:3])
     size = f"{sm.lines} lines" if sm.lines is not None else _human_bytes(sm.bytes)
     return (f"{_n(sm.hits, 'hit')} in {_n(sm.files, 'transcript')} ({size}, {_n(sm.sessions, 'session')}"
-            f"{unread}{extra}){_left_out_text(sm.left_out)}")
+            f"{unread}{extra}){_left_out_text(sm.left_out, sm.left_out_note)}")
 
 
 def _n(n: int, word: str) -> str:
@@ -54,14 +54,13 @@ _KIND_NAMES = {"harness.meta.attachment": "attachments", "hook-context": "hook c
                "harness.meta.system": "system records"}
 
 
-def _left_out_text(left_out: list[dict]) -> str:
+def _left_out_text(left_out: list[dict], note: str | None) -> str:
     """What the summary line says about the kinds and sources the query did not search."""
     if not left_out:
         return ""
     name = lambda x: _KIND_NAMES.get(x["kind"], x["kind"].removeprefix("harness.meta."))  # noqa: E731
     if any(x["further_hits"] is None for x in left_out):
-        return ("; not searched (further hits not counted: the pattern has no literal, or -m/-l): "
-                + ", ".join(name(x) for x in left_out))
+        return f"; not searched ({note or 'further hits not counted'}): " + ", ".join(name(x) for x in left_out)
     more = [x for x in left_out if x["further_hits"]]
     if not more:
         return "; no match in the kinds not searched (" + ", ".join(name(x) for x in left_out) + ")"
@@ -214,12 +213,13 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
         out.row("count", {"by": None, "key": None, "count": sm.hits})
         out.text(str(sm.hits))
     elif query.count_by is not None:
-        _print_counts(out, query.count_by, counts)
+        _print_counts(out, query.count_by, counts, run.plan.tool_count if query.count_by == "tool" else None)
     out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions,
                 sessions_with_hits=sm.sessions_with_hits, hits=sm.hits, records_parsed=sm.records_parsed,
                 malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
+                left_out_note=sm.left_out_note,
                 workers=run.workers)
     line = _summary_line(sm, run.workers)
     if not out.json:
@@ -233,7 +233,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     return ExitStatus.NO_MATCH if sm.hits == 0 else ExitStatus.OK
 
 
-def _print_counts(out: Out, by: str, counts: dict) -> None:
+def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> None:
     if by == "pairing":
         rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], str(kv[0])))
         for k, (uses, ret, unret) in rows:
@@ -241,7 +241,7 @@ def _print_counts(out: Out, by: str, counts: dict) -> None:
     else:
         rows = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
         for k, n in rows:
-            out.row("count", {"by": by, "key": k, "count": n})
+            out.row("count", {"by": by, "key": k, "count": n, **({"of": of} if of else {})})
     if out.json:
         return
     from rich.console import Console
@@ -260,7 +260,7 @@ def _print_counts(out: Out, by: str, counts: dict) -> None:
         for k, (uses, ret, unret) in rows:
             t.add_row(esc(k), str(uses), str(ret), str(unret))
     else:
-        t.add_column("hits", justify="right")
+        t.add_column(of or "hits", justify="right")
         for k, n in rows:
             t.add_row(esc(k), str(n))
     con.print(t)

@@ -423,6 +423,10 @@ def classify(obj: dict) -> list[str]:
                     else "agent.thinking"
                 )
             elif bt == "tool_use":
+                # a tool call is a tool call: every tool_use carries agent.tool.use; a spawn or a
+                # SendMessage carries its communication leaf as well
+                if "agent.tool.use" not in labels:
+                    labels.append("agent.tool.use")
                 name = b.get("name")
                 if isinstance(name, str) and name in SPAWN_TOOLS:
                     lab = "agent.communication.sent"
@@ -438,7 +442,7 @@ def classify(obj: dict) -> list[str]:
                         else "agent.communication.signal"
                     )
                 else:
-                    lab = "agent.tool.use"
+                    continue
             else:
                 continue
             if lab not in labels:

@@ -68,7 +68,7 @@ class Plan:
     fast_assistant: str | None = None
     """Counting only (no pattern, window, cap): an assistant record recognised by its bytes is
     counted without parsing when it surely passes: "all" (default surface: every assistant record
-    passes) or "tool" (its tool_use block is an ordinary call and agent.tool.use is selected)."""
+    passes) or "tool" (it holds a tool_use block, so it carries agent.tool.use, which is selected)."""
     fast_carrier: bool = False
     """Counting only: a tool-result carrier naming one tool_use_id first is counted unparsed
     (every carrier leaf is selected)."""
@@ -81,6 +81,9 @@ class Plan:
     """Left-out gated leaves whose candidate lines are classified and matched (count_left_out)."""
     watch_types: frozenset[str] = frozenset()
     """Record types whose lines can carry a watched leaf (read from the bytes, like type_gate)."""
+    tool_count: str = "calls"
+    """--count-by tool counts "calls" (tool_use blocks of assistant hits), or "results" (the result
+    carriers' calls) when the selection holds result leaves and no call leaf."""
 
 
 def _re2():
@@ -198,6 +201,9 @@ def plan(query: Query) -> Plan:
     if counting:
         fast_assistant = "all" if default_surface else ("tool" if "agent.tool.use" in rec_allowed else None)
     fast_carrier = counting and PF.CARRIER_LEAVES <= rec_allowed
+    call_leaves = {"agent.tool.use", "agent.communication.sent", "agent.communication.signal"}
+    tool_count = ("results" if not default_surface and rec_allowed & PF.CARRIER_LEAVES
+                  and not rec_allowed & call_leaves else "calls")
     left_out = left_out_kinds(allowed, hook_attachments, query.resolve_persisted)
     count_left_out = (regex is not None and needles is not None and query.max_count is None
                       and not query.sessions_only)
@@ -219,7 +225,7 @@ def plan(query: Query) -> Plan:
         type_gate=type_gate, skip_carriers=skip_carriers, fast_assistant=fast_assistant,
         fast_carrier=fast_carrier, left_out=tuple(left_out), count_left_out=count_left_out,
         watch_leaves=frozenset(watch) if count_left_out else frozenset(),
-        watch_types=frozenset(wtypes) if count_left_out else frozenset(),
+        watch_types=frozenset(wtypes) if count_left_out else frozenset(), tool_count=tool_count,
     )
 
 
@@ -616,8 +622,6 @@ def _fast_assistant(p: Plan, am, raw: bytes, pos: int, s: int, e: int, names: di
             ident = tid.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        if p.fast_assistant == "tool" and (name in R.SPAWN_TOOLS or name == "SendMessage"):
-            return None
         if names is not None and ident:
             names[ident] = name
         tools = [name]
@@ -710,9 +714,12 @@ def _count(p: Plan, lane: Lane, hits: list[Hit], names: dict[str, str]) -> dict:
             if not h.labels:
                 c["(unlabelled)"] += 1
     elif cb == "tool":
+        # a call is counted once, on its tool_use; a result carrier names the calls it answers
+        want = "assistant" if p.tool_count == "calls" else "user"
         for h in hits:
-            for n in h.tool_names:
-                c[n] += 1
+            if h.type == want:
+                for n in h.tool_names:
+                    c[n] += 1
     elif cb == "attachment":
         for h in hits:
             if h.attachment is not None:
@@ -907,6 +914,9 @@ class SearchRun:
         sm.left_out = [{"kind": k, "flag": f, "further_hits": (
             sm.gated_hits.get(k, 0) if p.count_left_out else (0 if k == PERSISTED and p.regex is None else None))}
             for k, f in p.left_out]
+        if p.left_out and not p.count_left_out:
+            sm.left_out_note = ("further hits not counted: the pattern has no literal needle" if p.needles is None
+                                else "further hits not counted: -m/-l stop the scan early")
         self._done = True
 
     def _emit(self, o: LaneOutcome, sess_hit: set[str]) -> Iterator[tuple[Lane, LaneOutcome]]:

@@ -135,4 +135,6 @@ class Summary:
     left_out: list[dict] = field(default_factory=list)
     """Kinds and sources this query did not search: `{kind, flag, further_hits}` each, `flag` the
     option that adds it, `further_hits` the hits it would add (None = not counted: the pattern has no
-    literal needle, or -m/-l stopped the scan early). See LEFT_OUT in search/api.py."""
+    literal needle, or -m/-l stopped the scan early). See left_out_kinds in search/api.py."""
+    left_out_note: str | None = None
+    """Why `further_hits` are null, when they are."""
