@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -97,9 +98,45 @@ def wait_for(path: Path, timeout: float) -> bool:
     return path.exists()
 
 
+class UnsafeSpool(Exception):
+    """The spool directory is not ours alone: another local user could read or plant slices."""
+
+
+def _private(d: Path) -> bool:
+    try:
+        st = os.lstat(d)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
+def spool_root(explicit: str | None) -> Path:
+    """A directory only we can enter: `--spool DIR`, else `$XDG_RUNTIME_DIR` (private by its
+    spec) when it is ours, else `$TMPDIR` or /tmp; under it `sessionsift-verbatim-<uid>`, created
+    0700 and then checked: a real directory (not a symlink), owned by us, no group/other access.
+    In a shared /tmp another user can pre-create that name; then we refuse (UnsafeSpool)."""
+    if explicit:
+        base = Path(explicit)
+    else:
+        run = os.environ.get("XDG_RUNTIME_DIR")
+        base = Path(run) if run and _private(Path(run)) else Path(os.environ.get("TMPDIR") or "/tmp")
+    root = base / f"sessionsift-verbatim-{os.getuid()}"
+    try:
+        os.makedirs(base, exist_ok=True)
+        os.mkdir(root, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UnsafeSpool(f"cannot create the spool directory {root}: {exc.strerror}")
+    if not _private(root):
+        raise UnsafeSpool(f"the spool directory {root} is not a private directory of uid {os.getuid()} "
+                          "(another user may have created it, or it is a symlink / group- or world-accessible); "
+                          "remove it or pass --spool DIR")
+    return root
+
+
 def claim(ns: Path) -> bool:
     """True if this slot created the spool (and so computes the reconstruction)."""
-    ns.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     for _ in range(5):
         try:
             ns.mkdir(mode=0o700)
@@ -167,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=int, default=9000, help="slice size (UTF-16 units; < 10,000)")
     ap.add_argument("--budget", type=int, default=40000, help="verbatim budget (capped to what N slots carry)")
     ap.add_argument("--sessionsift", default=None, help="absolute path of the sessionsift executable")
-    ap.add_argument("--spool", default=None, help="spool root (default: $TMPDIR or /tmp)")
+    ap.add_argument("--spool", default=None,
+                    help="spool root (default: $XDG_RUNTIME_DIR if private, else $TMPDIR or /tmp)")
     a = ap.parse_args(argv)
     if not (1 <= a.slot <= a.slots) or a.window >= THRESHOLD or a.window < 100:
         sys.stderr.write("verbatim hook: need 1 <= --slot <= --slots and 100 <= --window < 10000\n")
@@ -179,7 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     if payload.get("hook_event_name", "SessionStart") != "SessionStart" or payload.get("source") != "compact":
         return 0  # matcher `compact` should have filtered; re-checked here (MISC-027)
     sid = str(payload.get("session_id") or "unknown").replace("/", "_")
-    root = Path(a.spool or os.environ.get("TMPDIR") or "/tmp") / f"sessionsift-verbatim-{os.getuid()}"
+    try:
+        root = spool_root(a.spool)
+    except UnsafeSpool as exc:
+        sys.stderr.write(f"verbatim hook: {exc}\n")
+        if a.slot == 1:  # say so in the context once, rather than inject nothing quietly
+            sys.stdout.write(json.dumps({"hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": f"[sessionsift verbatim hook: not run: {exc}]\n"}}, ensure_ascii=False))
+        return 0
     ns = root / f"{sid}-{client_pid()}"
     if claim(ns):
         try:

@@ -294,7 +294,7 @@ def test_no_reinjection_exits_1_with_a_summary(tmp_path):
 
 def test_unknown_audit_is_a_usage_error():
     p = _cli(["audit", "nonsense"])
-    assert p.returncode == 2 and p.stderr.startswith("sessionsift: error: no such audit")
+    assert p.returncode == 2 and p.stderr.startswith("sessionsift: usage error: no such audit")
 
 
 @pytest.mark.parametrize("block", [1, 3, 15, 16, 17, 64, 1 << 22])

@@ -85,3 +85,13 @@ def test_readme_two_commands_are_what_ci_and_a_fresh_clone_run():
         assert (REPO / m / "projects").is_dir(), m
     # the extra the test command installs is declared
     assert re.search(r"^\s*test\s*=", (REPO / "pyproject.toml").read_text(), re.M)
+
+
+def test_exit_code_table_is_the_code():
+    """docs/cli.md's exit-code table lists exactly the statuses `ExitStatus` defines."""
+    from sessionsift.cli.exit import ExitStatus
+
+    text = (DOCS / "cli.md").read_text()
+    section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    documented = {int(m) for m in re.findall(r"^\| (\d+) \|", section, re.M)}
+    assert documented == {int(s) for s in ExitStatus}

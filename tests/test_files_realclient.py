@@ -152,8 +152,13 @@ def test_recover_cli(rc, tmp_path):
     assert summ["kind"] == "summary" and summ["status"] == "complete"
     assert summ["sha256"] == gt["disk_files"][f"{w}/a.txt"]["sha256"]
     r = subprocess.run(base + ["--file", "never.txt"], cwd=w, capture_output=True, text=True)
-    assert r.returncode == 1 and "no record of this file in 1 transcripts" in r.stdout
-    assert f"{w}/never.txt" in r.stdout
+    assert r.returncode == 1 and "no record of this file in 1 transcripts" in r.stderr and r.stdout == ""
+    assert f"{w}/never.txt" in r.stderr
+    # into a pipe, stdout carries exactly the rebuilt bytes (the file), the status goes to stderr
+    r = subprocess.run(base + ["--file", f"{w}/a.txt"], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    assert hashlib.sha256(r.stdout).hexdigest() == gt["disk_files"][f"{w}/a.txt"]["sha256"]
+    assert b": complete;" in r.stderr
     out = tmp_path / "a.out"
     r = subprocess.run(base + ["--file", f"{w}/a.txt", "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0 and hashlib.sha256(out.read_bytes()).hexdigest() == gt["disk_files"][f"{w}/a.txt"]["sha256"]

@@ -302,10 +302,11 @@ def quick_invocations(kind: str, home: Path) -> list[list[str]]:
     t = _target(kind)
     out = [["list"], ["stats"], ["search", "x"], ["search", "", "--count-by", "pairing"], ["status"],
            ["agents", "--tree", "--with-files"], ["files", "--by", "timeline"], ["plan", "--audit"], ["image"],
-           ["audit", "reinjection"], ["recover"], ["whoami"], ["show", t], ["show", t, "--branch-points"],
+           ["audit", "reinjection"], ["recover", "--file", "hello.py"], ["whoami"], ["show", t, "--turn", "-1"],
+           ["show", t, "--line", "1..5"], ["show", t, "--branch-points"],
            ["verbatim", t], ["recover", t, "--file", "hello.py", "--patches"], ["image", t, "--id", "1"]]
     if kind.startswith("fuzz-"):
-        out += [["show", s] for s in sorted(p.stem for p in (home / "projects").glob("*/*.jsonl"))]
+        out += [["show", s, "--line", "1.."] for s in sorted(p.stem for p in (home / "projects").glob("*/*.jsonl"))]
         out += [["verbatim", s] for s in sorted(p.stem for p in (home / "projects").glob("*/*.jsonl"))]
     return out
 
@@ -323,13 +324,14 @@ def invocations(kind: str, home: Path) -> list[list[str]]:
         sid = SID
     target = sid or SID
     multi = [["list"], ["stats"], ["search", "x"], ["search", "", "--count"], ["status"], ["agents"],
-             ["files"], ["plan"], ["image"], ["audit", "reinjection"], ["recover"]]
+             ["files"], ["plan"], ["image"], ["audit", "reinjection"], ["recover", "--file", "hello.py"]]
     out = [c + ([] if kind.startswith("empty") else []) for c in multi]
     out += [[*c, target] for c in multi]
     out += [
-        ["show", target], ["show", target, "--turn", "-1"], ["show", target, "--line", "1..5"],
+        ["show", target, "--turn", "1"], ["show", target, "--turn", "-1"], ["show", target, "--line", "1..5"],
         ["show", target, "--branch-points"], ["show", target, "--raw", "--line", "1"],
-        ["wait", target, "--timeout", "1"], ["whoami"],
+        ["wait", target, "--until", "stop", "--timeout", "1"], ["wait", target, "--until", "write:x", "--timeout", "1"],
+        ["whoami"],
         ["verbatim", target], ["verbatim", target, "--slices"],
         ["search", "", target, "--count-by", "tool"], ["search", "", target, "--count-by", "day"],
         ["search", "", target, "-t", "agent", "--since", "3d"],
@@ -341,17 +343,18 @@ def invocations(kind: str, home: Path) -> list[list[str]]:
     if kind.startswith("fuzz-") or kind == "odd-fs":
         sids = sorted(p.stem for p in (home / "projects").glob("*/*.jsonl"))
         for s in sids:
-            out += [["show", s], ["show", s, "--branch-points"], ["verbatim", s], ["files", s, "--by", "timeline"],
+            out += [["show", s, "--line", "1.."], ["show", s, "--branch-points"], ["verbatim", s],
+                    ["files", s, "--by", "timeline"],
                     ["recover", s, "--file", "hello.py", "--patches"], ["recover", s, "--list-backups"],
                     ["image", s, "--id", "1"], ["search", "", s, "--count-by", "pairing"], ["status", s],
                     ["plan", s, "--audit"], ["agents", s, "--tree", "--with-files"]]
     if kind == "real-copy":
         sub = home / "projects" / SUB_PROJ / SUB_SID / "subagents" / "agent-ae2785e10678ace04.jsonl"
-        for c in (["list"], ["show"], ["stats"], ["search", "x"], ["agents"], ["files"], ["verbatim"],
-                  ["recover"], ["audit", "reinjection"], ["image"], ["plan"], ["status"]):
+        for c in (["list"], ["show", "--line", "1.."], ["stats"], ["search", "x"], ["agents"], ["files"], ["verbatim"],
+                  ["recover", "--file", "hello.py"], ["audit", "reinjection"], ["image"], ["plan"], ["status"]):
             out.append([*c, str(sub)])
         for t in ("abcdef00", "99999999-9999-9999-9999-999999999999", "nope"):
-            out += [["show", t], ["list", t], ["verbatim", t], ["search", "x", t], ["files", t]]
+            out += [["show", t, "--turn", "1"], ["list", t], ["verbatim", t], ["search", "x", t], ["files", t]]
     return out
 
 
@@ -362,16 +365,28 @@ def run(argv: list[str], home: Path, stdin: bytes = b"") -> subprocess.Completed
                           capture_output=True, timeout=120)
 
 
+RECOVER_STATUSES = (5, 6, 7, 8)
+
+
 def problems_of(argv, p: subprocess.CompletedProcess, fmt: str) -> list[str]:
+    """What is wrong with one run. Every invocation of the sweep is a valid request, so it must
+    get past argument parsing: a usage error (click's `Usage:` / `Error:`, our `usage error:`, a
+    JSON error of kind `usage`) is a failure, not a pass. A target error (exit 2, `sessionsift:
+    error:`) is a real answer on a hostile corpus (no projects/, no such session)."""
     bad = []
     err = p.stderr.decode("utf-8", "replace")
     if "Traceback" in err or "Traceback" in p.stdout.decode("utf-8", "replace"):
         bad.append(f"traceback: {err.strip().splitlines()[-1] if err.strip() else ''}")
-    if p.returncode not in (0, 1, 2, 3, 124):
+    if "internal error" in err:
+        bad.append(f"internal error: {err.strip().splitlines()[0]}")
+    ok = (0, 1, 2, 3, 124) + (RECOVER_STATUSES if argv[0] == "recover" else ())
+    if p.returncode not in ok:
         bad.append(f"exit {p.returncode}")
-    if p.returncode == 2 and "sessionsift: error:" not in err and "Error:" not in err:
+    if "Usage:" in err or err.startswith("Error:") or "usage error:" in err:
+        bad.append(f"did not get past argument parsing: {err.strip()[:200]}")
+    if p.returncode == 2 and "sessionsift: error:" not in err:
         bad.append("exit 2 without an error message")
-    if fmt == "json" and p.returncode != 2:
+    if fmt == "json":
         rows = [ln for ln in p.stdout.decode("utf-8", "replace").splitlines() if ln.strip()]
         try:
             last = json.loads(rows[-1]) if rows else None
@@ -379,6 +394,8 @@ def problems_of(argv, p: subprocess.CompletedProcess, fmt: str) -> list[str]:
             last = None
         if not (isinstance(last, dict) and last.get("kind") == "summary"):
             bad.append("json output does not end with a summary row")
+        elif (last.get("error") or {}).get("kind") == "usage":
+            bad.append(f"usage error: {last['error'].get('message')}")
     return [f"{' '.join(argv)} --format {fmt}: {b}" for b in bad]
 
 
@@ -387,7 +404,7 @@ def sweep(kind: str, root: Path, full: bool = FULL) -> list[str]:
     build(kind, home)
     jobs = [(a, f) for a in (invocations if full else quick_invocations)(kind, home) for f in ("text", "json")]
     if not full:  # one bounded wait per corpus (it sleeps up to its timeout)
-        jobs.append((["wait", _target(kind), "--timeout", "1"], "json"))
+        jobs.append((["wait", _target(kind), "--until", "stop", "--timeout", "1"], "json"))
     with ThreadPoolExecutor(max_workers=4) as ex:
         results = list(ex.map(lambda j: (j, run([*j[0], "--format", j[1]], home)), jobs))
     bad = []
@@ -448,14 +465,17 @@ def test_no_traceback_mixed(tmp_path):
     assert len(paths) > 20
     multi = [["list"], ["stats"], ["search", "x"], ["search", "", "--count-by", "pairing"], ["status"],
              ["agents", "--tree", "--with-files"], ["files", "--by", "timeline"], ["plan", "--audit"], ["image"],
-             ["audit", "reinjection"], ["recover"], ["whoami"]]
+             ["audit", "reinjection"], ["recover", "--file", "hello.py"], ["whoami"]]
     jobs = [(a, f) for a in multi for f in ("text", "json")]
     for i, p in enumerate(paths):
-        jobs += [(["show", str(p)], "json"), (["verbatim", str(p)], "text" if i % 2 else "json")]
+        jobs += [(["show", str(p), "--line", "1.."], "json"), (["verbatim", str(p)], "text" if i % 2 else "json")]
+        if i % 3 == 1:
+            jobs += [(["show", str(p), "--turn", "-1"], "text"), (["status", str(p)], "json")]
         if i % 3 == 0:
             jobs += [(["show", str(p), "--branch-points"], "text"), (["files", str(p)], "text"),
                      (["recover", str(p), "--file", "hello.py", "--patches"], "json")]
-    jobs.append((["wait", str(paths[0]), "--timeout", "1"], "json"))
+    jobs += [(["wait", str(paths[0]), "--until", "stop", "--timeout", "1"], "json"),
+             (["wait", str(paths[1]), "--until", "idle", "--timeout", "1"], "text")]
     bad = _check_all(jobs, home)
     assert not bad, "\n".join(bad)
 
@@ -468,13 +488,16 @@ def test_no_traceback(kind, tmp_path):
         home = tmp_path / kind
         build(kind, home)
         t = _target(kind)
-        cmds = [["list"], ["stats"], ["search", "x"], ["show", t], ["verbatim", t]]
+        cmds = [["list"], ["stats"], ["search", "x"], ["show", t, "--turn", "-1"], ["verbatim", t]]
         if kind != "huge-line":
-            cmds += [["status"], ["agents"], ["files"], ["plan"], ["image"], ["audit", "reinjection"], ["recover"]]
+            cmds += [["status"], ["agents"], ["files"], ["plan"], ["image"], ["audit", "reinjection"],
+                     ["recover", "--file", "hello.py"], ["wait", t, "--until", "stop", "--timeout", "1"]]
         if kind == "real-copy":
             sub = home / "projects" / SUB_PROJ / SUB_SID / "subagents" / "agent-ae2785e10678ace04.jsonl"
-            cmds += [[c, str(sub)] for c in ("show", "verbatim", "agents", "files", "stats")]
-            cmds += [[c, t] for t in ("abcdef00", "99999999-9999-9999-9999-999999999999") for c in ("show", "list")]
+            cmds += [[c, str(sub)] for c in ("verbatim", "agents", "files", "stats")]
+            cmds += [["show", str(sub), "--line", "1..3"]]
+            cmds += [[c, t] for t in ("abcdef00", "99999999-9999-9999-9999-999999999999") for c in ("list",)]
+            cmds += [["show", t, "--turn", "1"] for t in ("abcdef00", "99999999-9999-9999-9999-999999999999")]
         fmts = ("json",) if kind == "huge-line" else ("text", "json")
         bad = _check_all([(c, f) for c in cmds for f in fmts], home)
     assert not bad, "\n".join(bad)
@@ -490,9 +513,22 @@ if __name__ == "__main__":  # exploration: python tests/test_robustness.py [kind
                 print(k, "|", b)
 
 
+def test_the_sweep_counts_a_usage_error_as_a_failure(tmp_path):
+    """The sweep once passed `wait` (no --until), `show` (no selector) and `recover` (no --file)
+    on every corpus: they never got past argument parsing. Its check now fails them."""
+    home = tmp_path / "h"
+    build("real-copy", home)
+    for argv in (["wait", FILES_SID, "--timeout", "1"], ["show", FILES_SID], ["recover", FILES_SID]):
+        for fmt in ("text", "json"):
+            p = run([*argv, "--format", fmt], home)
+            assert p.returncode == 2, (argv, p.returncode)
+            assert problems_of(argv, p, fmt), (argv, fmt, p.stderr)
+
+
 # --- --sessions-from with nothing in it --------------------------------------------------------
 
-SCOPED = ["list", "stats", "search x", "status", "agents", "files", "plan", "image", "recover", "audit reinjection"]
+SCOPED = ["list", "stats", "search x", "status", "agents", "files", "plan", "image", "recover --file hello.py",
+          "audit reinjection"]
 
 
 @pytest.mark.parametrize("source", ["empty-file", "stdin"])
@@ -534,7 +570,7 @@ USER = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": SID, "tim
         "message": {"role": "user", "content": "hi"}}
 
 
-@pytest.mark.parametrize("argv", [["agents", SID, "--with-files"], ["agents", SID], ["stats", SID], ["show", SID],
+@pytest.mark.parametrize("argv", [["agents", SID, "--with-files"], ["agents", SID], ["stats", SID], ["show", SID, "--line", "1.."],
                                   ["status", SID], ["search", "", SID]])
 def test_tool_use_with_odd_name_and_input(argv, tmp_path):
     """tool_use `name` a list (unhashable: `name in SPAWN_TOOLS` raised TypeError in classify and
@@ -547,7 +583,7 @@ def test_tool_use_with_odd_name_and_input(argv, tmp_path):
         assert not problems_of(argv, p, fmt), p.stderr.decode()
 
 
-@pytest.mark.parametrize("argv", [["stats", SID], ["show", SID], ["search", "", SID]])
+@pytest.mark.parametrize("argv", [["stats", SID], ["show", SID, "--line", "1.."], ["search", "", SID]])
 def test_system_subtype_unhashable(argv, tmp_path):
     """system `subtype` a dict: GATED_SYSTEM.get(subtype) raised TypeError in classify."""
     home = tmp_path / "h"

@@ -10,6 +10,8 @@ test_verbatim_realclient.py.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import random
 import subprocess
 import sys
@@ -205,3 +207,47 @@ def test_hook_slots_print_in_order_when_started_in_reverse(tmp_path):
     want = verbatim(_lane(tmp_path, p), pending_compaction=True, budget=budget_for_slots(6, 300)).text
     assert got == want and len(outs) >= 3
     assert not any((tmp_path / "spool").rglob("slice.*"))  # the last slot cleaned up
+
+
+def _hook_run(tmp_path, spool: Path, slot: int = 1, slots: int = 1) -> subprocess.CompletedProcess:
+    p = _write(tmp_path)
+    payload = json.dumps({"hook_event_name": "SessionStart", "source": "compact", "session_id": SID,
+                          "transcript_path": str(p)})
+    return subprocess.run([sys.executable, str(REPO / "hooks" / "verbatim_slice_hook.py"), "--slot", str(slot),
+                           "--slots", str(slots), "--window", "300", "--spool", str(spool)],
+                          input=payload, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["world-writable", "other-owner", "symlink"])
+def test_hook_refuses_a_spool_dir_it_does_not_own_alone(tmp_path, how):
+    """`sessionsift-verbatim-<uid>` in a shared /tmp can be created first by another local user
+    (to read the slices or plant its own). The hook used mkdir(exist_ok=True) and went on; it now
+    checks the directory (ours, 0700, not a symlink) and refuses, saying so once in the context."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    root = spool / f"sessionsift-verbatim-{os.getuid()}"
+    if how == "symlink":
+        (tmp_path / "elsewhere").mkdir()
+        root.symlink_to(tmp_path / "elsewhere")
+    else:
+        root.mkdir()
+        os.chmod(root, 0o777 if how == "world-writable" else 0o700)
+        if how == "other-owner":
+            if os.getuid() != 0:
+                pytest.skip("chown to another uid needs root")
+            os.chown(root, 65534, 65534)
+    r = _hook_run(tmp_path, spool)
+    assert r.returncode == 0
+    assert "not a private directory" in r.stderr
+    ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert ctx.startswith("[sessionsift verbatim hook: not run:")
+    assert not list(root.iterdir()) and not list((tmp_path / "elsewhere").glob("*") if how == "symlink" else [])
+
+
+def test_hook_creates_its_spool_dir_private(tmp_path):
+    spool = tmp_path / "spool"
+    r = _hook_run(tmp_path, spool)
+    root = spool / f"sessionsift-verbatim-{os.getuid()}"
+    assert r.returncode == 0 and json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    st = os.lstat(root)
+    assert stat.S_ISDIR(st.st_mode) and st.st_mode & 0o777 == 0o700 and st.st_uid == os.getuid()

@@ -37,3 +37,22 @@ class MalformedLine(SessionsiftError):
 
 class NoSuchRecord(SessionsiftError):
     """An explicit record address resolved to nothing."""
+
+
+def error_kind(exc: BaseException) -> str:
+    """The stable name of an error's kind, as JSON summaries carry it (`error.kind`)."""
+    if isinstance(exc, MalformedLine):
+        return "malformed_line"
+    if isinstance(exc, NoSuchRecord):
+        return "no_such_record"
+    if isinstance(exc, TargetError):
+        return "target"
+    if isinstance(exc, UsageError):
+        return "usage"
+    name = type(exc).__name__
+    if name in ("UsageError", "BadParameter", "MissingParameter", "NoSuchOption", "BadOptionUsage",
+                "BadArgumentUsage", "NoArgsIsHelpError"):
+        return "usage"  # click's own usage errors
+    if isinstance(exc, SessionsiftError):
+        return "error"
+    return "internal"

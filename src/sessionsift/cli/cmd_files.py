@@ -127,8 +127,11 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     cut = rec_mod.parse_at(at)
     lane_evs, problems = rec_mod.collect(scope, not no_subagents)
     out.header(**scope_header(scope), file=path, file_given=file, at=at)
-    if file != path:
-        out.text(f"file: {esc(path)} (resolved from {esc(file)} against {esc(os.getcwd())})")
+    content_view = not (coverage or patches or list_backups)
+    # the content view puts the file on stdout and everything else on stderr
+    say = out.err if content_view else out.text
+    if file != path and not out.json:
+        say(f"file: {path} (resolved from {file} against {os.getcwd()})")
     if list_backups:
         rows = rec_mod.list_backups(scope, path, lane_evs)
         for r in rows:
@@ -136,7 +139,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
             out.text(f"{r['name']}  {'%d B' % r['size'] if r['size'] is not None else 'missing'}  "
                      f"session {r['session_id']}  recorded at {', '.join(r['recorded_backup_times']) or '-'}")
             for n in r["notes"]:
-                out.text(f"  note: {esc(n)}")
+                out.text(f"  note: {n}")
         out.summary(backups=len(rows), file=path, merged_into_reconstruction=False)
         out.text(f"{len(rows)} checkpoint(s); checkpoint content is never merged into a reconstruction")
         return ExitStatus.OK if rows else ExitStatus.NO_MATCH
@@ -147,17 +150,18 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
         if unread:
             msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
         out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),
-                    problems=problems_json(rec.unreadable), message=msg)
-        out.text(f"{esc(path)}: {esc(msg)}")
+                    problems=problems_json(rec.unreadable), message=msg, exit_status=int(ExitStatus.NO_MATCH))
+        if not out.json:
+            say(f"{path}: {msg}")
         return ExitStatus.NO_MATCH
     for s in rec.steps:
         if coverage or patches or fmt == "json":
             out.row("step", {**_step_row(s, claude_home), **({"patch": "".join(s.patch)} if patches and s.patch else {})})
         if coverage or patches:
-            out.text(f"[seg {s.segment}] L{s.line} {esc(s.lane)} {s.kind:<10} {s.what:<18} {clip(s.detail, 110)}")
+            out.text(f"[seg {s.segment}] L{s.line} {s.lane} {s.kind:<10} {s.what:<18} {clip(s.detail, 110)}")
         if patches and s.patch:
             for l in "".join(s.patch).split("\n"):
-                out.text("    " + esc(l))
+                out.text("    " + l)
     rngs = rec.ranges()
     for r in rngs:
         out.row("range", {"range_kind": r["kind"], **{k: v for k, v in r.items() if k != "kind"}})
@@ -166,42 +170,68 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
             span = f"{r['start']}-{r['end']}" if r["start"] is not None and r["end"] is not None else (
                 f"{r['start']}-?" if r["start"] is not None else "?")
             out.text(f"  {r['kind']:<5} lines {span} ({r['lines'] if r['lines'] is not None else '?'})"
-                     + (f"  cause: {esc(r['cause'])}" if r["cause"] else ""))
+                     + (f"  cause: {r['cause']}" if r["cause"] else ""))
     text = rec.text()
-    if not coverage and not patches:
-        body = text if text is not None else rec_mod.render_text(rec)
-        if fmt != "json":
+    known_pieces = sum(isinstance(x, str) for x in rec.state or [])
+    # what the content view and --out carry: the rebuilt file, else (partial) the known lines
+    # with gap markers, else nothing (a file of gap markers alone is no file)
+    body = text if text is not None else (rec_mod.render_text(rec) if known_pieces and rec.exists is not False
+                                          else None)
+    if content_view and fmt != "json" and body is not None:
+        data = body.encode("utf-8", "surrogateescape")
+        if out.stream.isatty():
             for l in body.split("\n"):
-                out.text(esc(l) if "\t" not in l else esc(l).replace("\\t", "\t"))
+                out.text(l, keep_tabs=True)
+        else:
+            out.file_bytes(data)  # the file itself: raw, unescaped, nothing else on stdout
     written = None
+    refused = None
     if out_file:
-        content = text if text is not None else rec_mod.render_text(rec)
-        if not content:
-            raise UsageError("nothing known to write: --out writes only a non-empty result")
         op = Path(out_file)
-        if op.exists():
+        if body is None:
+            refused = ("nothing known to write (the transcripts hold no line of it)" if rec.exists is not False
+                       else "its last known state is deleted")
+        elif op.exists():
             raise UsageError(f"{op} exists; refusing to overwrite (choose another --out)")
-        op.write_bytes(content.encode("utf-8", "surrogateescape"))
-        written = str(op)
+        else:
+            op.write_bytes(body.encode("utf-8", "surrogateescape"))
+            written = str(op)
+    status = _recover_exit(rec)
     risks = [{"line": s.line, "lane": s.lane, "detail": s.detail} for s in rec.risks_since_anchor]
     out.summary(status=rec.status, file=path, complete=rec.complete, exists=rec.exists,
                 sha256=__import__("hashlib").sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
                 content=text if fmt == "json" and not coverage and not patches else None,
                 rendered=rec_mod.render_text(rec) if fmt == "json" and text is None and not coverage else None,
-                known_pieces=sum(isinstance(x, str) for x in rec.state or []),
+                known_pieces=known_pieces,
                 boundaries=rec.boundaries, shell_writes=rec.shell_writes, risks_since_anchor=risks,
                 segments=(rec.steps[-1].segment + 1) if rec.steps else 0,
                 transcripts=rec.transcripts, files_unreadable=len(unread), problems=problems_json(rec.unreadable),
-                at=at, out=written,
+                at=at, out=written, out_refused=refused, exit_status=int(status),
                 invisible="a change by another process with no freshness signal leaves no trace (FH-013)")
-    out.text(f"-- {esc(path)}: {rec.status}; {rec.boundaries} boundaries, {rec.shell_writes} opaque shell writes, "
-             f"{len(risks)} possible writers since the last anchor"
-             + (f"; written to {esc(written)}" if written else ""))
-    for r in risks[:5]:
-        out.text(f"   risk: L{r['line']} {esc(r['lane'])} {clip(r['detail'], 100)}")
-    if rec.unreadable:
-        return ExitStatus.INCOMPLETE
-    return ExitStatus.OK
+    if not out.json:
+        say(f"-- {path}: {rec.status}; {rec.boundaries} boundaries, {rec.shell_writes} opaque shell writes, "
+            f"{len(risks)} possible writers since the last anchor"
+            + (f"; written to {written}" if written else "")
+            + (f"; --out not written: {refused}" if refused else ""))
+        for r in risks[:5]:
+            say(f"   risk: L{r['line']} {r['lane']} {clip(r['detail'], 100)}")
+        if unread:
+            say(f"   {len(unread)} transcript(s) could not be read: " + "; ".join(
+                f"{p.path} ({p.why})" for p in rec.unreadable[:5]))
+    return status
+
+
+RECOVER_EXIT = {"complete": ExitStatus.OK, "complete_at_risk": ExitStatus.RECOVER_AT_RISK,
+                "partial": ExitStatus.RECOVER_PARTIAL, "none": ExitStatus.RECOVER_NONE,
+                "deleted": ExitStatus.RECOVER_DELETED}
+"""`recover`'s exit status by reconstruction status (docs/files.md, docs/cli.md)."""
+
+
+def _recover_exit(rec: rec_mod.Recovery) -> ExitStatus:
+    st = RECOVER_EXIT[rec.status]
+    if st == ExitStatus.OK and rec.unreadable:
+        return ExitStatus.INCOMPLETE  # complete from what was read; an unread transcript may hold more
+    return st
 
 
 @click.command("plan")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -122,9 +121,8 @@ def wait_cmd(target, fmt, claude_home, until, timeout):
     out = Out(fmt, "wait")
 
     def ready(base: dict[str, int]) -> None:
-        sys.stderr.write(f"sessionsift: wait: ready: baselines taken for {len(base)} file(s) of "
-                         f"{s.session_id}; waiting until {esc(until)} (timeout {timeout:g}s)\n")
-        sys.stderr.flush()
+        out.err(f"sessionsift: wait: ready: baselines taken for {len(base)} file(s) of "
+                f"{s.session_id}; waiting until {until} (timeout {timeout:g}s)")
 
     res = W.wait_for(s, scope.home.path, cond, timeout, ready=ready)
     now = time.time()

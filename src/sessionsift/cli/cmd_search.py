@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
@@ -225,7 +224,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     if not out.json:
         if sessions_only and sm.hits:
             out.stream.flush()
-            sys.stderr.write(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1] + "\n")
+            out.err(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1])
         else:
             out.text(line)
     if sm.unreadable or sm.persisted_unresolved:
@@ -244,11 +243,14 @@ def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> Non
             out.row("count", {"by": by, "key": k, "count": n, **({"of": of} if of else {})})
     if out.json:
         return
+    import io
+
     from rich.console import Console
     from rich.table import Table
 
     keyw = max([len(esc(k)) for k, _ in rows] + [10])
-    con = Console(file=out.stream, markup=False, highlight=False, emoji=False,
+    buf = io.StringIO()
+    con = Console(file=buf, markup=False, highlight=False, emoji=False,
                   no_color=bool(os.environ.get("NO_COLOR")), width=max(80, keyw + 50),
                   force_terminal=False)
     t = Table(show_edge=False, box=None, pad_edge=False)
@@ -264,3 +266,5 @@ def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> Non
         for k, n in rows:
             t.add_row(esc(k), str(n))
     con.print(t)
+    for ln in buf.getvalue().rstrip("\n").split("\n"):
+        out.text(ln)  # through the one rendering path, like every other line

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from ..core.show import pick_lane
@@ -72,15 +70,15 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
             out.row("slice", {**lane_fields(ln), "index": k, "count": n, "chars": u16len(s), "text": s})
         if not out.json:
             if all_slices:
-                sys.stdout.write(f"{n}\n")
+                out.text(str(n))
             elif picked:
-                sys.stdout.write(slices[slice_k - 1])
+                out.block(slices[slice_k - 1])  # byte-exact: the slice is escaped text already
         _summary(out, res, slices=n)
         if not res.has_compaction:
             return ExitStatus.NO_MATCH
         if slice_k is not None and not picked:
             if not out.json:
-                sys.stderr.write(f"sessionsift: slice {slice_k} of {n}: no such slice\n")
+                out.err(f"sessionsift: slice {slice_k} of {n}: no such slice")
             return ExitStatus.NO_MATCH
         return ExitStatus.INCOMPLETE if incomplete else ExitStatus.OK
 
@@ -102,10 +100,10 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
             "plan_path": u.plan_path, "refetch": refetch(ln, u.line, claude_home),
         })
     if not out.json:
-        sys.stdout.write(res.text)
+        out.block(res.text)
         for k, v in res.omissions.items():
             if v:
-                sys.stderr.write(f"sessionsift: note: {esc(k)}={v} while reading {esc(str(ln.path))}\n")
+                out.err(f"sessionsift: note: {k}={v} while reading {ln.path}")
     _summary(out, res, slices=None)
     if not res.has_compaction:
         return ExitStatus.NO_MATCH

@@ -600,7 +600,7 @@ def display_text(obj: dict, labels: list[str]) -> str:
             if REJECTION_TYPED in tx:
                 return "[rejected] " + tx.split(REJECTION_TYPED, 1)[1].strip()
     if t == "system" and obj.get("subtype") == "compact_boundary":
-        cm = obj.get("compactMetadata") or {}
+        cm = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
         return f"[compaction {cm.get('trigger', '?')}: {cm.get('preTokens', '?')} -> {cm.get('postTokens', '?')} tokens] {obj.get('content', '')}"
     return record_text(obj)
 

@@ -30,7 +30,7 @@ from ..discover import Lane
 from ..errors import UsageError
 from ..model import record as R
 from ..model.lane import Entry, LaneIndex
-from ..cli.output import esc
+from ..render import esc
 from .slices import slice_text, trim_middle, u16len
 
 AgentMsgs = Literal["longest", "last", "all"]

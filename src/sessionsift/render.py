@@ -1,0 +1,181 @@
+"""The one rendering path of every command: JSON Lines rows and escaped human text.
+
+JSON Lines: a `header` object first, then rows each tagged with `kind`, then a closing `summary`
+object - even when nothing matched, and even when the command failed (the summary then carries
+`error`). Field names are snake_case and stable; unknown is `null`, never 0.
+
+Human text cannot carry a raw control character: every line `Out.text`, `Out.block` and
+`Out.err` write is escaped AS A WHOLE here, so a caller that interpolates a value from disk and
+forgets to escape it still prints one escaped line (newlines, ESC, BEL, CR, other C0/C1 controls,
+DEL, bidi overrides and line/paragraph separators become `\\n`, `\\e`, `\\u0007`, ...). Escaping is
+idempotent (its output holds no control character), so a value escaped twice reads the same.
+The only unescaped output is `Out.file_bytes`: the content of a file the user asked for (e.g.
+`recover` into a pipe), which is data, not rendering.
+
+This module sits below `cli/` (the library may use it; it imports nothing from `cli/`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import IO, Any
+
+import orjson
+
+from . import __version__
+
+_CTRL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_CTRL_KEEP_TAB = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
+
+
+def _sub(m: "re.Match[str]") -> str:
+    c = m.group(0)
+    return _NAMED.get(c) or f"\\u{ord(c):04x}"
+
+
+def esc(s: Any) -> str:
+    """Escape a value for a terminal: control characters never reach it raw. None -> `-`."""
+    if s is None:
+        return "-"
+    if not isinstance(s, str):
+        s = str(s)
+    return _CTRL.sub(_sub, s)
+
+
+def esc_keep_tabs(s: str) -> str:
+    """`esc`, but a TAB stays a TAB (file content shown on a terminal keeps its indentation)."""
+    return _CTRL_KEEP_TAB.sub(_sub, s)
+
+
+def clip(s: str | None, n: int) -> str:
+    """Escape then clip to n characters with an explicit marker."""
+    if s is None:
+        return "-"
+    e = esc(s)
+    if len(e) <= n:
+        return e
+    return e[: max(0, n - 1)] + "…"
+
+
+def _scrub(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+            return v
+        except UnicodeEncodeError:
+            b = v.encode("utf-8", "surrogateescape")
+            import base64
+
+            return {"bytes": base64.b64encode(b).decode()}
+    if isinstance(v, dict):
+        return {k: _scrub(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_scrub(x) for x in v]
+    return v
+
+
+def dumps(obj: Any) -> bytes:
+    try:
+        return orjson.dumps(obj, default=_default)
+    except (TypeError, orjson.JSONEncodeError):
+        return orjson.dumps(_scrub(obj), default=_default)
+
+
+def _default(o: Any) -> Any:
+    if isinstance(o, os.PathLike):
+        return os.fspath(o)
+    if isinstance(o, (set, frozenset)):
+        return sorted(o)
+    raise TypeError
+
+
+_CURRENT: "Out | None" = None
+"""The writer of the command now running (one per process): an error raised after its header
+still closes its JSON stream with a summary (`close_with_error`)."""
+
+
+class Out:
+    """Writer for one command's output in the chosen format."""
+
+    def __init__(self, fmt: str, command: str, stream: IO[str] | None = None):
+        global _CURRENT
+        self.fmt = fmt
+        self.command = command
+        self.stream = stream or sys.stdout
+        self.json = fmt == "json"
+        self.header_written = False
+        self.summary_written = False
+        _CURRENT = self
+
+    def header(self, **fields: Any) -> None:
+        if self.json:
+            self.header_written = True
+            self._j({"kind": "header", "command": self.command, "sessionsift_version": __version__, **fields})
+
+    def row(self, kind: str, data: dict) -> None:
+        if self.json:
+            self._j({"kind": kind, **data})
+
+    def summary(self, **fields: Any) -> None:
+        if self.json:
+            self.summary_written = True
+            self._j({"kind": "summary", "command": self.command, **fields})
+
+    def text(self, line: str = "", keep_tabs: bool = False) -> None:
+        """One line of human text (escaped as a whole; a newline inside it prints as `\\n`)."""
+        if not self.json:
+            self.stream.write((esc_keep_tabs(line) if keep_tabs else esc(line)) + "\n")
+
+    def block(self, text: str) -> None:
+        """Human text of several lines, written as given line by line (each line escaped), with
+        no newline added at the end."""
+        if not self.json:
+            self.stream.write("\n".join(esc(x) for x in text.split("\n")))
+
+    def file_bytes(self, data: bytes) -> None:
+        """The bytes of a file the user asked for, unescaped (they are the file, not rendering).
+        Callers use it only when the output is not a terminal."""
+        self.stream.flush()
+        buf = getattr(self.stream, "buffer", None)
+        if buf is None:
+            self.stream.write(data.decode("utf-8", "surrogateescape"))
+        else:
+            buf.write(data)
+            buf.flush()
+
+    def err(self, line: str) -> None:
+        """One escaped line on stderr (status and notes that are not the answer)."""
+        err_line(line)
+
+    def _j(self, obj: dict) -> None:
+        self.stream.write(dumps(obj).decode("utf-8") + "\n")
+
+
+def err_line(line: str) -> None:
+    sys.stderr.write(esc(line) + "\n")
+
+
+def current() -> "Out | None":
+    return _CURRENT
+
+
+def close_with_error(exc: BaseException, status: int, command: str | None, want_json: bool) -> None:
+    """Close the JSON stream of a command that failed: a header if none was written, then a
+    summary carrying `error` and the exit status. Text mode: nothing (the error is on stderr)."""
+    out = _CURRENT
+    if out is not None:
+        if not out.json or out.summary_written:
+            return
+    elif not want_json:
+        return
+    else:
+        out = Out("json", command or "sessionsift")
+    if not out.header_written:
+        out.header(error=True)
+    from .errors import error_kind
+
+    out.summary(error={"kind": error_kind(exc), "message": str(exc),
+                       "hint": getattr(exc, "hint", None)}, exit_status=int(status))
