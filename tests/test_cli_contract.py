@@ -199,7 +199,7 @@ def test_help_needs_no_data_root_and_touches_none(tmp_path):
 def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
-            "recover": ["recover", bad, "--file", HELLO]}.get(name, [name, bad])
+            "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad]}.get(name, [name, bad])
     p = cli(args, json_fmt=False)
     assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
     assert p.stderr.startswith("sessionsift: error:"), p.stderr
