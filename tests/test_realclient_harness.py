@@ -199,6 +199,19 @@ def test_mutations_do_what_they_claim(src):
     assert json.loads(fixed)["type"]
 
 
+@pytest.mark.parametrize("name", ["destroyed_tool_result", "destroyed_prompt", "destroyed_assistant"])
+def test_zero_fill_mutations_destroy_one_record_of_their_kind(name):
+    data = (EXAMPLES / json.loads((EXAMPLES / "crash" / "manifest.json").read_text())["source"]).read_bytes()
+    out, info = MUTATIONS[name](data)
+    a, b = data.split(b"\n"), out.split(b"\n")
+    assert len(a) == len(b) and len(out) == len(data)
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    assert diff == [info["line_index"]] and set(b[diff[0]]) == {0}
+    gone = json.loads(a[diff[0]])
+    assert gone["type"] == info["type"] and gone["uuid"] == info["uuid"]
+    assert info["children"] and all(json.loads(a[c - 1])["parentUuid"] == gone["uuid"] for c in info["children"])
+
+
 def test_committed_crash_files_match_manifest():
     man = json.loads((EXAMPLES / "crash" / "manifest.json").read_text())
     src = (EXAMPLES / man["source"]).read_bytes()

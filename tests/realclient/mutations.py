@@ -97,10 +97,83 @@ def invalid_utf8_in_string(data: bytes) -> tuple[bytes, dict]:
     return b"".join(lines), {"line_index": i, "bad_offset": offset, "bad_bytes": bad.hex()}
 
 
+def _record(line: bytes) -> dict | None:
+    import json
+
+    try:
+        o = json.loads(line)
+    except ValueError:
+        return None
+    return o if isinstance(o, dict) else None
+
+
+def _zero_fill(data: bytes, pick, last: bool = False) -> tuple[bytes, dict]:
+    """Zero-fill (keep length and newline) the first (`last`: the last) line whose record satisfies
+    `pick(obj, later)`, `later` being the uuids later records name as parentUuid (so the chain
+    really runs through it)."""
+    lines = _lines(data)
+    objs = [_record(x) for x in lines]
+    order = range(len(objs) - 1, -1, -1) if last else range(len(objs))
+    for i in order:
+        o = objs[i]
+        if o is None or i == 0 or i == len(lines) - 1:
+            continue
+        later = {x.get("parentUuid") for x in objs[i + 1:] if x}
+        if pick(o, later):
+            ln = lines[i]
+            body = ln[:-1] if ln.endswith(b"\n") else ln
+            lines[i] = b"\0" * len(body) + ln[len(body):]
+            m = o.get("message") if isinstance(o.get("message"), dict) else {}
+            return b"".join(lines), {"line_index": i, "line_no": i + 1, "nul_offset": sum(len(x) for x in lines[:i]),
+                                     "nul_length": len(body), "uuid": o.get("uuid"), "type": o.get("type"),
+                                     "stop_reason": m.get("stop_reason"),
+                                     "children": [j + 1 for j, x in enumerate(objs) if x and x.get("parentUuid") == o.get("uuid")]}
+    raise ValueError("no record of that shape in the transcript")
+
+
+def _blocks(o: dict) -> list:
+    m = o.get("message") if isinstance(o.get("message"), dict) else {}
+    c = m.get("content")
+    return [b for b in c if isinstance(b, dict)] if isinstance(c, list) else []
+
+
+def destroyed_tool_result(data: bytes) -> tuple[bytes, dict]:
+    """Imitates a crash that left the block holding one tool_result record unwritten (NUL-filled) in a finished
+    session: the LAST tool_result record whose uuid a later record names as its parent (in the final turn,
+    before the end_turn reply) becomes a line of NULs of the same length; its tool_use is left without a
+    result, its child without a parent."""
+    return _zero_fill(data, lambda o, later: o.get("type") == "user" and o.get("uuid") in later
+                      and any(b.get("type") == "tool_result" for b in _blocks(o)), last=True)
+
+
+def destroyed_prompt(data: bytes) -> tuple[bytes, dict]:
+    """Imitates the same crash over a genuine prompt: the SECOND string-content user record (a prompt after a
+    finished turn) becomes a line of NULs; its reply's records point at a parent that is gone."""
+    seen = []
+
+    def pick(o, later):
+        m = o.get("message") if isinstance(o.get("message"), dict) else {}
+        if o.get("type") == "user" and not o.get("isMeta") and isinstance(m.get("content"), str):
+            seen.append(o)
+            return len(seen) == 2 and o.get("uuid") in later
+        return False
+    return _zero_fill(data, pick)
+
+
+def destroyed_assistant(data: bytes) -> tuple[bytes, dict]:
+    """Imitates the same crash over an assistant reply: the first end_turn assistant record that a later record
+    names as its parent (the reply that ended turn 1, the next prompt's parent) becomes a line of NULs."""
+    return _zero_fill(data, lambda o, later: o.get("type") == "assistant" and o.get("uuid") in later
+                      and (o.get("message") or {}).get("stop_reason") == "end_turn")
+
+
 MUTATIONS: dict[str, Callable[[bytes], tuple[bytes, dict]]] = {
     "nul_run_inside_line": nul_run_inside_line,
     "nul_run_at_end": nul_run_at_end,
     "nul_run_then_record": nul_run_then_record,
     "torn_final_line": torn_final_line,
     "invalid_utf8_in_string": invalid_utf8_in_string,
+    "destroyed_tool_result": destroyed_tool_result,
+    "destroyed_prompt": destroyed_prompt,
+    "destroyed_assistant": destroyed_assistant,
 }

@@ -42,6 +42,12 @@ def refetch_at(session_id: str, path: str, is_subagent: bool, line: int | None, 
     return f"sessionsift show {target} --line {line}{h}"
 
 
+def bridges_json(st) -> list[dict]:
+    """The declared bridges of one reading (model/lane.py): a record whose parent lay in an omitted
+    line, joined to the chain across it."""
+    return [{"line": ln, "omitted_line": om, "bridged_to": tl, "inferred_opener": op} for ln, om, tl, op in st.bridges]
+
+
 def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
     return {
         **lane_fields(lane),
@@ -55,6 +61,7 @@ def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
         "turn": e.turn,
         "survival": e.survival,
         "replay_of": e.replay_of,
+        "bridged_to": e.bridged_to,
         "tool_names": list(e.tool_names),
         "attachment": e.attachment,
         "refetch": refetch(lane, e.no, home),
@@ -207,7 +214,10 @@ def show_cmd(target, fmt, claude_home, lane, lines, uuid, turn, raw, branch_poin
             body = R.display_text(r.obj, list(e.labels))
             for line in body.split("\n")[:200]:
                 out.text("  " + esc(line))
-    out.summary(records=len(recs), lines=idx.stats.lines, omissions=idx.stats.omissions())
+    out.summary(records=len(recs), lines=idx.stats.lines, omissions=idx.stats.omissions(),
+                bridges=bridges_json(idx.stats))
+    for n in idx.stats.bridge_notes()[:10]:
+        out.err(f"sessionsift: note: {n}")
     return ExitStatus.OK
 
 
@@ -254,6 +264,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
             "unknown_thinking_tags": dict(ls.unknown_thinking_tags),
             "malformed_lines": ls.read.malformed_lines[:100],
             "omissions": ls.read.omissions(),
+            "bridges": bridges_json(ls.read),
         })
         out.text(f"{ls.lane.session_id} {ls.lane.display}: {ls.read.lines} lines, {ls.turns} turns, "
                  f"{ls.compactions} compactions, {ls.narration_blocks} narration / {ls.thinking_blocks} thinking blocks")
@@ -271,6 +282,8 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
             if om:
                 out.text("  omissions: " + ", ".join(f"{k}={v}" for k, v in om.items())
                          + (f" (malformed at L{', L'.join(map(str, ls.read.malformed_lines[:10]))})" if ls.read.malformed_lines else ""))
+            for n in ls.read.bridge_notes()[:10]:
+                out.text(f"  note: {n}")
     out.summary(files_read=len(res.lanes), files_unreadable=len(res.problems), problems=problems_json(res.problems),
                 line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=tokens, omissions=dict(omis))
     out.text(f"{len(res.lanes)} transcripts read ({len(scope.sessions)} sessions), {len(res.problems)} unreadable"

@@ -13,7 +13,7 @@ import orjson
 from ..discover import Lane, Problem, Scope
 from ..model import record as R
 from ..model.lane import (ABANDONED, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
-                          skeleton_flags)
+                          conv_state, skeleton_flags)
 from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -214,7 +214,10 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
             if type(obj) is dict:
                 st.records += 1
             else:  # blank, NULs, invalid UTF-8, not an object: the exact reading rules
+                lost = len(st.malformed_lines), st.zero_filled_lines
                 obj = parse_numbered(Line(no, 0, raw), path, st, strict)
+                if (len(st.malformed_lines), st.zero_filled_lines) != lost:
+                    sk.omit(no)  # a record may have been destroyed here (bridging: model/lane.py)
                 if obj is None:
                     continue
             t = obj.get("type")
@@ -252,9 +255,11 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                     cont = mid is not None and parent is not None and (parent, mid) == prev_assistant
                 prev_assistant = (uuid, mid)
             slot = add(uuid, parent, logical if type(logical) is str else None,
-                       skeleton_flags(t, labels, opener, cont))
+                       skeleton_flags(t, labels, opener, cont), no)
             if t == "assistant":
                 key = (t, None, None, labels)
+                sr = m.get("stop_reason") if m is not None else None
+                sk.conv = conv_state(t, False, sr if type(sr) is str else None)
                 if m is not None:
                     u = m.get("usage")
                     if type(u) is dict:
@@ -273,6 +278,8 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                     _count_thinking(part, obj)
             elif t == "user":
                 key = (t, None, None, labels)
+                if not obj.get("isMeta"):
+                    sk.conv = 2  # CONV_OPEN
                 if labels and labels[0] == _UMSG:
                     umsg.append((slot, labels))
                     if parent is not None:
@@ -376,7 +383,7 @@ def _merge(a: _Part, b: _Part) -> None:
             b.sk.flags[slot] &= ~F_CONV
     if b.last_assistant is not None:
         a.last_assistant = b.last_assistant
-    a.sk.extend(b.sk)
+    a.sk.extend(b.sk, lines)
     for key, c in b.combos.items():
         if key in a.combos:
             a.combos[key] += c
@@ -420,6 +427,7 @@ def _finish(lane: Lane, part: _Part) -> LaneStats:
                 first[old] = old_first[old]
         combos = dict(sorted(combos.items(), key=lambda kv: first[kv[0]]))
     ls = LaneStats(lane, part.read)
+    part.read.bridges = [(ln, om, tl, op) for _s, ln, om, tl, op in sk.bridges]
     for (t, sub, att, labels), c in combos.items():
         ls.line_types[t or "(no type)"] += c
         if t and t not in KNOWN_TYPES:

@@ -63,7 +63,10 @@ class Tail:
     last_line: int | None = None
     last_stop_reason: str | None = None
     pending: list[dict] = field(default_factory=list)
-    """Unreturned tool_use blocks: {id, name, line, timestamp, questions}."""
+    """Unreturned tool_use blocks of the LAST assistant message: {id, name, line, timestamp, questions}."""
+    superseded: list[dict] = field(default_factory=list)
+    """Unreturned tool_use blocks the conversation went on past (a later assistant message): their
+    result is not on disk (a destroyed line, a lost write), but the call is over. Not `mid-tool`."""
     turn_duration_after: bool = False
     size: int | None = None
     mtime: float | None = None
@@ -152,6 +155,7 @@ def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> 
         if isinstance(ts, str):
             t.last_ts, t.last_line = ts, r.no
     pending: dict[str, dict] = {}
+    superseded: list[dict] = []
     last_conv: TailRecord | None = None
     last_asst: TailRecord | None = None
     td_after = False
@@ -173,13 +177,21 @@ def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> 
         if typ == "assistant":
             last_asst = r
             td_after = False
+            msg = R.get_message(o) or {}
+            mid = msg.get("id") if isinstance(msg.get("id"), str) else f"L{r.no}"
+            # the tail decides: a call made by an EARLIER assistant message is over once the model
+            # answered again, whether or not its result reached the disk
+            for k in [k for k, p in pending.items() if p["message"] != mid]:
+                p = pending.pop(k)
+                p["superseded_by_line"] = r.no
+                superseded.append(p)
             for b in R.tool_uses(o):
                 if isinstance(b.get("id"), str):
                     inp = b.get("input") if isinstance(b.get("input"), dict) else {}
                     qs = inp.get("questions")
                     pending[b["id"]] = {"id": b["id"], "name": b.get("name"), "line": r.no,
                                         "timestamp": o.get("timestamp"),
-                                        "questions": len(qs) if isinstance(qs, list) else None}
+                                        "questions": len(qs) if isinstance(qs, list) else None, "message": mid}
             last_conv = r
         else:
             results = R.tool_results(o)
@@ -189,7 +201,8 @@ def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> 
             if not results and "user.message" in r.labels:
                 pending.clear()  # a new human prompt: whatever was open before was abandoned
             last_conv = r
-    t.pending = list(pending.values())
+    t.pending = [{k: v for k, v in p.items() if k != "message"} for p in pending.values()]
+    t.superseded = [{k: v for k, v in p.items() if k != "message"} for p in superseded]
     t.turn_duration_after = td_after
     if last_asst is not None:
         msg = R.get_message(last_asst.obj) or {}
@@ -437,7 +450,12 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
                   last_record_age_secs=(round(now - parse_ts(tail.last_ts).timestamp(), 1)
                                         if parse_ts(tail.last_ts) else None),
                   last_line=tail.last_line, last_stop_reason=tail.last_stop_reason,
-                  pending=tail.pending, turn_duration_after=tail.turn_duration_after))
+                  pending=tail.pending, superseded=tail.superseded,
+                  turn_duration_after=tail.turn_duration_after))
+    if tail.superseded:
+        notes.append("tool_use " + ", ".join(f"{p['name']} (L{p['line']})" for p in tail.superseded)
+                     + " has no result on disk, but the conversation went on after it (its result record was "
+                       "lost, e.g. a zero-filled or malformed line): the call is over, not running")
 
     side = read_sidecar(session)
     ev.append(_ev("sidecar", side.state if not side.pending else f"{len(side.pending)} pending elicitation(s)",

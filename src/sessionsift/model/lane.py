@@ -10,7 +10,15 @@ Survival (REC-033, TURN-022..024, CMP-003, CMP-017, REC-091):
 - any other off-chain record is `abandoned` (rewound past, or a superseded draft); a genuine
   user record that is abandoned and has a later same-parent user sibling is a draft: `user.unsent`;
 - a replayed copy of a uuid (a later line with a uuid already seen) resolves to the earlier line
-  and is flagged `replay_of`; replays open no turn.
+  and is flagged `replay_of`; replays open no turn;
+- a record whose parent uuid appears nowhere in the file, after an OMITTED line (zero-filled or
+  malformed: a crash destroyed a record there), is BRIDGED across the omission to the last
+  uuid-bearing record before it (the record the destroyed one most likely followed), so the chain,
+  survival and turns stay whole; each bridge is declared (`ReadStats.bridges`: the record's line,
+  the omitted line, the line bridged to). When the conversation before the omission had ended its
+  turn (last conversation record an assistant reply that called no tool), the destroyed record
+  was the next turn's opener: the first bridged record opens that turn in its place
+  (`inferred_opener`).
 Turn numbers count the turn openers that are not abandoned and not replays, in file order, so
 every command that speaks of "turn N" means the same records.
 
@@ -64,6 +72,8 @@ class Entry:
     turn: int | None = None
     replay_of: int | None = None
     is_compact_summary: bool = False
+    bridged_to: int | None = None
+    """Line of the record this one was bridged to: its parent lay in an omitted line."""
 
 
 _LABELS: dict[tuple[str, ...], tuple[str, ...]] = {}
@@ -140,6 +150,20 @@ SURVIVAL_NAMES: tuple[Survival | None, ...] = (None, "live", "abandoned", "pre-c
 _BUSY = 9
 _NONE, _DANGLING = -1, -2
 
+CONV_NONE, CONV_ENDED, CONV_OPEN = 0, 1, 2
+"""Conversation state after a record (for bridging): no conversation record yet; an assistant
+reply that called no tool (the turn ended); anything else (a prompt, a tool call, a result)."""
+
+
+def conv_state(t: str | None, is_meta: bool, stop_reason: str | None) -> int:
+    """The conversation state a record leaves (CONV_NONE: the record does not change it)."""
+    if t == "assistant":
+        return CONV_ENDED if stop_reason is not None and stop_reason != "tool_use" else CONV_OPEN
+    if t == "user" and not is_meta:
+        return CONV_OPEN
+    return CONV_NONE
+
+
 _CONVERSATION_CHILD_FIRST = frozenset(("user.message", "user.answer", "user.rejection",
                                        "agent.communication.inbox", "harness.command.invocation"))
 
@@ -164,7 +188,8 @@ class Skeleton:
     uuid -> first-slot dict, parent slots in an int array, one byte of flags per slot. Enough to
     compute survival, drafts and the turn count without keeping the records."""
 
-    __slots__ = ("index", "parent", "flags", "logical", "replay", "pending", "drafts", "last")
+    __slots__ = ("index", "parent", "flags", "logical", "replay", "pending", "drafts", "last", "last_line",
+                 "conv", "omits", "lines", "bridges")
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
@@ -183,11 +208,22 @@ class Skeleton:
         user.message with a parent (replays are skipped when the drafts are computed)."""
         self.last = -1
         """slot of the last uuid-bearing record."""
+        self.last_line = 0
+        """its line number."""
+        self.conv = CONV_NONE
+        """The conversation state after the records added so far (set by the caller)."""
+        self.omits: list[tuple[int, int, int, int, int]] = []
+        """Omitted lines: (slots before it, last uuid slot before it (-1 none), that slot's line,
+        the omitted line's number, the conversation state before it)."""
+        self.lines: dict[int, int] = {}
+        """slot -> line, for slots whose parent reference was pending (bridge candidates)."""
+        self.bridges: list[tuple[int, int, int, int, bool]] = []
+        """(slot, its line, omitted line, bridged-to line, inferred opener), set by `finish`."""
 
     def __len__(self) -> int:
         return len(self.flags)
 
-    def add(self, uuid: str | None, parent: str | None, logical: str | None, flags: int) -> int:
+    def add(self, uuid: str | None, parent: str | None, logical: str | None, flags: int, line: int = 0) -> int:
         """Append one record; `parent`/`logical` are the string values (None when not strings)."""
         n = len(self.flags)
         if uuid is None:
@@ -200,12 +236,16 @@ class Skeleton:
             self.replay[n] = first
             flags |= F_REPLAY
         self.last = n
+        self.last_line = line
         if parent is None:
             self.parent.append(_NONE)
         else:
             if not parent:
                 flags |= F_PEMPTY
-            self.parent.append(self._ref(n, 0, parent))
+            p = self._ref(n, 0, parent)
+            if p == _DANGLING:
+                self.lines[n] = line
+            self.parent.append(p)
         if logical is not None:
             if not logical:
                 flags |= F_LEMPTY
@@ -221,11 +261,16 @@ class Skeleton:
             return _DANGLING
         return p
 
+    def omit(self, line: int) -> None:
+        """A line no reading could take in (zero-filled or malformed) at this point of the file."""
+        self.omits.append((len(self.flags), self.last, self.last_line, line, self.conv))
+
     def add_draft_candidate(self, slot: int, parent: str) -> None:
         self.drafts.append((slot, parent))
 
-    def extend(self, other: "Skeleton") -> None:
-        """Append `other`, the skeleton of the lines that FOLLOW this one's in the same file."""
+    def extend(self, other: "Skeleton", line_off: int = 0) -> None:
+        """Append `other`, the skeleton of the lines that FOLLOW this one's in the same file
+        (`line_off`: how many lines precede `other`'s first one)."""
         off = len(self.flags)
         n = len(other.flags)
         g = array("i", range(off, off + n))  # other's slot -> global slot of its uuid's first line
@@ -247,21 +292,55 @@ class Skeleton:
             self.logical[off + j] = g[p] if p >= 0 else p
         self.pending += [(off + j, w, u) for j, w, u in other.pending]
         self.drafts += [(off + j, u) for j, u in other.drafts]
+        self.lines.update({off + j: ln + line_off for j, ln in other.lines.items()})
+        for pos, last, last_line, line, conv in other.omits:
+            if last < 0:
+                last, last_line = self.last, self.last_line
+            else:
+                last, last_line = last + off, last_line + line_off
+            self.omits.append((pos + off, last, last_line, line + line_off, conv or self.conv))
         if other.last >= 0:
             self.last = off + other.last
+            self.last_line = other.last_line + line_off
+        if other.conv:
+            self.conv = other.conv
 
     def finish(self) -> None:
-        """Resolve references to uuids that appeared later in the file."""
+        """Resolve references to uuids that appeared later in the file; bridge the parent
+        references that resolve nowhere across the omitted line before them (module docstring)."""
         index = self.index
+        bridged: dict[str, int] = {}  # missing uuid -> omission it was bridged across
+        opened: set[int] = set()
         for n, which, u in self.pending:
             p = index.get(u)
             if p is None:
+                if which == 0 and self.omits:
+                    self._bridge(n, u, bridged, opened)
                 continue
             if which == 0:
                 self.parent[n] = p
             else:
                 self.logical[n] = p
         self.pending = []
+
+    def _bridge(self, n: int, missing: str, bridged: dict[str, int], opened: set[int]) -> None:
+        import bisect
+
+        k = bridged.get(missing)
+        if k is None:
+            k = bisect.bisect_right([o[0] for o in self.omits], n) - 1
+            if k < 0:
+                return
+            bridged[missing] = k
+        _pos, target, target_line, line, conv = self.omits[k]
+        if target < 0 or target == n:
+            return
+        self.parent[n] = target
+        opener = conv == CONV_ENDED and k not in opened and not self.flags[n] & F_OPENER
+        if opener:
+            opened.add(k)
+            self.flags[n] |= F_OPENER
+        self.bridges.append((n, self.lines.get(n, 0), line, target_line, opener))
 
     def survive(self) -> bytearray:
         """Survival code (LIVE/ABANDONED/PRECUT; 0 = no uuid) of every slot; rules in the module
@@ -372,7 +451,10 @@ class LaneIndex:
         prev_assistant: tuple[str | None, str | None] = (None, None)  # (uuid, message.id)
         tool_ids: dict[str, str] = {}
         for line in iter_lines(lane.path, stats=st):
+            lost = len(st.malformed_lines), st.zero_filled_lines
             obj = parse_numbered(line, lane.path, st, strict)
+            if (len(st.malformed_lines), st.zero_filled_lines) != lost:
+                sk.omit(line.no)  # a record may have been destroyed here
             if obj is None:
                 continue
             e = entry_from(obj, line.no, line.offset, len(line.raw))
@@ -380,7 +462,11 @@ class LaneIndex:
             if e.type == "assistant":
                 cont = e.msg_id is not None and e.parent is not None and (e.parent, e.msg_id) == prev_assistant
                 prev_assistant = (e.uuid, e.msg_id)
-            slot = sk.add(e.uuid, e.parent, e.logical_parent, skeleton_flags(e.type, e.labels, e.opener, cont))
+            slot = sk.add(e.uuid, e.parent, e.logical_parent, skeleton_flags(e.type, e.labels, e.opener, cont),
+                          line.no)
+            c = conv_state(e.type, e.is_meta, e.stop_reason)
+            if c:
+                sk.conv = c
             p = sk.parent[slot]
             if 0 <= p < slot:
                 e.parent = entries[p].uuid  # the same value: one string object per uuid in memory
@@ -412,6 +498,12 @@ class LaneIndex:
             e = ents[slot]
             e.labels = _intern_labels(("user.unsent",) + e.labels[1:])
             e.opener = False
+        for slot, _line, _omitted, target_line, opener in sk.bridges:
+            e = ents[slot]
+            e.bridged_to = target_line
+            if opener:
+                e.opener = True
+        self.stats.bridges = [(ln, om, tl, op) for _s, ln, om, tl, op in sk.bridges]
         self.by_uuid = sk.index
 
     def _number_turns(self) -> None:
@@ -459,6 +551,8 @@ class LaneIndex:
                 if ej.replay_of is not None:
                     p = ents[by_uuid[ej.uuid]].parent or ents[by_uuid[ej.uuid]].logical_parent
                 j = by_uuid.get(p) if p is not None else None
+                if j is None and ej.bridged_to is not None:
+                    j = self._line_index(ej.bridged_to)
                 if p is None:
                     resolved = True  # a root with no opener above it: before the first turn
                     found = None
@@ -472,6 +566,16 @@ class LaneIndex:
             if e.uuid is None:
                 t = file_order[i]
             e.turn = t
+
+    def _line_index(self, no: int) -> int | None:
+        lo, hi = 0, len(self.entries)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.entries[mid].no < no:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo if lo < len(self.entries) and self.entries[lo].no == no else None
 
     # -- access ------------------------------------------------------------------------------
 

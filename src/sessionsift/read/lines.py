@@ -53,6 +53,9 @@ class ReadStats:
     invalid_utf8_lines: int = 0
     torn_tail_bytes: int = 0
     non_object_lines: int = 0
+    bridges: list[tuple[int, int, int, bool]] = field(default_factory=list)
+    """Records whose parent lay in an omitted line, bridged across it (model/lane.py):
+    (record line, omitted line, line bridged to, whether it opens the destroyed record's turn)."""
 
     def omissions(self) -> dict[str, int]:
         """The omissions of this reading, by name (zero entries are real zeros: we looked)."""
@@ -61,7 +64,14 @@ class ReadStats:
             "zero_filled_lines": self.zero_filled_lines,
             "invalid_utf8_lines": self.invalid_utf8_lines,
             "torn_tail_bytes": self.torn_tail_bytes,
+            "bridged_records": len(self.bridges),
         }
+
+    def bridge_notes(self) -> list[str]:
+        """One note per bridge, naming the lines (what `stats`, `show`, `search` print)."""
+        return [f"L{ln}'s parent record was in omitted line L{om} (zero-filled or malformed): bridged to L{tl}"
+                + ("; it opens the turn whose first record was lost" if op else "")
+                for ln, om, tl, op in self.bridges]
 
     def merge(self, other: "ReadStats") -> None:
         self.files += other.files
@@ -74,6 +84,7 @@ class ReadStats:
         self.invalid_utf8_lines += other.invalid_utf8_lines
         self.torn_tail_bytes += other.torn_tail_bytes
         self.non_object_lines += other.non_object_lines
+        self.bridges.extend(other.bridges)
 
 
 class _Map:

@@ -1,0 +1,110 @@
+"""Damaged lines do not break the chain: crash artefacts made from a REAL transcript (the
+files_basic print-mode session, 3 turns, finished) by zero-filling one record's line
+(tests/realclient/mutations.py: destroyed_tool_result, destroyed_prompt, destroyed_assistant).
+
+Before bridging, a record whose parent lay on the destroyed line ended the chain walk: every
+earlier record was `abandoned`, `stats` said 0 (or 1, 2) turns, `show --turn 1` failed, `search`
+gave the prompt turn `-`, and `status` said `running - mid-tool` over a call whose result was the
+destroyed line although the session ended with an end_turn reply. Each case is checked against the
+undamaged transcript: same turns, same survival, same turn of every record."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionsift.core.stats import lane_stats, lane_stats_indexed
+from sessionsift.discover import Lane
+from sessionsift.model.lane import LaneIndex
+
+REPO = Path(__file__).resolve().parents[1]
+CRASH = REPO / "examples" / "crash"
+MAN = json.loads((CRASH / "manifest.json").read_text())
+SRC = REPO / "examples" / MAN["source"]
+SID = "8414eb07-cca2-5cca-9059-e9baedac31e1"
+CASES = ["destroyed_tool_result", "destroyed_prompt", "destroyed_assistant"]
+
+
+def _lane(p: Path) -> Lane:
+    return Lane(p, SID, "main", "main")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_bridged_chain_keeps_turns_and_survival(name):
+    m = MAN["mutations"][name]
+    good = LaneIndex.build(_lane(SRC))
+    bad = LaneIndex.build(_lane(CRASH / f"{name}.jsonl"))
+    assert good.turns == 3
+    assert bad.stats.zero_filled_lines == 1
+    assert bad.turns == good.turns, name
+    g = {e.no: e for e in good.entries}
+    for e in bad.entries:
+        assert e.survival == g[e.no].survival, (name, e.no, e.survival)
+        assert e.turn == g[e.no].turn, (name, e.no, e.turn, g[e.no].turn)
+    # the bridge is declared: the destroyed line's child, the omitted line, the record before it
+    assert len(bad.stats.bridges) == 1 and bad.stats.omissions()["bridged_records"] == 1
+    child, omitted, target, _opener = bad.stats.bridges[0]
+    assert omitted == m["line_no"] and child == m["children"][0]
+    assert target == max(e.no for e in good.entries if e.uuid and e.no < omitted)
+    assert bad.entry_at_line(child).bridged_to == target
+    assert "bridged to" in bad.stats.bridge_notes()[0] and f"L{omitted}" in bad.stats.bridge_notes()[0]
+    # the streaming census (stats) agrees with the index
+    for ls in (lane_stats(_lane(CRASH / f"{name}.jsonl")), lane_stats_indexed(_lane(CRASH / f"{name}.jsonl"))):
+        assert ls.turns == 3 and ls.read.bridges == bad.stats.bridges, name
+
+
+def test_a_destroyed_prompt_opens_its_turn_through_its_first_surviving_record():
+    """The prompt of turn 2 was destroyed after turn 1 had ended (end_turn): the first record
+    bridged across it (its attachment) opens turn 2 in its place, so turn 2 still exists."""
+    m = MAN["mutations"]["destroyed_prompt"]
+    bad = LaneIndex.build(_lane(CRASH / "destroyed_prompt.jsonl"))
+    (child, omitted, _t, opener), = bad.stats.bridges
+    assert opener and omitted == m["line_no"]
+    assert min(e.no for e in bad.turn_entries(2)) == child
+    # the other two destroy records that open no turn
+    for name in ("destroyed_tool_result", "destroyed_assistant"):
+        assert not LaneIndex.build(_lane(CRASH / f"{name}.jsonl")).stats.bridges[0][3], name
+
+
+def _home(tmp_path: Path, name: str) -> Path:
+    home = tmp_path / "h"
+    d = home / "projects" / "-tmp-ssift-rc-files-basic-work"
+    d.mkdir(parents=True)
+    shutil.copy(CRASH / f"{name}.jsonl", d / f"{SID}.jsonl")
+    return home
+
+
+def _run(home: Path, *args: str) -> tuple[int, list[dict]]:
+    p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--claude-home", str(home), "--format", "json"],
+                       capture_output=True, text=True, timeout=120)
+    return p.returncode, [json.loads(x) for x in p.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_commands_on_a_crash_artefact(tmp_path, name):
+    home = _home(tmp_path, name)
+    rc, rows = _run(home, "stats")
+    lane = next(r for r in rows if r["kind"] == "lane")
+    assert rc == 0 and lane["turns"] == 3 and lane["omissions"]["bridged_records"] == 1
+    assert lane["bridges"][0]["omitted_line"] == MAN["mutations"][name]["line_no"]
+    rc, rows = _run(home, "show", SID, "--turn", "1")
+    assert rc == 0 and rows[1]["turn"] == 1 and rows[-1]["bridges"]
+    rc, rows = _run(home, "search", "files_basic P1", "-t", "user.message")
+    hit = next(r for r in rows if r["kind"] == "hit")
+    assert hit["turn"] == 1 and hit["survival"] == "live"
+
+
+def test_status_judges_the_tail_not_a_call_whose_result_was_destroyed(tmp_path):
+    """The destroyed tool_result answered the Bash call of the last turn; the session then ended
+    with an end_turn reply. The tail is that reply: idle-eot, and the lost result is a note."""
+    home = _home(tmp_path, "destroyed_tool_result")
+    rc, rows = _run(home, "status")
+    v = next(r for r in rows if r["kind"] == "session")
+    assert v["verdict"] == "idle-eot", v["reason"]
+    tail = next(e for e in v["evidence"] if e["surface"] == "tail")
+    assert tail["pending"] == [] and [p["name"] for p in tail["superseded"]] == ["Bash"]
+    assert any("has no result on disk, but the conversation went on" in n for n in v["notes"])
