@@ -91,6 +91,16 @@ def _read_row(path: str) -> tuple[dict | None, str | None]:
 
 def find_rows(home: Path, session_id: str) -> RegistryLookup:
     """Scan `<home>/sessions/*.json` for rows naming `session_id`."""
+    return _scan_rows(home, lambda obj: obj.get("sessionId") == session_id)
+
+
+def all_rows(home: Path) -> RegistryLookup:
+    """Every readable row of `<home>/sessions/*.json` (the harness's listing of its live
+    sessions); rows that could not be read are in `unreadable`, never dropped."""
+    return _scan_rows(home, lambda obj: True)
+
+
+def _scan_rows(home: Path, want) -> RegistryLookup:
     d = Path(home) / "sessions"
     out = RegistryLookup(str(d), "present")
     try:
@@ -111,7 +121,7 @@ def find_rows(home: Path, session_id: str) -> RegistryLookup:
             if why != "vanished while scanning":
                 out.unreadable.append((p, why or "unreadable"))
             continue
-        if obj.get("sessionId") == session_id:
+        if want(obj):
             out.rows.append(RegistryRow(p, obj))
     return out
 
