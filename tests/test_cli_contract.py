@@ -48,6 +48,8 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "image": [["image"]],
     "verbatim": [["verbatim", INT]],
     "audit": [["audit", "reinjection", "--flushes"]],
+    # not session-scoped: git worktrees (tests/test_worktrees*.py); here only the JSON Lines contract
+    "worktrees": [["worktrees", "scan"], ["worktrees", "sweep"]],
 }
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
 SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit")
@@ -72,7 +74,7 @@ def parse(p) -> list[dict]:
 
 def test_every_command_is_covered():
     assert set(INVOCATIONS) == set(COMMANDS)
-    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami"} == set(COMMANDS)
+    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees"} == set(COMMANDS)
 
 
 def _check_instants(v, where: str) -> None:
@@ -199,7 +201,8 @@ def test_help_needs_no_data_root_and_touches_none(tmp_path):
 def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
-            "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad]}.get(name, [name, bad])
+            "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad],
+            "worktrees": ["worktrees", "scan", f"/nonexistent/{bad}"]}.get(name, [name, bad])
     p = cli(args, json_fmt=False)
     assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
     assert p.stderr.startswith("sessionsift: error:"), p.stderr
@@ -244,7 +247,7 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
     runs = [["list"], ["show", FB, "--turn", "1"], ["show", FB, "--line", "3", "--raw"], ["stats"],
             ["search", "RED"], ["search", "P1", "--no-context"], ["status"], ["agents"], ["files"],
             ["files", "--by", "timeline"], ["recover", FB, "--file", "/tmp/ssift-rc-2.1.332/files_basic/work/he\x1b]0;pwn\x07\nllo.py", "--coverage"],
-            ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"]]
+            ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     seen_escaped = 0
     for args in runs:

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "image": "cmd_files:image_cmd",
     "verbatim": "cmd_verbatim:verbatim_cmd",
     "audit": "cmd_audit:audit_cmd",
+    "worktrees": "cmd_worktrees:worktrees_cmd",
 }
 
 

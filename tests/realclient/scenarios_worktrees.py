@@ -1,0 +1,124 @@
+"""Scenarios for `worktrees scan|sweep`, run with the REAL client's `--worktree NAME` option.
+
+The client's work dir is made a git repository (one commit on `main`) before the client starts, so
+`claude --worktree NAME` creates a real git worktree under `<work>/.claude/worktrees/NAME` on branch
+`worktree-NAME` and locks it with its own auto-generated reason
+`claude session NAME (pid <pid> start <ticks>)` (2.1.258, Linux). Everything else is the harness's
+(runner.Inner): the mock, `env -i`, `unshare -n`.
+
+`start(name, root)` returns the running runner without waiting (as scenarios_live), so a test can
+observe the client while it is live: its registry row, its /proc/<pid>/cwd and its argv.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from . import client as clientmod
+from .mock_api import MockAnthropic, Turn, text, tool
+from .runner import Inner, kill_leftovers, run_scenario, start_scenario
+from .scenarios import ALL, Prompt, Scenario, register
+
+MODULE = "tests.realclient.scenarios_worktrees"
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+
+WT_DIRTY = register(Scenario(
+    name="wt_print_dirty",
+    mode="print",
+    extra_args=["--worktree", "wt-dirty"],
+    notes="print mode, --worktree wt-dirty: the session leaves an untracked file in its worktree and ends.",
+    prompts=[Prompt("Write a note in the worktree.", turns=[
+        Turn([tool("Bash", command="echo from-the-session > note.txt; pwd", description="Write a note")]),
+        Turn([text("Wrote the note.")]),
+    ])],
+))
+
+WT_COMMIT = register(Scenario(
+    name="wt_print_commit",
+    mode="print",
+    extra_args=["--worktree", "wt-commit"],
+    notes="print mode, --worktree wt-commit: the session commits a file on its branch (not merged) and ends.",
+    prompts=[Prompt("Commit a note on the worktree branch.", turns=[
+        Turn([tool("Bash", command="echo committed > note.txt && git add note.txt && "
+                   "git -c user.name=s -c user.email=s@example.invalid commit -q -m 'session note'",
+                   description="Commit a note")]),
+        Turn([text("Committed the note.")]),
+    ])],
+))
+
+WT_CLEAN = register(Scenario(
+    name="wt_print_clean",
+    mode="print",
+    extra_args=["--worktree", "wt-clean"],
+    notes="print mode, --worktree wt-clean: the session only reads and ends; its worktree is clean and merged.",
+    prompts=[Prompt("Look around the worktree.", turns=[
+        Turn([tool("Bash", command="ls; git status --short", description="Look around")]),
+        Turn([text("Nothing to change.")]),
+    ])],
+))
+
+WT_LIVE = register(Scenario(
+    name="wt_live_hold",
+    mode="interactive",
+    extra_args=["--worktree", "wt-live"],
+    notes="interactive with --worktree wt-live; a foreground `sleep 25` holds the turn busy so a test "
+          "can observe the live client (registry row, /proc/<pid>/cwd, argv) and the lock it wrote.",
+    prompts=[Prompt("Run the slow command in the worktree.", turns=[
+        Turn([tool("Bash", command="sleep 25; echo held", description="Held busy")]),
+        Turn([text("Done.")]),
+    ])],
+))
+
+
+def git_init(work: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin"} | GIT_ENV
+    (work / "README").write_text("a repository for the worktree scenarios\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "README"], ["commit", "-q", "-m", "initial"]):
+        subprocess.run(["git", *args], cwd=work, env=env, check=True)
+
+
+def inside(name: str, root: Path, exe: str) -> None:
+    """runner.inside with one step more: the work dir becomes a git repository first."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    inner = Inner(ALL[name], root, exe)
+    inner.prepare()
+    git_init(inner.work)
+    t0 = time.time()
+    with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl")) as mock:
+        if inner.sc.mode == "print":
+            inner.run_print(mock)
+        else:
+            inner.run_interactive(mock)
+        time.sleep(0.3)
+        gt = inner.ground_truth(mock, time.time() - t0)
+    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
+    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+
+
+def run(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> dict:
+    return run_scenario(name, root, version, module=MODULE)
+
+
+def start(name: str, root: Path, version: str = clientmod.PINNED_VERSION):
+    return start_scenario(name, root, version, module=MODULE)
+
+
+def paths(name: str, root: Path) -> dict:
+    s_dir = Path(root) / name
+    return {"work": s_dir / "work", "config": s_dir / "config", "home": s_dir / "home"}
+
+WT_PRINT_HOLD = register(Scenario(
+    name="wt_print_hold",
+    mode="print",
+    extra_args=["--worktree", "wt-print-live"],
+    notes="print mode with --worktree wt-print-live; a foreground `sleep 12` holds the run so a test can "
+          "observe a live print-mode session in its worktree.",
+    prompts=[Prompt("Run the slow command in the worktree.", turns=[
+        Turn([tool("Bash", command="sleep 12; echo held", description="Held busy")]),
+        Turn([text("Done.")]),
+    ])],
+))

@@ -1,0 +1,408 @@
+"""worktrees scan / sweep on real git repositories with real worktrees made by git, and real live
+processes. The real clients' own worktrees are in tests/test_worktrees_realclient.py."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from sessionsift.worktrees.scan import scan
+from sessionsift.worktrees.sweep import sweep
+from tests.worktree_util import (Sleeper, add_worktree, by_path, claude_worktree, cli, commit, dead_pid, git,
+                                 lock_like_claude, make_repo, rows, write_registry_row)
+
+
+@pytest.fixture
+def homes(tmp_path):
+    ch = tmp_path / "claude-home"
+    ch.mkdir()
+    cx = tmp_path / "codex-home"
+    cx.mkdir()
+    return ch, cx
+
+
+def _scan(repo, homes, **kw):
+    return scan([str(repo)], claude_home=str(homes[0]), codex_home=str(homes[1]), **kw)
+
+
+def _cat(rep) -> dict[str, str]:
+    return {os.path.basename(w.path): w.category for w in rep.worktrees}
+
+
+@pytest.fixture
+def zoo(tmp_path):
+    """One repository with a worktree in every state."""
+    repo = make_repo(tmp_path / "repo")
+    wts = {}
+    wts["clean"] = claude_worktree(repo, "clean")
+    lock_like_claude(repo, wts["clean"], "clean", dead_pid(), 1)
+    wts["commit"] = claude_worktree(repo, "commit")
+    commit(wts["commit"], "work.txt")
+    lock_like_claude(repo, wts["commit"], "commit", dead_pid(), 1)
+    wts["dirty"] = claude_worktree(repo, "dirty")
+    (wts["dirty"] / "scratch.txt").write_text("not committed\n")
+    wts["diverged"] = claude_worktree(repo, "diverged")
+    commit(wts["diverged"], "branch-side.txt")
+    wts["behind"] = claude_worktree(repo, "behind")
+    wts["infra"] = add_worktree(repo, tmp_path / "infra", "nightly")
+    git(repo, "worktree", "lock", "--reason", "nightly backup job: do not remove", wts["infra"])
+    wts["noreason"] = claude_worktree(repo, "noreason")
+    git(repo, "worktree", "lock", wts["noreason"])
+    wts["mine"] = add_worktree(repo, tmp_path / "mine", "my-feature")
+    commit(repo, "main-moved.txt")  # the main line moves after every worktree forked
+    return repo, wts
+
+
+def test_every_state_is_decided_from_git_facts(zoo, homes):
+    repo, wts = zoo
+    rep = _scan(repo, homes)
+    assert _cat(rep) == {"clean": "removable", "commit": "unmerged", "dirty": "dirty", "diverged": "unmerged",
+                         "behind": "removable", "infra": "custom-locked", "noreason": "custom-locked",
+                         "mine": "not-session"}
+    w = {os.path.basename(x.path): x for x in rep.worktrees}
+    # divergence is the branch AND the main line having moved, flagged by name
+    assert w["diverged"].diverged is True and w["diverged"].merge.ahead == 1 and w["diverged"].merge.behind == 1
+    assert w["commit"].diverged is True  # its commit was made before main moved too
+    assert w["behind"].diverged is False and w["behind"].merge.behind == 1
+    assert {x.path for x in rep.diverged} == {str(wts["diverged"]), str(wts["commit"])}
+    assert w["dirty"].status.untracked == 1 and w["dirty"].status.dirty is True
+    assert w["clean"].lock.state == "client" and w["infra"].lock.state == "custom"
+    assert w["infra"].lock.reason == "nightly backup job: do not remove"
+    assert w["noreason"].lock.state == "custom" and w["noreason"].lock.reason == ""
+    assert w["clean"].main_line.ref == "refs/heads/main" and w["clean"].main_line.source == "local main"
+    assert w["clean"].size.bytes and w["clean"].size.bytes > 0 and w["clean"].size.files >= 2
+    t = rep.tally()
+    assert sum(t.values()) == len(rep.worktrees) == 8
+    assert (t["removable"], t["unmerged"], t["dirty"], t["custom-locked"], t["not-session"]) == (2, 2, 1, 2, 1)
+    # evidence: one row per predicate, in order, whatever decided
+    ev = [r["check"] for r in __import__("sessionsift.worktrees.decide", fromlist=["x"]).evidence(w["clean"])]
+    assert ev == ["registered", "custom-lock", "session", "alive", "merged", "clean"]
+
+
+def test_text_tally_and_json_rows_account_for_every_worktree(zoo, homes):
+    repo, wts = zoo
+    base = ["--claude-home", str(homes[0]), "--codex-home", str(homes[1])]
+    p = cli("worktrees", "sweep", str(repo), *base)
+    assert p.returncode == 0, p.stderr
+    assert "8 scanned: 0 live, 2 custom-locked, 2 unmerged, 1 dirty, 2 removable, 1 not-session" in p.stdout
+    assert "dry run: nothing removed; --apply would remove 2 worktree(s)" in p.stdout
+    assert "diverged - the branch and the main line both moved" in p.stdout
+    assert all(Path(x).exists() for x in wts.values())
+    j = rows(cli("worktrees", "sweep", str(repo), *base, "--format", "json").stdout)
+    assert j[0]["kind"] == "header" and j[-1]["kind"] == "summary" and j[0]["command"] == "worktrees"
+    wr = by_path(j)
+    assert len(wr) == 8 == j[-1]["scanned"] == sum(j[-1]["tally"].values())
+    assert {r["action"]["result"] for r in wr.values() if r["action"]} == {"would-remove"}
+    assert sorted(p for p, r in wr.items() if r["action"]) == sorted([str(wts["clean"]), str(wts["behind"])])
+    for r in wr.values():
+        assert [e["check"] for e in r["evidence"]][:3] == ["registered", "custom-lock", "session"]
+        assert r["category"] and r["reason"]
+    assert {d["path"] for d in j[-1]["diverged"]} == {str(wts["diverged"]), str(wts["commit"])}
+
+
+def test_apply_removes_exactly_the_removable_ones_and_a_rescan_agrees(zoo, homes):
+    repo, wts = zoo
+    before = _scan(repo, homes)
+    res = sweep(before, apply=True)
+    assert res.counts()["removed"] == 2 and res.counts()["failed"] == 0
+    assert not wts["clean"].exists() and not wts["behind"].exists()
+    for k in ("commit", "dirty", "diverged", "infra", "noreason", "mine"):
+        assert wts[k].exists(), k
+    # the custom lock is untouched, the branches of removed worktrees are kept
+    assert "nightly backup job: do not remove" in git(repo, "worktree", "list", "--porcelain")
+    assert "worktree-clean" in git(repo, "branch", "--list")
+    after = _scan(repo, homes)
+    t0, t1 = before.tally(), after.tally()
+    assert t1["removable"] == 0 and sum(t1.values()) == sum(t0.values()) - 2
+    assert {k: v for k, v in t1.items() if k != "removable"} == {k: v for k, v in t0.items() if k != "removable"}
+    assert res.prunes and all(p.ran for p in res.prunes)
+    # what the restore argv says brings the removed worktree back
+    act = res.actions[str(wts["clean"])]
+    subprocess.run(act.restore[0], check=True, capture_output=True)
+    assert wts["clean"].is_dir() and git(wts["clean"], "rev-parse", "--abbrev-ref", "HEAD") == "worktree-clean"
+
+
+def test_custom_lock_is_never_removed_even_when_clean_merged_and_dead(tmp_path, homes):
+    repo = make_repo(tmp_path / "repo")
+    wt = claude_worktree(repo, "standing")  # in the client's location, clean, merged, nothing alive
+    git(repo, "worktree", "lock", "--reason", "scheduled job runner", wt)
+    rep = _scan(repo, homes)
+    assert _cat(rep) == {"standing": "custom-locked"}
+    res = sweep(rep, apply=True)
+    assert res.counts()["removed"] == 0 and wt.is_dir()
+    assert "scheduled job runner" in git(repo, "worktree", "list", "--porcelain")
+
+
+def _dead_session(tmp_path, name="s1"):
+    repo = make_repo(tmp_path / "repo")
+    wt = claude_worktree(repo, name)
+    lock_like_claude(repo, wt, name, dead_pid(), 1)
+    return repo, wt
+
+
+def _only_positive(w) -> list[str]:
+    return [f"{s.signal}:{s.source}" for s in w.signals if s.positive]
+
+
+def test_blind_spot_session_detectable_only_by_cwd(tmp_path, homes):
+    """Permanent regression (seed 003): a session whose only trace is its process's working
+    directory - no session id anywhere, no registry row, a dead pid in its lock - reads as alive."""
+    repo, wt = _dead_session(tmp_path)
+    (wt / "sub").mkdir()
+    with Sleeper(wt / "sub") as s:
+        rep = _scan(repo, homes)
+        w = rep.worktrees[0]
+        assert w.category == "live", w.reason
+        assert _only_positive(w) == ["cwd:/proc/<pid>/cwd"]
+        assert s.pid in w.signals[0].pids
+        res = sweep(rep, apply=True)
+        assert res.counts()["removed"] == 0 and wt.is_dir()
+    assert _scan(repo, homes).worktrees[0].category == "removable"
+
+
+def test_blind_spot_session_detectable_only_through_the_harness_listing(tmp_path, homes):
+    """Permanent regression (seed 003): a hand-started session whose process cwd drifted out of the
+    worktree and whose argv carries no session id is caught only by the harness's own listing (a
+    live registry row, pid and start time matching) - and must read as alive on that alone."""
+    repo, wt = _dead_session(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    sid = str(uuid.uuid4())
+    with Sleeper(elsewhere) as s:
+        write_registry_row(homes[0], s.pid, sid, str(wt))
+        rep = _scan(repo, homes)
+        w = rep.worktrees[0]
+        assert w.category == "live", w.reason
+        assert _only_positive(w) == ["harness:claude-code registry"]
+        assert sweep(rep, apply=True).counts()["removed"] == 0 and wt.is_dir()
+    # the same row with its process gone is stale: the worktree is free
+    w = _scan(repo, homes).worktrees[0]
+    assert w.category == "removable", w.reason
+    assert "stale" in next(s for s in w.signals if s.source == "claude-code registry").detail
+
+
+def test_session_id_in_argv_keeps_a_codex_worktree(tmp_path, homes):
+    """Codex marks its worktree with codex-thread.json in the worktree's git dir (the shape the real
+    0.171.0 client writes, tests/test_worktrees_realclient.py); a live process whose argv carries
+    that thread id keeps it, with nothing else to back it up."""
+    repo = make_repo(tmp_path / "repo")
+    wt = add_worktree(repo, homes[1] / "worktrees" / "ab12" / "repo")
+    tid = str(uuid.uuid4())
+    admin = Path(git(wt, "rev-parse", "--absolute-git-dir"))
+    (admin / "codex-thread.json").write_text(f'{{"version":1,"ownerThreadId":"{tid}"}}')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with Sleeper(elsewhere, "resume", tid):
+        w = _scan(repo, homes).worktrees[0]
+        assert w.agent == "codex" and tid in w.session_ids
+        assert w.category == "live" and _only_positive(w) == ["argv:/proc/<pid>/cmdline"]
+    w = _scan(repo, homes).worktrees[0]
+    assert w.category == "removable"
+    rep = _scan(repo, homes)
+    res = sweep(rep, apply=True)
+    assert res.counts()["removed"] == 1 and not wt.exists()
+    assert not (homes[1] / "worktrees" / "ab12").exists()  # the emptied codex parent went too
+
+
+def test_live_lock_owner_keeps_and_a_reused_pid_does_not(tmp_path, homes):
+    repo = make_repo(tmp_path / "repo")
+    wt = claude_worktree(repo, "leased")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with Sleeper(elsewhere) as s:
+        from tests.worktree_util import start_ticks
+
+        lock_like_claude(repo, wt, "leased", s.pid, start_ticks(s.pid))
+        w = _scan(repo, homes).worktrees[0]
+        assert w.category == "live" and _only_positive(w) == ["lock-owner:lock reason"]
+        git(repo, "worktree", "unlock", wt)
+        lock_like_claude(repo, wt, "leased", s.pid, start_ticks(s.pid) - 100000)  # same pid, other start
+        w = _scan(repo, homes).worktrees[0]
+        assert w.category == "removable" and "reused" in w.signals[-1].detail
+
+
+# --- listings: unreadable stops, absent is said -------------------------------------------------
+
+
+def test_absent_listing_proceeds_and_says_so(tmp_path, homes):
+    repo, wt = _dead_session(tmp_path)
+    rep = _scan(repo, homes)
+    cl = next(l for l in rep.listings if l.harness == "claude-code")
+    assert cl.state == "absent" and "no Claude Code session ever registered" in cl.note
+    assert rep.worktrees[0].category == "removable" and rep.stop_reason is None
+
+
+def test_missing_home_with_client_worktrees_is_not_an_empty_listing(tmp_path, homes):
+    repo, wt = _dead_session(tmp_path)
+    rep = scan([str(repo)], claude_home=str(tmp_path / "no-such-home"), codex_home=str(homes[1]))
+    assert rep.stop_reason and "does not exist" in rep.stop_reason
+    assert rep.worktrees[0].category == "unverified"
+    res = sweep(rep, apply=True)
+    assert res.stopped and res.counts()["removed"] == 0 and wt.is_dir()
+
+
+@pytest.mark.parametrize("how", ["not-a-directory", "malformed-row", "row-not-an-object"])
+def test_unreadable_listing_stops_the_sweep(tmp_path, homes, how):
+    repo, wt = _dead_session(tmp_path)
+    sessions = homes[0] / "sessions"
+    if how == "not-a-directory":
+        sessions.write_text("a file where the registry directory should be\n")
+    elif how == "malformed-row":
+        sessions.mkdir()
+        (sessions / "4242.json").write_text('{"pid": 4242, "sessionId": "torn')
+    else:
+        sessions.mkdir()
+        (sessions / "4243.json").write_text('["pid", 4243]')
+    p = cli("worktrees", "sweep", str(repo), "--apply", "--claude-home", str(homes[0]), "--codex-home", str(homes[1]))
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert "SWEEP STOPPED, nothing removed" in p.stdout
+    assert "1 scanned: 0 live, 0 custom-locked, 0 unmerged, 0 dirty, 0 removable, 1 unverified" in p.stdout
+    assert wt.is_dir() and str(wt) in git(repo, "worktree", "list")
+
+
+def _no_dac_prefix() -> tuple[str, ...]:
+    if os.geteuid() != 0:
+        return ()
+    capsh = shutil.which("capsh")
+    if not capsh:
+        if os.environ.get("CI") == "true":
+            pytest.fail("capsh missing: needed to test an unreadable listing as root")
+        pytest.skip("capsh missing: root's override cannot be dropped to make a listing unreadable")
+    return (capsh, "--drop=cap_dac_override,cap_dac_read_search", "--")
+
+
+def test_listing_unreadable_by_permission_stops_the_sweep(tmp_path, homes):
+    """Mode 000 on the registry directory, read by a process without root's override."""
+    repo, wt = _dead_session(tmp_path)
+    sessions = homes[0] / "sessions"
+    sessions.mkdir()
+    prefix = _no_dac_prefix()
+    os.chmod(sessions, 0)
+    try:
+        args = ["-m", "sessionsift", "worktrees", "sweep", str(repo), "--apply", "--claude-home", str(homes[0]),
+                "--codex-home", str(homes[1])]
+        cmd = [*prefix, "-c", " ".join(map(_q, [sys.executable, *args]))] if prefix else [sys.executable, *args]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=str(Path(__file__).parents[1]))
+    finally:
+        os.chmod(sessions, 0o755)
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert "SWEEP STOPPED, nothing removed" in p.stdout and "Permission denied" in p.stdout
+    assert wt.is_dir()
+
+
+def _q(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+# --- main line ---------------------------------------------------------------------------------
+
+
+def test_main_line_from_origin_head_and_unknown_without_one(tmp_path, homes):
+    up = make_repo(tmp_path / "upstream")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", up, clone)
+    wt = claude_worktree(clone, "c1")
+    lock_like_claude(clone, wt, "c1", dead_pid(), 1)
+    w = _scan(clone, homes).worktrees[0]
+    assert w.main_line.source == "origin/HEAD" and w.main_line.ref == "refs/remotes/origin/main"
+    assert w.category == "removable"
+    # commits merged into the LOCAL main but not on origin's: held back (origin/HEAD is the main line)
+    commit(wt, "local-only.txt")
+    git(clone, "merge", "-q", "--ff-only", "worktree-c1")
+    assert _scan(clone, homes).worktrees[0].category == "unmerged"
+    # no origin, no main/master: unknown, held back
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    git(odd, "init", "-q", "-b", "trunk")
+    commit(odd, "a.txt")
+    wt2 = claude_worktree(odd, "o1")
+    w2 = _scan(odd, homes).worktrees[0]
+    assert w2.main_line.known is False and w2.category == "unknown" and "main line" in w2.reason
+    assert wt2.is_dir()
+
+
+def test_directory_gone_session_is_removed_through_git(tmp_path, homes):
+    repo, wt = _dead_session(tmp_path)
+    shutil.rmtree(wt)
+    rep = _scan(repo, homes)
+    w = rep.worktrees[0]
+    assert w.exists is False and w.category == "removable" and "already gone" in w.reason
+    assert sweep(rep, apply=True).counts()["removed"] == 1
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_unregistered_directory_in_a_client_location_is_reported_not_removed(tmp_path, homes):
+    repo = make_repo(tmp_path / "repo")
+    stray = repo / ".claude" / "worktrees" / "stray"
+    stray.mkdir(parents=True)
+    (stray / "file").write_text("x")
+    rep = _scan(repo, homes)
+    assert _cat(rep) == {"stray": "unregistered"}
+    assert sweep(rep, apply=True).counts()["removed"] == 0 and stray.is_dir()
+
+
+def test_a_worktree_that_changed_after_the_scan_is_skipped(tmp_path, homes):
+    repo, wt = _dead_session(tmp_path)
+    rep = _scan(repo, homes)
+    assert rep.worktrees[0].category == "removable"
+    (wt / "late.txt").write_text("written after the scan\n")
+    res = sweep(rep, apply=True)
+    a = res.actions[str(wt)]
+    assert a.result == "skipped" and "now dirty" in a.detail and wt.is_dir()
+
+
+# --- hostile names -----------------------------------------------------------------------------
+
+_RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_hostile_paths_branches_and_lock_reasons_print_as_one_escaped_line(tmp_path, homes):
+    """Paths can carry newline, ESC and CR; a lock reason can carry anything (git stores it as
+    given); a branch name cannot hold control characters (git's check-ref-format refuses them),
+    but it can hold a bidi override - all of these reach the terminal escaped, one line each."""
+    repo = make_repo(tmp_path / "repo")
+    names = ["evil\nFORGED removable x", "esc\x1b[31mred\x1b[0m", "cr\rOVERWRITE"]
+    made = []
+    for i, n in enumerate(names):
+        wt = add_worktree(repo, repo / ".claude" / "worktrees" / n, f"b{i}\u202eexe.txt")
+        made.append(wt)
+    git(repo, "worktree", "lock", "--reason", "custom\nFORGED-LOCK \x1b]0;pwn\x07", made[0])
+    p = cli("worktrees", "scan", str(repo), "--claude-home", str(homes[0]), "--codex-home", str(homes[1]))
+    assert p.returncode == 0, p.stderr
+    assert not _RAW.findall(p.stdout), _RAW.findall(p.stdout)[:5]
+    lines = p.stdout.splitlines()
+    assert not any(l.startswith(("FORGED", "OVERWRITE")) for l in lines)
+    heads = [l for l in lines if re.match(r"^(removable|custom-locked|unknown|live|not-session) ", l)]
+    assert len(heads) == 3
+    assert any("evil\\nFORGED" in l for l in heads) and any("esc\\e[31mred" in l for l in heads)
+    assert any("cr\\rOVERWRITE" in l for l in heads) and all("\\u202e" in l for l in heads)
+    assert any("custom\\nFORGED-LOCK \\e]0;pwn\\u0007" in l for l in lines)
+    # JSON keeps the exact bytes
+    j = by_path(rows(cli("worktrees", "scan", str(repo), "--claude-home", str(homes[0]), "--codex-home",
+                         str(homes[1]), "--format", "json").stdout))
+    assert set(j) == {str(m) for m in made}
+
+
+def test_not_a_repository_is_a_target_error(tmp_path, homes):
+    p = cli("worktrees", "scan", str(tmp_path), "--claude-home", str(homes[0]))
+    assert p.returncode == 2 and p.stderr.startswith("sessionsift: error:") and "not inside a git" in p.stderr
+
+
+def test_no_repo_named_finds_codex_worktrees_from_the_codex_home(tmp_path, homes):
+    repo = make_repo(tmp_path / "repo")
+    wt = add_worktree(repo, homes[1] / "worktrees" / "cd34" / "repo")
+    rep = scan([], claude_home=str(homes[0]), codex_home=str(homes[1]))
+    assert [r.path for r in rep.repos] == [str(repo)] and rep.repos[0].found_by == ["codex worktrees"]
+    assert [w.path for w in rep.worktrees] == [str(wt)] and rep.worktrees[0].agent == "codex"
+    # named scope: a codex worktree of another repository is counted as left out, not dropped
+    other = make_repo(tmp_path / "other")
+    rep2 = scan([str(other)], claude_home=str(homes[0]), codex_home=str(homes[1]))
+    assert rep2.left_out == [str(wt)] and rep2.worktrees == []
