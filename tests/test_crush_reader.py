@@ -177,3 +177,25 @@ def test_locate_precedence(tmp_path, monkeypatch):
     assert p.locate().path == tmp_path / "xdg" / "crush"
     monkeypatch.delenv("XDG_DATA_HOME")
     assert p.locate().path == Path.home() / ".local/share/crush" and p.locate().source == "default"
+
+
+def test_committed_sample_reads_back_as_its_ground_truth():
+    """examples/crush-home, built the same way (tests/crush/make_examples.py; its README says so)."""
+    from tests.conftest import EXAMPLES
+
+    gt = json.loads((EXAMPLES / "crush-ground-truth.json").read_text())
+    disc, sessions = _read(EXAMPLES / "crush-home")
+    assert disc.coverage.state == "ok" and disc.coverage.sessions == len(gt["sessions"])
+    assert "moved corpus" in disc.coverage.reason  # the build dir is gone: found by path tail
+    for sid, t in gt["sessions"].items():
+        ref, recs, rep = sessions[sid]
+        assert ref.extra["relocated_from"] and ref.parent_session_id == t["parent"]
+        assert [r.text for r in recs if r.kind == "prompt"] == t["prompts"]
+        assert [(r.call_id, r.tool_name, r.tool_input) for r in recs
+                if r.kind == "tool_call" and r.tool_name != "shell_command"] == \
+            [(c["id"], c["name"], c["input"]) for c in t["tool_calls"]]
+        last = {fc.path: fc.new_content for r in recs for fc in r.file_changes}
+        assert last == t["files"]
+        for path, content in last.items():  # the files the sessions wrote were copied with the sample
+            rel = Path(path).relative_to(gt["built_at"])
+            assert (EXAMPLES / rel).read_text() == content

@@ -39,7 +39,8 @@ DISABLE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHA
 
 # ============================================================================ outer
 
-def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> tuple[list[str], dict]:
+def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
+           shared_data: Path | None = None) -> tuple[list[str], dict]:
     problems = clientmod.check_host()
     if problems:
         raise clientmod.PrerequisiteMissing("; ".join(problems))
@@ -48,11 +49,16 @@ def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> tu
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
     cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.opencode.runner", "--inside", name,
            "--root", str(root), "--exe", str(exe)]
+    if shared_data is not None:
+        cmd += ["--shared-data", str(shared_data)]
     return cmd, env
 
 
-def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 300) -> dict:
-    cmd, env = launch(name, root, version)
+def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 300,
+                 shared_data: Path | None = None) -> dict:
+    """Run one scenario; ``shared_data`` makes XDG_DATA_HOME a dir shared with other scenarios (one
+    opencode.db holding several sessions, as a real user's does; run such scenarios one at a time)."""
+    cmd, env = launch(name, root, version, shared_data)
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
     (Path(root) / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
     if r.returncode != 0:
@@ -69,14 +75,14 @@ def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSIO
 
 # ============================================================================ inner
 
-def data_dir(s_dir: Path) -> Path:
-    return s_dir / "xdg" / "data" / "opencode"
+def data_dir(s_dir: Path, shared: Path | None = None) -> Path:
+    return (shared or s_dir / "xdg" / "data") / "opencode"
 
 
-def client_env(s_dir: Path) -> dict:
+def client_env(s_dir: Path, shared: Path | None = None) -> dict:
     x = s_dir / "xdg"
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(s_dir / "home"),
-           "XDG_CONFIG_HOME": str(x / "config"), "XDG_DATA_HOME": str(x / "data"),
+           "XDG_CONFIG_HOME": str(x / "config"), "XDG_DATA_HOME": str(shared or x / "data"),
            "XDG_CACHE_HOME": str(x / "cache"), "XDG_STATE_HOME": str(x / "state"),
            "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
     env.update({f"OPENCODE_DISABLE_{k}": "1" for k in DISABLE})
@@ -147,7 +153,7 @@ def _session_ids(events: list[dict]) -> list[str]:
     return seen
 
 
-def inside(name: str, root: Path, exe: str) -> None:
+def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     sc: Scenario = ALL[name]
     s_dir = root / name
@@ -165,7 +171,7 @@ def inside(name: str, root: Path, exe: str) -> None:
             st.calls = [(_subst(n, str(work)), _subst(a, str(work))) for n, a in st.calls]
     t0 = time.time()
     runs = []
-    env = client_env(s_dir)
+    env = client_env(s_dir, shared)
     kv = [f"{k}={v}" for k, v in sorted(env.items())]
     with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl")) as mock:
         write_config(s_dir, mock.base_url)
@@ -197,6 +203,7 @@ def inside(name: str, root: Path, exe: str) -> None:
                          "seconds": round(time.time() - start, 3)})
         served = list(mock.served)
     truth = ground_truth(sc, s_dir, work, served, runs, root_commit, time.time() - t0)
+    truth["data_dir"] = str(data_dir(s_dir, shared))
     (s_dir / "ground-truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n")
 
 
@@ -266,10 +273,11 @@ def main(argv=None) -> int:
     ap.add_argument("--inside")
     ap.add_argument("--root", default=None)
     ap.add_argument("--exe")
+    ap.add_argument("--shared-data")
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     a = ap.parse_args(argv)
     if a.inside:
-        inside(a.inside, Path(a.root), a.exe)
+        inside(a.inside, Path(a.root), a.exe, Path(a.shared_data) if a.shared_data else None)
         return 0
     if not a.root:
         ap.error("--root is required (a scratch dir; never inside the clone)")

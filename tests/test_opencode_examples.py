@@ -1,0 +1,41 @@
+"""The committed opencode sample (examples/opencode-home: one opencode.db written by the real
+opencode 1.18.33 for five scenarios; examples/opencode-legacy-home: the JSON tree 1.1.65 writes)
+reads back as its ground truth. No client needed: this runs everywhere."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tests.realclient.opencode.checks import _read, check_scenario
+
+GT = sorted((EXAMPLES / "opencode-ground-truth").glob("*.json"))
+LEGACY_GT = sorted((EXAMPLES / "opencode-legacy-ground-truth").glob("*.json"))
+
+
+class _Run:
+    def __init__(self, truth):
+        self.truth = truth
+
+
+@pytest.mark.parametrize("gt", GT, ids=lambda p: p.stem)
+def test_sample_scenario_matches_ground_truth(gt):
+    truth = json.loads(gt.read_text())
+    disc, sessions = _read(EXAMPLES / "opencode-home", truth["cwd"])
+    check_scenario(_Run(truth), sessions)
+
+
+@pytest.mark.parametrize("gt", LEGACY_GT, ids=lambda p: p.stem)
+def test_legacy_sample_matches_ground_truth(gt):
+    truth = json.loads(gt.read_text())
+    disc, sessions = _read(EXAMPLES / "opencode-legacy-home", truth["cwd"])
+    assert all(s[0].extra["store"] == "legacy-json" for s in sessions.values())
+    check_scenario(_Run(truth), sessions, legacy=True)
+
+
+def test_sample_holds_every_scenario_in_one_database():
+    disc, sessions = _read(EXAMPLES / "opencode-home")
+    assert len(GT) == 5
+    mains = {json.loads(g.read_text())["session_ids_from_client_events"][0] for g in GT}
+    assert mains <= set(sessions) and len(sessions) == 6  # + the subagent's child session
