@@ -50,9 +50,10 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "audit": [["audit", "reinjection", "--flushes"]],
     # not session-scoped: git worktrees (tests/test_worktrees*.py); here only the JSON Lines contract
     "worktrees": [["worktrees", "scan"], ["worktrees", "sweep"]],
+    "usage": [["usage", "daily"], ["usage", "session"], ["usage", "blocks"], ["usage", "weekly", "--by", "model"]],
 }
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
-SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit")
+SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage")
 SINGLE_TARGET = ("show", "wait", "verbatim")
 SESSION_KEYS = ("session_id", "is_subagent", "parent_session_id")
 
@@ -247,7 +248,8 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
     runs = [["list"], ["show", FB, "--turn", "1"], ["show", FB, "--line", "3", "--raw"], ["stats"],
             ["search", "RED"], ["search", "P1", "--no-context"], ["status"], ["agents"], ["files"],
             ["files", "--by", "timeline"], ["recover", FB, "--file", "/tmp/ssift-rc-2.1.332/files_basic/work/he\x1b]0;pwn\x07\nllo.py", "--coverage"],
-            ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"]]
+            ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"],
+            ["usage", "session", "--breakdown"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     seen_escaped = 0
     for args in runs:

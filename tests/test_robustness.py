@@ -304,7 +304,8 @@ def quick_invocations(kind: str, home: Path) -> list[list[str]]:
            ["agents", "--tree", "--with-files"], ["files", "--by", "timeline"], ["plan", "--audit"], ["image"],
            ["audit", "reinjection"], ["recover", "--file", "hello.py"], ["whoami"], ["show", t, "--turn", "-1"],
            ["show", t, "--line", "1..5"], ["show", t, "--branch-points"],
-           ["verbatim", t], ["recover", t, "--file", "hello.py", "--patches"], ["image", t, "--id", "1"]]
+           ["verbatim", t], ["recover", t, "--file", "hello.py", "--patches"], ["image", t, "--id", "1"],
+           ["usage", "session"], ["usage", "blocks", t]]
     if kind.startswith("fuzz-"):
         out += [["show", s, "--line", "1.."] for s in sorted(p.stem for p in (home / "projects").glob("*/*.jsonl"))]
         out += [["verbatim", s] for s in sorted(p.stem for p in (home / "projects").glob("*/*.jsonl"))]
@@ -324,7 +325,7 @@ def invocations(kind: str, home: Path) -> list[list[str]]:
         sid = SID
     target = sid or SID
     multi = [["list"], ["stats"], ["search", "x"], ["search", "", "--count"], ["status"], ["agents"],
-             ["files"], ["plan"], ["image"], ["audit", "reinjection"], ["recover", "--file", "hello.py"]]
+             ["files"], ["plan"], ["image"], ["audit", "reinjection"], ["recover", "--file", "hello.py"], ["usage", "daily"]]
     out = [c + ([] if kind.startswith("empty") else []) for c in multi]
     out += [[*c, target] for c in multi]
     out += [
@@ -465,7 +466,8 @@ def test_no_traceback_mixed(tmp_path):
     assert len(paths) > 20
     multi = [["list"], ["stats"], ["search", "x"], ["search", "", "--count-by", "pairing"], ["status"],
              ["agents", "--tree", "--with-files"], ["files", "--by", "timeline"], ["plan", "--audit"], ["image"],
-             ["audit", "reinjection"], ["recover", "--file", "hello.py"], ["whoami"]]
+             ["audit", "reinjection"], ["recover", "--file", "hello.py"], ["whoami"], ["usage", "session", "--breakdown"],
+             ["usage", "daily", "--by", "model"], ["usage", "blocks"]]
     jobs = [(a, f) for a in multi for f in ("text", "json")]
     for i, p in enumerate(paths):
         jobs += [(["show", str(p), "--line", "1.."], "json"), (["verbatim", str(p)], "text" if i % 2 else "json")]

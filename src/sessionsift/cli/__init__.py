@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "verbatim": "cmd_verbatim:verbatim_cmd",
     "audit": "cmd_audit:audit_cmd",
     "worktrees": "cmd_worktrees:worktrees_cmd",
+    "usage": "cmd_usage:usage_cmd",
 }
 
 

@@ -1,0 +1,245 @@
+"""`usage daily|weekly|monthly|session|blocks` (docs/usage.md)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from ..usage import collect as UC
+from ..usage import report as UR
+from .exit import ExitStatus
+from .options import problems_json, read_session_list
+from .output import Out, esc
+from . import usage_view as V
+
+_DEDUP = {
+    "claude-code": "one response per message.id across every lane and session (per-field max over its copies)",
+    "other": "Tokens.dedup_key per session (per-field max); cumulative totals never summed",
+}
+
+
+def _options(f: Callable[..., Any]) -> Callable[..., Any]:
+    opts = [
+        click.argument("targets", nargs=-1),
+        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+                     help="Output format (json = JSON Lines, docs/json.md)."),
+        click.option("--claude-home", type=click.Path(file_okay=False), default=None,
+                     help="Claude Code data root (default: non-empty $CLAUDE_CONFIG_DIR, else ~/.claude)."),
+        click.option("--sessions-from", type=str, default=None, help="Only the session ids listed in FILE (- = stdin)."),
+        click.option("--provider", "providers", multiple=True, help="Only this provider (repeatable): claude-code, codex, ..."),
+        click.option("--since", default=None, help="First day (YYYY-MM-DD, YYYYMMDD, or 7d / 2w back), in --timezone."),
+        click.option("--until", default=None, help="Last day, inclusive."),
+        click.option("--timezone", "tz", default=None, help="IANA zone for days (default: this machine's; named in the output)."),
+        click.option("--prices", "prices_file", type=click.Path(dir_okay=False, exists=True), default=None,
+                     help="A price table to use instead of the bundled one (same format)."),
+        click.option("--no-subagents", is_flag=True, help="Main lanes only (undercounts: subagents bill too)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _prepare(targets, claude_home, sessions_from, providers, subagents):
+    ids = read_session_list(sessions_from)
+    return UC.collect(tuple(targets), claude_home, list(providers) or None, ids, subagents)
+
+
+def _pricer(prices_file):
+    from ..usage import prices as P
+
+    return UR.Pricer(P.load(prices_file) if prices_file else None)
+
+
+def _header(out: Out, report: str, col, z, by, since, until, pricer) -> None:
+    out.header(report=report, timezone={"name": z.name, "source": z.source, "now": z.describe()},
+               by=by, since=None if since is None else since.isoformat(), until=None if until is None else until.isoformat(),
+               claude_home=col.claude_home, claude_home_source=col.claude_home_source,
+               price_table=pricer.table.describe(), dedup=_DEDUP)
+
+
+def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None = None) -> int:
+    problems = list(col.problems)
+    bad = [c for c in col.coverage if c.state in ("unreadable", "unknown_format")]
+    notes = list(col.notes)
+    if not rep_totals.cost_complete and rep_totals.messages:
+        notes.append("the cost is a lower bound: no price for " + ", ".join(sorted(rep_totals.no_price)))
+    for prov, t in col.tally.items():
+        if t.malformed:
+            notes.append(f"{prov}: {t.malformed} candidate line(s) with usage could not be read (not JSON)")
+        if t.odd_values:
+            notes.append(f"{prov}: {t.odd_values} usage value(s) were not non-negative integers (read as absent)")
+        if t.echoes:
+            notes.append(f"{prov}: {t.echoes} subagent usage echo(es) on the parent's tool results not counted "
+                         "(the subagent's own lane is)")
+    out.summary(**rep_totals.to_json(), models=V.models_json(models, price_keys),
+                copies_merged=col.ledger.copies_merged,
+                read={p: t.__dict__ for p, t in col.tally.items()},
+                coverage=V.coverage_json(col), coverage_line=V.coverage_line(col),
+                problems=problems_json(problems), files_unreadable=len(problems), notes=notes, **(extra or {}))
+    if not out.json:
+        t = rep_totals
+        out.text(f"taken over {t.messages:,} responses with usage ({col.ledger.copies_merged:,} repeated records merged), "
+                 f"{t.without_usage:,} assistant messages without usage")
+        for n in notes:
+            out.text(f"note: {esc(n)}")
+        for p in problems[:5]:
+            out.text(f"unreadable: {esc(p.path)} ({esc(p.why)})")
+        out.text(V.coverage_line(col))
+    return ExitStatus.INCOMPLETE if problems or bad else ExitStatus.OK
+
+
+def _periods(report: str, targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file,
+             no_subagents, by=None, breakdown=False, plot=None) -> int:
+    z = UR.zone(tz)
+    s = UR.parse_day(since, z) if since else None
+    u = UR.parse_day(until, z) if until else None
+    col = _prepare(targets, claude_home, sessions_from, providers, not no_subagents)
+    pricer = _pricer(prices_file)
+    rep = UR.build(col, report, z, by=by, since=s, until=u, pricer=pricer)
+    out = Out(fmt, "usage")
+    _header(out, report, col, z, by, s, u, pricer)
+    for r in rep.rows:
+        if report == "session":
+            out.row("session", V.session_row_json(rep, r, col))
+        else:
+            out.row("period", V.period_row_json(rep, r))
+    if not out.json:
+        out.text(f"{report} usage, days in {z.describe()}; price table {pricer.table.meta.get('version')} "
+                 f"(retrieved {pricer.table.meta.get('retrieved')})")
+        V.text_periods(out, rep, col, breakdown)
+        if report == "session":
+            V.text_sessions_extra(out, rep, col)
+    if plot:
+        from ..usage import plot as PL
+
+        path = PL.write(plot, UR.build(col, "daily", z, by="model", since=s, until=u, pricer=pricer))
+        if not out.json:
+            out.text(f"chart: {esc(path)}")
+    return _summary(out, col, rep.totals, rep.models, rep.price_keys,
+                    {"excluded_by_dates": rep.excluded_by_dates, "plot": plot})
+
+
+class _UsageGroup(click.Group):
+    """`usage [OPTIONS] [TARGET...]` without a report name is `usage daily ...`."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["daily", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("usage", cls=_UsageGroup, invoke_without_command=True)
+@click.pass_context
+def usage_cmd(ctx):
+    """Tokens and cost per day, week, month, session or 5-hour window, for every agent read.
+
+    Deduplicated per provider (docs/usage.md), priced from a bundled table (cost null, never 0,
+    for a model it has no price for), every figure stating what it was taken over.
+
+    Example: sessionsift usage daily --by model --since 7d
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.exit(_periods("daily", (), "text", None, None, (), None, None, None, None, False))
+
+
+def _period_command(name: str, doc: str):
+    @click.command(name, help=doc)
+    @_options
+    @click.option("--by", type=click.Choice(list(UR.GROUPS)), default=None, help="One row per period and project, provider or model.")
+    @click.option("--breakdown", is_flag=True, help="A sub-row per model under each row (text).")
+    @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write a chart of daily usage: FILE.html, .png or .svg.")
+    def cmd(targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file, no_subagents, by,
+            breakdown, plot):
+        return _periods(name, targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file,
+                        no_subagents, by, breakdown, plot)
+
+    return cmd
+
+
+for _n, _d in (("daily", "Usage per local day.\n\nExample: sessionsift usage daily --since 2026-11-01 --timezone Europe/Berlin"),
+               ("weekly", "Usage per ISO week (Monday first).\n\nExample: sessionsift usage weekly --by provider"),
+               ("monthly", "Usage per calendar month.\n\nExample: sessionsift usage monthly --format json")):
+    usage_cmd.add_command(_period_command(_n, _d))
+
+
+@usage_cmd.command("session")
+@_options
+@click.option("--breakdown", is_flag=True, help="A sub-row per model under each session (text).")
+def session_cmd(targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file, no_subagents, breakdown):
+    """Usage per session, subagents counted once inside their parent; the client's own recorded
+    cost beside ours.
+
+    Example: sessionsift usage session . --format json
+    """
+    return _periods("session", targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file,
+                    no_subagents, None, breakdown)
+
+
+@usage_cmd.command("blocks")
+@_options
+@click.option("--align", type=click.Choice(["none", "hour"]), default="none", show_default=True,
+              help="hour: open windows at the hour (ccusage's rule) instead of at the first message.")
+@click.option("--active", "active_only", is_flag=True, help="Only the active window.")
+@click.option("--live", is_flag=True, help="Refresh as transcripts grow (file events, no polling loop); Ctrl-C ends.")
+@click.option("--live-for", type=float, default=None, help="With --live: stop after this many seconds.")
+def blocks_cmd(targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file, no_subagents,
+               align, active_only, live, live_for):
+    """Five-hour usage windows: each opens at the first response after the previous one closed;
+    the active one with its burn rate and projected totals at its close.
+
+    Example: sessionsift usage blocks --active
+    """
+    from ..usage.blocks import windows
+
+    z = UR.zone(tz)
+    s = UR.parse_day(since, z) if since else None
+    u = UR.parse_day(until, z) if until else None
+    provs = list(providers) or ["claude-code"]
+    pricer = _pricer(prices_file)
+    out = Out(fmt, "usage")
+    if live:
+        from ..usage import live as L
+
+        return L.run(out, targets, claude_home, read_session_list(sessions_from), provs, z, s, u, pricer,
+                     None if align == "none" else align, active_only, live_for, not no_subagents)
+    col = _prepare(targets, claude_home, sessions_from, provs, not no_subagents)
+    evs = [e for e in col.events if e.provider in provs and UR.in_range(e.ts, z, s, u)]
+    now = V.now_utc()
+    ws = windows(evs, pricer, align=None if align == "none" else align, now=now)
+    if active_only:
+        ws = [w for w in ws if w.active]
+    _header(out, "blocks", col, z, None, s, u, pricer)
+    for w in ws:
+        out.row("window", V.window_json(w, pricer.used))
+    if not out.json:
+        out.text(f"5-hour windows ({'opened at the hour' if align == 'hour' else 'opened at the first response'}), "
+                 f"times in {z.describe()}")
+        if ws:
+            V.text_windows(out, ws, z.tz, now)
+        else:
+            out.text("no active window" if active_only else "no usage in scope")
+    tot = UR.Totals()
+    models: dict[str, UR.Totals] = {}
+    for w in ws:
+        for m, t in w.models.items():
+            _merge(models.setdefault(m, UR.Totals()), t)
+        _merge(tot, w.totals)
+    return _summary(out, col, tot, models, pricer.used, {"windows": len(ws), "active": any(w.active for w in ws),
+                                                        "align": align})
+
+
+def _merge(a: UR.Totals, b: UR.Totals) -> None:
+    a.messages += b.messages
+    a.without_usage += b.without_usage
+    a.copies += b.copies
+    for f in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"):
+        v = getattr(b, f)
+        if v is not None:
+            setattr(a, f, v + (getattr(a, f) or 0))
+    a.cost_usd += b.cost_usd
+    a.priced += b.priced
+    a.no_price |= b.no_price
+    if b.client_cost_usd is not None:
+        a.client_cost_usd = (a.client_cost_usd or 0.0) + b.client_cost_usd
+    a.client_cost_messages += b.client_cost_messages

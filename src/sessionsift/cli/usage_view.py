@@ -1,0 +1,189 @@
+"""Rendering of `usage` reports: JSON rows (docs/json.md) and rich tables with a bar per row."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+
+from ..timefmt import instant
+from ..usage.blocks import Window
+from ..usage.collect import Collected
+from ..usage.report import NO_INSTANT, Report, Row, Totals, session_id_of, week_start
+from .output import Out, clip, esc
+
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def bar(v: int | None, vmax: int, width: int = 12) -> str:
+    if not v or vmax <= 0:
+        return ""
+    units = v / vmax * width * 8
+    full, part = divmod(int(round(units)), 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")
+
+
+def num(v: int | None) -> str:
+    return "-" if v is None else f"{v:,}"
+
+
+def money(t: Totals) -> str:
+    c = t.cost()
+    if c is None:
+        return "no price"
+    return (f"≥${c:,.2f}" if not t.cost_complete else f"${c:,.2f}")
+
+
+def models_json(models: dict[str, Totals], price_keys: dict[str, str | None]) -> list[dict]:
+    return [{"model": m, "price_key": price_keys.get(m), **t.to_json()}
+            for m, t in sorted(models.items(), key=lambda kv: -(kv[1].total or 0))]
+
+
+def coverage_json(col: Collected) -> list[dict]:
+    return [c.to_json() for c in col.coverage]
+
+
+def coverage_line(col: Collected) -> str:
+    parts = []
+    for c in col.coverage:
+        if c.state == "ok":
+            parts.append(f"{c.display} {c.sessions} session{'s' if c.sessions != 1 else ''}")
+        elif c.state == "absent":
+            parts.append(f"{c.display} 0 (none found)")
+        elif c.state == "no_adapter":
+            parts.append(f"{c.display} no adapter")
+        elif c.state == "not_looked":
+            parts.append(f"{c.display} not looked")
+        else:
+            parts.append(f"{c.display} {c.state.replace('_', ' ')}" + (f" ({c.reason})" if c.reason else ""))
+    return "coverage: " + " · ".join(esc(p) for p in parts)
+
+
+def _console(out: Out, width: int = 140):
+    from rich.console import Console
+
+    return Console(file=out.stream, markup=False, highlight=False, emoji=False,
+                   no_color=bool(os.environ.get("NO_COLOR")), width=width, force_terminal=False)
+
+
+def period_row_json(rep: Report, row: Row) -> dict:
+    d = {"period": row.period, "report": rep.period, "group": row.group, "by": rep.by,
+         "providers": sorted(row.providers), "sessions": len(row.sessions), **row.totals.to_json(),
+         "models": models_json(row.models, rep.price_keys)}
+    if rep.period == "weekly" and row.period != NO_INSTANT:
+        d["week_start"] = week_start(row.period)
+    return d
+
+
+def session_row_json(rep: Report, row: Row, col: Collected) -> dict:
+    prov, sid = session_id_of(row)
+    info = col.sessions.get((prov, sid))
+    t = row.totals
+    client = None
+    differs = None
+    if info is not None and info.client is not None:
+        cr = info.client
+        client = {"cost_usd": cr.cost_usd, "by_model": cr.by_model, "path": cr.path, "offset": cr.offset,
+                  "source": "cost-state"}
+        ours = t.cost()
+        if cr.cost_usd is not None and ours is not None:
+            differs = abs(cr.cost_usd - ours) > max(0.005, 0.005 * cr.cost_usd)
+    sub = row.subagents
+    return {"provider": prov, "session_id": sid, "is_subagent": False, "parent_session_id": None,
+            "project": info.project if info else None, "transcripts": info.lanes if info else None,
+            "first_at": instant(t.first_ts), "last_at": instant(t.last_ts), **t.to_json(),
+            "subagent_lanes_with_usage": len(row.lanes),
+            "subagents": {"messages": sub.messages, "total_tokens": sub.total, "cost_usd": sub.cost() if sub.messages else 0.0},
+            "client_recorded": client, "client_cost_differs": differs,
+            "models": models_json(row.models, rep.price_keys)}
+
+
+def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None:
+    from rich.table import Table
+
+    label = {"daily": "day", "weekly": "week", "monthly": "month", "session": "session"}[rep.period]
+    t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
+    t.add_column(label)
+    if rep.by:
+        t.add_column(rep.by)
+    for c in ("models", "input", "output", "cache write", "cache read", "total", "cost", ""):
+        t.add_column(c, justify="left" if c in ("models", "") else "right")
+    vmax = max([r.totals.total or 0 for r in rep.rows] + [0])
+    for r in rep.rows:
+        period = r.period
+        if rep.period == "session":
+            period = session_id_of(r)[1][:13]
+        cells = [esc(period)] + ([clip(r.group, 40)] if rep.by else [])
+        ms = ", ".join(esc(m) for m in sorted(r.models, key=lambda m: -(r.models[m].total or 0)))
+        cells += [clip(ms, 36) if not breakdown else f"{len(r.models)} model(s)", num(r.totals.input), num(r.totals.output),
+                  num(r.totals.cache_write), num(r.totals.cache_read), num(r.totals.total), money(r.totals),
+                  bar(r.totals.total, vmax)]
+        t.add_row(*cells)
+        if breakdown:
+            for m, mt in sorted(r.models.items(), key=lambda kv: -(kv[1].total or 0)):
+                t.add_row(*(["", ""] if rep.by else [""]), "  " + clip(m, 34), num(mt.input), num(mt.output),
+                          num(mt.cache_write), num(mt.cache_read), num(mt.total), money(mt), "")
+    tt = rep.totals
+    t.add_row(*(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", num(tt.input), num(tt.output),
+                num(tt.cache_write), num(tt.cache_read), num(tt.total), money(tt), ""]))
+    _console(out).print(t)
+
+
+def text_sessions_extra(out: Out, rep: Report, col: Collected) -> None:
+    for r in rep.rows:
+        prov, sid = session_id_of(r)
+        info = col.sessions.get((prov, sid))
+        if info is None or info.client is None or info.client.cost_usd is None:
+            continue
+        ours = r.totals.cost()
+        c = info.client.cost_usd
+        if ours is None:
+            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f}; we have no price for "
+                     + ", ".join(esc(m) for m in sorted(r.totals.no_price)))
+        elif abs(c - ours) > max(0.005, 0.005 * c):
+            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f} (cost-state), the transcript prices at ${ours:,.4f}: "
+                     "the client also counts requests that write no assistant record (compaction summaries, "
+                     "titles, side questions)")
+
+
+def window_json(w: Window, price_keys) -> dict:
+    return {"start": instant(w.start), "end": instant(w.end), "active": w.active,
+            "gap_before_seconds": None if w.gap_before is None else round(w.gap_before, 3),
+            "sessions": len(w.sessions), **w.totals.to_json(),
+            "burn_rate": w.burn,
+            "projection": None if w.projection is None else {**w.projection, "at": instant(w.projection["at"])},
+            "models": models_json(w.models, price_keys)}
+
+
+def _hm(ts: float, tz) -> str:
+    return datetime.fromtimestamp(ts, tz).strftime("%Y-%m-%d %H:%M")
+
+
+def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
+    from rich.table import Table
+
+    t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
+    for c in ("opens", "closes", "status", "models", "input", "output", "cache write", "cache read", "total", "cost", ""):
+        t.add_column(c, justify="left" if c in ("opens", "closes", "status", "models", "") else "right")
+    vmax = max([w.totals.total or 0 for w in ws] + [0])
+    for w in ws:
+        if w.active:
+            left = int(w.end - now)
+            status = f"ACTIVE, {left // 3600}h{(left % 3600) // 60:02d}m left"
+        else:
+            status = "closed"
+        ms = ", ".join(esc(m) for m in w.models)
+        t.add_row(_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), num(w.totals.input), num(w.totals.output),
+                  num(w.totals.cache_write), num(w.totals.cache_read), num(w.totals.total), money(w.totals),
+                  bar(w.totals.total, vmax))
+    _console(out).print(t)
+    for w in ws:
+        if w.active and w.burn:
+            b, p = w.burn, w.projection
+            cph = "no price" if b["cost_usd_per_hour"] is None else f"${b['cost_usd_per_hour']:,.2f}/h"
+            pc = "" if p["cost_usd"] is None else f", ${p['cost_usd']:,.2f}"
+            out.text(f"active window: {b['tokens_per_minute']:,.0f} tokens/min, {cph} over the {b['over_seconds'] / 60:.0f} min "
+                     f"since it opened; projected at {_hm(w.end, tz)}: {p['total_tokens']:,} tokens{pc}")
+
+
+def now_utc() -> float:
+    return datetime.now(timezone.utc).timestamp()

@@ -1,0 +1,74 @@
+"""Five-hour usage windows ("blocks"), as a Claude subscription meters them.
+
+Definition (docs/usage.md): a window OPENS at the instant of the first response after the
+previous window closed and CLOSES five hours later; every response in [open, open + 5 h) belongs
+to it. What is on disk does not record the server's windows (the reset time reaches the client
+as an HTTP header it does not write down); the client's own rate-limit simulator sets a
+five-hour claim's `resetsAt` to now + 18000 s, i.e. no rounding, and that is the rule used here.
+ccusage instead floors the opening instant to the hour; `align="hour"` reproduces that (for a
+side-by-side comparison).
+
+The active window (now inside [open, close)) gets a burn rate over the time elapsed since it
+opened (idle minutes included: the clock runs whether or not the agent works) and a projection
+of its totals at the close.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .events import Event
+from .report import Pricer, Totals
+
+WINDOW_SECS = 5 * 3600
+
+
+@dataclass
+class Window:
+    start: float
+    end: float
+    totals: Totals = field(default_factory=Totals)
+    models: dict[str, Totals] = field(default_factory=dict)
+    sessions: set[str] = field(default_factory=set)
+    gap_before: float | None = None
+    """Seconds between the previous window's close and this one's opening (None: the first)."""
+    active: bool = False
+    burn: dict | None = None
+    projection: dict | None = None
+
+
+def windows(events: Iterable[Event], pricer: Pricer | None = None, length: float = WINDOW_SECS,
+            align: str | None = None, now: float | None = None) -> list[Window]:
+    pricer = pricer or Pricer()
+    evs = sorted((e for e in events if e.ts is not None), key=lambda e: e.ts)
+    out: list[Window] = []
+    cur: Window | None = None
+    for e in evs:
+        if cur is None or e.ts >= cur.end:
+            start = e.ts - (e.ts % 3600) if align == "hour" else e.ts
+            w = Window(start, start + length)
+            if cur is not None:
+                w.gap_before = max(0.0, start - cur.end)
+            out.append(w)
+            cur = w
+        c, missing = pricer.price(e)
+        cur.totals.add(e, c, missing)
+        cur.models.setdefault(e.model or "(unknown model)", Totals()).add(e, c, missing)
+        cur.sessions.add(e.session_id)
+    now = time.time() if now is None else now
+    if out and out[-1].start <= now < out[-1].end:
+        w = out[-1]
+        w.active = True
+        elapsed = max(now - w.start, 60.0)
+        tot = w.totals.total or 0
+        per_min = tot / (elapsed / 60)
+        cost = w.totals.cost()
+        cost_h = None if cost is None else cost / (elapsed / 3600)
+        left = w.end - now
+        w.burn = {"tokens_per_minute": round(per_min, 1), "cost_usd_per_hour": None if cost_h is None else round(cost_h, 4),
+                  "over_seconds": round(elapsed, 1), "cost_is_lower_bound": not w.totals.cost_complete}
+        w.projection = {"at": w.end, "seconds_left": round(left, 1), "total_tokens": int(tot + per_min * left / 60),
+                        "cost_usd": None if cost_h is None else round(cost + cost_h * left / 3600, 4)}
+    return out

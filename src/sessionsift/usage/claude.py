@@ -1,0 +1,329 @@
+"""Claude Code usage, read fast: only the lines that carry usage are decoded, and only the fields
+a usage report needs.
+
+What Claude Code writes (evidence in docs/usage.md):
+- one `type:"assistant"` record per CONTENT BLOCK of an API message, each repeating the message's
+  `message.usage` (REC-020, QT-040): the unit is `message.id` (the dedup key, across every lane
+  and session: the same id is the same API response, billed once);
+- a subagent's messages in its own lane `<session>/subagents/agent-<id>.jsonl` (attributed to the
+  parent session); the parent's `toolUseResult.usage` on the Agent tool_result is an ECHO of the
+  subagent's last message and is never counted (it is a `type:"user"` record);
+- `cost-state` records: the client's own running cost and token totals per model for the
+  session (the last one is the session's total as the client metered it, side requests such as
+  title generation and compaction summaries included, which write no assistant record);
+- older clients write `costUSD` on each assistant record.
+
+Reading: each file is read in page-aligned chunks; a byte prefilter finds the lines holding
+`"usage"` (assistant records with usage, and the echoes), `assistant"` (to count the
+assistant records WITHOUT usage) and `cost-state"`; only those lines are decoded, by
+msgspec Structs that skip every other field. A line the Structs cannot type (a hostile value)
+is decoded again with orjson and read field by field; a line that is not JSON is counted.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+import orjson
+
+from .events import Event
+
+PROVIDER = "claude-code"
+
+CHUNK = 8 << 20
+"""Bytes read at once (a multiple of the page size); a longer line is carried over whole."""
+NEEDLES = (b'"usage"', b'assistant"', b'cost-state"')
+"""Byte needles of the candidate lines: a usage object (also in a re-serialised file, where
+`"usage": {` has a space), an assistant record (`"type":"assistant"`, with or without spaces),
+a cost-state record. Decoding tells them apart."""
+
+
+class _CacheCreation(msgspec.Struct):
+    ephemeral_5m_input_tokens: int | None = None
+    ephemeral_1h_input_tokens: int | None = None
+
+
+class _OutDetails(msgspec.Struct):
+    thinking_tokens: int | None = None
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+    cache_creation: _CacheCreation | None = None
+    output_tokens_details: _OutDetails | None = None
+    speed: str | None = None
+    service_tier: str | None = None
+    inference_geo: str | None = None
+
+
+class _Message(msgspec.Struct):
+    id: str | None = None
+    model: str | None = None
+    usage: _Usage | None = None
+
+
+class _ModelUsage(msgspec.Struct):
+    inputTokens: int | None = None
+    outputTokens: int | None = None
+    cacheReadInputTokens: int | None = None
+    cacheCreationInputTokens: int | None = None
+    costUSD: float | None = None
+
+
+class _Line(msgspec.Struct):
+    type: str | None = None
+    timestamp: str | None = None
+    message: _Message | None = None
+    costUSD: float | None = None
+    isSidechain: bool | None = None
+    cwd: str | None = None
+    totalCostUSD: float | None = None
+    modelUsage: dict[str, _ModelUsage] | None = None
+
+
+_decode = msgspec.json.Decoder(_Line).decode
+
+
+@dataclass
+class ClientRecorded:
+    """The last `cost-state` record of a session: the client's own totals."""
+
+    cost_usd: float | None
+    by_model: dict[str, dict[str, Any]]
+    path: str
+    offset: int
+
+
+@dataclass
+class FileScan:
+    path: str
+    size: int = 0
+    end: int = 0
+    """Offset just after the last complete line read (where an incremental scan resumes)."""
+    candidates: int = 0
+    """Lines the prefilter passed."""
+    records: list[tuple] = field(default_factory=list)
+    """(msg_id|None, model, ts, input, output, cache_read, cache_write, cache_write_1h, reasoning,
+    speed, geo, tier, cost_usd, offset) per assistant record with usage."""
+    assistant_without_usage: int = 0
+    no_usage_ts: list[float | None] = field(default_factory=list)
+    """Instants of the assistant records without usage."""
+    echoes: int = 0
+    """Non-assistant lines with a usage object (the parent's echo of a subagent): not counted."""
+    malformed: int = 0
+    """Candidate lines that are not JSON objects."""
+    odd_values: int = 0
+    """Usage fields whose value is not an integer (read as absent)."""
+    no_timestamp: int = 0
+    cwd: str | None = None
+    client: ClientRecorded | None = None
+    torn_tail_bytes: int = 0
+
+
+def _ts(s: Any) -> float | None:
+    if not isinstance(s, str):
+        return None
+    try:
+        return datetime.fromisoformat(s).timestamp() if s[-1:] != "Z" else datetime.fromisoformat(s[:-1] + "+00:00").timestamp()
+    except ValueError:
+        return None
+
+
+def _int(v: Any, fs: FileScan) -> int | None:
+    if v is None:
+        return None
+    if type(v) is int and v >= 0:
+        return v
+    fs.odd_values += 1
+    return None
+
+
+def _record(fs: FileScan, msg_id, model, ts, u_in, u_out, u_cr, u_cw, cc5, cc1, think, speed, geo, tier,
+            cost, offset) -> None:
+    # cache writes: the 5m/1h breakdown when present, else the flat count (their sum equals the
+    # flat count in every record measured); the 1-hour share is priced separately
+    cw = u_cw
+    cw1 = None
+    if cc5 is not None or cc1 is not None:
+        split = (cc5 or 0) + (cc1 or 0)
+        cw1 = cc1
+        if cw is None or split > cw:
+            cw = split
+    # thinking_tokens: the client writes 0 whether or not the model thought (measured: a
+    # response with a thinking block records 0), so only a positive value is a recorded count
+    reasoning = think if think else None
+    if ts is None:
+        fs.no_timestamp += 1
+    fs.records.append((msg_id, model, ts, u_in, u_out, u_cr, cw, cw1, reasoning, speed, geo, tier, cost, offset))
+
+
+def _take(fs: FileScan, raw: bytes, offset: int) -> None:
+    try:
+        ln = _decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        # a value the Structs cannot type, NULs, invalid UTF-8, or not JSON: the generic reading
+        ln = None
+    if ln is None:
+        _take_loose(fs, raw, offset)
+        return
+    t = ln.type
+    if t == "assistant":
+        if fs.cwd is None and ln.cwd:
+            fs.cwd = ln.cwd
+        m = ln.message
+        u = m.usage if m is not None else None
+        if u is None:
+            fs.assistant_without_usage += 1
+            fs.no_usage_ts.append(_ts(ln.timestamp))
+            return
+        cc = u.cache_creation
+        od = u.output_tokens_details
+        _record(fs, m.id, m.model, _ts(ln.timestamp),
+                _int(u.input_tokens, fs), _int(u.output_tokens, fs), _int(u.cache_read_input_tokens, fs),
+                _int(u.cache_creation_input_tokens, fs),
+                _int(cc.ephemeral_5m_input_tokens, fs) if cc else None,
+                _int(cc.ephemeral_1h_input_tokens, fs) if cc else None,
+                _int(od.thinking_tokens, fs) if od else None,
+                u.speed, u.inference_geo or None, u.service_tier, ln.costUSD, offset)
+    elif t == "cost-state":
+        fs.client = ClientRecorded(
+            ln.totalCostUSD,
+            {k: {"input": v.inputTokens, "output": v.outputTokens, "cache_read": v.cacheReadInputTokens,
+                 "cache_write": v.cacheCreationInputTokens, "cost_usd": v.costUSD}
+             for k, v in (ln.modelUsage or {}).items()},
+            fs.path, offset)
+    elif ln.type == "user" and b'"usage"' in raw:
+        fs.echoes += 1
+
+
+def _g(d: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def _take_loose(fs: FileScan, raw: bytes, offset: int) -> None:
+    """The same reading from a generic parse, for lines whose values the Structs reject."""
+    try:
+        obj = orjson.loads(raw.replace(b"\x00", b""))
+    except orjson.JSONDecodeError:
+        try:
+            obj = orjson.loads(raw.replace(b"\x00", b"").decode("utf-8", "replace"))
+        except orjson.JSONDecodeError:
+            fs.malformed += 1
+            return
+    if not isinstance(obj, dict):
+        fs.malformed += 1
+        return
+    t = obj.get("type")
+    m = obj.get("message")
+    if t == "assistant":
+        if fs.cwd is None and isinstance(obj.get("cwd"), str):
+            fs.cwd = obj["cwd"]
+        u = m.get("usage") if isinstance(m, dict) else None
+        if not isinstance(u, dict):
+            fs.assistant_without_usage += 1
+            fs.no_usage_ts.append(_ts(obj.get("timestamp")))
+            return
+        s = lambda v: v if isinstance(v, str) else None  # noqa: E731
+        cost = obj.get("costUSD")
+        cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+        _record(fs, s(m.get("id")), s(m.get("model")), _ts(obj.get("timestamp")),
+                _int(u.get("input_tokens"), fs), _int(u.get("output_tokens"), fs),
+                _int(u.get("cache_read_input_tokens"), fs), _int(u.get("cache_creation_input_tokens"), fs),
+                _int(_g(u, "cache_creation", "ephemeral_5m_input_tokens"), fs),
+                _int(_g(u, "cache_creation", "ephemeral_1h_input_tokens"), fs),
+                _int(_g(u, "output_tokens_details", "thinking_tokens"), fs),
+                s(u.get("speed")), s(u.get("inference_geo")) or None, s(u.get("service_tier")), cost, offset)
+    elif t == "cost-state":
+        tot = obj.get("totalCostUSD")
+        mu = obj.get("modelUsage")
+        fs.client = ClientRecorded(
+            float(tot) if isinstance(tot, (int, float)) and not isinstance(tot, bool) else None,
+            {str(k): {"input": v.get("inputTokens"), "output": v.get("outputTokens"),
+                      "cache_read": v.get("cacheReadInputTokens"), "cache_write": v.get("cacheCreationInputTokens"),
+                      "cost_usd": v.get("costUSD")} for k, v in mu.items() if isinstance(v, dict)}
+            if isinstance(mu, dict) else {}, fs.path, offset)
+    elif t == "user" and b'"usage"' in raw:
+        fs.echoes += 1
+
+
+def _candidate_starts(buf: bytes, end: int) -> list[int]:
+    """Start offsets (in `buf`) of the lines of buf[:end] holding a needle, sorted, unique."""
+    starts: set[int] = set()
+    find, rfind = buf.find, buf.rfind
+    for needle in NEEDLES:
+        p = find(needle, 0, end)
+        while p >= 0:
+            ls = rfind(b"\n", 0, p) + 1
+            starts.add(ls)
+            le = find(b"\n", p, end)
+            if le < 0:
+                break
+            p = find(needle, le + 1, end)
+    return sorted(starts)
+
+
+def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = True) -> FileScan:
+    """Read the usage of one transcript from byte `start` (a line start). Raises OSError."""
+    p = os.fspath(path)
+    fs = FileScan(p)
+    with open(p, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        fs.size = size
+        pos = start
+        f.seek(start)
+        carry = b""
+        while True:
+            chunk = f.read(CHUNK)
+            if not chunk:
+                break
+            buf = carry + chunk if carry else chunk
+            base = pos - len(carry)
+            pos += len(chunk)
+            last = buf.rfind(b"\n")
+            if last < 0:
+                carry = buf
+                continue
+            end = last + 1
+            for ls in _candidate_starts(buf, end):
+                le = buf.find(b"\n", ls, end)
+                fs.candidates += 1
+                _take(fs, buf[ls:le], base + ls)
+            carry = buf[end:]
+        base = pos - len(carry)
+        fs.end = base
+        if carry:
+            frag = carry
+            if frag.strip(b"\x00").strip():
+                try:
+                    orjson.loads(frag)
+                    complete = True
+                except orjson.JSONDecodeError:
+                    complete = False
+                if complete or not hold_torn:
+                    if any(n in frag for n in NEEDLES):
+                        fs.candidates += 1
+                        _take(fs, frag, base)
+                    fs.end = base + len(frag)
+                else:
+                    fs.torn_tail_bytes = len(frag)
+    return fs
+
+
+def events_of(fs: FileScan, session_id: str, lane: str, project: str | None) -> list[Event]:
+    out = []
+    path = fs.path
+    for (mid, model, ts, i, o, cr, cw, cw1, r, speed, geo, tier, cost, off) in fs.records:
+        out.append(Event(PROVIDER, session_id, lane, project, model, ts, i, o, cr, cw, cw1, r, speed, geo, tier,
+                         cost, f"{PROVIDER}:{mid}" if mid else f"{path}@{off}", 1, path))
+    return out

@@ -1,0 +1,284 @@
+"""Gather the usage events of every provider in scope, deduplicated, with their coverage.
+
+Claude Code is read by the fast path in `claude.py` (prefilter + msgspec). Every other
+provider is read through the providers layer only (`Provider.discover` / `Provider.read`,
+`Record.tokens`), with its deduplication rule taken from the shared shape:
+- records whose `Tokens.dedup_key` repeats within a session are one response (per-field max);
+- `Tokens.cumulative` records are running totals: never summed; a session that has only those
+  is counted by the increments between consecutive totals (a drop starts a new run), and a
+  session that has both is counted by its per-response records, the last running total kept as
+  a cross-check (a difference is a note).
+A provider without a reader is `no_adapter` (null), a reader that fails is `unreadable` with
+its reason, never 0.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..discover import Lane, Problem, Scope, resolve_targets
+from ..errors import TargetError
+from ..providers import KNOWN, Coverage
+from . import claude as C
+from .events import Event, Ledger
+
+COST_RECORDING = ("opencode", "crush")
+"""Providers whose records carry the cost the client computed (read from Record.raw)."""
+
+
+@dataclass
+class SessionInfo:
+    provider: str
+    session_id: str
+    project: str | None = None
+    lanes: int = 0
+    """Transcripts read for it (main + subagent lanes)."""
+    paths: list[str] = field(default_factory=list)
+    client: C.ClientRecorded | None = None
+    without_usage: int = 0
+
+
+@dataclass
+class ReadTally:
+    files: int = 0
+    bytes: int = 0
+    candidate_lines: int = 0
+    usage_records: int = 0
+    echoes: int = 0
+    malformed: int = 0
+    odd_values: int = 0
+    no_timestamp: int = 0
+    torn_tail_bytes: int = 0
+
+    def add(self, fs: C.FileScan) -> None:
+        self.files += 1
+        self.bytes += fs.size
+        self.candidate_lines += fs.candidates
+        self.usage_records += len(fs.records)
+        self.echoes += fs.echoes
+        self.malformed += fs.malformed
+        self.odd_values += fs.odd_values
+        self.no_timestamp += fs.no_timestamp
+        self.torn_tail_bytes += fs.torn_tail_bytes
+
+
+@dataclass
+class Collected:
+    ledger: Ledger = field(default_factory=Ledger)
+    sessions: dict[tuple[str, str], SessionInfo] = field(default_factory=dict)
+    without_usage: list[tuple[str, str, float | None]] = field(default_factory=list)
+    """(provider, session id, instant) of each assistant message that carried no usage."""
+    coverage: list[Coverage] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    tally: dict[str, ReadTally] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    claude_home: str | None = None
+    claude_home_source: str | None = None
+
+    @property
+    def events(self) -> list[Event]:
+        return self.ledger.events
+
+
+def _claude_project(fs: C.FileScan, lane: Lane) -> str:
+    return fs.cwd or lane.path.parent.name
+
+
+def collect_claude(out: Collected, targets: tuple[str, ...], claude_home: str | None,
+                   sessions_from: list[str] | None = None, subagents: bool = True) -> Scope | None:
+    try:
+        scope = resolve_targets(targets, claude_home, sessions_from)
+    except TargetError:
+        if targets:
+            raise
+        from ..discover import claude_home as _home
+
+        hc = _home(claude_home)
+        out.claude_home, out.claude_home_source = str(hc.path), hc.source
+        out.coverage.append(Coverage("claude-code", KNOWN["claude-code"], "absent", 0,
+                                     f"no projects/ under {hc.path}", str(hc.path), hc.source))
+        return None
+    out.claude_home, out.claude_home_source = str(scope.home.path), scope.home.source
+    out.problems.extend(scope.problems)
+    tally = out.tally.setdefault(C.PROVIDER, ReadTally())
+    for s in scope.sessions:
+        lanes = ([scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes
+                 else s.lanes(subagents))
+        info = out.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
+        for lane in lanes:
+            try:
+                fs = C.scan_file(lane.path)
+            except OSError as exc:
+                out.problems.append(Problem(str(lane.path), exc.strerror or str(exc)))
+                continue
+            tally.add(fs)
+            info.lanes += 1
+            info.paths.append(str(lane.path))
+            if lane.kind == "main":
+                info.project = _claude_project(fs, lane)
+                if fs.client is not None:
+                    info.client = fs.client
+            elif info.project is None:
+                info.project = _claude_project(fs, lane)
+            lane_name = "main" if lane.kind == "main" else (lane.agent_id or lane.lane_id)
+            for e in C.events_of(fs, s.session_id, lane_name, info.project):
+                out.ledger.add(e)
+            info.without_usage += fs.assistant_without_usage
+            out.without_usage += [(C.PROVIDER, s.session_id, t) for t in fs.no_usage_ts]
+    # a subagent lane read before its main lane took the lane's cwd: give every event the
+    # session's project
+    for e in out.ledger.events:
+        if e.provider == C.PROVIDER:
+            info = out.sessions.get((C.PROVIDER, e.session_id))
+            if info is not None and info.project:
+                e.project = info.project
+    out.coverage.append(Coverage("claude-code", KNOWN["claude-code"], "ok", len(scope.sessions), None,
+                                 str(scope.home.path), scope.home.source))
+    return scope
+
+
+# -- every other provider, through the providers layer ---------------------------------------
+
+def _client_cost(raw) -> float | None:
+    if not isinstance(raw, dict):
+        return None
+    for d in (raw, raw.get("data"), raw.get("part"), raw.get("info")):
+        if isinstance(d, dict):
+            c = d.get("cost")
+            if isinstance(c, (int, float)) and not isinstance(c, bool):
+                return float(c)
+    return None
+
+
+def _ts_of(instant: str | None) -> float | None:
+    return C._ts(instant)
+
+
+def collect_provider(out: Collected, name: str, prov, homes: dict[str, str | None], home: str | None) -> None:
+    try:
+        root = prov.locate(explicit=homes.get(name), home=home)
+        disc = prov.discover(root)
+    except Exception as exc:  # noqa: BLE001 - a reader that fails is reported, never zero
+        out.coverage.append(Coverage(name, KNOWN.get(name, getattr(prov, "display", name)), "unreadable", None,
+                                     f"discover failed: {type(exc).__name__}: {exc}"))
+        return
+    out.coverage.append(disc.coverage)
+    out.problems += [Problem(p.path, p.why) for p in disc.problems]
+    if disc.coverage.state != "ok":
+        return
+    tally = out.tally.setdefault(name, ReadTally())
+    want_raw = name in COST_RECORDING
+    from ..providers import ReadReport
+
+    for ref in disc.sessions:
+        owner = ref.parent_session_id or ref.session_id
+        lane = "main" if ref.parent_session_id is None else ref.session_id
+        info = out.sessions.setdefault((name, owner), SessionInfo(name, owner, ref.project))
+        info.lanes += 1
+        info.paths += [str(p) for p in ref.paths]
+        if info.project is None:
+            info.project = ref.project
+        report = ReadReport()
+        per: list[Event] = []
+        cumulative: list[tuple[float | None, object, str | None]] = []
+        try:
+            for rec in prov.read(ref, report, raw=want_raw):
+                t = rec.tokens
+                if t is None:
+                    if rec.role == "assistant" and rec.kind == "message" and rec.copy_of is None:
+                        info.without_usage += 1
+                        out.without_usage.append((name, owner, _ts_of(rec.instant)))
+                    continue
+                if t.cumulative:
+                    cumulative.append((_ts_of(rec.instant), t, rec.model))
+                    continue
+                key = f"{name}:{owner}:{t.dedup_key}" if t.dedup_key else f"{name}:{ref.session_id}:{rec.locator}"
+                cw = t.cache_write
+                per.append(Event(name, owner, lane, info.project, rec.model, _ts_of(rec.instant), t.input, t.output,
+                                 t.cache_read, cw, None, t.reasoning, None, None, None,
+                                 _client_cost(rec.raw) if want_raw else None, key, 1, rec.path))
+        except Exception as exc:  # noqa: BLE001
+            out.problems.append(Problem(str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
+                                        f"read failed: {type(exc).__name__}: {exc}"))
+        tally.files += report.files
+        tally.bytes += report.bytes
+        tally.malformed += len(report.malformed_lines)
+        tally.usage_records += len(per) + len(cumulative)
+        tally.torn_tail_bytes += report.torn_tail_bytes
+        out.problems += [Problem(p.path, p.why) for p in report.problems]
+        if per:
+            for e in per:
+                out.ledger.add(e)
+            if cumulative:
+                _cross_check(out, name, owner, per, cumulative)
+        elif cumulative:
+            for e in _increments(name, owner, lane, info.project, cumulative, ref):
+                out.ledger.add(e)
+
+
+_CF = ("input", "output", "cache_read", "cache_write", "reasoning")
+
+
+def _increments(name, owner, lane, project, series, ref) -> Iterable[Event]:
+    prev = None
+    for i, (ts, t, model) in enumerate(series):
+        cur = {f: getattr(t, f) for f in _CF}
+        inc = {}
+        for f in _CF:
+            v = cur[f]
+            if v is None:
+                inc[f] = None
+                continue
+            p = prev.get(f) if prev else None
+            inc[f] = v - p if p is not None and v >= p else v
+        prev = cur
+        if all(v in (None, 0) for v in inc.values()):
+            continue
+        yield Event(name, owner, lane, project, model, ts, inc["input"], inc["output"], inc["cache_read"],
+                    inc["cache_write"], None, inc["reasoning"], key=f"{name}:{ref.session_id}:cum{i}")
+
+
+def _cross_check(out: Collected, name, owner, per, cumulative) -> None:
+    last = cumulative[-1][1]
+    for f in ("input", "output"):
+        s = sum(getattr(e, f) or 0 for e in per)
+        v = getattr(last, f)
+        if v is not None and v != s:
+            out.notes.append(f"{name} session {owner}: per-response {f} sums to {s}, the last running total says {v}")
+
+
+def collect(targets: tuple[str, ...] = (), claude_home: str | None = None, providers: list[str] | None = None,
+            sessions_from: list[str] | None = None, subagents: bool = True, homes: dict[str, str | None] | None = None,
+            home: str | None = None) -> Collected:
+    """Every provider's usage in scope. `providers` narrows (others are `not_looked`); explicit
+    `targets` are Claude Code targets (other providers are then `not_looked`)."""
+    out = Collected()
+    wanted = set(providers) if providers else None
+    from ..providers import registry
+
+    reg = registry()
+    names = list(KNOWN) + [n for n in reg if n not in KNOWN]
+    for name in names:
+        display = KNOWN.get(name, getattr(reg.get(name), "display", name))
+        if wanted is not None and name not in wanted:
+            out.coverage.append(Coverage(name, display, "not_looked", None, "not asked for (--provider)"))
+            continue
+        if name == "claude-code":
+            collect_claude(out, targets, claude_home, sessions_from, subagents)
+            continue
+        if targets:
+            out.coverage.append(Coverage(name, display, "not_looked", None, "targets name Claude Code sessions"))
+            continue
+        cls = reg.get(name)
+        if cls is None:
+            out.coverage.append(Coverage(name, display, "no_adapter", None, "no reader for this client yet"))
+            continue
+        collect_provider(out, name, cls(), homes or {}, home)
+    return out
+
+
+def home_dir(p: str | os.PathLike[str] | None) -> str | None:
+    return None if p is None else str(Path(p).expanduser())

@@ -1,0 +1,318 @@
+"""Daily / weekly / monthly / per-session reports over deduplicated usage events, with cost.
+
+Periods are days in one named time zone (`--timezone`, default the machine's own), ISO weeks
+(Monday first) and calendar months in that zone. A figure is a sum over the events that
+recorded that field: a field no event recorded is None (unknown), never 0; every row says how
+many messages it was taken over and how many assistant messages in it carried no usage.
+Cost: per event from the bundled table (prices.py); an event whose model has no price makes
+the row's cost a lower bound (`cost_complete` false, `no_price` names the models).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import UsageError
+from . import prices as P
+from .collect import Collected
+from .events import TOKEN_FIELDS, Event
+
+Period = str  # "daily" | "weekly" | "monthly" | "session"
+GROUPS = ("project", "provider", "model")
+NO_INSTANT = "(no instant)"
+
+
+# -- time zones -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Zone:
+    tz: tzinfo
+    name: str
+    """An IANA name where known (e.g. Europe/Berlin), else the local abbreviation."""
+    source: str
+    """--timezone, TZ, /etc/localtime, or system."""
+
+    def describe(self, at: float | None = None) -> str:
+        d = datetime.fromtimestamp(at, self.tz) if at is not None else datetime.now(self.tz)
+        off = d.strftime("%z")
+        return f"{self.name} (UTC{off[:3]}:{off[3:]})" if off else self.name
+
+
+def zone(name: str | None = None) -> Zone:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if name:
+        if name.upper() in ("UTC", "Z"):
+            return Zone(timezone.utc, "UTC", "--timezone")
+        try:
+            return Zone(ZoneInfo(name), name, "--timezone")
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"--timezone {name!r}: not a time zone name (e.g. UTC, Europe/Berlin)")
+    env = os.environ.get("TZ")
+    if env:
+        try:
+            return Zone(ZoneInfo(env.lstrip(":")), env.lstrip(":"), "TZ")
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    try:
+        link = os.readlink("/etc/localtime")
+        if "zoneinfo/" in link:
+            n = link.split("zoneinfo/", 1)[1]
+            return Zone(ZoneInfo(n), n, "/etc/localtime")
+    except (OSError, ZoneInfoNotFoundError, ValueError):
+        pass
+    local = datetime.now().astimezone().tzinfo or timezone.utc
+    return Zone(local, datetime.now().astimezone().tzname() or "local", "system")
+
+
+def parse_day(s: str, z: Zone, now: datetime | None = None) -> date:
+    """YYYY-MM-DD, YYYYMMDD, or a span back from today (7d, 2w)."""
+    s = s.strip()
+    try:
+        if len(s) == 8 and s.isdigit():
+            return date(int(s[:4]), int(s[4:6]), int(s[6:]))
+        return date.fromisoformat(s)
+    except ValueError:
+        pass
+    if s[:-1].isdigit() and s[-1:] in ("d", "w"):
+        n = int(s[:-1]) * (7 if s[-1] == "w" else 1)
+        today = (now or datetime.now(z.tz)).astimezone(z.tz).date()
+        return today - timedelta(days=n)
+    raise UsageError(f"cannot read {s!r} as a day (YYYY-MM-DD, YYYYMMDD) or a span back (7d, 2w)")
+
+
+def period_key(ts: float | None, period: Period, z: Zone) -> str:
+    if ts is None:
+        return NO_INSTANT
+    d = datetime.fromtimestamp(ts, z.tz).date()
+    if period == "daily":
+        return d.isoformat()
+    if period == "weekly":
+        iso = d.isocalendar()
+        return f"{iso.year}-W{iso.week:02d}"
+    if period == "monthly":
+        return f"{d.year}-{d.month:02d}"
+    raise ValueError(period)
+
+
+def week_start(key: str) -> str | None:
+    try:
+        y, w = key.split("-W")
+        return date.fromisocalendar(int(y), int(w), 1).isoformat()
+    except ValueError:
+        return None
+
+
+# -- sums -----------------------------------------------------------------------------------
+
+@dataclass
+class Totals:
+    messages: int = 0
+    """Deduplicated responses with usage."""
+    without_usage: int = 0
+    """Assistant messages that recorded no usage."""
+    input: int | None = None
+    output: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+    cache_write_1h: int | None = None
+    reasoning: int | None = None
+    cost_usd: float = 0.0
+    priced: int = 0
+    """Messages whose cost is known (priced, or zero tokens)."""
+    no_price: set[str] = field(default_factory=set)
+    client_cost_usd: float | None = None
+    client_cost_messages: int = 0
+    first_ts: float | None = None
+    last_ts: float | None = None
+    copies: int = 0
+
+    def add(self, e: Event, c: float | None, missing: str | None) -> None:
+        self.messages += 1
+        self.copies += e.copies
+        for f in TOKEN_FIELDS:
+            v = getattr(e, f)
+            if v is not None:
+                cur = getattr(self, f)
+                setattr(self, f, v if cur is None else cur + v)
+        if c is not None:
+            self.cost_usd += c
+            self.priced += 1
+        elif missing is not None:
+            self.no_price.add(missing)
+        if e.client_cost is not None:
+            self.client_cost_usd = (self.client_cost_usd or 0.0) + e.client_cost
+            self.client_cost_messages += 1
+        if e.ts is not None:
+            self.first_ts = e.ts if self.first_ts is None else min(self.first_ts, e.ts)
+            self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
+
+    @property
+    def total(self) -> int | None:
+        vals = [self.input, self.output, self.cache_read, self.cache_write]
+        return None if all(v is None for v in vals) else sum(v or 0 for v in vals)
+
+    @property
+    def cost_complete(self) -> bool:
+        return self.priced == self.messages
+
+    def cost(self) -> float | None:
+        """The cost, or None when no message of the row could be priced (a partial sum is
+        returned with cost_complete False: a lower bound)."""
+        if self.messages and self.priced == 0:
+            return None
+        return round(self.cost_usd, 6)
+
+    def to_json(self) -> dict:
+        return {
+            "messages": self.messages, "messages_without_usage": self.without_usage, "records_merged": self.copies,
+            "input_tokens": self.input, "output_tokens": self.output, "cache_write_tokens": self.cache_write,
+            "cache_write_1h_tokens": self.cache_write_1h, "cache_read_tokens": self.cache_read,
+            "reasoning_tokens": self.reasoning, "total_tokens": self.total,
+            "cost_usd": self.cost(), "cost_complete": self.cost_complete, "cost_is_lower_bound": not self.cost_complete,
+            "no_price": sorted(self.no_price),
+            "client_cost_usd": None if self.client_cost_usd is None else round(self.client_cost_usd, 6),
+            "client_cost_messages": self.client_cost_messages,
+        }
+
+
+class Pricer:
+    """Event cost, memoised per model."""
+
+    def __init__(self, table: P.PriceTable | None = None):
+        self.table = table or P.load()
+        self.used: dict[str, str | None] = {}
+
+    def price(self, e: Event) -> tuple[float | None, str | None]:
+        """(cost, missing model name) of one event."""
+        if e.total() == 0:
+            return 0.0, None
+        m = e.model
+        p = self.table.lookup(m) if m else None
+        if m is not None and m not in self.used:
+            self.used[m] = p.key if p else None
+        if p is None:
+            return None, m or "(unknown model)"
+        cw1 = e.cache_write_1h or 0
+        cw5 = max(0, (e.cache_write or 0) - cw1)
+        return P.cost(p, e.input or 0, e.output or 0, e.cache_read or 0, cw5, cw1, e.speed, e.geo), None
+
+
+@dataclass
+class Row:
+    period: str
+    group: str | None
+    totals: Totals = field(default_factory=Totals)
+    models: dict[str, Totals] = field(default_factory=dict)
+    providers: set[str] = field(default_factory=set)
+    sessions: set[tuple[str, str]] = field(default_factory=set)
+    subagents: Totals = field(default_factory=Totals)
+    """The share written in subagent lanes (already inside `totals`)."""
+    lanes: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Report:
+    period: Period
+    by: str | None
+    zone: Zone
+    rows: list[Row]
+    totals: Totals
+    models: dict[str, Totals]
+    price_keys: dict[str, str | None]
+    since: date | None
+    until: date | None
+    excluded_by_dates: int = 0
+
+
+def _group(e: Event, by: str | None) -> str | None:
+    if by == "project":
+        return e.project or "(unknown project)"
+    if by == "provider":
+        return e.provider
+    if by == "model":
+        return e.model or "(unknown model)"
+    return None
+
+
+def in_range(ts: float | None, z: Zone, since: date | None, until: date | None) -> bool:
+    if since is None and until is None:
+        return True
+    if ts is None:
+        return False
+    d = datetime.fromtimestamp(ts, z.tz).date()
+    return (since is None or d >= since) and (until is None or d <= until)
+
+
+def build(col: Collected, period: Period, z: Zone, by: str | None = None, since: date | None = None,
+          until: date | None = None, pricer: Pricer | None = None, providers: Iterable[str] | None = None) -> Report:
+    if by is not None and by not in GROUPS:
+        raise UsageError(f"--by {by!r}: expected one of {', '.join(GROUPS)}")
+    pricer = pricer or Pricer()
+    wanted = set(providers) if providers else None
+    rows: dict[tuple[str, str | None], Row] = {}
+    total = Totals()
+    models: dict[str, Totals] = {}
+    excluded = 0
+    for e in col.events:
+        if wanted is not None and e.provider not in wanted:
+            continue
+        if not in_range(e.ts, z, since, until):
+            excluded += 1
+            continue
+        key = e.session_id if period == "session" else period_key(e.ts, period, z)
+        if period == "session":
+            key = f"{e.provider}\x00{e.session_id}"
+        g = _group(e, by) if period != "session" else None
+        row = rows.get((key, g))
+        if row is None:
+            row = rows[(key, g)] = Row(key, g)
+        c, missing = pricer.price(e)
+        row.totals.add(e, c, missing)
+        mname = e.model or "(unknown model)"
+        row.models.setdefault(mname, Totals()).add(e, c, missing)
+        row.providers.add(e.provider)
+        row.sessions.add((e.provider, e.session_id))
+        if e.lane != "main":
+            row.subagents.add(e, c, missing)
+            row.lanes.add(e.lane)
+        total.add(e, c, missing)
+        models.setdefault(mname, Totals()).add(e, c, missing)
+    for prov, sid, ts in col.without_usage:
+        if wanted is not None and prov not in wanted:
+            continue
+        if not in_range(ts, z, since, until):
+            continue
+        total.without_usage += 1
+        key = f"{prov}\x00{sid}" if period == "session" else period_key(ts, period, z)
+        for (k, _g), row in rows.items():
+            if k == key:
+                row.totals.without_usage += 1
+                break
+        else:
+            if by is None:
+                rows[(key, None)] = r = Row(key, None)
+                r.totals.without_usage = 1
+                r.providers.add(prov)
+                r.sessions.add((prov, sid))
+    ordered = sorted(rows.values(), key=lambda r: (r.period == NO_INSTANT, _sort_key(r, period), r.group or ""))
+    return Report(period, by, z, ordered, total, models, dict(pricer.used), since, until, excluded)
+
+
+def _sort_key(r: Row, period: Period):
+    if period == "session":
+        return r.totals.first_ts if r.totals.first_ts is not None else float("inf")
+    return r.period
+
+
+def session_id_of(row: Row) -> tuple[str, str]:
+    prov, _, sid = row.period.partition("\x00")
+    return prov, sid
+
+
+def home_display(p: str | None) -> str | None:
+    return None if p is None else str(Path(p))

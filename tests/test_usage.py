@@ -1,0 +1,357 @@
+"""`usage` on transcripts written by the real Claude Code client (examples/claude-home = 2.1.258,
+examples/newest-client = 2.1.332). The expected figures are computed here independently (a
+whole-line json parse of every record, grouped by message.id), or taken from what the client
+itself recorded (its `cost-state` totals). Mutated copies of real files stand in for cases the
+mock-driven client cannot produce; each says what it imitates and why no client run gives it."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from sessionsift.cli import main
+from sessionsift.usage import prices as P
+from sessionsift.usage.blocks import windows
+from sessionsift.usage.collect import collect
+from sessionsift.usage.events import Event
+from sessionsift.usage.report import Pricer, build, zone
+
+REPO = Path(__file__).resolve().parent.parent
+HOME_258 = REPO / "examples" / "claude-home"
+HOME_332 = REPO / "examples" / "newest-client" / "2.1.332" / "claude-home"
+
+
+def run(args: list[str]) -> tuple[int, str]:
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        else:
+            code = 0
+    return code, buf.getvalue()
+
+
+def jrows(out: str) -> list[dict]:
+    return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+def independent(home: Path) -> dict[str, dict]:
+    """session id -> per-field sums over distinct message ids (main + subagent lanes), computed
+    with the stdlib json module over whole lines."""
+    out: dict[str, dict] = {}
+    for main_t in sorted((home / "projects").glob("*/*.jsonl")):
+        sid = main_t.stem
+        files = [main_t] + sorted((main_t.parent / sid / "subagents").rglob("*.jsonl"))
+        per: dict[str, tuple] = {}
+        for f in files:
+            for line in f.read_bytes().splitlines():
+                try:
+                    o = json.loads(line)
+                except ValueError:
+                    continue
+                m = o.get("message") if isinstance(o, dict) else None
+                if o.get("type") == "assistant" and isinstance(m, dict) and isinstance(m.get("usage"), dict):
+                    u = m["usage"]
+                    vals = (u.get("input_tokens", 0), u.get("output_tokens", 0), u.get("cache_read_input_tokens", 0),
+                            u.get("cache_creation_input_tokens", 0))
+                    old = per.get(m["id"], (0, 0, 0, 0))
+                    per[m["id"]] = tuple(max(a, b) for a, b in zip(old, vals))
+        out[sid] = {"messages": len(per), "input": sum(v[0] for v in per.values()),
+                    "output": sum(v[1] for v in per.values()), "cache_read": sum(v[2] for v in per.values()),
+                    "cache_write": sum(v[3] for v in per.values())}
+    return out
+
+
+@pytest.mark.parametrize("home", [HOME_258, HOME_332], ids=["2.1.258", "2.1.332"])
+def test_session_report_equals_an_independent_per_message_id_sum(home):
+    code, out = run(["usage", "session", "--claude-home", str(home), "--format", "json", "--timezone", "UTC"])
+    assert code == 0
+    rows = {r["session_id"]: r for r in jrows(out) if r["kind"] == "session"}
+    want = independent(home)
+    want = {k: v for k, v in want.items() if v["messages"]}
+    assert set(rows) == set(want)
+    for sid, w in want.items():
+        r = rows[sid]
+        assert (r["messages"], r["input_tokens"], r["output_tokens"], r["cache_read_tokens"], r["cache_write_tokens"]) == \
+            (w["messages"], w["input"], w["output"], w["cache_read"], w["cache_write"]), sid
+    # the naive per-record sum is larger where the client wrote one record per content block
+    naive = 0
+    for f in (home / "projects").rglob("*.jsonl"):
+        for line in f.read_bytes().splitlines():
+            o = json.loads(line) if line.strip().startswith(b"{") else {}
+            if o.get("type") == "assistant" and isinstance(o.get("message"), dict) and "usage" in o["message"]:
+                naive += o["message"]["usage"]["input_tokens"]
+    summary = jrows(out)[-1]
+    assert summary["kind"] == "summary"
+    assert naive > summary["input_tokens"] == sum(w["input"] for w in want.values())
+
+
+def _cost_states(home: Path) -> dict[str, dict]:
+    out = {}
+    for f in (home / "projects").glob("*/*.jsonl"):
+        last = None
+        for line in f.read_bytes().splitlines():
+            if b'"cost-state"' in line:
+                o = json.loads(line)
+                if o.get("type") == "cost-state":
+                    last = o
+        if last is not None:
+            out[f.stem] = last
+    return out
+
+
+def test_print_mode_sessions_match_the_clients_own_meter():
+    """2.1.332 writes `cost-state` with its own token totals and cost per model. In print mode
+    (no compaction, no side questions) every API request it made wrote assistant records, so
+    our deduplicated sum, subagent lanes included, must equal the client's meter to the token,
+    and our price (the bundled table) its cost to the cent."""
+    states = _cost_states(HOME_332)
+    code, out = run(["usage", "session", "--claude-home", str(HOME_332), "--format", "json"])
+    rows = {r["session_id"]: r for r in jrows(out) if r["kind"] == "session"}
+    checked = 0
+    for sid in ("a09a50a1-160e-5b09-b28f-64735d2c65a8", "8414eb07-cca2-5cca-9059-e9baedac31e1",
+                "23ad8bf1-66ec-5135-af96-82f74ddb4db0"):  # bash_background, files_basic, subagents
+        st = states[sid]
+        (model, mu), = st["modelUsage"].items()
+        r = rows[sid]
+        assert (r["input_tokens"], r["output_tokens"]) == (mu["inputTokens"], mu["outputTokens"]), sid
+        assert r["cost_usd"] == pytest.approx(st["totalCostUSD"], abs=1e-6), sid
+        assert r["client_recorded"]["cost_usd"] == st["totalCostUSD"]
+        assert r["client_cost_differs"] is False
+        checked += 1
+    assert checked == 3
+    # the subagents session: the subagent lanes carry part of it, counted inside the parent
+    sub = rows["23ad8bf1-66ec-5135-af96-82f74ddb4db0"]
+    assert sub["subagent_lanes_with_usage"] == 2 and 0 < sub["subagents"]["total_tokens"] < sub["total_tokens"]
+
+
+def test_interactive_session_client_meter_counts_requests_without_records():
+    """The interactive scenario runs /compact: the summary request writes no assistant record,
+    so the client's meter is higher than the transcript; the report shows both and says so."""
+    code, out = run(["usage", "session", "--claude-home", str(HOME_258), "--timezone", "UTC"])
+    assert code == 0
+    line = [x for x in out.splitlines() if "dd7270d6" in x and "client recorded" in x]
+    assert line and "$0.1122" in line[0] and "compaction" in line[0]
+    code, out = run(["usage", "session", "--claude-home", str(HOME_258), "--format", "json"])
+    r = [r for r in jrows(out) if r.get("session_id") == "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"][0]
+    assert r["client_cost_differs"] is True and r["client_recorded"]["by_model"]["claude-opus-5[1m]"]["input"] > r["input_tokens"]
+
+
+def test_subagent_echo_is_not_counted_and_no_subagents_undercounts():
+    c = collect(claude_home=str(HOME_258))
+    assert c.tally["claude-code"].echoes == 1  # the Agent tool_result's toolUseResult.usage
+    sid = "23ad8bf1-66ec-5135-af96-82f74ddb4db0"
+    all_ = sum(e.total() for e in c.events if e.session_id == sid)
+    lanes = {e.lane for e in c.events if e.session_id == sid}
+    assert "main" in lanes and len(lanes) == 3
+    c2 = collect(claude_home=str(HOME_258), subagents=False)
+    main_only = sum(e.total() for e in c2.events if e.session_id == sid)
+    assert 0 < main_only < all_
+
+
+def _copy_home(tmp_path: Path, src: Path = HOME_258) -> Path:
+    dst = tmp_path / "home"
+    shutil.copytree(src / "projects", dst / "projects")
+    return dst
+
+
+def _rewrite(path: Path, fn) -> None:
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(fn(lines)))
+
+
+def test_partial_and_zeroed_copies_do_not_lower_a_message(tmp_path):
+    """Imitates two copies no mock-driven run writes: a copy written while the response was still
+    streaming (output_tokens 1, as message_start carries) placed FIRST, and a compaction replay
+    with the four counts zeroed (QT-041) placed LAST. Per-field max keeps the real counts."""
+    home = _copy_home(tmp_path)
+    t = home / "projects" / "-tmp-ssift-rc-files-basic-work" / "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+    before = collect(claude_home=str(home))
+
+    def mutate(lines):
+        out = []
+        done = False
+        for ln in lines:
+            o = json.loads(ln)
+            if not done and o.get("type") == "assistant":
+                partial = json.loads(ln)
+                partial["message"]["usage"]["output_tokens"] = 1
+                zeroed = json.loads(ln)
+                for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+                    zeroed["message"]["usage"][k] = 0
+                out += [json.dumps(partial).encode() + b"\n", ln, json.dumps(zeroed).encode() + b"\n"]
+                done = True
+            else:
+                out.append(ln)
+        return out
+
+    _rewrite(t, mutate)
+    after = collect(claude_home=str(home))
+    tot = lambda c: sum(e.total() for e in c.events)  # noqa: E731
+    assert tot(after) == tot(before) and len(after.events) == len(before.events)
+    assert after.ledger.copies_merged == before.ledger.copies_merged + 2
+
+
+def test_a_forked_copy_of_a_session_is_counted_once(tmp_path):
+    """Imitates a fork (a second session file that repeats the first one's messages, ids kept):
+    one API response is billed once, whichever file holds it."""
+    home = _copy_home(tmp_path)
+    d = home / "projects" / "-tmp-ssift-rc-files-basic-work"
+    src = d / "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+    shutil.copy(src, d / "99999999-0000-4000-8000-000000000000.jsonl")
+    code, out = run(["usage", "daily", "--claude-home", str(home), "--format", "json"])
+    code0, out0 = run(["usage", "daily", "--claude-home", str(HOME_258), "--format", "json"])
+    assert jrows(out)[-1]["total_tokens"] == jrows(out0)[-1]["total_tokens"]
+    assert jrows(out)[-1]["copies_merged"] > jrows(out0)[-1]["copies_merged"]
+
+
+def test_unknown_model_cost_is_null_and_totals_say_lower_bound(tmp_path):
+    """Imitates a model the bundled table has never heard of (renamed in a real transcript)."""
+    home = _copy_home(tmp_path)
+    t = home / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
+    _rewrite(t, lambda ls: [ln.replace(b'"model":"claude-opus-5"', b'"model":"claude-opus-9"') for ln in ls])
+    code, out = run(["usage", "session", "--claude-home", str(home), "--format", "json"])
+    rows = {r["session_id"]: r for r in jrows(out) if r["kind"] == "session"}
+    r = rows["934337bf-5048-5090-a52a-998dd6ed05bb"]
+    assert r["cost_usd"] is None and r["no_price"] == ["claude-opus-9"] and r["cost_is_lower_bound"] is True
+    s = jrows(out)[-1]
+    assert s["cost_complete"] is False and s["cost_usd"] > 0
+    assert any("lower bound" in n and "claude-opus-9" in n for n in s["notes"])
+    code, txt = run(["usage", "daily", "--claude-home", str(home)])
+    assert "≥$" in txt and "no price for claude-opus-9" in txt
+
+
+def test_hostile_model_name_prints_as_one_escaped_line(tmp_path):
+    home = _copy_home(tmp_path)
+    t = home / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
+    evil = json.dumps("x\u001b[31mRED\nline2\u202e").encode()[1:-1]
+    _rewrite(t, lambda ls: [ln.replace(b'"model":"claude-opus-5"', b'"model":"' + evil + b'"') for ln in ls])
+    code, txt = run(["usage", "session", "--claude-home", str(home), "--breakdown"])
+    assert "\x1b" not in txt and "\u202e" not in txt and "line2" in txt
+    assert not any(x.startswith("line2") for x in txt.splitlines())
+
+
+def test_crash_artefacts_are_read_without_losing_the_rest(tmp_path):
+    crash = REPO / "examples" / "crash"
+    home = tmp_path / "h"
+    d = home / "projects" / "-crash"
+    d.mkdir(parents=True)
+    for i, f in enumerate(sorted(crash.glob("*.jsonl"))):
+        shutil.copy(f, d / f"0000000{i}-0000-4000-8000-000000000000.jsonl")
+    c = collect(claude_home=str(home))
+    assert c.coverage[0].sessions == 5
+    t = c.tally["claude-code"]
+    assert t.torn_tail_bytes > 0
+    # every artefact is the files_basic transcript (10 API messages); damage loses at most one line
+    # and the copies share message ids, so the five files are ONE set of responses
+    assert 9 <= len(c.events) <= 10
+
+
+def test_no_claude_data_is_a_true_zero_and_other_providers_are_null(tmp_path):
+    code, out = run(["usage", "daily", "--claude-home", str(tmp_path / "nothing"), "--format", "json"])
+    s = jrows(out)[-1]
+    assert code == 0 and s["messages"] == 0
+    cov = {c["provider"]: c for c in s["coverage"]}
+    assert cov["claude-code"]["state"] == "absent" and cov["claude-code"]["sessions"] == 0
+    for p in ("codex", "gemini-cli", "opencode", "crush"):
+        if cov[p]["state"] != "ok":
+            assert cov[p]["sessions"] is None
+
+
+def test_days_are_local_days_of_the_named_zone():
+    c = collect(claude_home=str(HOME_258))
+    # the corpus was written around 04:25 UTC: the previous evening in Los Angeles
+    la = build(c, "daily", zone("America/Los_Angeles"))
+    utc = build(c, "daily", zone("UTC"))
+    assert [r.period for r in utc.rows] == ["2026-11-30"] and [r.period for r in la.rows] == ["2026-11-29"]
+    code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--timezone", "Asia/Tokyo"])
+    assert "Asia/Tokyo (UTC+09:00)" in out and "2026-11-30" in out
+    code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--since", "2026-12-01", "--format", "json"])
+    assert jrows(out)[-1]["messages"] == 0 and jrows(out)[-1]["excluded_by_dates"] == 47
+
+
+def test_by_model_and_by_project_partition_the_total():
+    for by in ("model", "project", "provider"):
+        code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--by", by, "--format", "json"])
+        rows = [r for r in jrows(out) if r["kind"] == "period"]
+        assert sum(r["total_tokens"] for r in rows) == jrows(out)[-1]["total_tokens"]
+        assert all(r["group"] for r in rows)
+    code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--by", "model", "--format", "json"])
+    assert {r["group"] for r in jrows(out) if r["kind"] == "period"} == {"claude-opus-5", "claude-sonnet-4-5-20250929"}
+
+
+# -- prices ---------------------------------------------------------------------------------
+
+def test_price_table_names_its_source_and_prices_cache_and_tiers():
+    t = P.load()
+    d = t.describe()
+    assert "litellm" in d["source"].lower() and d["sha256"] and d["retrieved"] and "MIT" in d["licence"]
+    p = t.lookup("claude-opus-5")
+    assert p.base.input == 5e-06 and p.base.cache_read < p.base.input < p.base.cache_write < p.base.cache_write_1h
+    assert t.lookup("claude-opus-5[1m]").key == "claude-opus-5"
+    assert t.lookup("claude-opus-9") is None and t.lookup("<synthetic>") is None
+    tiered = t.lookup("gpt-5.5")
+    (threshold, r), = tiered.tiers
+    # a request over the threshold is priced at the tier's rates for EVERY token type
+    below = P.cost(tiered, input=threshold, output=1000)
+    above = P.cost(tiered, input=threshold + 1, output=1000)
+    assert above == pytest.approx((threshold + 1) * r.input + 1000 * r.output)
+    assert below == pytest.approx(threshold * tiered.base.input + 1000 * tiered.base.output)
+
+
+def test_refresh_from_a_downloaded_table(tmp_path):
+    src = tmp_path / "model_prices_and_context_window.json"
+    src.write_text(json.dumps({
+        "sample_spec": {"input_cost_per_token": 0},
+        "claude-x": {"litellm_provider": "anthropic", "mode": "chat", "input_cost_per_token": 1e-06,
+                     "output_cost_per_token": 2e-06, "supports_vision": True},
+        "some-image-model": {"litellm_provider": "openai", "mode": "image_generation", "input_cost_per_token": 1},
+        "other/vendor": {"litellm_provider": "fireworks_ai", "mode": "chat", "input_cost_per_token": 1,
+                         "output_cost_per_token": 1}}))
+    out = tmp_path / "prices.json"
+    assert P.main(["--refresh", str(src), "--source", "test", "--out", str(out)]) == 0
+    t = P.load(str(out))
+    assert set(t.models) == {"claude-x"} and "supports_vision" not in t.models["claude-x"]
+    assert t.meta["version"] == "test" and len(t.meta["sha256"]) == 64
+    assert t.lookup("claude-x-20260101").key == "claude-x"
+
+
+# -- blocks ---------------------------------------------------------------------------------
+
+def _ev(ts: float, tokens: int = 100, model: str = "claude-opus-5") -> Event:
+    return Event("claude-code", "s", "main", None, model, ts, tokens, 0, 0, 0, key=None)
+
+
+def test_windows_open_at_the_first_message_after_the_previous_closed():
+    t0 = 1_800_000_000.0 + 1234  # not on the hour
+    evs = [_ev(t0), _ev(t0 + 3600), _ev(t0 + 5 * 3600 - 1), _ev(t0 + 5 * 3600), _ev(t0 + 12 * 3600)]
+    ws = windows(evs, now=t0 + 100 * 3600)
+    assert [w.start for w in ws] == [t0, t0 + 5 * 3600, t0 + 12 * 3600]
+    assert [w.totals.messages for w in ws] == [3, 1, 1]
+    assert ws[2].gap_before == pytest.approx(2 * 3600)
+    hour = windows(evs, align="hour", now=t0 + 100 * 3600)
+    assert hour[0].start == t0 - (t0 % 3600)
+    assert not any(w.active for w in ws)
+
+
+def test_active_window_burn_rate_and_projection():
+    t0 = 1_800_000_000.0
+    ws = windows([_ev(t0, 6000), _ev(t0 + 600, 6000)], now=t0 + 1200)
+    w = ws[-1]
+    assert w.active and w.burn["tokens_per_minute"] == pytest.approx(600.0)
+    assert w.projection["total_tokens"] == 12000 + 600 * (5 * 60 - 20)
+    assert w.burn["cost_usd_per_hour"] == pytest.approx(w.totals.cost() * 3)
+
+
+def test_blocks_command_on_the_real_corpus():
+    code, out = run(["usage", "blocks", "--claude-home", str(HOME_258), "--format", "json"])
+    rows = [r for r in jrows(out) if r["kind"] == "window"]
+    assert len(rows) == 1 and rows[0]["total_tokens"] == jrows(out)[-1]["total_tokens"] == 121572
+    assert rows[0]["active"] is False and rows[0]["burn_rate"] is None
