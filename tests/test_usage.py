@@ -260,9 +260,13 @@ def test_no_claude_data_is_a_true_zero_and_other_providers_are_null(tmp_path):
     assert code == 0 and s["messages"] == 0
     cov = {c["provider"]: c for c in s["coverage"]}
     assert cov["claude-code"]["state"] == "absent" and cov["claude-code"]["sessions"] == 0
+    # naming a Claude root leaves the others not looked at: blank, never 0
     for p in ("codex", "gemini-cli", "opencode", "crush"):
-        if cov[p]["state"] != "ok":
-            assert cov[p]["sessions"] is None
+        assert cov[p]["state"] in ("not_looked", "no_adapter") and cov[p]["sessions"] is None
+    code, out = run(["usage", "daily", "--home", str(tmp_path / "nothing"), "--format", "json"])
+    cov = {c["provider"]: c for c in jrows(out)[-1]["coverage"]}
+    assert all(c["sessions"] == 0 for c in cov.values() if c["state"] == "absent")
+    assert all(c["sessions"] is None for c in cov.values() if c["state"] != "absent")
 
 
 def test_days_are_local_days_of_the_named_zone():

@@ -9,7 +9,8 @@ import click
 from ..usage import collect as UC
 from ..usage import report as UR
 from .exit import ExitStatus
-from .options import problems_json, read_session_list
+from .options import (common_options, coverage_json, coverage_line, make_selection, problems_json, provider_options,
+                      scope_options)
 from .output import Out, esc
 from . import usage_view as V
 
@@ -22,12 +23,6 @@ _DEDUP = {
 def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
         click.argument("targets", nargs=-1),
-        click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-                     help="Output format (json = JSON Lines, docs/json.md)."),
-        click.option("--claude-home", type=click.Path(file_okay=False), default=None,
-                     help="Claude Code data root (default: non-empty $CLAUDE_CONFIG_DIR, else ~/.claude)."),
-        click.option("--sessions-from", type=str, default=None, help="Only the session ids listed in FILE (- = stdin)."),
-        click.option("--provider", "providers", multiple=True, help="Only this provider (repeatable): claude-code, codex, ..."),
         click.option("--since", default=None, help="First day (YYYY-MM-DD, YYYYMMDD, or 7d / 2w back), in --timezone."),
         click.option("--until", default=None, help="Last day, inclusive."),
         click.option("--timezone", "tz", default=None, help="IANA zone for days (default: this machine's; named in the output)."),
@@ -37,12 +32,11 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for o in reversed(opts):
         f = o(f)
-    return f
+    return scope_options(provider_options(common_options(f)))
 
 
-def _prepare(targets, claude_home, sessions_from, providers, subagents):
-    ids = read_session_list(sessions_from)
-    return UC.collect(tuple(targets), claude_home, list(providers) or None, ids, subagents)
+def _prepare(targets, sessions_from, subagents):
+    return UC.collect_selection(make_selection(tuple(targets), sessions_from), subagents)
 
 
 def _pricer(prices_file):
@@ -75,7 +69,7 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
     out.summary(**rep_totals.to_json(), models=V.models_json(models, price_keys),
                 copies_merged=col.ledger.copies_merged,
                 read={p: t.__dict__ for p, t in col.tally.items()},
-                coverage=V.coverage_json(col), coverage_line=V.coverage_line(col),
+                coverage=coverage_json(col.coverage), coverage_line=coverage_line(col.coverage),
                 problems=problems_json(problems), files_unreadable=len(problems), notes=notes, **(extra or {}))
     if not out.json:
         t = rep_totals
@@ -85,16 +79,16 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
             out.text(f"note: {esc(n)}")
         for p in problems[:5]:
             out.text(f"unreadable: {esc(p.path)} ({esc(p.why)})")
-        out.text(V.coverage_line(col))
+        out.text(coverage_line(col.coverage))
     return ExitStatus.INCOMPLETE if problems or bad else ExitStatus.OK
 
 
-def _periods(report: str, targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file,
+def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_file,
              no_subagents, by=None, breakdown=False, plot=None) -> int:
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
-    col = _prepare(targets, claude_home, sessions_from, providers, not no_subagents)
+    col = _prepare(targets, sessions_from, not no_subagents)
     pricer = _pricer(prices_file)
     rep = UR.build(col, report, z, by=by, since=s, until=u, pricer=pricer)
     out = Out(fmt, "usage")
@@ -140,7 +134,7 @@ def usage_cmd(ctx):
     Example: sessionsift usage daily --by model --since 7d
     """
     if ctx.invoked_subcommand is None:
-        ctx.exit(_periods("daily", (), "text", None, None, (), None, None, None, None, False))
+        ctx.exit(_periods("daily", (), "text", None, None, None, None, None, False))
 
 
 def _period_command(name: str, doc: str):
@@ -149,10 +143,10 @@ def _period_command(name: str, doc: str):
     @click.option("--by", type=click.Choice(list(UR.GROUPS)), default=None, help="One row per period and project, provider or model.")
     @click.option("--breakdown", is_flag=True, help="A sub-row per model under each row (text).")
     @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write a chart of daily usage: FILE.html, .png or .svg.")
-    def cmd(targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file, no_subagents, by,
+    def cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, by,
             breakdown, plot):
-        return _periods(name, targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file,
-                        no_subagents, by, breakdown, plot)
+        return _periods(name, targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, by,
+                        breakdown, plot)
 
     return cmd
 
@@ -166,14 +160,14 @@ for _n, _d in (("daily", "Usage per local day.\n\nExample: sessionsift usage dai
 @usage_cmd.command("session")
 @_options
 @click.option("--breakdown", is_flag=True, help="A sub-row per model under each session (text).")
-def session_cmd(targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file, no_subagents, breakdown):
+def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, breakdown):
     """Usage per session, subagents counted once inside their parent; the client's own recorded
     cost beside ours.
 
     Example: sessionsift usage session . --format json
     """
-    return _periods("session", targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file,
-                    no_subagents, None, breakdown)
+    return _periods("session", targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, None,
+                    breakdown)
 
 
 @usage_cmd.command("blocks")
@@ -183,7 +177,7 @@ def session_cmd(targets, fmt, claude_home, sessions_from, providers, since, unti
 @click.option("--active", "active_only", is_flag=True, help="Only the active window.")
 @click.option("--live", is_flag=True, help="Refresh as transcripts grow (file events, no polling loop); Ctrl-C ends.")
 @click.option("--live-for", type=float, default=None, help="With --live: stop after this many seconds.")
-def blocks_cmd(targets, fmt, claude_home, sessions_from, providers, since, until, tz, prices_file, no_subagents,
+def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents,
                align, active_only, live, live_for):
     """Five-hour usage windows: each opens at the first response after the previous one closed;
     the active one with its burn rate and projected totals at its close.
@@ -195,15 +189,18 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, providers, since, until
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
-    provs = list(providers) or ["claude-code"]
+    from .options import root_request
+
+    provs = list(root_request().only) or ["claude-code"]
     pricer = _pricer(prices_file)
     out = Out(fmt, "usage")
     if live:
         from ..usage import live as L
 
-        return L.run(out, targets, claude_home, read_session_list(sessions_from), provs, z, s, u, pricer,
-                     None if align == "none" else align, active_only, live_for, not no_subagents)
-    col = _prepare(targets, claude_home, sessions_from, provs, not no_subagents)
+        sel = make_selection(tuple(targets), sessions_from)
+        return L.run(out, sel, provs, z, s, u, pricer, None if align == "none" else align, active_only, live_for,
+                     not no_subagents)
+    col = _prepare(targets, sessions_from, not no_subagents)
     evs = [e for e in col.events if e.provider in provs and UR.in_range(e.ts, z, s, u)]
     now = V.now_utc()
     ws = windows(evs, pricer, align=None if align == "none" else align, now=now)

@@ -38,26 +38,6 @@ def models_json(models: dict[str, Totals], price_keys: dict[str, str | None]) ->
             for m, t in sorted(models.items(), key=lambda kv: -(kv[1].total or 0))]
 
 
-def coverage_json(col: Collected) -> list[dict]:
-    return [c.to_json() for c in col.coverage]
-
-
-def coverage_line(col: Collected) -> str:
-    parts = []
-    for c in col.coverage:
-        if c.state == "ok":
-            parts.append(f"{c.display} {c.sessions} session{'s' if c.sessions != 1 else ''}")
-        elif c.state == "absent":
-            parts.append(f"{c.display} 0 (none found)")
-        elif c.state == "no_adapter":
-            parts.append(f"{c.display} no adapter")
-        elif c.state == "not_looked":
-            parts.append(f"{c.display} not looked")
-        else:
-            parts.append(f"{c.display} {c.state.replace('_', ' ')}" + (f" ({c.reason})" if c.reason else ""))
-    return "coverage: " + " · ".join(esc(p) for p in parts)
-
-
 def _console(out: Out, width: int = 140):
     from rich.console import Console
 

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..discover import Lane, Problem, Scope, resolve_targets
-from ..errors import TargetError
-from ..providers import KNOWN, Coverage
+from ..discover import Lane, Problem, Scope
+from ..providers import Coverage
 from . import claude as C
 from .events import Event, Ledger
 
@@ -87,22 +86,9 @@ def _claude_project(fs: C.FileScan, lane: Lane) -> str:
     return fs.cwd or lane.path.parent.name
 
 
-def collect_claude(out: Collected, targets: tuple[str, ...], claude_home: str | None,
-                   sessions_from: list[str] | None = None, subagents: bool = True) -> Scope | None:
-    try:
-        scope = resolve_targets(targets, claude_home, sessions_from)
-    except TargetError:
-        if targets:
-            raise
-        from ..discover import claude_home as _home
-
-        hc = _home(claude_home)
-        out.claude_home, out.claude_home_source = str(hc.path), hc.source
-        out.coverage.append(Coverage("claude-code", KNOWN["claude-code"], "absent", 0,
-                                     f"no projects/ under {hc.path}", str(hc.path), hc.source))
-        return None
+def collect_claude(out: Collected, scope: Scope, subagents: bool = True) -> None:
+    """Claude Code sessions of a deep `Scope`, through the fast path."""
     out.claude_home, out.claude_home_source = str(scope.home.path), scope.home.source
-    out.problems.extend(scope.problems)
     tally = out.tally.setdefault(C.PROVIDER, ReadTally())
     for s in scope.sessions:
         lanes = ([scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes
@@ -135,9 +121,6 @@ def collect_claude(out: Collected, targets: tuple[str, ...], claude_home: str | 
             info = out.sessions.get((C.PROVIDER, e.session_id))
             if info is not None and info.project:
                 e.project = info.project
-    out.coverage.append(Coverage("claude-code", KNOWN["claude-code"], "ok", len(scope.sessions), None,
-                                 str(scope.home.path), scope.home.source))
-    return scope
 
 
 # -- every other provider, through the providers layer ---------------------------------------
@@ -157,23 +140,13 @@ def _ts_of(instant: str | None) -> float | None:
     return C._ts(instant)
 
 
-def collect_provider(out: Collected, name: str, prov, homes: dict[str, str | None], home: str | None) -> None:
-    try:
-        root = prov.locate(explicit=homes.get(name), home=home)
-        disc = prov.discover(root)
-    except Exception as exc:  # noqa: BLE001 - a reader that fails is reported, never zero
-        out.coverage.append(Coverage(name, KNOWN.get(name, getattr(prov, "display", name)), "unreadable", None,
-                                     f"discover failed: {type(exc).__name__}: {exc}"))
-        return
-    out.coverage.append(disc.coverage)
-    out.problems += [Problem(p.path, p.why) for p in disc.problems]
-    if disc.coverage.state != "ok":
-        return
+def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
+    """Sessions of one provider read through the providers layer (Record.tokens)."""
     tally = out.tally.setdefault(name, ReadTally())
     want_raw = name in COST_RECORDING
     from ..providers import ReadReport
 
-    for ref in disc.sessions:
+    for ref in refs:
         owner = ref.parent_session_id or ref.session_id
         lane = "main" if ref.parent_session_id is None else ref.session_id
         info = out.sessions.setdefault((name, owner), SessionInfo(name, owner, ref.project))
@@ -250,34 +223,42 @@ def _cross_check(out: Collected, name, owner, per, cumulative) -> None:
             out.notes.append(f"{name} session {owner}: per-response {f} sums to {s}, the last running total says {v}")
 
 
-def collect(targets: tuple[str, ...] = (), claude_home: str | None = None, providers: list[str] | None = None,
-            sessions_from: list[str] | None = None, subagents: bool = True, homes: dict[str, str | None] | None = None,
-            home: str | None = None) -> Collected:
-    """Every provider's usage in scope. `providers` narrows (others are `not_looked`); explicit
-    `targets` are Claude Code targets (other providers are then `not_looked`)."""
+def collect_selection(sel, subagents: bool = True) -> Collected:
+    """Every provider's usage in a `providers.scope.Selection` (what `make_selection` returns):
+    Claude Code's deep scope through the fast path, every other session through its reader."""
     out = Collected()
-    wanted = set(providers) if providers else None
-    from ..providers import registry
-
-    reg = registry()
-    names = list(KNOWN) + [n for n in reg if n not in KNOWN]
-    for name in names:
-        display = KNOWN.get(name, getattr(reg.get(name), "display", name))
-        if wanted is not None and name not in wanted:
-            out.coverage.append(Coverage(name, display, "not_looked", None, "not asked for (--provider)"))
-            continue
-        if name == "claude-code":
-            collect_claude(out, targets, claude_home, sessions_from, subagents)
-            continue
-        if targets:
-            out.coverage.append(Coverage(name, display, "not_looked", None, "targets name Claude Code sessions"))
-            continue
-        cls = reg.get(name)
-        if cls is None:
-            out.coverage.append(Coverage(name, display, "no_adapter", None, "no reader for this client yet"))
-            continue
-        collect_provider(out, name, cls(), homes or {}, home)
+    out.coverage = sel.coverage()
+    out.problems = list(sel.problems())
+    ce = sel.survey.entry(C.PROVIDER)
+    if ce is not None and ce.root is not None and ce.root.path is not None:
+        out.claude_home, out.claude_home_source = str(ce.root.path), ce.root.source
+    if sel.claude is not None:
+        n = len(out.problems)
+        collect_claude(out, sel.claude, subagents)
+        seen = {(p.path, p.why) for p in out.problems[:n]}
+        out.problems = out.problems[:n] + [p for p in out.problems[n:] if (p.path, p.why) not in seen]
+    by_provider: dict[str, list] = {}
+    for r in sel.refs:
+        by_provider.setdefault(r.provider, []).append(r)
+    for name, refs in by_provider.items():
+        prov = sel.survey.provider(name)
+        if prov is not None:
+            collect_refs(out, name, prov, refs)
     return out
+
+
+def collect(targets: tuple[str, ...] = (), claude_home: str | None = None, providers: list[str] | None = None,
+            sessions_from: list[str] | None = None, subagents: bool = True, home: str | None = None,
+            roots: dict[str, str] | None = None) -> Collected:
+    """Library entry: the roots as on the command line (docs/cli.md "Data roots"); naming any
+    root leaves providers without one `not_looked`."""
+    from ..providers.scope import RootRequest, select, survey
+
+    rs = dict(roots or {})
+    if claude_home:
+        rs["claude-code"] = str(claude_home)
+    sv = survey(RootRequest(roots=rs, home=home, only=tuple(providers or ())), light=frozenset({C.PROVIDER}))
+    return collect_selection(select(sv, list(targets), sessions_from), subagents)
 
 
 def home_dir(p: str | os.PathLike[str] | None) -> str | None:
