@@ -101,7 +101,8 @@ def file_changes(tool: str, state: dict) -> tuple[FileChange, ...]:
         return (FileChange(path, "update", new_content=_s(fd.get("after")), old_content=_s(fd.get("before")),
                            diff=_s(meta.get("diff")) or _s(fd.get("patch"))),)
     if tool == "multiedit" and path:
-        res = [_d(_d(r).get("filediff")) for r in meta.get("results") or [] if isinstance(r, dict)]
+        rl = meta.get("results")
+        res = [_d(_d(r).get("filediff")) for r in (rl if isinstance(rl, list) else []) if isinstance(r, dict)]
         return (FileChange(path, "update", new_content=_s(res[-1].get("after")) if res else None,
                            old_content=_s(res[0].get("before")) if res else None, diff=_s(meta.get("diff"))),)
     files = meta.get("files")
@@ -139,13 +140,15 @@ class SessionMapper:
 
     def message(self, mid: str, data: dict, row_ms: Any, parts: Iterable[tuple[str, dict, Any]]) -> Iterator[Record]:
         role = data.get("role")
+        if not isinstance(role, str):
+            role = None
         time = _d(data.get("time"))
         inst = iso_ms(time.get("created")) or iso_ms(row_ms)
         if role == "user":
             self.turn += 1
         parts = list(parts)
         model = _s(data.get("modelID")) or _s(_d(data.get("model")).get("modelID"))
-        native = f"message/{role}" if isinstance(role, str) else "message/?"
+        native = f"message/{role}" if role is not None else "message/?"
         if role not in KNOWN_ROLES:
             self.report.unknown_kinds[native] += 1
             yield self._rec(f"message:{mid}", "harness", "unknown", native, inst, data, model=model)
@@ -173,7 +176,9 @@ class SessionMapper:
     def part(self, pid: str, p: dict, row_ms: Any, role: Any, model: str | None, step_keys: dict,
              prompt_taken: bool) -> Iterator[Record]:
         typ = p.get("type")
-        native = f"part/{typ}" if isinstance(typ, str) else "part/?"
+        if not isinstance(typ, str):
+            typ = None
+        native = f"part/{typ}" if typ is not None else "part/?"
         ptime = _d(p.get("time"))
         inst = iso_ms(ptime.get("start")) or iso_ms(ptime.get("created")) or iso_ms(row_ms)
         loc = f"part:{pid}"

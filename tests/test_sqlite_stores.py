@@ -1,0 +1,263 @@
+"""Reading SQLite stores safely: coverage states on real files (locked, corrupt, unknown schema,
+unreadable), a row committed only in the -wal file, and a fuzz pass over mutated part JSON.
+
+The databases are copies of the committed samples (opencode: written by the real client; Crush:
+built from Crush's own migrations, tests/crush). The mutations (truncation, garbled header,
+dropped columns, mutated JSON) are made on those copies: no client can produce a corrupt file
+on demand, which is why they are made here. The one table typed in by hand is the "unknown
+schema" case itself (a database of some other program that happens to have the file name).
+"""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionsift.providers import ReadReport, get
+from tests.conftest import EXAMPLES, REPO
+
+OC_DB = EXAMPLES / "opencode-home" / "opencode.db"
+
+
+def _oc_home(tmp_path: Path) -> Path:
+    d = tmp_path / "opencode"
+    d.mkdir()
+    shutil.copy2(OC_DB, d / "opencode.db")
+    return d
+
+
+def _discover(name: str, root: Path):
+    p = get(name)
+    return p, p.discover(p.locate(explicit=str(root)))
+
+
+def _read_all(p, disc) -> tuple[int, ReadReport]:
+    rep = ReadReport()
+    n = 0
+    for ref in disc.sessions:
+        for _ in p.read(ref, rep, raw=True):
+            n += 1
+    return n, rep
+
+
+def test_wal_only_commit_is_seen(tmp_path):
+    d = _oc_home(tmp_path)
+    base_sessions = _discover("opencode", d)[1].coverage.sessions
+    w = sqlite3.connect(d / "opencode.db", isolation_level=None)
+    w.execute("PRAGMA journal_mode=WAL")
+    w.execute("PRAGMA wal_autocheckpoint=0")  # keep the commit in the -wal file
+    sid = w.execute("SELECT id FROM session WHERE parent_id IS NULL ORDER BY id LIMIT 1").fetchone()[0]
+    cols = [r[1] for r in w.execute("PRAGMA table_info(session)")]
+    sel = ", ".join("'ses_walonly' " if c == "id" else f'"{c}"' for c in cols)
+    w.execute(f"INSERT INTO session SELECT {sel} FROM session WHERE id = ?", (sid,))
+    w.execute("INSERT INTO message SELECT 'msg_walonly', 'ses_walonly', time_created, time_updated, data "
+              "FROM message WHERE session_id = ? ORDER BY id LIMIT 1", (sid,))
+    try:
+        assert (d / "opencode.db-wal").stat().st_size > 0
+        assert b"ses_walonly" not in (d / "opencode.db").read_bytes()  # only in the -wal
+        p, disc = _discover("opencode", d)
+        assert disc.coverage.sessions == base_sessions + 1
+        ref = next(r for r in disc.sessions if r.session_id == "ses_walonly")
+        rep = ReadReport()
+        assert [r.locator for r in p.read(ref, rep)] == ["message:msg_walonly"]
+    finally:
+        w.close()
+
+
+def test_open_write_transaction_does_not_block_and_is_not_seen(tmp_path):
+    """WAL mode: a writer mid-transaction never blocks a reader, who sees the last commit."""
+    d = _oc_home(tmp_path)
+    w = sqlite3.connect(d / "opencode.db", isolation_level=None)
+    w.execute("PRAGMA journal_mode=WAL")
+    base = _discover("opencode", d)[1].coverage.sessions
+    w.execute("BEGIN IMMEDIATE")
+    w.execute("UPDATE session SET title = 'uncommitted'")
+    try:
+        p, disc = _discover("opencode", d)
+        assert disc.coverage.state == "ok" and disc.coverage.sessions == base
+        assert "uncommitted" not in {r.title for r in disc.sessions}
+        n, rep = _read_all(p, disc)
+        assert n > 0 and rep.problems == []
+    finally:
+        w.execute("ROLLBACK")
+        w.close()
+
+
+def test_exclusively_locked_rollback_database_is_null_with_reason(tmp_path):
+    """A rollback-journal database under an EXCLUSIVE lock cannot be read: after the bounded
+    retry the coverage is null ('locked'), never 0 sessions."""
+    d = _oc_home(tmp_path)
+    w = sqlite3.connect(d / "opencode.db", isolation_level=None)
+    w.execute("PRAGMA journal_mode=DELETE")
+    w.execute("BEGIN EXCLUSIVE")
+    w.execute("UPDATE session SET title = title")
+    try:
+        p, disc = _discover("opencode", d)
+        assert disc.coverage.state == "unreadable" and disc.coverage.sessions is None
+        assert "locked" in disc.coverage.reason
+        assert disc.problems and "locked" in disc.problems[0].why
+    finally:
+        w.execute("ROLLBACK")
+        w.close()
+    assert _discover("opencode", d)[1].coverage.state == "ok"  # and readable once released
+
+
+@pytest.mark.parametrize("how", ["truncated", "garbled_header", "empty_file"])
+def test_corrupt_database_is_null_with_reason(tmp_path, how):
+    d = _oc_home(tmp_path)
+    f = d / "opencode.db"
+    b = f.read_bytes()
+    f.write_bytes(b[: len(b) // 3] if how == "truncated" else
+                  b"garbage garbage!" + b[16:] if how == "garbled_header" else b"")
+    p, disc = _discover("opencode", d)
+    if how == "empty_file":  # sqlite reads a 0-byte file as an empty database: no tables we know
+        assert disc.coverage.state == "unknown_format" and "missing table session" in disc.coverage.reason
+    else:
+        assert disc.coverage.state == "unreadable" and disc.coverage.sessions is None
+        assert disc.coverage.reason.startswith("opencode.db: corrupt")
+
+
+def test_unknown_schema_is_null_with_reason(tmp_path):
+    d = _oc_home(tmp_path)
+    con = sqlite3.connect(d / "opencode.db")
+    con.execute("ALTER TABLE session DROP COLUMN title")
+    con.commit()
+    con.close()
+    p, disc = _discover("opencode", d)
+    assert disc.coverage.state == "unknown_format" and disc.coverage.sessions is None
+    assert "session.(title)" in disc.coverage.reason
+    other = tmp_path / "other"
+    other.mkdir()
+    con = sqlite3.connect(other / "opencode.db")  # some other program's database under that name
+    con.execute("CREATE TABLE notes (id TEXT)")
+    con.commit()
+    con.close()
+    assert _discover("opencode", other)[1].coverage.state == "unknown_format"
+
+
+def test_crush_corrupt_and_unknown_schema(tmp_path):
+    src = EXAMPLES / "crush-home"
+    home = tmp_path / "crush-home"
+    shutil.copytree(src, home)
+    db = home / "projects" / "app" / ".crush" / "crush.db"
+    b = db.read_bytes()
+    db.write_bytes(b"garbage garbage!" + b[16:])
+    p, disc = _discover("crush", home)
+    assert disc.coverage.state == "unreadable" and disc.coverage.sessions is None and "corrupt" in disc.coverage.reason
+    assert len(disc.sessions) == 1  # the other project's sessions are still listed
+    db.write_bytes(b)
+    con = sqlite3.connect(db)
+    con.execute("ALTER TABLE messages RENAME COLUMN parts TO content")
+    con.commit()
+    con.close()
+    p, disc = _discover("crush", home)
+    assert disc.coverage.state == "unknown_format" and "messages.(parts)" in disc.coverage.reason
+
+
+def test_unreadable_permissions_is_null_with_reason(tmp_path):
+    """Run discovery as root WITHOUT the capabilities that override file permissions."""
+    if os.geteuid() != 0 or not shutil.which("capsh"):
+        pytest.skip("needs root and capsh to drop cap_dac_override/cap_dac_read_search (as non-root the chmod "
+                    "below is enough, but then this machine's user would need to own the file)")
+    d = _oc_home(tmp_path)
+    (d / "opencode.db").chmod(0)
+    code = ("import json,sys; from sessionsift.providers import get; p=get('opencode'); "
+            "c=p.discover(p.locate(explicit=sys.argv[1])).coverage; print(json.dumps(c.to_json()))")
+    r = subprocess.run(["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c",
+                        f"{sys.executable} -c \"{code}\" {d}"], capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    import json
+    cov = json.loads(r.stdout)
+    assert cov["state"] == "unreadable" and cov["sessions"] is None and "permission denied" in cov["reason"]
+
+
+# ----------------------------------------------------------------------------- fuzz
+
+def _mutate(rng: random.Random, s: str) -> str:
+    choice = rng.randrange(7)
+    if choice == 0:
+        return s[: rng.randrange(len(s) + 1)]  # torn JSON
+    if choice == 1:
+        return "\x1b[31m\u202e" + s  # hostile bytes in front
+    import copy
+    import json
+    try:
+        obj = json.loads(s)
+    except ValueError:
+        return s[::-1]
+    junk = [None, 0, -1, 1.5, True, "", "\x00\x07\r\n", [], {}, [1, {"a": None}], {"type": 7}, "x" * 3000]
+
+    def walk(o, depth=0):
+        if isinstance(o, dict) and o:
+            k = rng.choice(list(o))
+            if rng.random() < 0.3:
+                del o[k]
+            elif depth < 4 and isinstance(o[k], (dict, list)) and rng.random() < 0.6:
+                walk(o[k], depth + 1)
+            else:
+                o[k] = copy.deepcopy(rng.choice(junk))
+        elif isinstance(o, list) and o:
+            i = rng.randrange(len(o))
+            if depth < 4 and isinstance(o[i], (dict, list)) and rng.random() < 0.6:
+                walk(o[i], depth + 1)
+            else:
+                o[i] = copy.deepcopy(rng.choice(junk))
+        return o
+
+    for _ in range(rng.randrange(1, 4)):
+        obj = walk(obj) if choice != 6 else copy.deepcopy(rng.choice(junk))
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fuzz_opencode_parts_never_crash(tmp_path, seed):
+    rng = random.Random(seed)
+    d = _oc_home(tmp_path)
+    con = sqlite3.connect(d / "opencode.db")
+    for table in ("part", "message"):
+        rows = con.execute(f"SELECT id, data FROM {table}").fetchall()
+        for rid, data in rng.sample(rows, k=len(rows) // 2):
+            con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (_mutate(rng, data), rid))
+    con.commit()
+    con.close()
+    p, disc = _discover("opencode", d)
+    assert disc.coverage.state == "ok"
+    n, rep = _read_all(p, disc)
+    assert n > 0 and rep.problems == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fuzz_crush_parts_never_crash(tmp_path, seed):
+    rng = random.Random(seed)
+    home = tmp_path / "crush-home"
+    shutil.copytree(EXAMPLES / "crush-home", home)
+    for db in home.glob("projects/*/.crush/crush.db"):
+        con = sqlite3.connect(db)
+        rows = con.execute("SELECT id, parts FROM messages").fetchall()
+        for rid, parts in rng.sample(rows, k=len(rows) // 2):
+            con.execute("UPDATE messages SET parts = ? WHERE id = ?", (_mutate(rng, parts), rid))
+        con.commit()
+        con.close()
+    p, disc = _discover("crush", home)
+    assert disc.coverage.state == "ok"
+    n, rep = _read_all(p, disc)
+    assert n > 0 and rep.problems == []
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fuzz_opencode_legacy_json_never_crash(tmp_path, seed):
+    rng = random.Random(seed)
+    d = tmp_path / "legacy"
+    shutil.copytree(EXAMPLES / "opencode-legacy-home", d)
+    files = sorted((d / "storage").rglob("*.json"))
+    for f in rng.sample(files, k=len(files) // 2):
+        f.write_text(_mutate(rng, f.read_text()))
+    p, disc = _discover("opencode", d)
+    n, rep = _read_all(p, disc)
+    assert n >= 0
