@@ -56,8 +56,11 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
     problems = list(col.problems)
     bad = [c for c in col.coverage if c.state in ("unreadable", "unknown_format")]
     notes = list(col.notes)
-    if not rep_totals.cost_complete and rep_totals.messages:
+    if rep_totals.no_price:
         notes.append("the cost is a lower bound: no price for " + ", ".join(sorted(rep_totals.no_price)))
+    if rep_totals.without_usage:
+        notes.append(f"{rep_totals.without_usage} assistant message(s) recorded no usage: their tokens and cost are "
+                     "unknown, the figures are lower bounds")
     for prov, t in col.tally.items():
         if t.malformed:
             notes.append(f"{prov}: {t.malformed} candidate line(s) with usage could not be read (not JSON)")

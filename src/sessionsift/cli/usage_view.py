@@ -29,7 +29,7 @@ def num(v: int | None) -> str:
 def money(t: Totals) -> str:
     c = t.cost()
     if c is None:
-        return "no price"
+        return "no price" if t.no_price else "unknown"
     return (f"≥${c:,.2f}" if not t.cost_complete else f"${c:,.2f}")
 
 
@@ -63,7 +63,7 @@ def session_row_json(rep: Report, row: Row, col: Collected) -> dict:
     if info is not None and info.client is not None:
         cr = info.client
         client = {"cost_usd": cr.cost_usd, "by_model": cr.by_model, "path": cr.path, "offset": cr.offset,
-                  "source": "cost-state"}
+                  "source": cr.source}
         ours = t.cost()
         if cr.cost_usd is not None and ours is not None:
             differs = abs(cr.cost_usd - ours) > max(0.005, 0.005 * cr.cost_usd)
@@ -116,11 +116,14 @@ def text_sessions_extra(out: Out, rep: Report, col: Collected) -> None:
             continue
         ours = r.totals.cost()
         c = info.client.cost_usd
+        src = info.client.source
         if ours is None:
-            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f}; we have no price for "
-                     + ", ".join(esc(m) for m in sorted(r.totals.no_price)))
+            why = ("we have no price for " + ", ".join(esc(m) for m in sorted(r.totals.no_price))) if r.totals.no_price \
+                else "its messages recorded no usage"
+            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f} ({esc(src)}); {why}"
+                     + (" (a client that knows no price records 0)" if c == 0 else ""))
         elif abs(c - ours) > max(0.005, 0.005 * c):
-            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f} (cost-state), the transcript prices at ${ours:,.4f}: "
+            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f} ({esc(src)}), the records price at ${ours:,.4f}: "
                      "the client also counts requests that write no assistant record (compaction summaries, "
                      "titles, side questions)")
 

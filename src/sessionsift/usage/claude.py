@@ -98,7 +98,9 @@ class ClientRecorded:
     cost_usd: float | None
     by_model: dict[str, dict[str, Any]]
     path: str
-    offset: int
+    offset: int | None
+    source: str = "cost-state"
+    """Where the client wrote it: Claude Code `cost-state`, opencode `session.cost`, Crush `sessions.cost`."""
 
 
 @dataclass

@@ -154,6 +154,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         info.paths += [str(p) for p in ref.paths]
         if info.project is None:
             info.project = ref.project
+        _client_recorded(info, name, ref)
         report = ReadReport()
         per: list[Event] = []
         cumulative: list[tuple[float | None, object, str | None]] = []
@@ -190,6 +191,27 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         elif cumulative:
             for e in _increments(name, owner, lane, info.project, cumulative, ref):
                 out.ledger.add(e)
+
+
+def _client_recorded(info: SessionInfo, name: str, ref) -> None:
+    """The provider's own per-session cost (opencode `session.cost` with its token sums, Crush
+    `sessions.cost`), summed over the session and its child sessions."""
+    ex = ref.extra or {}
+    cost = ex.get("recorded_cost")
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool):
+        return
+    toks = ex.get("recorded_tokens") if isinstance(ex.get("recorded_tokens"), dict) else None
+    src = {"opencode": "opencode session.cost", "crush": "Crush sessions.cost"}.get(name, f"{name} recorded_cost")
+    path = str(ex.get("db_path") or (ref.paths[0] if ref.paths else ""))
+    if info.client is None:
+        info.client = C.ClientRecorded(float(cost), {"(session)": dict(toks)} if toks else {}, path, None, src)
+    else:
+        info.client.cost_usd = (info.client.cost_usd or 0.0) + float(cost)
+        if toks and "(session)" in info.client.by_model:
+            agg = info.client.by_model["(session)"]
+            for k, v in toks.items():
+                if isinstance(v, int) and isinstance(agg.get(k), int):
+                    agg[k] += v
 
 
 _CF = ("input", "output", "cache_read", "cache_write", "reasoning")

@@ -158,12 +158,13 @@ class Totals:
 
     @property
     def cost_complete(self) -> bool:
-        return self.priced == self.messages
+        """Every message of the row priced, and none without usage (whose cost is unknown)."""
+        return self.priced == self.messages and self.without_usage == 0
 
     def cost(self) -> float | None:
         """The cost, or None when no message of the row could be priced (a partial sum is
         returned with cost_complete False: a lower bound)."""
-        if self.messages and self.priced == 0:
+        if self.priced == 0 and (self.messages or self.without_usage):
             return None
         return round(self.cost_usd, 6)
 
