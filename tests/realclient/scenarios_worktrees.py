@@ -8,10 +8,16 @@ The client's work dir is made a git repository (one commit on `main`) before the
 
 `start(name, root)` returns the running runner without waiting (as scenarios_live), so a test can
 observe the client while it is live: its registry row, its /proc/<pid>/cwd and its argv.
+
+`start_codex_worktree_session(root)` does the same for Codex CLI 0.171.0's `codex exec --worktree`.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -122,3 +128,97 @@ WT_PRINT_HOLD = register(Scenario(
         Turn([text("Done.")]),
     ])],
 ))
+
+
+# --- Codex CLI: `codex exec --worktree` ------------------------------------------------------------
+
+CODEX_VERSION = "0.171.0"
+CODEX_PACKAGE = "@openai/codex"
+
+
+def _codex_cache_root(env: dict) -> Path:
+    xdg = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "sessionsift" / "codex"
+
+
+# captured at import, before any test fixture points HOME at a temp dir (as client.CACHE_ROOT)
+CODEX_CACHE_ROOT = _codex_cache_root(dict(os.environ))
+
+
+def codex_exe(version: str = CODEX_VERSION) -> Path:
+    """The pinned Codex CLI's static binary, installed with npm into the cache (under flock) if absent."""
+    d = CODEX_CACHE_ROOT / version
+    exe = d / "node_modules" / "@openai" / "codex-linux-x64" / "vendor" / "x86_64-unknown-linux-musl" / "bin" / "codex"
+    if exe.is_file() and os.access(exe, os.X_OK):
+        return exe
+    npm = shutil.which("npm")
+    if not npm:
+        raise clientmod.PrerequisiteMissing(f"npm not found on PATH (needed to install {CODEX_PACKAGE}@{version})")
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / ".install.lock", "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        if not exe.is_file():
+            r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(d),
+                                f"{CODEX_PACKAGE}@{version}"], capture_output=True, text=True, timeout=600)
+            if r.returncode != 0 or not exe.is_file():
+                raise clientmod.PrerequisiteMissing(
+                    f"npm install {CODEX_PACKAGE}@{version} failed: {r.stderr.strip()[-400:]}")
+    return exe
+
+
+CODEX_CONFIG = """model = "gpt-5.5"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+[model_providers.mock]
+name = "mock"
+base_url = "http://127.0.0.1:9/v1"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+[analytics]
+enabled = false
+"""
+
+
+def start_codex_worktree_session(root: Path, prompt: str = "look around") -> tuple[subprocess.Popen, dict]:
+    """Start `codex exec --worktree` in a fresh git repository, offline (`unshare -n`, loopback only,
+    `env -i`, HOME and CODEX_HOME in `root`). Nothing listens on its provider's port, so the real
+    session stays alive - its worktree made, its thread lock held - waiting for its model, until
+    the caller ends it (its own process group, by id)."""
+    problems = [p for p in clientmod.check_host() if "tmux" not in p]
+    if problems:
+        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    exe = codex_exe()
+    repo, home, chome = root / "repo", root / "home", root / "codex-home"
+    for d in (repo, home, chome):
+        d.mkdir(parents=True)
+    git_init(repo)
+    (chome / "config.toml").write_text(CODEX_CONFIG)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "CODEX_HOME": str(chome), "MOCK_API_KEY": "x",
+           "TERM": "dumb", "LANG": "C.UTF-8"}
+    inner = "ip link set lo up && exec env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + \
+        f" {shlex.quote(str(exe))} exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox" \
+        f" --worktree {shlex.quote(prompt)}"
+    log = open(root / "codex.log", "w")
+    p = subprocess.Popen(["unshare", "-n", "sh", "-c", inner], cwd=str(repo), stdout=log, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    return p, {"repo": repo, "home": home, "codex_home": chome, "log": root / "codex.log", "exe": exe}
+
+
+def stop_group(p: subprocess.Popen) -> None:
+    """End a process started with start_new_session=True: its own group, by id."""
+    import signal as _signal
+
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, _signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, _signal.SIGKILL)
+            p.wait()

@@ -285,6 +285,11 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         if lst.state == "absent" and not Path(lst.root).is_dir() and mine:
             lst.state = (f"unreadable: its home {lst.root} does not exist, yet {mine} worktree(s) were made by "
                          f"{agent}: their listing is elsewhere (pass {flag})")
+    orphaned = sum(1 for w in wts if w.agent == "claude-code" and not w.session_ids)
+    if orphaned and cl_list.readable:
+        cl_list.note = ((cl_list.note + "; ") if cl_list.note else "") + (
+            f"{orphaned} claude-code worktree(s) have no transcript under this home: if their sessions ran "
+            f"under another CLAUDE_CONFIG_DIR, their registry rows are there (pass --claude-home)")
     listings = [cl_list, cx_list]
     ok = all(l.readable for l in listings)
     for w in wts:
