@@ -21,7 +21,7 @@ from sessionsift.cli import main
 from tests.realclient import client as clientmod
 from tests.realclient import scenarios_census as SC
 
-SCENARIOS = ("census_queue", "census_ptl", "census_workflow", "subagents", "todos", "bash_background")
+SCENARIOS = ("census_queue", "census_recall", "census_ptl", "census_workflow", "subagents", "todos", "bash_background")
 
 
 @pytest.fixture(scope="session")
@@ -137,3 +137,58 @@ def test_every_tool_use_is_a_tool_call(rc):
     assert {r["of"] for r in rows if r["kind"] == "count"} == {"results"}
     code, rows = jcli(rc["census_workflow"], "search", "", "-t", "agent.tool.use", "--count-by", "tool")
     assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == {"Workflow": 1, "Bash": 1}
+
+
+def test_stats_counts_calls_and_errors_per_tool(rc):
+    for name, errors in (("subagents", {}), ("census_ptl", {"Bash": 1}), ("census_queue", {})):
+        gt = rc[name]
+        code, rows = jcli(gt, "stats")
+        sm = rows[-1]
+        assert sm["tool_calls"] == _scripted_calls(gt), name
+        assert sm["tool_errors"] == errors, name
+    code, out, _ = cli(rc["census_ptl"], "stats")
+    assert "tool calls: Bash 2 calls (1 error); 2 calls, 1 error" in out
+
+
+def test_stats_tool_calls_are_deduplicated_like_tokens(rc, tmp_path):
+    """A replayed copy of a record repeats its tool_use ids and must not count twice. Hand-made: the
+    scenarios here never make the client write a same-file replay (REC-020/034 copies after a
+    compaction), so the transcript's own tool lines are appended again, byte for byte."""
+    gt = rc["census_ptl"]
+    src = Path(gt["config_dir"]) / gt["project_dir"] / f"{gt['session_id']}.jsonl"
+    dst = tmp_path / "projects" / "-replayed"
+    dst.mkdir(parents=True)
+    lines = src.read_bytes().splitlines(keepends=True)
+    again = [l for l in lines if b'"tool_use"' in l or b'"tool_result"' in l]
+    assert len(again) == 4
+    (dst / src.name).write_bytes(b"".join(lines + again))
+    code, out, _ = run(["stats", "--claude-home", str(tmp_path), "--format", "json"])
+    sm = json.loads(out.splitlines()[-1])
+    assert sm["tool_calls"] == {"Bash": 2} and sm["tool_errors"] == {"Bash": 1}
+    lane = json.loads(out.splitlines()[1])
+    assert lane["replayed_lines"] == 4
+
+
+# --- prompts ----------------------------------------------------------------------------------
+
+
+def test_human_prompts_account_for_every_prompt_typed(rc):
+    cases = {
+        # P1, P2 typed normally; Q1 typed while P1's turn was busy (queued, delivered mid-turn)
+        "census_queue": {"typed": 3, "sent": 2, "queued": 1, "rewound": 0, "unsent": 0},
+        # P1, P3, P5 on the chain; P2 recalled with Escape before any answer; P4 answered, then rewound
+        "census_recall": {"typed": 5, "sent": 3, "queued": 0, "rewound": 1, "unsent": 1},
+        "subagents": {"typed": 1, "sent": 1, "queued": 0, "rewound": 0, "unsent": 0},
+    }
+    for name, want in cases.items():
+        gt = rc[name]
+        code, rows = jcli(gt, "stats")
+        assert rows[-1]["human_prompts"] == want, name
+        # user.message alone undercounts what the person did
+        assert rows[-1]["labels"].get("user.message", 0) < want["typed"] or name == "subagents"
+    code, out, _ = cli(rc["census_recall"], "stats")
+    assert "human prompts: 5 typed: 3 sent, 0 queued, 1 rewound, 1 unsent" in out
+    # a subagent lane's prompt is its seed, not a human prompt
+    code, rows = jcli(rc["subagents"], "stats")
+    seeds = [r["prompts"] for r in rows if r["kind"] == "lane" and r["is_subagent"]]
+    assert seeds == [{"sent": 1, "queued": 0, "rewound": 0, "unsent": 0}] * 2

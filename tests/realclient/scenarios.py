@@ -301,8 +301,9 @@ TODOS = Scenario(
     name="todos",
     mode="print",
     fast=True,
-    extra_env={"CLAUDE_CODE_ENABLE_TASKS": "false"},
-    notes="TodoWrite: 2.1.258 registers it only when the Task tools are off (CLAUDE_CODE_ENABLE_TASKS=false).",
+    extra_env={"CLAUDE_CODE_ENABLE_TASKS": "false", "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"},
+    notes="TodoWrite: 2.1.258 registers it only when the Task tools are off (CLAUDE_CODE_ENABLE_TASKS=false) and, "
+          "on its default model, only with CLAUDE_CODE_ENABLE_TODO_TOOLS=1.",
     prompts=[
         Prompt("Keep a todo list.", turns=[
             Turn([tool("TodoWrite", todos=[

@@ -6,15 +6,18 @@ What they produce with the pinned client, offline:
   a prompt typed while a turn is busy (queued: queue-operation enqueue + a queued_command
   attachment), a Bash output large enough for the client to persist it to `tool-results/`, and a
   TodoWrite list left with items open.
-- `census_ptl` (print): the second model call answers HTTP 400 "prompt is too long", so the session
-  ends on the client's API-error message.
+- `census_recall` (interactive): five prompts typed, one recalled with Escape before any answer (a
+  draft), one answered and then rewound past (Esc Esc, "Restore conversation"), each replaced.
+- `census_ptl` (print): a failing Bash call, then the next model call answers HTTP 400 "prompt is too
+  long", so the session ends on the client's API-error message.
 - `census_workflow` (print): a `Workflow` call whose script runs two agents; their lanes land under
   `subagents/workflows/wf_<run>/` and the tool result names the run (`Run ID: wf_...`).
 
 Scenarios register into the harness's registry; the harness's runner imports this module inside
 `unshare -n` and calls its `inside()`, which runs the harness's Inner with two additions: settings
 merged into the scenario's own `settings.json` (hooks) and keys typed into the TUI while a given turn
-is being served (a prompt queued behind a busy turn).
+is being served (a prompt queued behind a busy turn, an Escape). `TuiKeys`, a `Prompt.before` action,
+drives the TUI between prompts (the rewind picker), waiting for what the pane shows.
 """
 from __future__ import annotations
 
@@ -45,6 +48,49 @@ class CensusScenario(Scenario):
     """(conversation name, turn#) -> [(seconds after the turn is served, [tmux send-keys args])]."""
 
 
+CAPTURE = "__capture__"
+"""A keys_while step `[CAPTURE, label]` saves the pane to <scenario>/pane-<label>.txt instead."""
+
+class TuiKeys:
+    """A `Prompt.before` action that drives the TUI instead of the shell: `steps` are
+    (what to wait for: pane text, a predicate on the pane, or None; [tmux send-keys args] or None;
+    seconds to pause after). Runs in the inner process, where the tmux socket of
+    `Inner.run_interactive` is `ssift-<scenario>-<pid>`."""
+
+    path = ""  # the ground truth reads .path of every `before` action (shell edits); none here
+
+    def __init__(self, scenario: str, steps: list):
+        self.scenario, self.steps, self.done = scenario, steps, False
+
+    def command(self, work) -> list[str]:
+        """Drive the TUI once (the ground truth calls this again only to record the action)."""
+        if self.done:
+            return ["true"]
+        self.done = True
+        tm = ["tmux", "-L", f"ssift-{self.scenario}-{os.getpid()}"]
+        for needle, keys, pause in self.steps:
+            if needle is not None:
+                ok = needle if callable(needle) else (lambda pane, n=needle: n in pane)
+                t0 = time.time()
+                while not ok(subprocess.run(tm + ["capture-pane", "-p", "-t", "main"], capture_output=True,
+                                            text=True).stdout):
+                    if time.time() - t0 > 30:
+                        raise RuntimeError(f"{self.scenario}: the TUI never showed {needle!r}")
+                    time.sleep(0.2)
+            if keys:
+                subprocess.run(tm + ["send-keys", "-t", "main"] + keys, check=True)
+            time.sleep(pause)
+        return ["true"]
+
+    def apply(self, content: str) -> str:
+        return content
+
+
+def _idle_after(text_: str):
+    """The TUI shows `text_` and nothing is running (a turn's last words)."""
+    return lambda pane: text_ in pane and "esc to interrupt" not in pane
+
+
 HOOK_TEXT = "HOOKCTX-census: the deploy window is Tuesday 14:00 UTC"
 QUEUED_TEXT = "also add a changelog entry"
 PERSISTED_TAIL = "PERSISTED-TAIL-census-4242"
@@ -57,19 +103,24 @@ def _hook_command(text_: str) -> str:
     return "printf '%s\\n' '" + payload + "'"
 
 
+# typing into a busy TUI hides its busy hint, so the runner may see it idle while the queued prompt's
+# turn still runs: the next prompt waits for that turn's last words
+_AFTER_Q1 = TuiKeys("census_queue", [(_idle_after("Added CHANGELOG.md."), None, 0.5)])
+
 CENSUS_QUEUE = register(CensusScenario(
     name="census_queue",
     mode="interactive",
     notes="SessionStart hook context; a prompt typed (and queued) while a Bash turn is held busy; a Bash output "
-          "the client persists to tool-results/; a TodoWrite list left with open items (TodoWrite is registered "
-          "only with CLAUDE_CODE_ENABLE_TASKS=false, as in the harness's `todos`).",
-    extra_env={"CLAUDE_CODE_ENABLE_TASKS": "false"},
+          "the client persists to tool-results/; a TodoWrite list left with open items. 2.1.258 offers "
+          "TodoWrite only with the Task tools off (CLAUDE_CODE_ENABLE_TASKS=false) AND, on its default model, "
+          "CLAUDE_CODE_ENABLE_TODO_TOOLS=1 (its changelog: the todo tools are gone on newer models unless set).",
+    extra_env={"CLAUDE_CODE_ENABLE_TASKS": "false", "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"},
     settings={"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": _hook_command(HOOK_TEXT)}]}]}},
     prompts=[
         Prompt("Run the slow check.", turns=[
             Turn([tool("Bash", command="sleep 2; echo checked", description="Slow check")], delay=2.5),
         ]),
-        Prompt("Show the long report and plan the release.", turns=[
+        Prompt("Show the long report and plan the release.", before=[_AFTER_Q1], turns=[
             Turn([tool("Bash", command=BIG_OUTPUT_CMD, description="Long report")]),
             Turn([tool("TodoWrite", todos=[
                 {"content": "Write the changelog", "status": "completed", "activeForm": "Writing the changelog"},
@@ -92,9 +143,11 @@ PTL_MESSAGE = "prompt is too long: 212345 tokens > 200000 maximum"
 CENSUS_PTL = register(CensusScenario(
     name="census_ptl",
     mode="print",
-    notes="The second model call of the only prompt is answered HTTP 400 invalid_request_error 'prompt is too "
-          "long'; the client ends the turn on its API-error message (and exits non-zero).",
+    notes="A Bash call that fails (is_error), one that succeeds, then the next model call is answered HTTP 400 "
+          "invalid_request_error 'prompt is too long'; the client ends the turn on its API-error message (and "
+          "exits non-zero).",
     prompts=[Prompt("Read everything and summarise it.", may_fail=True, turns=[
+        Turn([tool("Bash", command="ls /no/such/dir-census", description="List a missing dir")]),  # fails: is_error
         Turn([tool("Bash", command="echo lots of context", description="Gather context")]),
         Turn([], error=api_error(400, "invalid_request_error", PTL_MESSAGE)),
     ])],
@@ -122,7 +175,37 @@ CENSUS_WORKFLOW = register(CensusScenario(
     ],
 ))
 
-ALL = {s.name: s for s in (CENSUS_QUEUE, CENSUS_PTL, CENSUS_WORKFLOW)}
+# Rewind (Esc Esc, as a user does): the picker lists the prompts, Up selects the last one, Enter; the
+# confirmation's first option is "Restore conversation"; the input then holds the rewound prompt.
+REWIND_LAST = [(None, ["Escape"], 0.3), (None, ["Escape"], 0.2),
+               ("Restore the code and/or conversation", ["Up"], 0.5), (None, ["Enter"], 0.2),
+               ("Confirm you want to restore", ["Enter"], 0.2), (None, ["C-u"], 0.3)]
+
+def _recalled(pane: str) -> bool:
+    """P2 is back in the input box (recalled): shown, nothing running, its answer never shown."""
+    return ("[census_recall P2] Second question, draft." in pane and "esc to interrupt" not in pane
+            and "Never delivered." not in pane)
+
+
+CENSUS_RECALL = register(CensusScenario(
+    name="census_recall",
+    mode="interactive",
+    notes="Five prompts typed: P1 answered; P2 sent, then recalled with Escape while its answer is held (a draft, "
+          "never answered), cleared and replaced by P3; P4 answered, then rewound past (Esc Esc, restore the "
+          "conversation to before it) and replaced by P5. On disk: P2/P3 and P4/P5 share a parentUuid each.",
+    prompts=[
+        Prompt("First question.", turns=[Turn([text("First answer.")])]),
+        Prompt("Second question, draft.", turns=[Turn([text("Never delivered.")], delay=5.0)]),
+        Prompt("Second question, edited.", before=[TuiKeys("census_recall", [(_recalled, ["C-u"], 0.3)])],
+               turns=[Turn([text("Second answer.")])]),
+        Prompt("Third question.", turns=[Turn([text("Third answer.")])]),
+        Prompt("Third question, again.", before=[TuiKeys("census_recall", REWIND_LAST)],
+               turns=[Turn([text("Fifth answer.")])]),
+    ],
+    keys_while={("P2", 0): [(1.0, ["Escape"])]},  # recall P2 while its answer is held
+    final_settle=0.5,
+))
+ALL = {s.name: s for s in (CENSUS_QUEUE, CENSUS_RECALL, CENSUS_PTL, CENSUS_WORKFLOW)}
 
 
 # ============================================================================ inner
@@ -150,6 +233,10 @@ class CensusInner(runner.Inner):
             t0 = time.time()
             for at, keys in steps:
                 time.sleep(max(0.0, at - (time.time() - t0)))
+                if keys[:1] == [CAPTURE]:  # save what the pane shows (to script the next keys)
+                    pane = subprocess.run(tm + ["capture-pane", "-p", "-t", "main"], capture_output=True, text=True)
+                    (self.s_dir / f"pane-{keys[1]}.txt").write_text(pane.stdout)
+                    continue
                 subprocess.run(tm + ["send-keys", "-t", "main"] + keys, capture_output=True)
         threading.Thread(target=go, daemon=True).start()
 
@@ -187,3 +274,4 @@ def run_all(root: Path, names, jobs: int = 4) -> dict[str, dict]:
 
 if __name__ == "__main__":
     sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT))
+

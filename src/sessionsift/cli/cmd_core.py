@@ -221,6 +221,27 @@ def show_cmd(target, fmt, claude_home, lane, lines, uuid, turn, raw, branch_poin
     return ExitStatus.OK
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _tools_text(calls, errors) -> str:
+    """`Bash 3 calls (1 error), Read 1 call, ...; 4 calls, 1 error` (most calls first)."""
+    names = sorted(set(calls) | set(errors), key=lambda k: (-calls.get(k, 0), str(k)))
+    parts = []
+    for k in names:
+        n, e = calls.get(k, 0), errors.get(k, 0)
+        parts.append(f"{esc(k)} {n} call{'s' if n != 1 else ''}" + (f" ({e} error{'s' if e != 1 else ''})" if e else ""))
+    n, e = sum(calls.values()), sum(errors.values())
+    return ", ".join(parts) + f"; {n} call{'s' if n != 1 else ''}, {e} error{'s' if e != 1 else ''}"
+
+
+def _prompts_text(p: dict, word: str = "typed") -> str:
+    """`6 typed: 4 sent, 1 queued, 0 rewound, 1 unsent`."""
+    head = f"{sum(p.values())} {word}: " if word else ""
+    return head + ", ".join(f"{p.get(k, 0)} {k}" for k in stats_mod.PROMPT_KINDS)
+
+
 @click.command("stats")
 @click.argument("targets", nargs=-1)
 @common_options
@@ -240,6 +261,9 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
 
     tot_labels: Counter = Counter()
     tot_types: Counter = Counter()
+    tot_calls: Counter = Counter()
+    tot_errors: Counter = Counter()
+    human: dict[str, int] | None = None
     tokens: dict[str, dict[str, int]] = {}
     omis: Counter = Counter()
     for ls in res.lanes:
@@ -250,6 +274,12 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
             for k, v in d.items():
                 agg[k] = agg.get(k, 0) + v  # a sum over the lanes that wrote this field (absent fields stay absent)
         omis.update(ls.read.omissions())
+        tot_calls.update(ls.tool_calls)
+        tot_errors.update(ls.tool_errors)
+        if not ls.lane.is_subagent:  # a subagent's prompt is its seed, written by the parent agent
+            human = human or dict.fromkeys(stats_mod.PROMPT_KINDS, 0)
+            for k, v in ls.prompts.items():
+                human[k] += v
         out.row("lane", {
             **lane_fields(ls.lane),
             "lines": ls.read.lines, "bytes": ls.read.bytes, "records": ls.read.records,
@@ -263,6 +293,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
             "untagged_thinking_blocks": ls.untagged_thinking_blocks,
             "unknown_thinking_tags": dict(ls.unknown_thinking_tags),
             "malformed_lines": ls.read.malformed_lines[:100],
+            "tool_calls": dict(ls.tool_calls), "tool_errors": dict(ls.tool_errors), "prompts": ls.prompts,
             "omissions": ls.read.omissions(),
             "bridges": bridges_json(ls.read),
         })
@@ -278,6 +309,10 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
             for m, d in ls.tokens.items():
                 out.text(f"  tokens {esc(m)}: " + ", ".join(f"{k}={v}" for k, v in d.items())
                          + f" over {ls.messages_by_model[m]} API messages")
+            if ls.tool_calls or ls.tool_errors:
+                out.text("  tools: " + _tools_text(ls.tool_calls, ls.tool_errors))
+            out.text(("  seed prompts (written by the parent agent): " if ls.lane.is_subagent else "  human prompts: ")
+                     + _prompts_text(ls.prompts, "" if ls.lane.is_subagent else "typed"))
             om = {k: v for k, v in ls.read.omissions().items() if v}
             if om:
                 out.text("  omissions: " + ", ".join(f"{k}={v}" for k, v in om.items())
@@ -285,7 +320,14 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
             for n in ls.read.bridge_notes()[:10]:
                 out.text(f"  note: {n}")
     out.summary(files_read=len(res.lanes), files_unreadable=len(res.problems), problems=problems_json(res.problems),
-                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=tokens, omissions=dict(omis))
-    out.text(f"{len(res.lanes)} transcripts read ({len(scope.sessions)} sessions), {len(res.problems)} unreadable"
+                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=tokens,
+                tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
+                human_prompts=None if human is None else {"typed": sum(human.values()), **human},
+                omissions=dict(omis))
+    if tot_calls or tot_errors:
+        out.text("tool calls: " + _tools_text(tot_calls, tot_errors))
+    out.text("human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
+    out.text(f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
+             f"{len(res.problems)} unreadable"
              + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from array import array
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,6 +40,14 @@ class LaneStats:
     untagged_thinking_blocks: int = 0
     unknown_thinking_tags: Counter = field(default_factory=Counter)
     unknown_line_types: Counter = field(default_factory=Counter)
+    tool_calls: Counter = field(default_factory=Counter)
+    """Tool name -> calls: distinct tool_use ids (a replayed copy of a record repeats its ids; a block
+    without an id counts once per line), in order of first call."""
+    tool_errors: Counter = field(default_factory=Counter)
+    """Tool name -> calls whose tool_result the client marked `is_error` (distinct tool_use ids;
+    "(unknown tool)" when no tool_use in the lane carries the id)."""
+    prompts: dict = field(default_factory=dict)
+    """How the prompts typed in this lane reached the model (prompt_census)."""
 
 
 KNOWN_TYPES = {
@@ -101,7 +110,98 @@ def lane_stats_indexed(lane: Lane, strict: bool = False) -> LaneStats:
     thinking_lines = [e for e in idx.entries if "agent.thinking" in e.labels or "agent.thinking.narration" in e.labels]
     for _e, obj in idx.load_many(thinking_lines):
         _count_thinking(ls, obj)
+    uses: dict = {}
+    errs: dict = {}
+    queued: list[int] = []
+    pos = {id(e): i for i, e in enumerate(idx.entries)}
+    for e, obj in idx.load_many([e for e in idx.entries if e.type in ("assistant", "user")
+                                 or e.attachment == "queued_command"]):
+        if e.type == "attachment":
+            if R.is_queued_prompt(obj):
+                queued.append(pos[id(e)])
+        else:
+            _tool_blocks(obj, e.no, uses, errs)
+    _tool_counts(ls, uses, errs)
+    ents = idx.entries
+    code = {name: c for c, name in enumerate(SURVIVAL_NAMES) if name}
+    parent = [idx.by_uuid.get(e.parent, -1) if e.uuid is not None and e.parent else -1 for e in ents]
+    ls.prompts = prompt_census(
+        parent, [i for i, e in enumerate(ents) if e.type == "assistant"],
+        [i for i, e in enumerate(ents) if e.type == "user" and ("user.message" in e.labels
+                                                                 or e.labels[:1] == ("user.unsent",))],
+        queued, [code.get(e.survival, 0) for e in ents], {i for i, e in enumerate(ents) if e.replay_of is not None})
     return ls
+
+
+PROMPT_KINDS = ("sent", "queued", "rewound", "unsent")
+
+
+def prompt_census(parent, assistants, prompts, queued, state, replay) -> dict[str, int]:
+    """How each prompt reached the model, from the survival skeleton of one lane:
+
+    - sent: a record carrying `user.message` that is on the conversation chain (live or pre-cut);
+    - queued: a prompt typed while the agent was busy and delivered mid-turn (a `queued_command`
+      attachment, `R.is_queued_prompt`) that is not abandoned;
+    - rewound: an abandoned prompt the model had answered (an assistant record descends from it
+      through non-assistant records): the conversation was rewound past it;
+    - unsent: an abandoned prompt nothing answered (a draft recalled, edited and re-sent, TURN-022).
+
+    `parent[i]` is the slot of record i's parent (< 0: none); `state[i]` its survival code; replays
+    (slots in `replay`) are copies and not counted. Each assistant record walks up through
+    non-assistant records (at most 256) to the prompt it answers, so the walk is linear overall."""
+    marks = set(prompts)
+    marks.update(queued)
+    asst = set(assistants)
+    answered: set[int] = set()
+    for a in assistants:
+        p = parent[a]
+        steps = 0
+        while p >= 0 and steps < 256:
+            if p in marks:
+                answered.add(p)
+                break
+            if p in asst:
+                break
+            p = parent[p]
+            steps += 1
+    out = dict.fromkeys(PROMPT_KINDS, 0)
+    for slots, kept in ((prompts, "sent"), (queued, "queued")):
+        for i in slots:
+            if i in replay:
+                continue
+            if state[i] == ABANDONED:
+                out["rewound" if i in answered else "unsent"] += 1
+            else:
+                out[kept] += 1
+    return out
+
+
+def _tool_counts(ls: LaneStats, uses: dict, errs: dict) -> None:
+    for name in uses.values():
+        ls.tool_calls[name] += 1
+    for k in errs:
+        ls.tool_errors[uses.get(k, "(unknown tool)")] += 1
+
+
+def _tool_blocks(obj: dict, no: int, uses: dict, errs: dict) -> None:
+    """Record the tool_use blocks (assistant) or errored tool_results (user) of one record."""
+    m = obj.get("message")
+    c = m.get("content") if type(m) is dict else None
+    if type(c) is not list:
+        return
+    if obj.get("type") == "assistant":
+        for i, b in enumerate(c):
+            if type(b) is dict and b.get("type") == "tool_use":
+                bid = b.get("id")
+                k = bid if type(bid) is str and bid else (no, i)
+                if k not in uses:
+                    nm = b.get("name")
+                    uses[k] = nm if type(nm) is str else "(no name)"
+    else:
+        for i, b in enumerate(c):
+            if type(b) is dict and b.get("type") == "tool_result" and b.get("is_error") is True:
+                tid = b.get("tool_use_id")
+                errs[tid if type(tid) is str and tid else (no, i)] = None
 
 
 def _tokens(ls: LaneStats, per_msg: dict) -> None:
@@ -161,6 +261,16 @@ class _Part:
         mid-file, whose continuation test needs the previous part's last assistant record."""
         self.last_assistant: tuple[str | None, str | None] | None = None
         """(uuid, message id) of the part's last assistant record (None: it has none)."""
+        self.uses: dict = {}
+        """tool_use id (or (line, block#) without one) -> tool name, in order of first call."""
+        self.errs: dict = {}
+        """ids of tool_results the client marked is_error (an ordered set)."""
+        self.asst = array("i")
+        """slots of assistant records."""
+        self.prompt_slots = array("i")
+        """slots of user records carrying user.message (drafts included)."""
+        self.queued_slots = array("i")
+        """slots of queued_command attachments delivering a typed prompt (R.is_queued_prompt)."""
 
 
 _OPENER_FIRST = frozenset(("user.message", "user.answer", "user.rejection", "agent.communication.inbox",
@@ -260,7 +370,9 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                 key = (t, None, None, labels)
                 sr = m.get("stop_reason") if m is not None else None
                 sk.conv = conv_state(t, False, sr if type(sr) is str else None)
+                part.asst.append(slot)
                 if m is not None:
+                    _tool_blocks(obj, no, part.uses, part.errs)
                     u = m.get("usage")
                     if type(u) is dict:
                         model = m.get("model")
@@ -280,15 +392,20 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                 key = (t, None, None, labels)
                 if not obj.get("isMeta"):
                     sk.conv = 2  # CONV_OPEN
+                _tool_blocks(obj, no, part.uses, part.errs)
                 if labels and labels[0] == _UMSG:
                     umsg.append((slot, labels))
                     if parent is not None:
                         sk.add_draft_candidate(slot, parent)
+                if _UMSG in labels:
+                    part.prompt_slots.append(slot)
             elif t == "system":
                 sub = obj.get("subtype")
                 key = (t, sub if type(sub) is str else None, None, labels)
             elif t == "attachment":
                 key = (t, None, attachment_kind(obj), labels)
+                if key[2] == "queued_command" and R.is_queued_prompt(obj):
+                    part.queued_slots.append(slot)
             else:
                 key = (t, None, None, labels)
             c = combos.get(key)
@@ -395,6 +512,12 @@ def _merge(a: _Part, b: _Part) -> None:
         cur = a.per_msg.setdefault((model, mid + lines if type(mid) is int else mid), {})
         for f, v in fields.items():
             cur[f] = max(cur.get(f, v), v)
+    for k, nm in b.uses.items():
+        a.uses.setdefault((k[0] + lines, k[1]) if type(k) is tuple else k, nm)
+    for k in b.errs:
+        a.errs[(k[0] + lines, k[1]) if type(k) is tuple else k] = None
+    for mine, theirs in ((a.asst, b.asst), (a.prompt_slots, b.prompt_slots), (a.queued_slots, b.queued_slots)):
+        mine.extend(x + slots for x in theirs)
     a.narration_blocks += b.narration_blocks
     a.thinking_blocks += b.thinking_blocks
     a.untagged_thinking_blocks += b.untagged_thinking_blocks
@@ -457,6 +580,8 @@ def _finish(lane: Lane, part: _Part) -> LaneStats:
     ls.thinking_blocks = part.thinking_blocks
     ls.untagged_thinking_blocks = part.untagged_thinking_blocks
     ls.unknown_thinking_tags = part.unknown_thinking_tags
+    _tool_counts(ls, part.uses, part.errs)
+    ls.prompts = prompt_census(sk.parent, part.asst, part.prompt_slots, part.queued_slots, state, sk.replay)
     return ls
 
 

@@ -498,11 +498,34 @@ def classify(obj: dict) -> list[str]:
             if isinstance(c, str):
                 s = c.lstrip()
                 # riders (QT-005) are delivered as a notification / peer record of their own
-                if s and not (s.startswith("<task-notification>") or s.startswith("<agent-message")
-                              or s.startswith("<teammate-message") or _strip_preamble(s)[1]):
+                if s and not _is_rider(s):
                     return ["user.queued"]
         return []
     return []
+
+
+def _is_rider(s: str) -> bool:
+    """Queue content the harness rides on the input queue (QT-005): a notification or peer message,
+    delivered as a record of its own, never an operator prompt."""
+    return (s.startswith("<task-notification>") or s.startswith("<agent-message")
+            or s.startswith("<teammate-message") or _strip_preamble(s)[1])
+
+
+def is_queued_prompt(obj: dict) -> bool:
+    """A `queued_command` attachment delivering a prompt the operator typed while the agent was busy
+    (2.1.258 delivers it mid-turn this way, QT-006): `commandMode` "prompt" (or absent), `origin.kind`
+    human (or absent), and prose rather than a rider."""
+    a = obj.get("attachment")
+    if obj.get("type") != "attachment" or not isinstance(a, dict) or a.get("type") != "queued_command":
+        return False
+    if a.get("commandMode") not in (None, "prompt"):
+        return False
+    o = a.get("origin")
+    if isinstance(o, dict) and o.get("kind") not in (None, "human"):
+        return False
+    p = a.get("prompt")
+    s = p.lstrip() if isinstance(p, str) else ""
+    return bool(s) and not _is_rider(s)
 
 
 def opens_turn(obj: dict, labels: Iterable[str]) -> bool:
