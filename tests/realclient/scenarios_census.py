@@ -175,11 +175,17 @@ CENSUS_WORKFLOW = register(CensusScenario(
     ],
 ))
 
-# Rewind (Esc Esc, as a user does): the picker lists the prompts, Up selects the last one, Enter; the
-# confirmation's first option is "Restore conversation"; the input then holds the rewound prompt.
-REWIND_LAST = [(None, ["Escape"], 0.3), (None, ["Escape"], 0.2),
-               ("Restore the code and/or conversation", ["Up"], 0.5), (None, ["Enter"], 0.2),
-               ("Confirm you want to restore", ["Enter"], 0.2), (None, ["C-u"], 0.3)]
+def rewind_last(prompt: str, answer: str) -> list:
+    """TuiKeys steps of a rewind (Esc Esc, as a user does) to before the last prompt: the picker lists the
+    prompts, Up selects the last one, Enter; the confirmation's first option is "Restore conversation";
+    the input then holds the rewound prompt (its answer gone from the pane), which is cleared."""
+    def restored(pane: str) -> bool:
+        return "Confirm you want to restore" not in pane and answer not in pane and prompt in pane
+    return [(None, ["Escape"], 0.3), (None, ["Escape"], 0.2),
+            ("Restore the code and/or conversation", ["Up"], 0.5), (None, ["Enter"], 0.2),
+            ("Confirm you want to restore", ["Enter"], 0.2), (restored, ["C-u"], 0.3),
+            (lambda pane: prompt not in pane, None, 0.2)]
+
 
 def _recalled(pane: str) -> bool:
     """P2 is back in the input box (recalled): shown, nothing running, its answer never shown."""
@@ -196,10 +202,12 @@ CENSUS_RECALL = register(CensusScenario(
     prompts=[
         Prompt("First question.", turns=[Turn([text("First answer.")])]),
         Prompt("Second question, draft.", turns=[Turn([text("Never delivered.")], delay=5.0)]),
-        Prompt("Second question, edited.", before=[TuiKeys("census_recall", [(_recalled, ["C-u"], 0.3)])],
+        Prompt("Second question, edited.", before=[TuiKeys("census_recall", [
+            (_recalled, ["C-u"], 0.3), (lambda pane: "[census_recall P2]" not in pane, None, 0.2)])],
                turns=[Turn([text("Second answer.")])]),
         Prompt("Third question.", turns=[Turn([text("Third answer.")])]),
-        Prompt("Third question, again.", before=[TuiKeys("census_recall", REWIND_LAST)],
+        Prompt("Third question, again.", before=[TuiKeys("census_recall", rewind_last(
+            "[census_recall P4] Third question.", "Third answer."))],
                turns=[Turn([text("Fifth answer.")])]),
     ],
     keys_while={("P2", 0): [(1.0, ["Escape"])]},  # recall P2 while its answer is held
