@@ -116,8 +116,8 @@ def test_corrupt_database_is_null_with_reason(tmp_path, how):
     f.write_bytes(b[: len(b) // 3] if how == "truncated" else
                   b"garbage garbage!" + b[16:] if how == "garbled_header" else b"")
     p, disc = _discover("opencode", d)
-    if how == "empty_file":  # sqlite reads a 0-byte file as an empty database: no tables we know
-        assert disc.coverage.state == "unknown_format" and "missing table session" in disc.coverage.reason
+    if how == "empty_file":  # a 0-byte file is an empty database (a client about to set it up): a true 0
+        assert (disc.coverage.state, disc.coverage.sessions) == ("ok", 0)
     else:
         assert disc.coverage.state == "unreadable" and disc.coverage.sessions is None
         assert disc.coverage.reason.startswith("opencode.db: corrupt")

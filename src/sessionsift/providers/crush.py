@@ -206,6 +206,8 @@ class Crush(Provider):
     def _db_sessions(self, db: Path, pr: dict) -> list[SessionRef]:
         con = sqlite_ro.connect(db)
         try:
+            if sqlite_ro.is_empty(con, db):
+                return []  # created, not yet migrated
             cols = sqlite_ro.require(con, db, NEED)
             have = [c for c in OPTIONAL_SESSION if c in cols["sessions"]]
             names = ["id", "parent_session_id", "title", "created_at", "updated_at", *have]

@@ -125,6 +125,8 @@ class Opencode(Provider):
     def _db_sessions(self, db: Path) -> list[SessionRef]:
         con = sqlite_ro.connect(db)
         try:
+            if sqlite_ro.is_empty(con, db):
+                return []  # created, not yet migrated (seen while the client starts)
             cols = sqlite_ro.require(con, db, NEED)
             have = [c for c in OPTIONAL_SESSION if c in cols["session"]]
             sel = ", ".join(f'"{c}"' for c in ["id", "directory", "title", "time_created", "time_updated", *have])

@@ -106,6 +106,12 @@ def connect(path: Path) -> sqlite3.Connection:
     return retry(_open, path)
 
 
+def is_empty(con: sqlite3.Connection, path: Path) -> bool:
+    """True when the database has no tables at all: a file the client has created but not yet set up
+    (opencode and Crush create the file, then run their migrations). Nothing is in it: a true 0."""
+    return retry(lambda: con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0], path) == 0
+
+
 def columns(con: sqlite3.Connection, table: str) -> set[str]:
     return {r[1] for r in con.execute("SELECT * FROM pragma_table_info(?)", (table,))}
 
