@@ -187,7 +187,8 @@ def test_zero_hits_says_what_was_searched(home):
             size += ln.path.stat().st_size
     code, out, _ = run(["search", "no-such-phrase-q7x9", "--count-lines", "--claude-home", str(home)])
     assert code == 1
-    assert out.strip().splitlines()[-1] == (
+    assert out.strip().splitlines()[-1].startswith("coverage: Claude Code ")  # the coverage line ends every answer
+    assert out.strip().splitlines()[-2] == (
         f"0 hits in {files} transcripts ({lines} lines, {len(scope.sessions)} sessions; 0 unreadable); no match "
         "in the kinds not searched (user.queued, attachments, snapshots, turn-duration, away-summary, stop-hooks, "
         "system records, hook context, persisted outputs)")
@@ -200,7 +201,7 @@ def test_zero_hits_says_what_was_searched(home):
     sm = jrows(out)[-1]
     assert sm["lines"] is None and sm["bytes"] == size and sm["files"] == files
     code, out, _ = run(["search", "no-such-phrase-q7x9", "--claude-home", str(home)])
-    last = out.strip().splitlines()[-1]
+    last = out.strip().splitlines()[-2]  # [-1] is the coverage line
     assert last.startswith(f"0 hits in {files} transcripts (") and "lines" not in last
     assert f"B, {len(scope.sessions)} sessions; 0 unreadable)" in last
 
@@ -226,7 +227,7 @@ def test_sessions_with_matches_feed_sessions_from(home, tmp_path):
     assert {r["key"] for r in jrows(out) if r["kind"] == "count"} == {ids[0]}
     f.write_text("")
     code, out, _ = run(["search", "", "--sessions-from", str(f), "--claude-home", str(home)])
-    assert code == 1 and out.strip().endswith("0 hits in 0 transcripts (0 bytes, 0 sessions; 0 unreadable); not "
+    assert code == 1 and out.strip().splitlines()[-2].endswith("0 hits in 0 transcripts (0 bytes, 0 sessions; 0 unreadable); not "
                                               "searched (further hits not counted: the pattern has no literal "
                                               "needle): user.queued, attachments, snapshots, turn-duration, "
                                               "away-summary, stop-hooks, system records, hook context, persisted outputs")

@@ -12,8 +12,8 @@ from ..model.lane import Entry
 from ..model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
-from .options import (claude_root_arg, common_options, coverage_json, coverage_line, make_scope, make_selection,
-                      problems_json, provider_options, scope_header, scope_options, selection_header)
+from .options import (claude_root_arg, claude_scope, common_options, coverage_json, coverage_line, make_selection,
+                      problems_json, provider_options, scope_options, selection_header)
 from .output import Out, clip, esc
 
 
@@ -172,21 +172,47 @@ def _ref_row(out: Out, r, sel) -> None:
 @click.command("show")
 @click.argument("target")
 @common_options
+@provider_options
 @click.option("--lane", default=None, help="Subagent lane (agent id or file stem) of the session.")
 @click.option("--line", "lines", default=None, help="N (explicit) or A..B (range), 1-based physical lines.")
-@click.option("--uuid", default=None, help="Record uuid.")
+@click.option("--locator", default=None, help="A record's locator (L12, L12#1, or TABLE:ID for a database row).")
+@click.option("--uuid", default=None, help="Record uuid (Claude Code).")
 @click.option("--turn", type=int, default=None, help="Turn number (negative counts from the end: -1 = last).")
 @click.option("--raw", is_flag=True, help="Print the raw line bytes (escaped in text mode).")
-@click.option("--branch-points", is_flag=True, help="Records with more than one conversation child.")
-def show_cmd(target, fmt, claude_home, lane, lines, uuid, turn, raw, branch_points):
-    """Show records of one transcript by line, uuid or turn.
+@click.option("--branch-points", is_flag=True, help="Records with more than one conversation child (Claude Code).")
+def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, branch_points):
+    """Show records of one session (any provider) by line, locator, uuid or turn.
 
+    \b
     Example: sessionsift show 3f2a --turn -1
+    Example: sessionsift show ses_4b1c --locator part:prt_9a2 --home examples/home
     """
-    scope = make_scope((target,), claude_home)
+    from ..errors import TargetError, UsageError
+
+    sel = make_selection((target,))
+    n_claude = len(sel.claude.sessions) if sel.claude is not None else 0
+    if sel.refs and n_claude + len(sel.refs) == 1:
+        from .cmd_shared import show_shared
+
+        return show_shared(sel, sel.refs[0], fmt, lane=lane, lines=lines, locator=locator, uuid=uuid,
+                           turn=turn, raw=raw, branch_points=branch_points)
+    if sel.refs or sel.claude is None:
+        ids = [f"{r.session_id} ({r.provider})" for r in sel.refs[:10]]
+        raise TargetError(f"this command needs exactly one session; the target matched {sel.total()}"
+                          + (f": {', '.join(ids)}" if ids else ""),
+                          hint="name a session id (or unique prefix) or a transcript path")
+    scope = sel.claude
+    if locator is not None:
+        import re as _re
+
+        m = _re.fullmatch(r"L(\d+)(?:#\d+)?", locator)
+        if m is None:
+            raise UsageError(f"a Claude Code record's locator is L<line> or L<line>#<block>, not {locator!r}")
+        lines = m.group(1)
     ln = show_mod.pick_lane(scope, lane)
     out = Out(fmt, "show")
-    out.header(**scope_header(scope), lane=lane_fields(ln))
+    out.header(**selection_header(sel), lane=lane_fields(ln))
+    covs = sel.coverage()
     if branch_points:
         idx, bps = show_mod.branch_points(ln)
         for bp in bps:
@@ -195,8 +221,10 @@ def show_cmd(target, fmt, claude_home, lane, lines, uuid, turn, raw, branch_poin
                                                    "survival": c.survival} for c in bp.children]})
             out.text(f"L{bp.entry.no} {bp.entry.uuid} -> " + ", ".join(
                 f"L{c.no} {c.labels[0] if c.labels else c.type} ({c.survival})" for c in bp.children))
-        out.summary(branch_points=len(bps), lines=idx.stats.lines, omissions=idx.stats.omissions())
+        out.summary(branch_points=len(bps), lines=idx.stats.lines, omissions=idx.stats.omissions(),
+                    coverage=coverage_json(covs))
         out.text(f"{len(bps)} branch points in {idx.stats.lines} lines of {esc(ln.path)}")
+        out.text(coverage_line(covs))
         return ExitStatus.OK
     idx, recs = show_mod.show(ln, lines=lines, uuid=uuid, turn=turn, raw=raw)
     for r in recs:
@@ -215,9 +243,10 @@ def show_cmd(target, fmt, claude_home, lane, lines, uuid, turn, raw, branch_poin
             for line in body.split("\n")[:200]:
                 out.text("  " + esc(line))
     out.summary(records=len(recs), lines=idx.stats.lines, omissions=idx.stats.omissions(),
-                bridges=bridges_json(idx.stats))
+                bridges=bridges_json(idx.stats), coverage=coverage_json(covs))
     for n in idx.stats.bridge_notes()[:10]:
         out.err(f"sessionsift: note: {n}")
+    out.text(coverage_line(covs))
     return ExitStatus.OK
 
 
@@ -245,18 +274,25 @@ def _prompts_text(p: dict, word: str = "typed") -> str:
 @click.command("stats")
 @click.argument("targets", nargs=-1)
 @common_options
+@provider_options
 @scope_options
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--strict", is_flag=True, help="Fail on the first malformed line, naming file and line.")
-def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
-    """Line types, label census, turns, compactions, tokens per model, narration, omissions.
+@click.option("--shared", "shared_claude", is_flag=True,
+              help="Also read Claude Code sessions through the shared records, so the `shared` totals cover every provider.")
+def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude):
+    """Census per session: Claude Code's line types, labels, turns, compactions, tokens per model;
+    for every provider, records, prompts, tool calls and errors per tool, tokens per model.
 
+    \b
     Example: sessionsift stats . --format json
+    Example: sessionsift stats --home examples/home --shared
     """
-    scope = make_scope(targets, claude_home, sessions_from)
+    sel = make_selection(targets, sessions_from)
+    scope = claude_scope(sel)
     res = stats_mod.stats(scope, subagents=not no_subagents, strict=strict)
     out = Out(fmt, "stats")
-    out.header(**scope_header(scope))
+    out.header(**selection_header(sel))
     from collections import Counter
 
     tot_labels: Counter = Counter()
@@ -319,15 +355,33 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict):
                          + (f" (malformed at L{', L'.join(map(str, ls.read.malformed_lines[:10]))})" if ls.read.malformed_lines else ""))
             for n in ls.read.bridge_notes()[:10]:
                 out.text(f"  note: {n}")
-    out.summary(files_read=len(res.lanes), files_unreadable=len(res.problems), problems=problems_json(res.problems),
+    from .cmd_shared import claude_refs, stats_shared
+
+    extra = claude_refs(sel, subagents=not no_subagents) if shared_claude else []
+    gres = stats_shared(out, sel, sel.refs + extra)
+    problems = res.problems + gres.problems
+    covs = sel.coverage()
+    out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
                 line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=tokens,
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
-                omissions=dict(omis))
-    if tot_calls or tot_errors:
-        out.text("tool calls: " + _tools_text(tot_calls, tot_errors))
-    out.text("human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
-    out.text(f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
-             f"{len(res.problems)} unreadable"
-             + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
-    return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
+                omissions=dict(omis),
+                shared={**gres.totals(), "providers": sorted({r.provider for r in sel.refs + extra})},
+                coverage=coverage_json(covs))
+    if sel.claude is not None:
+        cc = "Claude Code: " if gres.sessions else ""
+        if tot_calls or tot_errors:
+            out.text(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
+        out.text(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
+        out.text(cc + f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
+                 f"{len(res.problems)} unreadable"
+                 + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
+    if gres.sessions or gres.problems:
+        t = gres.totals()
+        names = sorted({r.provider for r in sel.refs + extra})
+        out.text(f"shared records ({', '.join(names)}): {t['sessions']} sessions, {t['records']} records, "
+                 f"{t['prompts']} prompts, {sum(t['tool_calls'].values())} tool calls, "
+                 f"{sum(t['tool_errors'].values())} failed" + (f", {len(gres.problems)} unreadable: " + "; ".join(
+                     f"{esc(p.path)}: {esc(p.why)}" for p in gres.problems[:5]) if gres.problems else ""))
+    out.text(coverage_line(covs))
+    return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK

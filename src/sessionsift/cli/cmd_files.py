@@ -12,7 +12,8 @@ from ..files import image as image_mod, plan as plan_mod, recover as rec_mod, to
 from ..timefmt import instant, short_local
 from .cmd_core import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
-from .options import common_options, make_scope, problems_json, scope_header, scope_options
+from .options import (claude_scope, common_options, coverage_json, coverage_line, make_scope, make_selection,
+                      problems_json, provider_options, scope_header, scope_options, selection_header)
 from .output import Out, clip, esc
 
 
@@ -30,31 +31,54 @@ def _touch_row(t: touched.Touch, home) -> dict:
 @click.command("files")
 @click.argument("targets", nargs=-1)
 @common_options
+@provider_options
 @scope_options
 @click.option("--by", "by", type=click.Choice(["file", "dir", "timeline", "summary"]), default="file",
               show_default=True, help="Grouping of the rows.")
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--subagents-only", is_flag=True, help="Subagent lanes only.")
 def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only):
-    """Which files sessions read, wrote and edited (tools and shell), when, and by which lane.
+    """Which files sessions read, wrote and edited (Claude Code: tools and shell; other providers:
+    the file changes their records hold), when, and by which session and lane.
 
+    \b
     Example: sessionsift files 3f2a --by timeline
+    Example: sessionsift files --home examples/home --by file
     """
+    from ..questions.files import changes as shared_changes
+    from .cmd_shared import change_line, change_row, pairs_of
+
     if no_subagents and subagents_only:
         raise UsageError("--no-subagents and --subagents-only exclude each other")
-    scope = make_scope(targets, claude_home, sessions_from)
+    sel = make_selection(targets, sessions_from)
+    scope = claude_scope(sel)
     res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only)
+    gres = shared_changes(pairs_of(sel))
+    gch = [c for c in gres.changes if not (no_subagents and c.record.lane != "main")
+           and not (subagents_only and c.record.lane == "main" and c.ref.parent_session_id is None)]
     out = Out(fmt, "files")
-    out.header(**scope_header(scope), by=by)
+    out.header(**selection_header(sel), by=by)
     ts = res.touches
     if by == "timeline":
-        for t in ts:
+        from ..questions.listing import sort_key
+
+        merged = sorted([(sort_key(t.timestamp), 0, t) for t in ts] + [(sort_key(c.record.instant), 1, c) for c in gch],
+                        key=lambda x: (x[0], x[1]))
+        for _k, which, c in merged:
+            if which == 1:
+                out.row("change", change_row(sel, c))
+                out.text(change_line(sel, c))
+                continue
+            t = c
             out.row("touch", _touch_row(t, claude_home))
             iv = f" between {short_local(t.interval[0])} and {short_local(t.interval[1])}" if t.interval else ""
             out.text(f"{short_local(t.timestamp)} L{t.line} {esc(t.lane.display)} {t.op:<16} "
                      f"{esc(t.path or t.raw or t.marker)} [{t.resolution}, {t.status}]{iv}"
                      + (f"  {clip(t.detail, 100)}" if t.detail else ""))
     elif by == "file":
+        from ..questions.files import by_file
+
+        gfiles = by_file(gch)
         for d in touched.group_by_file(ts):
             out.row("file", {"file": d["path"], "ops": d["ops"], "first": instant(d["first"]),
                              "last": instant(d["last"]), "lanes": d["lanes"], "lines": d["lines"],
@@ -62,35 +86,86 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                                           "is_subagent": t.lane.is_subagent,
                                           "parent_session_id": t.lane.parent_session_id, "line": t.line,
                                           "refetch": refetch(t.lane, t.line, claude_home)}
-                                         for t in ts if t.path == d["path"]]})
+                                         for t in ts if t.path == d["path"]]
+                                        + [change_row(sel, c) for c in gfiles.pop(d["path"], [])]})
             out.text(f"{esc(d['path'])}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items()))
                      + f"  [{', '.join(esc(x) for x in d['lanes'])}] {short_local(d['first'])} .. {short_local(d['last'])}")
+        for path, cs in gfiles.items():
+            _shared_file_row(out, sel, path, cs)
         for t in ts:
             if t.path is None:
                 out.row("unresolved", _touch_row(t, claude_home))
                 out.text(f"(unresolved) L{t.line} {esc(t.lane.display)} {t.op} {esc(t.marker or t.raw)}"
                          + (f" via {esc(t.verb)}" if t.verb else ""))
     elif by == "dir":
+        from ..questions.files import by_dir
+
+        gdirs = by_dir(gch)
         for d in touched.group_by_dir(ts):
+            for c in gdirs.pop(d["dir"], []):
+                d["ops"][c.change.action] = d["ops"].get(c.change.action, 0) + 1
             out.row("dir", d)
             out.text(f"{esc(d['dir'])}/  {d['files']} files  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
+        for dname, cs in gdirs.items():
+            d = {"dir": dname, "ops": _count(c.change.action for c in cs), "files": len({c.path for c in cs})}
+            out.row("dir", d)
+            out.text(f"{esc(dname)}/  {d['files']} files  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
     ops: dict[str, int] = {}
     for t in ts:
         ops[t.op] = ops.get(t.op, 0) + 1
-    files = len({t.path for t in ts if t.path})
+    gops = _count(c.change.action for c in gch)
+    files = len({t.path for t in ts if t.path} | {c.path for c in gch})
     unresolved = sum(1 for t in ts if t.path is None)
-    out.summary(transcripts=res.transcripts, files_unreadable=len(res.problems), problems=problems_json(res.problems),
+    problems = res.problems + gres.problems
+    covs = sel.coverage()
+    out.summary(transcripts=res.transcripts, files_unreadable=len(problems), problems=problems_json(problems),
                 touches=len(ts), files=files, unresolved=unresolved, ops=ops, omissions=res.omissions,
+                shared={"sessions": len(sel.refs), "changes": len(gch), "files": len({c.path for c in gch}),
+                        "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
+                        "omissions": gres.omissions()},
+                coverage=coverage_json(covs),
                 invisible="writes by other processes leave no trace unless a freshness signal or a file-history "
                           "version jump records them (FH-013); bash writes never enter file-history (FH-020)")
-    out.text(f"{len(ts)} touches of {files} files ({unresolved} unresolved/markers) in {res.transcripts} transcripts"
-             + (f", {len(res.problems)} unreadable" if res.problems else "")
-             + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
+    if sel.claude is not None:
+        out.text(f"{len(ts)} touches of {len({t.path for t in ts if t.path})} files ({unresolved} unresolved/markers) "
+                 f"in {res.transcripts} transcripts" + (f", {len(res.problems)} unreadable" if res.problems else "")
+                 + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
+    if sel.refs:
+        out.text(f"{len(gch)} recorded changes of {len({c.path for c in gch})} files in {len(sel.refs)} sessions of "
+                 + ", ".join(sorted({esc(r.provider) for r in sel.refs}))
+                 + (f", {len(gres.problems)} unreadable" if gres.problems else "")
+                 + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(gops.items())) if by == "summary" and gops else ""))
     lost = {k: v for k, v in res.omissions.items() if v}
     if lost:
         out.text("lines not read (touches on them are not counted; the figures are lower bounds): "
                  + ", ".join(f"{k}={v}" for k, v in sorted(lost.items())))
-    return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
+    out.text(coverage_line(covs))
+    return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+
+
+def _count(it) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for k in it:
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _shared_file_row(out: Out, sel, path: str, cs: list) -> None:
+    from ..questions.listing import sort_key
+    from .cmd_shared import change_row
+
+    ts = sorted((c.record.instant for c in cs if c.record.instant), key=sort_key)
+    lanes = []
+    for c in cs:
+        name = f"{c.ref.provider}:{c.ref.session_id}" + ("" if c.record.lane == "main" else f"/{c.record.lane}")
+        if name not in lanes:
+            lanes.append(name)
+    ops = _count(c.change.action for c in cs)
+    out.row("file", {"file": path, "ops": ops, "first": instant(ts[0]) if ts else None,
+                     "last": instant(ts[-1]) if ts else None, "lanes": lanes,
+                     "lines": [c.record.line for c in cs], "touches": [change_row(sel, c) for c in cs]})
+    out.text(f"{esc(path)}  " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items()))
+             + f"  [{', '.join(esc(x) for x in lanes)}] {short_local(ts[0] if ts else None)} .. {short_local(ts[-1] if ts else None)}")
 
 
 def _step_row(s: rec_mod.Step, home) -> dict:

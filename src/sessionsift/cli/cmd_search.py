@@ -7,7 +7,8 @@ import os
 import click
 
 from .exit import ExitStatus
-from .options import common_options, make_scope, scope_header, scope_options
+from .options import (claude_scope, common_options, coverage_json, coverage_line, make_selection, provider_options,
+                      scope_options, selection_header)
 from .output import Out, clip, esc
 
 
@@ -103,6 +104,7 @@ def _human_bytes(n: int) -> str:
 @click.option("--count-lines", is_flag=True,
               help="Count the lines of every transcript for the summary (one more pass over every byte).")
 @common_options
+@provider_options
 @scope_options
 def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
                max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
@@ -136,8 +138,12 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
         raise UsageError("-c/--count and --count-by are exclusive")
     if sessions_only and (count or count_by):
         raise UsageError("-l cannot be combined with -c/--count-by")
+    from ..questions.kinds import claude_selectors
+
+    # -t/-T take Claude Code labels and the shared kinds alike (questions/kinds.py)
+    c_include, c_exclude = claude_selectors(include), claude_selectors(exclude)
     query = Query(
-        patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=tuple(include), exclude=tuple(exclude),
+        patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=c_include, exclude=c_exclude,
         attachments=attachments, additional_context=additional_context,
         since=parse_when(since) if since else None, until=parse_when(until) if until else None,
         max_count=max_count, subagents=not no_subagents, context=not no_context,
@@ -146,11 +152,15 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     )
     from ..search.api import plan as _plan
 
-    _plan(query)  # usage errors before touching the data root
-    scope = make_scope(targets, claude_home, sessions_from)
+    pl = _plan(query)  # usage errors before touching the data root
+    from ..questions.kinds import selected_kinds
+
+    selected_kinds(tuple(include), tuple(exclude))
+    sel = make_selection(targets, sessions_from)
+    scope = claude_scope(sel, empty=bool(include) and not c_include)
     run = search(query, scope)
     out = Out(fmt, "search")
-    out.header(**scope_header(scope), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
+    out.header(**selection_header(sel), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
                include=list(include), exclude=list(exclude), count_by=query.count_by,
                since=instant(query.since), until=instant(query.until))
     counts: dict = {}
@@ -207,29 +217,45 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
                 out.text(f"> L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
             else:
                 out.text(f"{lane.session_id} {esc(lane.display)} L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+    from .cmd_shared import search_shared, search_summary_json, search_summary_text
+
+    gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,
+                        until=query.until, max_count=max_count, count_by=query.count_by,
+                        sessions_only=sessions_only, context=query.context, counts=counts)
     sm = run.summary
+    hits = sm.hits + gsm.hits
     if query.count_by == "total":
-        out.row("count", {"by": None, "key": None, "count": sm.hits})
-        out.text(str(sm.hits))
+        out.row("count", {"by": None, "key": None, "count": hits})
+        out.text(str(hits))
     elif query.count_by is not None:
         _print_counts(out, query.count_by, counts, run.plan.tool_count if query.count_by == "tool" else None)
-    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions,
-                sessions_with_hits=sm.sessions_with_hits, hits=sm.hits, records_parsed=sm.records_parsed,
+    covs = sel.coverage()
+    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions,
+                sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
                 malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
                 left_out_note=sm.left_out_note,
-                workers=run.workers)
+                workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs))
     line = _summary_line(sm, run.workers)
+    gline = search_summary_text(sel, gsm)
     if not out.json:
-        if sessions_only and sm.hits:
+        if sessions_only and hits:
             out.stream.flush()
-            out.err(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1])
+            if sel.claude is not None:
+                out.err(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1])
+            if gline:
+                out.err(gline)
+            out.err(coverage_line(covs))
         else:
-            out.text(line)
-    if sm.unreadable or sm.persisted_unresolved:
+            if sel.claude is not None:
+                out.text(("Claude Code: " if gline else "") + line)
+            if gline:
+                out.text(gline)
+            out.text(coverage_line(covs))
+    if sm.unreadable or sm.persisted_unresolved or gsm.problems or sel.incomplete():
         return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
-    return ExitStatus.NO_MATCH if sm.hits == 0 else ExitStatus.OK
+    return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
 
 
 def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> None:

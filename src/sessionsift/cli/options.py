@@ -176,6 +176,20 @@ def make_selection(targets: tuple[str, ...], sessions_from: str | None = None):
     return select(sv, list(targets), read_session_list(sessions_from))
 
 
+def claude_scope(sel, empty: bool = False) -> Scope:
+    """The Claude Code part of a selection as the deep model's Scope (an empty one when Claude
+    Code was not looked at, its root is absent, or `empty`: the query can select none of its
+    records)."""
+    if sel.claude is not None and not empty:
+        return sel.claude
+    from ..discover import HomeChoice
+
+    ce = sel.survey.entry("claude-code")
+    path = ce.root.path if ce is not None and ce.root is not None and ce.root.path is not None else Path("-")
+    src = _claude_source(ce.root.source) if ce is not None and ce.root is not None else "~/.claude"
+    return Scope(HomeChoice(path, src))  # type: ignore[arg-type]
+
+
 def scope_header(scope: Scope) -> dict:
     return {
         "claude_home": str(scope.home.path),

@@ -1,0 +1,229 @@
+"""The cross-provider halves of `show`, `search`, `stats` and `files`: rendering of the generic
+path (sessionsift.questions) for every provider but Claude Code, whose sessions keep their deep
+paths in cmd_core / cmd_search / cmd_files."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..timefmt import instant, short_local
+from .exit import ExitStatus
+from .options import coverage_json, coverage_line, problems_json, selection_header
+from .output import Out, clip, esc
+from .shared import change_json, record_row, record_text_line, refetch, session_fields
+
+
+def providers_of(sel) -> dict:
+    return {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
+
+
+def pairs_of(sel, refs=None) -> list:
+    provs = providers_of(sel)
+    return [(provs[r.provider], r) for r in (sel.refs if refs is None else refs) if r.provider in provs]
+
+
+def display_of(sel, name: str) -> str:
+    e = sel.survey.entry(name)
+    return e.display if e else name
+
+
+# -- show -----------------------------------------------------------------------------------
+
+
+def show_shared(sel, ref, fmt, *, lane, lines, locator, uuid, turn, raw, branch_points):
+    from ..questions.show import show
+
+    d = display_of(sel, ref.provider)
+    if uuid is not None or branch_points:
+        raise UsageError(f"--uuid and --branch-points read Claude Code's record graph; {ref.session_id} is a {d} "
+                         "session (use --line, --locator or --turn)")
+    prov = providers_of(sel)[ref.provider]
+    recs, rep = show(prov, ref, lines=lines, locator=locator, turn=turn)
+    if lane is not None:
+        recs = [r for r in recs if r.lane == lane]
+        if not recs:
+            from ..errors import NoSuchRecord
+
+            raise NoSuchRecord(f"no such record(s) in lane {lane!r} of session {ref.session_id}")
+    out = Out(fmt, "show")
+    covs = sel.coverage()
+    out.header(**selection_header(sel), session={**session_fields(ref), "paths": [str(p) for p in ref.paths],
+                                                 "project": ref.project})
+    for r in recs:
+        out.row("record", record_row(sel, ref, r, raw=True, content=True))
+        out.text(record_text_line(r, 100) + f"  turn={r.turn if r.turn is not None else '-'}")
+        if raw:
+            from .output import dumps
+
+            out.text("  " + esc(dumps(r.raw).decode("utf-8", "replace")))
+            continue
+        body = r.text or ""
+        if r.kind == "tool_call":
+            from ..questions.search import record_text
+
+            body = record_text(r)
+        for line in body.split("\n")[:200]:
+            out.text("  " + esc(line))
+        for c in r.file_changes:
+            out.text(f"  change: {c.action} {esc(c.path)}" + (f" -> {esc(c.move_to)}" if c.move_to else "")
+                     + ("  [whole new content]" if c.new_content is not None else "")
+                     + ("  [diff]" if c.diff is not None else ""))
+    out.summary(records=len(recs), lines=None, omissions=rep.omissions(), coverage=coverage_json(covs))
+    out.text(coverage_line(covs))
+    return ExitStatus.OK
+
+
+# -- search ---------------------------------------------------------------------------------
+
+
+def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_count, count_by,
+                  sessions_only, context, counts: dict):
+    """Search every non-Claude session in `sel`; rows go to `out`; `--count-by` tallies merge
+    into `counts`. Returns the SharedSummary."""
+    from ..questions.kinds import selected_kinds
+    from ..questions.search import SharedQuery, search
+    from ..search.api import merge_counts
+
+    q = SharedQuery(regex=regex, kinds=selected_kinds(tuple(include), tuple(exclude)), since=since, until=until,
+                    max_count=max_count, count_by=count_by, sessions_only=sessions_only)
+    outs, sm = search(pairs_of(sel), q)
+    last_group = None
+    for o in outs:
+        ref = o.ref
+        if count_by not in (None, "total"):
+            merge_counts(count_by, counts, o.counts)
+            continue
+        if count_by == "total":
+            continue
+        if sessions_only:
+            if o.hit_count:
+                out.row("session", {**session_fields(ref), "project": ref.project})
+                out.text(ref.session_id)
+            continue
+        for h in o.hits:
+            r = h.record
+            tc = None
+            if h.opener is not None:
+                tc = {"turn": h.turn, "opener": {"line": h.opener.line, "locator": h.opener.locator,
+                                                 "timestamp": instant(h.opener.instant), "text": h.opener.text}}
+            out.row("hit", {**record_row(sel, ref, r), "text": h.text,
+                            "match": {"start": h.span[0], "end": h.span[1]} if h.span else None,
+                            "labels": [r.kind], "turn": h.turn, "turn_context": tc})
+            if out.json:
+                continue
+            from .cmd_search import _snippet
+
+            head = f"{esc(r.locator)} [{r.kind}{' ' + esc(r.tool_name) if r.tool_name else ''}] {short_local(r.instant)}"
+            if context:
+                group = (ref.provider, ref.session_id, h.turn)
+                if group != last_group:
+                    out.text(f"{ref.session_id} ({esc(display_of(sel, ref.provider))}) turn "
+                             f"{h.turn if h.turn is not None else '-'}")
+                    if h.opener is not None:
+                        out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
+                                 f"{clip(h.opener.text, 200)}")
+                    last_group = group
+                out.text(f"> {head}  {_snippet(h.text, h.span)}")
+            else:
+                out.text(f"{ref.session_id} {head}  {_snippet(h.text, h.span)}")
+    return sm
+
+
+def search_summary_text(sel, sm) -> str | None:
+    if not sm.sessions:
+        return None
+    names = sorted({display_of(sel, r.provider) for r in sel.refs})
+    left = ", ".join(f"{k} {v}" for k, v in sorted(sm.not_searched.items()))
+    om = {k: v for k, v in sm.omissions.items() if v and k != "unknown_kinds"}  # unknown kinds: kept, named above
+    return (f"{sm.hits} hits in {sm.sessions} sessions of {', '.join(esc(n) for n in names)} "
+            f"({sm.searched} of {sm.records} records searched"
+            + (f"; not searched (select with -t): {left}" if left else "")
+            + (f"; {sm.undated_skipped} undated records left out of the time window" if sm.undated_skipped else "")
+            + (f"; {len(sm.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in sm.problems[:5])
+               if sm.problems else "")
+            + ("; not read: " + ", ".join(f"{k}={v}" for k, v in om.items()) if om else "") + ")")
+
+
+def search_summary_json(sm) -> dict:
+    return {"sessions": sm.sessions, "sessions_with_hits": sm.sessions_with_hits, "hits": sm.hits,
+            "records": sm.records, "records_searched": sm.searched, "copies_skipped": sm.copies,
+            "not_searched_kinds": dict(sm.not_searched), "undated_skipped": sm.undated_skipped,
+            "files": sm.files, "bytes": sm.bytes, "omissions": dict(sm.omissions),
+            "problems": problems_json(sm.problems)}
+
+
+# -- stats ----------------------------------------------------------------------------------
+
+
+def claude_refs(sel, subagents: bool = True) -> list:
+    """The selected Claude Code sessions as SessionRefs (for the shared-records census)."""
+    if sel.claude is None:
+        return []
+    e = sel.survey.entry("claude-code")
+    want = {s.session_id for s in sel.claude.sessions}
+    refs = [r for r in (e.sessions if e else []) if r.session_id in want]
+    if not subagents:
+        from dataclasses import replace
+
+        refs = [replace(r, paths=r.paths[:1]) for r in refs]
+    return refs
+
+
+def stats_shared(out: Out, sel, refs=None):
+    from ..questions.stats import stats
+
+    res = stats(pairs_of(sel, refs))
+    for s in res.sessions:
+        ref = s.ref
+        out.row("session", {
+            **session_fields(ref), "path": str(ref.paths[0]) if ref.paths else None,
+            "records": s.records, "copies": s.copies, "kinds": dict(s.kinds), "prompts": s.prompts,
+            "turns": s.turns, "tool_calls": dict(s.tool_calls), "tool_errors": dict(s.tool_errors),
+            "tokens_by_model": s.tokens_by_model, "usage_units_by_model": dict(s.usage_units_by_model),
+            "tokens_cumulative_by_model": s.tokens_cumulative_by_model, "file_changes": s.file_changes,
+            "unknown_kinds": dict(s.report.unknown_kinds), "omissions": s.report.omissions(),
+            "malformed_lines": s.report.malformed_lines[:100],
+        })
+        if out.json:
+            continue
+        out.text(f"{ref.session_id} ({esc(display_of(sel, ref.provider))}): {s.records} records, {s.prompts} prompts, "
+                 f"{sum(s.tool_calls.values())} tool calls, {sum(s.tool_errors.values())} failed"
+                 + (f", {s.copies} copies counted once" if s.copies else ""))
+        for k, v in sorted(s.kinds.items(), key=lambda kv: -kv[1]):
+            out.text(f"  kind {k:<30} {v}")
+        for k, v in sorted(s.tool_calls.items(), key=lambda kv: -kv[1]):
+            err = s.tool_errors.get(k, 0)
+            out.text(f"  tool {esc(k):<30} {v}" + (f" ({err} failed)" if err else ""))
+        for k, v in sorted(s.tool_errors.items()):
+            if k not in s.tool_calls:
+                out.text(f"  tool {esc(k):<30} 0 ({v} failed)")
+        for m, d in s.tokens_by_model.items():
+            out.text(f"  tokens {esc(m)}: " + ", ".join(f"{k}={v}" for k, v in d.items())
+                     + f" over {s.usage_units_by_model[m]} usage records")
+        for m, d in s.tokens_cumulative_by_model.items():
+            out.text(f"  tokens {esc(m)} (running total, not summed): " + ", ".join(f"{k}={v}" for k, v in d.items()))
+        for k, v in s.report.unknown_kinds.items():
+            out.text(f"  unknown record kind {esc(k)}: {v} (kept, not interpreted)")
+        om = {k: v for k, v in s.report.omissions().items() if v}
+        if om:
+            out.text("  omissions: " + ", ".join(f"{k}={v}" for k, v in om.items()))
+    return res
+
+
+# -- files ----------------------------------------------------------------------------------
+
+
+def change_row(sel, c) -> dict:
+    r = c.record
+    return {**session_fields(c.ref, r), "line": r.line, "locator": r.locator, "timestamp": instant(r.instant),
+            "turn": r.turn, "file": c.change.path, "tool": r.tool_name, "call_id": r.call_id,
+            **{k: v for k, v in change_json(c.change).items() if k != "path"},
+            "exit_code": r.exit_code, "is_error": r.is_error, "refetch": refetch(sel, c.ref, r)}
+
+
+def change_line(sel, c) -> str:
+    r = c.record
+    ch = c.change
+    return (f"{short_local(r.instant)} {esc(r.locator)} {c.ref.session_id} ({esc(display_of(sel, c.ref.provider))}) "
+            f"{ch.action:<7} {esc(ch.path)}" + (f" -> {esc(ch.move_to)}" if ch.move_to else "")
+            + (f" via {esc(r.tool_name)}" if r.tool_name else "")
+            + ("  [whole new content]" if ch.new_content is not None else "") + ("  [diff]" if ch.diff is not None else ""))

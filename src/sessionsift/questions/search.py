@@ -1,0 +1,208 @@
+"""`search` over the shared records of any provider with a reader.
+
+The pattern (RE2, linear time: `search.api.compile_regex`) runs over what a record holds: its
+text; for a tool call, `<tool name> <input as JSON>` (as for Claude Code's tool_use blocks); for a
+tool result, its output text. A record that repeats another (`copy_of`) is not searched twice.
+Selection is by shared kind (`kinds.py`); meta and unknown records are searched only when
+selected, and the summary counts the records it left out by kind. Context is the whole turn:
+every hit carries the prompt that opened its turn (a turn runs from one prompt to the next).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterator
+
+import orjson
+
+from ..providers.base import Problem, Provider, ReadReport, Record, SessionRef
+from ..timefmt import parse_ts
+
+COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model", "pairing")
+
+
+@dataclass(frozen=True)
+class SharedQuery:
+    regex: str | None
+    """Combined RE2 pattern (None = every selected record matches)."""
+    kinds: frozenset[str]
+    since: datetime | None = None
+    until: datetime | None = None
+    max_count: int | None = None
+    count_by: str | None = None
+    sessions_only: bool = False
+
+
+@dataclass
+class SharedHit:
+    record: Record
+    span: tuple[int, int] | None
+    text: str
+    opener: Record | None
+    turn: int | None
+
+
+@dataclass
+class SessionOutcome:
+    ref: SessionRef
+    hits: list[SharedHit] = field(default_factory=list)
+    hit_count: int = 0
+    counts: dict = field(default_factory=dict)
+    report: ReadReport = field(default_factory=ReadReport)
+    records: int = 0
+    """Records read, copies (copy_of) excluded."""
+    searched: int = 0
+    copies: int = 0
+    not_searched: Counter = field(default_factory=Counter)
+    undated_skipped: int = 0
+
+
+@dataclass
+class SharedSummary:
+    sessions: int = 0
+    sessions_with_hits: int = 0
+    hits: int = 0
+    records: int = 0
+    searched: int = 0
+    copies: int = 0
+    bytes: int = 0
+    files: int = 0
+    not_searched: Counter = field(default_factory=Counter)
+    undated_skipped: int = 0
+    omissions: Counter = field(default_factory=Counter)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def record_text(r: Record) -> str:
+    """The matchable text of a shared record (what the record holds, never a rendering)."""
+    if r.kind == "tool_call":
+        inp = r.tool_input
+        if inp is None:
+            js = ""
+        elif isinstance(inp, str):
+            js = inp
+        else:
+            try:
+                js = orjson.dumps(inp).decode("utf-8", "replace")
+            except TypeError:
+                js = str(inp)
+        return f"{r.tool_name or ''} {js}".strip()
+    return r.text or ""
+
+
+def _key(by: str, r: Record, ref: SessionRef) -> str:
+    if by == "label":  # the shared kind stands in for a label
+        return r.kind
+    if by == "tool":
+        return r.tool_name or "(no tool)"
+    if by == "attachment":
+        return "(none)"
+    if by == "session":
+        return ref.session_id
+    if by == "project":
+        return ref.project or "(unknown project)"
+    if by == "day":
+        d = parse_ts(r.instant)
+        return d.astimezone().date().isoformat() if d else "(no timestamp)"
+    if by == "model":
+        return r.model or "(no model)"
+    return "?"
+
+
+def search_session(prov: Provider, ref: SessionRef, q: SharedQuery) -> SessionOutcome:
+    import re2
+
+    opts = re2.Options()
+    opts.log_errors = False
+    rx = re2.compile(q.regex, opts) if q.regex is not None else None
+    o = SessionOutcome(ref)
+    opener: Record | None = None
+    turn = 0
+    uses: list[tuple[str, str | None]] = []
+    returned: set[str] = set()
+    for r in prov.read(ref, o.report):
+        if r.copy_of is not None:
+            o.copies += 1
+            continue
+        o.records += 1
+        if r.kind == "prompt":
+            turn += 1
+            opener = r
+        if r.kind == "tool_result" and r.call_id:
+            returned.add(r.call_id)
+        if r.kind not in q.kinds:
+            o.not_searched[r.kind] += 1
+            continue
+        if q.since is not None or q.until is not None:
+            d = parse_ts(r.instant)
+            if d is None:
+                o.undated_skipped += 1
+                continue
+            if (q.since is not None and d < q.since) or (q.until is not None and d > q.until):
+                continue
+        o.searched += 1
+        if q.max_count is not None and o.hit_count >= q.max_count:
+            continue
+        if q.sessions_only and o.hit_count:
+            continue
+        text = record_text(r)
+        span = None
+        if rx is not None:
+            m = rx.search(text)
+            if m is None:
+                continue
+            span = m.span()
+        o.hit_count += 1
+        t = r.turn if r.turn is not None else (turn or None)
+        if q.count_by == "pairing":
+            if r.kind == "tool_call":
+                uses.append((r.tool_name or "(no tool)", r.call_id))
+        elif q.count_by not in (None, "total"):
+            k = _key(q.count_by, r, ref)
+            o.counts[k] = o.counts.get(k, 0) + 1
+        elif q.count_by is None:
+            o.hits.append(SharedHit(r, span, text, opener if opener is not r else None, t))
+    if q.count_by == "pairing":
+        # (uses, returned, unreturned) per tool: a call is returned when a result names its call id
+        acc: dict[str, list[int]] = {}
+        for name, cid in uses:
+            c = acc.setdefault(name, [0, 0, 0])
+            c[0] += 1
+            c[1 if cid and cid in returned else 2] += 1
+        o.counts = {k: tuple(v) for k, v in acc.items()}
+    return o
+
+
+def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[list[SessionOutcome], SharedSummary]:
+    sm = SharedSummary()
+    outs: list[SessionOutcome] = []
+    for prov, ref in pairs:
+        sm.sessions += 1
+        try:
+            o = search_session(prov, ref, q)
+        except Exception as exc:  # a reader's bug: this session is unreadable, the search goes on
+            sm.problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
+                                       f"reader failed: {type(exc).__name__}: {exc}"))
+            continue
+        outs.append(o)
+        sm.hits += o.hit_count
+        sm.sessions_with_hits += bool(o.hit_count)
+        sm.records += o.records
+        sm.searched += o.searched
+        sm.copies += o.copies
+        sm.bytes += o.report.bytes
+        sm.files += o.report.files
+        sm.not_searched.update(o.not_searched)
+        sm.undated_skipped += o.undated_skipped
+        sm.omissions.update(o.report.omissions())
+        sm.problems.extend(o.report.problems)
+    return outs, sm
+
+
+def iter_pairs(refs: list[SessionRef], providers: dict[str, Provider]) -> Iterator[tuple[Provider, SessionRef]]:
+    for r in refs:
+        p = providers.get(r.provider)
+        if p is not None:
+            yield p, r

@@ -1,0 +1,152 @@
+"""`stats` over the shared records of any provider with a reader.
+
+Per session: records (a record with `copy_of` set counts once, as its original), records per
+kind, prompts, tool calls per tool, errors per tool, tokens per model, unknown native kinds and
+the omissions of the reading.
+
+- An error is a tool result (or the call itself) with ``is_error`` true or a non-zero
+  ``exit_code``; it is counted once per call id, under the tool its call id names
+  (``(unpaired)`` when no call in the session has that id).
+- Tokens: records whose ``Tokens.dedup_key`` is the same repeat one usage object, so per (model,
+  key) each field is the maximum seen (a key-less usage object counts alone); per model the
+  fields are then summed over keys -- a field no record wrote stays absent, never 0.
+- ``Tokens.cumulative`` marks running totals: they are never summed with per-response usage nor
+  with each other inside a session. Per (session, model) the last running total (per-field
+  maximum) is the session's figure; ``tokens_cumulative_by_model`` sums those over sessions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..providers.base import Problem, Provider, ReadReport, SessionRef, Tokens
+
+TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning", "total")
+
+
+@dataclass
+class SessionStats:
+    ref: SessionRef
+    report: ReadReport = field(default_factory=ReadReport)
+    records: int = 0
+    copies: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    prompts: int = 0
+    tool_calls: Counter = field(default_factory=Counter)
+    tool_errors: Counter = field(default_factory=Counter)
+    tokens_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    usage_units_by_model: Counter = field(default_factory=Counter)
+    """Distinct usage objects (dedup keys) per model."""
+    tokens_cumulative_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    turns: int = 0
+    file_changes: int = 0
+
+
+def _fields(t: Tokens) -> dict[str, int]:
+    return {f: getattr(t, f) for f in TOKEN_FIELDS if getattr(t, f) is not None}
+
+
+def session_stats(prov: Provider, ref: SessionRef) -> SessionStats:
+    st = SessionStats(ref)
+    per_key: dict[tuple[str, str], dict[str, int]] = {}
+    cum: dict[str, dict[str, int]] = {}
+    call_tool: dict[str, str] = {}
+    errors: dict[str, str | None] = {}
+    anon = 0
+    for r in prov.read(ref, st.report):
+        if r.copy_of is not None:
+            st.copies += 1
+            continue
+        st.records += 1
+        st.kinds[r.kind] += 1
+        st.file_changes += len(r.file_changes)
+        if r.kind == "prompt":
+            st.prompts += 1
+        if r.kind == "tool_call":
+            name = r.tool_name or "(no tool)"
+            st.tool_calls[name] += 1
+            if r.call_id:
+                call_tool.setdefault(r.call_id, name)
+        failed = r.is_error is True or (r.exit_code is not None and r.exit_code != 0)
+        if failed and r.kind in ("tool_call", "tool_result"):
+            key = r.call_id or f"\0{r.locator}"
+            errors.setdefault(key, r.tool_name if r.kind == "tool_call" else None)
+        t = r.tokens
+        if t is not None:
+            model = r.model or "(unknown model)"
+            f = _fields(t)
+            if t.cumulative:
+                cur = cum.setdefault(model, {})
+                for k, v in f.items():
+                    cur[k] = max(cur.get(k, v), v)
+            else:
+                if t.dedup_key is None:
+                    anon += 1
+                    k2 = (model, f"\0{anon}")
+                else:
+                    k2 = (model, t.dedup_key)
+                cur = per_key.setdefault(k2, {})
+                for k, v in f.items():
+                    cur[k] = max(cur.get(k, v), v)
+    for key, name in errors.items():
+        st.tool_errors[name or call_tool.get(key, "(unpaired)")] += 1
+    for (model, _k), f in per_key.items():
+        st.usage_units_by_model[model] += 1
+        agg = st.tokens_by_model.setdefault(model, {})
+        for k, v in f.items():
+            agg[k] = agg.get(k, 0) + v
+    st.tokens_cumulative_by_model = cum
+    st.turns = st.prompts
+    return st
+
+
+@dataclass
+class SharedStats:
+    sessions: list[SessionStats]
+    problems: list[Problem]
+
+    def totals(self) -> dict:
+        kinds: Counter = Counter()
+        calls: Counter = Counter()
+        errs: Counter = Counter()
+        units: Counter = Counter()
+        om: Counter = Counter()
+        unknown: Counter = Counter()
+        tok: dict[str, dict[str, int]] = {}
+        cum: dict[str, dict[str, int]] = {}
+        rec = prompts = copies = 0
+        for s in self.sessions:
+            rec += s.records
+            copies += s.copies
+            prompts += s.prompts
+            kinds.update(s.kinds)
+            calls.update(s.tool_calls)
+            errs.update(s.tool_errors)
+            units.update(s.usage_units_by_model)
+            om.update(s.report.omissions())
+            unknown.update(s.report.unknown_kinds)
+            for src, dst in ((s.tokens_by_model, tok), (s.tokens_cumulative_by_model, cum)):
+                for m, f in src.items():
+                    agg = dst.setdefault(m, {})
+                    for k, v in f.items():
+                        agg[k] = agg.get(k, 0) + v
+        return {"sessions": len(self.sessions), "records": rec, "copies": copies, "kinds": dict(kinds),
+                "prompts": prompts, "tool_calls": dict(calls), "tool_errors": dict(errs),
+                "tokens_by_model": tok, "usage_units_by_model": dict(units),
+                "tokens_cumulative_by_model": cum, "unknown_kinds": dict(unknown), "omissions": dict(om)}
+
+
+def stats(pairs: list[tuple[Provider, SessionRef]]) -> SharedStats:
+    out: list[SessionStats] = []
+    problems: list[Problem] = []
+    for prov, ref in pairs:
+        try:
+            s = session_stats(prov, ref)
+        except Exception as exc:  # a reader's bug: this session is unreadable, the census goes on
+            problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
+                                    f"reader failed: {type(exc).__name__}: {exc}"))
+            continue
+        problems.extend(s.report.problems)
+        out.append(s)
+    return SharedStats(out, problems)
