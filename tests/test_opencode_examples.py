@@ -39,3 +39,19 @@ def test_sample_holds_every_scenario_in_one_database():
     assert len(GT) == 5
     mains = {json.loads(g.read_text())["session_ids_from_client_events"][0] for g in GT}
     assert mains <= set(sessions) and len(sessions) == 6  # + the subagent's child session
+
+
+def test_step_tokens_add_up_to_the_session_sums_opencode_recorded():
+    """opencode sums its steps into session.tokens_*: our per-step Tokens must add up to them
+    (its tokens_output excludes reasoning in 1.18, ours includes it: output = output + reasoning)."""
+    disc, sessions = _read(EXAMPLES / "opencode-home")
+    checked = 0
+    for sid, (ref, recs, _) in sessions.items():
+        rt = ref.extra["recorded_tokens"]
+        toks = [r.tokens for r in recs if r.tokens is not None]
+        assert sum(t.input for t in toks) == rt["input"]
+        assert sum(t.cache_read for t in toks) == rt["cache_read"]
+        assert sum(t.reasoning for t in toks) == rt["reasoning"]
+        assert sum(t.output for t in toks) == rt["output"] + rt["reasoning"]
+        checked += bool(toks)
+    assert checked == 6
