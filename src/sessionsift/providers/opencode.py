@@ -189,12 +189,10 @@ class Opencode(Provider):
             con.close()
 
     def _rows(self, con, db: Path, sid: str, mapper: SessionMapper, report: ReadReport) -> Iterator[Record]:
+        # streamed: one message and its parts in memory at a time, whatever the session's size
         msgs = sqlite_ro.retry(lambda: con.execute(
-            "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id",
-            (sid,)).fetchall(), db)
-        seen: set[str] = set()
+            "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id", (sid,)), db)
         for mid, mt, mdata in msgs:
-            seen.add(mid)
             report.bytes += len(mdata or b"")
             m = _loads(mdata)
             if not isinstance(m, dict):
