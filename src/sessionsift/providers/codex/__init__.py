@@ -1,0 +1,197 @@
+"""Codex CLI (``@openai/codex``): where it keeps sessions and how they read. See docs/providers.md.
+
+Root: ``--codex-home``, then ``--home``/.codex, then ``$CODEX_HOME``, then ``~/.codex``.
+Sessions: one rollout file per thread (a subagent is its own thread, linked to its parent);
+Codex partitions them by date, so the project is only the ``cwd`` its ``session_meta`` records.
+The reading itself is in :mod:`.reader`, the file layout in :mod:`.files`, the SQLite side
+stores in :mod:`.sidestore`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from ..base import Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
+from . import files as rf
+
+PROJECT_SOURCE = "session_meta.cwd (Codex partitions rollouts by date; the project is only this cwd)"
+SHAPE_PROBE_LINES = 16
+"""How many leading records discovery parses to decide a rollout's format."""
+
+
+def _shaped(obj) -> bool:
+    return isinstance(obj, dict) and "type" in obj and "payload" in obj and "timestamp" in obj
+
+
+class Codex(Provider):
+    name = "codex"
+    display = "Codex CLI"
+    home_flag = "--codex-home"
+    env_var = "CODEX_HOME"
+    default_rel = ".codex"
+    process_names = ("codex",)
+    activity_granularity = "provider"
+    """Codex partitions by date and keeps one cwd inside each file: no per-project signal on disk."""
+
+    # ------------------------------------------------------------------ discovery
+    def discover(self, root: Root) -> Discovery:
+        path = root.path
+        if path is None or not (path.exists() or path.is_symlink()):
+            return Discovery([], self.coverage(root, "absent", 0, f"no Codex CLI home at {path}"))
+        if not path.is_dir():
+            return Discovery([], self.coverage(root, "unreadable", None, f"{path} is not a directory"),
+                             [Problem(str(path), "not a directory")])
+        try:
+            os.listdir(path)
+        except OSError as exc:
+            why = f"cannot list {path}: {exc.strerror or exc}"
+            return Discovery([], self.coverage(root, "unreadable", None, why), [Problem(str(path), why)])
+        walk_problems: list[rf.WalkProblem] = []
+        found, looked = rf.walk(path, walk_problems)
+        problems = [Problem(p.path, p.why) for p in walk_problems]
+        if not looked and not problems:
+            return Discovery([], self.coverage(root, "absent", 0, f"no sessions/ or archived_sessions/ under {path}"))
+        from .sidestore import load
+
+        side = load(path)
+        refs: list[SessionRef] = []
+        unknown = unreadable = 0
+        for f in found:
+            ref, prob, state = self._ref(f, side)
+            if prob is not None:
+                problems.append(prob)
+            if state == "unknown_format":
+                unknown += 1
+            elif state == "unreadable":
+                unreadable += 1
+            if ref is not None:
+                refs.append(ref)
+        skipped = []
+        if unknown:
+            skipped.append(f"{unknown} rollout(s) of unknown format")
+        if unreadable:
+            skipped.append(f"{unreadable} rollout(s) unreadable")
+        dir_probs = len(walk_problems)
+        if dir_probs:
+            skipped.append(f"{dir_probs} path(s) not listable")
+        if refs:
+            reason = ("not counted: " + ", ".join(skipped)) if skipped else None
+            cov = self.coverage(root, "ok", len(refs), reason)
+        elif unknown:
+            cov = self.coverage(root, "unknown_format", None, "; ".join(skipped) + " (lines lack {timestamp, type, payload})")
+        elif unreadable or dir_probs:
+            cov = self.coverage(root, "unreadable", None, "; ".join(skipped) + (": " + problems[0].why if problems else ""))
+        else:
+            cov = self.coverage(root, "absent", 0, f"no rollout-*.jsonl under {path}/sessions or archived_sessions")
+        if side.notes:
+            cov_notes = "; ".join(side.notes)
+            for r in refs:
+                r.extra.setdefault("side_store_notes", cov_notes)
+        return Discovery(refs, cov, problems)
+
+    def _ref(self, f: rf.RolloutFile, side) -> tuple[SessionRef | None, Problem | None, str]:
+        try:
+            st = f.path.stat()
+            head_objs, saw_json = self._head(f.path)
+        except OSError as exc:
+            return None, Problem(str(f.path), f"unreadable: {exc.strerror or exc}"), "unreadable"
+        except Exception as exc:  # a corrupt compressed stream, ...
+            return None, Problem(str(f.path), f"unreadable: {type(exc).__name__}: {exc}"), "unreadable"
+        shaped = [o for o in head_objs if _shaped(o)]
+        if not shaped:
+            if st.st_size == 0:
+                why = "empty file (no record yet)"
+                return None, Problem(str(f.path), why), "unreadable"
+            if saw_json:
+                return None, Problem(str(f.path), "unknown format: no line has {timestamp, type, payload}"), "unknown_format"
+            return None, Problem(str(f.path), "unreadable: no complete JSON line"), "unreadable"
+        meta = next((o["payload"] for o in shaped if o.get("type") == "session_meta"
+                     and isinstance(o.get("payload"), dict)), {})
+        tid = meta.get("id") or meta.get("session_id") or rf.thread_id_from_name(f.path.name) or f.path.name
+        src = meta.get("source")
+        spawn = src.get("subagent", {}).get("thread_spawn", {}) if isinstance(src, dict) and isinstance(
+            src.get("subagent"), dict) else {}
+        parent = meta.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
+        last_at = None
+        try:
+            for raw in reversed(rf.tail_lines(f.path)):
+                try:
+                    o = orjson.loads(raw.replace(b"\x00", b""))
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(o, dict) and isinstance(o.get("timestamp"), str):
+                    last_at = o["timestamp"]
+                    break
+        except Exception:
+            pass
+        extra: dict = {"archived": f.archived, "compressed": f.compressed}
+        if f.shadowed is not None:
+            extra["shadowed"] = str(f.shadowed)
+            extra["shadowed_note"] = "a compressed sibling exists; the plain file wins"
+        for k in ("originator", "model_provider", "agent_nickname", "agent_role", "thread_source",
+                  "forked_from_id", "session_id"):
+            if meta.get(k) is not None:
+                extra[k] = meta[k]
+        if src is not None:
+            extra["source"] = src
+        row = side.threads.get(str(tid))
+        title = None
+        if row:
+            title = row.get("title") or None
+            for k in ("first_user_message", "tokens_used", "model", "agent_role", "agent_path"):
+                if row.get(k) not in (None, ""):
+                    extra.setdefault(k if k != "tokens_used" else "tokens_used_side_store", row[k])
+            if row.get("archived"):
+                extra["archived_in_side_store"] = True
+        if str(tid) in side.turns:
+            extra["turn_statuses"] = side.turns[str(tid)]
+        if side.sources:
+            extra["side_stores"] = list(side.sources)
+        first_at = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else shaped[0].get("timestamp")
+        ref = SessionRef(provider=self.name, session_id=str(tid), paths=[f.path],
+                         project=meta.get("cwd") if isinstance(meta.get("cwd"), str) else None,
+                         project_source=PROJECT_SOURCE if isinstance(meta.get("cwd"), str) else None,
+                         first_at=first_at, last_at=last_at or first_at, size=st.st_size, title=title,
+                         parent_session_id=str(parent) if parent else None,
+                         version=meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None,
+                         extra=extra)
+        return ref, None, "ok"
+
+    @staticmethod
+    def _head(path: Path) -> tuple[list, bool]:
+        """The first few parsed records (applying the shared reading rules) and whether any line
+        was a JSON object at all."""
+        from ...read.lines import ReadStats, parse_numbered
+
+        out, saw = [], False
+        st = ReadStats()
+        head = rf.head_line(path)
+        if head is not None:
+            try:
+                o = orjson.loads(head.replace(b"\x00", b""))
+                if isinstance(o, dict):
+                    saw = True
+                    if _shaped(o):
+                        return [o], True
+            except orjson.JSONDecodeError:
+                pass
+        for ln in rf.lines(path, st):
+            o = parse_numbered(ln, path, st)
+            if isinstance(o, dict):
+                saw = True
+                out.append(o)
+                if _shaped(o) or len(out) >= SHAPE_PROBE_LINES:
+                    break
+            if ln.no >= SHAPE_PROBE_LINES * 4:
+                break
+        return out, saw
+
+    # ------------------------------------------------------------------ reading
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+        from .reader import read_rollout
+
+        yield from read_rollout(ref, report, raw=raw)

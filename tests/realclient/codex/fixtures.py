@@ -1,0 +1,96 @@
+"""pytest fixtures for tests that want Codex CLI rollouts written by the REAL client.
+
+``tests/conftest.py`` star-imports this module (beside ``tests.realclient.fixtures``):
+
+* ``codex_corpus`` (session scope): runs every scenario of :mod:`.scenarios` once per test session
+  with the pinned client (offline, each in its own network namespace, in parallel) into a temp
+  root and returns a :class:`CodexCorpus`. Skips naming the missing prerequisite; under
+  ``CI=true`` a missing prerequisite FAILS instead.
+* ``codex_examples`` (session scope): the committed corpus ``examples/codex-home`` with its
+  ground truth, as the same structure (no client needed).
+"""
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from . import client as clientmod
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLES = REPO / "examples"
+
+
+@dataclass
+class CodexRun:
+    name: str
+    codex_home: Path
+    ground_truth: dict
+
+    @property
+    def rollouts(self) -> list[Path]:
+        return [self.codex_home / r for r in self.ground_truth["rollouts"]]
+
+
+@dataclass
+class CodexCorpus:
+    root: Path
+    client_version: str
+    runs: dict[str, CodexRun] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> CodexRun:
+        return self.runs[name]
+
+    def __iter__(self):
+        return iter(self.runs.values())
+
+
+def require_codex(version: str = clientmod.PINNED_VERSION) -> Path:
+    """The client executable, or skip (fail under CI=true) naming the missing prerequisite."""
+    try:
+        problems = clientmod.check_host()
+        if problems:
+            raise clientmod.PrerequisiteMissing("; ".join(problems))
+        return clientmod.ensure_client(version)
+    except clientmod.PrerequisiteMissing as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Codex CLI real-client prerequisite missing under CI=true: {exc}")
+        pytest.skip(f"Codex CLI real-client prerequisite missing: {exc}")
+
+
+def run_corpus(root: Path, names=None, version: str = clientmod.PINNED_VERSION, jobs: int = 3) -> CodexCorpus:
+    from .runner import run_scenario
+    from .scenarios import ALL
+
+    exe = require_codex(version)
+    names = list(names or ALL)
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        gts = list(ex.map(lambda n: run_scenario(n, root, version), names))
+    corpus = CodexCorpus(root=root, client_version=clientmod.client_version(exe))
+    for gt in gts:
+        corpus.runs[gt["scenario"]] = CodexRun(gt["scenario"], Path(gt["codex_home"]), gt)
+    return corpus
+
+
+@pytest.fixture(scope="session")
+def codex_corpus(tmp_path_factory) -> CodexCorpus:
+    """Every Codex scenario run once per test session with the real client (see module docstring)."""
+    return run_corpus(tmp_path_factory.mktemp("codex-rc"))
+
+
+@pytest.fixture(scope="session")
+def codex_examples() -> CodexCorpus:
+    """The committed sample corpus (examples/codex-home + examples/codex-ground-truth)."""
+    home = EXAMPLES / "codex-home"
+    if not (home / "sessions").is_dir():
+        pytest.fail("examples/codex-home is missing: run `.venv/bin/python -m tests.realclient.codex.make_examples`")
+    corpus = CodexCorpus(root=EXAMPLES, client_version="")
+    for f in sorted((EXAMPLES / "codex-ground-truth").glob("*.json")):
+        gt = json.loads(f.read_text())
+        corpus.client_version = gt["client_version"]
+        corpus.runs[gt["scenario"]] = CodexRun(gt["scenario"], home, gt)
+    return corpus

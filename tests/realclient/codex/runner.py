@@ -1,0 +1,326 @@
+"""Run a scenario with the real Codex CLI against the mock Responses API, offline.
+
+Outer entry point: :func:`run_scenario` re-executes this module inside a fresh network namespace
+(``unshare -n``); the inner process brings up loopback only, starts the mock in a thread on
+127.0.0.1, and drives ``codex exec`` under ``env -i`` with only PATH, HOME, CODEX_HOME,
+MOCK_API_KEY, TERM=dumb and LANG (REALCLIENTS.md section 1).  Layout, for root R and scenario S::
+
+    R/S/work/                 the client's cwd
+    R/S/home/                 HOME for the client
+    R/S/codex-home/           CODEX_HOME (config.toml, sessions/, state_*.sqlite, ...)
+    R/S/mock-requests.jsonl   every request the mock saw
+    R/S/client-P<n>.log       argv, rc, stderr of each `codex exec`
+    R/S/exec-P<n>.jsonl       its `--json` stdout (the client's own event stream: a second witness)
+    R/S/ground-truth.json     what the script implies + what ended up on disk
+
+CLI:  python -m tests.realclient.codex.runner SCENARIO [--root R] [--version V]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import client as clientmod
+from .mock_api import MockResponses, Script, call_id, response_id
+from .scenarios import ALL, Scenario
+
+REPO = Path(__file__).resolve().parents[3]
+FAKE_KEY = "sk-mock-sessionsift-codex-0000"
+MODEL = "gpt-5.5"  # a slug of the embedded catalog: unknown slugs drop the freeform apply_patch tool
+
+CONFIG = """model = "{model}"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+{extra}
+[model_providers.mock]
+name = "mock"
+base_url = "{base_url}"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+"""
+
+
+# ============================================================================ outer
+
+def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
+           codex_home: Path | None = None) -> tuple[list[str], dict]:
+    problems = clientmod.check_host()
+    if problems:
+        raise clientmod.PrerequisiteMissing("; ".join(problems))
+    exe = clientmod.ensure_client(version)
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
+    if os.environ.get("SSIFT_MOCK_DUMP"):
+        env["SSIFT_MOCK_DUMP"] = "1"
+    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.codex.runner", "--inside", name,
+           "--root", str(root), "--exe", str(exe)] + (["--codex-home", str(codex_home)] if codex_home else [])
+    return cmd, env
+
+
+def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 240,
+                 codex_home: Path | None = None) -> dict:
+    """Run scenario ``name`` in a new network namespace; return its ground truth. ``codex_home``: a
+    CODEX_HOME shared with other scenarios (run them one after another), else ``R/S/codex-home``."""
+    cmd, env = launch(name, root, version, codex_home)
+    root = Path(root)
+    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    if r.returncode != 0:
+        raise RuntimeError(f"codex scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    return json.loads((root / name / "ground-truth.json").read_text())
+
+
+# ============================================================================ inner
+
+def sha256(b: bytes) -> str:
+    return hashlib.sha256(b).hexdigest()
+
+
+class Inner:
+    def __init__(self, sc: Scenario, root: Path, exe: str, codex_home: Path | None = None):
+        self.sc = sc
+        self.s_dir = root / sc.name
+        self.work = self.s_dir / "work"
+        self.home = self.s_dir / "home"
+        self.shared = codex_home is not None
+        self.codex_home = codex_home or self.s_dir / "codex-home"
+        self.exe = exe
+        self.runs: list[dict] = []
+        self.archived: list[dict] = []
+
+    def prepare(self) -> None:
+        if self.s_dir.exists():
+            shutil.rmtree(self.s_dir)
+        for d in (self.work, self.home, self.codex_home):
+            d.mkdir(parents=True, exist_ok=self.shared and d == self.codex_home)
+        for rel, data in self.sc.setup_files.items():
+            (self.work / rel).write_bytes(data)
+        self.script = Script(conversations=self.sc.conversations(), namespace=self.sc.name)
+
+    def env(self) -> dict:
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home), "CODEX_HOME": str(self.codex_home),
+                "MOCK_API_KEY": FAKE_KEY, "TERM": "dumb", "LANG": "C.UTF-8"}
+
+    def run(self, mock: MockResponses) -> None:
+        (self.codex_home / "config.toml").write_text(
+            CONFIG.format(model=MODEL, base_url=mock.base_url, extra=""))
+        for i, p in enumerate(self.sc.prompts):
+            flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
+            for kv in self.sc.config:
+                flags += ["-c", kv]
+            args = [self.exe, "exec", *flags, self.sc.prompt_text(i)] if p.how == "new" else \
+                [self.exe, "exec", *flags, "resume", "--last", self.sc.prompt_text(i)]
+            cmd = ["env", "-i", *[f"{k}={v}" for k, v in self.env().items()], *args]
+            t0 = time.time()
+            out = open(self.s_dir / f"exec-P{i + 1}.jsonl", "w")
+            err = open(self.s_dir / f"client-P{i + 1}.stderr", "w+")
+            proc = subprocess.Popen(cmd, cwd=self.work, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+            killed = False
+            kill_key = None
+            if self.sc.kill_at and self.sc.kill_at[0] == i:
+                kill_key = f"P{i + 1}#{self.sc.kill_at[1]}"
+            while proc.poll() is None:
+                if time.time() - t0 > 120:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    raise RuntimeError(f"client hung on prompt {i + 1}")
+                if kill_key and any(s["key"] == kill_key for s in mock.served):
+                    time.sleep(0.5)  # the request is in; the mock holds the response
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    killed = True
+                    proc.wait()
+                    break
+                time.sleep(0.05)
+            out.close()
+            err.seek(0)
+            stderr = err.read()
+            err.close()
+            (self.s_dir / f"client-P{i + 1}.stderr").unlink()
+            (self.s_dir / f"client-P{i + 1}.log").write_text(
+                f"$ {args[1:]}\nrc={proc.returncode} secs={time.time() - t0:.1f} killed={killed}\n"
+                f"--- stderr ---\n{stderr}")
+            self.runs.append({"prompt": i + 1, "rc": proc.returncode, "killed": killed, "how": p.how})
+            if proc.returncode != 0 and not killed:
+                raise RuntimeError(f"client failed on prompt {i + 1}: rc={proc.returncode}\n{stderr[-2000:]}")
+        if self.sc.archive_after:
+            for tid in self.thread_ids():
+                cmd = ["env", "-i", *[f"{k}={v}" for k, v in self.env().items()], self.exe, "archive", tid]
+                r = subprocess.run(cmd, cwd=self.work, capture_output=True, text=True, timeout=60)
+                self.archived.append({"thread_id": tid, "rc": r.returncode, "out": r.stdout.strip()})
+                if r.returncode != 0:
+                    raise RuntimeError(f"codex archive {tid} failed: {r.stderr[-1000:]}")
+
+    def thread_ids(self) -> list[str]:
+        """The thread ids `codex exec --json` reported (``thread.started``), in order, once each."""
+        out: list[str] = []
+        for i in range(len(self.sc.prompts)):
+            f = self.s_dir / f"exec-P{i + 1}.jsonl"
+            for ln in (f.read_text().splitlines() if f.exists() else []):
+                try:
+                    ev = json.loads(ln)
+                except ValueError:
+                    continue
+                if ev.get("type") == "thread.started" and ev.get("thread_id") not in out:
+                    out.append(ev.get("thread_id"))
+        return out
+
+    # ------------------------------------------------------------------ ground truth
+    def ground_truth(self, mock: MockResponses, secs: float) -> dict:
+        sc = self.sc
+        work = str(self.work)
+        served_keys = {s["key"] for s in mock.served}
+        calls, changes_expected = [], []
+        exp: dict[str, str] = {rel: data.decode("utf-8", "replace") for rel, data in sc.setup_files.items()}
+        exp = {str(self.work / k): v for k, v in exp.items()}
+        for conv in self.script.conversations:
+            for ti, turn in enumerate(conv.turns):
+                key = f"{conv.name}#{ti}"
+                for bi, it in enumerate(turn.items):
+                    if it["type"] not in ("function_call", "custom_tool_call"):
+                        continue
+                    served = key in served_keys
+                    killed_here = sc.kill_at is not None and key == f"P{sc.kill_at[0] + 1}#{sc.kill_at[1]}"
+                    delivered = served and not killed_here
+                    row = {"conversation": conv.name, "turn": ti, "block": bi, "call_id": call_id(conv.name, ti, bi),
+                           "type": it["type"], "name": it["name"], "served": served, "delivered": delivered}
+                    if it["type"] == "function_call":
+                        row["arguments"] = _subst(it["arguments"], work)
+                        row["expect_exit"] = it.get("expect_exit")
+                    else:
+                        row["input"] = it["input"].replace("{W}", work)
+                        row["expect_changes"] = _subst(it.get("expect_changes") or [], work)
+                        row["expect_rejected"] = bool(it.get("expect_rejected"))
+                        if delivered:
+                            for ch in row["expect_changes"]:
+                                exp[ch["path"]] = ch["content"]
+                    calls.append(row)
+        usage = [{"key": s["key"], "response_id": s["response_id"], "usage": s["usage"],
+                  "unscripted": bool(s.get("unscripted"))} for s in mock.served
+                 if not (sc.kill_at and s["key"] == f"P{sc.kill_at[0] + 1}#{sc.kill_at[1]}")]
+        thread_ids = self.thread_ids()
+        mine = set(thread_ids) | set(mock.agent_ids)
+        rollouts = sorted(str(p.relative_to(self.codex_home)) for sub in ("sessions", "archived_sessions")
+                          if (self.codex_home / sub).is_dir() for p in (self.codex_home / sub).rglob("rollout-*")
+                          if any(t in p.name for t in mine))
+        disk = {}
+        for f in sorted(self.work.rglob("*")):
+            if f.is_file():
+                b = f.read_bytes()
+                disk[str(f)] = {"sha256": sha256(b), "size": len(b)}
+        return {
+            "scenario": sc.name,
+            "notes": sc.notes,
+            "client": "codex",
+            "client_version": clientmod.client_version(Path(self.exe)),
+            "model": MODEL,
+            "cwd": work,
+            "codex_home": str(self.codex_home),
+            "rollouts": rollouts,
+            "thread_ids_reported": thread_ids,
+            "archived": self.archived,
+            "prompts": [{"n": i + 1, "text": sc.prompt_text(i), "how": p.how} for i, p in enumerate(sc.prompts)],
+            "subagents": [{"marker": c.marker, "conversation": c.name} for c in sc.subagents],
+            "spawned_agent_ids": list(mock.agent_ids),
+            "calls": calls,
+            "responses": usage,
+            "killed_at": None if sc.kill_at is None else f"P{sc.kill_at[0] + 1}#{sc.kill_at[1]}",
+            "expected_files": {p: {"sha256": sha256(c.encode()), "size": len(c.encode())} for p, c in exp.items()},
+            "disk_files": disk,
+            "runs": self.runs,
+            "mock_routes": _routes(mock.requests),
+            "seconds": round(secs, 1),
+        }
+
+
+def _routes(reqs: list[dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in reqs:
+        k = str(r.get("route", r.get("method"))).split(":")[0]
+        out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _subst(x, work: str):
+    if isinstance(x, str):
+        return x.replace("{W}", work)
+    if isinstance(x, dict):
+        return {k: _subst(v, work) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_subst(v, work) for v in x]
+    return x
+
+
+def kill_leftovers(s_dir: Path) -> list[str]:
+    """End processes the client left running, found by their cwd inside this scenario's dir (by pid)."""
+    killed = []
+    me = os.getpid()
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == me:
+            continue
+        try:
+            cwd = os.readlink(d / "cwd")
+            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if cwd == str(s_dir) or cwd.startswith(str(s_dir) + "/"):
+            try:
+                os.kill(int(d.name), signal.SIGKILL)
+                killed.append(cmdline[:120])
+            except OSError:
+                pass
+    return sorted(killed)
+
+
+def inside(name: str, root: Path, exe: str, codex_home: Path | None = None) -> None:
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    sc = ALL[name]
+    inner = Inner(sc, root, exe, codex_home)
+    inner.prepare()
+    t0 = time.time()
+    dump = str(inner.s_dir / "mock-bodies") if os.environ.get("SSIFT_MOCK_DUMP") else None
+    with MockResponses(inner.script, str(inner.s_dir / "mock-requests.jsonl"), work=str(inner.work),
+                       dump_dir=dump) as mock:
+        inner.run(mock)
+        time.sleep(0.2)
+        gt = inner.ground_truth(mock, time.time() - t0)
+    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
+    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", nargs="?")
+    ap.add_argument("--inside")
+    ap.add_argument("--root", default=None)
+    ap.add_argument("--exe")
+    ap.add_argument("--codex-home", default=None, help="a CODEX_HOME shared by the scenarios (run in turn)")
+    ap.add_argument("--version", default=clientmod.PINNED_VERSION)
+    a = ap.parse_args(argv)
+    if a.inside:
+        inside(a.inside, Path(a.root), a.exe, Path(a.codex_home) if a.codex_home else None)
+        return 0
+    root = Path(a.root or f"/tmp/ssift-codex-{a.version}")
+    for n in ([a.scenario] if a.scenario else list(ALL)):
+        gt = run_scenario(n, root, a.version, codex_home=Path(a.codex_home) if a.codex_home else None)
+        print(n, gt["thread_ids_reported"], gt["rollouts"], gt["seconds"], "s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
