@@ -24,6 +24,10 @@ try:  # the opencode real-client fixtures
                                                     opencode_legacy_corpus)
 except ImportError:  # pragma: no cover
     pass
+try:  # the Codex CLI real-client fixtures (codex_corpus, codex_examples)
+    from tests.realclient.codex.fixtures import codex_corpus, codex_examples  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 
 
 @pytest.fixture(autouse=True)

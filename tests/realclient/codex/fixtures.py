@@ -21,6 +21,8 @@ import pytest
 
 from . import client as clientmod
 
+__all__ = ["CodexRun", "CodexCorpus", "require_codex", "codex_corpus", "codex_examples"]
+
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples"
 
@@ -30,9 +32,13 @@ class CodexRun:
     name: str
     codex_home: Path
     ground_truth: dict
+    example: bool = False
 
     @property
     def rollouts(self) -> list[Path]:
+        """This scenario's rollout files (in the committed corpus one is stored as .jsonl.zst)."""
+        if self.example:
+            return [EXAMPLES / r for r in self.ground_truth["example_rollouts"]]
         return [self.codex_home / r for r in self.ground_truth["rollouts"]]
 
 
@@ -92,5 +98,5 @@ def codex_examples() -> CodexCorpus:
     for f in sorted((EXAMPLES / "codex-ground-truth").glob("*.json")):
         gt = json.loads(f.read_text())
         corpus.client_version = gt["client_version"]
-        corpus.runs[gt["scenario"]] = CodexRun(gt["scenario"], home, gt)
+        corpus.runs[gt["scenario"]] = CodexRun(gt["scenario"], home, gt, example=True)
     return corpus

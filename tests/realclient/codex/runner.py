@@ -192,15 +192,18 @@ class Inner:
             for ti, turn in enumerate(conv.turns):
                 key = f"{conv.name}#{ti}"
                 for bi, it in enumerate(turn.items):
-                    if it["type"] not in ("function_call", "custom_tool_call"):
+                    if it["type"] not in ("function_call", "custom_tool_call", "tool_search_call"):
                         continue
                     served = key in served_keys
                     killed_here = sc.kill_at is not None and key == f"P{sc.kill_at[0] + 1}#{sc.kill_at[1]}"
                     delivered = served and not killed_here
                     row = {"conversation": conv.name, "turn": ti, "block": bi, "call_id": call_id(conv.name, ti, bi),
-                           "type": it["type"], "name": it["name"], "served": served, "delivered": delivered}
-                    if it["type"] == "function_call":
-                        row["arguments"] = _subst(it["arguments"], work)
+                           "type": it["type"], "name": it.get("name", "tool_search"), "served": served,
+                           "delivered": delivered}
+                    if it["type"] in ("function_call", "tool_search_call"):
+                        # {AGENT_ID}: the id the client's spawn_agent returned (the mock filled it in the same way)
+                        row["arguments"] = json.loads(json.dumps(_subst(it["arguments"], work)).replace(
+                            "{AGENT_ID}", mock.agent_ids[-1] if mock.agent_ids else ""))
                         row["expect_exit"] = it.get("expect_exit")
                     else:
                         row["input"] = it["input"].replace("{W}", work)

@@ -37,7 +37,7 @@ def update_file(path: str, old: str, new: str, before: str) -> dict:
     minus = "".join(f"-{ln}\n" for ln in old.split("\n"))
     plus = "".join(f"+{ln}\n" for ln in new.split("\n"))
     p = patch(f"*** Begin Patch\n*** Update File: {path}\n@@\n{minus}{plus}*** End Patch\n")
-    p["expect_changes"] = [{"path": path, "action": "update",
+    p["expect_changes"] = [{"path": path, "action": "update", "before": before,
                             "content": before.replace(old + "\n", new + "\n", 1)}]
     return p
 

@@ -5,9 +5,10 @@
 ``$CODEX_HOME/thread_history_<N>.sqlite`` (``thread_turns``: one row per turn with its
 ``status``) are in WAL mode and written while the client runs. Rules:
 
-- Open them in place with a read-only URI (``file:...?mode=ro``) and ``PRAGMA query_only``: never
-  a copy of the main file without its ``-wal`` (that would miss committed writes still in the
-  WAL), never a write lock, never a checkpoint.
+- Open them in place with a read-only URI (``file:...?mode=ro``; ``&immutable=1`` only when no
+  ``-wal`` exists, i.e. no client has it open) and ``PRAGMA query_only``: never a copy of the main
+  file without its ``-wal`` (that would miss committed writes still in the WAL), never a write
+  lock, never a checkpoint.
 - A busy database is retried a bounded number of times (SQLite's busy timeout, then a few
   attempts); it is then a note, not an error.
 - Their absence or a schema we do not know is a note: the rollout files are the source of truth,
@@ -60,8 +61,14 @@ def _newest(root: Path, stem: str) -> Path | None:
 
 
 def connect_ro(path: Path) -> sqlite3.Connection:
-    """A read-only connection to a live WAL database in place (no copy, no write lock)."""
-    uri = "file:" + quote(str(path)) + "?mode=ro"
+    """A read-only connection to a WAL database in place (no copy, no write lock).
+
+    While a client has the database open its ``-wal`` exists: ``mode=ro`` then reads the main
+    file together with the WAL, so a committed write still in the WAL is seen. With no ``-wal``
+    nobody is writing (SQLite removes it when the last connection closes), and the database is
+    opened ``immutable`` so that reading creates no ``-wal``/``-shm`` beside it."""
+    live = Path(str(path) + "-wal").exists()
+    uri = "file:" + quote(str(path)) + ("?mode=ro" if live else "?mode=ro&immutable=1")
     con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                           check_same_thread=False)
     con.execute("PRAGMA query_only = 1")
