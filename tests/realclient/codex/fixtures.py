@@ -24,7 +24,9 @@ from . import client as clientmod
 __all__ = ["CodexRun", "CodexCorpus", "require_codex", "codex_corpus", "codex_examples"]
 
 REPO = Path(__file__).resolve().parents[3]
-EXAMPLES = REPO / "examples"
+EXAMPLES = Path(os.environ.get("SSIFT_CODEX_EXAMPLES") or REPO / "examples")
+"""The committed corpus; ``SSIFT_CODEX_EXAMPLES=DIR`` points the ``codex_examples`` tests at another
+``make_examples --out DIR`` (e.g. a run of a newer client)."""
 
 
 @dataclass

@@ -11,7 +11,9 @@ under --out (default ``examples/``):
   ``archived_sessions/`` (the ``failing_command`` thread, archived by ``codex archive``), and the two
   side stores. The side stores are checkpointed copies: the scratch home's main file, ``-wal`` and
   ``-shm`` are copied together, then opened once in the copy so SQLite folds the WAL into the main
-  file (the client is not running; the live files are never touched), then VACUUMed.
+  file (the client is not running; the live files are never touched), then VACUUMed; the empty
+  ``-wal`` and the ``-shm`` beside them are what a read-only reader leaves (committed, so reading
+  the corpus leaves the clone clean).
   One rollout (``compaction``) is stored only as ``.jsonl.zst`` (compressed here with ``zstandard``,
   as Codex stores old rollouts), and the ``killed`` rollout also gets a ``.jsonl.zst`` sibling that
   the plain file shadows.
@@ -164,10 +166,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     ap.add_argument("--out", default=str(REPO / "examples"))
-    ap.add_argument("--root", default=None, help="scratch root for the runs (default: a new temp dir)")
+    ap.add_argument("--root", default=None, help="scratch root for the runs (default /tmp/ssift-codex, or "
+                                                  "/tmp/ssift-codex-<version> for another version: a fixed "
+                                                  "path, so the recorded cwds are the same each time)")
     ap.add_argument("--only", nargs="*", help="scenario names (default: all)")
     a = ap.parse_args(argv)
-    root = Path(a.root) if a.root else Path(tempfile.mkdtemp(prefix=f"ssift-codex-{a.version}-"))
+    root = Path(a.root) if a.root else Path(
+        "/tmp/ssift-codex" if a.version == clientmod.PINNED_VERSION else f"/tmp/ssift-codex-{a.version}")
     scratch_home = root / "shared-codex-home"
     if scratch_home.exists():
         shutil.rmtree(scratch_home)

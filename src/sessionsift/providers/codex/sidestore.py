@@ -5,12 +5,11 @@
 ``$CODEX_HOME/thread_history_<N>.sqlite`` (``thread_turns``: one row per turn with its
 ``status``) are in WAL mode and written while the client runs. Rules:
 
-- Open them in place with a read-only URI (``file:...?mode=ro``; ``&immutable=1`` only when no
-  ``-wal`` exists, i.e. no client has it open) and ``PRAGMA query_only``: never a copy of the main
-  file without its ``-wal`` (that would miss committed writes still in the WAL), never a write
-  lock, never a checkpoint.
-- A busy database is retried a bounded number of times (SQLite's busy timeout, then a few
-  attempts); it is then a note, not an error.
+- Open them in place through :mod:`sessionsift.providers.sqlite_ro` (a ``file:...?mode=ro`` URI,
+  ``PRAGMA query_only``, never ``immutable``): never a copy of the main file without its ``-wal``
+  (that would miss committed writes still in the WAL), never a write lock, never a checkpoint; the
+  queries of one store run in one read transaction.
+- A busy database is retried a bounded number of times; still busy, it is a note, not an error.
 - Their absence or a schema we do not know is a note: the rollout files are the source of truth,
   these only enrich a :class:`SessionRef` (title, first message, tokens_used, turn statuses).
 - The highest ``<N>`` wins when several versions exist (the client migrates forward).
@@ -20,13 +19,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
-
-BUSY_TIMEOUT_S = 1.0
-ATTEMPTS = 3
 
 THREAD_COLUMNS = ("id", "rollout_path", "title", "first_user_message", "tokens_used", "model",
                   "model_provider", "cwd", "source", "cli_version", "agent_nickname", "agent_role",
@@ -60,44 +54,53 @@ def _newest(root: Path, stem: str) -> Path | None:
     return best[1] if best else None
 
 
-def connect_ro(path: Path) -> sqlite3.Connection:
-    """A read-only connection to a WAL database in place (no copy, no write lock).
+def _connect_trusting_schema(path: Path) -> sqlite3.Connection:
+    """Like :func:`sqlite_ro.connect` (mode=ro URI, query_only) but with ``trusted_schema`` ON:
+    thread_history_1.sqlite has an index on ``json_extract()``, and SQLite before 3.41 does not
+    count JSON functions as innocuous, so it refuses that schema under ``trusted_schema=OFF``."""
+    from urllib.parse import quote
 
-    While a client has the database open its ``-wal`` exists: ``mode=ro`` then reads the main
-    file together with the WAL, so a committed write still in the WAL is seen. With no ``-wal``
-    nobody is writing (SQLite removes it when the last connection closes), and the database is
-    opened ``immutable`` so that reading creates no ``-wal``/``-shm`` beside it."""
-    live = Path(str(path) + "-wal").exists()
-    uri = "file:" + quote(str(path)) + ("?mode=ro" if live else "?mode=ro&immutable=1")
-    con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                          check_same_thread=False)
-    con.execute("PRAGMA query_only = 1")
-    return con
+    from .. import sqlite_ro
+
+    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+
+    def _open() -> sqlite3.Connection:
+        con = sqlite3.connect(uri, uri=True, timeout=sqlite_ro.BUSY_TIMEOUT_S, isolation_level=None,
+                              check_same_thread=False)
+        try:
+            con.execute("PRAGMA query_only = ON")
+            con.execute("PRAGMA trusted_schema = ON")
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    return sqlite_ro.retry(_open, path)
 
 
 def _query(path: Path, sql_of, notes: list[str]):
-    """Run ``sql_of(con)`` with bounded retries on a busy/locked database. None on failure."""
-    for attempt in range(ATTEMPTS):
+    """Run ``sql_of(con)`` on a read-only connection (bounded retries on busy); None on failure."""
+    from .. import sqlite_ro
+
+    try:
         try:
-            con = connect_ro(path)
-        except sqlite3.Error as exc:
-            notes.append(f"{path.name}: could not open read-only ({exc})")
-            return None
-        try:
-            return sql_of(con)
-        except sqlite3.OperationalError as exc:
-            msg = str(exc)
-            if ("locked" in msg or "busy" in msg) and attempt + 1 < ATTEMPTS:
-                time.sleep(0.05 * (attempt + 1))
-                continue
-            notes.append(f"{path.name}: {msg}")
-            return None
-        except sqlite3.DatabaseError as exc:
-            notes.append(f"{path.name}: not readable as SQLite ({exc})")
-            return None
-        finally:
-            con.close()
-    return None  # pragma: no cover
+            con = sqlite_ro.connect(path)
+        except sqlite_ro.StoreError as exc:
+            if "unsafe use of" not in exc.reason:
+                raise
+            con = _connect_trusting_schema(path)
+    except sqlite_ro.StoreError as exc:
+        notes.append(f"{path.name}: {exc.reason}")
+        return None
+    try:
+        with sqlite_ro.snapshot(con, path):
+            return sqlite_ro.retry(lambda: sql_of(con), path)
+    except sqlite_ro.StoreError as exc:
+        notes.append(f"{path.name}: {exc.reason}")
+        return None
+    finally:
+        con.close()
 
 
 def _columns(con: sqlite3.Connection, table: str) -> list[str]:
