@@ -225,8 +225,12 @@ def test_tokens_per_response_equal_what_the_mock_reported(corpus, scenario):
         recs, _ = read(ref)
         for r in recs:
             if r.tokens is not None and not r.tokens.cumulative:
-                assert r.tokens.dedup_key not in per_key  # one per response: nothing to dedup here
-                per_key[r.tokens.dedup_key] = r.tokens
+                # the usage record and the response's assistant message repeat one Tokens under one key
+                assert per_key.setdefault(r.tokens.dedup_key, r.tokens) == r.tokens
+                assert r.native in ("token_usage_record", "response_item/message") and r.copy_of is None
+        for r in recs:
+            if r.role == "assistant" and r.native == "response_item/message":
+                assert r.tokens is not None, r  # every delivered answer had its response's usage recorded
     want = {f"codex:response:{x['response_id']}": x["usage"] for x in gt["responses"]}
     assert set(per_key) == set(want)
     for k, u in want.items():

@@ -238,8 +238,11 @@ def _increments(name, owner, lane, project, series, ref) -> Iterable[Event]:
 
 def _cross_check(out: Collected, name, owner, per, cumulative) -> None:
     last = cumulative[-1][1]
+    once: dict[str, Event] = {}  # records repeating a response's usage (same key) count once, as in the ledger
+    for e in per:
+        once.setdefault(e.key, e)
     for f in ("input", "output"):
-        s = sum(getattr(e, f) or 0 for e in per)
+        s = sum(getattr(e, f) or 0 for e in once.values())
         v = getattr(last, f)
         if v is not None and v != s:
             out.notes.append(f"{name} session {owner}: per-response {f} sums to {s}, the last running total says {v}")

@@ -24,7 +24,9 @@ Every line is ``{timestamp, ordinal?, type, payload}``. What becomes what:
   ``total_token_usage`` (``Tokens.cumulative=True``, never summed). Only where a response has no
   ``token_usage_record`` (older clients) its ``last_token_usage`` is yielded as a per-response
   record ``L<n>#1``, keyed by the running total it produced, so a repeated token_count does not
-  count twice. ``input`` excludes cached tokens (``input_tokens - cached_input_tokens``);
+  count twice. The assistant message(s) of a response carry the same Tokens (same ``dedup_key``)
+  once its usage record comes; an assistant message whose response recorded no usage (a killed
+  turn) has ``tokens=None``. ``input`` excludes cached tokens (``input_tokens - cached_input_tokens``);
   ``reasoning`` is part of ``output``; ``cache_write`` is part of ``input``.
 - ``compacted``: a meta record (the summary message), then its ``replacement_history`` items as
   ``L<n>#<i>`` records, each a copy of the record it repeats (by id, call id or text) or of the
@@ -190,6 +192,7 @@ class _Reader:
         self.model: str | None = None
         self.subagent = ref.parent_session_id is not None
         self.last_compacted: str | None = None
+        self.awaiting_usage: list[_Slot] = []                 # assistant messages of a response not yet closed
         self.pending_usage = False                            # a token_usage_record awaits its token_count
         self.last_response_key: str | None = None
         self.total_key: dict[int, str] = {}                   # running total -> the response key it closed
@@ -220,6 +223,8 @@ class _Reader:
             self.q.popleft()
             if s.hold == "original":
                 self.echoes = [(e, k) for e, k in self.echoes if e is not s]
+            elif s.hold == "usage" and s in self.awaiting_usage:
+                self.awaiting_usage.remove(s)
             s.hold = None
             if s.rec.copy_of is not None:
                 self.report.duplicates += 1
@@ -337,7 +342,9 @@ class _Reader:
             key = f"codex:response:{rid}" if isinstance(rid, str) and rid else f"codex:{self.sid}:L{ln.no}"
             self.pending_usage = True
             self.last_response_key = key
-            self.push(_Slot(self.mk(ln, obj, "harness", "meta", "token_usage_record", tokens=tokens_of(p.get("usage"), key))))
+            tok = tokens_of(p.get("usage"), key)
+            self.settle_usage(tok)
+            self.push(_Slot(self.mk(ln, obj, "harness", "meta", "token_usage_record", tokens=tok)))
         elif t == "turn_context":
             tid = p.get("turn_id")
             if isinstance(tid, str) and tid:
@@ -442,6 +449,9 @@ class _Reader:
         slot = _Slot(rec)
         if pt in ("message", "reasoning"):
             self.original(rec, p.get("id"), "reasoning" if pt == "reasoning" else rec.role, rec.text)
+            if rec.role == "assistant" and pt == "message":
+                slot.hold = "usage"  # carries its response's usage once the usage record comes
+                self.awaiting_usage.append(slot)
         elif rec.kind == "tool_call" and rec.call_id:
             self.call_loc[rec.call_id] = (rec.locator, rec.kind)
             for e, key in self.echoes:
@@ -583,6 +593,16 @@ class _Reader:
             self.push(_Slot(self.unknown(ln, obj, native)))
 
     # ------------------------------------------------------------------ tokens
+    def settle_usage(self, tok: Tokens | None) -> None:
+        """Give the assistant messages of the response that just closed its usage (the same Tokens,
+        the same dedup_key: one response, counted once however many records repeat it)."""
+        for s in self.awaiting_usage:
+            if tok is not None:
+                s.rec.tokens = tok
+            if s.hold == "usage":
+                s.hold = None
+        self.awaiting_usage.clear()
+
     def token_count(self, ln, obj, p: dict) -> None:
         info = p.get("info") if isinstance(p.get("info"), dict) else None
         total_u = info.get("total_token_usage") if info else None
@@ -599,8 +619,10 @@ class _Reader:
             self.total_key[total] = key
             last = info.get("last_token_usage")
             if isinstance(last, dict):
+                tok = tokens_of(last, key)
+                self.settle_usage(tok)
                 rec = self.mk(ln, obj, "harness", "meta", "event_msg/token_count/last_token_usage",
-                              locator=f"L{ln.no}#1", tokens=tokens_of(last, key))
+                              locator=f"L{ln.no}#1", tokens=tok)
                 self.push(_Slot(rec))
         self.last_total = total
 
