@@ -83,3 +83,75 @@ def test_usage_equals_the_usage_the_mock_reported_per_response():
     assert s["reasoning_tokens"] == sum(u["output_tokens_details"]["reasoning_tokens"] for u in us)
     assert s["total_tokens"] == sum(u["total_tokens"] for u in us)
     assert s["notes"] == []  # the last running total of every session agrees with its per-response sum
+
+
+def _root(name: str) -> str:
+    return GT[name]["thread_ids_reported"][0]
+
+
+def _delivered(name: str, conv_prefix: str = "P") -> list[dict]:
+    return [c for c in GT[name]["calls"] if c["conversation"].startswith(conv_prefix) and c["delivered"]]
+
+
+def test_show_a_turn_by_id_prefix_gives_the_scripted_calls_once():
+    name = "resumed"
+    code, out = run(["show", _root(name)[:13], "--turn", "2", "--codex-home", str(HOME), "--format", "json"])
+    rows = [r for r in jrows(out) if r["kind"] == "record"]
+    assert code == 0 and rows and all(r["turn"] == 2 and r["provider"] == "codex" for r in rows)
+    calls = [r for r in rows if r["record_kind"] == "tool_call" and r["copy_of"] is None]
+    want = [c for c in _delivered(name) if c["conversation"] == "P2"]
+    assert [(r["call_id"], r["tool_name"]) for r in calls] == [(c["call_id"], c["name"]) for c in want]
+    prompts = [r for r in rows if r["record_kind"] == "prompt" and r["copy_of"] is None]
+    assert [r["text"] for r in prompts] == [GT[name]["prompts"][1]["text"]]
+
+
+def test_search_hits_each_recorded_item_once_never_its_ui_echo():
+    code, out = run(["search", "check failed: missing config", "--provider", "codex", "--codex-home", str(HOME),
+                     "-t", "tool_call", "-t", "tool_result", "--format", "json"])
+    hits = [r for r in jrows(out) if r["kind"] == "hit"]
+    # the command's arguments (the call) and its output (the result): CommandExecution echoes not again
+    assert code == 0 and [(h["record_kind"], h["native"]) for h in hits] == [
+        ("tool_call", "response_item/function_call"), ("tool_result", "response_item/function_call_output")]
+    assert {h["session_id"] for h in hits} == {_root("failing_command")}
+
+
+def test_stats_prompts_tools_failures_and_tokens_equal_the_ground_truth():
+    code, out = run(["stats", "--provider", "codex", "--codex-home", str(HOME), "--format", "json"])
+    rows = {r["session_id"]: r for r in jrows(out) if r["kind"] == "session"}
+    assert code == 0
+    for name, g in GT.items():
+        for tid in g["thread_ids_reported"] + g["spawned_agent_ids"]:
+            r = rows[tid]
+            conv = "P" if tid in g["thread_ids_reported"] else "agent-"
+            calls = _delivered(name, conv)
+            want_tools: dict[str, int] = {}
+            for c in calls:
+                want_tools[c["name"]] = want_tools.get(c["name"], 0) + 1
+            assert r["tool_calls"] == want_tools
+            failed: dict[str, int] = {}
+            for c in calls:
+                if (c.get("expect_exit") not in (None, 0)) or c.get("expect_rejected"):
+                    failed[c["name"]] = failed.get(c["name"], 0) + 1
+            assert r["tool_errors"] == failed
+            assert r["prompts"] == (len(g["prompts"]) if conv == "P" else 0)
+            assert r["file_changes"] == sum(len(c.get("expect_changes") or []) for c in calls)
+        us = [x["usage"] for x in g["responses"]]
+        got = [rows[t]["tokens_by_model"].get(g["model"], {}) for t in g["thread_ids_reported"] + g["spawned_agent_ids"]]
+        assert sum(t.get("total", 0) for t in got) == sum(u["total_tokens"] for u in us)
+        assert sum(t.get("input", 0) for t in got) == sum(
+            u["input_tokens"] - u["input_tokens_details"]["cached_tokens"] for u in us)
+
+
+def test_files_lists_the_recorded_changes_of_every_session():
+    code, out = run(["files", "--provider", "codex", "--codex-home", str(HOME), "--format", "json"])
+    files = {r["file"]: r for r in jrows(out) if r["kind"] == "file"}
+    want: dict[str, dict[str, int]] = {}
+    for g in GT.values():
+        for c in g["calls"]:
+            if c["delivered"]:
+                for ch in c.get("expect_changes") or []:
+                    want.setdefault(ch["path"], {}).setdefault(ch["action"], 0)
+                    want[ch["path"]][ch["action"]] += 1
+    assert code == 0 and {f: r["ops"] for f, r in files.items()} == want
+    created = [t for r in files.values() for t in r["touches"] if t["action"] == "create"]
+    assert created and all(t["has_new_content"] and t["is_error"] is False for t in created)

@@ -136,7 +136,7 @@ def test_prompts_calls_exit_codes_and_file_changes_match_the_script(corpus, scen
                     assert sorted(added) == sorted(set(after) - set(before))
                     assert sorted(removed) == sorted(set(before) - set(after))
             if want["expect_rejected"]:
-                assert rec.file_changes == () and rec.is_error is not False
+                assert rec.file_changes == () and rec.is_error is True
             else:
                 assert rec.is_error is False
     results = originals(recs, "tool_result")

@@ -71,6 +71,8 @@ SYNTHETIC_USER_PREFIXES = ("<environment_context>", "<user_instructions>", "# AG
                            "<collaboration_mode>", "<personality_spec>",
                            "Another language model started to solve this problem")
 EXIT_RES = (re.compile(r"Process exited with code (-?\d+)"), re.compile(r"^Exit code: (-?\d+)", re.M))
+PATCH_REJECTED = "apply_patch verification failed"
+"""How 0.169/0.171 answer a patch whose context is not in the file (no FileChange event follows)."""
 CALL_TYPES = {"function_call": None, "custom_tool_call": None, "local_shell_call": "local_shell",
               "tool_search_call": "tool_search", "web_search_call": "web_search",
               "image_generation_call": "image_generation"}
@@ -471,6 +473,8 @@ class _Reader:
                 if code is not None and cs.rec.exit_code is None:
                     cs.rec.exit_code = code
                     cs.rec.is_error = code != 0
+                elif cs.rec.tool_name == "apply_patch" and (rec.text or "").startswith(PATCH_REJECTED):
+                    cs.rec.is_error = True  # the client refused the patch before applying it
                 if cs.hold:
                     cs.output_seen = True
                     cs.deadline = ln.no + OUTCOME_WINDOW
