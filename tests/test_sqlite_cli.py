@@ -90,3 +90,61 @@ def test_hostile_title_prints_escaped(tmp_path):
     out = ssift("list", "--home", str(tmp_path)).stdout
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert not any(line.startswith("line") for line in out.splitlines())
+
+
+def _oc_truths():
+    return [json.loads(f.read_text()) for f in sorted((EXAMPLES / "opencode-ground-truth").glob("*.json"))]
+
+
+def test_stats_counts_equal_the_ground_truth():
+    home = str(EXAMPLES / "home")
+    rows = jsonl(ssift("stats", "--home", home, "--provider", "opencode", "--format", "json").stdout)
+    by_sid = {r["session_id"]: r for r in rows if r["kind"] == "session"}
+    for t in _oc_truths():
+        main = t["session_ids_from_client_events"][0]
+        s = by_sid[main]
+        assert s["prompts"] == len(t["prompts"])
+        calls = [c for c in t["tool_calls"] if c["conversation"].startswith("P")]
+        want: dict[str, int] = {}
+        for c in calls:
+            want[c["name"]] = want.get(c["name"], 0) + 1
+        assert s["tool_calls"] == want
+        failing = sum(1 for c in calls if c.get("expect_exit"))
+        assert sum(s["tool_errors"].values()) == failing
+    rows = jsonl(ssift("stats", "--home", home, "--provider", "crush", "--format", "json").stdout)
+    cgt = json.loads((EXAMPLES / "crush-ground-truth.json").read_text())["sessions"]
+    for r in (x for x in rows if x["kind"] == "session"):
+        assert r["prompts"] == len(cgt[r["session_id"]]["prompts"])
+
+
+def test_files_lists_every_recorded_change_with_content():
+    home = str(EXAMPLES / "home")
+    rows = jsonl(ssift("files", "--home", home, "--provider", "opencode", "--provider", "crush",
+                       "--format", "json").stdout)
+    files = {r["file"]: r for r in rows if r["kind"] == "file"}
+    for t in _oc_truths():
+        for c in t["tool_calls"]:
+            if c["name"] in ("write", "edit"):
+                assert c["input"]["filePath"] in files
+    cgt = json.loads((EXAMPLES / "crush-ground-truth.json").read_text())["sessions"]
+    crush_paths = {p for s in cgt.values() for p in s["files"]}
+    assert crush_paths <= set(files)
+    for p in crush_paths:
+        assert all(t["has_new_content"] for t in files[p]["touches"])
+
+
+def test_search_and_show_round_trip_by_locator():
+    home = str(EXAMPLES / "home")
+    rows = jsonl(ssift("search", "exit 3", "--home", home, "--provider", "opencode", "--provider", "crush",
+                       "--format", "json").stdout)
+    hits = [r for r in rows if r["kind"] in ("hit", "record", "match")]
+    provs = {h["provider"] for h in hits}
+    assert provs == {"opencode", "crush"}, rows[-1]
+    for h in hits:
+        r = subprocess.run(h["refetch"].replace("sessionsift", f"{sys.executable} -m sessionsift", 1) + " --format json",
+                           shell=True, capture_output=True, text=True, cwd=REPO)
+        again = [x for x in jsonl(r.stdout) if x["kind"] == "record"]
+        # the refetch names the row: it gives back that record (and the other half of the same
+        # row, for a tool part: part:<id> and part:<id>#output)
+        assert h["locator"] in [x["locator"] for x in again], (h["refetch"], r.stderr)
+        assert {x["locator"].split("#")[0] for x in again} == {h["locator"].split("#")[0]}
