@@ -101,3 +101,66 @@ def peak_rss_run(cmd: list[str], env: dict | None = None) -> tuple[float, int, b
     p = subprocess.run(cmd, capture_output=True, env=env)
     wall = time.perf_counter() - t0
     return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.stdout
+
+
+ID_RE = re.compile(rb"(?:msg|req|toolu|srvtoolu)_[0-9A-Za-z]{8,}")
+
+
+def remap_ids(data: bytes, salt: str) -> bytes:
+    """`remap` plus every API message, request and tool-use id (`msg_…`, `req_…`, `toolu_…`):
+    copies that share message ids would make token deduplication meaningless (a usage report
+    would rightly count them once)."""
+    data = remap(data, salt)
+    cache: dict[bytes, bytes] = {}
+
+    def sub(m: re.Match[bytes]) -> bytes:
+        k = m.group(0)
+        v = cache.get(k)
+        if v is None:
+            pre, _, _rest = k.partition(b"_")
+            h = uuid.uuid5(uuid.NAMESPACE_URL, salt + k.decode()).hex[:24].encode()
+            v = cache[k] = pre + b"_" + h
+        return v
+
+    return ID_RE.sub(sub, data)
+
+
+def source_sessions(roots: list[Path]) -> list[tuple[Path, list[Path]]]:
+    """(main transcript, its subagent lanes) of every real session under the given homes."""
+    out = []
+    for r in roots:
+        for main in sorted(r.rglob("projects/*/*.jsonl")):
+            lanes = sorted((main.parent / main.stem / "subagents").rglob("*.jsonl"))
+            out.append((main, [l for l in lanes if l.name != "journal.jsonl"]))
+    if not out:
+        raise SystemExit("no real transcripts found (examples/ or SSIFT_BENCH_SRC)")
+    return out
+
+
+def build_usage_home(dest: Path, size_mb: int, roots: list[Path]) -> Path:
+    """A claude home of about `size_mb` MB: whole real sessions (main + subagent lanes) copied
+    with every uuid and message/request/tool id remapped per copy, one project dir per 100."""
+    marker = dest / f".built-{size_mb}"
+    if marker.exists():
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    srcs = [(m.read_bytes(), [(l.relative_to(m.parent / m.stem), l.read_bytes()) for l in lanes], m.stem)
+            for m, lanes in source_sessions(roots)]
+    target = size_mb << 20
+    written = k = 0
+    while written < target:
+        main, lanes, stem = srcs[k % len(srcs)]
+        salt = f"usage{k}"
+        sid = str(uuid.uuid5(uuid.NAMESPACE_URL, salt + stem))
+        proj = dest / "projects" / f"-bench-usage-p{k // 100}"
+        proj.mkdir(parents=True, exist_ok=True)
+        (proj / f"{sid}.jsonl").write_bytes(remap_ids(main, salt).replace(stem.encode(), sid.encode()))
+        written += len(main)
+        for rel, data in lanes:
+            p = proj / sid / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(remap_ids(data, salt).replace(stem.encode(), sid.encode()))
+            written += len(data)
+        k += 1
+    marker.write_text(str(k))
+    return dest

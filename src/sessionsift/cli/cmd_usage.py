@@ -223,23 +223,7 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
     models: dict[str, UR.Totals] = {}
     for w in ws:
         for m, t in w.models.items():
-            _merge(models.setdefault(m, UR.Totals()), t)
-        _merge(tot, w.totals)
+            models.setdefault(m, UR.Totals()).merge(t)
+        tot.merge(w.totals)
     return _summary(out, col, tot, models, pricer.used, {"windows": len(ws), "active": any(w.active for w in ws),
                                                         "align": align})
-
-
-def _merge(a: UR.Totals, b: UR.Totals) -> None:
-    a.messages += b.messages
-    a.without_usage += b.without_usage
-    a.copies += b.copies
-    for f in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning"):
-        v = getattr(b, f)
-        if v is not None:
-            setattr(a, f, v + (getattr(a, f) or 0))
-    a.cost_usd += b.cost_usd
-    a.priced += b.priced
-    a.no_price |= b.no_price
-    if b.client_cost_usd is not None:
-        a.client_cost_usd = (a.client_cost_usd or 0.0) + b.client_cost_usd
-    a.client_cost_messages += b.client_cost_messages

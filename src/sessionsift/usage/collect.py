@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..discover import Lane, Problem, Scope
+from ..discover import Problem, Scope
 from ..providers import Coverage
 from . import claude as C
 from .events import Event, Ledger
@@ -82,45 +82,128 @@ class Collected:
         return self.ledger.events
 
 
-def _claude_project(fs: C.FileScan, lane: Lane) -> str:
-    return fs.cwd or lane.path.parent.name
+PARALLEL_MIN_BYTES = 64 << 20
+"""From this many bytes of transcripts on, a forked worker scans the second half (by size)."""
 
 
-def collect_claude(out: Collected, scope: Scope, subagents: bool = True) -> None:
+def _lanes(s, subagents: bool) -> list[tuple[str, str, str]]:
+    """(path, kind, lane name) of a session's transcripts: the same files as
+    `Session.lanes()`, listed with os.scandir on strings (no Path objects: a large store has
+    tens of thousands of sessions)."""
+    out = [(str(s.path), "main", "main")]
+    if not subagents:
+        return out
+    sub = os.path.join(str(s.project_dir), s.session_id, "subagents")
+    try:
+        entries = sorted((e.name, e.path, e.is_file(), e.is_dir()) for e in os.scandir(sub))
+    except OSError:
+        return out
+    for name, path, is_file, _d in entries:
+        if name.endswith(".jsonl") and is_file:
+            out.append((path, "subagent", name[:-6][6:] if name.startswith("agent-") else name[:-6]))
+    for name, path, _f, is_dir in entries:
+        if name == "workflows" and is_dir:
+            try:
+                runs = sorted((e.name, e.path) for e in os.scandir(path) if e.name.startswith("wf_") and e.is_dir())
+            except OSError:
+                runs = []
+            for _rn, rp in runs:
+                try:
+                    files = sorted((e.name, e.path) for e in os.scandir(rp)
+                                   if e.name.endswith(".jsonl") and e.name != "journal.jsonl" and e.is_file())
+                except OSError:
+                    continue
+                for fn, fp in files:
+                    out.append((fp, "workflow", fn[:-6][6:] if fn.startswith("agent-") else fn[:-6]))
+    return out
+
+
+def _scan_many(paths: list[str]) -> list["C.FileScan | tuple[str, str]"]:
+    out: list = []
+    for p in paths:
+        try:
+            out.append(C.scan_file(p))
+        except OSError as exc:
+            out.append((p, exc.strerror or str(exc)))
+    return out
+
+
+def _scan_all(paths: list[str], parallel: bool = True) -> list:
+    """Scans in `paths` order; the second half by size in a forked worker when the corpus is large
+    (two cores read twice as fast; a failed worker only costs time: its half is read here)."""
+    sizes = []
+    for p in paths:
+        try:
+            sizes.append(os.stat(p).st_size)
+        except OSError:
+            sizes.append(0)
+    total = sum(sizes)
+    if not parallel or len(paths) < 2 or total < PARALLEL_MIN_BYTES:
+        return _scan_many(paths)
+    from ..core.stats import _can_fork, _Worker
+
+    if not _can_fork():
+        return _scan_many(paths)
+    cut, acc = 0, 0
+    while cut < len(paths) - 1 and acc + sizes[cut] <= total // 2:
+        acc += sizes[cut]
+        cut += 1
+    cut = max(cut, 1)
+    worker = _Worker(lambda: _scan_many(paths[cut:]))
+    try:
+        head = _scan_many(paths[:cut])
+        tail = worker.result()
+    finally:
+        worker.close()
+    return head + (tail if tail is not None else _scan_many(paths[cut:]))
+
+
+def collect_claude(out: Collected, scope: Scope, subagents: bool = True, parallel: bool = True) -> None:
     """Claude Code sessions of a deep `Scope`, through the fast path."""
     out.claude_home, out.claude_home_source = str(scope.home.path), scope.home.source
     tally = out.tally.setdefault(C.PROVIDER, ReadTally())
+    jobs: list[tuple[object, str, str, str]] = []
     for s in scope.sessions:
-        lanes = ([scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes
-                 else s.lanes(subagents))
-        info = out.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
-        for lane in lanes:
-            try:
-                fs = C.scan_file(lane.path)
-            except OSError as exc:
-                out.problems.append(Problem(str(lane.path), exc.strerror or str(exc)))
-                continue
-            tally.add(fs)
-            info.lanes += 1
-            info.paths.append(str(lane.path))
-            if lane.kind == "main":
-                info.project = _claude_project(fs, lane)
-                if fs.client is not None:
-                    info.client = fs.client
-            elif info.project is None:
-                info.project = _claude_project(fs, lane)
-            lane_name = "main" if lane.kind == "main" else (lane.agent_id or lane.lane_id)
-            for e in C.events_of(fs, s.session_id, lane_name, info.project):
-                out.ledger.add(e)
-            info.without_usage += fs.assistant_without_usage
-            out.without_usage += [(C.PROVIDER, s.session_id, t) for t in fs.no_usage_ts]
-    # a subagent lane read before its main lane took the lane's cwd: give every event the
-    # session's project
-    for e in out.ledger.events:
-        if e.provider == C.PROVIDER:
-            info = out.sessions.get((C.PROVIDER, e.session_id))
-            if info is not None and info.project:
-                e.project = info.project
+        if s.session_id in scope.explicit_lanes:
+            ln = scope.explicit_lanes[s.session_id]
+            jobs.append((s, str(ln.path), ln.kind, "main" if ln.kind == "main" else (ln.agent_id or ln.lane_id)))
+        else:
+            jobs += [(s, p, k, n) for p, k, n in _lanes(s, subagents)]
+    scans = _scan_all([j[1] for j in jobs], parallel)
+    cur = None
+    first = 0
+    info = None
+
+    def settle() -> None:
+        # a subagent lane read before its main lane took the lane's cwd: the session's project
+        if info is not None and info.project:
+            for e in out.ledger.events[first:]:
+                if e.session_id == info.session_id and e.project != info.project:
+                    e.project = info.project
+
+    for (s, path, kind, lane_name), fs in zip(jobs, scans):
+        if s is not cur:
+            settle()
+            cur = s
+            first = len(out.ledger.events)
+            info = out.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
+        if isinstance(fs, tuple):
+            out.problems.append(Problem(fs[0], fs[1]))
+            continue
+        tally.add(fs)
+        info.lanes += 1
+        info.paths.append(path)
+        if kind == "main":
+            info.project = fs.cwd or os.path.basename(os.path.dirname(path))
+            if fs.client is not None:
+                info.client = fs.client
+        elif info.project is None:
+            info.project = fs.cwd or os.path.basename(os.path.dirname(path))
+        for e in C.events_of(fs, s.session_id, lane_name, info.project):
+            out.ledger.add(e)
+        info.without_usage += fs.assistant_without_usage
+        out.without_usage += [(C.PROVIDER, s.session_id, t) for t in fs.no_usage_ts]
+    settle()
 
 
 # -- every other provider, through the providers layer ---------------------------------------

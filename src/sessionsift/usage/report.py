@@ -134,11 +134,24 @@ class Totals:
     def add(self, e: Event, c: float | None, missing: str | None) -> None:
         self.messages += 1
         self.copies += e.copies
-        for f in TOKEN_FIELDS:
-            v = getattr(e, f)
-            if v is not None:
-                cur = getattr(self, f)
-                setattr(self, f, v if cur is None else cur + v)
+        v = e.input
+        if v is not None:
+            self.input = v if self.input is None else self.input + v
+        v = e.output
+        if v is not None:
+            self.output = v if self.output is None else self.output + v
+        v = e.cache_read
+        if v is not None:
+            self.cache_read = v if self.cache_read is None else self.cache_read + v
+        v = e.cache_write
+        if v is not None:
+            self.cache_write = v if self.cache_write is None else self.cache_write + v
+        v = e.cache_write_1h
+        if v is not None:
+            self.cache_write_1h = v if self.cache_write_1h is None else self.cache_write_1h + v
+        v = e.reasoning
+        if v is not None:
+            self.reasoning = v if self.reasoning is None else self.reasoning + v
         if c is not None:
             self.cost_usd += c
             self.priced += 1
@@ -147,9 +160,34 @@ class Totals:
         if e.client_cost is not None:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + e.client_cost
             self.client_cost_messages += 1
-        if e.ts is not None:
-            self.first_ts = e.ts if self.first_ts is None else min(self.first_ts, e.ts)
-            self.last_ts = e.ts if self.last_ts is None else max(self.last_ts, e.ts)
+        ts = e.ts
+        if ts is not None:
+            if self.first_ts is None or ts < self.first_ts:
+                self.first_ts = ts
+            if self.last_ts is None or ts > self.last_ts:
+                self.last_ts = ts
+
+    def merge(self, b: "Totals") -> "Totals":
+        """Add another Totals into this one (returns self)."""
+        self.messages += b.messages
+        self.without_usage += b.without_usage
+        self.copies += b.copies
+        for f in TOKEN_FIELDS:
+            v = getattr(b, f)
+            if v is not None:
+                cur = getattr(self, f)
+                setattr(self, f, v if cur is None else cur + v)
+        self.cost_usd += b.cost_usd
+        self.priced += b.priced
+        self.no_price |= b.no_price
+        if b.client_cost_usd is not None:
+            self.client_cost_usd = (self.client_cost_usd or 0.0) + b.client_cost_usd
+        self.client_cost_messages += b.client_cost_messages
+        for ts in (b.first_ts, b.last_ts):
+            if ts is not None:
+                self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+                self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
+        return self
 
     @property
     def total(self) -> int | None:
@@ -273,16 +311,22 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
         if row is None:
             row = rows[(key, g)] = Row(key, g)
         c, missing = pricer.price(e)
-        row.totals.add(e, c, missing)
         mname = e.model or "(unknown model)"
-        row.models.setdefault(mname, Totals()).add(e, c, missing)
+        mt = row.models.get(mname)
+        if mt is None:
+            mt = row.models[mname] = Totals()
+        mt.add(e, c, missing)
         row.providers.add(e.provider)
         row.sessions.add((e.provider, e.session_id))
         if e.lane != "main":
             row.subagents.add(e, c, missing)
             row.lanes.add(e.lane)
-        total.add(e, c, missing)
-        models.setdefault(mname, Totals()).add(e, c, missing)
+    # a row's figures are the sum of its models', the report's the sum of its rows'
+    for row in rows.values():
+        for mname, mt in row.models.items():
+            row.totals.merge(mt)
+            models.setdefault(mname, Totals()).merge(mt)
+        total.merge(row.totals)
     for prov, sid, ts in col.without_usage:
         if wanted is not None and prov not in wanted:
             continue
