@@ -403,3 +403,25 @@ def test_crush_keeps_no_per_message_usage_so_its_tokens_are_unknown():
     assert all(r["client_recorded"]["source"] == "Crush sessions.cost" for r in rows)
     s = jrows(out)[-1]
     assert s["total_tokens"] is None and any("recorded no usage" in n for n in s["notes"])
+
+
+def test_the_split_reading_equals_the_plain_one(tmp_path, monkeypatch):
+    """A large store is read by two processes (a file bigger than half the store is cut at a line
+    boundary): the same events, the same figures. Here the threshold is lowered so the real
+    corpora (and one long transcript of three concatenated real sessions) take that path."""
+    import sessionsift.usage.collect as UC
+
+    home = _copy_home(tmp_path)
+    d = home / "projects" / "-long"
+    d.mkdir()
+    src = sorted((HOME_332 / "projects").glob("*/*.jsonl"))[:3]
+    (d / "77777777-0000-4000-8000-000000000000.jsonl").write_bytes(b"".join(p.read_bytes() for p in src))
+    plain = collect(claude_home=str(home))
+    monkeypatch.setattr(UC, "PARALLEL_MIN_BYTES", 1)
+    split = collect(claude_home=str(home))
+
+    def key(c):
+        return sorted((e.key, e.session_id, e.lane, e.total(), e.copies) for e in c.events)
+
+    assert key(split) == key(plain) and len(plain.events) > 40
+    assert split.tally["claude-code"].__dict__ == plain.tally["claude-code"].__dict__

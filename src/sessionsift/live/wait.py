@@ -248,28 +248,34 @@ def _fingerprint(w: "Watch", home: Path) -> tuple:
 
 def _watcher(session: Session, home: Path, w: "Watch"):
     """A callable that blocks until something of this session changed or `timeout` passed (it
-    returns whether a change was seen), and its name. The idle wait sleeps inside it: in
-    `threading.Event.wait` fed by a watchfiles thread, or - without watchfiles - in 0.5 s sleeps
-    between stat() fingerprints of the session's files."""
+    returns whether a change was seen), and its name (see `change_waiter`)."""
+    roots = [session.project_dir, home / "sessions"]
+    return change_waiter([os.path.realpath(r) for r in roots if r.is_dir()], _relevant(session, home),
+                         lambda: _fingerprint(w, home))
+
+
+def change_waiter(roots: list[str], relevant: Callable[[str], bool], fingerprint: Callable[[], tuple]):
+    """A callable `wait_fn(timeout) -> bool` that blocks until a path under `roots` for which
+    `relevant(path)` holds changed, or `timeout` passed, and the name of the mechanism. The idle
+    wait sleeps inside it: in `threading.Event.wait` fed by a watchfiles thread, or - without
+    watchfiles, or when it fails - in 0.5 s sleeps between `fingerprint()` snapshots (stat()s).
+    `wait_fn.stop` (an Event, watchfiles only) ends the watcher thread."""
     try:
         import watchfiles  # noqa: F401
     except ImportError:
         watchfiles = None
-    roots = [session.project_dir, home / "sessions"]
-    roots = [os.path.realpath(r) for r in roots if r.is_dir()]
-    relevant = _relevant(session, home)
     state = {"failed": False, "print": None}
 
     def poll(timeout: float) -> bool:
         if state["print"] is None:
-            state["print"] = _fingerprint(w, home)
+            state["print"] = fingerprint()
         t_end = time.monotonic() + timeout
         while True:
             left = t_end - time.monotonic()
             if left <= 0:
                 return False
             time.sleep(min(POLL_SECS, left))
-            fp = _fingerprint(w, home)
+            fp = fingerprint()
             if fp != state["print"]:
                 state["print"] = fp
                 return True

@@ -278,8 +278,41 @@ def _candidate_starts(buf: bytes, end: int) -> list[int]:
     return sorted(starts)
 
 
-def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = True) -> FileScan:
-    """Read the usage of one transcript from byte `start` (a line start). Raises OSError."""
+def split_point(path: str, size: int) -> int | None:
+    """A line boundary near the middle of a file (where a second reader starts), or None."""
+    with open(path, "rb") as f:
+        f.seek(size // 2)
+        tail = f.read(1 << 20)
+        while tail:
+            i = tail.find(b"\n")
+            if i >= 0:
+                return f.tell() - len(tail) + i + 1
+            tail = f.read(1 << 20)
+    return None
+
+
+def merge_scans(a: FileScan, b: FileScan) -> FileScan:
+    """`b` read the bytes that follow `a`'s in the same file."""
+    a.size = max(a.size, b.size)
+    a.end = b.end
+    a.candidates += b.candidates
+    a.records += b.records
+    a.assistant_without_usage += b.assistant_without_usage
+    a.no_usage_ts += b.no_usage_ts
+    a.echoes += b.echoes
+    a.malformed += b.malformed
+    a.odd_values += b.odd_values
+    a.no_timestamp += b.no_timestamp
+    a.cwd = a.cwd or b.cwd
+    a.client = b.client or a.client
+    a.torn_tail_bytes = b.torn_tail_bytes
+    return a
+
+
+def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = True,
+              stop: int | None = None) -> FileScan:
+    """Read the usage of one transcript from byte `start` (a line start) to `stop` (a line start,
+    default the end). Raises OSError."""
     p = os.fspath(path)
     fs = FileScan(p)
     with open(p, "rb", buffering=0) as f:
@@ -288,8 +321,10 @@ def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = Tr
         pos = start
         f.seek(start)
         carry = b""
+        left = (size if stop is None else stop) - start
         while True:
-            chunk = f.read(CHUNK)
+            chunk = f.read(min(CHUNK, left)) if left > 0 else b""
+            left -= len(chunk)
             if not chunk:
                 break
             buf = carry + chunk if carry else chunk
@@ -307,6 +342,8 @@ def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = Tr
             carry = buf[end:]
         base = pos - len(carry)
         fs.end = base
+        if carry and stop is not None and base + len(carry) < size:
+            raise ValueError("scan_file: stop must be a line start")
         if carry:
             frag = carry
             if frag.strip(b"\x00").strip():

@@ -118,11 +118,11 @@ def _lanes(s, subagents: bool) -> list[tuple[str, str, str]]:
     return out
 
 
-def _scan_many(paths: list[str]) -> list["C.FileScan | tuple[str, str]"]:
+def _scan_many(parts: list[tuple[str, int, int | None]]) -> list["C.FileScan | tuple[str, str]"]:
     out: list = []
-    for p in paths:
+    for p, start, stop in parts:
         try:
-            out.append(C.scan_file(p))
+            out.append(C.scan_file(p, start, stop=stop))
         except OSError as exc:
             out.append((p, exc.strerror or str(exc)))
     return out
@@ -130,7 +130,8 @@ def _scan_many(paths: list[str]) -> list["C.FileScan | tuple[str, str]"]:
 
 def _scan_all(paths: list[str], parallel: bool = True) -> list:
     """Scans in `paths` order; the second half by size in a forked worker when the corpus is large
-    (two cores read twice as fast; a failed worker only costs time: its half is read here)."""
+    (a file larger than half the corpus is cut at a line boundary; two cores read twice as fast;
+    a failed worker only costs time: its half is read here)."""
     sizes = []
     for p in paths:
         try:
@@ -138,24 +139,50 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
         except OSError:
             sizes.append(0)
     total = sum(sizes)
-    if not parallel or len(paths) < 2 or total < PARALLEL_MIN_BYTES:
-        return _scan_many(paths)
+    whole = [(p, 0, None) for p in paths]
+    if not parallel or total < PARALLEL_MIN_BYTES:
+        return _scan_many(whole)
     from ..core.stats import _can_fork, _Worker
 
     if not _can_fork():
-        return _scan_many(paths)
+        return _scan_many(whole)
+    parts: list[tuple[str, int, int | None]] = []
+    psizes: list[int] = []
+    owner: list[int] = []
+    for i, (p, n) in enumerate(zip(paths, sizes)):
+        cut = C.split_point(p, n) if n * 2 >= total else None
+        if cut is not None and 0 < cut < n:
+            parts += [(p, 0, cut), (p, cut, None)]
+            psizes += [cut, n - cut]
+            owner += [i, i]
+        else:
+            parts.append((p, 0, None))
+            psizes.append(n)
+            owner.append(i)
+    if len(parts) < 2:
+        return _scan_many(whole)
     cut, acc = 0, 0
-    while cut < len(paths) - 1 and acc + sizes[cut] <= total // 2:
-        acc += sizes[cut]
+    while cut < len(parts) - 1 and acc + psizes[cut] <= total // 2:
+        acc += psizes[cut]
         cut += 1
     cut = max(cut, 1)
-    worker = _Worker(lambda: _scan_many(paths[cut:]))
+    worker = _Worker(lambda: _scan_many(parts[cut:]))
     try:
-        head = _scan_many(paths[:cut])
+        head = _scan_many(parts[:cut])
         tail = worker.result()
     finally:
         worker.close()
-    return head + (tail if tail is not None else _scan_many(paths[cut:]))
+    scans = head + (tail if tail is not None else _scan_many(parts[cut:]))
+    out: list = [None] * len(paths)
+    for i, sc in zip(owner, scans):
+        prev = out[i]
+        if prev is None or isinstance(prev, tuple):
+            out[i] = prev if isinstance(prev, tuple) else sc
+        elif isinstance(sc, tuple):
+            out[i] = sc
+        else:
+            out[i] = C.merge_scans(prev, sc)
+    return out
 
 
 def collect_claude(out: Collected, scope: Scope, subagents: bool = True, parallel: bool = True) -> None:

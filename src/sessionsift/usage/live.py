@@ -1,0 +1,197 @@
+"""`usage blocks --live`: the five-hour windows, refreshed as Claude Code transcripts grow.
+
+The change wait is the `wait` command's (`live.wait.change_waiter`: a watchfiles thread over the
+projects directory, a stat() fingerprint poll only where no watcher can run); nothing loops over
+the transcripts. Each change reads every known transcript from the byte offset where the last
+reading stopped (a torn final line waits for its newline) and new transcripts from 0; a file that
+shrank (rewritten) makes the whole store be read again. Every `HEARTBEAT` seconds without a change
+the view is redrawn anyway (the active window's clock and projection move with time).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from ..discover import Scope
+from . import claude as C
+from .blocks import windows
+from .collect import Collected, SessionInfo, _lanes
+from .report import in_range
+
+HEARTBEAT = 30.0
+
+
+@dataclass
+class _File:
+    offset: int
+    session_id: str
+    kind: str
+    lane: str
+
+
+class Incremental:
+    """A Claude Code `Collected` kept current by reading only appended bytes."""
+
+    def __init__(self, scope: Scope, targets: tuple[str, ...], subagents: bool = True):
+        self.scope = scope
+        self.targets = targets
+        self.subagents = subagents
+        self.files: dict[str, _File] = {}
+        self.col = Collected()
+        self.col.claude_home, self.col.claude_home_source = str(scope.home.path), scope.home.source
+        self.reads = 0
+
+    def _sessions(self):
+        from ..providers.claude import discover as D
+
+        try:
+            sc = D.resolve_targets(list(self.targets), choice=self.scope.home)
+        except Exception:  # noqa: BLE001 - a target that vanished: keep what we have
+            return self.scope.sessions
+        ids = {s.session_id for s in self.scope.sessions}
+        return sc.sessions if not self.targets else [s for s in sc.sessions if s.session_id in ids] or self.scope.sessions
+
+    def refresh(self) -> bool:
+        """Read what was appended; True when anything new was read."""
+        changed = False
+        for s in self._sessions():
+            info = self.col.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
+            for path, kind, lane in _lanes(s, self.subagents):
+                f = self.files.get(path)
+                try:
+                    size = os.stat(path).st_size
+                except OSError:
+                    continue
+                if f is not None and size < f.offset:
+                    self._rebuild()
+                    return True
+                start = f.offset if f is not None else 0
+                if f is not None and size == start:
+                    continue
+                try:
+                    fs = C.scan_file(path, start)
+                except OSError:
+                    continue
+                self.reads += 1
+                if f is None:
+                    f = self.files[path] = _File(0, s.session_id, kind, lane)
+                    info.lanes += 1
+                    info.paths.append(path)
+                if fs.end == f.offset and not fs.records:
+                    continue
+                f.offset = fs.end
+                if kind == "main" or info.project is None:
+                    info.project = info.project or fs.cwd or os.path.basename(os.path.dirname(path))
+                if fs.client is not None and kind == "main":
+                    info.client = fs.client
+                for e in C.events_of(fs, s.session_id, "main" if kind == "main" else lane, info.project):
+                    self.col.ledger.add(e)
+                info.without_usage += fs.assistant_without_usage
+                self.col.without_usage += [(C.PROVIDER, s.session_id, t) for t in fs.no_usage_ts]
+                changed = True
+        return changed
+
+    def _rebuild(self) -> None:
+        home = (self.col.claude_home, self.col.claude_home_source)
+        self.files.clear()
+        self.col = Collected()
+        self.col.claude_home, self.col.claude_home_source = home
+        self.refresh()
+
+    def fingerprint(self) -> tuple:
+        out = []
+        for p in self.files:
+            try:
+                st = os.stat(p)
+                out.append((p, st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append((p, None, None))
+        root = os.path.join(str(self.scope.home.path), "projects")
+        try:
+            out.append(tuple(sorted((e.name, e.stat().st_mtime_ns) for e in os.scandir(root))))
+        except OSError:
+            pass
+        return tuple(out)
+
+
+def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents) -> int:
+    from ..cli import usage_view as V
+    from ..cli.exit import ExitStatus
+    from ..cli.options import coverage_json, coverage_line
+    from ..live.wait import change_waiter
+
+    if sel.claude is None:
+        from ..errors import UsageError
+
+        raise UsageError("--live follows Claude Code transcripts: no Claude Code data root with sessions in scope")
+    inc = Incremental(sel.claude, tuple(), subagents)
+    inc.refresh()
+    root = os.path.realpath(os.path.join(str(sel.claude.home.path), "projects"))
+    waiter, how = change_waiter([root], lambda p: p.endswith(".jsonl"), inc.fingerprint)
+    out.header(report="blocks", live=True, watcher=how, timezone={"name": z.name, "source": z.source, "now": z.describe()},
+               since=None if since is None else since.isoformat(), until=None if until is None else until.isoformat(),
+               claude_home=inc.col.claude_home, claude_home_source=inc.col.claude_home_source,
+               price_table=pricer.table.describe())
+    notes = []
+    if [p for p in provs if p != C.PROVIDER]:
+        notes.append("--live follows Claude Code only; other providers were not read")
+    refreshes = 0
+    t0 = time.monotonic()
+
+    def emit(reason: str) -> None:
+        nonlocal refreshes
+        refreshes += 1
+        now = time.time()
+        evs = [e for e in inc.col.events if in_range(e.ts, z, since, until)]
+        ws = windows(evs, pricer, align=align, now=now)
+        if active_only:
+            ws = [w for w in ws if w.active]
+        if out.json:
+            msgs = sum(w.totals.messages for w in ws)
+            toks = sum(w.totals.total or 0 for w in ws)
+            out.row("refresh", {"at": V.instant(now), "reason": reason, "files_read": inc.reads,
+                                "windows": [V.window_json(w, pricer.used) for w in ws],
+                                "totals": {"messages": msgs, "total_tokens": toks}})
+            out.stream.flush()
+            return
+        if out.stream.isatty():
+            out.stream.write("\x1b[H\x1b[2J")
+        out.text(f"usage blocks --live ({how}), {z.describe()}, refreshed {time.strftime('%H:%M:%S')} ({reason})")
+        if ws:
+            V.text_windows(out, ws, z.tz, now)
+        else:
+            out.text("no active window" if active_only else "no usage yet")
+        out.stream.flush()
+
+    emit("start")
+    interrupted = False
+    try:
+        while True:
+            left = HEARTBEAT
+            if live_for is not None:
+                left = min(left, live_for - (time.monotonic() - t0))
+                if left <= 0:
+                    break
+            seen = waiter(left)
+            if seen:
+                if inc.refresh():
+                    emit("change")
+            else:
+                emit("heartbeat")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        st = getattr(waiter, "stop", None)
+        if st is not None:
+            st.set()
+    out.summary(refreshes=refreshes, files=len(inc.files), coverage=coverage_json(sel.coverage()),
+                coverage_line=coverage_line(sel.coverage()), notes=notes, interrupted=interrupted, watcher=how)
+    if not out.json:
+        for n in notes:
+            out.text(f"note: {n}")
+        out.text(coverage_line(sel.coverage()))
+    sys.stdout.flush()
+    return ExitStatus.OK

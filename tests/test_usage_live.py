@@ -1,0 +1,102 @@
+"""`usage blocks --live` on a session being written by the REAL Claude Code client: the mock
+delays each of the four responses by 3 s, so the transcript grows while the live view runs; every
+refresh must come from a file event (the view refreshes on change, not on a loop), its figures
+only grow, and the last one equals what a one-shot `usage blocks` reports once the client is done."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import threading
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.realclient import scenarios_usage as SU
+from tests.realclient.fixtures import require_realclient
+
+pytestmark = pytest.mark.realclient
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _paths(root: Path) -> tuple[Path, Path]:
+    from tests.realclient.runner import encode_project_dir
+    from tests.realclient.scenarios import session_uuid
+
+    cfg = root / "usage_live" / "config"
+    work = root / "usage_live" / "work"
+    return cfg, cfg / "projects" / encode_project_dir(str(work)) / f"{session_uuid('usage_live')}.jsonl"
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    import signal
+
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_live_blocks_follow_a_transcript_the_real_client_is_writing(tmp_path):
+    require_realclient()
+    from tests.realclient.runner import start_scenario
+
+    root = tmp_path / "rc"
+    runner = start_scenario("usage_live", root, module=SU.MODULE)
+    live = None
+    try:
+        cfg, transcript = _paths(root)
+        t_end = time.monotonic() + 120
+        while not (transcript.exists() and transcript.stat().st_size > 0):
+            assert time.monotonic() < t_end, "the client never wrote its transcript"
+            assert runner.poll() is None or transcript.exists(), "the runner ended before writing"
+            time.sleep(0.1)
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+        live = subprocess.Popen([sys.executable, "-m", "sessionsift", "usage", "blocks", "--live", "--live-for", "120",
+                                 "--claude-home", str(cfg), "--format", "json"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(x) for x in live.stdout], daemon=True).start()
+        rows = []
+        assert runner.wait(timeout=120) == 0
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "usage", "blocks", "--claude-home", str(cfg), "--format",
+                            "json"], capture_output=True, text=True, env=env)
+        final = [json.loads(x) for x in p.stdout.splitlines()]
+        windows = [r for r in final if r["kind"] == "window"]
+        assert len(windows) == 1
+        t_end = time.monotonic() + 30
+        while time.monotonic() < t_end:
+            try:
+                rows.append(json.loads(lines.get(timeout=1)))
+            except queue.Empty:
+                continue
+            r = rows[-1]
+            if r["kind"] == "refresh" and r["totals"]["messages"] == windows[0]["messages"]:
+                break
+    finally:
+        if live is not None:
+            _stop(live)
+        _stop(runner)
+    header = rows[0]
+    assert header["kind"] == "header" and header["live"] is True and header["watcher"] == "watchfiles"
+    refreshes = [r for r in rows if r["kind"] == "refresh"]
+    msgs = [r["totals"]["messages"] for r in refreshes]
+    assert refreshes[0]["reason"] == "start" and all(r["reason"] in ("change", "heartbeat") for r in refreshes[1:])
+    assert msgs == sorted(msgs) and msgs[-1] > msgs[0], msgs  # grew while it watched
+    assert sum(1 for r in refreshes if r["reason"] == "change") >= 2
+    # the last refresh agrees with a one-shot report of the finished transcript
+    assert windows[0]["active"] is True and windows[0]["burn_rate"]["tokens_per_minute"] > 0
+    last = refreshes[-1]["windows"][0]
+    assert (last["messages"], last["total_tokens"], last["cost_usd"]) == \
+        (windows[0]["messages"], windows[0]["total_tokens"], windows[0]["cost_usd"])
+    assert windows[0]["messages"] >= 4  # the four scripted responses
