@@ -425,3 +425,19 @@ def test_the_split_reading_equals_the_plain_one(tmp_path, monkeypatch):
 
     assert key(split) == key(plain) and len(plain.events) > 40
     assert split.tally["claude-code"].__dict__ == plain.tally["claude-code"].__dict__
+
+
+def test_plot_writes_html_png_and_svg(tmp_path):
+    for ext in ("html", "png", "svg"):
+        f = tmp_path / f"u.{ext}"
+        code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--plot", str(f), "--format", "json"])
+        assert code == 0 and jrows(out)[-1]["plot"] == str(f)
+        data = f.read_bytes()
+        if ext == "png":
+            assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        else:
+            assert b"<svg" in data
+        if ext == "html":
+            assert b"2026-11-30" in data and b"claude-opus-5" in data and b"<script" not in data
+    code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--plot", str(tmp_path / "u.txt")])
+    assert code == 2

@@ -91,6 +91,10 @@ def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
+    if plot and not plot.lower().endswith((".html", ".htm", ".png", ".svg")):
+        from ..errors import UsageError
+
+        raise UsageError(f"--plot {plot}: name a .html, .png or .svg file")
     col = _prepare(targets, sessions_from, not no_subagents)
     pricer = _pricer(prices_file)
     rep = UR.build(col, report, z, by=by, since=s, until=u, pricer=pricer)

@@ -44,9 +44,10 @@ def figure(rep: Report):
     costs = []
     for d in days:
         cs = [r.totals.cost() for r in rep.rows if r.period == d]
-        costs.append(sum(c for c in cs if c is not None))
+        known = [c for c in cs if c is not None]
+        costs.append(sum(known) if known else float("nan"))  # unknown is a gap, never 0
     ax2 = ax.twinx()
-    ax2.plot(days, costs, color="black", marker="o", label="cost USD")
+    ax2.plot(days, costs, color="black", marker="o", label="cost USD (gap: no price)")
     ax2.set_ylabel("cost USD" + (" (lower bound)" if not rep.totals.cost_complete else ""))
     ax.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
