@@ -140,6 +140,8 @@ def _runs(home: Path) -> list[list[str]]:
         ["show", fb, "--turn", "1"], ["show", fb, "--line", "1..", "--raw"], ["show", INT, "--branch-points"],
         ["show", SUB, "--line", "1.."],
         ["wait", fb, "--until", "stop", "--timeout", "1"], ["whoami"],
+        ["worktrees", "scan"], ["worktrees", "sweep"],
+        ["usage", "daily"], ["usage", "session"], ["usage", "blocks"],
     ]
 
 

@@ -38,11 +38,30 @@ def models_json(models: dict[str, Totals], price_keys: dict[str, str | None]) ->
             for m, t in sorted(models.items(), key=lambda kv: -(kv[1].total or 0))]
 
 
-def _console(out: Out, width: int = 140):
-    from rich.console import Console
+class _Buffered:
+    """A rich Console that renders into a buffer; print() hands each line to Out, whose rendering
+    path escapes it (no command writes to the terminal any other way)."""
 
-    return Console(file=out.stream, markup=False, highlight=False, emoji=False,
-                   no_color=bool(os.environ.get("NO_COLOR")), width=width, force_terminal=False)
+    def __init__(self, out: Out, width: int):
+        import io
+
+        from rich.console import Console
+
+        self.out = out
+        self.buf = buf = io.StringIO()
+        self.con = Console(file=buf, markup=False, highlight=False, emoji=False,
+                           no_color=bool(os.environ.get("NO_COLOR")), width=width, force_terminal=False)
+
+    def print(self, renderable) -> None:
+        self.con.print(renderable)
+        for ln in self.buf.getvalue().rstrip("\n").split("\n"):
+            self.out.text(ln)
+        self.buf.seek(0)
+        self.buf.truncate()
+
+
+def _console(out: Out, width: int = 140) -> _Buffered:
+    return _Buffered(out, width)
 
 
 def period_row_json(rep: Report, row: Row) -> dict:
