@@ -44,8 +44,8 @@ def _poll(cond, timeout, what):
 def printed(tmp_path_factory):
     """Three print-mode sessions, each run to its end with --worktree: clean, committed, dirty."""
     root = tmp_path_factory.mktemp("wt-rc")
-    with ThreadPoolExecutor(3) as ex:
-        gts = list(ex.map(lambda n: _prereq(W.run, n, root), PRINT))
+    with ThreadPoolExecutor(4) as ex:
+        gts = list(ex.map(lambda n: _prereq(W.run, n, root), PRINT + ("wt_agent",)))
     return root, {g["scenario"]: g for g in gts}
 
 
@@ -179,3 +179,37 @@ def test_codex_worktree_session_is_seen_only_through_its_thread_lock(tmp_path):
     out = rows(cli("worktrees", "sweep", *args, "--apply", "--format", "json").stdout)
     assert out[-1]["results"]["removed"] == 1 and not wt.exists() and not wt.parent.exists()
     assert by_path(rows(cli("worktrees", "scan", *args, "--format", "json").stdout)) == {}
+
+
+def test_a_subagents_isolated_worktree_is_an_agent_session(printed):
+    """Agent(isolation="worktree"): the client makes `.claude/worktrees/agent-a<16 hex>` on branch
+    `worktree-agent-a...`, locks it while the subagent runs (`claude agent ...`), unlocks it when
+    the subagent ends, and keeps it because the subagent left a file there."""
+    root, _ = printed
+    (w,) = by_path(rows(cli("worktrees", "scan", *_args(root, "wt_agent"), "--format", "json").stdout)).values()
+    assert re.fullmatch(r"agent-a[0-9a-f]{16}", Path(w["path"]).name) and w["branch"] == f"worktree-{Path(w['path']).name}"
+    assert w["agent"] == "claude-code" and w["agent_kind"] == "agent" and w["lock"]["state"] == "none"
+    assert w["category"] == "dirty" and w["status"]["untracked"] == 1
+    assert (Path(w["path"]) / "agent-note.txt").read_text() == "from-the-agent\n"
+
+
+def test_interactive_session_is_live_and_removes_its_clean_worktree_itself(tmp_path):
+    p = _prereq(W.start, "wt_live_hold", tmp_path)
+    P = W.paths("wt_live_hold", tmp_path)
+    wt = P["work"] / ".claude" / "worktrees" / "wt-live"
+    opts = dict(claude_home=str(P["config"]), codex_home=str(tmp_path / "no-codex"))
+    try:
+        def ready():
+            d = P["config"] / "sessions"
+            tr = list((P["config"] / "projects").glob("*wt-live/*.jsonl")) if (P["config"] / "projects").is_dir() else []
+            return wt.is_dir() and d.is_dir() and any(d.glob("*.json")) and tr and b"sleep 10" in tr[0].read_bytes()
+        _poll(ready, 90, "the held interactive session")
+        (w,) = scan([str(P["work"])], **opts).worktrees
+        assert w.category == "live" and w.lock.state == "client" and w.lock.name == "wt-live"
+        assert {s.signal for s in w.signals if s.positive} == {"cwd", "argv", "harness", "lock-owner"}
+        p.wait(timeout=120)
+        assert p.returncode == 0
+    finally:
+        W.stop_group(p)
+    # at exit the interactive client removed its clean worktree itself (print mode never does)
+    assert not wt.exists() and scan([str(P["work"])], **opts).worktrees == []

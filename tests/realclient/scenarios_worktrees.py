@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from . import client as clientmod
-from .mock_api import MockAnthropic, Turn, text, tool
+from .mock_api import Conversation, MockAnthropic, Turn, text, tool
 from .runner import Inner, kill_leftovers, run_scenario, start_scenario
 from .scenarios import ALL, Prompt, Scenario, register
 
@@ -71,11 +71,28 @@ WT_LIVE = register(Scenario(
     name="wt_live_hold",
     mode="interactive",
     extra_args=["--worktree", "wt-live"],
-    notes="interactive with --worktree wt-live; a foreground `sleep 25` holds the turn busy so a test "
+    notes="interactive with --worktree wt-live; a foreground `sleep 10` holds the turn busy so a test "
           "can observe the live client (registry row, /proc/<pid>/cwd, argv) and the lock it wrote.",
     prompts=[Prompt("Run the slow command in the worktree.", turns=[
-        Turn([tool("Bash", command="sleep 25; echo held", description="Held busy")]),
+        Turn([tool("Bash", command="sleep 10; echo held", description="Held busy")]),
         Turn([text("Done.")]),
+    ])],
+))
+
+
+WT_AGENT = register(Scenario(
+    name="wt_agent",
+    mode="print",
+    notes="print mode, no --worktree: the session runs a subagent with isolation=worktree that leaves an "
+          "untracked file in its isolated worktree.",
+    prompts=[Prompt("Use an isolated helper.", turns=[
+        Turn([tool("Agent", description="Isolated helper", subagent_type="general-purpose",
+                   prompt="SUBAGENT-WT: write a note", isolation="worktree")]),
+        Turn([text("The helper worked in its own worktree.")]),
+    ])],
+    subagents=[Conversation("SUBAGENT-WT", name="agent-wt", turns=[
+        Turn([tool("Bash", command="echo from-the-agent > agent-note.txt; pwd", description="Write a note")]),
+        Turn([text("Wrote agent-note.txt.")]),
     ])],
 ))
 
