@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -52,7 +53,8 @@ def build(base: Path, n_removable: int) -> tuple[Path, Path, Path, list]:
         admin = Path(git(wt, "rev-parse", "--absolute-git-dir"))
         (admin / "codex-thread.json").write_text(json.dumps({"version": 1, "ownerThreadId": str(uuid.uuid4())}))
     # live, one per signal
-    lv = [claude_worktree(repo, f"live-{k}") for k in ("cwd", "argv", "registry", "lease", "codex")]
+    lv = [claude_worktree(repo, f"live-{k}") for k in ("cwd", "argv", "registry", "lease")]
+    lv.append(add_worktree(repo, cx / "worktrees" / "live" / "repo"))
     for wt in lv[:4]:
         lock_like_claude(repo, wt, wt.name, dead, 1)
     procs.append(Sleeper(lv[0]))                                      # 1 cwd
@@ -74,13 +76,15 @@ def build(base: Path, n_removable: int) -> tuple[Path, Path, Path, list]:
     (cx / "thread-writer-locks").mkdir()
     lockf = cx / "thread-writer-locks" / f"{tid}.lock"
     lockf.touch()
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl,sys,time\nf=open(sys.argv[1])\n"
-                               "fcntl.flock(f, fcntl.LOCK_EX)\nwhile True: time.sleep(1)", str(lockf)], cwd=str(base))
+    # the holder gets the path through its environment, so its argv carries no thread id
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl,os,time\nf=open(os.environ['LOCKF'])\n"
+                               "fcntl.flock(f, fcntl.LOCK_EX)\nwhile True: time.sleep(1)"], cwd=str(base),
+                              env=dict(os.environ, LOCKF=str(lockf)))
     procs.append(holder)                                              # 3 harness: codex thread lock
     # custom-locked: standing infrastructure, some in the client's own location
     for i in range(5):
         wt = claude_worktree(repo, f"infra-{i}") if i < 3 else add_worktree(repo, base / f"infra-{i}", f"infra-{i}")
-        git(repo, "worktree", "lock", "--reason", f"nightly job {i}: standing infrastructure", wt)
+        git(repo, "worktree", "lock", "--reason", f"nightly job {i}", wt)
     # unmerged: dead sessions with commits; the first three diverge when the main line moves
     def unmerged(i: int) -> None:
         wt = claude_worktree(repo, f"work-{i}")
@@ -134,8 +138,13 @@ def main() -> int:
         t_nosize, _ = timed(SS + ["worktrees", "scan", *opts, "--no-size"])
         print(f"scan: {t_scan:.2f} s ({t_nosize:.2f} s with --no-size) for {len(wts)} git worktrees; "
               f"`git status` serially in each: {t_ref:.2f} s = {t_scan / t_ref:.1f}x; exit {p.returncode}")
-        print("--- scan (tail)")
-        print("\n".join(p.stdout.splitlines()[-12:]))
+        lines = p.stdout.splitlines()
+        print("--- scan: every worktree held back (category, path, why), then the closing lines")
+        for i, l in enumerate(lines):
+            if re.match(r"^(live|custom-locked|unmerged|dirty|not-session|unknown|unverified|unregistered) ", l):
+                print(l.split("  [")[0].replace(str(base), "<tmp>"))
+                print("   ", lines[i + 1].strip().replace(str(base), "<tmp>"))
+        print("\n".join(l.replace(str(base), "<tmp>") for l in lines[-14:]))
         t_dry, p = timed(SS + ["worktrees", "sweep", *opts])
         print(f"--- sweep (dry run, {t_dry:.2f} s)")
         print("\n".join(p.stdout.splitlines()[-3:]))

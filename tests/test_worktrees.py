@@ -406,3 +406,20 @@ def test_no_repo_named_finds_codex_worktrees_from_the_codex_home(tmp_path, homes
     other = make_repo(tmp_path / "other")
     rep2 = scan([str(other)], claude_home=str(homes[0]), codex_home=str(homes[1]))
     assert rep2.left_out == [str(wt)] and rep2.worktrees == []
+
+
+def test_ignored_files_do_not_hold_a_worktree_but_are_named_before_they_go(tmp_path, homes):
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text("build/\n.env\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore build output")
+    wt = claude_worktree(repo, "built")
+    lock_like_claude(repo, wt, "built", dead_pid(), 1)
+    (wt / "build").mkdir()
+    (wt / "build" / "out.bin").write_bytes(b"\0" * 4096)
+    (wt / ".env").write_text("TOKEN=not-in-git\n")
+    w = _scan(repo, homes).worktrees[0]
+    assert w.category == "removable" and w.status.ignored == 2 and w.status.untracked == 0
+    assert sorted(w.status.ignored_sample) == [".env", "build/"]
+    p = cli("worktrees", "sweep", str(repo), "--claude-home", str(homes[0]), "--codex-home", str(homes[1]))
+    assert "2 ignored entries go with it and cannot be brought back: " in p.stdout and "build/" in p.stdout

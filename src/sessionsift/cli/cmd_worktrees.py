@@ -98,7 +98,8 @@ def worktree_row(w, action) -> dict:
         "codex": w.codex,
         "size_bytes": w.size.bytes, "files": w.size.files, "size_note": w.size.note,
         "dirty": st.dirty, "status": {"tracked": st.tracked, "untracked": st.untracked, "ignored": st.ignored,
-                                      "in_progress": st.in_progress, "sample": st.sample, "error": st.error},
+                                      "in_progress": st.in_progress, "sample": st.sample,
+                                      "ignored_sample": st.ignored_sample, "error": st.error},
         "main_line": w.main_line.to_json(), "ahead": w.merge.ahead, "behind": w.merge.behind,
         "ahead_unique": w.merge.ahead_unique, "diverged": w.diverged, "merge_error": w.merge.error,
         "signals": [s.to_json() for s in w.signals], "live": w.live if w.signals else None,
@@ -188,7 +189,8 @@ def _text_worktree(out: Out, w, act) -> None:
             "custom": f"custom lock {e(lk.reason)!s}" if lk.reason else "locked without a reason"}[lk.state]
     who = f"{w.agent} {w.agent_kind or ''} {e(w.client_name) if w.client_name else ''}".strip() if w.agent else "no agent"
     head = (w.head or "?")[:12]
-    out.text(f"{w.category:<14} {e(w.path)}  [{e(w.branch) if w.branch else 'detached'} @ {head}]  "
+    where = (f"{e(w.branch) if w.branch else 'detached'} @ {head}" if w.registered else "not a git worktree")
+    out.text(f"{w.category:<14} {e(w.path)}  [{where}]  "
              f"{_size(w.size.bytes)}  {who}; {lock}")
     out.text(f"  why: {e(w.reason)}")
     if w.session_ids:
@@ -201,8 +203,9 @@ def _text_worktree(out: Out, w, act) -> None:
             if s.positive or s.positive is None:
                 out.text(f"    {s.signal}: {e(s.detail)}")
     if w.status.ignored and w.category == "removable":
-        out.text(f"  note: {w.status.ignored} ignored entr{'y' if w.status.ignored == 1 else 'ies'} "
-                 "(build output, .env ...) go with it and cannot be brought back")
+        out.text(f"  note: {w.status.ignored} ignored entr{'y' if w.status.ignored == 1 else 'ies'} go with it and "
+                 "cannot be brought back: " + ", ".join(e(x) for x in w.status.ignored_sample)
+                 + (" ..." if w.status.ignored > len(w.status.ignored_sample) else ""))
     if act is not None:
         out.text(f"  sweep: {act.result}" + (f" - {e(act.detail)}" if act.result not in ("would-remove", "removed")
                                               else ""))

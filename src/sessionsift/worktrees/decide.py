@@ -43,7 +43,7 @@ def decide(w, listings_ok: bool) -> tuple[str, str]:
     if w.merge.error is not None or w.merge.ahead is None:
         return "unknown", f"merged? not known: {w.merge.error}"
     if w.merge.ahead > 0:
-        tail = f"; the main line moved too ({w.merge.behind} commits since they forked): DIVERGED, a person decides" \
+        tail = f"; the main line moved too ({w.merge.behind} commit(s) since they forked): DIVERGED, a person decides" \
             if w.diverged else ""
         return "unmerged", f"{w.merge.ahead} commit(s) not on {w.main_line.ref}{tail}"
     if w.exists and w.status.dirty is None:

@@ -245,6 +245,9 @@ class Status:
     in_progress: list[str] = field(default_factory=list)
     """An operation git has under way in this worktree (rebase, merge, cherry-pick, bisect)."""
     sample: list[str] = field(default_factory=list)
+    """The first few changed/untracked entries (`XY path`)."""
+    ignored_sample: list[str] = field(default_factory=list)
+    """The first few ignored entries: what `git worktree remove` would delete with the worktree."""
     error: str | None = None
 
     @property
@@ -273,6 +276,8 @@ def status(path: str, admin: str | None) -> Status:
             i += 1  # the rename/copy source follows as its own field
         if code == b"!!":
             st.ignored += 1
+            if len(st.ignored_sample) < 5:
+                st.ignored_sample.append(name)
             continue
         if code == b"??":
             st.untracked += 1

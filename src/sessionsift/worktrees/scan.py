@@ -438,5 +438,6 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
     if w.lock.state == "client":
         pr = REG.probe_pid(w.lock.pid, w.lock.start, None)
         out.append(Signal("lock-owner", "lock reason", not pr.gone,
-                          f"pid {w.lock.pid}: {pr.state} ({pr.detail})", [w.lock.pid] if not pr.gone else []))
+                          f"pid {w.lock.pid}: {pr.detail}" if pr.state == "alive" else
+                          f"pid {w.lock.pid} {pr.state}: {pr.detail}", [w.lock.pid] if not pr.gone else []))
     return out
