@@ -140,3 +140,49 @@ def test_opencode_differences_are_the_documented_ones(ccusage_ready, tmp_path):
     assert len(cc["sessions"]) > len(mine)  # the child session is its own row there
     assert all(r["cost_usd"] is None and r["no_price"] == ["mock-model"] for r in mine)
     assert all(r["totalCost"] == 0 for r in cc["sessions"])
+
+
+def _last_total(rollout_bytes: bytes) -> dict:
+    last = None
+    for line in rollout_bytes.splitlines():
+        o = json.loads(line)
+        p = o.get("payload") or {}
+        if o.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+            last = p["info"]["total_token_usage"]
+    return last
+
+
+def test_codex_agrees_where_both_read_and_we_read_what_ccusage_misses(ccusage_ready, tmp_path):
+    """examples/codex-home (the real Codex CLI, offline). Sessions both tools read agree to the
+    token and the micro-dollar. ccusage 20.0.24 reads neither a subagent's own rollout (the mock
+    log shows the subagent's three requests: it is real usage) nor a compressed `.jsonl.zst`
+    rollout; we count both, the subagent inside its parent (Codex's `source.subagent.thread_spawn
+    .parent_thread_id`)."""
+    import zstandard
+
+    home = tmp_path / "home"
+    shutil.copytree(EX / "codex-home", home / ".codex", symlinks=False)
+    cc = {r["sessionId"][-36:]: r for r in CC.run(home, ["codex", "session"])["sessions"]}
+    mine = {r["session_id"]: r for r in ours(["session", "--codex-home", str(home / ".codex")]) if r["kind"] == "session"}
+    both = set(cc) & set(mine)
+    assert len(both) >= 4
+    sub_parent = "01a230e8-cf64-7c50-bec4-e3887758c0c7"
+    for sid in both - {sub_parent}:
+        m, c = mine[sid], cc[sid]
+        assert (m["input_tokens"], m["output_tokens"], m["cache_read_tokens"]) == \
+            (c["inputTokens"], c["outputTokens"], c["cacheReadTokens"]), sid
+        assert m["cost_usd"] == pytest.approx(c["costUSD"], abs=1e-6), sid
+    sess = home / ".codex" / "sessions" / "2026" / "12" / "01"
+    child = _last_total((sess / "rollout-2026-12-01T09-21-33-01a230e8-d031-71b0-ae41-dcc5226ed314.jsonl").read_bytes())
+    m, c = mine[sub_parent], cc[sub_parent]
+    assert m["input_tokens"] - c["inputTokens"] == child["input_tokens"] - child["cached_input_tokens"]
+    assert m["output_tokens"] - c["outputTokens"] == child["output_tokens"]
+    log = [json.loads(x) for x in (EX / "codex-mock-logs" / "subagent.jsonl").read_text().splitlines()]
+    assert sum(1 for r in log if str(r.get("route", "")).startswith("script:agent-a")) == 3
+    zst = "01a230e8-df36-7813-95f9-60782839b250"
+    assert zst in mine and zst not in cc
+    raw = zstandard.ZstdDecompressor().stream_reader(
+        open(sess / f"rollout-2026-12-01T09-21-37-{zst}.jsonl.zst", "rb")).read()
+    t = _last_total(raw)
+    assert (mine[zst]["input_tokens"], mine[zst]["output_tokens"]) == (t["input_tokens"] - t["cached_input_tokens"],
+                                                                       t["output_tokens"])
