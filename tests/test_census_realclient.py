@@ -192,3 +192,64 @@ def test_human_prompts_account_for_every_prompt_typed(rc):
     code, rows = jcli(rc["subagents"], "stats")
     seeds = [r["prompts"] for r in rows if r["kind"] == "lane" and r["is_subagent"]]
     assert seeds == [{"sent": 1, "queued": 0, "rewound": 0, "unsent": 0}] * 2
+
+
+# --- views people read ------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+NEWEST = REPO / "examples" / "newest-client" / "2.1.332" / "claude-home"  # written by the real 2.1.332
+
+
+def test_show_collapses_large_harness_payloads():
+    sid = "8414eb07-cca2-5cca-9059-e9baedac31e1"  # files_basic on 2.1.332: prompt_snapshot, skill_listing, ...
+    code, out, _ = run(["show", sid, "--turn", "1", "--claude-home", str(NEWEST)])
+    code_full, full, _ = run(["show", sid, "--turn", "1", "--full", "--claude-home", str(NEWEST)])
+    assert code == code_full == 0
+    assert len(full) > 60_000 and len(out) < len(full) / 5  # the turn is mostly harness payload
+    lines = [l for l in out.splitlines() if l.startswith("  [") and "collapsed; whole: " in l]
+    kinds = {l.split()[0].lstrip("[") for l in lines}
+    assert {"prompt_snapshot", "skill_listing", "agent_listing_delta"} <= kinds
+    for l in lines:  # the refetch command shows the record whole
+        cmd = l.split("whole: ", 1)[1].rstrip("]").split()
+        assert cmd[:2] == ["sessionsift", "show"] and cmd[-1] == "--full"
+        c, one, _ = run(cmd[1:])
+        assert c == 0 and len(one) > 1024 and "collapsed; whole:" not in one
+    # JSON keeps every record whole and says which the text view collapsed
+    code, jout, _ = run(["show", sid, "--turn", "1", "--format", "json", "--claude-home", str(NEWEST)])
+    rows = [json.loads(x) for x in jout.splitlines()]
+    recs = [r for r in rows if r["kind"] == "record"]
+    snap = [r for r in recs if r["attachment"] == "prompt_snapshot"]
+    assert snap and all(r["collapsed"]["kind"] == "prompt_snapshot" and r["record"]["attachment"] for r in snap)
+    assert rows[-1]["collapsed"] == len(lines)
+    assert all(r["collapsed"] is None for r in recs if r["labels"][:1] == ["user.message"])
+
+
+def test_show_collapses_the_pinned_clients_listings_but_not_hook_context_or_queued_prompts(rc):
+    gt = rc["census_queue"]
+    code, out, _ = cli(gt, "show", "--line", "1..20")
+    assert "[skill_listing payload, " in out and "[agent_listing_delta payload, " in out
+    assert SC.HOOK_TEXT in out and SC.QUEUED_TEXT in out
+
+
+def test_agents_show_description_type_and_spawn_order(rc):
+    gt = rc["subagents"]
+    code, rows = jcli(gt, "agents")
+    agents = [r for r in rows if r["kind"] == "agent"]
+    assert [a["description"] for a in agents] == [s["description"] for s in gt["subagents"]]  # spawn order
+    assert [a["agent_type"] for a in agents] == ["general-purpose"] * 2
+    code, out, _ = cli(gt, "agents")
+    assert out.index("Summarise input file  [general-purpose]") < out.index("Count lines in background  [general-purpose]")
+
+
+def test_workflow_agents_are_joined_through_the_run_id(rc):
+    gt = rc["census_workflow"]
+    code, rows = jcli(gt, "agents")
+    agents = [r for r in rows if r["kind"] == "agent"]
+    assert len(agents) == 2 and all(a["workflow_run"] for a in agents)
+    assert {a["join"] for a in agents} == {"Workflow run id"}
+    assert {a["spawn"]["tool_name"] for a in agents} == {"Workflow"}
+    assert [a["description"] for a in agents] == ["fact-a", "fact-b"]  # the script's order and labels
+    assert [a["returned"] for a in agents] == ["Fact A: the queue drains at night.", "Fact B: the cache is warm by 9."]
+    assert {a["agent_type"] for a in agents} == {"workflow-subagent"}
+    code, out, _ = cli(gt, "agents")
+    assert "unjoined" not in out and "fact-a  [workflow-subagent]" in out

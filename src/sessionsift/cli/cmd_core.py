@@ -180,7 +180,9 @@ def _ref_row(out: Out, r, sel) -> None:
 @click.option("--turn", type=int, default=None, help="Turn number (negative counts from the end: -1 = last).")
 @click.option("--raw", is_flag=True, help="Print the raw line bytes (escaped in text mode).")
 @click.option("--branch-points", is_flag=True, help="Records with more than one conversation child (Claude Code).")
-def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, branch_points):
+@click.option("--full", is_flag=True,
+              help="Print large harness payloads (system-prompt snapshots, skill/agent listings) whole.")
+def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, branch_points, full):
     """Show records of one session (any provider) by line, locator, uuid or turn.
 
     \b
@@ -227,27 +229,45 @@ def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, br
         out.text(coverage_line(covs))
         return ExitStatus.OK
     idx, recs = show_mod.show(ln, lines=lines, uuid=uuid, turn=turn, raw=raw)
+    n_collapsed = 0
     for r in recs:
         e = r.entry
-        data = {**entry_fields(ln, e, claude_home), "record": r.obj}
+        body = R.display_text(r.obj, list(e.labels))
+        col = None if (full or raw) else show_mod.collapsed(r, body)
+        whole = refetch(ln, e.no, claude_home) + " --full" if col else None
+        data = {**entry_fields(ln, e, claude_home), "record": r.obj,
+                "collapsed": {"kind": col.kind, "bytes": col.bytes, "refetch": whole} if col else None}
         if raw and r.raw is not None:
             data["raw"] = r.raw.decode("utf-8", "replace")
         out.row("record", data)
         lab = ",".join(e.labels) or "(unlabelled)"
         out.text(f"L{e.no} [{lab}] {e.type or '?'} turn={e.turn if e.turn is not None else '-'} "
                  f"{e.survival or '-'} {short_local(e.timestamp)} {e.uuid or ''}")
-        if raw and r.raw is not None:
+        if col:
+            n_collapsed += 1
+            out.text(f"  [{esc(col.kind)} payload, {_size(col.bytes)}, collapsed; whole: {whole}]")
+        elif raw and r.raw is not None:
             out.text("  " + esc(r.raw.decode("utf-8", "replace")))
         else:
-            body = R.display_text(r.obj, list(e.labels))
             for line in body.split("\n")[:200]:
                 out.text("  " + esc(line))
     out.summary(records=len(recs), lines=idx.stats.lines, omissions=idx.stats.omissions(),
-                bridges=bridges_json(idx.stats), coverage=coverage_json(covs))
+                bridges=bridges_json(idx.stats), coverage=coverage_json(covs), collapsed=n_collapsed)
     for n in idx.stats.bridge_notes()[:10]:
         out.err(f"sessionsift: note: {n}")
     out.text(coverage_line(covs))
     return ExitStatus.OK
+
+
+def _size(n: int) -> str:
+    """Decimal units, 3 significant digits."""
+    if n < 1000:
+        return f"{n} bytes"
+    for unit in ("kB", "MB", "GB"):
+        n /= 1000
+        if n < 999.5 or unit == "GB":
+            return f"{n:.3g} {unit}"
+    return f"{n} bytes"  # pragma: no cover
 
 
 def _plural(n: int, word: str) -> str:

@@ -206,8 +206,7 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
             total += 1
             counts[n.status] = counts.get(n.status, 0) + 1
             sp = n.spawn
-            row = {**_lane_fields(n.lane), "agent_type": (n.meta or {}).get("agentType"),
-                   "description": (n.meta or {}).get("description") or (sp.input.get("description") if sp else None),
+            row = {**_lane_fields(n.lane), "agent_type": n.agent_type, "description": n.description,
                    "meta": n.meta_state, "join": n.join, "parent_lane": n.parent_lane,
                    "spawn": None if sp is None else {
                        "tool_use_id": sp.tool_use_id, "tool_name": sp.tool_name, "lane": sp.lane.display,
@@ -230,6 +229,8 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
             dur = f"{n.duration_secs:.1f}s" if n.duration_secs is not None else "?"
             ind = "  " * depth
             out.text(f"{ind}  {esc(n.lane.display)}  {n.status}  {dur}  <- {esc(j)}")
+            out.text(f"{ind}    {clip(n.description, 100) if n.description else '(no description)'}"
+                     f"  [{esc(n.agent_type) if n.agent_type else 'type unknown'}]")
             out.text(f"{ind}    started {short_local(n.started_at)}, ended {short_local(n.ended_at)}; {esc(n.status_why)}")
             if n.returned is not None:
                 out.text(f"{ind}    returned ({n.returned_via}): {clip(n.returned, 140)}")
@@ -240,7 +241,7 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
             by_parent: dict[str, list] = {}
             for n, _ in rows:
                 key = n.parent_lane or "main"
-                if n.lane.workflow_run and not n.spawn:
+                if n.lane.workflow_run:
                     key = f"workflow {n.lane.workflow_run}"
                 by_parent.setdefault(key, []).append(n)
 

@@ -17,6 +17,37 @@ class ShownRecord:
     raw: bytes | None
 
 
+COLLAPSE_BYTES = 1024
+"""A harness payload larger than this is shown as one line in human output (unless --full)."""
+
+
+@dataclass
+class Collapsed:
+    kind: str
+    """The attachment payload type (prompt_snapshot, skill_listing, agent_listing_delta, ...)."""
+    bytes: int
+    """The payload's size: UTF-8 bytes of its text (the attachment object as JSON)."""
+
+
+def collapsed(r: ShownRecord, text: str) -> Collapsed | None:
+    """A large harness payload that human output shows as one line: an attachment the model does
+    not read as conversation (the harness.meta.attachment leaf: system-prompt snapshots, skill and
+    agent listings, file dumps, ...) whose text (`text`, as rendered) exceeds COLLAPSE_BYTES. Hook
+    context (what a hook told the model) and a queued prompt (what the operator typed) are never
+    collapsed."""
+    e = r.entry
+    if e.type != "attachment" or e.labels[:1] != ("harness.meta.attachment",) or len(text) <= COLLAPSE_BYTES // 4:
+        return None
+    n = len(text.encode("utf-8", "surrogatepass"))
+    if n <= COLLAPSE_BYTES:
+        return None
+    from ..model import record as R
+
+    if R.is_queued_prompt(r.obj):
+        return None
+    return Collapsed(e.attachment or "(untyped attachment)", n)
+
+
 def pick_lane(scope: Scope, lane_name: str | None = None) -> Lane:
     if len(scope.sessions) != 1:
         ids = [s.session_id for s in scope.sessions[:10]]

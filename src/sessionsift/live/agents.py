@@ -33,6 +33,7 @@ from ..timefmt import parse_ts
 from .verdict import CHILD_FRESH_SECS, read_tail
 
 _AGENT_ID_TEXT = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
+_RUN_ID_TEXT = re.compile(r"^Run ID: (wf_[A-Za-z0-9_-]+)\s*$", re.M)
 
 
 @dataclass
@@ -49,6 +50,9 @@ class Spawn:
     agent_id: str | None = None
     notified_status: str | None = None
     notification_result: str | None = None
+    run_id: str | None = None
+    """A Workflow call's run (`toolUseResult.runId`, else the result's `Run ID: wf_...` line): the
+    directory `subagents/workflows/<run>/` its agents' lanes are written to."""
 
 
 @dataclass
@@ -70,6 +74,14 @@ class AgentNode:
     """sync-tool-result | async-child-tail | workflow-journal | None."""
     journal: dict | None = None
     files: list[str] = field(default_factory=list)
+    agent_type: str | None = None
+    """meta.json `agentType` (general-purpose, Explore, workflow-subagent, ...), else the spawn's
+    `subagent_type`."""
+    description: str | None = None
+    """meta.json `description`, else the spawn's `description`, else (a workflow agent) its label in
+    the run's `workflows/<run>.json`."""
+    order: tuple = ()
+    """Spawn order: (trigger time, index of the agent in its workflow run, lane start)."""
 
 
 def _read_meta(lane: Lane) -> tuple[dict | None, str]:
@@ -161,6 +173,12 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
                         if sp is None:
                             continue
                         sp.result_line = line.no
+                        if sp.tool_name == "Workflow":
+                            rid = tur.get("runId") if isinstance(tur.get("runId"), str) else None
+                            if rid is None:
+                                m = _RUN_ID_TEXT.search(R.tool_result_text(b))
+                                rid = m.group(1) if m else None
+                            sp.run_id = rid
                         aid = tur.get("agentId") if isinstance(tur.get("agentId"), str) else None
                         if aid is None:
                             m = _AGENT_ID_TEXT.search(R.tool_result_text(b))
@@ -193,6 +211,8 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
             sp.notified_status = f.get("status")
             sp.notification_result = f.get("result")
     journals = _journals(session)
+    runs = {sp.run_id: sp for sp in spawns.values() if sp.run_id}
+    progress = _workflow_progress(session, {lane.workflow_run for lane in session.subagent_lanes() if lane.workflow_run})
     out: list[AgentNode] = []
     for lane in session.subagent_lanes():
         meta, mstate = _read_meta(lane)
@@ -201,6 +221,8 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
             sp, join = spawns[meta["toolUseId"]], "meta.json toolUseId"
         elif lane.agent_id in by_agent:
             sp, join = by_agent[lane.agent_id], "tool_result agentId"
+        elif lane.workflow_run and lane.workflow_run in runs:
+            sp, join = runs[lane.workflow_run], "Workflow run id"
         t = read_tail(lane.path)
         first_ts = None
         try:
@@ -230,8 +252,39 @@ def topology(session: Session, now: float | None = None, with_files: bool = Fals
             if txt is not None:
                 returned, via = txt, "async-child-tail"
         parent = sp.lane.display if sp else (f"workflow {lane.workflow_run}" if lane.workflow_run else None)
+        wp = progress.get((lane.workflow_run, lane.agent_id)) if lane.workflow_run else None
+        meta_d = meta or {}
+        spin = sp.input if sp else {}
+        atype = _str(meta_d.get("agentType")) or (_str(spin.get("subagent_type")) if sp and sp.tool_name != "Workflow" else None)
+        desc = (_str(meta_d.get("description")) or (_str(spin.get("description")) if sp and sp.tool_name != "Workflow" else None)
+                or (_str(wp.get("label")) if wp else None))
+        order = (parse_ts(sp.timestamp).timestamp() if sp and parse_ts(sp.timestamp) else float("inf"),
+                 wp.get("index") if wp and isinstance(wp.get("index"), int) else 0,
+                 a.timestamp() if a else float("inf"), lane.display)
         out.append(AgentNode(lane, meta, mstate, sp, join, parent, first_ts, t.last_ts, dur, status, why,
-                             returned, via, journal=j, files=files.get(str(lane.path), [])))
+                             returned, via, journal=j, files=files.get(str(lane.path), []),
+                             agent_type=atype, description=desc, order=order))
+    out.sort(key=lambda n: n.order)  # spawn order: the parent's call, then the run's own order
+    return out
+
+
+def _str(v) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
+def _workflow_progress(session: Session, run_ids: set) -> dict[tuple[str, str], dict]:
+    """(run id, agent id) -> the agent's entry in `<session>/workflows/<run>.json` (`workflowProgress`:
+    index, label, promptPreview, state), for the runs that have lanes."""
+    out: dict[tuple[str, str], dict] = {}
+    for rid in sorted(r for r in run_ids if r):
+        try:
+            obj = orjson.loads((session.sidecar_dir / "workflows" / f"{rid}.json").read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        prog = obj.get("workflowProgress") if isinstance(obj, dict) else None
+        for e in prog if isinstance(prog, list) else []:
+            if isinstance(e, dict) and isinstance(e.get("agentId"), str):
+                out[(rid, e["agentId"])] = e
     return out
 
 
