@@ -261,3 +261,33 @@ def test_fuzz_opencode_legacy_json_never_crash(tmp_path, seed):
     p, disc = _discover("opencode", d)
     n, rep = _read_all(p, disc)
     assert n >= 0
+
+
+def test_interleaved_reads_share_one_connection_safely(tmp_path):
+    """Two sessions of one database read in lockstep from one provider object (its connection is
+    shared): the inner read shares the outer snapshot, nothing fails, both read in full."""
+    d = _oc_home(tmp_path)
+    p, disc = _discover("opencode", d)
+    a, b = disc.sessions[0], disc.sessions[1]
+    alone = [len(list(p.read(r, ReadReport()))) for r in (a, b)]
+    ra, rb = ReadReport(), ReadReport()
+    ga, gb = p.read(a, ra), p.read(b, rb)
+    got = {"a": 0, "b": 0}
+    for x, y in __import__("itertools").zip_longest(ga, gb):
+        got["a"] += x is not None
+        got["b"] += y is not None
+    assert [got["a"], got["b"]] == alone and ra.problems == rb.problems == []
+
+
+def test_a_replaced_database_file_is_reopened(tmp_path):
+    d = _oc_home(tmp_path)
+    p, disc = _discover("opencode", d)
+    assert disc.coverage.sessions == 6
+    fresh = tmp_path / "fresh.db"
+    shutil.copy2(d / "opencode.db", fresh)
+    con = sqlite3.connect(fresh)
+    con.execute("DELETE FROM session WHERE parent_id IS NOT NULL")
+    con.commit()
+    con.close()
+    os.replace(fresh, d / "opencode.db")  # a new inode under the same name
+    assert p.discover(p.locate(explicit=str(d))).coverage.sessions == 5

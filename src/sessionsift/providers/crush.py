@@ -203,12 +203,17 @@ class Crush(Provider):
                 f"{moved} project data dir(s) found by path tail under {root.path} (moved corpus)")
         return Discovery(refs, self.coverage(root, "ok", len(refs), reason), problems)
 
+    def _cons(self) -> sqlite_ro.Connections:
+        c = self.__dict__.get("_connections")
+        if c is None:
+            c = self.__dict__["_connections"] = sqlite_ro.Connections()
+        return c
+
     def _db_sessions(self, db: Path, pr: dict) -> list[SessionRef]:
-        con = sqlite_ro.connect(db)
+        con, cols = self._cons().get(db, NEED)
+        if cols is None:
+            return []  # created, not yet migrated
         try:
-            if sqlite_ro.is_empty(con, db):
-                return []  # created, not yet migrated
-            cols = sqlite_ro.require(con, db, NEED)
             have = [c for c in OPTIONAL_SESSION if c in cols["sessions"]]
             names = ["id", "parent_session_id", "title", "created_at", "updated_at", *have]
             sel = ", ".join(f'"{c}"' for c in names)
@@ -217,8 +222,6 @@ class Crush(Provider):
             raise
         except Exception as e:
             raise sqlite_ro.classify(e, db) from e
-        finally:
-            con.close()
         refs = []
         for row in rows:
             r = dict(zip(names, row))
@@ -243,21 +246,20 @@ class Crush(Provider):
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
         db = Path(ref.extra.get("db_path") or ref.paths[0])
         try:
-            con = sqlite_ro.connect(db)
+            con, cols = self._cons().get(db, NEED)
         except sqlite_ro.StoreError as e:
             report.problems.append(Problem(str(db), e.reason))
             return
         report.files += 1
+        if cols is None:
+            return
         try:
-            cols = sqlite_ro.require(con, db, NEED)
             with sqlite_ro.snapshot(con, db):
                 yield from _Session(ref, report, str(db), raw).records(con, db, cols)
         except sqlite_ro.StoreError as e:
             report.problems.append(Problem(str(db), e.reason))
         except Exception as e:
             report.problems.append(Problem(str(db), sqlite_ro.classify(e, db).reason))
-        finally:
-            con.close()
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Rows inside a project's shared crush.db: no file belongs to one session alone."""

@@ -122,12 +122,17 @@ class Opencode(Provider):
             return Discovery(refs, self.coverage(root, state, None, reason), problems)  # type: ignore[arg-type]
         return Discovery(refs, self.coverage(root, "ok", len(refs)), problems)
 
+    def _cons(self) -> sqlite_ro.Connections:
+        c = self.__dict__.get("_connections")
+        if c is None:
+            c = self.__dict__["_connections"] = sqlite_ro.Connections()
+        return c
+
     def _db_sessions(self, db: Path) -> list[SessionRef]:
-        con = sqlite_ro.connect(db)
+        con, cols = self._cons().get(db, NEED)
+        if cols is None:
+            return []  # created, not yet migrated (seen while the client starts)
         try:
-            if sqlite_ro.is_empty(con, db):
-                return []  # created, not yet migrated (seen while the client starts)
-            cols = sqlite_ro.require(con, db, NEED)
             have = [c for c in OPTIONAL_SESSION if c in cols["session"]]
             sel = ", ".join(f'"{c}"' for c in ["id", "directory", "title", "time_created", "time_updated", *have])
             worktrees: dict[str, str] = {}
@@ -140,8 +145,6 @@ class Opencode(Provider):
             raise
         except Exception as e:  # an sqlite3 error outside retry(): classify it the same way
             raise sqlite_ro.classify(e, db) from e
-        finally:
-            con.close()
         names = ["id", "directory", "title", "time_created", "time_updated", *have]
         refs = []
         for row in rows:
@@ -171,22 +174,21 @@ class Opencode(Provider):
             return
         db = Path(ref.extra.get("db_path") or ref.paths[0])
         try:
-            con = sqlite_ro.connect(db)
+            con, cols = self._cons().get(db, NEED)
         except sqlite_ro.StoreError as e:
             report.problems.append(Problem(str(db), e.reason))
             return
         report.files += 1
+        if cols is None:
+            return
         mapper = SessionMapper(ref.session_id, report, path=str(db), is_child=bool(ref.parent_session_id), raw=raw)
         try:
-            sqlite_ro.require(con, db, NEED)
             with sqlite_ro.snapshot(con, db):
                 yield from self._rows(con, db, ref.session_id, mapper, report)
         except sqlite_ro.StoreError as e:
             report.problems.append(Problem(str(db), e.reason))
         except Exception as e:  # a malformed page met mid-read: say so, keep what was read
             report.problems.append(Problem(str(db), sqlite_ro.classify(e, db).reason))
-        finally:
-            con.close()
 
     def _rows(self, con, db: Path, sid: str, mapper: SessionMapper, report: ReadReport) -> Iterator[Record]:
         # streamed: one message and its parts in memory at a time, whatever the session's size

@@ -21,7 +21,7 @@ opencode's ``output`` moved meaning between releases: 1.1.x counts reasoning ins
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import time
 from typing import Any, Iterable, Iterator
 
 from .base import FileChange, ReadReport, Record, Tokens
@@ -34,13 +34,16 @@ KNOWN_ROLES = frozenset({"user", "assistant"})
 
 
 def iso_ms(ms: Any) -> str | None:
+    """Epoch milliseconds -> ISO-8601 UTC with milliseconds (None when not a positive number)."""
     if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
         return None
     try:
-        d = datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc)
+        sec, rest = divmod(int(ms), 1000)
+        if sec > 253402300799:  # past 9999-12-31: not an instant any reader can parse
+            return None
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + f".{rest:03d}Z"
     except (OverflowError, OSError, ValueError):
         return None
-    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
 
 
 def _int(v: Any) -> int | None:

@@ -137,7 +137,12 @@ def require(con: sqlite3.Connection, path: Path, schema: Mapping[str, set[str] |
 
 @contextmanager
 def snapshot(con: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
-    """One read transaction: every query inside sees the same committed state."""
+    """One read transaction: every query inside sees the same committed state. Nested (a second
+    session of the same database read while the first is still being iterated): the inner read
+    shares the outer snapshot."""
+    if con.in_transaction:
+        yield con
+        return
     retry(lambda: con.execute("BEGIN"), path)
     try:
         yield con
@@ -156,3 +161,55 @@ def sidecars(path: Path) -> list[Path]:
         if p.exists():
             out.append(p)
     return out
+
+
+class Connections:
+    """Read-only connections kept open per database for the life of one provider object, so reading
+    many sessions of one database opens it (and checks its schema) once. An idle read-only
+    connection holds no lock and no snapshot: the client checkpoints and writes as if it were not
+    there. A file replaced since (another inode) is reopened."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[str, set[str]] | None]] = {}
+        self._pid = os.getpid()
+
+    def get(self, path: Path, schema: Mapping[str, set[str] | frozenset[str]]) -> tuple[sqlite3.Connection, dict[str, set[str]] | None]:
+        """(connection, columns per table); columns None when the database has no tables yet.
+        Raises StoreError as :func:`connect` and :func:`require` do (nothing is cached then)."""
+        if os.getpid() != self._pid:  # a forked child: never use the parent's connections (sqlite's rule)
+            self._open = {}
+            self._pid = os.getpid()
+        key = str(Path(path).absolute())
+        try:
+            st = os.stat(path)
+            ident = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = (0, 0)
+        hit = self._open.get(key)
+        if hit is not None and hit[0] == ident and hit[2] is not None:
+            return hit[1], hit[2]
+        if hit is not None:
+            hit[1].close()
+            del self._open[key]
+        con = connect(path)
+        try:
+            cols = None if is_empty(con, path) else require(con, path, schema)
+        except BaseException:
+            con.close()
+            raise
+        if cols is None:  # not set up yet: ask again next time
+            return con, None
+        self._open[key] = (ident, con, cols)
+        return con, cols
+
+    def close(self) -> None:
+        if os.getpid() == self._pid:
+            for _, con, _ in self._open.values():
+                con.close()
+        self._open.clear()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
+        try:
+            self.close()
+        except Exception:
+            pass
