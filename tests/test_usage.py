@@ -441,3 +441,37 @@ def test_plot_writes_html_png_and_svg(tmp_path):
             assert b"2026-11-30" in data and b"claude-opus-5" in data and b"<script" not in data
     code, out = run(["usage", "daily", "--claude-home", str(HOME_258), "--plot", str(tmp_path / "u.txt")])
     assert code == 2
+
+
+def test_zeroed_top_level_counts_are_read_from_iterations(tmp_path):
+    """Imitates QT-041's second form (measured on real 2.1.258 transcripts, which no mock-driven
+    run produces): the only copies of one message have the four top-level counts zeroed while
+    `usage.iterations[]` keeps the real values. The message counts with its real tokens."""
+    home = _copy_home(tmp_path)
+    t = home / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
+    before = {e.key: e.total() for e in collect(claude_home=str(home)).events}
+    target = None
+
+    def mutate(lines):
+        nonlocal target
+        out = []
+        for ln in lines:
+            o = json.loads(ln)
+            if o.get("type") == "assistant" and (target is None or o["message"]["id"] == target):
+                target = o["message"]["id"]
+                u = o["message"]["usage"]
+                u["iterations"] = [{k: u[k] for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                                      "cache_creation_input_tokens")}]
+                for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+                    u[k] = 0
+                ln = json.dumps(o).encode() + b"\n"
+            out.append(ln)
+        return out
+
+    _rewrite(t, mutate)
+    c = collect(claude_home=str(home))
+    after = {e.key: e.total() for e in c.events}
+    assert after == before and f"claude-code:{target}" in after and after[f"claude-code:{target}"] > 0
+    assert c.tally["claude-code"].from_iterations >= 1
+    code, out = run(["usage", "daily", "--claude-home", str(home), "--format", "json"])
+    assert any("iterations" in n for n in jrows(out)[-1]["notes"])

@@ -66,6 +66,9 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
             notes.append(f"{prov}: {t.malformed} candidate line(s) with usage could not be read (not JSON)")
         if t.odd_values:
             notes.append(f"{prov}: {t.odd_values} usage value(s) were not non-negative integers (read as absent)")
+        if t.from_iterations:
+            notes.append(f"{prov}: {t.from_iterations} record(s) had their four usage counts zeroed (a compaction replay): "
+                         "read from usage.iterations[] instead")
         if t.echoes:
             notes.append(f"{prov}: {t.echoes} subagent usage echo(es) on the parent's tool results not counted "
                          "(the subagent's own lane is)")
@@ -198,7 +201,11 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
     u = UR.parse_day(until, z) if until else None
     from .options import root_request
 
-    provs = list(root_request().only) or ["claude-code"]
+    provs = list(root_request().only)
+    if not provs:  # the windows a Claude subscription meters: Claude Code only unless asked
+        provs = ["claude-code"]
+        ctx = click.get_current_context()
+        ctx.meta.setdefault("sessionsift.roots", {})["provider"] = list(provs)
     pricer = _pricer(prices_file)
     out = Out(fmt, "usage")
     if live:

@@ -53,6 +53,13 @@ class _OutDetails(msgspec.Struct):
     thinking_tokens: int | None = None
 
 
+class _Iteration(msgspec.Struct):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
+
+
 class _Usage(msgspec.Struct):
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -63,6 +70,7 @@ class _Usage(msgspec.Struct):
     speed: str | None = None
     service_tier: str | None = None
     inference_geo: str | None = None
+    iterations: list[_Iteration] | None = None
 
 
 class _Message(msgspec.Struct):
@@ -126,6 +134,8 @@ class FileScan:
     odd_values: int = 0
     """Usage fields whose value is not an integer (read as absent)."""
     no_timestamp: int = 0
+    from_iterations: int = 0
+    """Records whose four top-level counts were zeroed and were read from `usage.iterations[]`."""
     cwd: str | None = None
     client: ClientRecorded | None = None
     torn_tail_bytes: int = 0
@@ -147,6 +157,22 @@ def _int(v: Any, fs: FileScan) -> int | None:
         return v
     fs.odd_values += 1
     return None
+
+
+def _from_iterations(fs: FileScan, its: list[tuple]) -> tuple | None:
+    """The sums of `usage.iterations[]` when the four top-level counts are all zero: a compaction
+    replay zeroes the top-level scalars and leaves the nested values real (QT-041); None when
+    the iterations hold nothing either."""
+    sums = [0, 0, 0, 0]
+    for it in its:
+        for k, v in enumerate(it):
+            v = _int(v, fs)
+            if v:
+                sums[k] += v
+    if not any(sums):
+        return None
+    fs.from_iterations += 1
+    return tuple(sums)
 
 
 def _record(fs: FileScan, msg_id, model, ts, u_in, u_out, u_cr, u_cw, cc5, cc1, think, speed, geo, tier,
@@ -189,9 +215,12 @@ def _take(fs: FileScan, raw: bytes, offset: int) -> None:
             return
         cc = u.cache_creation
         od = u.output_tokens_details
-        _record(fs, m.id, m.model, _ts(ln.timestamp),
-                _int(u.input_tokens, fs), _int(u.output_tokens, fs), _int(u.cache_read_input_tokens, fs),
-                _int(u.cache_creation_input_tokens, fs),
+        four = (_int(u.input_tokens, fs), _int(u.output_tokens, fs), _int(u.cache_read_input_tokens, fs),
+                _int(u.cache_creation_input_tokens, fs))
+        if u.iterations and four == (0, 0, 0, 0):
+            four = _from_iterations(fs, [(i.input_tokens, i.output_tokens, i.cache_read_input_tokens,
+                                          i.cache_creation_input_tokens) for i in u.iterations]) or four
+        _record(fs, m.id, m.model, _ts(ln.timestamp), *four,
                 _int(cc.ephemeral_5m_input_tokens, fs) if cc else None,
                 _int(cc.ephemeral_1h_input_tokens, fs) if cc else None,
                 _int(od.thinking_tokens, fs) if od else None,
@@ -241,9 +270,14 @@ def _take_loose(fs: FileScan, raw: bytes, offset: int) -> None:
         s = lambda v: v if isinstance(v, str) else None  # noqa: E731
         cost = obj.get("costUSD")
         cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
-        _record(fs, s(m.get("id")), s(m.get("model")), _ts(obj.get("timestamp")),
-                _int(u.get("input_tokens"), fs), _int(u.get("output_tokens"), fs),
-                _int(u.get("cache_read_input_tokens"), fs), _int(u.get("cache_creation_input_tokens"), fs),
+        four = (_int(u.get("input_tokens"), fs), _int(u.get("output_tokens"), fs),
+                _int(u.get("cache_read_input_tokens"), fs), _int(u.get("cache_creation_input_tokens"), fs))
+        its = u.get("iterations")
+        if isinstance(its, list) and its and four == (0, 0, 0, 0):
+            four = _from_iterations(fs, [tuple(i.get(k) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                                                   "cache_creation_input_tokens"))
+                                         for i in its if isinstance(i, dict)]) or four
+        _record(fs, s(m.get("id")), s(m.get("model")), _ts(obj.get("timestamp")), *four,
                 _int(_g(u, "cache_creation", "ephemeral_5m_input_tokens"), fs),
                 _int(_g(u, "cache_creation", "ephemeral_1h_input_tokens"), fs),
                 _int(_g(u, "output_tokens_details", "thinking_tokens"), fs),
@@ -303,6 +337,7 @@ def merge_scans(a: FileScan, b: FileScan) -> FileScan:
     a.malformed += b.malformed
     a.odd_values += b.odd_values
     a.no_timestamp += b.no_timestamp
+    a.from_iterations += b.from_iterations
     a.cwd = a.cwd or b.cwd
     a.client = b.client or a.client
     a.torn_tail_bytes = b.torn_tail_bytes

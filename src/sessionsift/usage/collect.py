@@ -51,6 +51,7 @@ class ReadTally:
     odd_values: int = 0
     no_timestamp: int = 0
     torn_tail_bytes: int = 0
+    from_iterations: int = 0
 
     def add(self, fs: C.FileScan) -> None:
         self.files += 1
@@ -62,6 +63,7 @@ class ReadTally:
         self.odd_values += fs.odd_values
         self.no_timestamp += fs.no_timestamp
         self.torn_tail_bytes += fs.torn_tail_bytes
+        self.from_iterations += fs.from_iterations
 
 
 @dataclass
