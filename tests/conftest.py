@@ -25,7 +25,8 @@ try:  # the opencode real-client fixtures
 except ImportError:  # pragma: no cover
     pass
 try:  # the Codex CLI real-client fixtures (codex_corpus, codex_examples)
-    from tests.realclient.codex.fixtures import codex_corpus, codex_examples  # noqa: F401
+    from tests.realclient.codex.fixtures import (codex_corpus, codex_examples, codex_legacy_corpus,  # noqa: F401
+                                                 codex_legacy_examples)
 except ImportError:  # pragma: no cover
     pass
 

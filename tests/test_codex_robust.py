@@ -315,10 +315,10 @@ def mutants(data: bytes, rnd: random.Random, n: int):
         yield op, b"".join(ls), injected
 
 
-def test_fuzz_mutated_real_rollouts_never_crash_the_reader(tmp_path, codex_examples):
+def test_fuzz_mutated_real_rollouts_never_crash_the_reader(tmp_path, codex_examples, codex_legacy_examples):
     rnd = random.Random(1712)
     n_checked = 0
-    for k, src in enumerate(real_rollouts(codex_examples)):
+    for k, src in enumerate(real_rollouts(codex_examples) + real_rollouts(codex_legacy_examples)):
         data = plain_bytes(src)
         name = src.name.replace(".zst", "")
         for m, (op, mutated, injected) in enumerate(mutants(data, rnd, 40)):

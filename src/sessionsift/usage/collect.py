@@ -349,13 +349,21 @@ def _increments(name, owner, lane, project, series, ref) -> Iterable[Event]:
 
 
 def _cross_check(out: Collected, name, owner, per, cumulative) -> None:
-    last = cumulative[-1][1]
     once: dict[str, Event] = {}  # records repeating a response's usage (same key) count once, as in the ledger
     for e in per:
         once.setdefault(e.key, e)
+    # a drop starts a new run (an older Codex restarts its running total in each client process):
+    # the session's total is the sum of each run's last total
+    lasts, prev = [], None
+    for _, t, _ in cumulative:
+        if prev is not None and (t.total or 0) < (prev.total or 0):
+            lasts.append(prev)
+        prev = t
+    lasts.append(prev)
     for f in ("input", "output"):
         s = sum(getattr(e, f) or 0 for e in once.values())
-        v = getattr(last, f)
+        vals = [getattr(t, f) for t in lasts]
+        v = None if any(x is None for x in vals) else sum(vals)
         if v is not None and v != s:
             out.notes.append(f"{name} session {owner}: per-response {f} sums to {s}, the last running total says {v}")
 

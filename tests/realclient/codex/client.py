@@ -23,6 +23,8 @@ NEWEST_KNOWN_VERSION = "0.171.0"
 PREVIOUS_VERSION = "0.169.0"
 PACKAGE = "@openai/codex"
 BINARY_REL = Path("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
+LEGACY_BINARY_REL = Path("node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex")
+"""Releases before the per-platform packages (e.g. 0.50.0) ship every binary in the main package."""
 
 
 def _cache_root_from_env(env: dict) -> Path:
@@ -42,7 +44,8 @@ def cache_dir(version: str = PINNED_VERSION) -> Path:
 
 def executable(version: str = PINNED_VERSION) -> Path:
     """The static musl binary inside the platform package (called directly, no node)."""
-    return cache_dir(version) / BINARY_REL
+    legacy = cache_dir(version) / LEGACY_BINARY_REL
+    return legacy if legacy.is_file() else cache_dir(version) / BINARY_REL
 
 
 class PrerequisiteMissing(RuntimeError):
@@ -90,6 +93,7 @@ def ensure_client(version: str = PINNED_VERSION, timeout: float = 600) -> Path:
         if r.returncode != 0:
             raise PrerequisiteMissing(
                 f"npm registry unreachable or install failed for {PACKAGE}@{version}: {r.stderr.strip()[-400:]}")
+    exe = executable(version)
     if not exe.is_file():
         raise PrerequisiteMissing(f"installed {PACKAGE}@{version} but no executable at {exe}")
     return exe

@@ -21,7 +21,10 @@ import pytest
 
 from . import client as clientmod
 
-__all__ = ["CodexRun", "CodexCorpus", "require_codex", "codex_corpus", "codex_examples"]
+__all__ = ["CodexRun", "CodexCorpus", "require_codex", "codex_corpus", "codex_examples", "codex_legacy_corpus",
+           "codex_legacy_examples"]
+LEGACY_VERSION = "0.50.0"
+"""An older release (no token_usage_record, no turn ids, legacy UI events): see README.md."""
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = Path(os.environ.get("SSIFT_CODEX_EXAMPLES") or REPO / "examples")
@@ -76,6 +79,7 @@ def run_corpus(root: Path, names=None, version: str = clientmod.PINNED_VERSION, 
 
     exe = require_codex(version)
     names = list(names or ALL)
+    jobs = min(jobs, len(names))
     with ThreadPoolExecutor(max_workers=jobs) as ex:
         gts = list(ex.map(lambda n: run_scenario(n, root, version), names))
     corpus = CodexCorpus(root=root, client_version=clientmod.client_version(exe))
@@ -91,14 +95,33 @@ def codex_corpus(tmp_path_factory) -> CodexCorpus:
 
 
 @pytest.fixture(scope="session")
-def codex_examples() -> CodexCorpus:
-    """The committed sample corpus (examples/codex-home + examples/codex-ground-truth)."""
-    home = EXAMPLES / "codex-home"
+def codex_legacy_corpus(tmp_path_factory) -> CodexCorpus:
+    """The legacy scenarios run once per test session with Codex CLI 0.50.0."""
+    from .scenarios import LEGACY_ALL
+
+    return run_corpus(tmp_path_factory.mktemp("codex-legacy-rc"), names=list(LEGACY_ALL), version=LEGACY_VERSION)
+
+
+def _examples(prefix: str) -> CodexCorpus:
+    home = EXAMPLES / f"{prefix}-home"
     if not (home / "sessions").is_dir():
-        pytest.fail("examples/codex-home is missing: run `.venv/bin/python -m tests.realclient.codex.make_examples`")
+        pytest.fail(f"examples/{prefix}-home is missing: run `.venv/bin/python -m tests.realclient.codex.make_examples"
+                    + (" --legacy`" if "legacy" in prefix else "`"))
     corpus = CodexCorpus(root=EXAMPLES, client_version="")
-    for f in sorted((EXAMPLES / "codex-ground-truth").glob("*.json")):
+    for f in sorted((EXAMPLES / f"{prefix}-ground-truth").glob("*.json")):
         gt = json.loads(f.read_text())
         corpus.client_version = gt["client_version"]
         corpus.runs[gt["scenario"]] = CodexRun(gt["scenario"], home, gt, example=True)
     return corpus
+
+
+@pytest.fixture(scope="session")
+def codex_legacy_examples() -> CodexCorpus:
+    """The committed older-release corpus (examples/codex-legacy-home, Codex CLI 0.50.0)."""
+    return _examples("codex-legacy")
+
+
+@pytest.fixture(scope="session")
+def codex_examples() -> CodexCorpus:
+    """The committed sample corpus (examples/codex-home + examples/codex-ground-truth)."""
+    return _examples("codex")

@@ -2,6 +2,7 @@
 
     .venv/bin/python -m tests.realclient.codex.make_examples            # pinned client -> examples/
     .venv/bin/python -m tests.realclient.codex.make_examples --version 0.169.0 --out /tmp/codex-0.169.0
+    .venv/bin/python -m tests.realclient.codex.make_examples --legacy     # 0.50.0 -> examples/codex-legacy-home
 
 Every scenario runs once, one after another, against ONE shared CODEX_HOME (so the client's own
 ``state_5.sqlite`` / ``thread_history_1.sqlite`` hold every thread, as on a real machine). Written
@@ -42,13 +43,14 @@ from pathlib import Path
 
 from . import client as clientmod
 from .runner import FAKE_KEY, run_scenario
-from .scenarios import ALL
+from .scenarios import ALL, LEGACY_ALL
 
 REPO = Path(__file__).resolve().parents[3]
 SIDE_STORES = ("state_5.sqlite", "thread_history_1.sqlite")
 COMPRESS_ONLY = "compaction"
 COMPRESS_SIBLING = "killed"
 TRIM = 160
+LEGACY_VERSION = "0.50.0"
 
 
 def run_all(names: list[str], root: Path, home: Path, version: str) -> dict[str, dict]:
@@ -106,11 +108,11 @@ def reading(home: Path) -> list[tuple]:
     return out
 
 
-def assemble(out: Path, scratch_home: Path, root: Path, gts: dict[str, dict]) -> None:
+def assemble(out: Path, scratch_home: Path, root: Path, gts: dict[str, dict], prefix: str = "codex") -> None:
     import zstandard
 
-    home = out / "codex-home"
-    for sub in ("codex-home", "codex-ground-truth", "codex-mock-logs"):
+    home = out / f"{prefix}-home"
+    for sub in (f"{prefix}-home", f"{prefix}-ground-truth", f"{prefix}-mock-logs"):
         if (out / sub).exists():
             shutil.rmtree(out / sub)
     home.mkdir(parents=True)
@@ -138,21 +140,21 @@ def assemble(out: Path, scratch_home: Path, root: Path, gts: dict[str, dict]) ->
             f.with_name(f.name + ".zst").write_bytes(cctx.compress(f.read_bytes()))
             if not keep_plain:
                 f.unlink()
-    (out / "codex-ground-truth").mkdir()
-    (out / "codex-mock-logs").mkdir()
+    (out / f"{prefix}-ground-truth").mkdir()
+    (out / f"{prefix}-mock-logs").mkdir()
     for name, gt in sorted(gts.items()):
         gt = dict(gt)
         gt["example_rollouts"] = [
-            str(Path("codex-home") / rel) + (".zst" if name == COMPRESS_ONLY else "") for rel in gt["rollouts"]]
-        (out / "codex-ground-truth" / f"{name}.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
-        shutil.copy2(root / name / "mock-requests.jsonl", out / "codex-mock-logs" / f"{name}.jsonl")
-    scan_secrets(out)
+            str(Path(f"{prefix}-home") / rel) + (".zst" if name == COMPRESS_ONLY else "") for rel in gt["rollouts"]]
+        (out / f"{prefix}-ground-truth" / f"{name}.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+        shutil.copy2(root / name / "mock-requests.jsonl", out / f"{prefix}-mock-logs" / f"{name}.jsonl")
+    scan_secrets(out, prefix)
 
 
-def scan_secrets(out: Path) -> None:
+def scan_secrets(out: Path, prefix: str = "codex") -> None:
     bad = []
     pat = re.compile(rb"sk-(?!mock-)[A-Za-z0-9_-]{16,}")
-    for sub in ("codex-home", "codex-ground-truth", "codex-mock-logs"):
+    for sub in (f"{prefix}-home", f"{prefix}-ground-truth", f"{prefix}-mock-logs"):
         for f in (out / sub).rglob("*"):
             if f.is_file():
                 b = f.read_bytes()
@@ -170,18 +172,23 @@ def main(argv=None) -> int:
                                                   "/tmp/ssift-codex-<version> for another version: a fixed "
                                                   "path, so the recorded cwds are the same each time)")
     ap.add_argument("--only", nargs="*", help="scenario names (default: all)")
+    ap.add_argument("--legacy", action="store_true", help=f"the older-release corpus: Codex CLI {LEGACY_VERSION} "
+                    "and the legacy scenarios -> examples/codex-legacy-home (unless --version is given)")
     a = ap.parse_args(argv)
+    if a.legacy and a.version == clientmod.PINNED_VERSION:
+        a.version = LEGACY_VERSION
     root = Path(a.root) if a.root else Path(
         "/tmp/ssift-codex" if a.version == clientmod.PINNED_VERSION else f"/tmp/ssift-codex-{a.version}")
     scratch_home = root / "shared-codex-home"
     if scratch_home.exists():
         shutil.rmtree(scratch_home)
-    names = a.only or list(ALL)
+    names = a.only or list(LEGACY_ALL if a.legacy else ALL)
     t0 = time.time()
     print(f"running {len(names)} Codex CLI {a.version} scenarios under {root} (one shared CODEX_HOME)", flush=True)
     gts = run_all(names, root, scratch_home, a.version)
-    assemble(Path(a.out), scratch_home, root, gts)
-    print(f"wrote {a.out}/codex-home in {time.time() - t0:.0f}s")
+    prefix = "codex-legacy" if a.legacy else "codex"
+    assemble(Path(a.out), scratch_home, root, gts, prefix)
+    print(f"wrote {a.out}/{prefix}-home in {time.time() - t0:.0f}s")
     return 0
 
 

@@ -30,11 +30,21 @@ from pathlib import Path
 
 from . import client as clientmod
 from .mock_api import MockResponses, Script, call_id, response_id
-from .scenarios import ALL, Scenario
+from .scenarios import ALL, ALL_ANY, Scenario
 
 REPO = Path(__file__).resolve().parents[3]
 FAKE_KEY = "sk-mock-sessionsift-codex-0000"
 MODEL = "gpt-5.5"  # a slug of the embedded catalog: unknown slugs drop the freeform apply_patch tool
+LEGACY_MODEL = "gpt-5-codex"
+"""The slug for releases whose catalog predates gpt-5.5 (0.50.0 offers the freeform apply_patch with it)."""
+
+
+def model_for(version: str) -> str:
+    try:
+        minor = int(version.split(".")[1])
+    except (IndexError, ValueError):
+        return MODEL
+    return LEGACY_MODEL if version.startswith("0.") and minor < 100 else MODEL
 
 CONFIG = """model = "{model}"
 model_provider = "mock"
@@ -101,6 +111,7 @@ class Inner:
         self.shared = codex_home is not None
         self.codex_home = codex_home or self.s_dir / "codex-home"
         self.exe = exe
+        self.model = model_for(clientmod.client_version(Path(exe)))
         self.runs: list[dict] = []
         self.archived: list[dict] = []
 
@@ -119,13 +130,17 @@ class Inner:
 
     def run(self, mock: MockResponses) -> None:
         (self.codex_home / "config.toml").write_text(
-            CONFIG.format(model=MODEL, base_url=mock.base_url, extra=""))
+            CONFIG.format(model=self.model, base_url=mock.base_url, extra=""))
         for i, p in enumerate(self.sc.prompts):
             flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
             for kv in self.sc.config:
                 flags += ["-c", kv]
-            args = [self.exe, "exec", *flags, self.sc.prompt_text(i)] if p.how == "new" else \
-                [self.exe, "exec", *flags, "resume", "--last", self.sc.prompt_text(i)]
+            if p.how == "new":
+                args = [self.exe, "exec", *flags, self.sc.prompt_text(i)]
+            elif self.model == MODEL:
+                args = [self.exe, "exec", *flags, "resume", "--last", self.sc.prompt_text(i)]
+            else:  # older releases read the word after --last as a session id: resume by id instead
+                args = [self.exe, "exec", *flags, "resume", self.thread_ids()[0], self.sc.prompt_text(i)]
             cmd = ["env", "-i", *[f"{k}={v}" for k, v in self.env().items()], *args]
             t0 = time.time()
             out = open(self.s_dir / f"exec-P{i + 1}.jsonl", "w")
@@ -231,7 +246,7 @@ class Inner:
             "notes": sc.notes,
             "client": "codex",
             "client_version": clientmod.client_version(Path(self.exe)),
-            "model": MODEL,
+            "model": self.model,
             "cwd": work,
             "codex_home": str(self.codex_home),
             "rollouts": rollouts,
@@ -292,7 +307,7 @@ def kill_leftovers(s_dir: Path) -> list[str]:
 
 def inside(name: str, root: Path, exe: str, codex_home: Path | None = None) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    sc = ALL[name]
+    sc = ALL_ANY[name]
     inner = Inner(sc, root, exe, codex_home)
     inner.prepare()
     t0 = time.time()

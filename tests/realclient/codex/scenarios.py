@@ -25,6 +25,13 @@ def exec_cmd(cmd: str, expect_exit: int | None = 0, **extra) -> dict:
     return c
 
 
+def shell_cmd(cmd: str, expect_exit: int | None = 0) -> dict:
+    """A ``shell`` call (the shell tool of older releases, e.g. 0.50.0: ``command`` is an argv)."""
+    c = call("shell", command=["bash", "-lc", cmd], workdir=W, timeout_ms=10000)
+    c["expect_exit"] = expect_exit
+    return c
+
+
 def add_file(path: str, content: str) -> dict:
     lines = "".join(f"+{ln}\n" for ln in content.splitlines())
     p = patch(f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n")
@@ -186,3 +193,34 @@ COMPACTION = Scenario(
 )
 
 ALL: dict[str, Scenario] = {s.name: s for s in (SHELL_AND_PATCH, RESUMED, FAILING, SUBAGENT, KILLED, COMPACTION)}
+
+
+# ----------------------------------------------------------------------------- older releases
+# Releases before ~0.100 (measured: 0.50.0, with the catalog slug gpt-5-codex) offer `shell` (argv)
+# instead of `exec_command`, write no token_usage_record, no turn ids, no item_completed, and the
+# legacy UI events (user_message, agent_message, agent_reasoning, token_count with info null).
+
+LEGACY = Scenario(
+    name="legacy",
+    notes="For releases before ~0.100 (0.50.0): reasoning, `shell` calls (exit 0 and exit 3), apply_patch "
+          "Add/Update and a rejected Update in prompt 1; prompt 2 via `exec resume --last` runs `cat`.",
+    setup_files={"config.ini": b"[main]\nmode = fast\n"},
+    prompts=[
+        Prompt("Write data.txt, create and edit hello.py, run the check.", turns=[
+            Turn([think("Shell first, then the patches."),
+                  shell_cmd("printf 'alpha\\nbeta\\n' > data.txt && wc -l data.txt")]),
+            Turn([add_file(f"{W}/hello.py", HELLO)]),
+            Turn([update_file(f"{W}/hello.py", "    return 'hello'", "    return 'hello, world'", HELLO)]),
+            Turn([shell_cmd("echo checking; echo 'check failed: missing config' >&2; exit 3", expect_exit=3)]),
+            Turn([rejected_update(f"{W}/config.ini", "mode = slow", "mode = safe")]),
+            Turn([say("hello.py is ready; the check failed with exit code 3.")]),
+        ]),
+        Prompt("Show hello.py.", how="resume", turns=[
+            Turn([shell_cmd("cat hello.py")]),
+            Turn([say("hello.py returns 'hello, world'.")]),
+        ]),
+    ],
+)
+
+LEGACY_ALL: dict[str, Scenario] = {s.name: s for s in (LEGACY,)}
+ALL_ANY: dict[str, Scenario] = {**ALL, **LEGACY_ALL}

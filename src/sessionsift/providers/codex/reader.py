@@ -149,6 +149,45 @@ def _file_changes(changes) -> tuple[FileChange, ...]:
     return tuple(out)
 
 
+def changes_from_patch(text: str | None) -> tuple[FileChange, ...]:
+    """FileChange items from apply_patch text (``*** Add File:`` with its ``+`` lines as the whole new
+    content, ``*** Update File:`` [``*** Move to:``] with its hunks as ``diff``, ``*** Delete File:``)."""
+    if not isinstance(text, str):
+        return ()
+    out: list[FileChange] = []
+    cur: list = []  # [action, path, lines, move_to]
+
+    def flush():
+        if not cur:
+            return
+        action, path, body, move = cur
+        if action == "create":
+            out.append(FileChange(path, "create", new_content="".join(ln[1:] + "\n" for ln in body if ln.startswith("+"))))
+        elif action == "delete":
+            out.append(FileChange(path, "delete"))
+        else:
+            out.append(FileChange(path, "move" if move else "update", diff="".join(ln + "\n" for ln in body),
+                                  move_to=move))
+        cur.clear()
+
+    for ln in text.splitlines():
+        for tag, action in (("*** Add File: ", "create"), ("*** Update File: ", "update"),
+                            ("*** Delete File: ", "delete")):
+            if ln.startswith(tag):
+                flush()
+                cur.extend([action, ln[len(tag):].strip(), [], None])
+                break
+        else:
+            if ln.startswith("*** Move to: ") and cur:
+                cur[3] = ln[len("*** Move to: "):].strip()
+            elif ln.startswith("*** End Patch") or ln.startswith("*** Begin Patch"):
+                flush()
+            elif cur:
+                cur[2].append(ln)
+    flush()
+    return tuple(out)
+
+
 def _exit_from_output(text: str | None) -> int | None:
     if not text:
         return None
@@ -190,15 +229,20 @@ class _Reader:
         self.output_loc: dict[str, str] = {}
         self.echoes: list[tuple[_Slot, tuple]] = []
         self.turns: dict[str, int] = {}
+        self.n_turns = 0
         self.turn: int | None = None
+        self.turn_by_id = False                               # the current turn came from a turn id
+        self.unclaimed: Tokens | None = None                  # older files: the last response's usage
         self.model: str | None = None
         self.subagent = ref.parent_session_id is not None
         self.last_compacted: str | None = None
         self.awaiting_usage: list[_Slot] = []                 # assistant messages of a response not yet closed
         self.pending_usage = False                            # a token_usage_record awaits its token_count
         self.last_response_key: str | None = None
-        self.total_key: dict[int, str] = {}                   # running total -> the response key it closed
+        self.total_key: dict[tuple[int, int], str] = {}       # (run, running total) -> the response key it closed
         self.last_total: int | None = None
+        self.run_no = 0                                       # older releases restart the total per process
+        self.seen_usage_record = False
         self.capped = False
 
     # ------------------------------------------------------------------ plumbing
@@ -237,7 +281,8 @@ class _Reader:
         if not isinstance(tid, str) or not tid:
             return self.turn
         if tid not in self.turns:
-            self.turns[tid] = len(self.turns) + 1
+            self.n_turns += 1
+            self.turns[tid] = self.n_turns
         return self.turns[tid]
 
     def unknown(self, ln, obj, native) -> Record:
@@ -345,14 +390,15 @@ class _Reader:
             self.pending_usage = True
             self.last_response_key = key
             tok = tokens_of(p.get("usage"), key)
+            self.seen_usage_record = True
             self.settle_usage(tok)
             self.push(_Slot(self.mk(ln, obj, "harness", "meta", "token_usage_record", tokens=tok)))
         elif t == "turn_context":
             tid = p.get("turn_id")
             if isinstance(tid, str) and tid:
                 self.turn = self.turn_of(tid)
-            else:
-                self.turn = (self.turn or 0) + 1
+                self.turn_by_id = True
+            # without a turn id (0.50.0 writes one turn_context per model request): no new turn here
             if isinstance(p.get("model"), str):
                 self.model = p["model"]
             self.push(_Slot(self.mk(ln, obj, "harness", "meta", "turn_context")))
@@ -449,11 +495,21 @@ class _Reader:
         rec = self.convert(ln, obj, p, None)
         pt = p.get("type")
         slot = _Slot(rec)
+        pas = p.get("internal_chat_message_metadata_passthrough")
+        if rec.kind == "prompt" and not (isinstance(pas, dict) and pas.get("turn_id")) and not self.turn_by_id:
+            # a file without turn ids (older releases): a turn opens at each prompt
+            yield_turn = self.n_turns + 1
+            self.n_turns = yield_turn
+            self.turn = rec.turn = yield_turn
         if pt in ("message", "reasoning"):
             self.original(rec, p.get("id"), "reasoning" if pt == "reasoning" else rec.role, rec.text)
             if rec.role == "assistant" and pt == "message":
-                slot.hold = "usage"  # carries its response's usage once the usage record comes
-                self.awaiting_usage.append(slot)
+                if "ordinal" not in obj and self.unclaimed is not None:
+                    # older releases write the response's token_count before its items
+                    rec.tokens, self.unclaimed = self.unclaimed, None
+                elif "ordinal" in obj or self.seen_usage_record:
+                    slot.hold = "usage"  # carries its response's usage once the usage record comes
+                    self.awaiting_usage.append(slot)
         elif rec.kind == "tool_call" and rec.call_id:
             self.call_loc[rec.call_id] = (rec.locator, rec.kind)
             for e, key in self.echoes:
@@ -475,6 +531,13 @@ class _Reader:
                     cs.rec.is_error = code != 0
                 elif cs.rec.tool_name == "apply_patch" and (rec.text or "").startswith(PATCH_REJECTED):
                     cs.rec.is_error = True  # the client refused the patch before applying it
+                if cs.rec.tool_name == "apply_patch" and code == 0 and "Success." in (rec.text or "") \
+                        and not cs.rec.file_changes:
+                    # no FileChange/patch_apply_end was written (0.50.0): the patch the client reports
+                    # it applied is the record of the change
+                    patch_text = cs.rec.tool_input if isinstance(cs.rec.tool_input, str) else (
+                        cs.rec.tool_input.get("input") if isinstance(cs.rec.tool_input, dict) else None)
+                    cs.rec.file_changes = changes_from_patch(patch_text)
                 if cs.hold:
                     cs.output_seen = True
                     cs.deadline = ln.no + OUTCOME_WINDOW
@@ -489,6 +552,7 @@ class _Reader:
             tid = p.get("turn_id")
             if isinstance(tid, str) and tid:
                 self.turn = self.turn_of(tid)
+                self.turn_by_id = True
         if et == "token_count":
             self.token_count(ln, obj, p)
             return
@@ -498,6 +562,7 @@ class _Reader:
             self.push(_Slot(self.mk(ln, obj, "harness", "meta", native, turn=self.turn_of(p.get("turn_id")),
                                     text=text if isinstance(text, str) else None)))
             if et in TURN_END_EVENTS:
+                self.turn_by_id = False
                 yield from self.release(ln.no, force=True)
             return
         if et == "item_completed":
@@ -615,16 +680,22 @@ class _Reader:
                                 tokens=tokens_of(total_u, None, cumulative=True))))
         if total is None:
             return
+        if self.last_total is not None and total < self.last_total:
+            self.run_no += 1  # a new client process started its running total again (0.50.0 at a resume)
+        tkey = (self.run_no, total)
         if self.pending_usage:
             self.pending_usage = False
-            self.total_key[total] = self.last_response_key
-        elif total != self.last_total and total not in self.total_key and info is not None:
-            key = f"codex:{self.sid}:total:{total}"
-            self.total_key[total] = key
+            self.total_key[tkey] = self.last_response_key
+        elif total != self.last_total and tkey not in self.total_key and info is not None:
+            key = f"codex:{self.sid}:run{self.run_no}:total:{total}"
+            self.total_key[tkey] = key
             last = info.get("last_token_usage")
             if isinstance(last, dict):
                 tok = tokens_of(last, key)
-                self.settle_usage(tok)
+                if self.awaiting_usage:
+                    self.settle_usage(tok)
+                else:
+                    self.unclaimed = tok
                 rec = self.mk(ln, obj, "harness", "meta", "event_msg/token_count/last_token_usage",
                               locator=f"L{ln.no}#1", tokens=tok)
                 self.push(_Slot(rec))
