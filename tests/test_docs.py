@@ -4,6 +4,7 @@ label leaves; the README's test command is the one `.ci/run` runs."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from pathlib import Path
 
@@ -83,6 +84,13 @@ def test_readme_two_commands_are_what_ci_and_a_fresh_clone_run():
     # the demo points at the committed corpus, which exists
     for m in re.findall(r"--claude-home (\S+)", demo):
         assert (REPO / m / "projects").is_dir(), m
+    # a --home the demo lists links only sample dirs that exist (relative links, so a clone anywhere works)
+    for m in re.findall(r"--home (\S+)", demo):
+        links = [p for p in (REPO / m).rglob("*") if p.is_symlink()]
+        assert links, m
+        for link in links:
+            target = os.readlink(link)
+            assert not os.path.isabs(target) and link.resolve().is_dir(), (link, target)
     # the extra the test command installs is declared
     assert re.search(r"^\s*test\s*=", (REPO / "pyproject.toml").read_text(), re.M)
 

@@ -180,6 +180,7 @@ def _step_row(s: rec_mod.Step, home) -> dict:
 @click.command("recover")
 @click.argument("targets", nargs=-1)
 @common_options
+@provider_options
 @scope_options
 @click.option("--file", "file", required=False, help="The file (relative = against your cwd).")
 @click.option("--coverage", is_flag=True, help="Known line ranges and every boundary.")
@@ -197,11 +198,23 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     if not file:
         raise UsageError("--file PATH is required")
     path = rec_mod.resolve_file_arg(file)
-    scope = make_scope(targets, claude_home, sessions_from)
+    sel = make_selection(targets, sessions_from)
+    scope = claude_scope(sel)
     out = Out(fmt, "recover")
     cut = rec_mod.parse_at(at)
     lane_evs, problems = rec_mod.collect(scope, not no_subagents)
-    out.header(**scope_header(scope), file=path, file_given=file, at=at)
+    if sel.refs and not list_backups:
+        # other providers' sessions in scope: their complete views (FileChange.new_content) answer
+        # when Claude Code's transcripts hold no record of the file (cmd_recover_shared.py)
+        from .cmd_recover_shared import recover_shared
+
+        crec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems) if scope.sessions else None
+        if crec is None or (crec.state is None and crec.exists is None):
+            return recover_shared(out, sel, path, file, at, cut, coverage=coverage, patches=patches,
+                                  out_file=out_file, claude_transcripts=crec.transcripts if crec else None)
+        out.err("sessionsift: note: Claude Code's transcripts record this file: rebuilt from them; other providers' "
+                "records of it are not merged (narrow with --provider to read theirs)")
+    out.header(**selection_header(sel), file=path, file_given=file, at=at)
     content_view = not (coverage or patches or list_backups)
     # the content view puts the file on stdout and everything else on stderr
     say = out.err if content_view else out.text

@@ -132,11 +132,12 @@ def search_summary_text(sel, sm) -> str | None:
     if not sm.sessions:
         return None
     names = sorted({display_of(sel, r.provider) for r in sel.refs})
-    left = ", ".join(f"{k} {v}" for k, v in sorted(sm.not_searched.items()))
+    left = ", ".join(f"{k} {v} ({sm.not_searched_hits.get(k, 0)} would match, -t {k})"
+                     for k, v in sorted(sm.not_searched.items()))
     om = {k: v for k, v in sm.omissions.items() if v and k != "unknown_kinds"}  # unknown kinds: kept, named above
     return (f"{sm.hits} hits in {sm.sessions} sessions of {', '.join(esc(n) for n in names)} "
             f"({sm.searched} of {sm.records} records searched"
-            + (f"; not searched (select with -t): {left}" if left else "")
+            + (f"; not searched: {left}" if left else "")
             + (f"; {sm.undated_skipped} undated records left out of the time window" if sm.undated_skipped else "")
             + (f"; {len(sm.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in sm.problems[:5])
                if sm.problems else "")
@@ -146,7 +147,8 @@ def search_summary_text(sel, sm) -> str | None:
 def search_summary_json(sm) -> dict:
     return {"sessions": sm.sessions, "sessions_with_hits": sm.sessions_with_hits, "hits": sm.hits,
             "records": sm.records, "records_searched": sm.searched, "copies_skipped": sm.copies,
-            "not_searched_kinds": dict(sm.not_searched), "undated_skipped": sm.undated_skipped,
+            "not_searched_kinds": dict(sm.not_searched), "not_searched_matches": dict(sm.not_searched_hits),
+            "undated_skipped": sm.undated_skipped,
             "files": sm.files, "bytes": sm.bytes, "omissions": dict(sm.omissions),
             "problems": problems_json(sm.problems)}
 

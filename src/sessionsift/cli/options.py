@@ -150,7 +150,8 @@ def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from:
         ctx = click.get_current_context(silent=True)
         cmd = ctx.info_name if ctx is not None else "this command"
         why = CLAUDE_ONLY_WHY.get(cmd or "", "Claude Code's own records")
-        raise TargetError(f"{t!r} is a {display} session ({ref.session_id}): `{cmd}` reads Claude Code's own "
+        art = "an" if display[:1].lower() in "aeiou" else "a"
+        raise TargetError(f"{t!r} is {art} {display} session ({ref.session_id}): `{cmd}` reads Claude Code's own "
                           f"surfaces ({why}) and cannot answer for a session of another provider") from exc
 
 

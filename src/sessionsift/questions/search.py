@@ -56,6 +56,8 @@ class SessionOutcome:
     searched: int = 0
     copies: int = 0
     not_searched: Counter = field(default_factory=Counter)
+    not_searched_hits: Counter = field(default_factory=Counter)
+    """Per kind left out: how many of its records the pattern matches (the hits -t would add)."""
     undated_skipped: int = 0
 
 
@@ -70,6 +72,7 @@ class SharedSummary:
     bytes: int = 0
     files: int = 0
     not_searched: Counter = field(default_factory=Counter)
+    not_searched_hits: Counter = field(default_factory=Counter)
     undated_skipped: int = 0
     omissions: Counter = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
@@ -134,6 +137,8 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery) -> SessionOu
             returned.add(r.call_id)
         if r.kind not in q.kinds:
             o.not_searched[r.kind] += 1
+            if rx is None or rx.search(record_text(r)) is not None:
+                o.not_searched_hits[r.kind] += 1
             continue
         if q.since is not None or q.until is not None:
             d = parse_ts(r.instant)
@@ -195,6 +200,7 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
         sm.bytes += o.report.bytes
         sm.files += o.report.files
         sm.not_searched.update(o.not_searched)
+        sm.not_searched_hits.update(o.not_searched_hits)
         sm.undated_skipped += o.undated_skipped
         sm.omissions.update(o.report.omissions())
         sm.problems.extend(o.report.problems)

@@ -9,8 +9,8 @@ from ..providers.base import Provider, ReadReport, Record, SessionRef
 def show(prov: Provider, ref: SessionRef, *, lines: str | None = None, locator: str | None = None,
          turn: int | None = None) -> tuple[list[Record], ReadReport]:
     """Records of `ref` (with their raw record): `lines` N / A..B (physical lines of a
-    line-based store), `locator` (``L12``, ``L12#1``, ``part:prt_...``; ``L12`` also names the
-    items of that line), or `turn` (1-based; negative counts from the end; a turn runs from one
+    line-based store), `locator` (``L12``, ``L12#1``, ``part:prt_...``: the record with exactly that
+    locator, else every item of that line or row, ``L12#0``, ``L12#1`` ...), or `turn` (1-based; negative counts from the end; a turn runs from one
     prompt to the next)."""
     from ..core.show import parse_lines
 
@@ -28,7 +28,8 @@ def show(prov: Provider, ref: SessionRef, *, lines: str | None = None, locator: 
             raise NoSuchRecord(f"no such record(s): {'L%d' % a if explicit else f'L{a}..L{b}'} in session "
                                f"{ref.session_id} ({ref.provider})")
     elif locator is not None:
-        picked = [r for r in recs if r.locator == locator or r.locator.startswith(locator + "#")]
+        # an exact locator names one record; else `L12` / `part:X` names every item of that line/row
+        picked = [r for r in recs if r.locator == locator] or [r for r in recs if r.locator.startswith(locator + "#")]
         if not picked:
             raise NoSuchRecord(f"no such record: {locator} in session {ref.session_id} ({ref.provider})")
     elif turn is not None:

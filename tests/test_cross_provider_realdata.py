@@ -1,0 +1,176 @@
+"""list, show, search, stats, files and recover across providers on the committed sample corpora,
+checked against the ground truth of the scripts that made them, through the CLI:
+
+- examples/claude-home: the real Claude Code 2.1.258 client (examples/ground-truth);
+- examples/opencode-home: the real opencode 1.18.33 client (examples/opencode-ground-truth);
+- examples/crush-home: Crush's own migrations and part shapes (Crush cannot run here, see
+  examples/crush-home/README.md; examples/crush-ground-truth.json);
+- examples/home: one home linking them all (`--home examples/home`, the README demo).
+
+Providers whose sample corpus is not committed yet are checked only for an honest coverage entry.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EX = REPO / "examples"
+HOME = EX / "home"
+OC_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "opencode-ground-truth").glob("*.json"))}
+CR_GT = json.loads((EX / "crush-ground-truth.json").read_text())["sessions"]
+CLAUDE_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "ground-truth").glob("*.json"))}
+
+
+def cli(*args: str):
+    return subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+
+
+def jrows(p) -> list[dict]:
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert rows and rows[0]["kind"] == "header" and rows[-1]["kind"] == "summary", p.stderr
+    return rows
+
+
+@pytest.fixture(scope="module")
+def listed():
+    p = cli("list", "--home", str(HOME), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    return jrows(p)
+
+
+def _oc_ids() -> set[str]:
+    return {sid for gt in OC_GT.values() for sid in gt["session_ids_from_client_events"]}
+
+
+def test_list_names_every_providers_sessions_and_computes_coverage(listed):
+    sess = [r for r in listed if r["kind"] == "session"]
+    by = Counter(r["provider"] for r in sess)
+    assert by["claude-code"] == len({gt["session_id"] for gt in CLAUDE_GT.values()})
+    assert _oc_ids() <= {r["session_id"] for r in sess if r["provider"] == "opencode"}
+    assert set(CR_GT) <= {r["session_id"] for r in sess if r["provider"] == "crush"}
+    cov = {c["provider"]: c for c in listed[-1]["coverage"]}
+    for name, n in by.items():
+        assert cov[name]["state"] == "ok" and cov[name]["sessions"] == n
+    # every known client is named; one without data or a reader says so with a null count
+    assert set(cov) >= {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
+    for c in cov.values():
+        assert (c["sessions"] is None) == (c["state"] not in ("ok", "absent"))
+    # a child session names its parent
+    for sid, gt in CR_GT.items():
+        row = next(r for r in sess if r["session_id"] == sid)
+        assert row["parent_session_id"] == gt["parent"] and row["is_subagent"] == (gt["parent"] is not None)
+    p = cli("list", "--home", str(HOME))
+    last = p.stdout.strip().splitlines()[-1]
+    assert last.startswith(f"coverage: Claude Code {by['claude-code']} sessions · ") and f"Crush {by['crush']}" in last
+
+
+def test_a_home_without_claude_data_works(tmp_path):
+    home = tmp_path / "h"
+    (home / ".local" / "share").mkdir(parents=True)
+    (home / ".local" / "share" / "crush").symlink_to(EX / "crush-home")
+    p = cli("list", "--home", str(home), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    rows = jrows(p)
+    cov = {c["provider"]: c for c in rows[-1]["coverage"]}
+    assert cov["claude-code"]["state"] == "absent" and cov["claude-code"]["sessions"] == 0
+    assert {r["session_id"] for r in rows if r["kind"] == "session"} >= set(CR_GT)
+
+
+def test_search_finds_each_prompt_in_its_session_with_its_turn(listed):
+    for name, gt in OC_GT.items():
+        sid = gt["session_ids_from_client_events"][0]
+        marker = gt["prompts"][0]["marker"]
+        p = cli("search", marker, "-F", "-t", "prompt", "--opencode-home", str(EX / "opencode-home"), "--format", "json")
+        assert p.returncode == 0, (name, p.stderr)
+        hits = [r for r in jrows(p) if r["kind"] == "hit"]
+        assert {h["session_id"] for h in hits} == {sid}, name
+        assert all(h["record_kind"] == "prompt" and h["turn"] is not None for h in hits)
+        # the refetch of a hit shows that record again
+        again = cli(*shlex.split(hits[0]["refetch"])[1:], "--format", "json")
+        recs = [r for r in jrows(again) if r["kind"] == "record"]
+        assert [r["locator"] for r in recs] == [hits[0]["locator"]], hits[0]["refetch"]
+    # one query over every provider: the zero-hit report names what it searched and the coverage
+    p = cli("search", "no-such-phrase-k8q2", "--home", str(HOME))
+    assert p.returncode == 1
+    lines = p.stdout.strip().splitlines()
+    assert lines[-1].startswith("coverage: Claude Code 8 sessions · ")
+    assert any(l.startswith("0 hits in 14 sessions of Crush, opencode (") for l in lines[:-1]), lines
+
+
+def test_a_tool_call_and_its_result_are_found_by_input_and_output():
+    gt = OC_GT["failing"]
+    call = gt["tool_calls"][0]
+    p = cli("search", "nonexistent-ssift-dir", "-F", "-t", "tool_call", "--opencode-home", str(EX / "opencode-home"),
+            "--format", "json")
+    hits = [r for r in jrows(p) if r["kind"] == "hit"]
+    assert [(h["tool_name"], h["call_id"]) for h in hits] == [(call["name"], call["id"])]
+    assert hits[0]["turn_context"]["opener"]["text"].strip('"') == gt["prompts"][0]["text"]
+
+
+def test_stats_tool_calls_and_failures_per_tool_match_the_script():
+    p = cli("stats", "--crush-home", str(EX / "crush-home"), "--format", "json")
+    assert p.returncode in (0, 3), p.stderr
+    rows = {r["session_id"]: r for r in jrows(p) if r["kind"] == "session"}
+    for sid, gt in CR_GT.items():
+        s = rows[sid]
+        # the user's bang-mode shell commands are calls too (the reader names them shell_command)
+        calls = gt["tool_calls"] + [{"name": "shell_command", **c} for c in gt.get("shell_commands", [])]
+        assert s["tool_calls"] == dict(Counter(c["name"] for c in calls)), sid
+        want_err = Counter(c["name"] for c in calls if c.get("exit") not in (None, 0))
+        assert s["tool_errors"] == dict(want_err), sid
+        assert s["prompts"] == len(gt["prompts"]), sid
+    p = cli("stats", "--opencode-home", str(EX / "opencode-home"), "--format", "json")
+    rows = {r["session_id"]: r for r in jrows(p) if r["kind"] == "session"}
+    fail = rows[OC_GT["failing"]["session_ids_from_client_events"][0]]
+    assert fail["tool_errors"] == {"bash": 1} and fail["tool_calls"] == {"bash": 1}
+    ok = rows[OC_GT["shell_write"]["session_ids_from_client_events"][0]]
+    assert ok["tool_errors"] == {} and Counter(ok["tool_calls"]) == Counter(
+        c["name"] for st in OC_GT["shell_write"]["served_steps"] for c in st["calls"])
+    sm = jrows(p)[-1]
+    assert sm["shared"]["providers"] == ["opencode"] and sm["shared"]["sessions"] == len(rows)
+
+
+def test_files_and_recover_use_the_complete_views_the_clients_recorded(tmp_path):
+    p = cli("files", "--by", "timeline", "--home", str(HOME), "--provider", "crush", "--format", "json")
+    assert p.returncode == 0, p.stderr
+    changes = [r for r in jrows(p) if r["kind"] == "change"]
+    want = {path for gt in CR_GT.values() for path in gt["files"]}
+    assert {c["file"] for c in changes} == want
+    assert all(isinstance(c["refetch"], str) for c in changes)
+    for sid, gt in CR_GT.items():
+        for path, content in gt["files"].items():
+            out = tmp_path / f"{abs(hash((sid, path)))}.out"
+            r = cli("recover", "--home", str(HOME), "--file", path, "--out", str(out), "--format", "json")
+            assert r.returncode == 0, (path, r.stderr)
+            sm = jrows(r)[-1]
+            assert sm["status"] == "complete_view" and sm["source"]["provider"] == "crush"
+            assert out.read_text() == content
+    # opencode records the whole content of a write too
+    gt = OC_GT["shell_write"]
+    path = f"{gt['cwd']}/hello.py"
+    r = cli("recover", "--opencode-home", str(EX / "opencode-home"), "--file", path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == gt["expected_files"]["hello.py"]["content"]
+
+
+def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
+    sid = OC_GT["failing"]["session_ids_from_client_events"][0]
+    p = cli("show", sid, "--turn", "1", "--opencode-home", str(EX / "opencode-home"), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    recs = [r for r in jrows(p) if r["kind"] == "record"]
+    call = next(r for r in recs if r["record_kind"] == "tool_call")
+    assert call["line"] is None and "--locator" in call["refetch"]
+    again = cli(*shlex.split(call["refetch"])[1:], "--format", "json")
+    assert [r["locator"] for r in jrows(again) if r["kind"] == "record"] == [call["locator"]]
+    for cmd in (["status", sid], ["verbatim", sid], ["image", sid], ["plan", sid]):
+        r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"))
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
+        assert f"{sid!r} is an opencode session" in r.stderr, r.stderr
