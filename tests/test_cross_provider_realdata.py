@@ -102,7 +102,10 @@ def test_search_finds_each_prompt_in_its_session_with_its_turn(listed):
     assert p.returncode == 1
     lines = p.stdout.strip().splitlines()
     assert lines[-1].startswith("coverage: Claude Code 8 sessions · ")
-    assert any(l.startswith("0 hits in 14 sessions of Crush, opencode (") for l in lines[:-1]), lines
+    others = [r for r in listed if r["kind"] == "session" and r["provider"] != "claude-code"]
+    names = ", ".join(sorted({c["display"] for c in listed[-1]["coverage"]
+                              if c["provider"] in {r["provider"] for r in others}}))
+    assert any(l.startswith(f"0 hits in {len(others)} sessions of {names} (") for l in lines[:-1]), lines
 
 
 def test_a_tool_call_and_its_result_are_found_by_input_and_output():
