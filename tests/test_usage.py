@@ -475,3 +475,21 @@ def test_zeroed_top_level_counts_are_read_from_iterations(tmp_path):
     assert c.tally["claude-code"].from_iterations >= 1
     code, out = run(["usage", "daily", "--claude-home", str(home), "--format", "json"])
     assert any("iterations" in n for n in jrows(out)[-1]["notes"])
+
+
+def test_day_arguments():
+    from datetime import date, datetime, timezone
+
+    from sessionsift.errors import UsageError
+    from sessionsift.usage.report import parse_day
+
+    z = zone("UTC")
+    now = datetime(2026, 12, 1, 8, 0, tzinfo=timezone.utc)
+    assert parse_day("7d", z, now) == date(2026, 11, 25)  # seven days, today included
+    assert parse_day("1w", z, now) == date(2026, 11, 25)
+    assert parse_day("20261130", z) == parse_day("2026-11-30", z) == date(2026, 11, 30)
+    for bad in ("yesterday", "0d", "2026-13-01"):
+        with pytest.raises(UsageError):
+            parse_day(bad, z)
+    with pytest.raises(UsageError):
+        zone("Mars/Olympus")

@@ -273,8 +273,12 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         try:
             for rec in prov.read(ref, report, raw=want_raw):
                 t = rec.tokens
+                if rec.copy_of is not None:  # a repeat of another record (base.py): counted once, there
+                    if t is not None:
+                        out.ledger.copies_merged += 1
+                    continue
                 if t is None:
-                    if rec.role == "assistant" and rec.kind == "message" and rec.copy_of is None:
+                    if rec.role == "assistant" and rec.kind == "message":
                         info.without_usage += 1
                         out.without_usage.append((name, owner, _ts_of(rec.instant)))
                     continue

@@ -78,10 +78,10 @@ def parse_day(s: str, z: Zone, now: datetime | None = None) -> date:
         return date.fromisoformat(s)
     except ValueError:
         pass
-    if s[:-1].isdigit() and s[-1:] in ("d", "w"):
+    if s[:-1].isdigit() and s[-1:] in ("d", "w") and int(s[:-1]) > 0:
         n = int(s[:-1]) * (7 if s[-1] == "w" else 1)
         today = (now or datetime.now(z.tz)).astimezone(z.tz).date()
-        return today - timedelta(days=n)
+        return today - timedelta(days=n - 1)  # 7d: the last seven days, today included
     raise UsageError(f"cannot read {s!r} as a day (YYYY-MM-DD, YYYYMMDD) or a span back (7d, 2w)")
 
 
@@ -334,8 +334,8 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
             continue
         total.without_usage += 1
         key = f"{prov}\x00{sid}" if period == "session" else period_key(ts, period, z)
-        for (k, _g), row in rows.items():
-            if k == key:
+        for (k, g), row in rows.items():
+            if k == key and (by != "provider" or g == prov):
                 row.totals.without_usage += 1
                 break
         else:
