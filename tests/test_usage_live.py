@@ -100,3 +100,32 @@ def test_live_blocks_follow_a_transcript_the_real_client_is_writing(tmp_path):
     assert (last["messages"], last["total_tokens"], last["cost_usd"]) == \
         (windows[0]["messages"], windows[0]["total_tokens"], windows[0]["cost_usd"])
     assert windows[0]["messages"] >= 4  # the four scripted responses
+
+
+def test_a_message_streamed_with_a_pause_is_written_with_its_final_usage(tmp_path):
+    """Which copy of a message's usage wins, asked of the real client: the mock pauses the stream 4 s
+    after the first of three content blocks (message_start said output_tokens 1; message_delta
+    brings the final count). The client writes all three block records with the FINAL usage,
+    byte-identical (it buffers the message), so copies only differ where a client writes early or
+    a replay zeroes them; the per-field maximum is right in every case."""
+    require_realclient()
+    from tests.realclient.runner import run_scenario
+
+    root = tmp_path / "rc"
+    gt = run_scenario("usage_stream", root, module=SU.MODULE)
+    cfg = Path(gt["config_dir"])
+    t = cfg / gt["project_dir"] / f"{gt['session_id']}.jsonl"
+    recs = [json.loads(x) for x in t.read_bytes().splitlines() if x.strip()]
+    by_id: dict[str, list[dict]] = {}
+    for r in recs:
+        if r.get("type") == "assistant":
+            by_id.setdefault(r["message"]["id"], []).append(r["message"])
+    multi = [ms for ms in by_id.values() if len(ms) == 3]
+    assert len(multi) == 1, {k: len(v) for k, v in by_id.items()}
+    usages = [json.dumps(m["usage"], sort_keys=True) for m in multi[0]]
+    assert len(set(usages)) == 1 and multi[0][0]["usage"]["output_tokens"] > 1
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "usage", "session", "--claude-home", str(cfg), "--format",
+                        "json"], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    row = [json.loads(x) for x in p.stdout.splitlines() if '"kind":"session"' in x][0]
+    assert row["messages"] == len(by_id) and row["records_merged"] == sum(len(v) for v in by_id.values())
+    assert row["output_tokens"] == sum(ms[0]["usage"]["output_tokens"] for ms in by_id.values())

@@ -54,6 +54,9 @@ class Turn:
     on_serve: callback run (in the server thread) right before the delay starts.
     error: (HTTP status, JSON body) sent instead of a message, as the real API sends an error (e.g.
     400 ``invalid_request_error`` "prompt is too long"); ``blocks`` are then unused.
+    stream_pause: seconds the stream stops after the FIRST content block's `content_block_stop`
+    (before the next block and `message_delta`, which carries the final output_tokens): shows what
+    the client writes for a block while the rest of its message is still streaming.
     """
 
     blocks: list[dict]
@@ -61,6 +64,7 @@ class Turn:
     on_serve: Callable[[], None] | None = None
     label: str = ""
     error: tuple[int, dict] | None = None
+    stream_pause: float = 0.0
 
     @property
     def stop_reason(self) -> str:
@@ -428,9 +432,13 @@ class MockAnthropic:
                     self.send_header("request-id", "req_mock")
                     self.send_header("connection", "close")
                     self.end_headers()
+                    paused = not turn.stream_pause
                     for ev in stream_message(blocks, model, msg_id, turn.stop_reason, body):
                         self.wfile.write(ev)
                         self.wfile.flush()
+                        if not paused and ev.startswith(b"event: content_block_stop"):
+                            paused = True
+                            time.sleep(turn.stream_pause)
                     self.close_connection = True
                 else:
                     self._json(200, {

@@ -21,3 +21,18 @@ USAGE_LIVE = register(Scenario(
         Turn([text("Counted to three.")], delay=3.0),
     ])],
 ))
+
+
+USAGE_STREAM = register(Scenario(
+    name="usage_stream",
+    mode="print",
+    notes="One API message of three content blocks whose stream pauses 4 s after the first block's "
+          "content_block_stop (message_start said output_tokens 1; the final count comes in message_delta): "
+          "what the client writes for a block while its message is still streaming.",
+    prompts=[Prompt("Think, then run two commands.", turns=[
+        Turn([{"type": "thinking", "thinking": "I will run both commands at once, they are independent."},
+              tool("Bash", command="echo first", description="First"),
+              tool("Bash", command="echo second", description="Second")], stream_pause=4.0),
+        Turn([text("Both ran.")]),
+    ])],
+))
