@@ -493,3 +493,30 @@ def test_day_arguments():
             parse_day(bad, z)
     with pytest.raises(UsageError):
         zone("Mars/Olympus")
+
+
+def test_a_cost_the_client_wrote_on_its_records_is_shown_beside_ours(tmp_path):
+    """Imitates older Claude Code clients, which wrote `costUSD` on every assistant record (no
+    client version the harness runs does): here twice our price, so the two must be shown apart
+    and said to differ; the cost column stays ours."""
+    home = _copy_home(tmp_path)
+    t = home / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
+    table = P.load()
+
+    def mutate(lines):
+        out = []
+        for ln in lines:
+            o = json.loads(ln)
+            if o.get("type") == "assistant":
+                u = o["message"]["usage"]
+                o["costUSD"] = 2 * P.cost(table.lookup("claude-opus-5"), u["input_tokens"], u["output_tokens"])
+                ln = json.dumps(o).encode() + b"\n"
+            out.append(ln)
+        return out
+
+    _rewrite(t, mutate)
+    code, out = run(["usage", "session", "--claude-home", str(home), "--format", "json"])
+    r = [x for x in jrows(out) if x.get("session_id") == "934337bf-5048-5090-a52a-998dd6ed05bb"][0]
+    assert r["client_cost_messages"] == r["messages"] == 4
+    assert r["client_cost_usd"] == pytest.approx(2 * r["cost_usd"], rel=1e-6)
+    assert any("costUSD" in n and "differ" in n for n in jrows(out)[-1]["notes"])

@@ -58,6 +58,12 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
     notes = list(col.notes)
     if rep_totals.no_price:
         notes.append("the cost is a lower bound: no price for " + ", ".join(sorted(rep_totals.no_price)))
+    if rep_totals.client_cost_messages:
+        cc, ours = rep_totals.client_cost_usd or 0.0, rep_totals.ours_where_client
+        same = abs(cc - ours) <= max(0.005, 0.005 * cc)
+        notes.append(f"{rep_totals.client_cost_messages} response(s) carry the cost the client recorded (costUSD): "
+                     f"${cc:,.4f}, ours for the same responses ${ours:,.4f}"
+                     + ("" if same else " - they differ: the client priced them with its own table at the time"))
     if rep_totals.without_usage:
         notes.append(f"{rep_totals.without_usage} assistant message(s) recorded no usage: their tokens and cost are "
                      "unknown, the figures are lower bounds")

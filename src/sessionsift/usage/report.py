@@ -127,6 +127,8 @@ class Totals:
     no_price: set[str] = field(default_factory=set)
     client_cost_usd: float | None = None
     client_cost_messages: int = 0
+    ours_where_client: float = 0.0
+    """Our cost over the messages that carry the client's own cost (to compare like with like)."""
     first_ts: float | None = None
     last_ts: float | None = None
     copies: int = 0
@@ -160,6 +162,7 @@ class Totals:
         if e.client_cost is not None:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + e.client_cost
             self.client_cost_messages += 1
+            self.ours_where_client += c or 0.0
         ts = e.ts
         if ts is not None:
             if self.first_ts is None or ts < self.first_ts:
@@ -183,6 +186,7 @@ class Totals:
         if b.client_cost_usd is not None:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + b.client_cost_usd
         self.client_cost_messages += b.client_cost_messages
+        self.ours_where_client += b.ours_where_client
         for ts in (b.first_ts, b.last_ts):
             if ts is not None:
                 self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
