@@ -136,37 +136,37 @@ def test_every_tool_use_is_a_tool_call(rc):
     assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == want
     assert {r["of"] for r in rows if r["kind"] == "count"} == {"results"}
     code, rows = jcli(rc["census_workflow"], "search", "", "-t", "agent.tool.use", "--count-by", "tool")
-    assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == {"Workflow": 1, "Bash": 1}
+    assert {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == {"Workflow": 1, "Bash": 2}
 
 
 def test_stats_counts_calls_and_errors_per_tool(rc):
-    for name, errors in (("subagents", {}), ("census_ptl", {"Bash": 1}), ("census_queue", {})):
+    for name, errors in (("subagents", {}), ("census_workflow", {"Bash": 1}), ("census_queue", {})):
         gt = rc[name]
         code, rows = jcli(gt, "stats")
         sm = rows[-1]
         assert sm["tool_calls"] == _scripted_calls(gt), name
         assert sm["tool_errors"] == errors, name
-    code, out, _ = cli(rc["census_ptl"], "stats")
-    assert "tool calls: Bash 2 calls (1 error); 2 calls, 1 error" in out
+    code, out, _ = cli(rc["census_workflow"], "stats")
+    assert "tool calls: Bash 2 calls (1 error), Workflow 1 call; 3 calls, 1 error" in out
 
 
 def test_stats_tool_calls_are_deduplicated_like_tokens(rc, tmp_path):
     """A replayed copy of a record repeats its tool_use ids and must not count twice. Hand-made: the
     scenarios here never make the client write a same-file replay (REC-020/034 copies after a
     compaction), so the transcript's own tool lines are appended again, byte for byte."""
-    gt = rc["census_ptl"]
+    gt = rc["census_workflow"]
     src = Path(gt["config_dir"]) / gt["project_dir"] / f"{gt['session_id']}.jsonl"
     dst = tmp_path / "projects" / "-replayed"
     dst.mkdir(parents=True)
     lines = src.read_bytes().splitlines(keepends=True)
     again = [l for l in lines if b'"tool_use"' in l or b'"tool_result"' in l]
-    assert len(again) == 4
+    assert len(again) == 6
     (dst / src.name).write_bytes(b"".join(lines + again))
     code, out, _ = run(["stats", "--claude-home", str(tmp_path), "--format", "json"])
     sm = json.loads(out.splitlines()[-1])
-    assert sm["tool_calls"] == {"Bash": 2} and sm["tool_errors"] == {"Bash": 1}
+    assert sm["tool_calls"] == {"Workflow": 1, "Bash": 2} and sm["tool_errors"] == {"Bash": 1}
     lane = json.loads(out.splitlines()[1])
-    assert lane["replayed_lines"] == 4
+    assert lane["replayed_lines"] == 6
 
 
 # --- prompts ----------------------------------------------------------------------------------
@@ -253,3 +253,49 @@ def test_workflow_agents_are_joined_through_the_run_id(rc):
     assert {a["agent_type"] for a in agents} == {"workflow-subagent"}
     code, out, _ = cli(gt, "agents")
     assert "unjoined" not in out and "fact-a  [workflow-subagent]" in out
+
+
+# --- verdicts ---------------------------------------------------------------------------------
+
+
+def _session_row(rows: list[dict]) -> dict:
+    return next(r for r in rows if r["kind"] == "session")
+
+
+def test_status_reports_the_todo_list_the_transcript_keeps(rc):
+    gt = rc["census_queue"]  # last TodoWrite: completed / in_progress / pending
+    code, rows = jcli(gt, "status")
+    td = _session_row(rows)["todos"]
+    assert code == 0 and td["completed"] == 1 and td["total"] == 3 and td["failed_calls"] == 0
+    assert [(t["status"], t["content"]) for t in td["open"]] == [("in_progress", "Tag the release"),
+                                                               ("pending", "Announce the release")]
+    assert _session_row(rows)["tasks"] is None  # no task directory: the list is only in the transcript
+    code, out, _ = cli(gt, "status")
+    assert "todos (TodoWrite, transcript L" in out and "[pending] Announce the release" in out
+    gt = rc["todos"]  # two TodoWrite calls, the last leaves "Write the tests" in progress
+    code, rows = jcli(gt, "status")
+    td = _session_row(rows)["todos"]
+    assert td["calls"] == 2 and td["completed"] == 1 and [t["content"] for t in td["open"]] == ["Write the tests"]
+
+
+def test_a_turn_that_ended_on_an_api_error_says_so(rc):
+    gt = rc["census_ptl"]
+    code, rows = jcli(gt, "status")
+    row = _session_row(rows)
+    assert row["verdict"] == "idle-eot"
+    err = row["last_turn_api_error"]
+    assert err["status"] == 400 and err["text"] == "Prompt is too long" and err["error"] == "invalid_request"
+    assert "ended on an API error" in row["reason"] and "Prompt is too long" in row["reason"]
+    code, rows = jcli(rc["subagents"], "status")
+    assert _session_row(rows)["last_turn_api_error"] is None
+
+
+def test_wait_stop_returns_when_the_owner_of_an_open_launch_is_gone(rc):
+    gt = rc["bash_background"]  # `sleep 600` launched in the background; the client exited, the runner ended it
+    code, rows = jcli(gt, "status")
+    row = _session_row(rows)
+    assert row["verdict"] == "idle-background-open" and row["owner_ended"] is True
+    code, rows = jcli(gt, "wait", "--until", "stop", "--timeout", "30")
+    assert code == 0 and rows[-1]["satisfied"] is True and rows[-1]["waited_secs"] < 30
+    code, out, _ = cli(gt, "wait", "--until", "stop", "--timeout", "30")
+    assert "no owner process on record" in out

@@ -143,11 +143,10 @@ PTL_MESSAGE = "prompt is too long: 212345 tokens > 200000 maximum"
 CENSUS_PTL = register(CensusScenario(
     name="census_ptl",
     mode="print",
-    notes="A Bash call that fails (is_error), one that succeeds, then the next model call is answered HTTP 400 "
-          "invalid_request_error 'prompt is too long'; the client ends the turn on its API-error message (and "
-          "exits non-zero).",
+    notes="One Bash call, then the next model call is answered HTTP 400 invalid_request_error 'prompt is too long'; "
+          "the client ends the turn on its API-error message (and exits non-zero). With one more tool round trip "
+          "before the error, 2.1.258 compacts reactively and retries instead (seen: the turn then ends 'OK.').",
     prompts=[Prompt("Read everything and summarise it.", may_fail=True, turns=[
-        Turn([tool("Bash", command="ls /no/such/dir-census", description="List a missing dir")]),  # fails: is_error
         Turn([tool("Bash", command="echo lots of context", description="Gather context")]),
         Turn([], error=api_error(400, "invalid_request_error", PTL_MESSAGE)),
     ])],
@@ -162,10 +161,11 @@ WORKFLOW_SCRIPT = (
 CENSUS_WORKFLOW = register(CensusScenario(
     name="census_workflow",
     mode="print",
-    notes="A Workflow call running two agents in sequence (lanes under subagents/workflows/wf_<run>/), then a "
-          "Bash wait so the workflow finishes before the prompt ends.",
+    notes="A Workflow call running two agents in sequence (lanes under subagents/workflows/wf_<run>/), a Bash "
+          "call that fails (an is_error result), then a Bash wait so the workflow finishes before the prompt ends.",
     prompts=[Prompt("Use a workflow to fan out two helpers.", turns=[
         Turn([tool("Workflow", script=WORKFLOW_SCRIPT)]),
+        Turn([tool("Bash", command="ls /no/such/dir-census", description="List a missing dir")]),  # fails: is_error
         Turn([tool("Bash", command="sleep 4; echo waited", description="Wait for the workflow")]),
         Turn([text("Both helpers reported.")]),
     ])],

@@ -41,9 +41,20 @@ def verdict_row(v: Verdict, now: float) -> dict:
         "background_launches": len(v.background),
         "background_closed": len(v.background) - len(v.open_background),
         "tasks": v.tasks.open, "tasks_completed": v.tasks.completed, "task_dirs": v.tasks.dirs,
+        "todos": _todos_row(v.todos),
+        "last_turn_api_error": v.tail.api_error,
+        "owner_ended": v.owner_ended,
         "children": [{**_lane_fields(c.lane), "live": c.live, "why": c.why, "last_record_at": instant(c.last_ts),
                       "age_secs": c.age_secs, "last_stop_reason": c.last_stop_reason} for c in v.children],
     }
+
+
+def _todos_row(td) -> dict | None:
+    """null: no TodoWrite list took effect in the transcript (see `evidence` todos for why)."""
+    if td is None or td.line is None:
+        return None
+    return {"line": td.line, "timestamp": instant(td.timestamp), "open": td.open, "completed": td.completed,
+            "total": len(td.items), "calls": td.calls, "failed_calls": td.failed}
 
 
 def _text_verdict(out: Out, v: Verdict, now: float) -> None:
@@ -60,8 +71,18 @@ def _text_verdict(out: Out, v: Verdict, now: float) -> None:
             out.text(f"    {t.kind} {esc(t.task_id or t.tool_use_id)} launched {short_local(t.launched_at)} "
                      f"[{esc(t.lane)} L{t.line}] {clip(t.description or t.command, 80)}; output {size} B, "
                      f"age {age} ({esc(o['output_state'])})")
+    td = v.todos
+    if td is not None and td.line is not None:
+        out.text(f"  todos (TodoWrite, transcript L{td.line}): {len(td.open)} open, {td.completed} completed")
+        for t in td.open:
+            out.text(f"    [{esc(t.get('status'))}] {clip(t.get('content'), 100)}")
+    elif td is not None:
+        from ..live.verdict import todos_text
+
+        out.text(f"  todos: {esc(todos_text(td))}")
     if v.tasks.open is None:
-        out.text("  tasks: no task directory")
+        out.text("  tasks: no task directory" + (" (this session keeps its list in TodoWrite calls, above)"
+                                                 if td is not None and td.line is not None else ""))
     else:
         out.text(f"  tasks: {len(v.tasks.open)} open, {v.tasks.completed} completed")
         for t in v.tasks.open:
@@ -139,6 +160,9 @@ def wait_cmd(target, fmt, claude_home, until, timeout):
                 baselines=res.baselines, discovered=res.discovered)
     if res.satisfied:
         out.text(f"satisfied: {esc(until)} after {res.waited_secs:.1f}s")
+        if res.verdict.verdict == "idle-background-open":
+            out.text(f"  the session stopped with {len(res.verdict.open_background)} background launch(es) open and no "
+                     "owner process on record: they died with it, or run on unable to report to the transcript")
         if hit:
             out.text(f"  write: {hit['tool']} {esc(hit['path'])} [{esc(hit['lane'])} L{hit['line']}]"
                      + (f" line: {clip(hit['matched_line'], 120)}" if hit['matched_line'] is not None else ""))

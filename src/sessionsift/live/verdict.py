@@ -70,6 +70,10 @@ class Tail:
     turn_duration_after: bool = False
     size: int | None = None
     mtime: float | None = None
+    api_error: dict | None = None
+    """The last assistant record is the client's own API-error message (`isApiErrorMessage`, model
+    `<synthetic>`): {line, status, error, text} - the turn ended on an API error (e.g. "Prompt is too
+    long"), not with an answer."""
 
 
 def _window_records(buf, size: int, hint: tuple[int, int] | None = None) -> list[TailRecord]:
@@ -208,6 +212,12 @@ def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> 
         msg = R.get_message(last_asst.obj) or {}
         sr = msg.get("stop_reason")
         t.last_stop_reason = sr if isinstance(sr, str) else None
+        if last_asst.obj.get("isApiErrorMessage") is True:
+            st = last_asst.obj.get("apiErrorStatus")
+            err = last_asst.obj.get("error")
+            t.api_error = {"line": last_asst.no, "status": st if isinstance(st, int) else None,
+                           "error": err if isinstance(err, str) else None,
+                           "text": R.record_text(last_asst.obj).strip() or None}
     if last_conv is None:
         t.state, t.detail = "other", "no user/assistant record in the tail window"
         return t
@@ -220,6 +230,11 @@ def _read_tail(path: Path, st: os.stat_result, hint: tuple[int, int] | None) -> 
             t.state = "eot"
             t.detail = f"last assistant record L{last_conv.no} stop_reason={t.last_stop_reason}" + (
                 ", turn_duration after it" if td_after else "")
+            if t.api_error is not None and last_asst is last_conv:
+                a = t.api_error
+                t.detail = (f"the last turn ended on an API error: L{a['line']} is the client's error message"
+                            + (f" (HTTP {a['status']}" if a["status"] is not None else " (")
+                            + (f", {a['error']})" if a["error"] else ")") + f": {a['text'] or '(no text)'}")
         elif t.last_stop_reason is None:
             t.state, t.detail = "streaming", f"last assistant record L{last_conv.no} has no stop_reason yet"
         else:
@@ -399,10 +414,33 @@ class Verdict:
     sidecar: SidecarState
     settled: str | None = None
     """For stale-dead: mid-tool | settled | unknown (what the tail said when the owner ended)."""
+    todos: "TodoState | None" = None
+    """The todo list the transcript keeps (TodoWrite calls; live/todos.py)."""
+
+    @property
+    def owner_ended(self) -> bool:
+        """No owner process is on record: the registry directory is there and no row names the
+        session (the client deletes its row at exit, REG-006/013), or the row's pid is gone. Nothing
+        can then write to this session's transcript - an open background launch can no longer report."""
+        if self.probe is not None:
+            return self.probe.gone
+        return self.registry.dir_state == "present" and not self.registry.rows
 
     @property
     def open_background(self) -> list:
         return [t for t in self.background if t.state == "open"]
+
+
+def todos_text(td) -> str:
+    """One line for the todo list the transcript keeps."""
+    if td.unreadable:
+        return f"transcript unreadable: {td.unreadable}"
+    if td.calls == 0:
+        return "no TodoWrite call in the transcript"
+    if td.line is None:
+        return f"{td.calls} TodoWrite call(s), every one refused (an error result): no list took effect"
+    return (f"{len(td.open)} open, {td.completed} completed (TodoWrite at L{td.line}"
+            + (f"; {td.failed} refused call(s) ignored" if td.failed else "") + ")")
 
 
 def _ev(surface: str, value: str, **kw) -> dict:
@@ -481,8 +519,14 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
     tl = task_list(home, session.session_id)
     ev.append(_ev("tasks", "no task directory" if tl.open is None else f"{len(tl.open)} open, {tl.completed} completed",
                   dirs=tl.dirs, unreadable=[{"path": p, "why": w} for p, w in tl.unreadable]))
+    from .todos import todo_state
 
-    v = Verdict(session, "unknown", "", ev, notes, tail, reg, probe, all_bg, tl, children, journals, side)
+    td = todo_state(session.path)
+    ev.append(_ev("todos", todos_text(td), path=td.path, calls=td.calls, failed_calls=td.failed, line=td.line,
+                  open=len(td.open) if td.line is not None else None,
+                  completed=td.completed if td.line is not None else None))
+
+    v = Verdict(session, "unknown", "", ev, notes, tail, reg, probe, all_bg, tl, children, journals, side, todos=td)
     rstatus = row.status if row is not None else None
     owner_alive = probe is not None and probe.state == "alive"
     owner_gone = probe is not None and probe.gone

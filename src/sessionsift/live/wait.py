@@ -1,7 +1,8 @@
 """`wait`: block until a session reaches a condition, or time out.
 
 Conditions:
-  stop      the verdict is idle-eot or stale-dead (idle-background-open never satisfies it)
+  stop      the verdict is idle-eot or stale-dead; idle-background-open only when no owner process is
+            on record (Verdict.owner_ended: its launches died with it or can no longer report)
   idle      any idle-* verdict, or stale-dead
   human     the verdict is waiting (blocked on a human)
   write:<path-regex>[:<line-regex>]
@@ -69,7 +70,10 @@ def parse_condition(spec: str) -> Condition:
 
 def satisfied_by_verdict(cond: Condition, v: Verdict) -> bool:
     if cond.kind == "stop":
-        return v.verdict in ("idle-eot", "stale-dead")
+        # background work open but no owner process on record: nothing can write to the transcript
+        # any more (a launch's completion is written by its owner), so the session has stopped
+        return v.verdict in ("idle-eot", "stale-dead") or (
+            v.verdict == "idle-background-open" and v.owner_ended and v.tail.state in ("eot", "interrupted"))
     if cond.kind == "idle":
         return v.verdict in ("idle-eot", "idle-background-open", "stale-dead")
     if cond.kind == "human":

@@ -1,0 +1,103 @@
+"""The session's todo list as the transcript keeps it: the last TodoWrite call that took effect.
+
+Claude Code's TodoWrite writes no side file in print mode (and the task tools' `tasks/<session>/`
+directory is a different list, background.task_list): the list lives in the transcript, as the
+`input.todos` of each TodoWrite tool_use, which replaces the whole list. The current list is the
+last call whose tool_result is not an error (a call the client refused - "No such tool available:
+TodoWrite" - changed nothing). Lines are found by the byte needle `TodoWrite` and only those are
+parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..model import record as R
+from ..read.lines import open_map, parse_line
+
+NEEDLE = b"TodoWrite"
+
+
+@dataclass
+class TodoState:
+    path: str
+    calls: int = 0
+    """TodoWrite calls in the transcript."""
+    failed: int = 0
+    """Calls whose tool_result is an error (they changed nothing)."""
+    line: int | None = None
+    """Line of the call whose list is current (None: no call took effect)."""
+    timestamp: str | None = None
+    items: list[dict] = field(default_factory=list)
+    """The current list: {content, status, activeForm} as written."""
+    unreadable: str | None = None
+
+    @property
+    def open(self) -> list[dict]:
+        return [t for t in self.items if t.get("status") != "completed"]
+
+    @property
+    def completed(self) -> int:
+        return sum(1 for t in self.items if t.get("status") == "completed")
+
+
+def _newlines(buf, a: int, b: int) -> int:
+    n = 0
+    while a < b:
+        c = min(b, a + (1 << 20))
+        n += buf[a:c].count(b"\n")
+        a = c
+    return n
+
+
+def todo_state(path: Path) -> TodoState:
+    st = TodoState(str(path))
+    try:
+        m = open_map(path)
+    except OSError as exc:
+        st.unreadable = exc.strerror or str(exc)
+        return st
+    calls: list[tuple[int, str, str | None, list]] = []  # (line, id, timestamp, todos)
+    errors: set[str] = set()
+    with m:
+        buf = m.buf
+        i = buf.find(NEEDLE)
+        last_pos, no = 0, 1
+        while i >= 0:
+            s = buf.rfind(b"\n", 0, i) + 1
+            e = buf.find(b"\n", i)
+            e = len(buf) if e < 0 else e
+            no += _newlines(buf, last_pos, s)
+            last_pos = s
+            obj = parse_line(bytes(buf[s:e]))
+            if obj is not None and obj.get("type") == "assistant":
+                for b in R.tool_uses(obj):
+                    inp = b.get("input") if isinstance(b.get("input"), dict) else {}
+                    if b.get("name") == "TodoWrite" and isinstance(b.get("id"), str):
+                        todos = inp.get("todos")
+                        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+                        calls.append((no, b["id"], ts, todos if isinstance(todos, list) else []))
+            i = buf.find(NEEDLE, e)
+        ids = {c[1] for c in calls}
+        if ids:
+            # results name the call by id only: find the error results among the lines holding an id
+            for cid in ids:
+                j = buf.find(cid.encode())
+                while j >= 0:
+                    s = buf.rfind(b"\n", 0, j) + 1
+                    e = buf.find(b"\n", j)
+                    e = len(buf) if e < 0 else e
+                    obj = parse_line(bytes(buf[s:e]))
+                    if obj is not None and obj.get("type") == "user":
+                        if any(b.get("tool_use_id") == cid and b.get("is_error") is True for b in R.tool_results(obj)):
+                            errors.add(cid)
+                    j = buf.find(cid.encode(), e)
+    st.calls = len(calls)
+    st.failed = sum(1 for c in calls if c[1] in errors)
+    for no, cid, ts, todos in reversed(calls):
+        if cid not in errors:
+            st.line, st.timestamp = no, ts
+            st.items = [t for t in todos if isinstance(t, dict)]
+            break
+    return st
