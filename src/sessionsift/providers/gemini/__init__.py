@@ -1,0 +1,84 @@
+"""Gemini CLI (``@google/gemini-cli``): where its data lives, which sessions exist, how they read.
+
+**Where.** The client keeps everything in ``<home>/.gemini`` where ``<home>`` is ``$GEMINI_CLI_HOME`` when
+that is set and non-empty, else the user's home directory (``homedir()`` in the client's
+``packages/core/src/utils/paths.ts``; measured: with ``GEMINI_CLI_HOME=D`` 0.61.0 writes ``D/.gemini/`` and
+nothing under ``$HOME``). So: ``--gemini-home DIR`` names the ``.gemini`` directory itself; ``--home DIR``
+gives ``DIR/.gemini``; then ``$GEMINI_CLI_HOME/.gemini`` (taken as the client takes it: no ``~``
+expansion); then ``~/.gemini``.
+
+**Which** and **how**: see :mod:`.discover` and :mod:`.read`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar, Iterator, Mapping
+
+from ..base import Discovery, Provider, ReadReport, Record, Root, SessionRef
+
+
+class GeminiCli(Provider):
+    name: ClassVar[str] = "gemini-cli"
+    display: ClassVar[str] = "Gemini CLI"
+    home_flag: ClassVar[str] = "--gemini-home"
+    env_var: ClassVar[str | None] = "GEMINI_CLI_HOME"
+    default_rel: ClassVar[str] = ".gemini"
+    process_names: ClassVar[tuple[str, ...]] = ("gemini", "gemini.js")
+    """Gemini CLI runs as ``node``: ``/proc/<pid>/comm`` is ``node`` and the client is named by the script
+    argument, ``argv[1]``, whose basename is ``gemini`` (the npm bin link) or ``gemini.js`` (the bundle,
+    ``@google/gemini-cli/bundle/gemini.js``; measured with 0.61.0). See :meth:`is_client_argv`."""
+    activity_granularity: ClassVar[str] = "project"
+
+    def locate(self, explicit: str | None = None, home: str | None = None,
+               env: Mapping[str, str] | None = None) -> Root:
+        env = os.environ if env is None else env
+        if explicit:
+            return Root(Path(explicit).expanduser(), self.home_flag, True)
+        if home:
+            return Root(Path(home).expanduser() / self.default_rel, "--home", True)
+        if env.get(self.env_var):
+            return Root(Path(env[self.env_var]) / self.default_rel, self.env_var)
+        return Root(Path.home() / self.default_rel, "default")
+
+    @classmethod
+    def is_client_argv(cls, argv: list[str]) -> bool:
+        """True for a Gemini CLI process's command line (``node [node flags] .../gemini[.js] ...``)."""
+        if not argv or os.path.basename(argv[0]) not in ("node", "nodejs"):
+            return bool(argv) and os.path.basename(argv[0]) in cls.process_names
+        script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        return script is not None and os.path.basename(script) in cls.process_names
+
+    def discover(self, root: Root) -> Discovery:
+        from .discover import discover
+
+        return discover(self, root)
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+        from .read import read
+
+        return read(ref, report, raw=raw)
+
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """The session's chat file and its other files (copies, legacy ``.json``, startup files), and what the client
+        itself deletes with it (``deleteSessionArtifactsAsync``): ``logs/session-<id>.jsonl``,
+        ``tool-outputs/session-<id>/``, ``<project tmp dir>/<id>/`` and, for a main session, its subagents'
+        dir ``chats/<id>/``. Only paths that exist are listed."""
+        out: list[Path] = [Path(p) for p in ref.paths] + [Path(o["path"]) for o in ref.extra.get("other_files", [])]
+        chat = Path(ref.paths[0])
+        chats = chat.parent.parent if ref.parent_session_id else chat.parent
+        tmpdir = chats.parent
+        sid = ref.session_id
+        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in sid)
+        if safe and safe.lower() not in ("chats", "logs", "tool-outputs"):
+            out += [tmpdir / "logs" / f"session-{safe}.jsonl", tmpdir / "tool-outputs" / f"session-{safe}",
+                    tmpdir / safe]
+            if not ref.parent_session_id:
+                out.append(chats / safe)
+        seen, res = set(), []
+        for p in out:
+            if p not in seen and (p.exists() or p.is_symlink()):
+                seen.add(p)
+                res.append(p)
+        return res

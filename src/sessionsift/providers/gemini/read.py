@@ -1,0 +1,470 @@
+"""How a Gemini CLI session reads as records in the shared shape (measured with 0.61.0; the log format
+read from ``ChatRecordingService``/``loadConversationRecord`` in the client's source).
+
+A ``session-*.jsonl`` file is an append log of four line kinds, told apart in the client's own order:
+
+1. ``{"$rewindTo": "<message id>"}``: the message and every message after it (in the order the ids
+   first entered the list) leave the conversation (an id that is not in the list clears it);
+2. a message (``{"id", "timestamp", "type", "content", ...}``), upserted by ``id``: the same gemini
+   message is written again when its tokens and again when its ``toolCalls`` are attached;
+3. ``{"$set": {...}}``: top-level keys assigned; ``$set.messages`` replaces the whole list;
+4. a header (``sessionId`` and ``projectHash``): the start of a client run (a resumed session appends a
+   second one).
+
+Reading rules (documented in docs/providers.md):
+
+- **Last write wins**: of the standalone lines of one message id only the last is read (the earlier ones
+  are the same message before its tokens/tool calls were attached: superseded, not yielded, counted in
+  ``notes``); its records point at that line (``L<n>``, ``L<n>#<k>`` for the k-th record of a line).
+- **Replays are copies**: ``--resume`` appends a ``$set.messages`` holding the whole history again in the
+  model-facing Content shape (``functionCall``/``functionResponse`` parts, no tokens, no ``toolCalls``,
+  plus a synthesised ``<id>_response`` user message per tool-using turn). Each tool result is also
+  recorded twice in the live log (in ``toolCalls[].result`` and in the following ``functionResponse``
+  user message). The first record of a message (same id, same text), of a tool call and of a tool result
+  (same call id) is the original; every later one is yielded with ``copy_of`` set to it.
+- **Rewound** messages (removed by ``$rewindTo`` and never written again) keep their records, in lane
+  ``rewound`` (they happened: their tokens were spent and their tools ran).
+- Message 0 of each client run (``<session_context>``, also ``<hook_context>``) is ``meta`` with role
+  ``user``: synthetic context nobody typed. In a subagent's session the user messages are the delegating
+  model's task and the client's nudges: ``message`` with role ``user``, never ``prompt``.
+- ``{"$set": {"lastUpdated"}}`` patches are bookkeeping and are not yielded; other patches
+  (``summary``, ``memoryScratchpad``, ``directories``, ``sessionId``) are ``meta``.
+- Unknown line kinds and message types are yielded with ``kind="unknown"`` and counted in
+  ``ReadReport.unknown_kinds`` (``line:<first key>``, ``message:<type>``).
+
+Legacy ``session-*.json`` files (one JSON object, written whole by releases before 0.39) hold the same
+messages with no upserts; a record's line is the first line of its message object.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import orjson
+
+from ...read.lines import ReadStats, iter_lines, parse_numbered
+from ..base import FileChange, ReadReport, Record, SessionRef, Tokens
+from .toolresult import SHELL_TOOLS, file_changes, response_text, shell_exit_code
+
+PROVIDER = "gemini-cli"
+CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
+HARNESS_TYPES = frozenset({"info", "error", "warning"})
+_ID = re.compile(rb'\{"id":"((?:[^"\\]|\\.)*)"')
+_NORM = re.compile(r"[\s*]+")
+
+
+def read(ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+    path = Path(ref.paths[0])
+    b = _Builder(ref, path, report, raw)
+    try:
+        if path.suffix == ".json":
+            yield from b.legacy()
+        else:
+            yield from b.jsonl()
+    except OSError as exc:
+        from ..base import Problem
+
+        report.problems.append(Problem(str(path), f"unreadable: {exc.strerror or exc}"))
+    report.records += b.count
+    if b.superseded:
+        report.notes.append(f"{path.name}: {b.superseded} earlier write(s) of a message superseded by a later "
+                            "write of the same id (last write wins)")
+    if b.rewound:
+        report.notes.append(f"{path.name}: {len(b.rewound)} message(s) rewound ($rewindTo): kept in lane 'rewound'")
+
+
+# ------------------------------------------------------------------------------------------ index
+
+def index(path: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """Pass 1: the last standalone line of every message id, and the ids rewound for good (id -> the
+    ``$rewindTo`` line). Only ``$set.messages``, ``$rewindTo`` and header lines are parsed; a message
+    line's id is taken from its first bytes (the client writes ``{"id":`` first)."""
+    last: dict[str, int] = {}
+    last_version: dict[str, int] = {}
+    removed: dict[str, int] = {}
+    state: dict[str, None] = {}
+    for line in iter_lines(path):
+        s = line.raw
+        if b"\x00" in s:
+            s = s.replace(b"\x00", b"")
+        s = s.strip()
+        mid = None
+        if s.startswith(b'{"id":"') and b'"$rewindTo"' not in s:
+            m = _ID.match(s)
+            mid = _unescape(m.group(1)) if m else None
+        if mid is None:
+            if s.startswith(b'{"$set":') and b'"messages"' not in s:
+                continue
+            if not s.startswith(b"{"):
+                continue
+            try:
+                obj = orjson.loads(s)
+            except orjson.JSONDecodeError:
+                try:
+                    obj = orjson.loads(s.decode("utf-8", "replace"))
+                except orjson.JSONDecodeError:
+                    continue
+            if not isinstance(obj, dict):
+                continue
+            kind = line_kind(obj)
+            if kind == "rewind":
+                target = obj["$rewindTo"]
+                keys = list(state)
+                gone = keys[keys.index(target):] if target in state else keys
+                for k in gone:
+                    del state[k]
+                    removed[k] = line.no
+                continue
+            if kind == "message":
+                mid = obj["id"]
+            elif kind == "set" and isinstance(obj["$set"].get("messages"), list):
+                state = {}
+                for m in obj["$set"]["messages"]:
+                    if isinstance(m, dict) and isinstance(m.get("id"), str):
+                        state[m["id"]] = None
+                        last_version[m["id"]] = line.no
+                continue
+            elif kind == "header" and isinstance(obj.get("messages"), list):
+                for m in obj["messages"]:
+                    if isinstance(m, dict) and isinstance(m.get("id"), str):
+                        state[m["id"]] = None
+                        last_version[m["id"]] = line.no
+                continue
+            else:
+                continue
+        state[mid] = None
+        last[mid] = line.no
+        last_version[mid] = line.no
+    rewound = {k: n for k, n in removed.items() if n > last_version.get(k, 0)}
+    return last, rewound
+
+
+def line_kind(obj: dict) -> str:
+    """The client's own classification of a log line (loadConversationRecord's order)."""
+    if isinstance(obj.get("$rewindTo"), str):
+        return "rewind"
+    if isinstance(obj.get("id"), str):
+        return "message"
+    if isinstance(obj.get("$set"), dict):
+        return "set"
+    if isinstance(obj.get("sessionId"), str) and isinstance(obj.get("projectHash"), str):
+        return "header"
+    return "unknown"
+
+
+def _unescape(b: bytes) -> str | None:
+    try:
+        v = orjson.loads(b'"' + b + b'"')
+    except orjson.JSONDecodeError:
+        return None
+    return v if isinstance(v, str) else None
+
+
+def _parts(content: Any) -> list[dict]:
+    if isinstance(content, str):
+        return [{"text": content}]
+    if isinstance(content, dict):
+        return [content]
+    if isinstance(content, list):
+        return [{"text": p} if isinstance(p, str) else p for p in content if isinstance(p, (str, dict))]
+    return []
+
+
+def _text_of(parts: list[dict], thought: bool = False) -> str:
+    return "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and bool(p.get("thought")) == thought)
+
+
+def _norm(t: str | None) -> str:
+    return _NORM.sub(" ", t or "").strip()
+
+
+def _int(x: Any) -> int | None:
+    return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+
+def tokens_of(t: Any, message_id: str) -> Tokens | None:
+    """Gemini's per-message usage in the shared shape (see docs/providers.md):
+
+    ``input`` = ``tokens.input - tokens.cached + tokens.tool`` (Gemini's ``input`` is promptTokenCount,
+    which includes the cached tokens; toolUsePromptTokenCount is counted outside it), ``cache_read`` =
+    ``cached``, ``output`` = ``output + thoughts`` (candidatesTokenCount excludes the thinking tokens),
+    ``reasoning`` = ``thoughts``, ``total`` = ``total``, ``cache_write`` None (not recorded);
+    so ``input + cache_read + output == total``. ``dedup_key`` is the message id (written twice)."""
+    if not isinstance(t, dict):
+        return None
+    inp, cached, out = _int(t.get("input")), _int(t.get("cached")), _int(t.get("output"))
+    th, tool, total = _int(t.get("thoughts")), _int(t.get("tool")), _int(t.get("total"))
+    norm_in = None
+    if inp is not None and cached is not None:
+        norm_in = max(0, inp - cached) + (tool or 0)
+    return Tokens(input=norm_in, output=None if out is None else out + (th or 0), cache_read=cached,
+                  reasoning=th, total=total, dedup_key=message_id)
+
+
+# ------------------------------------------------------------------------------------------ builder
+
+class _Builder:
+    def __init__(self, ref: SessionRef, path: Path, report: ReadReport, raw: bool):
+        self.ref, self.path, self.report, self.raw = ref, path, report, raw
+        self.sid = ref.session_id
+        self.subagent = ref.extra.get("kind") == "subagent" or ref.parent_session_id is not None
+        self.count = 0
+        self.superseded = 0
+        self.turn: int | None = None
+        self.rewound: dict[str, int] = {}
+        self.seen_msg: dict[tuple, tuple[str, str, int | None]] = {}
+        self.seen_call: dict[str, tuple[str, int | None]] = {}
+        self.seen_result: dict[str, tuple[str, int | None]] = {}
+        self._line = (0, None, None)
+        self._k = 0
+
+    # -- framing -------------------------------------------------------------------------------
+    def jsonl(self) -> Iterator[Record]:
+        last, self.rewound = index(self.path)
+        stats = ReadStats()
+        for line in iter_lines(self.path, stats=stats):
+            obj = parse_numbered(line, self.path, stats)
+            if obj is None:
+                continue
+            self._at(line.no, line.offset, len(line.raw))
+            kind = line_kind(obj)
+            if kind == "message":
+                if last.get(obj["id"]) != line.no:
+                    self.superseded += 1
+                    continue
+                yield from self.message(obj)
+            elif kind == "set":
+                yield from self.patch(obj, obj["$set"])
+            elif kind == "header":
+                yield self.rec("harness", "meta", "header", obj, text=_header_text(obj),
+                               instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)
+                for m in obj.get("messages") or [] if isinstance(obj.get("messages"), list) else []:
+                    if isinstance(m, dict) and isinstance(m.get("id"), str):
+                        yield from self.message(m)
+            elif kind == "rewind":
+                yield self.rec("harness", "meta", "$rewindTo", obj, text=f"rewind to message {obj['$rewindTo']}")
+            else:
+                native = "line:" + (next(iter(obj), "") if obj else "{}")
+                self.report.unknown_kinds[native] += 1
+                yield self.rec("harness", "unknown", native, obj)
+        self._close(stats)
+
+    def legacy(self) -> Iterator[Record]:
+        data = self.path.read_bytes()
+        stats = ReadStats(files=1, bytes=len(data))
+        try:
+            obj = orjson.loads(data.replace(b"\x00", b"")) if data.strip(b"\x00 \n\t\r") else None
+        except orjson.JSONDecodeError:
+            obj = None
+            stats.malformed_lines.append(1)
+        if b"\x00" in data:
+            stats.zero_filled_lines += 1
+        if not isinstance(obj, dict):
+            if obj is not None:
+                stats.non_object_lines += 1
+                stats.malformed_lines.append(1)
+            self._close(stats)
+            return
+        starts = _message_lines(data)
+        self._at(1, 0, None)
+        yield self.rec("harness", "meta", "header", obj, text=_header_text(obj),
+                       instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)
+        msgs = obj.get("messages") if isinstance(obj.get("messages"), list) else []
+        for i, m in enumerate(msgs):
+            if not isinstance(m, dict):
+                continue
+            if i < len(starts) and len(starts) == len(msgs):
+                self._at(*starts[i])
+            if isinstance(m.get("id"), str):
+                yield from self.message(m)
+            else:
+                self.report.unknown_kinds["message:no id"] += 1
+                yield self.rec("harness", "unknown", "message:no id", m)
+        if isinstance(obj.get("summary"), str):
+            yield self.rec("harness", "meta", "summary", obj.get("summary"), text=obj["summary"])
+        self._close(stats)
+
+    def _close(self, stats: ReadStats) -> None:
+        r = self.report
+        r.files += 1
+        r.bytes += stats.bytes
+        r.malformed_lines.extend(f"{self.path}:{n}" for n in stats.malformed_lines)
+        r.zero_filled_lines += stats.zero_filled_lines
+        r.invalid_utf8_lines += stats.invalid_utf8_lines
+        r.torn_tail_bytes += stats.torn_tail_bytes
+
+    def _at(self, no: int, offset: int | None, length: int | None) -> None:
+        self._line = (no, offset, length)
+        self._k = 0
+
+    def rec(self, role, kind, native, raw_obj, **kw) -> Record:
+        no, offset, length = self._line
+        loc = f"L{no}" if self._k == 0 else f"L{no}#{self._k}"
+        self._k += 1
+        self.count += 1
+        kw.setdefault("turn", self.turn)
+        if kw.get("copy_of"):
+            self.report.duplicates += 1
+        return Record(PROVIDER, self.sid, loc, role, kind, native, path=str(self.path), line=no, offset=offset,
+                      length=length, raw=raw_obj if self.raw else None, **kw)
+
+    # -- lines ---------------------------------------------------------------------------------
+    def patch(self, obj: dict, s: dict) -> Iterator[Record]:
+        msgs = s.get("messages")
+        if isinstance(msgs, list):
+            for m in msgs:
+                if isinstance(m, dict) and isinstance(m.get("id"), str):
+                    yield from self.message(m)
+        keys = [k for k in s if k not in ("messages", "lastUpdated")]
+        if keys:
+            summary = s.get("summary")
+            text = summary if keys == ["summary"] and isinstance(summary, str) else "set " + ", ".join(keys)
+            yield self.rec("harness", "meta", "$set:" + ",".join(keys), obj, text=text)
+
+    def message(self, m: dict) -> Iterator[Record]:
+        mid, typ = m["id"], m.get("type")
+        lane = "rewound" if mid in self.rewound else "main"
+        ts = m.get("timestamp") if isinstance(m.get("timestamp"), str) else None
+        if typ == "user":
+            yield from self._user(m, mid, lane, ts)
+        elif typ == "gemini":
+            yield from self._gemini(m, mid, lane, ts)
+        elif typ in HARNESS_TYPES:
+            yield self._msg_rec(mid, "harness", "meta", typ, m, _text_of(_parts(m.get("content"))), lane, ts)
+        else:
+            native = f"message:{typ}"
+            self.report.unknown_kinds[native] += 1
+            yield self.rec("harness", "unknown", native, m, instant=ts, lane=lane,
+                           text=_text_of(_parts(m.get("content"))) or None)
+
+    def _msg_rec(self, mid, role, kind, native, raw_obj, text, lane, ts, j: int = 0, **kw) -> Record:
+        """A message-level record; a later one with the same id, kind, index and text is a copy."""
+        key = (mid, kind, j)
+        prev = self.seen_msg.get(key)
+        if prev is not None and prev[1] == _norm(text):
+            return self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, copy_of=prev[0],
+                            turn=prev[2], **kw)
+        if kind == "prompt":
+            self.turn = (self.turn or 0) + 1
+        r = self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, **kw)
+        self.seen_msg[key] = (r.locator, _norm(text), r.turn)
+        return r
+
+    def _user(self, m, mid, lane, ts) -> Iterator[Record]:
+        parts = _parts(m.get("content"))
+        text = _text_of(parts)
+        shown = _text_of(_parts(m.get("displayContent"))) if m.get("displayContent") is not None else None
+        responses = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
+        if text or not responses:
+            if text.lstrip().startswith(CONTEXT_PREFIXES):
+                yield self._msg_rec(mid, "user", "meta", "user:context", m, text, lane, ts)
+            elif self.subagent:
+                yield self._msg_rec(mid, "user", "message", "user", m, text, lane, ts)
+            else:
+                yield self._msg_rec(mid, "user", "prompt", "user", m, shown if shown else text, lane, ts)
+        for fr in responses:
+            yield self._result(fr.get("id"), fr.get("name"), fr.get("response"), None, None, m, lane, ts,
+                               "user:functionResponse")
+
+    def _gemini(self, m, mid, lane, ts) -> Iterator[Record]:
+        parts = _parts(m.get("content"))
+        model = m.get("model") if isinstance(m.get("model"), str) else None
+        out: list[Record] = []
+        j = 0
+        for th in m.get("thoughts") or [] if isinstance(m.get("thoughts"), list) else []:
+            if not isinstance(th, dict):
+                continue
+            t = "\n\n".join(x for x in (th.get("subject"), th.get("description")) if isinstance(x, str) and x)
+            tts = th.get("timestamp") if isinstance(th.get("timestamp"), str) else ts
+            out.append(self._msg_rec(mid, "assistant", "reasoning", "gemini:thought", th, t, lane, tts, j, model=model))
+            j += 1
+        for p in parts:
+            if p.get("thought") and isinstance(p.get("text"), str):
+                out.append(self._msg_rec(mid, "assistant", "reasoning", "gemini:thought", p, p["text"], lane, ts, j,
+                                         model=model))
+                j += 1
+        text = _text_of(parts)
+        calls = [tc for tc in m.get("toolCalls") or [] if isinstance(tc, dict)] \
+            if isinstance(m.get("toolCalls"), list) else []
+        fcalls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
+        if text or not (out or calls or fcalls):
+            out.append(self._msg_rec(mid, "assistant", "message", "gemini", m, text, lane, ts, model=model))
+        in_tool_calls = set()
+        for tc in calls:
+            cid = tc.get("id") if isinstance(tc.get("id"), str) else None
+            in_tool_calls.add(cid)
+            tts = tc.get("timestamp") if isinstance(tc.get("timestamp"), str) else ts
+            out.append(self._call(cid, tc.get("name"), tc.get("args"), tc, lane, tts, model, "gemini:toolCall"))
+            status = tc.get("status") if isinstance(tc.get("status"), str) else None
+            result = tc.get("result")
+            if result is None and status is None:
+                continue
+            frs = [p["functionResponse"] for p in _parts(result) if isinstance(p.get("functionResponse"), dict)]
+            resp = frs[0].get("response") if len(frs) == 1 else (
+                {"output": "\n".join(filter(None, (response_text(f.get("response"))[0] for f in frs)))} if frs
+                else ({"output": result} if isinstance(result, str) else None))
+            out.append(self._result(cid, tc.get("name"), resp, status, tc.get("resultDisplay"), tc, lane, tts,
+                                    "gemini:toolCall.result"))
+        for fc in fcalls:
+            cid = fc.get("id") if isinstance(fc.get("id"), str) else None
+            if cid is None or cid not in in_tool_calls:
+                out.append(self._call(cid, fc.get("name"), fc.get("args"), fc, lane, ts, model, "gemini:functionCall"))
+        tokens = tokens_of(m.get("tokens"), mid)
+        if tokens is not None:
+            first = next((r for r in out if r.copy_of is None and r.kind != "tool_result"), None)
+            if first is not None:
+                first.tokens = tokens
+        yield from out
+
+    def _call(self, cid, name, args, raw_obj, lane, ts, model, native) -> Record:
+        prev = self.seen_call.get(cid) if cid else None
+        r = self.rec("assistant", "tool_call", native, raw_obj, lane=lane, instant=ts, model=model,
+                     tool_name=name if isinstance(name, str) else None, tool_input=args, call_id=cid,
+                     copy_of=prev[0] if prev else None, **({"turn": prev[1]} if prev else {}))
+        if cid and not prev:
+            self.seen_call[cid] = (r.locator, r.turn)
+        return r
+
+    def _result(self, cid, name, resp, status, display, raw_obj, lane, ts, native) -> Record:
+        cid = cid if isinstance(cid, str) else None
+        name = name if isinstance(name, str) else None
+        text, err = response_text(resp)
+        exit_code = shell_exit_code(text, status) if name in SHELL_TOOLS else None
+        if status is not None:
+            is_error = status != "success" or bool(err) or bool(exit_code)
+        else:
+            is_error = True if (err or exit_code) else err
+        changes: tuple[FileChange, ...] = file_changes(display, status)
+        prev = self.seen_result.get(cid) if cid else None
+        r = self.rec("tool", "tool_result", native, raw_obj, lane=lane, instant=ts, text=text, tool_name=name,
+                     call_id=cid, exit_code=exit_code, is_error=is_error, file_changes=() if prev else changes,
+                     copy_of=prev[0] if prev else None, **({"turn": prev[1]} if prev else {}))
+        if cid and not prev:
+            self.seen_result[cid] = (r.locator, r.turn)
+        return r
+
+
+def _header_text(obj: dict) -> str:
+    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "main"
+    return f"session {obj.get('sessionId')} ({kind}) started {obj.get('startTime')}"
+
+
+def _message_lines(data: bytes) -> list[tuple[int, int, None]]:
+    """(line, offset) of each message object in a legacy file pretty-printed the client's way
+    (``JSON.stringify(record, null, 2)``: a message opens with a line ``    {`` inside ``  "messages": [``)."""
+    out: list[tuple[int, int, None]] = []
+    inside = False
+    pos, no = 0, 1
+    for raw in data.split(b"\n"):
+        if not inside and raw.startswith(b'  "messages": ['):
+            inside = not raw.rstrip().endswith(b"]")
+        elif inside:
+            if raw == b"    {":
+                out.append((no, pos, None))
+            elif raw.startswith(b"  ]"):
+                inside = False
+        pos += len(raw) + 1
+        no += 1
+    return out

@@ -1,0 +1,107 @@
+"""What a Gemini CLI tool call's recorded result proves: the shell exit code, the file changes.
+
+Exit codes (``run_shell_command``, measured with 0.61.0 and read from its source,
+``packages/core/src/tools/shell.ts``). The model-facing result is::
+
+    <untrusted_context>
+    Output: <stdout and stderr, merged>
+    [Error: <spawn error>]
+    [Exit Code: <n>]            only when the exit code is non-zero
+    [Signal: <signal>]
+    [Background PIDs: <pids>]
+    [Process Group PGID: <pgid>]
+    </untrusted_context>
+
+(the wrapper since mid-2026; 0.28 and 0.38 write the same body without it, measured). An exit code is
+read from an ``Exit Code:`` trailer line when there is one (releases before 2026-01 began with
+``Command:`` and wrote the line for 0 too). Without one, 0 is *proven* only when all of these hold: the
+call's status is ``success``; the body starts with ``Output:`` (the format that omits the line exactly
+when the code is 0 or absent; not a cancelled, backgrounded or summarised result); it has no ``Error:``
+or ``Signal:`` trailer (the two ways the code is absent). Anything else is unknown (None), never 0; in
+particular a tool result read only from a ``functionResponse`` user message has no status, so its 0 is
+not proven.
+
+The trailers are peeled from the end in the client's fixed order, so a command whose own output ends
+with a line ``Exit Code: 5`` directly before the trailers is indistinguishable from an exit 5: the
+format does not say which it is (documented in docs/providers.md).
+
+File changes (``write_file``, ``replace`` and any tool whose ``resultDisplay`` has the same shape): a
+successful call's ``resultDisplay`` holds ``filePath``, ``originalContent``, ``newContent`` (the whole
+file after the change: a complete view), ``isNewFile`` and ``fileDiff``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..base import FileChange
+
+SHELL_TOOLS = frozenset({"run_shell_command", "shell"})
+_WRAP = re.compile(r"\A\s*<untrusted_context[^>]*>\n?(.*)\n?</untrusted_context>\s*\Z", re.S)
+_TRAILERS = ("Process Group PGID", "Background PIDs", "Signal", "Exit Code", "Error")
+_CODE = re.compile(r"-?\d+")
+
+
+def shell_exit_code(text: str | None, status: str | None) -> int | None:
+    """The exit code a recorded shell result proves (see module docstring), else None."""
+    if not isinstance(text, str):
+        return None
+    m = _WRAP.match(text)
+    body = m.group(1) if m else text
+    lines = body.rstrip("\n").split("\n")
+    found: dict[str, str] = {}
+    order = list(_TRAILERS)
+    while len(lines) > 1 and order:
+        last = lines[-1]
+        hit = next((k for k in order if last.startswith(k + ": ")), None)
+        if hit is None:
+            break
+        found[hit] = last[len(hit) + 2:].strip()
+        order = order[order.index(hit) + 1:]  # earlier trailers only: the client's order is fixed
+        lines.pop()
+    if "Exit Code" in found:
+        code = found["Exit Code"]
+        return int(code) if _CODE.fullmatch(code) else None
+    if (status == "success" and lines and lines[0].startswith("Output: ")
+            and "Signal" not in found and "Error" not in found):
+        return 0
+    return None
+
+
+def file_changes(display: Any, status: str | None) -> tuple[FileChange, ...]:
+    """The change a successful file tool recorded in its ``resultDisplay`` (empty when none)."""
+    if status != "success" or not isinstance(display, dict):
+        return ()
+    path, new = display.get("filePath"), display.get("newContent")
+    if not isinstance(path, str) or not isinstance(new, str):
+        return ()
+    is_new = display.get("isNewFile")
+    old = display.get("originalContent")
+    diff = display.get("fileDiff")
+    return (FileChange(path=path, action="create" if is_new is True else "update", new_content=new,
+                       old_content=None if is_new is True or not isinstance(old, str) else old,
+                       diff=diff if isinstance(diff, str) else None),)
+
+
+def response_text(resp: Any) -> tuple[str | None, bool | None]:
+    """Text and error flag of a ``functionResponse.response`` object (``{output}`` or ``{error}``)."""
+    if isinstance(resp, dict):
+        if isinstance(resp.get("output"), str) and "error" not in resp:
+            return resp["output"], False
+        if "error" in resp:
+            e = resp["error"]
+            return (e if isinstance(e, str) else _dumps(e)), True
+        return _dumps(resp), None
+    if isinstance(resp, str):
+        return resp, None
+    return (None if resp is None else _dumps(resp)), None
+
+
+def _dumps(x: Any) -> str:
+    import orjson
+
+    try:
+        return orjson.dumps(x).decode()
+    except TypeError:
+        return repr(x)

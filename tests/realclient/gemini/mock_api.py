@@ -1,0 +1,232 @@
+"""A scripted mock of the Gemini API (``streamGenerateContent`` SSE), for running the real Gemini CLI
+offline.  Stdlib only (``http.server`` in a thread).
+
+It answers:
+
+* ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse``: SSE ``data: {candidates, usageMetadata,
+  modelVersion, responseId}`` frames, one per part, ``finishReason`` and usage on the last one;
+* ``POST /v1beta/models/<model>:generateContent``: one JSON response (a short text);
+* ``POST .../<model>:countTokens``: ``{totalTokens}``;
+* anything else: ``{}`` (so the client never hangs).
+
+Routing of a request that offers tools (``tools[].functionDeclarations``): the mock finds the *last*
+``user`` content with a text part holding one of the script's markers (a prompt marker ``[<scenario>
+P<n>]`` or a subagent marker), counts the ``model`` contents after it and answers that conversation's turn
+``n`` (past the end: a short ``Done.``).  Everything else gets ``OK.``.
+
+The usage of every scripted turn is deterministic (:func:`usage_for`) and is logged with the request, so a
+test can compare what the client recorded with what the "API" said.  No call ids are sent (the real API
+sends none either; Gemini CLI makes its own).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+DEFAULT_TEXT = "OK."
+
+
+@dataclass
+class Turn:
+    """One model response: Gemini parts ({text}, {text, thought: True}, {functionCall: {name, args}}).
+
+    delay: seconds to hold the response before sending it (``on_serve`` runs first)."""
+
+    parts: list[dict]
+    delay: float = 0.0
+    on_serve: Callable[[], None] | None = None
+    cached: int = 0
+    """cachedContentTokenCount to report (part of promptTokenCount, as the real API counts it)."""
+
+
+@dataclass
+class Conversation:
+    marker: str
+    turns: list[Turn]
+    name: str = ""
+
+
+@dataclass
+class Script:
+    conversations: list[Conversation] = field(default_factory=list)
+    namespace: str = "scenario"
+
+
+def text(t: str) -> dict:
+    return {"text": t}
+
+
+def thought(t: str) -> dict:
+    return {"text": t, "thought": True}
+
+
+def call(name: str, **args: Any) -> dict:
+    return {"functionCall": {"name": name, "args": args}}
+
+
+def _user_text(content: dict) -> str:
+    return "\n".join(p.get("text", "") for p in content.get("parts") or []
+                     if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def usage_for(key: str, body: dict, turn: Turn) -> dict:
+    """Deterministic usage for one response: prompt tokens from the request size, a cached share as
+    scripted, output from the parts, thoughts from the thought parts, total = prompt + output + thoughts."""
+    prompt = max(10, len(json.dumps(body.get("contents", []))) // 4)
+    out = sum(len(json.dumps(p)) // 4 + 1 for p in turn.parts if not p.get("thought"))
+    th = sum(len(p.get("text", "")) // 4 + 1 for p in turn.parts if p.get("thought"))
+    u = {"promptTokenCount": prompt, "candidatesTokenCount": out, "totalTokenCount": prompt + out + th}
+    if th:
+        u["thoughtsTokenCount"] = th
+    if turn.cached:
+        u["cachedContentTokenCount"] = min(turn.cached, prompt)
+    return u
+
+
+def response_id(ns: str, key: str) -> str:
+    return "resp-" + hashlib.sha256(f"{ns}|{key}".encode()).hexdigest()[:20]
+
+
+def sse_frames(turn: Turn, model: str, rid: str, usage: dict) -> list[bytes]:
+    parts = turn.parts or [text("")]
+    frames = []
+    for i, p in enumerate(parts):
+        cand: dict = {"content": {"role": "model", "parts": [p]}, "index": 0}
+        chunk: dict = {"candidates": [cand], "modelVersion": model, "responseId": rid}
+        if i == len(parts) - 1:
+            cand["finishReason"] = "STOP"
+            chunk["usageMetadata"] = usage
+        frames.append(b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\r\n\r\n")
+    return frames
+
+
+class MockGemini:
+    def __init__(self, script: Script, log_path: str | None = None, port: int = 0):
+        self.script = script
+        self.log_path = log_path
+        self._lock = threading.Lock()
+        self.requests: list[dict] = []
+        self.served: list[dict] = []
+        """One entry per scripted turn served: route, key, parts, usage, t (and t_sent once sent)."""
+        self.fired: set[str] = set()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> "MockGemini":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *a) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def route(self, body: dict) -> tuple[str, Turn, str]:
+        contents = body.get("contents") or []
+        has_tools = any(t.get("functionDeclarations") for t in body.get("tools") or [] if isinstance(t, dict))
+        if has_tools:
+            for idx in range(len(contents) - 1, -1, -1):
+                c = contents[idx]
+                if c.get("role") != "user":
+                    continue
+                t = _user_text(c)
+                for conv in self.script.conversations:
+                    if conv.marker in t:
+                        n = sum(1 for cc in contents[idx + 1:] if cc.get("role") == "model")
+                        key = f"{conv.marker}#{n}"
+                        if n < len(conv.turns):
+                            return f"script:{conv.name or conv.marker}#{n}", conv.turns[n], key
+                        return f"script-end:{conv.name or conv.marker}#{n}", Turn([text("Done.")]), key
+            return "default-tools", Turn([text(DEFAULT_TEXT)]), "default"
+        return "default", Turn([text(DEFAULT_TEXT)]), "default"
+
+    def log(self, rec: dict) -> None:
+        with self._lock:
+            self.requests.append(rec)
+            if self.log_path:
+                with open(self.log_path, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+
+    def _handler(self):
+        mock = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _json(self, obj: dict, code: int = 200) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                mock.log({"t": time.time(), "method": "GET", "path": self.path})
+                self._json({})
+
+            def do_POST(self):
+                n = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                path = self.path
+                model = path.split("/models/")[-1].split(":")[0] if "/models/" in path else None
+                if ":countTokens" in path:
+                    mock.log({"t": time.time(), "path": path, "route": "countTokens"})
+                    return self._json({"totalTokens": max(1, len(raw) // 4)})
+                if ":streamGenerateContent" not in path and ":generateContent" not in path:
+                    mock.log({"t": time.time(), "path": path, "route": "other"})
+                    return self._json({})
+                route, turn, key = mock.route(body)
+                usage = usage_for(key, body, turn)
+                rid = response_id(mock.script.namespace, key)
+                entry = {"route": route, "key": key, "parts": turn.parts, "usage": usage, "model": model,
+                         "response_id": rid, "t": time.time()}
+                mock.log({"t": time.time(), "path": path, "model": model, "route": route,
+                          "n_contents": len(body.get("contents") or []),
+                          "tools": sorted(d.get("name", "?") for t in body.get("tools") or [] if isinstance(t, dict)
+                                          for d in t.get("functionDeclarations") or [])
+                          if key.endswith("#0") else None})
+                if route.startswith("script:"):
+                    with mock._lock:
+                        mock.served.append(entry)
+                    if turn.on_serve and key not in mock.fired:
+                        mock.fired.add(key)
+                        turn.on_serve()
+                if turn.delay:
+                    time.sleep(turn.delay)
+                if ":streamGenerateContent" in path:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("cache-control", "no-cache")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    try:
+                        for fr in sse_frames(turn, model or "", rid, usage):
+                            self.wfile.write(fr)
+                            self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        entry["broken_pipe"] = True
+                    self.close_connection = True
+                else:
+                    self._json({"candidates": [{"content": {"role": "model", "parts": turn.parts},
+                                                "finishReason": "STOP", "index": 0}],
+                                "usageMetadata": usage, "modelVersion": model, "responseId": rid})
+                entry["t_sent"] = time.time()
+
+        return H
