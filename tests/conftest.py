@@ -29,6 +29,10 @@ try:  # the Codex CLI real-client fixtures (codex_corpus, codex_examples)
                                                  codex_legacy_examples)
 except ImportError:  # pragma: no cover
     pass
+try:  # the Gemini CLI real-client fixtures
+    from tests.realclient.gemini.fixtures import gemini_corpus, gemini_examples  # noqa: F401
+except ImportError:  # pragma: no cover - harness not importable
+    pass
 
 
 @pytest.fixture(autouse=True)

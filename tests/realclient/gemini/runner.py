@@ -378,6 +378,7 @@ class Inner:
             "runs": self.runs,
             "responses": responses,
             "tool_calls": calls,
+            "setup_files": {str(self.work / k): v for k, v in sc.setup_files.items()},
             "expected_files": expected,
             "disk_files": disk,
             "client_processes": self.cmdlines,

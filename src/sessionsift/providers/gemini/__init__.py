@@ -27,8 +27,11 @@ class GeminiCli(Provider):
     default_rel: ClassVar[str] = ".gemini"
     process_names: ClassVar[tuple[str, ...]] = ("gemini", "gemini.js")
     """Gemini CLI runs as ``node``: ``/proc/<pid>/comm`` is ``node`` and the client is named by the script
-    argument, ``argv[1]``, whose basename is ``gemini`` (the npm bin link) or ``gemini.js`` (the bundle,
-    ``@google/gemini-cli/bundle/gemini.js``; measured with 0.61.0). See :meth:`is_client_argv`."""
+    argument (the first one after node's own flags), whose basename is ``gemini`` (the npm bin link) or
+    ``gemini.js`` (``@google/gemini-cli/bundle/gemini.js``, 0.38 and 0.61), or which lies inside the
+    ``@google/gemini-cli`` package (``dist/index.js`` in 0.28). By default the client relaunches itself:
+    a parent ``node .../gemini.js`` and a child ``node --max-old-space-size=N .../gemini.js`` (measured
+    with 0.61.0). See :meth:`is_client_argv`."""
     activity_granularity: ClassVar[str] = "project"
 
     def locate(self, explicit: str | None = None, home: str | None = None,
@@ -48,7 +51,9 @@ class GeminiCli(Provider):
         if not argv or os.path.basename(argv[0]) not in ("node", "nodejs"):
             return bool(argv) and os.path.basename(argv[0]) in cls.process_names
         script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        return script is not None and os.path.basename(script) in cls.process_names
+        if script is None:
+            return False
+        return os.path.basename(script) in cls.process_names or "/@google/gemini-cli/" in script.replace("\\", "/")
 
     def discover(self, root: Root) -> Discovery:
         from .discover import discover

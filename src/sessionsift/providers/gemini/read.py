@@ -325,6 +325,8 @@ class _Builder:
 
     def message(self, m: dict) -> Iterator[Record]:
         mid, typ = m["id"], m.get("type")
+        if not isinstance(typ, str):
+            typ = f"<{type(typ).__name__}>"
         lane = "rewound" if mid in self.rewound else "main"
         ts = m.get("timestamp") if isinstance(m.get("timestamp"), str) else None
         if typ == "user":
