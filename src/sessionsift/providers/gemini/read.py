@@ -414,8 +414,9 @@ class _Builder:
             if cid is None or cid not in in_tool_calls:
                 out.append(self._call(cid, fc.get("name"), fc.get("args"), fc, lane, ts, model, "gemini:functionCall"))
         tokens = tokens_of(m.get("tokens"), mid)
-        if tokens is not None:
-            first = next((r for r in out if r.copy_of is None and r.kind != "tool_result"), None)
+        if tokens is not None:  # on the message's text record where it has one (a usage census counts those)
+            orig = [r for r in out if r.copy_of is None and r.kind != "tool_result"]
+            first = next((r for r in orig if r.kind == "message"), orig[0] if orig else None)
             if first is not None:
                 first.tokens = tokens
         yield from out
