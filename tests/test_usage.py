@@ -520,3 +520,32 @@ def test_a_cost_the_client_wrote_on_its_records_is_shown_beside_ours(tmp_path):
     assert r["client_cost_messages"] == r["messages"] == 4
     assert r["client_cost_usd"] == pytest.approx(2 * r["cost_usd"], rel=1e-6)
     assert any("costUSD" in n and "differ" in n for n in jrows(out)[-1]["notes"])
+
+
+def test_codex_running_totals_restart_per_process_and_the_check_sums_each_run():
+    """examples/codex-legacy-home: Codex 0.50.0 run for real, resumed in a second process, which
+    starts its running total again. Our per-response figures must equal the sum of each run's last
+    running total (computed here from the rollout itself), and the cross-check must stay quiet."""
+    home = REPO / "examples" / "codex-legacy-home"
+    code, out = run(["usage", "session", "--codex-home", str(home), "--format", "json"])
+    rows = {r["session_id"]: r for r in jrows(out) if r["kind"] == "session"}
+    assert rows and jrows(out)[-1]["notes"] == []
+    restarted = 0
+    for f in sorted(home.rglob("rollout-*.jsonl")):
+        runs, prev = [], None
+        for line in f.read_bytes().splitlines():
+            o = json.loads(line)
+            p = o.get("payload") or {}
+            if o.get("type") == "event_msg" and p.get("type") == "token_count" and p.get("info"):
+                t = p["info"]["total_token_usage"]
+                v = t["input_tokens"] - t.get("cached_input_tokens", 0)
+                if prev is None or t["total_tokens"] < prev:
+                    runs.append(v)
+                else:
+                    runs[-1] = v
+                prev = t["total_tokens"]
+        sid = f.stem[-36:]
+        if runs and sid in rows:
+            assert rows[sid]["input_tokens"] == sum(runs), sid
+            restarted += len(runs) > 1
+    assert restarted >= 1

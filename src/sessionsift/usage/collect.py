@@ -353,23 +353,32 @@ def _increments(name, owner, lane, project, series, ref) -> Iterable[Event]:
 
 
 def _cross_check(out: Collected, name, owner, per, cumulative) -> None:
-    once: dict[str, Event] = {}  # records repeating a response's usage (same key) count once, as in the ledger
-    for e in per:
-        once.setdefault(e.key, e)
-    # a drop starts a new run (an older Codex restarts its running total in each client process):
-    # the session's total is the sum of each run's last total
-    lasts, prev = [], None
-    for _, t, _ in cumulative:
-        if prev is not None and (t.total or 0) < (prev.total or 0):
-            lasts.append(prev)
-        prev = t
-    lasts.append(prev)
+    """Per-response sums against the running totals: a running total that drops starts a new
+    run (a new client process, e.g. Codex 0.50.0 after a resume), so the check sums each run's
+    last total. A difference is a note, never a correction."""
     for f in ("input", "output"):
-        s = sum(getattr(e, f) or 0 for e in once.values())
-        vals = [getattr(t, f) for t in lasts]
-        v = None if any(x is None for x in vals) else sum(vals)
-        if v is not None and v != s:
-            out.notes.append(f"{name} session {owner}: per-response {f} sums to {s}, the last running total says {v}")
+        runs: list[int] = []
+        prev = None
+        for _ts, t, _m in cumulative:
+            v = getattr(t, f)
+            if v is None:
+                continue
+            if prev is None or v < prev:
+                runs.append(v)
+            else:
+                runs[-1] = v
+            prev = v
+        if not runs:
+            continue
+        best: dict = {}
+        for e in per:  # one response, however many records repeat its key
+            v = getattr(e, f) or 0
+            if v > best.get(e.key, -1):
+                best[e.key] = v
+        s = sum(best.values())
+        if sum(runs) != s:
+            out.notes.append(f"{name} session {owner}: per-response {f} sums to {s}, its running totals "
+                             f"(last of each of {len(runs)} run(s)) to {sum(runs)}")
 
 
 def collect_selection(sel, subagents: bool = True) -> Collected:
