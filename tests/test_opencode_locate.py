@@ -8,6 +8,8 @@ from pathlib import Path
 from sessionsift.providers import ReadReport, get
 from tests.conftest import EXAMPLES
 
+N = len(list((EXAMPLES / "opencode-ground-truth").glob("*.json"))) + 1  # + the subagent's child
+
 
 def test_locate_precedence(tmp_path, monkeypatch):
     p = get("opencode")
@@ -32,9 +34,9 @@ def test_channel_databases_and_a_database_file_as_root(tmp_path):
     shutil.copy2(EXAMPLES / "opencode-home" / "opencode.db", d / "opencode-dev.db")  # another channel's store
     p = get("opencode")
     disc = p.discover(p.locate(explicit=str(d)))
-    assert disc.coverage.sessions == 6 and {r.extra["db_path"] for r in disc.sessions} == {str(d / "opencode-dev.db")}
+    assert disc.coverage.sessions == N and {r.extra["db_path"] for r in disc.sessions} == {str(d / "opencode-dev.db")}
     disc = p.discover(p.locate(explicit=str(d / "opencode-dev.db")))
-    assert disc.coverage.sessions == 6
+    assert disc.coverage.sessions == N
     assert p.discover(p.locate(explicit=str(tmp_path / "none"))).coverage.state == "absent"
     (tmp_path / "emptydir").mkdir()
     cov = p.discover(p.locate(explicit=str(tmp_path / "emptydir"))).coverage
@@ -53,7 +55,7 @@ def test_archived_session_is_listed_and_marked(tmp_path):
     p = get("opencode")
     disc = p.discover(p.locate(explicit=str(d)))
     ref = next(r for r in disc.sessions if r.session_id == sid)
-    assert disc.coverage.sessions == 6 and ref.extra["archived"] and ref.extra["time_archived"]
+    assert disc.coverage.sessions == N and ref.extra["archived"] and ref.extra["time_archived"]
     assert all(not r.extra["archived"] for r in disc.sessions if r.session_id != sid)
     assert p.footprint(ref) == []  # rows in a shared database: nothing to delete without writing to it
 

@@ -10,7 +10,7 @@ from tests.realclient.opencode.checks import _read, _sessions_by_conversation, c
 pytestmark = pytest.mark.realclient
 
 
-@pytest.mark.parametrize("name", ["shell_write", "continued", "failing", "subagent", "killed"])
+@pytest.mark.parametrize("name", ["shell_write", "continued", "failing", "subagent", "killed", "compacted"])
 def test_scenario_matches_ground_truth(opencode_corpus, name):
     run = opencode_corpus[name]
     disc, sessions = _read(run.data_dir, run.truth["cwd"])
@@ -62,3 +62,18 @@ def test_legacy_json_tree_from_older_client(opencode_legacy_corpus, name):
     disc, sessions = _read(run.data_dir, run.truth["cwd"])
     assert all(r.extra["store"] == "legacy-json" for r in disc.sessions)
     check_scenario(run, sessions, legacy=True)
+
+
+def test_compaction(opencode_corpus):
+    """A real auto-compaction: the client's compaction message, summary and synthetic continuation
+    are not prompts and open no turn; the summary is marked; every step's usage is counted."""
+    run = opencode_corpus["compacted"]
+    disc, sessions = _read(run.data_dir, run.truth["cwd"])
+    recs = sessions[run.session_id][1]
+    assert [r.kind for r in recs if r.native == "part/compaction"] == ["meta"]
+    summary = [r for r in recs if r.native == "part/text/summary"]
+    assert [r.text for r in summary] == [run.truth["summary_text"]] and summary[0].kind == "message"
+    synthetic = [r for r in recs if r.native == "part/text" and r.role == "user" and r.kind != "prompt"]
+    assert synthetic and all(r.kind == "meta" and r.raw.get("synthetic") for r in synthetic)
+    assert {r.turn for r in recs} == {1}
+    assert len([r for r in recs if r.tokens]) == 3  # the step, the summary, the continuation

@@ -134,6 +134,7 @@ class SessionMapper:
         self.is_child = is_child
         self.raw = raw
         self.turn = 0
+        self.summary = False
 
     def _rec(self, locator: str, role: str, kind: str, native: str, instant: str | None, obj: Any,
              **kw: Any) -> Record:
@@ -147,9 +148,14 @@ class SessionMapper:
             role = None
         time = _d(data.get("time"))
         inst = iso_ms(time.get("created")) or iso_ms(row_ms)
-        if role == "user":
-            self.turn += 1
         parts = list(parts)
+        prompt_pid = None  # a turn opens at what a person typed (not at a compaction or synthetic message)
+        if role == "user" and not self.is_child:
+            prompt_pid = next((pid for pid, pd, _ in parts if pd.get("type") == "text" and isinstance(pd.get("text"), str)
+                               and not pd.get("synthetic") and not pd.get("ignored")), None)
+            if prompt_pid is not None:
+                self.turn += 1
+        self.summary = role == "assistant" and data.get("summary") is True
         model = _s(data.get("modelID")) or _s(_d(data.get("model")).get("modelID"))
         native = f"message/{role}" if role is not None else "message/?"
         if role not in KNOWN_ROLES:
@@ -169,15 +175,11 @@ class SessionMapper:
         finishes = [p[0] for p in parts if p[1].get("type") == "step-finish"]
         for pid in finishes:
             step_key_by_part[pid] = mid if len(finishes) == 1 else f"{mid}/{pid}"
-        prompt_taken = False
         for pid, pd, pms in parts:
-            for r in self.part(pid, pd, pms, role, model, step_key_by_part, prompt_taken):
-                if r.kind == "prompt":
-                    prompt_taken = True
-                yield r
+            yield from self.part(pid, pd, pms, role, model, step_key_by_part, pid != prompt_pid)
 
     def part(self, pid: str, p: dict, row_ms: Any, role: Any, model: str | None, step_keys: dict,
-             prompt_taken: bool) -> Iterator[Record]:
+             not_the_prompt: bool) -> Iterator[Record]:
         typ = p.get("type")
         if not isinstance(typ, str):
             typ = None
@@ -192,12 +194,14 @@ class SessionMapper:
                 synthetic = bool(p.get("synthetic")) or bool(p.get("ignored"))
                 if synthetic or self.is_child:  # not typed by a person (client context, a task prompt)
                     kind = "meta"
-                elif not prompt_taken:
+                elif not not_the_prompt:
                     kind = "prompt"
                 else:
                     kind = "message"
             else:
                 kind = "message"
+                if self.summary:  # the compaction agent's summary of the conversation so far
+                    native = "part/text/summary"
             yield self._rec(loc, mrole, kind, native, inst, p, text=text, model=model if role != "user" else None)
         elif typ == "reasoning":
             yield self._rec(loc, "assistant", "reasoning", native, inst, p, text=_s(p.get("text")), model=model)

@@ -98,8 +98,9 @@ def check_scenario(run, sessions, legacy=False):
     assert set(files) == changed
     # tokens: one usage per served step, in order, per conversation, equal to what the mock sent
     for sid, (_, rs, _) in sessions.items():
-        steps = [s for s in truth["served_steps"]
-                 if (s["conversation"].startswith("P") if conv[sid] == "main" else s["conversation"] == conv[sid])]
+        steps = [s for s in truth["served_steps"] if s["conversation"] != "title"
+                 and ((s["conversation"][0] == "P" or s["conversation"] in ("summary", "unscripted"))
+                      if conv[sid] == "main" else s["conversation"] == conv[sid])]
         toks = [r.tokens for r in rs if r.tokens is not None]
         assert len({t.dedup_key for t in toks}) == len(toks)
         if truth["killed"] and conv[sid] == "main":

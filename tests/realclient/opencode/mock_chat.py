@@ -7,7 +7,8 @@ one mock model, and anything else with a small 200 so the client never hangs.
 
 Routing of a completion request (see tests/realclient/opencode/README.md):
 
-1. no ``tools`` in the body: a side call (opencode's title agent) -> the scenario's canned title;
+1. no ``tools`` in the body: a side call -> opencode's title agent gets the scenario's title, its
+   compaction ("context summarization") agent the scenario's summary;
 2. with ``tools``: the mock finds the LAST ``user`` message whose text holds one of the script's
    conversation markers (``[<scenario> P<n>]`` for a prompt, ``SUBAGENT-<X>`` for a ``task`` child
    session), counts the ``assistant`` messages after it and answers with that conversation's step
@@ -97,10 +98,11 @@ def usage_chunk(usage: dict, cid: str = "chatcmpl-mock") -> bytes:
 
 class MockChat:
     def __init__(self, conversations: list[Conversation], namespace: str, title: str = "Mock title",
-                 log_path: str | None = None, port: int = 0):
+                 log_path: str | None = None, port: int = 0, summary: str = "Summary: a file was written."):
         self.convs = conversations
         self.ns = namespace
         self.title = title
+        self.summary = summary
         self.log_path = log_path
         self.served: list[dict] = []  # {"conversation", "step", "calls": [...], "usage"}
         self.lock = threading.Lock()
@@ -186,16 +188,31 @@ class MockChat:
                 rec = {"method": "POST", "path": self.path, "route": route, "stream": bool(body.get("stream")),
                        "messages": len(body.get("messages") or []), "tools": tools if idx <= 0 else len(tools)}
                 if route == "side":
-                    self._stream([chunk({"role": "assistant", "content": mock.title}), chunk({}, "stop")],
-                                 {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55})
+                    msgs = body.get("messages") or []
+                    system = next((_text_of(m) for m in msgs if m.get("role") == "system"), "")
+                    rec["first_system"] = system[:80]
+                    rec["last_user"] = next((_text_of(m)[:80] for m in reversed(msgs) if m.get("role") == "user"), None)
+                    # opencode's title agent writes no message; its compaction agent writes the summary
+                    # as an assistant message of the session: remember its usage (ground truth)
+                    summary = "summarization" in system
+                    text = mock.summary if summary else mock.title
+                    use = {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
+                    rec["route"] = "summary" if summary else "title"
+                    with mock.lock:
+                        mock.served.append({"conversation": rec["route"], "step": -1, "calls": [], "usage": use,
+                                            "text": text, "reasoning": None})
+                    self._stream([chunk({"role": "assistant", "content": text}), chunk({}, "stop")], use)
                     mock.log(rec)
                     return
                 if route == "unscripted" or conv is None or idx >= len(conv.steps):
                     rec["conversation"] = conv.name if conv else None
                     rec["step"] = idx
                     mock.log(rec | {"past_script": True})
-                    self._stream([chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")],
-                                 {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11})
+                    use = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
+                    with mock.lock:
+                        mock.served.append({"conversation": "unscripted", "step": idx, "calls": [], "usage": use,
+                                            "text": "Done.", "reasoning": None, "after": conv.name if conv else None})
+                    self._stream([chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")], use)
                     return
                 step = conv.steps[idx]
                 ci = mock.convs.index(conv)

@@ -33,6 +33,7 @@ from .scenarios import ALL, Scenario
 
 REPO = Path(__file__).resolve().parents[3]
 FAKE_KEY = "sk-mock-0000"
+SUMMARY = "Summary: the user asked for a file; it was written."
 DISABLE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHARE", "CLAUDE_CODE",
            "EXTERNAL_SKILLS")
 
@@ -89,14 +90,14 @@ def client_env(s_dir: Path, shared: Path | None = None) -> dict:
     return env
 
 
-def write_config(s_dir: Path, base_url: str) -> None:
+def write_config(s_dir: Path, base_url: str, limit: dict | None = None) -> None:
     cfg = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
            "model": f"mock/{MODEL}", "small_model": f"mock/{MODEL}",
            "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"},
            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
                                  "options": {"baseURL": base_url, "apiKey": FAKE_KEY},
                                  "models": {MODEL: {"name": "Mock Model", "tool_call": True, "reasoning": True,
-                                                    "limit": {"context": 128000, "output": 8192}}}}}}
+                                                    "limit": limit or {"context": 128000, "output": 8192}}}}}}
     d = s_dir / "xdg" / "config" / "opencode"
     d.mkdir(parents=True, exist_ok=True)
     (d / "opencode.json").write_text(json.dumps(cfg, indent=2))
@@ -173,8 +174,8 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
     runs = []
     env = client_env(s_dir, shared)
     kv = [f"{k}={v}" for k, v in sorted(env.items())]
-    with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl")) as mock:
-        write_config(s_dir, mock.base_url)
+    with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl"), summary=SUMMARY) as mock:
+        write_config(s_dir, mock.base_url, sc.model_limit)
         for i, p in enumerate(sc.prompts):
             argv = [exe, "run", "--print-logs", "--format", "json"] + (["--continue"] if p.how == "continue" else [])
             argv.append(p.text)
@@ -254,6 +255,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
         "session_ids_from_client_events": sids,
         "prompts": [{"text": p.text, "how": p.how, "marker": sc.marker(i)} for i, p in enumerate(sc.prompts)],
         "subagent_markers": sorted(sc.subagents),
+        "summary_text": SUMMARY,
         "served_steps": served,
         "tool_calls": script_calls,
         "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode()}

@@ -37,6 +37,8 @@ class Scenario:
     notes: list[str] = field(default_factory=list)
     expect_exit: dict[str, int] = field(default_factory=dict)
     """call key ``P1/2/0`` (conversation/step/index) -> the exit code the shell command gives."""
+    model_limit: dict | None = None
+    """The mock model's ``limit`` in opencode.json (default context 128000, output 8192)."""
 
     def marker(self, i: int) -> str:
         return f"[{self.name} P{i + 1}]"
@@ -138,6 +140,21 @@ _add(Scenario(
            " the last assistant message has no time.completed and no finish"],
 ))
 
+_add(Scenario(
+    name="compacted",
+    title="Compaction",
+    prompts=[Prompt("[compacted P1] Write a file and keep going.", [
+        Step(calls=[write("big.txt", "big\n")],
+             usage={"prompt_tokens": 7900, "completion_tokens": 40, "total_tokens": 7940}),
+        Step(text="Still going after the summary."),
+    ])],
+    model_limit={"context": 8000, "output": 1000},
+    notes=["the first step reports 7900 prompt tokens against an 8000-token context: opencode compacts"
+           " (a user message holding only a compaction part, the compaction agent's summary as an assistant"
+           " message with summary: true, a synthetic 'Continue...' user text); after it the history no longer"
+           " holds the prompt's marker, so the mock answers the continuation 'Done.' (unscripted)"],
+))
+
 # Used by the live test (not in the committed sample): slow steps keep the client mid-turn so a
 # reader can open the database while the client holds it open and writes to it.
 LIVE = Scenario(
@@ -153,5 +170,5 @@ LIVE = Scenario(
 )
 ALL[LIVE.name] = LIVE
 
-SAMPLE = ("shell_write", "continued", "failing", "subagent", "killed")
+SAMPLE = ("shell_write", "continued", "failing", "subagent", "killed", "compacted")
 """The scenarios of the committed sample (examples/opencode-home) and of the session fixture."""
