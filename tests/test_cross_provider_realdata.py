@@ -5,6 +5,7 @@ checked against the ground truth of the scripts that made them, through the CLI:
 - examples/opencode-home: the real opencode 1.18.33 client (examples/opencode-ground-truth);
 - examples/crush-home: Crush's own migrations and part shapes (Crush cannot run here, see
   examples/crush-home/README.md; examples/crush-ground-truth.json);
+- examples/codex-home: the real Codex CLI 0.171.0 client (examples/codex-ground-truth);
 - examples/home: one home linking them all (`--home examples/home`, the README demo).
 
 Providers whose sample corpus is not committed yet are checked only for an honest coverage entry.
@@ -25,6 +26,7 @@ EX = REPO / "examples"
 HOME = EX / "home"
 OC_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "opencode-ground-truth").glob("*.json"))}
 CR_GT = json.loads((EX / "crush-ground-truth.json").read_text())["sessions"]
+CX_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "codex-ground-truth").glob("*.json"))}
 CLAUDE_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "ground-truth").glob("*.json"))}
 
 
@@ -177,3 +179,87 @@ def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
         r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"))
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
         assert f"{sid!r} is an opencode session" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not CX_GT, reason="no Codex CLI sample corpus committed")
+def test_codex_sessions_calls_failures_and_changes_match_the_script(listed):
+    listed_ids = {r["session_id"] for r in listed if r["kind"] == "session" and r["provider"] == "codex"}
+    p = cli("stats", "--codex-home", str(EX / "codex-home"), "--format", "json")
+    assert p.returncode in (0, 3), p.stderr
+    rows = {r["session_id"]: r for r in jrows(p) if r["kind"] == "session"}
+    for name, gt in CX_GT.items():
+        (tid,) = gt["thread_ids_reported"]
+        assert tid in listed_ids, name
+        s = rows[tid]
+        # the main thread's calls are the conversations P1, P2 ...; a subagent's run in its own thread
+        mine = [c for c in gt["calls"] if c["conversation"].startswith("P")]
+        assert s["tool_calls"] == dict(Counter(c["name"] for c in mine)), name
+        failed = Counter(c["name"] for c in mine if c.get("expect_exit") not in (None, 0) or c.get("expect_rejected"))
+        assert s["tool_errors"] == dict(failed), name
+        assert s["prompts"] == len(gt["prompts"]), name
+        for sub in gt.get("subagents") or []:
+            kids = [r for r in rows.values() if r["parent_session_id"] == tid]
+            assert len(kids) == 1, name
+            theirs = [c for c in gt["calls"] if c["conversation"] == sub["conversation"]]
+            assert kids[0]["tool_calls"] == dict(Counter(c["name"] for c in theirs)), name
+    # recorded changes: every change the script expects, on the file it names
+    p = cli("files", "--by", "timeline", "--codex-home", str(EX / "codex-home"), "--format", "json")
+    got = Counter((r["file"], r["action"]) for r in jrows(p) if r["kind"] == "change")
+    want = Counter((ch["path"], ch["action"]) for gt in CX_GT.values() for c in gt["calls"]
+                   for ch in c.get("expect_changes") or [])
+    assert got == want
+    # a prompt is found in its thread, with its turn
+    gt = CX_GT["failing_command"]
+    p = cli("search", gt["prompts"][0]["text"], "-F", "-t", "prompt", "--codex-home", str(EX / "codex-home"),
+            "--format", "json")
+    hits = [r for r in jrows(p) if r["kind"] == "hit"]
+    assert [h["session_id"] for h in hits] == gt["thread_ids_reported"] and hits[0]["turn"] == 1
+    again = cli(*shlex.split(hits[0]["refetch"])[1:], "--format", "json")
+    assert [r["line"] for r in jrows(again) if r["kind"] == "record"] == [hits[0]["line"]]
+
+
+@pytest.mark.skipif(not CX_GT, reason="no Codex CLI sample corpus committed")
+def test_recover_rebuilds_a_codex_file_from_its_add_and_the_diffs_that_fit(tmp_path):
+    want = {}  # path -> (the script's last content, whether a complete view starts the chain)
+    for gt in CX_GT.values():
+        for c in gt["calls"]:
+            for ch in c.get("expect_changes") or []:
+                first = want.get(ch["path"], (None, ch["action"] == "create"))[1]
+                want[ch["path"]] = (ch["content"], first)
+    assert any(full for _c, full in want.values()) and any(not full for _c, full in want.values())
+    for path, (content, full) in want.items():
+        p = cli("recover", "--codex-home", str(EX / "codex-home"), "--file", path, "--format", "json")
+        sm = jrows(p)[-1]
+        if full:
+            assert p.returncode == 0 and sm["status"] in ("complete_view", "rebuilt") and sm["content"] == content, path
+        else:  # an update of a file the session never wrote whole: said so, not guessed
+            assert p.returncode == 1 and sm["status"] == "no_complete_view" and sm["content"] is None, path
+
+
+def test_a_recorded_diff_applies_only_where_its_context_fits():
+    from sessionsift.providers.base import FileChange, Record, SessionRef
+    from sessionsift.questions.files import Change, apply_diff, rebuild
+
+    gt = CX_GT.get("shell_and_patch")
+    if gt is None:
+        pytest.skip("no Codex CLI sample corpus committed")
+    p = cli("show", gt["thread_ids_reported"][0], "--codex-home", str(EX / "codex-home"), "--turn", "1",
+            "--format", "json")
+    diffs = [c["diff"] for r in jrows(p) if r["kind"] == "record" for c in r["file_changes"] if c["diff"]]
+    upd = next(ch for c in gt["calls"] for ch in c.get("expect_changes") or [] if ch["action"] == "update")
+    assert apply_diff(upd["before"], diffs[0]) == upd["content"]
+    with pytest.raises(ValueError):
+        apply_diff(upd["before"].replace("hello", "bye"), diffs[0])
+    # the Change wrappers below are built here (no client writes a complete view that contradicts
+    # its own later diff); the diff and the contents are the real client's
+    ref = SessionRef("codex", "s", [])
+
+    def ch(loc, **kw):
+        return Change(ref, Record("codex", "s", loc, "assistant", "tool_call", "x"), FileChange(upd["path"], **kw))
+
+    stale = rebuild([ch("L1", action="create", new_content="other\n"), ch("L2", action="update", diff=diffs[0])],
+                    upd["path"])
+    assert stale.status == "stale" and stale.content == "other\n" and stale.stopped_at.record.locator == "L2"
+    ok = rebuild([ch("L1", action="create", new_content=upd["before"]), ch("L2", action="update", diff=diffs[0])],
+                 upd["path"])
+    assert ok.status == "rebuilt" and ok.content == upd["content"] and ok.complete

@@ -20,7 +20,7 @@ from .output import Out, esc
 
 def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *, coverage: bool, patches: bool,
                    out_file: str | None, claude_transcripts: int | None) -> int:
-    from ..questions.files import changes, latest_complete_view
+    from ..questions.files import changes, rebuild
     from .cmd_shared import change_row, display_of, pairs_of
 
     if cut is not None and cut.instant is None:
@@ -38,47 +38,46 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
 
         lim = parse_ts(until)
         mine = [c for c in mine if (d := parse_ts(c.record.instant)) is not None and d <= lim]
-    view = latest_complete_view(mine, path)
+    rb = rebuild(mine, path)
     covs = sel.coverage()
     out.header(**selection_header(sel), file=path, file_given=given, at=at)
     content_view = not (coverage or patches)
     say = out.err if content_view else out.text
+    used = {id(c) for c in ([rb.anchor] if rb.anchor else []) + rb.applied}
     for i, c in enumerate(mine):
-        row = {"seq": i, **change_row(sel, c), "step_kind": "complete_view" if c.change.new_content is not None else
-               ("delete" if c.change.action == "delete" else "change"), "complete": c.change.new_content is not None}
+        kind = ("complete_view" if c.change.new_content is not None else
+                "delete" if c.change.action == "delete" else "diff" if c.change.diff is not None else "change")
+        row = {"seq": i, **change_row(sel, c), "step_kind": kind, "complete": c.change.new_content is not None,
+               "used": id(c) in used, "stopped_here": c is rb.stopped_at}
         if patches and c.change.diff is not None:
             row["patch"] = c.change.diff
         if coverage or patches or out.json:
             out.row("step", row)
         if coverage or patches:
             out.text(f"{short_local(c.record.instant)} {esc(c.record.locator)} {c.ref.session_id} "
-                     f"({esc(display_of(sel, c.ref.provider))}) {c.change.action:<7} "
-                     + ("whole new content" if c.change.new_content is not None else
-                        "diff" if c.change.diff is not None else "no content recorded"))
+                     f"({esc(display_of(sel, c.ref.provider))}) {c.change.action:<7} {kind:<13}"
+                     + (" used" if id(c) in used else " NOT APPLIED" if c is rb.stopped_at else ""))
         if patches and c.change.diff is not None:
             for line in c.change.diff.split("\n"):
                 out.text("    " + esc(line))
     problems = res.problems
     base = dict(file=path, transcripts=claude_transcripts, files_unreadable=len(problems),
                 problems=problems_json(problems), at=at, coverage=coverage_json(covs))
-    if view is None:
+    if rb.status in ("no_record", "no_complete_view"):
         if mine:
             msg = (f"{len(mine)} recorded change(s) of this file in other providers' sessions, none holding its whole "
                    "content (diffs or edits only): not rebuilt from them")
-            status = "no_complete_view"
         else:
             msg = f"no record of this file in {len(sel.refs)} sessions of other providers" + (
                 f" (and {claude_transcripts} Claude Code transcripts)" if claude_transcripts else "") + (
                 f" up to --at {at}" if at else "")
-            status = "no_record"
-        out.summary(status=status, message=msg, complete=False, exists=None, sha256=None, content=None,
+        out.summary(status=rb.status, message=msg, complete=False, exists=None, sha256=None, content=None,
                     exit_status=int(ExitStatus.NO_MATCH), **base)
         if not out.json:
             say(f"{esc(path)}: {esc(msg)}")
             say(coverage_line(covs))
         return ExitStatus.NO_MATCH
-    deleted = view.change.action == "delete" and view.change.path == path and view.change.new_content is None
-    text = None if deleted else view.change.new_content
+    text = rb.content
     written = None
     if out_file and text is not None:
         op = Path(out_file)
@@ -86,23 +85,27 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
             raise UsageError(f"{op} exists; refusing to overwrite (choose another --out)")
         op.write_bytes(text.encode("utf-8", "surrogateescape"))
         written = str(op)
-    src = view.record
-    out.summary(status="deleted" if deleted else "complete_view", complete=not deleted, exists=not deleted,
+    src = rb.anchor.record
+    last = rb.applied[-1] if rb.applied else rb.anchor
+    out.summary(status=rb.status, complete=rb.complete,
+                exists=None if rb.status == "stale" and text is None else rb.status not in ("deleted", "moved"),
                 sha256=hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
                 content=text if out.json and content_view else None, out=written,
-                source={"provider": view.ref.provider, "session_id": view.ref.session_id, "locator": src.locator,
-                        "line": src.line, "timestamp": instant(src.instant)},
-                later_changes_without_content=sum(1 for c in mine[mine.index(view) + 1:]),
+                source={"provider": rb.anchor.ref.provider, "session_id": rb.anchor.ref.session_id,
+                        "locator": src.locator, "line": src.line, "timestamp": instant(src.instant)},
+                diffs_applied=len(rb.applied), as_of={"locator": last.record.locator, "timestamp": instant(last.record.instant)},
+                stopped_at=None if rb.stopped_at is None else {"locator": rb.stopped_at.record.locator,
+                                                                "session_id": rb.stopped_at.ref.session_id, "why": rb.why},
                 invisible="a change made outside the client's file tools (a shell command, another process) "
-                          "after this record leaves no trace in it", **base)
+                          "leaves no trace in these records", **base)
     if content_view and not out.json and text is not None:
         out.stream.write(text)
         if text and not text.endswith("\n"):
             out.err("sessionsift: note: the file does not end with a newline")
-    later = len(mine) - mine.index(view) - 1
-    say(f"-- {esc(path)}: " + ("deleted" if deleted else "complete view") + f" from {view.ref.session_id} "
-        f"({esc(display_of(sel, view.ref.provider))}) {esc(src.locator)} {short_local(src.instant)}"
-        + (f"; {later} later change(s) without the whole content: the file may differ" if later else "")
-        + (f"; written to {esc(written)}" if written else ""))
+    what = {"complete_view": "complete view", "rebuilt": f"complete view + {len(rb.applied)} diff(s) applied",
+            "stale": f"STALE: content as of {last.record.locator}; {rb.why or ''}", "deleted": "deleted",
+            "moved": f"moved away ({rb.why})"}[rb.status]
+    say(f"-- {esc(path)}: {esc(what)}; from {rb.anchor.ref.session_id} ({esc(display_of(sel, rb.anchor.ref.provider))}) "
+        f"{esc(src.locator)} {short_local(src.instant)}" + (f"; written to {esc(written)}" if written else ""))
     say(coverage_line(covs))
     return ExitStatus.OK

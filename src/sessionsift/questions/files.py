@@ -98,3 +98,87 @@ def latest_complete_view(chs: list[Change], path: str, until: str | None = None)
         elif c.change.new_content is not None and target == path:
             best = c
     return best
+
+
+@dataclass
+class Rebuild:
+    """A file's content from the recorded changes of other providers' sessions."""
+
+    status: str
+    """``complete_view`` (the last change holds the whole content), ``rebuilt`` (a complete view
+    plus every later diff applied exactly), ``stale`` (a later change could not be applied: the
+    content is as of the last change that could), ``deleted``, ``moved`` (moved away),
+    ``no_complete_view`` (changes, none holding the whole content), ``no_record``."""
+    content: str | None
+    anchor: Change | None
+    applied: list[Change] = field(default_factory=list)
+    stopped_at: Change | None = None
+    why: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.status in ("complete_view", "rebuilt")
+
+
+def apply_diff(content: str, diff: str) -> str:
+    """`content` with the unified-diff hunks of `diff` applied, each hunk's context checked
+    exactly at its stated lines (whatthepatch); raises ValueError when they do not apply."""
+    import whatthepatch
+
+    patches = list(whatthepatch.parse_patch(diff))
+    if not patches or not any(p.changes for p in patches):
+        raise ValueError("no hunk in the diff")
+    lines = content.split("\n")
+    trailing = content.endswith("\n")
+    if trailing:
+        lines = lines[:-1]
+    for p in patches:
+        try:
+            lines = whatthepatch.apply_diff(p, lines)
+        except Exception as exc:  # HunkApplyException and friends: the diff does not fit this content
+            raise ValueError(str(exc)) from exc
+    return "\n".join(lines) + ("\n" if trailing or not content else "")
+
+
+def rebuild(chs: list[Change], path: str) -> Rebuild:
+    """The file at `path` after the changes `chs` (in order): the last complete view (or
+    delete), then every later diff applied exactly; stops, saying why, at a change that cannot be
+    applied (a diff that does not fit, an edit with no diff)."""
+    mine = [c for c in chs if path in (c.change.path, c.change.move_to)]
+    if not mine:
+        return Rebuild("no_record", None, None)
+    anchor_i = None
+    for i, c in enumerate(mine):
+        ch = c.change
+        if (ch.new_content is not None and (ch.move_to or ch.path) == path) or \
+                (ch.action == "delete" and ch.path == path and ch.new_content is None):
+            anchor_i = i
+    if anchor_i is None:
+        return Rebuild("no_complete_view", None, None, why="no change holds the whole content (diffs or edits only)")
+    anchor = mine[anchor_i]
+    if anchor.change.new_content is None:
+        content = None
+        status = "deleted"
+    else:
+        content = anchor.change.new_content
+        status = "complete_view"
+    out = Rebuild(status, content, anchor)
+    for c in mine[anchor_i + 1:]:
+        ch = c.change
+        if ch.path == path and ch.move_to and ch.move_to != path:
+            return Rebuild("moved", None, anchor, out.applied, c, f"moved to {ch.move_to}")
+        if content is None:
+            out.status, out.stopped_at, out.why = "stale", c, "changed after its recorded delete, without its content"
+            return out
+        if ch.diff is None:
+            out.status, out.stopped_at, out.why = "stale", c, f"a later {ch.action} records no diff"
+            return out
+        try:
+            content = apply_diff(content, ch.diff)
+        except ValueError as exc:
+            out.status, out.stopped_at, out.why = "stale", c, f"a later diff does not apply: {exc}"
+            return out
+        out.content = content
+        out.applied.append(c)
+        out.status = "rebuilt"
+    return out
