@@ -519,7 +519,7 @@ def test_a_cost_the_client_wrote_on_its_records_is_shown_beside_ours(tmp_path):
     r = [x for x in jrows(out) if x.get("session_id") == "934337bf-5048-5090-a52a-998dd6ed05bb"][0]
     assert r["client_cost_messages"] == r["messages"] == 4
     assert r["client_cost_usd"] == pytest.approx(2 * r["cost_usd"], rel=1e-6)
-    assert any("costUSD" in n and "differ" in n for n in jrows(out)[-1]["notes"])
+    assert any("cost their client recorded" in n and "differ" in n for n in jrows(out)[-1]["notes"])
 
 
 def test_codex_running_totals_restart_per_process_and_the_check_sums_each_run():

@@ -186,3 +186,36 @@ def test_codex_agrees_where_both_read_and_we_read_what_ccusage_misses(ccusage_re
     t = _last_total(raw)
     assert (mine[zst]["input_tokens"], mine[zst]["output_tokens"]) == (t["input_tokens"] - t["cached_input_tokens"],
                                                                        t["output_tokens"])
+
+
+def test_gemini_agrees_and_the_differences_are_subagents_thoughts_and_copied_files(ccusage_ready, tmp_path):
+    """examples/gemini-home (the real Gemini CLI, offline). Input, cache-read tokens and cost agree
+    per session; ccusage reports output without thoughts (we count them inside output, given apart
+    as reasoning), lists a subagent's session on its own row (we count it in its parent), and in
+    the legacy_migrated scenario (the pinned client copied 0.28.2's hash dir to the short-name dir
+    and continued there) counts the copied history again: the mock served 4 scripted requests for
+    that session, which is what we count."""
+    home = tmp_path / "home"
+    shutil.copytree(EX / "gemini-home", home / ".gemini", symlinks=False)
+    cc = {r["sessionId"]: r for r in CC.run(home, ["gemini", "session"])["sessions"]}
+    mine = {r["session_id"]: r for r in ours(["session", "--gemini-home", str(home / ".gemini")]) if r["kind"] == "session"}
+    gt = json.loads((EX / "gemini-ground-truth" / "legacy_migrated.json").read_text())
+    migrated = gt["session_ids"][0]
+    children = set(cc) - set(mine)
+    assert children, "the subagent's own session row"
+    agree = 0
+    for sid, m in mine.items():
+        c = cc[sid]
+        if sid == migrated:
+            continue
+        if m["input_tokens"] == c["inputTokens"]:
+            assert m["output_tokens"] == c["outputTokens"] + (m["reasoning_tokens"] or 0), sid
+            assert m["cost_usd"] == pytest.approx(c["totalCost"], abs=1e-6), sid
+            agree += 1
+        else:  # a parent: its children's rows there add up to our difference
+            extra = [cc[x] for x in children]
+            assert any(m["input_tokens"] == c["inputTokens"] + e["inputTokens"] for e in extra), sid
+    assert agree >= 7
+    m, c = mine[migrated], cc[migrated]
+    assert m["messages"] == gt["mock_routes"]["script"] == 4
+    assert c["inputTokens"] > m["input_tokens"] and c["outputTokens"] > m["output_tokens"]

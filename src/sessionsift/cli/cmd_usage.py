@@ -59,11 +59,17 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
     if rep_totals.no_price:
         notes.append("the cost is a lower bound: no price for " + ", ".join(sorted(rep_totals.no_price)))
     if rep_totals.client_cost_messages:
-        cc, ours = rep_totals.client_cost_usd or 0.0, rep_totals.ours_where_client
-        same = abs(cc - ours) <= max(0.005, 0.005 * cc)
-        notes.append(f"{rep_totals.client_cost_messages} response(s) carry the cost the client recorded (costUSD): "
-                     f"${cc:,.4f}, ours for the same responses ${ours:,.4f}"
-                     + ("" if same else " - they differ: the client priced them with its own table at the time"))
+        t = rep_totals
+        both = t.client_cost_messages - t.client_unpriced_by_us
+        msg = f"{t.client_cost_messages} response(s) carry the cost their client recorded (${t.client_cost_usd or 0:,.4f})"
+        if both:
+            same = abs(t.client_where_ours - t.ours_where_client) <= max(0.005, 0.005 * t.client_where_ours)
+            msg += (f"; for the {both} we price too: theirs ${t.client_where_ours:,.4f}, ours ${t.ours_where_client:,.4f}"
+                    + ("" if same else " - they differ (the client priced with its own table at the time)"))
+        if t.client_unpriced_by_us:
+            msg += (f"; {t.client_unpriced_by_us} we have no price for (a client that knows no price for a model "
+                    "records 0: not a measured cost)")
+        notes.append(msg)
     if rep_totals.without_usage:
         notes.append(f"{rep_totals.without_usage} assistant message(s) recorded no usage: their tokens and cost are "
                      "unknown, the figures are lower bounds")

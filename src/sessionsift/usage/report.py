@@ -128,7 +128,11 @@ class Totals:
     client_cost_usd: float | None = None
     client_cost_messages: int = 0
     ours_where_client: float = 0.0
-    """Our cost over the messages that carry the client's own cost (to compare like with like)."""
+    """Our cost over the messages that carry the client's own cost AND have a price with us."""
+    client_where_ours: float = 0.0
+    """The client's cost over those same messages (like with like)."""
+    client_unpriced_by_us: int = 0
+    """Messages with a client cost that we have no price for."""
     first_ts: float | None = None
     last_ts: float | None = None
     copies: int = 0
@@ -162,7 +166,11 @@ class Totals:
         if e.client_cost is not None:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + e.client_cost
             self.client_cost_messages += 1
-            self.ours_where_client += c or 0.0
+            if c is None:
+                self.client_unpriced_by_us += 1
+            else:
+                self.ours_where_client += c
+                self.client_where_ours += e.client_cost
         ts = e.ts
         if ts is not None:
             if self.first_ts is None or ts < self.first_ts:
@@ -187,6 +195,8 @@ class Totals:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + b.client_cost_usd
         self.client_cost_messages += b.client_cost_messages
         self.ours_where_client += b.ours_where_client
+        self.client_where_ours += b.client_where_ours
+        self.client_unpriced_by_us += b.client_unpriced_by_us
         for ts in (b.first_ts, b.last_ts):
             if ts is not None:
                 self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
