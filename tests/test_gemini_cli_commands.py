@@ -145,3 +145,32 @@ def test_usage_totals_equal_what_the_api_sent():
     got = {k: summ[f"{k}_tokens"] for k in exp}
     assert got == dict(exp)
     assert (summ["messages"], summ["messages_without_usage"], summ["cache_write_tokens"]) == (n, 0, None)
+
+
+def test_hostile_text_prints_escaped(tmp_path):
+    """A real chat file whose prompt, session id and file name carry ESC, BEL, CR, a newline and a bidi
+    override (edited into a copy of shell_write's file): list and show print each as one escaped line."""
+    import shutil
+
+    home = tmp_path / ".gemini"
+    shutil.copytree(HOME, home)
+    src = next((home / "tmp" / "gem-shell-write" / "chats").glob("*.jsonl"))
+    evil = "evil \x1b[31mRED\x07\r\nsecond line \u202eesrever"
+    out = []
+    for line in src.read_text().splitlines():
+        obj = json.loads(line)
+        if obj.get("type") == "user" and "[shell_write P1]" in json.dumps(obj):
+            obj["content"] = [{"text": evil}]
+        if isinstance(obj.get("sessionId"), str):
+            obj["sessionId"] = "\x1b]0;title\x07" + obj["sessionId"]
+        out.append(json.dumps(obj))
+    src.write_text("\n".join(out) + "\n")
+    src.rename(src.with_name("session-\x1b[2J\n.jsonl"))
+    for args in (["list"], ["show", "\x1b]0;title\x07" + main_id("shell_write"), "--turn", "1"]):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--gemini-home", str(home)],
+                           capture_output=True, text=True, timeout=300, cwd=REPO)
+        assert p.returncode == 0, p.stderr
+        for ch in ("\x1b", "\x07", "\r", "\u202e"):
+            assert ch not in p.stdout, (args[0], repr(ch))
+        line = next(ln for ln in p.stdout.splitlines() if "evil" in ln)
+        assert "second line" in line, "the prompt's newline split the line"
