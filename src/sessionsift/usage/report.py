@@ -341,6 +341,9 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
             row.totals.merge(mt)
             models.setdefault(mname, Totals()).merge(mt)
         total.merge(row.totals)
+    by_period: dict[str, list[Row]] = {}
+    for (k, _g), row in rows.items():
+        by_period.setdefault(k, []).append(row)
     for prov, sid, ts in col.without_usage:
         if wanted is not None and prov not in wanted:
             continue
@@ -348,16 +351,15 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
             continue
         total.without_usage += 1
         key = f"{prov}\x00{sid}" if period == "session" else period_key(ts, period, z)
-        for (k, g), row in rows.items():
-            if k == key and (by != "provider" or g == prov):
-                row.totals.without_usage += 1
-                break
-        else:
-            if by is None:
-                rows[(key, None)] = r = Row(key, None)
-                r.totals.without_usage = 1
-                r.providers.add(prov)
-                r.sessions.add((prov, sid))
+        cands = [r for r in by_period.get(key, ()) if by != "provider" or r.group == prov]
+        if cands:
+            cands[0].totals.without_usage += 1
+        elif by is None or by == "provider":
+            rows[(key, prov if by else None)] = r = Row(key, prov if by else None)
+            by_period.setdefault(key, []).append(r)
+            r.totals.without_usage = 1
+            r.providers.add(prov)
+            r.sessions.add((prov, sid))
     ordered = sorted(rows.values(), key=lambda r: (r.period == NO_INSTANT, _sort_key(r, period), r.group or ""))
     return Report(period, by, z, ordered, total, models, dict(pricer.used), since, until, excluded)
 
