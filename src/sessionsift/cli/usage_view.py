@@ -33,6 +33,11 @@ def money(t: Totals) -> str:
     return (f"≥${c:,.2f}" if not t.cost_complete else f"${c:,.2f}")
 
 
+def taken(t: Totals) -> str:
+    """What a row was taken over: responses with usage (+ assistant messages without)."""
+    return f"{t.messages:,}" + (f" +{t.without_usage:,}?" if t.without_usage else "")
+
+
 def models_json(models: dict[str, Totals], price_keys: dict[str, str | None]) -> list[dict]:
     return [{"model": m, "price_key": price_keys.get(m), **t.to_json()}
             for m, t in sorted(models.items(), key=lambda kv: -(kv[1].total or 0))]
@@ -60,7 +65,7 @@ class _Buffered:
         self.buf.truncate()
 
 
-def _console(out: Out, width: int = 140) -> _Buffered:
+def _console(out: Out, width: int = 160) -> _Buffered:
     return _Buffered(out, width)
 
 
@@ -104,8 +109,9 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
     t.add_column(label)
     if rep.by:
         t.add_column(rep.by)
-    for c in ("models", "input", "output", "cache write", "cache read", "total", "cost", ""):
-        t.add_column(c, justify="left" if c in ("models", "") else "right")
+    for c in ("models", "resp.", "input", "output", "cache write", "cache read", "total", "cost", ""):
+        t.add_column(c, justify="left" if c in ("models", "") else "right",
+                     **({"no_wrap": True, "overflow": "ellipsis", "max_width": 36} if c == "models" else {}))
     vmax = max([r.totals.total or 0 for r in rep.rows] + [0])
     for r in rep.rows:
         period = r.period
@@ -113,18 +119,21 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
             period = session_id_of(r)[1][:13]
         cells = [esc(period)] + ([clip(r.group, 40)] if rep.by else [])
         ms = ", ".join(esc(m) for m in sorted(r.models, key=lambda m: -(r.models[m].total or 0)))
-        cells += [clip(ms, 36) if not breakdown else f"{len(r.models)} model(s)", num(r.totals.input), num(r.totals.output),
+        cells += [clip(ms, 36) if not breakdown else f"{len(r.models)} model(s)", taken(r.totals), num(r.totals.input),
+                  num(r.totals.output),
                   num(r.totals.cache_write), num(r.totals.cache_read), num(r.totals.total), money(r.totals),
                   bar(r.totals.total, vmax)]
         t.add_row(*cells)
         if breakdown:
             for m, mt in sorted(r.models.items(), key=lambda kv: -(kv[1].total or 0)):
-                t.add_row(*(["", ""] if rep.by else [""]), "  " + clip(m, 34), num(mt.input), num(mt.output),
+                t.add_row(*(["", ""] if rep.by else [""]), "  " + clip(m, 34), taken(mt), num(mt.input), num(mt.output),
                           num(mt.cache_write), num(mt.cache_read), num(mt.total), money(mt), "")
     tt = rep.totals
-    t.add_row(*(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", num(tt.input), num(tt.output),
+    t.add_row(*(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", taken(tt), num(tt.input), num(tt.output),
                 num(tt.cache_write), num(tt.cache_read), num(tt.total), money(tt), ""]))
     _console(out).print(t)
+    out.text("resp. = responses with usage, counted once; +N? = assistant messages that recorded none "
+             "(their tokens and cost unknown); - = not recorded")
 
 
 def text_sessions_extra(out: Out, rep: Report, col: Collected) -> None:
@@ -164,8 +173,9 @@ def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
     from rich.table import Table
 
     t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
-    for c in ("opens", "closes", "status", "models", "input", "output", "cache write", "cache read", "total", "cost", ""):
-        t.add_column(c, justify="left" if c in ("opens", "closes", "status", "models", "") else "right")
+    for c in ("opens", "closes", "status", "models", "resp.", "input", "output", "cache write", "cache read", "total", "cost", ""):
+        t.add_column(c, justify="left" if c in ("opens", "closes", "status", "models", "") else "right",
+                     **({"no_wrap": True, "overflow": "ellipsis", "max_width": 30} if c == "models" else {}))
     vmax = max([w.totals.total or 0 for w in ws] + [0])
     for w in ws:
         if w.active:
@@ -174,7 +184,8 @@ def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
         else:
             status = "closed"
         ms = ", ".join(esc(m) for m in w.models)
-        t.add_row(_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), num(w.totals.input), num(w.totals.output),
+        t.add_row(_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), taken(w.totals), num(w.totals.input),
+                  num(w.totals.output),
                   num(w.totals.cache_write), num(w.totals.cache_read), num(w.totals.total), money(w.totals),
                   bar(w.totals.total, vmax))
     _console(out).print(t)
