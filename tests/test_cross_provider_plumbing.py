@@ -160,3 +160,36 @@ def test_files_lists_recorded_changes_with_working_refetch(env):
     assert "/w/b.py" in files and any(k.endswith("hello.py") for k in files)  # Claude Code's rows beside them
     sm = jrows(p)[-1]
     assert sm["shared"]["changes"] == 2 and sm["shared"]["complete_views"] == 1
+
+
+HOSTILE = "\x1b[31mRED\x1b[0m\rOVER\nFORGED-LINE \u202eevil\x07"
+
+
+def test_hostile_text_from_another_provider_prints_as_one_escaped_line(tmp_path):
+    import re
+
+    e = register(tmp_path / "site")
+    root = tmp_path / "plumb"
+    sid = "pl-\x1b]0;pwn\x07-id"
+    write_session(root, sid, [
+        {"kind": "prompt", "role": "user", "text": "hi " + HOSTILE, "cwd": "/w/" + HOSTILE, "ts": "2026-01-02T03:04:05Z"},
+        {"kind": "tool_call", "role": "assistant", "tool": "sh" + HOSTILE, "input": {"cmd": HOSTILE}, "call": "c1",
+         "change": {"path": "/w/" + HOSTILE, "action": "update", "new": HOSTILE}},
+        {"kind": "message", "role": "assistant", "text": "RED " + HOSTILE, "model": "m" + HOSTILE,
+         "tokens": {"in": 1, "out": 1, "key": "k"}}])
+    raw = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    env = (e, root)
+    args = ["--root", f"plumb={root}", "--provider", "plumb"]
+    runs = [["list"], ["show", "pl-\x1b", "--turn", "1"], ["search", "RED"], ["search", "RED", "--no-context"],
+            ["stats"], ["files"], ["files", "--by", "timeline"], ["recover", "--file", "/w/" + HOSTILE, "--coverage"]]
+    for r in runs:
+        p = cli(env, *r, *args)
+        assert p.returncode in (0, 1), (r, p.returncode, p.stderr)
+        for stream in (p.stdout, p.stderr):
+            assert not raw.findall(stream), (r, raw.findall(stream)[:5])
+            assert "\nFORGED-LINE" not in stream, r
+        assert "\\e[31mRED" in p.stdout + p.stderr, r
+    # the content view of recover is the file itself: piped, its bytes are written as they are
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "recover", "--file", "/w/" + HOSTILE, *args],
+                       capture_output=True, timeout=120, env=dict(os.environ, **e), cwd=REPO)
+    assert p.returncode == 0 and p.stdout == HOSTILE.encode() and not raw.findall(p.stderr.decode())

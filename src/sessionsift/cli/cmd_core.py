@@ -158,8 +158,8 @@ def _ref_row(out: Out, r, sel) -> None:
         "models": r.models, "omissions": r.report.omissions(), "notes": r.notes,
     })
     size = f"{ref.size} B" if ref.size is not None else "size not attributable"
-    out.text(f"{ref.session_id}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
-             f"{size}, {r.records} records" + (f", child of {ref.parent_session_id}" if ref.parent_session_id else ""))
+    out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
+             f"{size}, {r.records} records" + (f", child of {esc(ref.parent_session_id)}" if ref.parent_session_id else ""))
     if ref.title:
         out.text(f"  title: {clip(ref.title, 100)}")
     out.text(f"  first: {clip(r.first_prompt, 100)}")

@@ -157,7 +157,7 @@ def _shared_file_row(out: Out, sel, path: str, cs: list) -> None:
     ts = sorted((c.record.instant for c in cs if c.record.instant), key=sort_key)
     lanes = []
     for c in cs:
-        name = f"{c.ref.provider}:{c.ref.session_id}" + ("" if c.record.lane == "main" else f"/{c.record.lane}")
+        name = f"{c.ref.provider}:{c.ref.session_id}" + ("" if c.record.lane == "main" else f"/{c.record.lane}")  # escaped when printed
         if name not in lanes:
             lanes.append(name)
     ops = _count(c.change.action for c in cs)

@@ -54,7 +54,7 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
         if coverage or patches or out.json:
             out.row("step", row)
         if coverage or patches:
-            out.text(f"{short_local(c.record.instant)} {esc(c.record.locator)} {c.ref.session_id} "
+            out.text(f"{short_local(c.record.instant)} {esc(c.record.locator)} {esc(c.ref.session_id)} "
                      f"({esc(display_of(sel, c.ref.provider))}) {c.change.action:<7} {kind:<13}"
                      + (" used" if id(c) in used else " NOT APPLIED" if c is rb.stopped_at else ""))
         if patches and c.change.diff is not None:
@@ -99,13 +99,17 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
                 invisible="a change made outside the client's file tools (a shell command, another process) "
                           "leaves no trace in these records", **base)
     if content_view and not out.json and text is not None:
-        out.stream.write(text)
+        if out.stream.isatty():  # a terminal gets escaped lines; a pipe or file the bytes themselves
+            for line in text.split("\n"):
+                out.text(esc(line))
+        else:
+            out.stream.write(text)
         if text and not text.endswith("\n"):
             out.err("sessionsift: note: the file does not end with a newline")
     what = {"complete_view": "complete view", "rebuilt": f"complete view + {len(rb.applied)} diff(s) applied",
             "stale": f"STALE: content as of {last.record.locator}; {rb.why or ''}", "deleted": "deleted",
             "moved": f"moved away ({rb.why})"}[rb.status]
-    say(f"-- {esc(path)}: {esc(what)}; from {rb.anchor.ref.session_id} ({esc(display_of(sel, rb.anchor.ref.provider))}) "
+    say(f"-- {esc(path)}: {esc(what)}; from {esc(rb.anchor.ref.session_id)} ({esc(display_of(sel, rb.anchor.ref.provider))}) "
         f"{esc(src.locator)} {short_local(src.instant)}" + (f"; written to {esc(written)}" if written else ""))
     say(coverage_line(covs))
     return ExitStatus.OK

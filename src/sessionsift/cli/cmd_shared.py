@@ -97,7 +97,7 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
         if sessions_only:
             if o.hit_count:
                 out.row("session", {**session_fields(ref), "project": ref.project})
-                out.text(ref.session_id)
+                out.text(esc(ref.session_id))
             continue
         for h in o.hits:
             r = h.record
@@ -116,7 +116,7 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
             if context:
                 group = (ref.provider, ref.session_id, h.turn)
                 if group != last_group:
-                    out.text(f"{ref.session_id} ({esc(display_of(sel, ref.provider))}) turn "
+                    out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}) turn "
                              f"{h.turn if h.turn is not None else '-'}")
                     if h.opener is not None:
                         out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
@@ -124,7 +124,7 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
                     last_group = group
                 out.text(f"> {head}  {_snippet(h.text, h.span)}")
             else:
-                out.text(f"{ref.session_id} {head}  {_snippet(h.text, h.span)}")
+                out.text(f"{esc(ref.session_id)} {head}  {_snippet(h.text, h.span)}")
     return sm
 
 
@@ -187,7 +187,7 @@ def stats_shared(out: Out, sel, refs=None):
         })
         if out.json:
             continue
-        out.text(f"{ref.session_id} ({esc(display_of(sel, ref.provider))}): {s.records} records, {s.prompts} prompts, "
+        out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}): {s.records} records, {s.prompts} prompts, "
                  f"{sum(s.tool_calls.values())} tool calls, {sum(s.tool_errors.values())} failed"
                  + (f", {s.copies} copies counted once" if s.copies else ""))
         for k, v in sorted(s.kinds.items(), key=lambda kv: -kv[1]):
@@ -225,7 +225,7 @@ def change_row(sel, c) -> dict:
 def change_line(sel, c) -> str:
     r = c.record
     ch = c.change
-    return (f"{short_local(r.instant)} {esc(r.locator)} {c.ref.session_id} ({esc(display_of(sel, c.ref.provider))}) "
+    return (f"{short_local(r.instant)} {esc(r.locator)} {esc(c.ref.session_id)} ({esc(display_of(sel, c.ref.provider))}) "
             f"{ch.action:<7} {esc(ch.path)}" + (f" -> {esc(ch.move_to)}" if ch.move_to else "")
             + (f" via {esc(r.tool_name)}" if r.tool_name else "")
             + ("  [whole new content]" if ch.new_content is not None else "") + ("  [diff]" if ch.diff is not None else ""))
