@@ -173,3 +173,44 @@ def test_hostile_names_and_ids(home):
     d = truth.discover(home)
     ref = next(r for r in d.sessions if r.session_id.startswith("\x1b]0;x"))
     assert ref.project is None and truth.read_ref(ref).of("prompt")
+
+
+def _lines_of(home, short):
+    ref = _ref(truth.discover(home), short)
+    return ref, ref.paths[0].read_bytes().split(b"\n")
+
+
+def test_a_damaged_last_write_falls_back_to_the_previous_one(home):
+    """shell_write's first gemini message is written at L5 (with tokens) and again at L7 (with its tool
+    call); L7 cut short (not JSON): the L5 version is read, L7 counted malformed, the result (L8) kept."""
+    ref, lines = _lines_of(home, "gem-shell-write")
+    whole = truth.read_ref(ref)
+    first = json.loads(lines[6])
+    assert json.loads(lines[4])["id"] == first["id"] and "toolCalls" in first and "toolCalls" not in json.loads(lines[4])
+    lines[6] = lines[6][:-40]
+    ref.paths[0].write_bytes(b"\n".join(lines))
+    read = truth.read_ref(ref)
+    assert read.report.malformed_lines == [f"{ref.paths[0]}:7"]
+    msg = next(r for r in read.of("message") if r.text == "Counting first.")
+    assert msg.line == 5 and msg.tokens == next(r for r in whole.of("message") if r.text == "Counting first.").tokens
+    assert [r.tool_name for r in read.of("tool_call")] == ["write_file"]
+    assert [r.tool_name for r in read.of("tool_result")] == ["run_shell_command", "write_file"]
+    assert any("could not be read" in n for n in read.report.notes)
+
+
+def test_torn_tail_and_zero_filled_lines(home):
+    """The killed session's file with what a crash leaves: a NUL run in place of a line and a torn last
+    line. The records read are those of the intact file; the damage is counted, not silent."""
+    ref, lines = _lines_of(home, "gem-killed")
+    whole = truth.read_ref(ref)
+    pad = [i for i, ln in enumerate(lines) if ln.startswith(b'{"$set":{"lastUpdated"')][0]
+    lines[pad] = b"\x00" * len(lines[pad])
+    data = b"\n".join(lines)
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    ref.paths[0].write_bytes(data + b'{"id":"torn","timestamp":"2026-')
+    read = truth.read_ref(ref)
+    assert [(r.locator, r.kind, r.text) for r in read.records] == [(r.locator, r.kind, r.text) for r in whole.records]
+    om = read.report.omissions()
+    assert om["zero_filled_lines"] == 1 and om["torn_tail_bytes"] == len(b'{"id":"torn","timestamp":"2026-')
+    assert om["malformed_lines"] == 0

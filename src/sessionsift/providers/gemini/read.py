@@ -16,6 +16,8 @@ Reading rules (documented in docs/providers.md):
 - **Last write wins**: of the standalone lines of one message id only the last is read (the earlier ones
   are the same message before its tokens/tool calls were attached: superseded, not yielded, counted in
   ``notes``); its records point at that line (``L<n>``, ``L<n>#<k>`` for the k-th record of a line).
+  When the last write is damaged (not JSON), the latest readable one is read instead, at its own line,
+  and a note says so.
 - **Replays are copies**: ``--resume`` appends a ``$set.messages`` holding the whole history again in the
   model-facing Content shape (``functionCall``/``functionResponse`` parts, no tokens, no ``toolCalls``,
   plus a synthesised ``<id>_response`` user message per tool-using turn). Each tool result is also
@@ -223,33 +225,56 @@ class _Builder:
     # -- framing -------------------------------------------------------------------------------
     def jsonl(self) -> Iterator[Record]:
         last, self.rewound = index(self.path)
+        winners = {n: mid for mid, n in last.items()}
+        pending: dict[str, tuple[dict, int, int, int]] = {}
+        """Superseded versions held until their winning line has been read: when that line turns out
+        unreadable (damaged bytes), the latest readable version is read instead (at its own line)."""
         stats = ReadStats()
         for line in iter_lines(self.path, stats=stats):
             obj = parse_numbered(line, self.path, stats)
-            if obj is None:
-                continue
-            self._at(line.no, line.offset, len(line.raw))
-            kind = line_kind(obj)
-            if kind == "message":
-                if last.get(obj["id"]) != line.no:
+            wid = winners.get(line.no)
+            if obj is not None:
+                self._at(line.no, line.offset, len(line.raw))
+                kind = line_kind(obj)
+                if kind == "message" and last.get(obj["id"], 0) > line.no:
                     self.superseded += 1
+                    pending[obj["id"]] = (obj, line.no, line.offset, len(line.raw))
                     continue
-                yield from self.message(obj)
-            elif kind == "set":
-                yield from self.patch(obj, obj["$set"])
-            elif kind == "header":
-                yield self.rec("harness", "meta", "header", obj, text=_header_text(obj),
-                               instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)
-                for m in obj.get("messages") or [] if isinstance(obj.get("messages"), list) else []:
-                    if isinstance(m, dict) and isinstance(m.get("id"), str):
-                        yield from self.message(m)
-            elif kind == "rewind":
-                yield self.rec("harness", "meta", "$rewindTo", obj, text=f"rewind to message {obj['$rewindTo']}")
-            else:
-                native = "line:" + (next(iter(obj), "") if obj else "{}")
-                self.report.unknown_kinds[native] += 1
-                yield self.rec("harness", "unknown", native, obj)
+                if kind == "message" and obj["id"] == wid:
+                    pending.pop(wid, None)
+                    wid = None
+                yield from self._dispatch(obj, kind)
+            if wid is not None and wid in pending:  # the winning write is unreadable: fall back
+                yield from self._fallback(pending.pop(wid))
+        for held in list(pending.values()):
+            yield from self._fallback(held)
         self._close(stats)
+
+    def _fallback(self, held: tuple[dict, int, int, int]) -> Iterator[Record]:
+        obj, no, offset, length = held
+        self.superseded -= 1
+        self._at(no, offset, length)
+        self.report.notes.append(f"{self.path.name}:{no}: read in place of a later write of message "
+                                 f"{obj['id']!r} that could not be read")
+        yield from self.message(obj)
+
+    def _dispatch(self, obj: dict, kind: str) -> Iterator[Record]:
+        if kind == "message":
+            yield from self.message(obj)
+        elif kind == "set":
+            yield from self.patch(obj, obj["$set"])
+        elif kind == "header":
+            yield self.rec("harness", "meta", "header", obj, text=_header_text(obj),
+                           instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)
+            for m in obj.get("messages") or [] if isinstance(obj.get("messages"), list) else []:
+                if isinstance(m, dict) and isinstance(m.get("id"), str):
+                    yield from self.message(m)
+        elif kind == "rewind":
+            yield self.rec("harness", "meta", "$rewindTo", obj, text=f"rewind to message {obj['$rewindTo']}")
+        else:
+            native = "line:" + (next(iter(obj), "") if obj else "{}")
+            self.report.unknown_kinds[native] += 1
+            yield self.rec("harness", "unknown", native, obj)
 
     def legacy(self) -> Iterator[Record]:
         data = self.path.read_bytes()
