@@ -74,7 +74,7 @@ def test_live_blocks_follow_a_transcript_the_real_client_is_writing(tmp_path):
         final = [json.loads(x) for x in p.stdout.splitlines()]
         windows = [r for r in final if r["kind"] == "window"]
         assert len(windows) == 1
-        t_end = time.monotonic() + 30
+        t_end = time.monotonic() + 45  # a change event, or at worst the 30 s heartbeat
         while time.monotonic() < t_end:
             try:
                 rows.append(json.loads(lines.get(timeout=1)))

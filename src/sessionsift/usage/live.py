@@ -179,7 +179,8 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
             if seen:
                 if inc.refresh():
                     emit("change")
-            else:
+            else:  # no event: redraw (the clock moved), and read anyway in case an event was lost
+                inc.refresh()
                 emit("heartbeat")
     except KeyboardInterrupt:
         interrupted = True
