@@ -69,6 +69,10 @@ def test_process_recognition(corpus):
                  ["node", "--inspect"], ["/usr/bin/bash", "-c", "gemini"]):
         assert not truth.provider().is_client_argv(argv), argv
     assert truth.provider().is_client_argv(["node", "/usr/local/bin/gemini", "-p", "x"])
+    assert truth.provider().is_client_argv(["/usr/bin/node", "--max-old-space-size", "4096", "/opt/gemini.js"])
+    # the default of every other provider: argv[0]'s basename
+    from sessionsift.providers import get
+    assert get("claude-code").is_client_argv(["/usr/local/bin/claude", "-p"]) and not get("claude-code").is_client_argv([])
 
 
 # ------------------------------------------------------------------------------------------ which

@@ -264,7 +264,9 @@ class Provider:
     """Default root relative to the home directory, e.g. ``.codex`` or ``.local/share/opencode``
     (XDG-based providers override :meth:`locate` to honour ``XDG_DATA_HOME``)."""
     process_names: ClassVar[tuple[str, ...]] = ()
-    """Executable names of the client's processes (for activity gates)."""
+    """Executable names of the client's processes (for activity gates). Match a process with
+    :meth:`is_client_argv`, not by ``/proc/<pid>/comm`` alone: a client that runs under an
+    interpreter (Gemini CLI's comm is ``node``) names itself only in its script argument."""
     activity_granularity: ClassVar[ActivityGranularity] = "provider"
     """The finest activity signal its data allows (see clean's activity gate)."""
 
@@ -279,6 +281,12 @@ class Provider:
         if self.env_var and env.get(self.env_var):
             return Root(Path(env[self.env_var]).expanduser(), self.env_var)
         return Root(Path.home() / self.default_rel, "default")
+
+    @classmethod
+    def is_client_argv(cls, argv: list[str]) -> bool:
+        """Whether a process's command line (``/proc/<pid>/cmdline`` split on NUL) is this client's.
+        Default: the basename of ``argv[0]`` is one of :attr:`process_names`."""
+        return bool(argv) and os.path.basename(argv[0]) in cls.process_names
 
     def discover(self, root: Root) -> Discovery:  # pragma: no cover - interface
         raise NotImplementedError

@@ -50,7 +50,7 @@ class GeminiCli(Provider):
         """True for a Gemini CLI process's command line (``node [node flags] .../gemini[.js] ...``)."""
         if not argv or os.path.basename(argv[0]) not in ("node", "nodejs"):
             return bool(argv) and os.path.basename(argv[0]) in cls.process_names
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        script = next((a for a in argv[1:] if not a.startswith("-") and not a.isdigit()), None)
         if script is None:
             return False
         return os.path.basename(script) in cls.process_names or "/@google/gemini-cli/" in script.replace("\\", "/")
