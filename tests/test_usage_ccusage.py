@@ -152,11 +152,19 @@ def _last_total(rollout_bytes: bytes) -> dict:
     return last
 
 
+def _meta(rollout: bytes) -> dict:
+    for line in rollout.splitlines():
+        o = json.loads(line)
+        if o.get("type") == "session_meta":
+            return o.get("payload") or {}
+    return {}
+
+
 def test_codex_agrees_where_both_read_and_we_read_what_ccusage_misses(ccusage_ready, tmp_path):
     """examples/codex-home (the real Codex CLI, offline). Sessions both tools read agree to the
     token and the micro-dollar. ccusage 20.0.24 reads neither a subagent's own rollout (the mock
-    log shows the subagent's three requests: it is real usage) nor a compressed `.jsonl.zst`
-    rollout; we count both, the subagent inside its parent (Codex's `source.subagent.thread_spawn
+    log shows the subagent's requests: it is real usage) nor a compressed `.jsonl.zst` rollout; we
+    count both, the subagent inside its parent (Codex's `source.subagent.thread_spawn
     .parent_thread_id`)."""
     import zstandard
 
@@ -164,28 +172,39 @@ def test_codex_agrees_where_both_read_and_we_read_what_ccusage_misses(ccusage_re
     shutil.copytree(EX / "codex-home", home / ".codex", symlinks=False)
     cc = {r["sessionId"][-36:]: r for r in CC.run(home, ["codex", "session"])["sessions"]}
     mine = {r["session_id"]: r for r in ours(["session", "--codex-home", str(home / ".codex")]) if r["kind"] == "session"}
-    both = set(cc) & set(mine)
-    assert len(both) >= 4
-    sub_parent = "01a230e8-cf64-7c50-bec4-e3887758c0c7"
-    for sid in both - {sub_parent}:
+    rollouts = {}
+    for f in sorted((home / ".codex").rglob("rollout-*.jsonl*")):
+        raw = f.read_bytes() if f.suffix == ".jsonl" else zstandard.ZstdDecompressor().stream_reader(open(f, "rb")).read()
+        rollouts.setdefault(_meta(raw).get("id"), (f, raw))  # the plain file sorts first and wins
+    parents: dict[str, list[bytes]] = {}
+    zst_only = []
+    for sid, (f, raw) in rollouts.items():
+        src = _meta(raw).get("source")
+        spawn = src.get("subagent", {}).get("thread_spawn") if isinstance(src, dict) and isinstance(src.get("subagent"), dict) else None
+        if spawn:
+            parents.setdefault(spawn["parent_thread_id"], []).append(raw)
+        elif f.suffix == ".zst":
+            zst_only.append(sid)
+    assert parents and zst_only
+    both = (set(cc) & set(mine)) - set(parents)
+    assert len(both) >= 3
+    for sid in both:
         m, c = mine[sid], cc[sid]
         assert (m["input_tokens"], m["output_tokens"], m["cache_read_tokens"]) == \
             (c["inputTokens"], c["outputTokens"], c["cacheReadTokens"]), sid
         assert m["cost_usd"] == pytest.approx(c["costUSD"], abs=1e-6), sid
-    sess = home / ".codex" / "sessions" / "2026" / "12" / "01"
-    child = _last_total((sess / "rollout-2026-12-01T09-21-33-01a230e8-d031-71b0-ae41-dcc5226ed314.jsonl").read_bytes())
-    m, c = mine[sub_parent], cc[sub_parent]
-    assert m["input_tokens"] - c["inputTokens"] == child["input_tokens"] - child["cached_input_tokens"]
-    assert m["output_tokens"] - c["outputTokens"] == child["output_tokens"]
+    for parent, kids in parents.items():
+        m, c = mine[parent], cc[parent]
+        tot = [_last_total(k) for k in kids]
+        assert m["input_tokens"] - c["inputTokens"] == sum(t["input_tokens"] - t["cached_input_tokens"] for t in tot)
+        assert m["output_tokens"] - c["outputTokens"] == sum(t["output_tokens"] for t in tot)
     log = [json.loads(x) for x in (EX / "codex-mock-logs" / "subagent.jsonl").read_text().splitlines()]
-    assert sum(1 for r in log if str(r.get("route", "")).startswith("script:agent-a")) == 3
-    zst = "01a230e8-df36-7813-95f9-60782839b250"
-    assert zst in mine and zst not in cc
-    raw = zstandard.ZstdDecompressor().stream_reader(
-        open(sess / f"rollout-2026-12-01T09-21-37-{zst}.jsonl.zst", "rb")).read()
-    t = _last_total(raw)
-    assert (mine[zst]["input_tokens"], mine[zst]["output_tokens"]) == (t["input_tokens"] - t["cached_input_tokens"],
-                                                                       t["output_tokens"])
+    assert sum(1 for r in log if str(r.get("route", "")).startswith("script:agent-")) >= 1
+    for sid in zst_only:
+        assert sid in mine and sid not in cc
+        t = _last_total(rollouts[sid][1])
+        assert (mine[sid]["input_tokens"], mine[sid]["output_tokens"]) == (t["input_tokens"] - t["cached_input_tokens"],
+                                                                           t["output_tokens"])
 
 
 def test_gemini_agrees_and_the_differences_are_subagents_thoughts_and_copied_files(ccusage_ready, tmp_path):
@@ -215,7 +234,7 @@ def test_gemini_agrees_and_the_differences_are_subagents_thoughts_and_copied_fil
         else:  # a parent: its children's rows there add up to our difference
             extra = [cc[x] for x in children]
             assert any(m["input_tokens"] == c["inputTokens"] + e["inputTokens"] for e in extra), sid
-    assert agree >= 7
+    assert agree >= len(mine) // 2
     m, c = mine[migrated], cc[migrated]
     assert m["messages"] == gt["mock_routes"]["script"] == 4
     assert c["inputTokens"] > m["input_tokens"] and c["outputTokens"] > m["output_tokens"]
