@@ -427,7 +427,7 @@ def _episodes(f: FileReport) -> None:
 
 def reinjection(scope: Scope, subagents: bool = True) -> AuditResult:
     """Audit every lane in `scope` (subagent lanes too unless `subagents` is False)."""
-    res = AuditResult(problems=list(scope.problems))
+    res = AuditResult(problems=[])
     for s in scope.sessions:
         lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
         for lane in lanes:
@@ -435,4 +435,6 @@ def reinjection(scope: Scope, subagents: bool = True) -> AuditResult:
                 res.lanes.append(audit_lane(lane))
             except OSError as exc:
                 res.problems.append(Problem(str(lane.path), exc.strerror or str(exc)))
+    # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
+    res.problems = list(scope.problems) + [p for p in res.problems if p not in scope.problems]
     return res

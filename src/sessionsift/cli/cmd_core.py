@@ -291,6 +291,18 @@ def _prompts_text(p: dict, word: str = "typed") -> str:
     return head + ", ".join(f"{p.get(k, 0)} {k}" for k in stats_mod.PROMPT_KINDS)
 
 
+def _known_tokens(tokens: dict, missing: dict) -> dict:
+    """Token totals with a field some API message lacks shown as None (unknown, not the sum of
+    the others); the sums stay available as `tokens_lower_bound_by_model`."""
+    from ..core.stats import USAGE_FIELDS
+
+    out = {}
+    for m, d in tokens.items():
+        miss = missing.get(m, {})
+        out[m] = {f: (None if f in miss else d.get(f)) for f in USAGE_FIELDS if f in d or f in miss}
+    return out
+
+
 @click.command("stats")
 @click.argument("targets", nargs=-1)
 @common_options
@@ -321,6 +333,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     tot_errors: Counter = Counter()
     human: dict[str, int] | None = None
     tokens: dict[str, dict[str, int]] = {}
+    missing: dict[str, dict[str, int]] = {}
     omis: Counter = Counter()
     for ls in res.lanes:
         tot_labels.update(ls.labels)
@@ -329,6 +342,10 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
             agg = tokens.setdefault(m, {})
             for k, v in d.items():
                 agg[k] = agg.get(k, 0) + v  # a sum over the lanes that wrote this field (absent fields stay absent)
+        for m, d in ls.tokens_missing.items():
+            agg = missing.setdefault(m, {})
+            for k, v in d.items():
+                agg[k] = agg.get(k, 0) + v
         omis.update(ls.read.omissions())
         tot_calls.update(ls.tool_calls)
         tot_errors.update(ls.tool_errors)
@@ -344,7 +361,10 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
             "unlabelled_records": ls.unlabelled, "unknown_line_types": dict(ls.unknown_line_types),
             "turns": ls.turns, "compactions": ls.compactions, "survival": dict(ls.survival),
             "replayed_lines": ls.replayed_lines,
-            "tokens_by_model": ls.tokens, "api_messages_by_model": dict(ls.messages_by_model),
+            "tokens_by_model": _known_tokens(ls.tokens, ls.tokens_missing),
+            "tokens_lower_bound_by_model": ls.tokens if ls.tokens_missing else None,
+            "tokens_missing_by_model": ls.tokens_missing or None,
+            "api_messages_by_model": dict(ls.messages_by_model),
             "thinking_blocks": ls.thinking_blocks, "narration_blocks": ls.narration_blocks,
             "untagged_thinking_blocks": ls.untagged_thinking_blocks,
             "unknown_thinking_tags": dict(ls.unknown_thinking_tags),
@@ -363,8 +383,13 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
             if ls.unlabelled:
                 out.text(f"  label {'(unlabelled)':<34} {ls.unlabelled}")
             for m, d in ls.tokens.items():
-                out.text(f"  tokens {esc(m)}: " + ", ".join(f"{k}={v}" for k, v in d.items())
-                         + f" over {ls.messages_by_model[m]} API messages")
+                miss = ls.tokens_missing.get(m, {})
+                out.text(f"  tokens {esc(m)}: " + ", ".join(
+                    f"{k}>={v} ({miss[k]} of {ls.messages_by_model[m]} API messages lack it)" if k in miss
+                    else f"{k}={v}" for k, v in d.items())
+                    + "".join(f", {k}=? (all {ls.messages_by_model[m]} API messages lack it)"
+                              for k in miss if k not in d)
+                    + f" over {ls.messages_by_model[m]} API messages")
             if ls.tool_calls or ls.tool_errors:
                 out.text("  tools: " + _tools_text(ls.tool_calls, ls.tool_errors))
             out.text(("  seed prompts (written by the parent agent): " if ls.lane.is_subagent else "  human prompts: ")
@@ -382,7 +407,8 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     problems = res.problems + gres.problems
     covs = sel.coverage()
     out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
-                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=tokens,
+                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=_known_tokens(tokens, missing),
+                tokens_lower_bound_by_model=tokens if missing else None, tokens_missing_by_model=missing or None,
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
                 omissions=dict(omis),
@@ -403,5 +429,9 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
                  f"{t['prompts']} prompts, {sum(t['tool_calls'].values())} tool calls, "
                  f"{sum(t['tool_errors'].values())} failed" + (f", {len(gres.problems)} unreadable: " + "; ".join(
                      f"{esc(p.path)}: {esc(p.why)}" for p in gres.problems[:5]) if gres.problems else ""))
+    if missing:
+        out.text("token totals are lower bounds: some API messages lack a usage field ("
+                 + "; ".join(f"{m}: " + ", ".join(f"{k} missing on {v}" for k, v in d.items())
+                             for m, d in missing.items()) + ")")
     out.text(coverage_line(covs))
-    return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+    return ExitStatus.INCOMPLETE if problems or missing or sel.incomplete() else ExitStatus.OK

@@ -119,7 +119,8 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     problems = res.problems + gres.problems
     covs = sel.coverage()
     out.summary(transcripts=res.transcripts, files_unreadable=len(problems), problems=problems_json(problems),
-                touches=len(ts), files=files, unresolved=unresolved, ops=ops, omissions=res.omissions,
+                touches=len(ts), files=files, unresolved=unresolved, unparsed_commands=res.unparsed, ops=ops,
+                omissions=res.omissions,
                 shared={"sessions": len(sel.refs), "changes": len(gch), "files": len({c.path for c in gch}),
                         "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
                         "omissions": gres.omissions()},
@@ -139,8 +140,13 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     if lost:
         out.text("lines not read (touches on them are not counted; the figures are lower bounds): "
                  + ", ".join(f"{k}={v}" for k, v in sorted(lost.items())))
+    if res.unparsed:
+        out.text(f"{res.unparsed} shell command(s) the parser could not read: the files they wrote are unknown "
+                 "(the figures are lower bounds)")
+    for p in problems[:5]:
+        out.text(f"could not read: {p.path} ({p.why})")
     out.text(coverage_line(covs))
-    return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+    return ExitStatus.INCOMPLETE if problems or res.unparsed or sel.incomplete() else ExitStatus.OK
 
 
 def _count(it) -> dict[str, int]:

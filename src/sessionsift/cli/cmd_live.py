@@ -44,6 +44,7 @@ def verdict_row(v: Verdict, now: float) -> dict:
         "todos": _todos_row(v.todos),
         "last_turn_api_error": v.tail.api_error,
         "owner_ended": v.owner_ended,
+        "unreadable": v.unreadable,
         "children": [{**_lane_fields(c.lane), "live": c.live, "why": c.why, "last_record_at": instant(c.last_ts),
                       "age_secs": c.age_secs, "last_stop_reason": c.last_stop_reason} for c in v.children],
     }
@@ -80,7 +81,9 @@ def _text_verdict(out: Out, v: Verdict, now: float) -> None:
         from ..live.verdict import todos_text
 
         out.text(f"  todos: {esc(todos_text(td))}")
-    if v.tasks.open is None:
+    if v.tasks.open is None and v.tasks.unreadable:
+        out.text("  tasks: unknown: " + "; ".join(f"{p} ({w})" for p, w in v.tasks.unreadable[:3]))
+    elif v.tasks.open is None:
         out.text("  tasks: no task directory" + (" (this session keeps its list in TodoWrite calls, above)"
                                                  if td is not None and td.line is not None else ""))
     else:
@@ -107,16 +110,23 @@ def status_cmd(targets, fmt, claude_home, sessions_from):
     out.header(**scope_header(scope))
     counts: dict[str, int] = {}
     now = time.time()
+    unread = 0
     for s in scope.sessions:
         v = assess(s, home, now=now)
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        unread += len(v.unreadable)
         out.row("session", verdict_row(v, now))
         _text_verdict(out, v, now)
-    out.summary(sessions=len(scope.sessions), verdicts=counts, problems=problems_json(scope.problems))
+    out.summary(sessions=len(scope.sessions), verdicts=counts, problems=problems_json(scope.problems),
+                surfaces_unreadable=unread)
     if not scope.sessions:
         out.text("no sessions in scope")
         return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.NO_MATCH
-    return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.OK
+    if scope.problems or unread:
+        out.text(f"{len(scope.problems)} problem(s), {unread} unreadable surface(s): verdicts rest on what "
+                 "could be read")
+        return ExitStatus.INCOMPLETE
+    return ExitStatus.OK
 
 
 @click.command("wait")
@@ -289,7 +299,10 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
             for n, _ in rows:
                 line_for(n, 0)
     out.summary(sessions=len(scope.sessions), agents=total, statuses=counts, problems=problems_json(scope.problems))
+    for p in scope.problems[:10]:
+        out.text(f"could not read: {p.path} ({p.why})")
     if total == 0:
-        out.text("no subagent lanes in scope")
+        out.text("no subagent lanes in scope" + (" that could be read (the count is a lower bound)"
+                                                  if scope.problems else ""))
         return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.NO_MATCH
     return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.OK

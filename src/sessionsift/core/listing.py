@@ -123,7 +123,17 @@ def summarize_session(s: Session, subagents: bool = True) -> SessionRow:
     if row.last_agent_message is None:
         row.notes.append("no agent message in the file" if whole else f"no agent message in the last {len(tail)} bytes")
     if subagents:
-        row.subagents = len(s.subagent_lanes())
+        before = len(s.problems)
+        lanes = s.subagent_lanes()
+        new = [p for p in s.problems[before:] if p.path.startswith(str(s.sidecar_dir) + os.sep)]
+        if any(p.path == str(s.sidecar_dir / "subagents") for p in new):
+            row.subagents = None  # we could not look: not zero
+            row.notes.append("subagents: " + "; ".join(p.why for p in new if p.path == str(s.sidecar_dir / "subagents")))
+        else:
+            row.subagents = len(lanes)
+            if new:
+                row.notes.append(f"subagents: {len(lanes)} readable lane(s); {len(new)} more could not be read "
+                                 "(a lower bound): " + "; ".join(f"{os.path.basename(p.path)}: {p.why}" for p in new[:3]))
     return row
 
 
@@ -186,7 +196,7 @@ def _scan_tail(row: SessionRow, lines: list[bytes]) -> None:
 
 def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:
     rows: list[SessionRow] = []
-    problems = list(scope.problems)
+    problems: list[Problem] = []
     total = read = 0
     for s in scope.sessions:
         try:
@@ -198,4 +208,5 @@ def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:
         total += r.size
         read += r.bytes_read
     rows.sort(key=lambda r: (r.last_at or "", r.mtime), reverse=True)
-    return ListResult(rows, problems, total, read)
+    # the scope's problems last: reading the sessions' side files (subagents/) adds to them
+    return ListResult(rows, list(scope.problems) + [p for p in problems if p not in scope.problems], total, read)

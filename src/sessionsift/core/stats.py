@@ -34,7 +34,11 @@ class LaneStats:
     survival: Counter = field(default_factory=Counter)
     replayed_lines: int = 0
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per model, per usage field: the sum over the API messages that carry the field."""
     messages_by_model: Counter = field(default_factory=Counter)
+    tokens_missing: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per model, per usage field: how many API messages lack it (only non-zero entries). Where
+    one does, the field's total is unknown and `tokens` holds a lower bound."""
     narration_blocks: int = 0
     thinking_blocks: int = 0
     untagged_thinking_blocks: int = 0
@@ -98,11 +102,11 @@ def lane_stats_indexed(lane: Lane, strict: bool = False) -> LaneStats:
             ls.unlabelled += 1
         if e.labels[:1] == ("harness.compaction.boundary",):
             ls.compactions += 1
-        if e.type == "assistant" and e.usage is not None:
+        if e.type == "assistant" and (e.usage is not None or e.model):
             model = e.model or "(unknown model)"
             key = (model, e.msg_id or f"line:{e.no}")
             cur = per_msg.setdefault(key, {})
-            for f, v in zip(USAGE_FIELDS, e.usage):
+            for f, v in zip(USAGE_FIELDS, e.usage or ()):
                 if v is not None:
                     cur[f] = max(cur.get(f, v), v)
     ls.turns = idx.turns
@@ -205,11 +209,20 @@ def _tool_blocks(obj: dict, no: int, uses: dict, errs: dict) -> None:
 
 
 def _tokens(ls: LaneStats, per_msg: dict) -> None:
+    """Per model: messages, the sum of each usage field over the messages that carry it, and how
+    many lack it (an assistant record with a model but no usage object lacks every field)."""
+    carried: dict[str, Counter] = {}
     for (model, _mid), fields in per_msg.items():
         ls.messages_by_model[model] += 1
         agg = ls.tokens.setdefault(model, {})
+        seen = carried.setdefault(model, Counter())
         for f, v in fields.items():
             agg[f] = agg.get(f, 0) + v  # a sum over the messages that wrote this field
+            seen[f] += 1
+    for model, n in ls.messages_by_model.items():
+        miss = {f: n - carried[model][f] for f in USAGE_FIELDS if carried[model][f] < n}
+        if miss:
+            ls.tokens_missing[model] = miss
 
 
 def _count_thinking(ls: "LaneStats | _Part", obj: dict) -> None:
@@ -374,8 +387,10 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                 if m is not None:
                     _tool_blocks(obj, no, part.uses, part.errs)
                     u = m.get("usage")
+                    model = m.get("model")
+                    if type(u) is not dict and type(model) is str and model:
+                        per_msg.setdefault((model, mid or no), {})  # an API message that lacks usage
                     if type(u) is dict:
-                        model = m.get("model")
                         mk = (model if type(model) is str and model else "(unknown model)", mid or no)
                         cur = per_msg.get(mk)
                         if cur is None:

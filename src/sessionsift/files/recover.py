@@ -448,6 +448,9 @@ class Replayer:
         for mk in sh.markers:
             self.step(c, "risk", "possible-write", f"class marker {mk}: mutates files it does not name",
                       tool_use_id=c.tool_use_id)
+        if sh.parse_error:
+            self.step(c, "risk", "possible-write", "the shell parser could not read this command: it may "
+                      "have written the file", tool_use_id=c.tool_use_id)
         named, more = stale_hint_paths(c)
         if self.path in named:
             self.set(_all_unknown(f"staleReadFileStateHint at L{c.pos} names it"), exists=None)
@@ -611,7 +614,7 @@ def _ts(x: str | None) -> float | None:
 
 
 def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], list]:
-    evs, problems = [], list(scope.problems)
+    evs, problems = [], []
     for s in scope.sessions:
         lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
         for ln in lanes:
@@ -621,7 +624,8 @@ def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], lis
                 from ..discover import Problem
 
                 problems.append(Problem(str(ln.path), exc.strerror or str(exc)))
-    return evs, problems
+    # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
+    return evs, list(scope.problems) + [p for p in problems if p not in scope.problems]
 
 
 def _ordered(lane_evs: list[LaneEvents]) -> list[tuple[float, int, int, str, object]]:

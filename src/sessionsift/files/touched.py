@@ -41,6 +41,9 @@ class FilesResult:
     touches: list[Touch] = field(default_factory=list)
     transcripts: int = 0
     problems: list = field(default_factory=list)
+    unparsed: int = 0
+    """Bash commands the shell parser could not read (each is an `unresolved` touch): the files
+    they wrote are unknown, so the counts are lower bounds."""
     omissions: dict = field(default_factory=dict)
     """Lines of the read transcripts that could not be read (malformed, zero-filled, ...): touches
     recorded on them are not counted, so the counts are lower bounds when any is non-zero."""
@@ -91,6 +94,12 @@ def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
                     res.touches.append(Touch(m.path, m.raw, f"shell:{m.op}", "shell", "Bash", m.verb, m.resolution,
                                              _status(c), c.lane, c.pos, c.result_ts or c.timestamp, c.turn,
                                              c.tool_use_id, "quoted heredoc body" if m.heredoc is not None else None))
+                if sh.parse_error:  # what it writes is not known: say so, never count it as nothing
+                    res.touches.append(Touch(None, sh.command[:200], "shell:unparsed", "shell", "Bash", None,
+                                             "unresolved", _status(c), c.lane, c.pos, c.result_ts or c.timestamp,
+                                             c.turn, c.tool_use_id, "the shell parser could not read this command: "
+                                             "the files it writes are unknown", marker="parse-error"))
+                    res.unparsed += 1
                 for mk in sh.markers:
                     res.touches.append(Touch(None, None, "shell:marker", "shell", "Bash", mk.split(":")[1], "unresolved",
                                              _status(c), c.lane, c.pos, c.result_ts or c.timestamp, c.turn,

@@ -113,7 +113,12 @@ def _journals(session: Session) -> dict[str, dict]:
                     j["result"] = r if isinstance(r, str) else orjson.dumps(r).decode()
                 elif t == "failed":
                     j["failed"] = True
-        except OSError:
+        except OSError as exc:  # reported with the scope's problems: agents exits 3
+            from ..discover import Problem
+
+            pr = Problem(str(p), f"workflow journal unreadable: {exc.strerror}")
+            if pr not in session.problems:
+                session.problems.append(pr)
             continue
     return out
 

@@ -27,6 +27,7 @@ holding one of `NEEDLES` are parsed at all.
 from __future__ import annotations
 
 import os
+import stat
 import re
 import time
 from dataclasses import dataclass, field
@@ -494,15 +495,29 @@ def task_list(home: Path, session_id: str) -> TaskList:
     """Tasks of one session from `<home>/tasks/<uuid>/` and `<home>/tasks/session-<first 8>/`.
 
     No directory at all -> `open`/`completed` are None (the session never used the task tools);
-    a directory with nothing open -> [] (MISC-005: `activeForm`, `owner`, `metadata` optional)."""
+    a directory with nothing open -> [] (MISC-005: `activeForm`, `owner`, `metadata` optional).
+    A directory (or tasks/ itself) we cannot look into, or a task file we cannot read, is listed in
+    `unreadable`; when a directory cannot be listed at all the counts are None (unknown, not 0),
+    otherwise they are lower bounds."""
     root = Path(home) / "tasks"
     dirs = [root / session_id, root / f"session-{session_id[:8]}"]
-    found = [d for d in dirs if d.is_dir()]
-    if not found:
+    found = []
+    bad: list[tuple[str, str]] = []
+    for d in dirs:
+        try:
+            st = os.stat(d)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:  # e.g. tasks/ not searchable: the directory may well be there
+            bad.append((str(d), f"cannot look: {exc.strerror}"))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            found.append(d)
+    if not found and not bad:
         return TaskList([], None, None, [])
     open_: list[dict] = []
     completed = 0
-    bad: list[tuple[str, str]] = []
+    listed = 0
     seen: set[str] = set()
     for d in found:
         try:
@@ -510,6 +525,7 @@ def task_list(home: Path, session_id: str) -> TaskList:
         except OSError as exc:
             bad.append((str(d), f"unreadable: {exc.strerror}"))
             continue
+        listed += 1
         for n in names:
             if not n.endswith(".json"):
                 continue
@@ -532,4 +548,7 @@ def task_list(home: Path, session_id: str) -> TaskList:
                 open_.append({"id": obj.get("id"), "subject": obj.get("subject"), "status": obj.get("status"),
                               "active_form": obj.get("activeForm"), "owner": obj.get("owner"),
                               "blocked_by": obj.get("blockedBy"), "dir": d.name, "path": str(p)})
+    if listed == 0 or any(not w.startswith("unreadable or not JSON") and w != "not a JSON object" for _, w in bad):
+        # a directory we could not list: how many tasks it holds is unknown
+        return TaskList([str(d) for d in found], None, None, bad)
     return TaskList([str(d) for d in found], open_, completed, bad)

@@ -358,13 +358,17 @@ def child_states(session: Session, now: float) -> list[ChildState]:
 @dataclass
 class JournalState:
     path: str
-    started: int
-    results: int
-    failed: int
-    other: int
+    started: int | None
+    results: int | None
+    failed: int | None
+    other: int | None
+    why: str | None = None
+    """Why the journal could not be read (its counts are then None: unknown, not 0)."""
 
     @property
-    def in_flight(self) -> int:
+    def in_flight(self) -> int | None:
+        if self.started is None or self.results is None or self.failed is None:
+            return None
         return max(0, self.started - self.results - self.failed)
 
 
@@ -374,7 +378,8 @@ def journal_states(session: Session) -> list[JournalState]:
         js = JournalState(str(p), 0, 0, 0, 0)
         try:
             data = p.read_bytes()
-        except OSError:
+        except OSError as exc:
+            out.append(JournalState(str(p), None, None, None, None, f"unreadable: {exc.strerror}"))
             continue
         end = data.rfind(b"\n") + 1
         for raw in data[:end].split(b"\n"):
@@ -416,6 +421,9 @@ class Verdict:
     """For stale-dead: mid-tool | settled | unknown (what the tail said when the owner ended)."""
     todos: "TodoState | None" = None
     """The todo list the transcript keeps (TodoWrite calls; live/todos.py)."""
+    unreadable: list[dict] = field(default_factory=list)
+    """Surfaces that could not be read ({surface, path, why}): the verdict rests on the others,
+    and counts taken from them are lower bounds (status exits 3)."""
 
     @property
     def owner_ended(self) -> bool:
@@ -501,15 +509,22 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
                   unreadable_lines=side.unreadable_lines))
 
     children = child_states(session, now)
-    live_children = [c for c in children if c.live]
-    ev.append(_ev("children", f"{len(live_children)} live of {len(children)} subagent lanes",
-                  live=[{"lane": c.lane.display, "why": c.why, "last_record_at": instant(c.last_ts)}
-                        for c in live_children]))
     journals = journal_states(session)
-    wf_open = [j for j in journals if j.in_flight > 0]
-    ev.append(_ev("workflows", f"{len(wf_open)} of {len(journals)} journals with agents in flight",
+    side_dir = str(session.sidecar_dir) + os.sep
+    lost = [p for p in session.problems if p.path.startswith(side_dir)]
+    unreadable: list[dict] = [{"surface": "children", "path": p.path, "why": p.why} for p in lost]
+    live_children = [c for c in children if c.live]
+    ev.append(_ev("children", f"{len(live_children)} live of {len(children)} subagent lanes"
+                  + (f"; {len(lost)} could not be read ({lost[0].why})" if lost else ""),
+                  live=[{"lane": c.lane.display, "why": c.why, "last_record_at": instant(c.last_ts)}
+                        for c in live_children], unreadable=[{"path": p.path, "why": p.why} for p in lost]))
+    wf_open = [j for j in journals if j.in_flight]
+    bad_j = [j for j in journals if j.why is not None]
+    unreadable += [{"surface": "workflows", "path": j.path, "why": j.why} for j in bad_j]
+    ev.append(_ev("workflows", f"{len(wf_open)} of {len(journals)} journals with agents in flight"
+                  + (f"; {len(bad_j)} unreadable" if bad_j else ""),
                   journals=[{"path": j.path, "started": j.started, "result": j.results, "failed": j.failed,
-                             "in_flight": j.in_flight} for j in journals]))
+                             "in_flight": j.in_flight, "why": j.why} for j in journals]))
 
     all_bg = scan.tasks()
     open_bg = [t for t in all_bg if t.state == "open"]
@@ -517,8 +532,21 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
                   lines_parsed=scan.lines_parsed, bytes_scanned=scan.bytes_scanned,
                   unmatched_carriers=scan.unmatched_carriers()))
     tl = task_list(home, session.session_id)
-    ev.append(_ev("tasks", "no task directory" if tl.open is None else f"{len(tl.open)} open, {tl.completed} completed",
-                  dirs=tl.dirs, unreadable=[{"path": p, "why": w} for p, w in tl.unreadable]))
+    if tl.open is None:
+        tv = ("could not be read: " + "; ".join(f"{p} ({w})" for p, w in tl.unreadable[:3])
+              if tl.unreadable else "no task directory")
+    else:
+        tv = f"{len(tl.open)} open, {tl.completed} completed" + (
+            f" (lower bounds: {len(tl.unreadable)} unreadable)" if tl.unreadable else "")
+    ev.append(_ev("tasks", tv, dirs=tl.dirs, unreadable=[{"path": p, "why": w} for p, w in tl.unreadable]))
+    unreadable += [{"surface": "tasks", "path": p, "why": w} for p, w in tl.unreadable]
+    if side.state == "unreadable":
+        unreadable.append({"surface": "sidecar", "path": side.path, "why": "unreadable"})
+    unreadable += [{"surface": "registry", "path": p, "why": w} for p, w in reg.unreadable]
+    for u in unreadable:
+        notes.append(f"{u['surface']}: {u['path']} could not be read ({u['why']}); what it would say is unknown, "
+                     "and the verdict rests on the other surfaces")
+
     from .todos import todo_state
 
     td = todo_state(session.path)
@@ -526,7 +554,8 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
                   open=len(td.open) if td.line is not None else None,
                   completed=td.completed if td.line is not None else None))
 
-    v = Verdict(session, "unknown", "", ev, notes, tail, reg, probe, all_bg, tl, children, journals, side, todos=td)
+    v = Verdict(session, "unknown", "", ev, notes, tail, reg, probe, all_bg, tl, children, journals, side, todos=td,
+                unreadable=unreadable)
     rstatus = row.status if row is not None else None
     owner_alive = probe is not None and probe.state == "alive"
     owner_gone = probe is not None and probe.gone

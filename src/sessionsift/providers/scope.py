@@ -11,6 +11,8 @@ loaded is ``no_adapter``. Coverage is computed from what the survey found, never
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -271,7 +273,8 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
         have = {s.session_id for s in scope.sessions}
         for s in sc.sessions:
             if s.session_id not in have:
-                scope.sessions.append(s)
+                # what its side files cannot give is reported with this scope's problems
+                scope.sessions.append(dataclasses.replace(s, problems=scope.problems))
                 have.add(s.session_id)
         scope.problems += [p for p in sc.problems if p not in scope.problems]
         scope.project_dirs += sc.project_dirs
@@ -331,7 +334,7 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
         r = cands[0]
         if r.provider == CLAUDE:
             assert scope is not None
-            s = D.Session(r.session_id, r.paths[0].parent, r.paths[0])
+            s = D.Session(r.session_id, r.paths[0].parent, r.paths[0], scope.problems)
             if all(x.session_id != s.session_id for x in scope.sessions):
                 scope.sessions.append(s)
         else:

@@ -127,11 +127,49 @@ class Lane:
         return self.lane_id
 
 
+def _entry_kind(e: os.DirEntry) -> str | None:
+    """None for a regular file (following symlinks); else why a `*.jsonl` entry is no transcript."""
+    try:
+        if e.is_file():
+            return None
+        if e.is_symlink():
+            return "dangling symlink (target missing, or a loop)"
+        if e.is_dir():
+            return "a directory named *.jsonl, not a transcript"
+        return "not a regular file (a FIFO, socket or device named *.jsonl)"
+    except OSError as exc:
+        return f"unreadable: {exc.strerror}"
+
+
+def _scandir(path: Path, problems: list | None, what: str) -> list[os.DirEntry]:
+    """The entries of `path` sorted by name; [] when it does not exist. Any other failure to list
+    it is a problem (a directory we could not look into is not an empty one)."""
+    try:
+        return sorted(os.scandir(path), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        _problem(problems, str(path), f"{what} unreadable: {exc.strerror}")
+        return []
+
+
+def _problem(problems: list | None, path: str, why: str) -> None:
+    if problems is None:
+        return
+    pr = Problem(path, why)
+    if pr not in problems:
+        problems.append(pr)
+
+
 @dataclass(frozen=True)
 class Session:
     session_id: str
     project_dir: Path
     path: Path
+    problems: list = field(default_factory=list, compare=False, hash=False, repr=False)
+    """Where what this session's side files could not give is reported (shared with its Scope's
+    `problems`, so every command that reports the scope's problems reports these): an unreadable
+    subagents/ or workflow directory, a dangling-symlink lane, a FIFO or directory named *.jsonl."""
 
     @property
     def sidecar_dir(self) -> Path:
@@ -142,47 +180,55 @@ class Session:
         return Lane(self.path, self.session_id, "main", "main")
 
     def subagent_lanes(self) -> list[Lane]:
-        """Subagent lanes in a stable order (built-in first, then workflow runs)."""
+        """Subagent lanes in a stable order (built-in first, then workflow runs). What could not be
+        looked at is added to `problems`, never dropped silently."""
         out: list[Lane] = []
         sub = self.sidecar_dir / "subagents"
-        try:
-            entries = sorted(os.scandir(sub), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError):
-            return out
-        except PermissionError:
-            return out
-        for e in entries:
-            if e.name.endswith(".jsonl") and e.is_file():
+        for e in _scandir(sub, self.problems, "subagents directory"):
+            if not e.name.endswith(".jsonl"):
+                continue
+            why = _entry_kind(e)
+            if why is None:
                 out.append(Lane(Path(e.path), self.session_id, e.name[:-6], "subagent"))
-        wf = sub / "workflows"
-        try:
-            runs = sorted(os.scandir(wf), key=lambda e: e.name)
-        except (FileNotFoundError, NotADirectoryError, PermissionError):
-            runs = []
-        for run in runs:
-            if not (run.name.startswith("wf_") and run.is_dir()):
-                continue
+            else:
+                _problem(self.problems, e.path, why)
+        for run in _scandir(sub / "workflows", self.problems, "workflows directory"):
             try:
-                files = sorted(os.scandir(run.path), key=lambda e: e.name)
+                is_run = run.name.startswith("wf_") and run.is_dir()
             except OSError:
+                is_run = False
+            if not is_run:
                 continue
-            for e in files:
-                if e.name.endswith(".jsonl") and e.name != "journal.jsonl" and e.is_file():
-                    out.append(
-                        Lane(Path(e.path), self.session_id, e.name[:-6], "workflow", run.name)
-                    )
+            for e in _scandir(Path(run.path), self.problems, "workflow run directory"):
+                if not e.name.endswith(".jsonl") or e.name == "journal.jsonl":
+                    continue
+                why = _entry_kind(e)
+                if why is None:
+                    out.append(Lane(Path(e.path), self.session_id, e.name[:-6], "workflow", run.name))
+                else:
+                    _problem(self.problems, e.path, why)
         return out
 
     def lanes(self, subagents: bool = True) -> list[Lane]:
         return [self.main] + (self.subagent_lanes() if subagents else [])
 
     def workflow_journals(self) -> list[Path]:
-        wf = self.sidecar_dir / "subagents" / "workflows"
-        try:
-            return sorted(Path(r.path) / "journal.jsonl" for r in os.scandir(wf)
-                          if r.name.startswith("wf_") and (Path(r.path) / "journal.jsonl").exists())
-        except OSError:
-            return []
+        """Every `wf_*/journal.jsonl` present (readable or not: a reader reports what it cannot
+        read); an unlistable workflows directory is a problem."""
+        out = []
+        for r in _scandir(self.sidecar_dir / "subagents" / "workflows", self.problems, "workflows directory"):
+            if not r.name.startswith("wf_"):
+                continue
+            j = Path(r.path) / "journal.jsonl"
+            try:
+                os.stat(j)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                _problem(self.problems, str(j), f"workflow journal unreadable: {exc.strerror}")
+                continue
+            out.append(j)
+        return out
 
 
 @dataclass
@@ -223,15 +269,11 @@ def sessions_in(project_dir: Path, problems: list[Problem]) -> list[Session]:
     out = []
     for e in entries:
         if e.name.endswith(".jsonl"):
-            try:
-                if not e.is_file():
-                    if e.is_symlink():  # a transcript we could not look at: say so
-                        problems.append(Problem(e.path, "dangling symlink (target missing, or a loop)"))
-                    continue
-            except OSError as exc:
-                problems.append(Problem(e.path, f"unreadable: {exc.strerror}"))
+            why = _entry_kind(e)
+            if why is not None:  # a transcript we could not look at: say so
+                _problem(problems, e.path, why)
                 continue
-            out.append(Session(e.name[:-6], project_dir, Path(e.path)))
+            out.append(Session(e.name[:-6], project_dir, Path(e.path), problems))
     return out
 
 
@@ -286,19 +328,20 @@ def project_dirs_for_cwd(home: Path, cwd: str) -> list[Path]:
     return keep
 
 
-def _session_from_transcript(path: Path) -> tuple[Session, Lane | None]:
+def _session_from_transcript(path: Path, problems: list | None = None) -> tuple[Session, Lane | None]:
     """Map a transcript path (top-level or subagent) to its owning session."""
+    problems = [] if problems is None else problems
     path = path.resolve()
     parts = path.parts
     if "subagents" in parts:
         i = len(parts) - 1 - parts[::-1].index("subagents")
         sid = parts[i - 1]
         project_dir = Path(*parts[: i - 1])
-        sess = Session(sid, project_dir, project_dir / f"{sid}.jsonl")
+        sess = Session(sid, project_dir, project_dir / f"{sid}.jsonl", problems)
         wf = parts[i + 2] if len(parts) > i + 3 and parts[i + 1] == "workflows" else None
         lane = Lane(path, sid, path.stem, "workflow" if wf else "subagent", wf)
         return sess, lane
-    return Session(path.stem, path.parent, path), None
+    return Session(path.stem, path.parent, path, problems), None
 
 
 def resolve_targets(
@@ -342,7 +385,7 @@ def resolve_targets(
     for t in targets:
         p = Path(t).expanduser()
         if t.endswith(".jsonl") and p.is_file():
-            s, lane = _session_from_transcript(p)
+            s, lane = _session_from_transcript(p, scope.problems)
             add(s)
             if lane is not None:
                 scope.explicit_lanes[s.session_id] = lane
