@@ -215,6 +215,8 @@ class Inner:
                 args += ["--resume", self.sid]
             elif p.how == "continue":
                 args += ["--continue"]
+            elif p.how == "fork":  # a NEW session file holding copies of this session's records
+                args += ["--resume", self.sid, "--fork-session"]
             args += self.sc.extra_args
             t0 = time.time()
             out_f = open(self.s_dir / f"client-P{i + 1}.out", "w+")

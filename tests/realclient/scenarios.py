@@ -59,7 +59,8 @@ def _sed_first_per_line(content: str, old: str, new: str) -> str:
 class Prompt:
     text: str
     turns: list[Turn] = field(default_factory=list)
-    how: str = "new"  # print mode: "new" (--session-id), "resume" (--resume <id>), "continue" (--continue)
+    how: str = "new"  # print mode: "new" (--session-id), "resume" (--resume <id>), "continue" (--continue),
+    # "fork" (--resume <id> --fork-session: the client writes a new session file)
     before: list[ShellEdit] = field(default_factory=list)
     slash: bool = False  # interactive slash command (e.g. /compact): sent verbatim, no marker
     wait_route: str | None = None  # interactive: wait until a request with this route prefix was served

@@ -129,9 +129,15 @@ def _claude_row(out: Out, r) -> None:
         "first_at": instant(r.first_at), "last_at": instant(r.last_at),
         "git_branch": r.git_branch, "version": r.version, "size_bytes": r.size,
         "subagents": r.subagents, "bytes_read": r.bytes_read, "notes": r.notes,
+        "forked_from": r.forked_from, "forks": r.forks,
     })
     out.text(f"{r.session_id}  {short_local(r.last_at)}  {esc(r.project)}  [Claude Code {esc(r.version or '?')} {esc(r.git_branch)}] "
              f"{r.size} B, {r.subagents if r.subagents is not None else '?'} subagents")
+    if r.forked_from:
+        f = r.forked_from
+        out.text(f"  forked from {f['session_id']} at its L{f['line']} ({f['copied_records']} records copied)")
+    if r.forks:
+        out.text(f"  forks: {', '.join(r.forks)}")
     out.text(f"  first: {clip(r.first_prompt, 100)}")
     out.text(f"  last:  {clip(r.last_prompt, 100)}")
     out.text(f"  agent: {clip(r.last_agent_message, 100)}")
@@ -372,6 +378,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
             "tool_calls": dict(ls.tool_calls), "tool_errors": dict(ls.tool_errors), "prompts": ls.prompts,
             "omissions": ls.read.omissions(),
             "bridges": bridges_json(ls.read),
+            "forked_from": ls.forked_from, "copied_records": ls.copied_records,
         })
         out.text(f"{ls.lane.session_id} {ls.lane.display}: {ls.read.lines} lines, {ls.turns} turns, "
                  f"{ls.compactions} compactions, {ls.narration_blocks} narration / {ls.thinking_blocks} thinking blocks")
@@ -400,6 +407,10 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
                          + (f" (malformed at L{', L'.join(map(str, ls.read.malformed_lines[:10]))})" if ls.read.malformed_lines else ""))
             for n in ls.read.bridge_notes()[:10]:
                 out.text(f"  note: {n}")
+            if ls.forked_from:
+                out.text(f"  forked from {ls.forked_from['session_id']} at its L{ls.forked_from['line']}"
+                         + (f"; {ls.copied_records} copied records left out (counted on the original)"
+                            if ls.copied_records else " (the original is not in scope: its copies are counted here)"))
     from .cmd_shared import claude_refs, stats_shared
 
     extra = claude_refs(sel, subagents=not no_subagents) if shared_claude else []

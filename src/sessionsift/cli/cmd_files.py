@@ -24,6 +24,7 @@ def _touch_row(t: touched.Touch, home) -> dict:
         "resolution": t.resolution, "status": t.status, "marker": t.marker, "tool_use_id": t.tool_use_id,
         "detail": t.detail,
         "interval": {"from": instant(t.interval[0]), "to": instant(t.interval[1])} if t.interval else None,
+        "copy_of": {"session_id": t.copy_of[0], "line": t.copy_of[1]} if t.copy_of else None,
         "refetch": refetch(t.lane, t.line, home),
     }
 
@@ -72,8 +73,9 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
             t = c
             out.row("touch", _touch_row(t, claude_home))
             iv = f" between {short_local(t.interval[0])} and {short_local(t.interval[1])}" if t.interval else ""
-            out.text(f"{short_local(t.timestamp)} L{t.line} {esc(t.lane.display)} {t.op:<16} "
+            out.text(f"{short_local(t.timestamp)} {t.lane.session_id[:8]} L{t.line} {esc(t.lane.display)} {t.op:<16} "
                      f"{esc(t.path or t.raw or t.marker)} [{t.resolution}, {t.status}]{iv}"
+                     + (f"  (copy of {t.copy_of[0][:8]} L{t.copy_of[1]}: not counted)" if t.copy_of else "")
                      + (f"  {clip(t.detail, 100)}" if t.detail else ""))
     elif by == "file":
         from ..questions.files import by_file
@@ -86,14 +88,14 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                                           "is_subagent": t.lane.is_subagent,
                                           "parent_session_id": t.lane.parent_session_id, "line": t.line,
                                           "refetch": refetch(t.lane, t.line, claude_home)}
-                                         for t in ts if t.path == d["path"]]
+                                         for t in ts if t.path == d["path"] and t.copy_of is None]
                                         + [change_row(sel, c) for c in gfiles.pop(d["path"], [])]})
             out.text(f"{esc(d['path'])}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items()))
                      + f"  [{', '.join(esc(x) for x in d['lanes'])}] {short_local(d['first'])} .. {short_local(d['last'])}")
         for path, cs in gfiles.items():
             _shared_file_row(out, sel, path, cs)
         for t in ts:
-            if t.path is None:
+            if t.path is None and t.copy_of is None:
                 out.row("unresolved", _touch_row(t, claude_home))
                 out.text(f"(unresolved) L{t.line} {esc(t.lane.display)} {t.op} {esc(t.marker or t.raw)}"
                          + (f" via {esc(t.verb)}" if t.verb else ""))
@@ -111,6 +113,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
             out.row("dir", d)
             out.text(f"{esc(dname)}/  {d['files']} files  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
     ops: dict[str, int] = {}
+    ts = [t for t in ts if t.copy_of is None]  # each original record counted once
     for t in ts:
         ops[t.op] = ops.get(t.op, 0) + 1
     gops = _count(c.change.action for c in gch)
@@ -120,6 +123,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     covs = sel.coverage()
     out.summary(transcripts=res.transcripts, files_unreadable=len(problems), problems=problems_json(problems),
                 touches=len(ts), files=files, unresolved=unresolved, unparsed_commands=res.unparsed, ops=ops,
+                copies=res.copies,
                 omissions=res.omissions,
                 shared={"sessions": len(sel.refs), "changes": len(gch), "files": len({c.path for c in gch}),
                         "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
@@ -130,6 +134,8 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     if sel.claude is not None:
         out.text(f"{len(ts)} touches of {len({t.path for t in ts if t.path})} files ({unresolved} unresolved/markers) "
                  f"in {res.transcripts} transcripts" + (f", {len(res.problems)} unreadable" if res.problems else "")
+                 + (f"; {res.copies} touches on a fork's copies of another session's records not counted"
+                    if res.copies else "")
                  + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
     if sel.refs:
         out.text(f"{len(gch)} recorded changes of {len({c.path for c in gch})} files in {len(sel.refs)} sessions of "

@@ -32,6 +32,8 @@ def _summary_line(sm, workers: int) -> str:
     extra = ""
     if sm.malformed_lines:
         extra += f"; {sm.malformed_lines} malformed among parsed lines"
+    if sm.copies_skipped:
+        extra += f"; {sm.copies_skipped} hits on copies of another session's records (a fork) counted once, on the original"
     if sm.undated_skipped:
         extra += f"; {sm.undated_skipped} records without a timestamp left out of the time window"
     if sm.unknown_type_lines:
@@ -232,7 +234,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     covs = sel.coverage()
     out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions,
                 sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
-                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped,
+                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
                 left_out_note=sm.left_out_note,

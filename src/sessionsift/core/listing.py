@@ -43,6 +43,11 @@ class SessionRow:
     subagents: int | None = None
     bytes_read: int = 0
     notes: list[str] = field(default_factory=list)
+    forked_from: dict | None = None
+    """The session this one was forked from (`--fork-session`, model/lineage.py): session_id, path,
+    line (the parent's line of the last record copied), uuid, copied_records. None: not a fork."""
+    forks: list[str] = field(default_factory=list)
+    """Sessions forked from this one."""
 
 
 @dataclass
@@ -207,6 +212,14 @@ def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:
         rows.append(r)
         total += r.size
         read += r.bytes_read
+    from ..model.lineage import lineage_for
+
+    for sid, f in lineage_for(scope.sessions).items():
+        for r in rows:
+            if r.session_id == sid:
+                r.forked_from = f.as_json()
+            elif r.session_id == f.parent_session_id and sid not in r.forks:
+                r.forks.append(sid)
     rows.sort(key=lambda r: (r.last_at or "", r.mtime), reverse=True)
     # the scope's problems last: reading the sessions' side files (subagents/) adds to them
     return ListResult(rows, list(scope.problems) + [p for p in problems if p not in scope.problems], total, read)

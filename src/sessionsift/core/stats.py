@@ -52,6 +52,11 @@ class LaneStats:
     "(unknown tool)" when no tool_use in the lane carries the id)."""
     prompts: dict = field(default_factory=dict)
     """How the prompts typed in this lane reached the model (prompt_census)."""
+    forked_from: dict | None = None
+    """The session this lane's session was forked from (model/lineage.py), else None."""
+    copied_records: int = 0
+    """Records left out of this census because they copy a record of an in-scope parent session
+    (a `--fork-session` fork): each original record is counted once, on the parent."""
 
 
 KNOWN_TYPES = {
@@ -77,13 +82,18 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> LaneS
     return _finish(lane, part)
 
 
-def lane_stats_indexed(lane: Lane, strict: bool = False) -> LaneStats:
+def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] | None = None) -> LaneStats:
     """The same census from a full `LaneIndex` (the reference the streaming path is tested
-    against; slower and holds every entry)."""
+    against; slower and holds every entry). `copies`: lines whose records copy another in-scope
+    session's (a fork's): left out of every count but the lane's turns, which are its own."""
     idx = LaneIndex.build(lane, strict=strict)
     ls = LaneStats(lane, idx.stats)
     per_msg: dict[tuple[str, str], dict[str, int]] = {}
+    copies = copies or frozenset()
+    ls.copied_records = sum(1 for e in idx.entries if e.no in copies)
     for e in idx.entries:
+        if e.no in copies:
+            continue
         ls.line_types[e.type or "(no type)"] += 1
         if e.type and e.type not in KNOWN_TYPES:
             ls.unknown_line_types[e.type] += 1
@@ -111,15 +121,16 @@ def lane_stats_indexed(lane: Lane, strict: bool = False) -> LaneStats:
                     cur[f] = max(cur.get(f, v), v)
     ls.turns = idx.turns
     _tokens(ls, per_msg)
-    thinking_lines = [e for e in idx.entries if "agent.thinking" in e.labels or "agent.thinking.narration" in e.labels]
+    thinking_lines = [e for e in idx.entries if ("agent.thinking" in e.labels or "agent.thinking.narration" in e.labels)
+                      and e.no not in copies]
     for _e, obj in idx.load_many(thinking_lines):
         _count_thinking(ls, obj)
     uses: dict = {}
     errs: dict = {}
     queued: list[int] = []
     pos = {id(e): i for i, e in enumerate(idx.entries)}
-    for e, obj in idx.load_many([e for e in idx.entries if e.type in ("assistant", "user")
-                                 or e.attachment == "queued_command"]):
+    for e, obj in idx.load_many([e for e in idx.entries if (e.type in ("assistant", "user")
+                                 or e.attachment == "queued_command") and e.no not in copies]):
         if e.type == "attachment":
             if R.is_queued_prompt(obj):
                 queued.append(pos[id(e)])
@@ -133,7 +144,8 @@ def lane_stats_indexed(lane: Lane, strict: bool = False) -> LaneStats:
         parent, [i for i, e in enumerate(ents) if e.type == "assistant"],
         [i for i, e in enumerate(ents) if e.type == "user" and ("user.message" in e.labels
                                                                  or e.labels[:1] == ("user.unsent",))],
-        queued, [code.get(e.survival, 0) for e in ents], {i for i, e in enumerate(ents) if e.replay_of is not None})
+        queued, [code.get(e.survival, 0) for e in ents],
+        {i for i, e in enumerate(ents) if e.replay_of is not None or e.no in copies})
     return ls
 
 
@@ -610,12 +622,28 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False) -> StatsRe
     lanes: list[Lane] = []
     for s in scope.sessions:
         lanes += [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
+    from ..model.lineage import lineage_for
+
     problems = list(scope.problems)
     out: list[LaneStats] = []
-    for r in _census_all(lanes, strict):
+    forks = lineage_for(scope.sessions)
+    in_scope = {s.session_id for s in scope.sessions}
+    counted_once = {f.path: f for f in forks.values() if f.parent_session_id in in_scope}
+    plain = [ln for ln in lanes if str(ln.path) not in counted_once]
+    done = {id(ln): r for ln, r in zip(plain, _census_all(plain, strict))}
+    for ln in lanes:
+        r = done.get(id(ln))
+        if r is None:  # a fork whose parent is in scope: its copies counted once, on the parent
+            f = counted_once[str(ln.path)]
+            try:
+                r = lane_stats_indexed(ln, strict=strict, copies=frozenset(f.copied_lines))
+            except OSError as exc:
+                r = Problem(str(ln.path), exc.strerror or str(exc))
         if isinstance(r, Problem):
             problems.append(r)
         else:
+            if not ln.is_subagent and ln.session_id in forks:
+                r.forked_from = forks[ln.session_id].as_json()
             out.append(r)
     return StatsResult(out, problems)
 

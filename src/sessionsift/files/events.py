@@ -49,6 +49,9 @@ class Call:
     echo: Any = None               # toolUseResult (dict, str or None)
     shell: ShellAnalysis | None = None
     survival: str | None = None
+    copy_of: tuple[str, int] | None = None
+    """(session id, line) of the record this one copies (a `--fork-session` fork whose parent is
+    in scope, model/lineage.py): counted once, on the original."""
 
     @property
     def pos(self) -> int:
@@ -78,6 +81,7 @@ class Attach:
     payload: dict
     cwd: str | None
     slug: str | None = None
+    copy_of: tuple[str, int] | None = None
 
 
 @dataclass
@@ -92,6 +96,7 @@ class Backup:
     version: int | None
     backup_file: str | None
     backup_time: str | None
+    copy_of: tuple[str, int] | None = None
 
 
 @dataclass

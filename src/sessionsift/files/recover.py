@@ -8,7 +8,9 @@ Replayed in transcript order (cross-lane by timestamp):
 - anchors: a whole-file Read echo (raw text, REC-044), a Write (its tool_use content, which the
   echo may have stripped: FH-050), an Edit/MultiEdit echo's `originalFile` (a pre-image; null or ""
   is no anchor: REC-060), a post-compaction `file` attachment, a quoted heredoc consumed by
-  cat/tee, a clean `cat`/`head -n`/`sed -n 'A,Bp'` result;
+  cat/tee (wherever the grammar nests its redirect), a clean `cat`/`head -n`/`sed -n 'A,Bp'`
+  result that is the whole stdout of its command - also after a change in the same command
+  (`sed -i ... f && cat f`, `echo x >> f && cat f`: the view after the change);
 - transforms: Edit / MultiEdit (string replacement on a complete state, else their
   `structuredPatch` hunks placed by line number);
 - boundaries: a modified-since-read rejection (hard), an `edited_text_file` attachment (hard; its
@@ -205,6 +207,9 @@ class Replayer:
         self.rec = Recovery(path)
         self.seg = 0
         self.seq = 0
+        self.last_change: float | None = None
+        """When the last change of the file we replayed happened (a checkpoint older than that
+        says nothing about the current state)."""
 
     # -- bookkeeping --------------------------------------------------------------------------
     def step(self, src, kind: str, what: str, detail: str, patch: list[str] | None = None,
@@ -224,6 +229,10 @@ class Replayer:
         self.rec.steps.append(s)
         if kind == "risk":
             self.rec.risks_since_anchor.append(s)
+        if kind in ("anchor", "transform", "boundary") and what not in ("read", "shell-read", "harness-read"):
+            t = _ts(s.timestamp)
+            if t is not None:
+                self.last_change = max(self.last_change or t, t)
         return s
 
     def set(self, state: list | None, full_anchor: bool = False, exists: bool | None = True) -> None:
@@ -236,9 +245,18 @@ class Replayer:
     # -- events ----------------------------------------------------------------------------
     def call(self, c: Call) -> None:
         if c.tool == "Bash":
-            return self.shell(c)
-        if c.path != self.path:
+            self.shell(c)
+        elif c.path == self.path:
+            self.tool_call(c)
+        else:
             return
+        if c.survival == "abandoned" and self.rec.steps and self.rec.steps[-1].tool_use_id == c.tool_use_id \
+                and self.rec.steps[-1].kind in ("anchor", "transform", "boundary") \
+                and self.rec.steps[-1].what not in ("read", "shell-read"):
+            self.step(c, "risk", "rewound-write", "this change lies on a branch the conversation was rewound "
+                      "past: if the rewind chose 'Restore code', the client undid it", tool_use_id=c.tool_use_id)
+
+    def tool_call(self, c: Call) -> None:
         where = f"L{c.pos}"
         if c.is_error is None:
             self.step(c, "risk", "no-result", f"{c.tool} has no recorded result (interrupted?); it may have applied",
@@ -460,7 +478,9 @@ class Replayer:
             self.step(c, "risk", "possible-write", "staleReadFileStateHint names more files than it lists",
                       tool_use_id=c.tool_use_id)
         ra = sh.read
-        if ra is not None and ra.path == self.path and not hit:
+        # the read is the command's last step (shell._read_anchor): a view of the file AFTER the
+        # writes above, so it anchors even when this command changed the file (`sed -i .. && cat f`)
+        if ra is not None and ra.path == self.path:
             echo = c.echo if isinstance(c.echo, dict) else None
             if c.ok and echo and echo.get("interrupted") is False and echo.get("stderr") == "" \
                     and isinstance(echo.get("stdout"), str) and not echo.get("backgroundTaskId"):
@@ -518,7 +538,11 @@ class Replayer:
                 self._read_payload(a, f, "harness-read", None)
 
     def checkpoint(self, b: Backup) -> None:
-        if b.path != self.path or b.backup_file is None or self.home is None:
+        if b.path != self.path:
+            return
+        if b.backup_file is None:
+            return self.absent_at_checkpoint(b)
+        if self.home is None:
             return
         if not self.rec.complete:
             return
@@ -537,6 +561,21 @@ class Replayer:
             self.step(b, "boundary", "checkpoint-rebase", f"checkpoint {b.backup_file} differs from the "
                       "reconstruction; the reconstruction is dropped (checkpoint content is never merged)",
                       line=b.line, ts=b.timestamp)
+
+
+    def absent_at_checkpoint(self, b: Backup) -> None:
+        """A snapshot entry with no backup, taken after the last change we replayed: the client
+        found no file there (FH-003: null names no content). It was deleted, or a rewind's
+        'Restore code' removed it (a file created only on the abandoned branch)."""
+        if b.kind != "snapshot" or self.rec.exists is False or self.rec.state is None:
+            return
+        bt = _ts(b.backup_time)
+        if bt is None or self.last_change is None or bt <= self.last_change:
+            return  # carried over from before the last change: says nothing about now
+        self.set([], exists=False)
+        self.step(b, "boundary", "checkpoint-absent", f"the file-history checkpoint at L{b.line} ({b.backup_time}) "
+                  "holds no backup of it: the file did not exist then (deleted outside the transcript's view, "
+                  "or removed by a rewind that restored the code)", line=b.line, ts=b.timestamp)
 
 
 def _overlay(state: list, start: int, pieces: list[str], cause: str) -> list:
@@ -624,16 +663,38 @@ def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], lis
                 from ..discover import Problem
 
                 problems.append(Problem(str(ln.path), exc.strerror or str(exc)))
+    _mark_copies(scope, evs)
     # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
     return evs, list(scope.problems) + [p for p in problems if p not in scope.problems]
+
+
+def _mark_copies(scope: Scope, evs: list[LaneEvents]) -> None:
+    """Mark the events of a fork's records that copy a record of its in-scope parent
+    (model/lineage.py): `recover` replays each original once, `files` counts it once."""
+    from ..model.lineage import forks_in_scope
+
+    forks = forks_in_scope(scope)
+    if not forks:
+        return
+    for le in evs:
+        f = forks.get(le.lane.session_id)
+        if f is None or le.lane.is_subagent:
+            continue
+        for c in le.calls:
+            if c.line in f.copied_lines:
+                c.copy_of = (f.parent_session_id, f.copied_lines.get(c.pos, f.copied_lines[c.line]))
+        for x in list(le.attachments) + list(le.backups):
+            if x.line in f.copied_lines:
+                x.copy_of = (f.parent_session_id, f.copied_lines[x.line])
 
 
 def _ordered(lane_evs: list[LaneEvents]) -> list[tuple[float, int, int, str, object]]:
     items = []
     for li, le in enumerate(lane_evs):
         last = 0.0
-        merged = [(c.pos, "call", c) for c in le.calls] + [(a.line, "att", a) for a in le.attachments] + \
-                 [(b.line, "bk", b) for b in le.backups]
+        merged = [(c.pos, "call", c) for c in le.calls if c.copy_of is None] + \
+                 [(a.line, "att", a) for a in le.attachments if a.copy_of is None] + \
+                 [(b.line, "bk", b) for b in le.backups if b.copy_of is None]
         merged.sort(key=lambda t: t[0])
         for pos, kind, x in merged:
             t = _ts(getattr(x, "result_ts", None) or x.timestamp)

@@ -228,18 +228,47 @@ def analyze(command: str, cwd: str | None) -> ShellAnalysis:
     return res
 
 
+_REDIRECTS = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+_HEREDOC_PARTS = ("heredoc_start", "heredoc_body", "heredoc_end")
+
+
+def _redirects_of(node) -> tuple[list, list]:
+    """The redirects a redirected_statement carries, wherever the grammar puts them, and the
+    statements the grammar nests inside a heredoc redirect. tree-sitter-bash parses
+    `cat <<'EOF' > f && cat f` with `> f` and `&& cat f` INSIDE the heredoc_redirect node (the
+    body follows on later lines); `cat <<'EOF' | tee f` puts the pipeline there too."""
+    reds, conts = [], []
+    for c in node.children:
+        if c.type in ("file_redirect", "herestring_redirect"):
+            reds.append(c)
+        elif c.type == "heredoc_redirect":
+            reds.append(c)
+            for k in c.children:
+                if k.type in ("file_redirect", "herestring_redirect"):
+                    reds.append(k)
+                elif k.is_named and k.type not in _HEREDOC_PARTS and k.type != "file_descriptor":
+                    conts.append(k)
+    return reds, conts
+
+
 def _walk(node, cwd: _Cwd, res: ShellAnalysis, redirects: list | None = None) -> None:
     t = node.type
     if t == "redirected_statement":
         body = node.child_by_field_name("body")
-        reds = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect")]
+        reds, conts = _redirects_of(node)
         if body is None:
             for r in reds:
                 _redirect(r, cwd, res, None)
-            return
-        # tree-sitter attaches `a && b > f` redirects to the whole list; bash applies them to the
-        # last command only, so walk the body first (its cds apply) and then the redirects.
-        _walk(body, cwd, res, reds)
+        else:
+            # tree-sitter attaches `a && b > f` redirects to the whole list; bash applies them to
+            # the last command only, so walk the body first (its cds apply) and then the redirects.
+            _walk(body, cwd, res, reds + list(redirects or []))
+        hd = _heredoc_body(reds)
+        for k in conts:  # `&& next`, `| tee f` written inside the heredoc redirect
+            if k.type == "pipeline" and hd is not None and body is not None and _args(body)[0] == "cat":
+                _walk_pipe_from_heredoc(k, cwd, res, hd)
+            else:
+                _walk(k, cwd, res)
         return
     if t == "command":
         _command(node, cwd, res, redirects or [])
@@ -265,15 +294,29 @@ def _walk(node, cwd: _Cwd, res: ShellAnalysis, redirects: list | None = None) ->
         _redirect(r, cwd, res, None)
 
 
+def _walk_pipe_from_heredoc(pipe, cwd: _Cwd, res: ShellAnalysis, heredoc: str) -> None:
+    """`cat <<'EOF' | tee f`: the first command of the pipeline reads the heredoc through cat."""
+    kids = [c for c in pipe.children if c.is_named]
+    for i, c in enumerate(kids):
+        if i == 0 and c.type == "command" and _args(c)[0] == "tee":
+            before = len(res.mutations)
+            _walk(c, cwd, res)
+            for o in res.mutations[before:]:
+                if o.verb == "tee" and o.op == "write":
+                    o.heredoc = heredoc
+        else:
+            _walk(c, cwd, res)
+
+
 def _redirect(r, cwd: _Cwd, res: ShellAnalysis, cmd_name: str | None, heredoc: str | None = None) -> None:
     if r.type != "file_redirect":
         return
     opnode = None
-    dest = None
+    dest = r.child_by_field_name("destination")
     for c in r.children:
         if c.type in (">", ">>", ">|", "&>", "&>>", "<", ">&", "<&", "<>"):
             opnode = c.type
-        elif c.type == "file_descriptor":
+        elif c.type == "file_descriptor" or dest is not None:
             continue
         elif c.is_named:
             dest = c
@@ -528,31 +571,87 @@ def _outflags(vals, cwd: _Cwd, res: ShellAnalysis, name: str) -> None:
                 res.mutations.append(_operand(v[2:], cwd, "write", f"{name} -o"))
 
 
+_SILENT = frozenset({"cd", "mkdir", "touch", "cp", "mv", "rm", "rmdir", "chmod", "chown", "ln", "truncate",
+                     "true", ":", "export", "unset", "install"})
+"""Commands that print nothing on stdout when they succeed (so a `cat F` after them prints the
+whole stdout of the command)."""
+
+
+def _steps(node, outer: list | None = None) -> list[tuple[object, list]] | None:
+    """The simple commands of a command line in execution order, each with the redirects that
+    apply to it, or None when it holds anything else (a pipeline, a subshell, a loop...)."""
+    t = node.type
+    if t in ("program", "list"):
+        kids = [c for c in node.children if c.is_named and c.type != "comment"]
+        out: list = []
+        for i, c in enumerate(kids):
+            st = _steps(c, outer if i == len(kids) - 1 else None)
+            if st is None:
+                return None
+            out += st
+        return out
+    if t == "redirected_statement":
+        body = node.child_by_field_name("body")
+        reds, conts = _redirects_of(node)
+        if body is None:
+            return None
+        first = _steps(body, reds + list(outer or []))
+        if first is None:
+            return None
+        for k in conts:
+            st = _steps(k)
+            if st is None:
+                return None
+            first += st
+        return first
+    if t == "command":
+        return [(node, [c for c in node.children if c.type in _REDIRECTS] + list(outer or []))]
+    return None
+
+
+def _stdout_to_file(reds: list) -> bool:
+    for r in reds:
+        if r.type != "file_redirect":
+            continue
+        ops = [c.type for c in r.children if not c.is_named]
+        fd = next((c.text for c in r.children if c.type == "file_descriptor"), None)
+        if any(o in (">", ">>", ">|", "&>", "&>>") for o in ops) and fd in (None, b"1"):
+            return True
+    return False
+
+
+def _silent(cmd, reds: list) -> bool:
+    """True when the step prints nothing on stdout (its stdout goes to a file, or it is a command
+    that is silent on success: cd, mkdir, cp, `sed -i`, ...)."""
+    if _stdout_to_file(reds):
+        return True
+    name, args = _args(cmd)
+    if name in _SILENT:
+        return True
+    if name in ("sed", "perl"):
+        return any((v or "").startswith("-") and not (v or "").startswith("--") and "i" in (v or "")[1:]
+                   or (v or "").startswith("--in-place") for v, _ in _vals(args))
+    return False
+
+
 def _read_anchor(root, cwd: str | None) -> ReadAnchor | None:
-    """A clean single-file read: `[cd X &&] cat F`, `head -n N F`, `sed -n 'A,Bp' F` (no pipes)."""
-    kids = [c for c in root.children if c.is_named and c.type != "comment"]
-    if len(kids) != 1:
+    """A clean read of one file that is the whole stdout of the command: `cat F`, `head -n N F` or
+    `sed -n 'A,Bp' F` as the LAST step, after steps that print nothing on stdout (`cd X`, `sed -i
+    ... F`, `echo x >> F`, `cat <<'EOF' > F` ...): a full view of the file AFTER the command's
+    changes (the replay applies the command's writes first)."""
+    steps = _steps(root)
+    if not steps:
         return None
-    node = kids[0]
-    cmds = []
     state = _Cwd(cwd)
-    if node.type == "list":
-        parts = [c for c in node.children]
-        ops = [c.type for c in parts if not c.is_named]
-        if any(o != "&&" for o in ops):
+    for cmd, reds in steps[:-1]:
+        name, _ = _args(cmd)
+        if name == "cd":
+            _command(cmd, state, ShellAnalysis(""), [])
+            continue
+        if not _silent(cmd, reds):
             return None
-        cmds = [c for c in parts if c.is_named]
-    else:
-        cmds = [node]
-    if any(c.type != "command" for c in cmds):
-        return None
-    for c in cmds[:-1]:
-        name, args = _args(c)
-        if name != "cd":
-            return None
-        _command(c, state, ShellAnalysis(""), [])
-    last = cmds[-1]
-    if any(c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect") for c in last.children):
+    last, reds = steps[-1]
+    if reds:
         return None
     name, args = _args(last)
     vals = _vals(args)

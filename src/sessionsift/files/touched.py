@@ -34,6 +34,8 @@ class Touch:
     detail: str | None = None
     interval: tuple[str | None, str | None] | None = None
     marker: str | None = None
+    copy_of: tuple[str, int] | None = None
+    """(session id, line) of the original this touch copies (a fork's copied record)."""
 
 
 @dataclass
@@ -41,6 +43,8 @@ class FilesResult:
     touches: list[Touch] = field(default_factory=list)
     transcripts: int = 0
     problems: list = field(default_factory=list)
+    copies: int = 0
+    """Touches on a fork's copies of an in-scope parent's records: listed (`copy_of`), not counted."""
     unparsed: int = 0
     """Bash commands the shell parser could not read (each is an `unresolved` touch): the files
     they wrote are unknown, so the counts are lower bounds."""
@@ -66,6 +70,7 @@ def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
             continue
         if not subagents and le.lane.is_subagent:
             continue
+        n0 = len(res.touches)
         for c in le.calls:
             if c.tool in TOOL_OP:
                 op = TOOL_OP[c.tool]
@@ -123,6 +128,12 @@ def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
                 res.touches.append(Touch(norm(fn), fn, "harness-read", "attachment", None, "file", "recorded",
                                          "observed", a.lane, a.line, a.timestamp, a.turn, None,
                                          "re-injected into context by the client (e.g. after compaction)"))
+        cmap = {c.pos: c.copy_of for c in le.calls if c.copy_of} | {a.line: a.copy_of for a in le.attachments
+                                                                     if a.copy_of}
+        if cmap:
+            for t in res.touches[n0:]:
+                t.copy_of = cmap.get(t.line)
+    res.copies = sum(1 for t in res.touches if t.copy_of is not None)
     res.touches.extend(external_writes(lane_evs, subagents_only))
     # ordering only: an undated touch sorts first; its timestamp stays None in every row
     res.touches.sort(key=lambda t: (_ts(t.timestamp) or 0.0, t.lane.is_subagent, t.line))
@@ -156,6 +167,8 @@ def external_writes(lane_evs: list[LaneEvents], subagents_only: bool = False) ->
             continue
         last: dict[str, object] = {}
         for b in le.backups:
+            if b.copy_of is not None:
+                continue  # a fork's copy of its parent's snapshot line: counted on the parent
             prev = last.get(b.path)
             last[b.path] = b
             if prev is None or b.version is None or prev.version is None:
@@ -183,7 +196,7 @@ def external_writes(lane_evs: list[LaneEvents], subagents_only: bool = False) ->
 def group_by_file(ts: list[Touch]) -> list[dict]:
     g: dict[str, dict] = {}
     for t in ts:
-        if t.path is None:
+        if t.path is None or t.copy_of is not None:
             continue
         d = g.setdefault(t.path, {"path": t.path, "ops": defaultdict(int), "first": t.timestamp, "last": t.timestamp,
                                   "lanes": [], "lines": []})
@@ -198,7 +211,7 @@ def group_by_file(ts: list[Touch]) -> list[dict]:
 def group_by_dir(ts: list[Touch]) -> list[dict]:
     g: dict[str, dict] = {}
     for t in ts:
-        if t.path is None:
+        if t.path is None or t.copy_of is not None:
             continue
         k = posixpath.dirname(t.path)
         d = g.setdefault(k, {"dir": k, "ops": defaultdict(int), "files": set()})

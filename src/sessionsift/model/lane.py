@@ -8,7 +8,9 @@ Survival (REC-033, TURN-022..024, CMP-003, CMP-017, REC-091):
 - a record off the chain that is not a conversation child (tool-result carriers, isMeta records,
   attachments, system lines: MISC-006) inherits the state of its parent;
 - any other off-chain record is `abandoned` (rewound past, or a superseded draft); a genuine
-  user record that is abandoned and has a later same-parent user sibling is a draft: `user.unsent`;
+  user record that is abandoned, has a later same-parent user sibling and was never answered (no
+  assistant record descends from it through non-assistant records) is a draft: `user.unsent`. An
+  answered one was delivered and then rewound past: it keeps `user.message` (abandoned);
 - a replayed copy of a uuid (a later line with a uuid already seen) resolves to the earlier line
   and is flagged `replay_of`; replays open no turn;
 - a record whose parent uuid appears nowhere in the file, after an OMITTED line (zero-filled or
@@ -144,6 +146,8 @@ F_PEMPTY = 16
 """`parentUuid` is the empty string: looked up on the chain walk, ignored when inheriting."""
 F_LEMPTY = 32
 """`logicalParentUuid` is the empty string (same treatment)."""
+F_ASST = 64
+"""An assistant record (an answer: a prompt it descends from was delivered)."""
 
 LIVE, ABANDONED, PRECUT = 1, 2, 3
 SURVIVAL_NAMES: tuple[Survival | None, ...] = (None, "live", "abandoned", "pre-cut")
@@ -178,6 +182,8 @@ def skeleton_flags(t: str | None, labels: tuple[str, ...] | list[str], opener: b
     completion order and continues from the last one written), so it inherits its parent's
     survival instead of counting as an abandoned conversation child."""
     f = F_OPENER if opener else 0
+    if t == "assistant":
+        f |= F_ASST
     if (t == "assistant" and not continues_message) or (t == "user" and labels and labels[0] in _CONVERSATION_CHILD_FIRST):
         f |= F_CONV
     return f
@@ -404,18 +410,36 @@ class Skeleton:
         return state
 
     def draft_slots(self, state: bytearray) -> list[int]:
-        """Abandoned genuine user records with a later same-parent sibling: `user.unsent`."""
+        """Abandoned genuine user records with a later same-parent sibling that nothing answered:
+        `user.unsent` (a rewound prompt the model had answered is no draft)."""
         groups: dict[str, list[int]] = {}
         flags = self.flags
         for slot, parent in self.drafts:
             if not flags[slot] & F_REPLAY:
                 groups.setdefault(parent, []).append(slot)
-        out = []
-        for group in groups.values():
-            for slot in group[:-1]:
-                if state[slot] == ABANDONED:
-                    out.append(slot)
-        return sorted(out)
+        cands = {slot for group in groups.values() for slot in group[:-1] if state[slot] == ABANDONED}
+        if not cands:
+            return []
+        answered = self._answered(cands)
+        return sorted(cands - answered)
+
+    def _answered(self, cands: set[int]) -> set[int]:
+        """The candidate slots an assistant record descends from, through non-assistant records
+        (at most 256 steps each: the walk is linear overall)."""
+        parent, flags = self.parent, self.flags
+        out: set[int] = set()
+        for a in _positions(flags, F_ASST, F_ASST):
+            p = parent[a]
+            steps = 0
+            while p >= 0 and steps < 256:
+                if p in cands:
+                    out.add(p)
+                    break
+                if flags[p] & F_ASST:
+                    break
+                p = parent[p]
+                steps += 1
+        return out
 
     def turn_count(self, state: bytearray) -> int:
         """Openers that are neither abandoned nor replays (drafts are abandoned)."""

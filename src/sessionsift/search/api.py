@@ -72,6 +72,9 @@ class Plan:
     fast_carrier: bool = False
     """Counting only: a tool-result carrier naming one tool_use_id first is counted unparsed
     (every carrier leaf is selected)."""
+    copies: dict = field(default_factory=dict)
+    """transcript path -> byte offsets of records that copy a record of an in-scope session
+    (a `--fork-session` fork, model/lineage.py): each original record is counted once."""
     left_out: tuple[tuple[str, str], ...] = ()
     """(kind, flag) of every gated kind or source this query does not search (left_out_kinds)."""
     count_left_out: bool = False
@@ -509,6 +512,11 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
                 nm = names.get(i)
                 if nm is not None and nm not in h.tool_names:
                     h.tool_names.append(nm)
+    skip = p.copies.get(str(lane.path)) if p.copies else None
+    if skip:
+        kept = [h for h in hits if h.offset not in skip]
+        out.copies_skipped = len(hits) - len(kept)
+        hits = kept
     if cap is not None:
         hits = hits[:cap]
     out.hit_count = len(hits)
@@ -935,6 +943,7 @@ class SearchRun:
         sm.records_parsed += o.parsed
         sm.malformed_lines += o.malformed
         sm.undated_skipped += o.undated_skipped
+        sm.copies_skipped += o.copies_skipped
         sm.persisted_unresolved.extend(o.persisted_problems)
         for k, v in o.unknown_type_lines.items():
             sm.unknown_type_lines[k] = sm.unknown_type_lines.get(k, 0) + v
@@ -947,7 +956,10 @@ class SearchRun:
 
 def search(query: Query, scope: Scope) -> SearchRun:
     """Plan `query` over `scope` (raises UsageError on a bad query). Iterate the result."""
+    from ..model.lineage import copy_offsets
+
     p = plan(query)
+    p.copies = copy_offsets(scope)
     return SearchRun(p, scope, lanes_of(scope, query.subagents))
 
 

@@ -99,6 +99,8 @@ class LaneOutcome:
     """Hits counted from their bytes without parsing (counting plans only)."""
     unknown_type_lines: dict = field(default_factory=dict)
     """Candidate lines of record types sessionsift does not interpret (never matched), by type."""
+    copies_skipped: int = 0
+    """Hits on records that copy a record of another in-scope session (a fork's copies)."""
     gated_hits: dict = field(default_factory=dict)
     """Gated leaf (or "persisted-output") -> hits it would add if its flag were given (counted only
     when Plan.count_left_out)."""
@@ -122,6 +124,9 @@ class Summary:
     """Hits counted from their bytes without parsing (counting plans: assistant records and
     tool-result carriers in Claude Code's compact form)."""
     undated_skipped: int = 0
+    copies_skipped: int = 0
+    """Hits left out because their record copies a record of another session in scope (a
+    `--fork-session` fork): each original record is counted once, on its first session."""
     unreadable: list[dict] = field(default_factory=list)
     persisted_unresolved: list[dict] = field(default_factory=list)
     unknown_type_lines: dict = field(default_factory=dict)

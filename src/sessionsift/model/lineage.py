@@ -1,0 +1,150 @@
+"""Lineage: which session was forked from which, and which of its records are copies.
+
+`claude --resume <id> --fork-session` (2.1.258) writes a NEW session file that starts with copies
+of the parent's records - the same `uuid`, `parentUuid`, `timestamp`, `message`; only `sessionId`
+(and a prompt's `promptId`) differ - and then the fork's own records. No record names the parent
+(measured: tests/realclient/scenarios_robust.py `robust_fork`). So a fork is recognised by its
+records: two sessions of one project directory whose first uuid-bearing record has the same uuid
+are one family; the member whose first timestamped line is the earliest is the original, and each
+later member was forked from the earlier member it shares the longest uuid prefix with, at the
+last record of that prefix. A fork's copies are its records whose uuid the parent holds.
+
+Counting each original record once: when the parent is in an answer's scope, the fork's copies
+are left out of the censuses and file touches (and shown as copies where rows are listed).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..read.lines import iter_lines, parse_line
+
+HEAD_LINES = 256
+"""How far into a transcript its first uuid-bearing record is looked for."""
+
+
+@dataclass
+class Fork:
+    session_id: str
+    path: str
+    parent_session_id: str
+    parent_path: str
+    at_line: int | None
+    """The parent's line of the last record copied (where the fork branched off)."""
+    at_uuid: str | None
+    copied_lines: dict[int, int] = field(default_factory=dict)
+    """Fork line -> the parent's line of the record it copies."""
+    copied_offsets: frozenset[int] = frozenset()
+
+    @property
+    def copied_records(self) -> int:
+        return len(self.copied_lines)
+
+    def as_json(self) -> dict:
+        return {"session_id": self.parent_session_id, "path": self.parent_path, "line": self.at_line,
+                "uuid": self.at_uuid, "copied_records": self.copied_records}
+
+
+def _head(path) -> tuple[str | None, str | None]:
+    """(first uuid, first timestamp) of a transcript's head; (None, None) when unreadable."""
+    first_uuid = first_ts = None
+    try:
+        for n, line in enumerate(iter_lines(path)):
+            if n >= HEAD_LINES or (first_uuid and first_ts):
+                break
+            o = parse_line(line.raw)
+            if not o:
+                continue
+            if first_ts is None and isinstance(o.get("timestamp"), str):
+                first_ts = o["timestamp"]
+            if first_uuid is None and isinstance(o.get("uuid"), str) and o["uuid"]:
+                first_uuid = o["uuid"]
+    except OSError:
+        return None, None
+    return first_uuid, first_ts
+
+
+def _uuids(path) -> list[tuple[str, int, int]]:
+    """(uuid, line, offset) of every uuid-bearing record, in file order."""
+    out = []
+    try:
+        for line in iter_lines(path):
+            if b'"uuid"' not in line.raw:
+                continue
+            o = parse_line(line.raw)
+            if o and isinstance(o.get("uuid"), str) and o["uuid"]:
+                out.append((o["uuid"], line.no, line.offset))
+    except OSError:
+        return []
+    return out
+
+
+def find_forks(sessions: Iterable) -> dict[str, Fork]:
+    """Fork session id -> its Fork, among `sessions` (Session objects; main lanes only)."""
+    fams: dict[tuple[str, str], list[tuple[str, object, str]]] = {}
+    for s in sessions:
+        u, ts = _head(s.path)
+        if u is None or ts is None:
+            continue
+        fams.setdefault((str(s.project_dir), u), []).append((ts, s.session_id, s))
+    out: dict[str, Fork] = {}
+    for members in fams.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda m: (m[0], m[1]))
+        seqs = {sid: _uuids(s.path) for _ts, sid, s in members}
+        sets = {sid: {u: ln for u, ln, _o in seq} for sid, seq in seqs.items()}
+        for i, (ts, sid, s) in enumerate(members):
+            if i == 0 or ts == members[0][0]:
+                continue  # the original (or a tie: no direction to tell)
+            best = None
+            for _pts, pid, ps in members[:i]:
+                have = sets[pid]
+                k = 0
+                for u, _ln, _o in seqs[sid]:
+                    if u not in have:
+                        break
+                    k += 1
+                if k and (best is None or k >= best[0]):
+                    best = (k, pid, ps)
+            if best is None:
+                continue
+            k, pid, ps = best
+            have = sets[pid]
+            at_uuid = seqs[sid][k - 1][0]
+            copied = {ln: have[u] for u, ln, _o in seqs[sid] if u in have}
+            offsets = frozenset(o for u, _ln, o in seqs[sid] if u in have)
+            out[sid] = Fork(sid, str(s.path), pid, str(ps.path), have.get(at_uuid), at_uuid, copied, offsets)
+    return out
+
+
+def forks_in_scope(scope) -> dict[str, Fork]:
+    """The forks among the scope's sessions whose parent is in the scope too (their copies are
+    counted once, on the parent)."""
+    forks = find_forks(scope.sessions)
+    ids = {s.session_id for s in scope.sessions}
+    return {k: f for k, f in forks.items() if f.parent_session_id in ids}
+
+
+def lineage_for(sessions: list) -> dict[str, Fork]:
+    """Forks among `sessions` and their siblings (every session of their project directories), so a
+    fork shows its parent even when the parent is not in the answer."""
+    from ..discover import sessions_in
+
+    dirs = {str(s.project_dir): s.project_dir for s in sessions}
+    sib: dict[str, object] = {}
+    for d in dirs.values():
+        for s in sessions_in(d, []):
+            sib.setdefault(s.session_id, s)
+    for s in sessions:
+        sib.setdefault(s.session_id, s)
+    wanted = {s.session_id for s in sessions}
+    forks = find_forks(sib.values())
+    return {k: f for k, f in forks.items() if k in wanted or f.parent_session_id in wanted}
+
+
+def copy_offsets(scope) -> dict[str, frozenset[int]]:
+    """transcript path -> byte offsets of its records that copy a record of an in-scope parent."""
+    return {os.fspath(f.path): f.copied_offsets for f in forks_in_scope(scope).values()}
