@@ -221,7 +221,7 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
     pricer = _pricer(prices_file)
     out = Out(fmt, "usage")
     if live:
-        from ..usage import live as L
+        from . import usage_live as L
 
         sel = make_selection(tuple(targets), sessions_from)
         return L.run(out, sel, provs, z, s, u, pricer, None if align == "none" else align, active_only, live_for,

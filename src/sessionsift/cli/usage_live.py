@@ -1,0 +1,93 @@
+"""`usage blocks --live`: the refresh loop that renders the five-hour windows as Claude Code
+transcripts grow (presentation; the incremental reading is sessionsift.usage.live.Incremental)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+
+def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents) -> int:
+    from ..live.wait import change_waiter
+    from ..usage import claude as C
+    from ..usage.blocks import windows
+    from ..usage.live import HEARTBEAT, Incremental
+    from ..usage.report import in_range
+    from . import usage_view as V
+    from .exit import ExitStatus
+    from .options import coverage_json, coverage_line
+
+    if sel.claude is None:
+        from ..errors import UsageError
+
+        raise UsageError("--live follows Claude Code transcripts: no Claude Code data root with sessions in scope")
+    inc = Incremental(sel.claude, tuple(), subagents)
+    inc.refresh()
+    root = os.path.realpath(os.path.join(str(sel.claude.home.path), "projects"))
+    waiter, how = change_waiter([root], lambda p: p.endswith(".jsonl"), inc.fingerprint)
+    out.header(report="blocks", live=True, watcher=how, timezone={"name": z.name, "source": z.source, "now": z.describe()},
+               since=None if since is None else since.isoformat(), until=None if until is None else until.isoformat(),
+               claude_home=inc.col.claude_home, claude_home_source=inc.col.claude_home_source,
+               price_table=pricer.table.describe())
+    notes = []
+    if [p for p in provs if p != C.PROVIDER]:
+        notes.append("--live follows Claude Code only; other providers were not read")
+    refreshes = 0
+    t0 = time.monotonic()
+
+    def emit(reason: str) -> None:
+        nonlocal refreshes
+        refreshes += 1
+        now = time.time()
+        evs = [e for e in inc.col.events if in_range(e.ts, z, since, until)]
+        ws = windows(evs, pricer, align=align, now=now)
+        if active_only:
+            ws = [w for w in ws if w.active]
+        if out.json:
+            msgs = sum(w.totals.messages for w in ws)
+            toks = sum(w.totals.total or 0 for w in ws)
+            out.row("refresh", {"at": V.instant(now), "reason": reason, "files_read": inc.reads,
+                                "windows": [V.window_json(w, pricer.used) for w in ws],
+                                "totals": {"messages": msgs, "total_tokens": toks}})
+            out.stream.flush()
+            return
+        if out.stream.isatty():
+            out.stream.write("\x1b[H\x1b[2J")
+        out.text(f"usage blocks --live ({how}), {z.describe()}, refreshed {time.strftime('%H:%M:%S')} ({reason})")
+        if ws:
+            V.text_windows(out, ws, z.tz, now)
+        else:
+            out.text("no active window" if active_only else "no usage yet")
+        out.stream.flush()
+
+    emit("start")
+    interrupted = False
+    try:
+        while True:
+            left = HEARTBEAT
+            if live_for is not None:
+                left = min(left, live_for - (time.monotonic() - t0))
+                if left <= 0:
+                    break
+            seen = waiter(left)
+            if seen:
+                if inc.refresh():
+                    emit("change")
+            else:  # no event: redraw (the clock moved), and read anyway in case an event was lost
+                inc.refresh()
+                emit("heartbeat")
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        st = getattr(waiter, "stop", None)
+        if st is not None:
+            st.set()
+    out.summary(refreshes=refreshes, files=len(inc.files), coverage=coverage_json(sel.coverage()),
+                coverage_line=coverage_line(sel.coverage()), notes=notes, interrupted=interrupted, watcher=how)
+    if not out.json:
+        for n in notes:
+            out.text(f"note: {n}")
+        out.text(coverage_line(sel.coverage()))
+    sys.stdout.flush()
+    return ExitStatus.OK
