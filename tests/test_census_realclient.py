@@ -21,7 +21,8 @@ from sessionsift.cli import main
 from tests.realclient import client as clientmod
 from tests.realclient import scenarios_census as SC
 
-SCENARIOS = ("census_queue", "census_recall", "census_ptl", "census_workflow", "subagents", "todos", "bash_background")
+SCENARIOS = ("census_queue", "census_recall", "census_ptl", "census_workflow", "census_cmdonly", "subagents", "todos",
+             "bash_background")
 
 
 @pytest.fixture(scope="session")
@@ -299,3 +300,54 @@ def test_wait_stop_returns_when_the_owner_of_an_open_launch_is_gone(rc):
     assert code == 0 and rows[-1]["satisfied"] is True and rows[-1]["waited_secs"] < 30
     code, out, _ = cli(gt, "wait", "--until", "stop", "--timeout", "30")
     assert "no owner process on record" in out
+
+
+# --- small things -----------------------------------------------------------------------------
+
+EXAMPLES = REPO / "examples" / "claude-home"  # written by the real 2.1.258 (tests/realclient)
+
+
+def test_a_too_short_session_prefix_says_so(rc):
+    gt = rc["census_ptl"]
+    for short in (gt["session_id"][:1], gt["session_id"][:3]):
+        code, _out, err = run(["show", short, "--turn", "1", "--claude-home", gt["config_dir"]])
+        assert code == 2 and "too short" in err and "at least 4 characters" in err, short
+    code, out, _ = run(["show", gt["session_id"][:4], "--turn", "1", "--claude-home", gt["config_dir"]])
+    assert code == 0 and "[census_ptl P1]" in out
+
+
+def test_list_agrees_in_number_and_labels_the_branch(rc):
+    gt = rc["census_ptl"]
+    code, out, _ = cli(gt, "list")
+    assert "1 session; Claude Code: 1 in 1 project dir under " in out
+    assert "coverage: Claude Code 1 session " in out
+    code, rows = jcli(gt, "list")
+    branch = next(r for r in rows if r["kind"] == "session")["git_branch"]
+    assert branch and f"[Claude Code 2.1.258, git branch {branch}]" in out
+    code, out, _ = cli(gt, "stats")
+    assert "1 transcript read (1 session)" in out
+
+
+def test_image_rows_carry_session_and_transcript():
+    sid = "8414eb07-cca2-5cca-9059-e9baedac31e1"  # files_basic: a Read of a PNG
+    code, out, _ = run(["image", "--claude-home", str(EXAMPLES)])
+    lines = out.splitlines()
+    i = next(k for k, l in enumerate(lines) if ":L" in l and "image/png" in l)
+    assert lines[i].startswith(sid + "  main:L")
+    assert lines[i + 1].strip() == f"transcript: {EXAMPLES / 'projects' / '-tmp-ssift-rc-files-basic-work' / (sid + '.jsonl')}"
+
+
+def test_verbatim_points_at_a_command_that_works(rc):
+    import re
+    import shlex
+
+    for name in ("census_cmdonly", "census_ptl"):
+        gt = rc[name]
+        code, out, _ = cli(gt, "verbatim")
+        m = re.search(r"`sessionsift (show [^`]*)`", out)
+        assert m, (name, out)
+        cmd = shlex.split(m.group(1).replace("--turn N", "--turn 1"))
+        c, shown, err = run(cmd)
+        assert c == 0 and shown.startswith("L"), (name, cmd, err)
+    code, out, _ = cli(rc["census_cmdonly"], "verbatim")
+    assert "No turn could be counted" in out and "--line 1.." in out

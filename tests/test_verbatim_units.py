@@ -204,7 +204,10 @@ def test_hook_slots_print_in_order_when_started_in_reverse(tmp_path):
     outs = [json.loads(o) for _, o in done if o]
     assert all(o["hookSpecificOutput"]["hookEventName"] == "SessionStart" for o in outs)
     got = "".join(o["hookSpecificOutput"]["additionalContext"] for o in outs)
-    want = verbatim(_lane(tmp_path, p), pending_compaction=True, budget=budget_for_slots(6, 300)).text
+    # the hook names the data root (--claude-home), which here is not the one a command finds by itself
+    # (tests point CLAUDE_CONFIG_DIR elsewhere): the commands the text points at carry it
+    want = verbatim(_lane(tmp_path, p), pending_compaction=True, budget=budget_for_slots(6, 300),
+                    target=f"{SID} --claude-home {tmp_path}").text
     assert got == want and len(outs) >= 3
     assert not any((tmp_path / "spool").rglob("slice.*"))  # the last slot cleaned up
 

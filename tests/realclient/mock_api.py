@@ -39,6 +39,8 @@ COMPACT_MARKER = "Your task is to create a detailed summary of the conversation 
 COMPACT_MARKERS = (COMPACT_MARKER, "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.")
 
 DEFAULT_TEXT = "OK."
+MID_TURN_PREFIX = "The user sent a new message while you were working:"
+"""How 2.1.258 opens the `system` message that carries a prompt typed while a turn was running."""
 
 
 # --------------------------------------------------------------------------- script model
@@ -317,8 +319,12 @@ class MockAnthropic:
             for idx in range(len(msgs) - 1, -1, -1):
                 m = msgs[idx]
                 # 2.1.258 sends a prompt typed mid-turn as a `system` message ("The user sent a new
-                # message while you were working: ...") next to the tool result
-                if m.get("role") not in ("user", "system") or _is_tool_result_only(m):
+                # message while you were working: ...") next to the tool result; other system messages
+                # (hook context, which may quote earlier prompts verbatim) never route
+                if m.get("role") == "system":
+                    if not _msg_text(m).lstrip().startswith(MID_TURN_PREFIX):
+                        continue
+                elif m.get("role") != "user" or _is_tool_result_only(m):
                     continue
                 mt = _msg_text(m)
                 for conv in self.script.conversations:

@@ -11,7 +11,8 @@ What they produce with the pinned client, offline:
 - `census_ptl` (print): a failing Bash call, then the next model call answers HTTP 400 "prompt is too
   long", so the session ends on the client's API-error message.
 - `census_workflow` (print): a `Workflow` call whose script runs two agents; their lanes land under
-  `subagents/workflows/wf_<run>/` and the tool result names the run (`Run ID: wf_...`).
+  `subagents/workflows/wf_<run>/` and the tool result names the run (`Run ID: wf_...`); a failing Bash.
+- `census_cmdonly` (interactive): only the local command `/context` - a session with no countable turn.
 
 Scenarios register into the harness's registry; the harness's runner imports this module inside
 `unshare -n` and calls its `inside()`, which runs the harness's Inner with two additions: settings
@@ -213,7 +214,16 @@ CENSUS_RECALL = register(CensusScenario(
     keys_while={("P2", 0): [(1.0, ["Escape"])]},  # recall P2 while its answer is held
     final_settle=0.5,
 ))
-ALL = {s.name: s for s in (CENSUS_QUEUE, CENSUS_RECALL, CENSUS_PTL, CENSUS_WORKFLOW)}
+CENSUS_CMDONLY = register(CensusScenario(
+    name="census_cmdonly",
+    mode="interactive",
+    notes="A session whose only input is the local command /context: system local_command records and the "
+          "command's isMeta output, no model call, no prompt - no turn can be counted in it.",
+    prompts=[Prompt("/context", slash=True, settle=2.0)],  # waits for any request (the client's own probes)
+    final_settle=1.0,
+))
+
+ALL = {s.name: s for s in (CENSUS_QUEUE, CENSUS_RECALL, CENSUS_PTL, CENSUS_WORKFLOW, CENSUS_CMDONLY)}
 
 
 # ============================================================================ inner

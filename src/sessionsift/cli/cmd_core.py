@@ -112,8 +112,11 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     unread = f"; {len(problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in problems[:5]) if problems else ""
     where = ""
     if sel.claude is not None:
-        where = f"; Claude Code: {len(res.rows) if res else 0} in {sel.claude.project_dirs or '?'} project dirs under {esc(sel.claude.home.path)}"
-    out.text(f"{n} sessions{where}; read {bytes_read} of {bytes_total} bytes{unread}")
+        # a session id target scans every project dir; the dirs that hold the sessions listed are the answer
+        dirs = sel.claude.project_dirs or len({str(s.project_dir) for s in sel.claude.sessions})
+        where = (f"; Claude Code: {len(res.rows) if res else 0} in {_plural(dirs, 'project dir')} under "
+                 f"{esc(sel.claude.home.path)}")
+    out.text(f"{_plural(n, 'session')}{where}; read {bytes_read} of {bytes_total} bytes{unread}")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
 
@@ -131,8 +134,9 @@ def _claude_row(out: Out, r) -> None:
         "subagents": r.subagents, "bytes_read": r.bytes_read, "notes": r.notes,
         "forked_from": r.forked_from, "forks": r.forks,
     })
-    out.text(f"{r.session_id}  {short_local(r.last_at)}  {esc(r.project)}  [Claude Code {esc(r.version or '?')} {esc(r.git_branch)}] "
-             f"{r.size} B, {r.subagents if r.subagents is not None else '?'} subagents")
+    branch = f", git branch {esc(r.git_branch)}" if r.git_branch else ", no git branch recorded"
+    out.text(f"{r.session_id}  {short_local(r.last_at)}  {esc(r.project)}  [Claude Code {esc(r.version or '?')}{branch}] "
+             f"{r.size} B, {_plural(r.subagents, 'subagent') if r.subagents is not None else '? subagents'}")
     if r.forked_from:
         f = r.forked_from
         out.text(f"  forked from {f['session_id']} at its L{f['line']} ({f['copied_records']} records copied)")

@@ -404,9 +404,11 @@ def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occu
                           "size": im.size, "sha256": im.sha256, "timestamp": instant(im.timestamp),
                           "tool_use_id": im.tool_use_id, "occurrences": im.occurrences,
                           "written": written.get(id(im))})
-        out.text(f"{esc(im.lane.display)}:{im.locator}  {im.media_type or '?'}  {im.size if im.size is not None else '?'} B"
+        out.text(f"{im.lane.session_id}  {esc(im.lane.display)}:{im.locator}  {im.media_type or '?'}  "
+                 f"{im.size if im.size is not None else '?'} B"
                  f"  {'[Image #%d]' % im.handle if im.handle is not None else '(no handle)'}  {im.carrier}"
                  + (f"  x{len(im.occurrences)}" if len(im.occurrences) > 1 else "")
                  + (f"  -> {esc(written[id(im)])}" if id(im) in written else ""))
+        out.text(f"  transcript: {esc(im.lane.path)}")
     out.summary(images=len(ims), written=len(written) if out_dir else None, deduplicated=not all_occurrences)
     return ExitStatus.OK if ims else ExitStatus.NO_MATCH

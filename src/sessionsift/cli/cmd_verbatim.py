@@ -53,7 +53,8 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
     scope = make_scope((target,), claude_home)
     ln = pick_lane(scope, lane)
     res = api.verbatim(ln, budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs,
-                       max_unit=max_unit, pending_compaction=pending_compaction)
+                       max_unit=max_unit, pending_compaction=pending_compaction,
+                       target=_show_target(ln, target, claude_home))
     acc = res.accounting
     out = Out(fmt, "verbatim")
     out.header(**scope_header(scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
@@ -108,6 +109,28 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
     if not res.has_compaction:
         return ExitStatus.NO_MATCH
     return ExitStatus.INCOMPLETE if incomplete else ExitStatus.OK
+
+
+def _show_target(ln, given: str, claude_home) -> str:
+    """How a `sessionsift show` command this output points at names the lane so that it runs: the
+    transcript's path for a subagent lane or a transcript named by a path outside any projects/
+    dir (it has no resolvable id), else the session id plus --claude-home when one was given that the
+    command would not find by itself."""
+    import os
+    import shlex
+
+    # a main transcript under <home>/projects/<dir>/ is found by its id; one elsewhere only by path
+    by_path = ln.is_subagent or ((given.endswith(".jsonl") or os.sep in given)
+                                 and ln.path.parent.parent.name != "projects")
+    t = shlex.quote(str(ln.path)) if by_path else ln.session_id
+    if claude_home and not by_path:
+        from ..discover import claude_home as default_home
+
+        # the data root the command would find by itself needs no flag (the verbatim hook passes the
+        # client's own CLAUDE_CONFIG_DIR: the text it injects stays short)
+        if os.path.realpath(claude_home) != os.path.realpath(default_home(None).path):
+            t += f" --claude-home {shlex.quote(str(claude_home))}"
+    return t
 
 
 def _summary(out: Out, res: api.VerbatimResult, slices: int | None) -> None:

@@ -236,7 +236,7 @@ def coverage_line(covs: list) -> str:
     unit = False
     for c in covs:
         if c.state == "ok":
-            parts.append(f"{esc(c.display)} {c.sessions}" + ("" if unit else " sessions"))
+            parts.append(f"{esc(c.display)} {c.sessions}" + ("" if unit else (" session" if c.sessions == 1 else " sessions")))
             unit = True
         elif c.state == "no_adapter":
             parts.append(f"{esc(c.display)} no adapter")

@@ -327,6 +327,8 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
             shown = ", ".join(f"{sid} ({_display_of(sv, p)})" for p, sid in keys[:10])
             raise TargetError(f"session prefix {t!r} is ambiguous: {shown}" + (" ..." if len(keys) > 10 else ""))
         if not keys:
+            if (short := D.too_short(t)) is not None:
+                raise short
             if claude_ok and choice is not None and not others:
                 D.resolve_targets([t], choice=choice)  # raises Claude Code's own message
             raise TargetError(_none_msg(sv, f"target {t!r} is not a path, a Claude Code project token, "

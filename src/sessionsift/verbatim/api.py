@@ -160,7 +160,9 @@ def _norm(s: str) -> str:
 
 
 def _target_of(lane: Lane) -> str:
-    return str(lane.path) if lane.is_subagent else lane.session_id
+    import shlex
+
+    return shlex.quote(str(lane.path)) if lane.is_subagent else lane.session_id
 
 
 def _marker(target: str, line: int):
@@ -171,11 +173,11 @@ def _marker(target: str, line: int):
 
 
 class _Builder:
-    def __init__(self, idx: LaneIndex, agent_msgs: str, max_unit: int):
+    def __init__(self, idx: LaneIndex, agent_msgs: str, max_unit: int, target: str | None = None):
         self.idx = idx
         self.agent_msgs = agent_msgs
         self.max_unit = max_unit
-        self.target = _target_of(idx.lane)
+        self.target = target or _target_of(idx.lane)
         self._tool_owner: dict[str, Entry] | None = None
         self._plan_paths: dict[str, str] = {}
 
@@ -546,6 +548,7 @@ def verbatim(
     max_unit: int = DEFAULT_MAX_UNIT,
     index: LaneIndex | None = None,
     pending_compaction: bool = False,
+    target: str | None = None,
 ) -> VerbatimResult:
     """Reconstruct the most recent turns of `lane` verbatim within `budget` UTF-16 units.
 
@@ -555,6 +558,10 @@ def verbatim(
     `pending_compaction`: the caller knows a compaction is happening now (a SessionStart(compact)
     hook). Unless the file already holds a summary newer than every turn opener, one is assumed
     right after the file's last line, so every selected turn predates it.
+
+    `target`: how the commands this text points at (`sessionsift show TARGET ...`) name the lane,
+    options included (e.g. a quoted path plus `--claude-home DIR`); default: its session id, or
+    the path of a subagent lane.
     """
     if agent_msgs not in AGENT_MSG_MODES:
         raise UsageError(f"--agent-msgs must be one of {', '.join(AGENT_MSG_MODES)}")
@@ -565,7 +572,7 @@ def verbatim(
     if max_unit < 0:
         raise UsageError("--max-unit must be 0 (no cap) or more")
     idx = index or LaneIndex.build(lane)
-    target = _target_of(lane)
+    target = target or _target_of(lane)
     comps = _compactions(idx)
     if pending_compaction:
         ls, lt = _latest(idx)
@@ -577,9 +584,15 @@ def verbatim(
     turns_total = idx.turns
     notes: list[str] = []
     if not comps:
-        msg = (f"session {lane.session_id} has no compaction on its conversation chain: nothing was clipped. "
-               f"Every turn is in the transcript as written; `sessionsift show {target} --turn N` "
-               f"(or --turn -1 for the last) prints one in full.")
+        if turns_total:
+            msg = (f"session {lane.session_id} has no compaction on its conversation chain: nothing was clipped. "
+                   f"Every turn is in the transcript as written; `sessionsift show {target} --turn N` "
+                   f"(N = 1..{turns_total}, or --turn -1 for the last) prints one in full.")
+        else:
+            last = idx.entries[-1].no if idx.entries else 1
+            msg = (f"session {lane.session_id} has no compaction on its conversation chain: nothing was clipped. "
+                   f"No turn could be counted in it (no prompt opens one on the chain), so `show --turn` has "
+                   f"nothing to show; `sessionsift show {target} --line 1..{last}` prints every record.")
         notes.append(msg)
         acc = Accounting(budget=budget, chars_used=0, turns_total=turns_total, turns_selected=0, first_turn=None,
                          last_turn=None, boundaries_total=0, boundaries_spanned=0, max_compactions=max_compactions,
@@ -589,7 +602,7 @@ def verbatim(
         acc.chars_used = u16len(text)
         return VerbatimResult(lane, target, [], [], acc, text, notes, idx.stats.omissions(), *_latest(idx))
 
-    builder = _Builder(idx, agent_msgs, max_unit)
+    builder = _Builder(idx, agent_msgs, max_unit, target)
     sum_lines = {c.summary_line for c in comps}
     reserve = u16len("\n".join(_header(lane, target, _fake_acc(budget, agent_msgs, max_compactions, max_unit,
                                                                    turns_total, len(comps))))) + 40

@@ -25,7 +25,18 @@ from ...errors import TargetError
 from ..base import Problem
 
 MAX_SANITIZED_LENGTH = 200
+MIN_PREFIX = 4
+"""A session id prefix must have at least this many characters (a shorter one matches too many)."""
 _UUIDISH = re.compile(r"^[0-9a-fA-F-]{4,}$")
+_SHORT_PREFIX = re.compile(r"^[0-9A-Za-z_-]{1,3}$")
+
+
+def too_short(t: str) -> TargetError | None:
+    """The error for a target that can only be a session-id prefix, and is shorter than MIN_PREFIX."""
+    if _SHORT_PREFIX.match(t):
+        return TargetError(f"session prefix {t!r} is too short: give at least {MIN_PREFIX} characters of the "
+                           f"session id", hint="`sessionsift list` shows the ids")
+    return None
 
 LaneKind = Literal["main", "subagent", "workflow"]
 
@@ -426,6 +437,9 @@ def resolve_targets(
             if hits:
                 add(hits[0])
                 continue
+        short = too_short(t)
+        if short is not None:
+            raise short
         raise TargetError(
             f"target {t!r} is not a path, an encoded project directory under {root}, "
             f"or a known session id/prefix"
