@@ -183,3 +183,42 @@ def test_a_rewound_prompt_that_was_answered_is_no_draft(rr):
     lane = next(r for r in rows if r["kind"] == "lane")
     assert lane["labels"].get("user.message") == 3 and "user.unsent" not in lane["labels"]
     assert lane["prompts"]["rewound"] == 1 and lane["prompts"]["unsent"] == 0
+
+
+# --- a moved data root -----------------------------------------------------------------------------
+
+
+def _moved(gt: dict, tmp_path: Path) -> dict:
+    """The scenario's data root moved to a new path: every absolute path the client recorded under
+    the old one is now absent (the old one is in this run's temp dir, so no residue can hold it)."""
+    import shutil
+
+    new = tmp_path / "restored-home" / "dot-claude"
+    new.parent.mkdir(parents=True)
+    shutil.copytree(gt["config_dir"], new, symlinks=True)
+    shutil.rmtree(gt["config_dir"] + "-gone", ignore_errors=True)
+    os.rename(gt["config_dir"], gt["config_dir"] + "-gone")
+    return {**gt, "config_dir": str(new), "old_config_dir": gt["config_dir"]}
+
+
+def test_a_moved_root_resolves_recorded_paths(rr, tmp_path):
+    """plan_mode's `planFilePath` and a Bash output's `persistedOutputPath` are absolute paths
+    under the data root the session ran with; under a moved root they resolve against the current
+    one, with a note and the path checked."""
+    gt = _moved(rr["robust_moved_plan"], tmp_path / "p")
+    try:
+        rc, rows, _ = run(gt, "plan")
+        (b,) = [r for r in rows if r["kind"] == "plan"]
+        assert b["plan_path"].startswith(gt["old_config_dir"]) and not os.path.exists(b["plan_path"])
+        assert b["plan_exists"] is True and b["plan_path_checked"].startswith(gt["config_dir"] + "/plans/")
+        assert any("resolved against the current data root" in n for n in b["notes"])
+    finally:
+        os.rename(gt["old_config_dir"] + "-gone", gt["old_config_dir"])
+    gt = _moved(rr["robust_moved_output"], tmp_path / "o")
+    try:
+        rc, rows, _ = run(gt, "search", "MOVED-TAIL-4242", "-F", "--resolve-persisted", "-t", "agent.tool.result")
+        hits = [r for r in rows if r["kind"] == "hit"]
+        assert rc == 0 and len(hits) == 1 and rows[-1]["persisted_unresolved"] == []
+        assert hits[0]["persisted_resolved"][0].startswith(gt["config_dir"] + "/projects/")
+    finally:
+        os.rename(gt["old_config_dir"] + "-gone", gt["old_config_dir"])

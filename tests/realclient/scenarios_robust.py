@@ -108,7 +108,33 @@ REWIND = register(CensusScenario(
     final_settle=0.5,
 ))
 
-ALL = {s.name: s for s in (HEREDOC, FORK, REWIND)}
+BIG_OUTPUT_CMD = "seq -f 'row %g of the long report' 1 3000; echo MOVED-TAIL-$((4000+242))"
+
+MOVED_PLAN = register(CensusScenario(
+    name="robust_moved_plan",
+    mode="print",
+    bypass=False,
+    extra_args=["--permission-mode", "plan"],
+    notes="Print mode in plan mode: the plan file is written under $CLAUDE_CONFIG_DIR/plans/ and the "
+          "plan_mode attachment records its ABSOLUTE path; the test then moves the data root.",
+    prompts=[Prompt("Plan a tiny change.", turns=[
+        Turn([tool("Write", file_path="{PLAN_FILE}", content="# Plan\n\n1. Do the tiny change.\n")]),
+        Turn([text("The plan is written.")]),
+    ])],
+))
+
+MOVED_OUTPUT = register(CensusScenario(
+    name="robust_moved_output",
+    mode="print",
+    notes="A Bash output large enough for the client to persist it under the session's tool-results/ "
+          "(the tool_result records its ABSOLUTE path); the test then moves the data root.",
+    prompts=[Prompt("Print the long report.", turns=[
+        Turn([tool("Bash", command=BIG_OUTPUT_CMD, description="Long report")]),
+        Turn([text("Printed it.")]),
+    ])],
+))
+
+ALL = {s.name: s for s in (HEREDOC, FORK, REWIND, MOVED_PLAN, MOVED_OUTPUT)}
 
 
 def run_robust_scenario(name: str, root: Path, timeout: float = 300) -> dict:

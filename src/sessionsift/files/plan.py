@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..discover import Scope
+from ..providers.claude.paths import resolve_recorded
 from .events import LaneEvents, lane_events, norm
 from .touched import MUTATING
 
@@ -99,20 +100,12 @@ def bind(scope: Scope, audit: bool = False, lane_evs: dict[str, LaneEvents] | No
             else:
                 b.notes.append("no plan_mode attachment and no valid slug: no plan is bound")
         if b.plan_path:
-            b.plan_path_checked = b.plan_path
-            b.plan_exists = os.path.exists(b.plan_path)
+            r = resolve_recorded(home, b.plan_path, also=[Path(pdir)])
+            b.plan_path_checked, b.plan_exists = r.checked, r.exists
             all_bound[b.plan_path] = s.session_id
-            moved = norm(os.path.join(pdir, os.path.basename(b.plan_path)))
-            if not b.plan_exists and moved != b.plan_path and os.path.exists(moved):
-                # A moved data root (a copy, a backup, a restored home): the recorded absolute
-                # path lies under the directory the session ran with; resolve it against the
-                # current plans directory and say so.
-                b.plan_path_checked = moved
-                b.plan_exists = True
-                b.notes.append(f"the recorded plan path {b.plan_path} is absent; resolved against the "
-                               f"current data root: {moved} exists (the data root was moved or copied "
-                               "since the session ran)")
-                all_bound[moved] = s.session_id
+            all_bound[r.checked] = s.session_id
+            if r.note:
+                b.notes.append(r.note)
         out.append(b)
         per.append((b, le, subs))
     if audit:
@@ -121,14 +114,16 @@ def bind(scope: Scope, audit: bool = False, lane_evs: dict[str, LaneEvents] | No
                 for c in lev.calls:
                     if c.tool not in MUTATING or not c.path or not c.ok:
                         continue
-                    in_dir = c.path.startswith(b.plans_dir.rstrip("/") + "/") or \
-                        c.path.startswith(str(home / "plans") + "/")
-                    if not in_dir or c.path == b.plan_path:
+                    cp = c.path
+                    if not cp.startswith(b.plans_dir.rstrip("/") + "/") and not cp.startswith(str(home / "plans") + "/"):
+                        cp = resolve_recorded(home, c.path).checked  # a moved root: re-rooted under plans/
+                    in_dir = cp.startswith(b.plans_dir.rstrip("/") + "/") or cp.startswith(str(home / "plans") + "/")
+                    if not in_dir or c.path == b.plan_path or cp == b.plan_path_checked:
                         continue
                     if lev.lane.is_subagent and b.plan_path and c.path == b.plan_path[:-3] + f"-agent-{lev.lane.agent_id}.md":
                         continue
                     b.audit.append({"path": c.path, "tool": c.tool, "line": c.pos, "lane": lev.lane.display,
                                     "is_subagent": lev.lane.is_subagent, "lane_path": str(lev.lane.path),
                                     "timestamp": c.result_ts or c.timestamp, "tool_use_id": c.tool_use_id,
-                                    "bound_by": all_bound.get(c.path)})
+                                    "bound_by": all_bound.get(c.path) or all_bound.get(cp)})
     return out

@@ -283,25 +283,26 @@ def _resolve_persisted(obj: dict, text: str, lane: Lane, no: int, problems: list
     else:
         paths.extend(m.group(1).strip() for m in _SAVED_TO.finditer(text))
     used: list[str] = []
+    from ..providers.claude.paths import resolve_recorded
+
     for ps in paths:
-        path = Path(os.path.expanduser(ps))
-        cands = [path]
-        if not path.is_absolute() or not path.exists():
-            # a corpus copied elsewhere: the same file in this session's sidecar
-            cands.append(lane.path.parent / lane.session_id / "tool-results" / path.name)
-            cands.append(lane.path.parent.parent / "tool-results" / path.name)
+        # a corpus moved or copied elsewhere: re-rooted under the current data root, else the same
+        # name in this session's sidecar tool-results/ (providers/claude/paths.py)
+        parts = lane.path.parts
+        i = len(parts) - 1 - parts[::-1].index("projects") if "projects" in parts else len(parts) - 3
+        home, proj = Path(*parts[:i]), Path(*parts[:i + 2])
+        r = resolve_recorded(home, ps, also=[proj / lane.session_id / "tool-results", proj / "tool-results"])
         body = None
         err = None
-        for c in cands:
-            try:
-                body = c.read_text(encoding="utf-8", errors="replace")
-                break
-            except OSError as exc:
-                err = exc.strerror or str(exc)
+        try:
+            body = Path(r.checked).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            err = exc.strerror or str(exc)
         if body is None:
-            problems.append({"path": str(lane.path), "line": no, "persisted_path": ps, "why": err or "unreadable"})
+            problems.append({"path": str(lane.path), "line": no, "persisted_path": ps, "checked": r.checked,
+                             "why": (err or "unreadable") + (f"; {r.note}" if r.note else "")})
             continue
-        used.append(ps)
+        used.append(r.checked)
         if _PERSISTED_BLOCK.search(text):
             text = _PERSISTED_BLOCK.sub(lambda _m: body, text, count=1)
         else:
