@@ -291,3 +291,46 @@ def test_a_replaced_database_file_is_reopened(tmp_path):
     con.close()
     os.replace(fresh, d / "opencode.db")  # a new inode under the same name
     assert p.discover(p.locate(explicit=str(d))).coverage.sessions == before - 1
+
+
+def test_crush_row_committed_only_in_the_wal_is_seen(tmp_path):
+    """Crush's own code writes through a WAL connection (internal/db/connect.go): a message it has
+    committed but not yet checkpointed lives only in crush.db-wal, and must be read."""
+    from tests.crush import crushdb as c
+
+    con = c.create_db(tmp_path / "proj" / ".crush")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    k = c.Crush(con)
+    sid = k.create_session("WAL only")
+    k.create_message(sid, "user", [c.text("only in the wal")])
+    home = tmp_path / "crush-home"
+    home.mkdir()
+    (home / "projects.json").write_text(
+        '{"projects": [{"path": "%s", "data_dir": "%s", "last_accessed": "2026-01-01T00:00:00Z"}]}'
+        % (tmp_path / "proj", tmp_path / "proj" / ".crush"))
+    try:
+        wal = tmp_path / "proj" / ".crush" / "crush.db-wal"
+        assert wal.stat().st_size > 0 and b"only in the wal" not in (wal.parent / "crush.db").read_bytes()
+        p, disc = _discover("crush", home)
+        assert disc.coverage.sessions == 1
+        recs = list(p.read(disc.sessions[0], ReadReport()))
+        assert [r.text for r in recs if r.kind == "prompt"] == ["only in the wal"]
+    finally:
+        con.close()
+
+
+def test_legacy_footprint_is_exactly_the_session_files():
+    p = get("opencode")
+    disc = p.discover(p.locate(explicit=str(EXAMPLES / "opencode-legacy-home")))
+    assert disc.coverage.sessions >= 2
+    owned: dict[Path, str] = {}
+    for ref in disc.sessions:
+        fp = p.footprint(ref)
+        assert fp and all(f.exists() for f in fp)
+        assert fp[0].name == f"{ref.session_id}.json"
+        mids = {r.locator.split(":", 1)[1] for r in p.read(ref, ReadReport()) if r.locator.startswith("message:")}
+        parts_dirs = {f.name for f in fp if f.parent.name == "part"}
+        assert parts_dirs <= mids
+        for f in fp:
+            assert f not in owned, f"{f} claimed by {owned.get(f)} and {ref.session_id}"
+            owned[f] = ref.session_id
