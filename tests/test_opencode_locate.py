@@ -79,3 +79,24 @@ def test_unknown_part_type_is_kept_and_counted(tmp_path):
         total.merge(rep)
     assert [(r.kind, r.native) for r in seen] == [("unknown", "part/hologram")]
     assert total.unknown_kinds == {"part/hologram": 1}
+
+
+def test_rows_of_the_newer_session_tables_are_kept_as_unknown(tmp_path):
+    """session_message / session_input exist in 1.18.33's schema but stayed empty in every run
+    measured; rows there (a later release) must surface as unknown records, never vanish."""
+    d = tmp_path / "opencode"
+    d.mkdir()
+    shutil.copy2(EXAMPLES / "opencode-home" / "opencode.db", d / "opencode.db")
+    con = sqlite3.connect(d / "opencode.db")
+    sid = con.execute("SELECT id FROM session ORDER BY id LIMIT 1").fetchone()[0]
+    con.execute("INSERT INTO session_message VALUES ('smsg_1', ?, 'user', 1, 1, 1, '{\"text\": \"v2\"}')", (sid,))
+    con.execute("INSERT INTO session_input VALUES ('sin_1', ?, 'queued prompt', 'queue', 1, NULL, 1)", (sid,))
+    con.commit()
+    con.close()
+    p = get("opencode")
+    ref = next(r for r in p.discover(p.locate(explicit=str(d))).sessions if r.session_id == sid)
+    rep = ReadReport()
+    recs = [r for r in p.read(ref, rep) if r.kind == "unknown"]
+    assert [(r.locator, r.native) for r in recs] == [("session_message:smsg_1", "session_message/user"),
+                                                     ("session_input:sin_1", "session_input/queue")]
+    assert rep.unknown_kinds == {"session_message/user": 1, "session_input/queue": 1}

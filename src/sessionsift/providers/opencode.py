@@ -219,6 +219,29 @@ class Opencode(Provider):
             for pid, mid, pt, pdata in orphans:
                 p = _loads(pdata)
                 yield from mapper.part(pid, p if isinstance(p, dict) else {"type": None}, pt, None, None, {}, True)
+        yield from self._v2_rows(con, sid, mapper, report)
+
+    def _v2_rows(self, con, sid: str, mapper: SessionMapper, report: ReadReport) -> Iterator[Record]:
+        """``session_message`` / ``session_input`` (opencode's newer session state; empty in every
+        1.18.33 run measured): not modelled yet, so their rows are kept as ``unknown`` records and
+        counted, never dropped silently."""
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "session_message" in tables and {"id", "session_id", "type", "seq", "data"} <= sqlite_ro.columns(con, "session_message"):
+            for rid, typ, seq, data in con.execute("SELECT id, type, seq, data FROM session_message WHERE session_id = ? "
+                                                   "ORDER BY seq", (sid,)):
+                native = f"session_message/{typ}"
+                report.unknown_kinds[native] += 1
+                report.records += 1
+                yield Record(PROVIDER, sid, f"session_message:{rid}", "harness", "unknown", native, path=mapper.path,
+                             raw=_loads(data) if mapper.raw else None)
+        if "session_input" in tables and {"id", "session_id", "prompt", "delivery"} <= sqlite_ro.columns(con, "session_input"):
+            for rid, prompt, delivery in con.execute("SELECT id, prompt, delivery FROM session_input WHERE session_id = ? "
+                                                     "ORDER BY admitted_seq", (sid,)):
+                native = f"session_input/{delivery}"
+                report.unknown_kinds[native] += 1
+                report.records += 1
+                yield Record(PROVIDER, sid, f"session_input:{rid}", "user", "unknown", native, path=mapper.path,
+                             text=prompt if isinstance(prompt, str) else None)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:

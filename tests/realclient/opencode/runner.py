@@ -172,7 +172,7 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
             st.calls = [(_subst(n, str(work)), _subst(a, str(work))) for n, a in st.calls]
     t0 = time.time()
     runs = []
-    env = client_env(s_dir, shared)
+    env = client_env(s_dir, shared) | sc.extra_env
     kv = [f"{k}={v}" for k, v in sorted(env.items())]
     with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl"), summary=SUMMARY) as mock:
         write_config(s_dir, mock.base_url, sc.model_limit)

@@ -37,6 +37,8 @@ class Scenario:
     notes: list[str] = field(default_factory=list)
     expect_exit: dict[str, int] = field(default_factory=dict)
     """call key ``P1/2/0`` (conversation/step/index) -> the exit code the shell command gives."""
+    extra_env: dict[str, str] = field(default_factory=dict)
+    """Variables added to the client's environment (documented per scenario)."""
     model_limit: dict | None = None
     """The mock model's ``limit`` in opencode.json (default context 128000, output 8192)."""
 
