@@ -136,8 +136,9 @@ def test_moved_corpus_is_found_by_path_tail_and_said_so(tmp_path):
     disc, sessions = _read(moved)
     assert disc.coverage.state == "ok" and disc.coverage.sessions == 8
     assert "moved corpus" in disc.coverage.reason
-    ref = next(iter(sessions.values()))[0]
+    ref, _, rep = next(iter(sessions.values()))
     assert ref.extra["relocated_from"] and Path(ref.extra["db_path"]).is_relative_to(moved)
+    assert any("found by the path's tail" in n for n in rep.notes)
 
 
 def test_listed_project_without_database_is_a_problem_not_dropped(crush_corpus, tmp_path):

@@ -251,6 +251,9 @@ class Crush(Provider):
             report.problems.append(Problem(str(db), e.reason))
             return
         report.files += 1
+        if ref.extra.get("relocated_from"):
+            report.notes.append(f"{ref.session_id}: projects.json records {ref.extra['relocated_from']} (absent); "
+                                f"read from {db.parent}, found by the path's tail under the data dir")
         if cols is None:
             return
         try:
