@@ -155,3 +155,31 @@ def test_files_lists_the_recorded_changes_of_every_session():
     assert code == 0 and {f: r["ops"] for f, r in files.items()} == want
     created = [t for r in files.values() for t in r["touches"] if t["action"] == "create"]
     assert created and all(t["has_new_content"] and t["is_error"] is False for t in created)
+
+
+def test_hostile_prompt_and_cwd_print_as_one_escaped_line(tmp_path):
+    """A real rollout whose prompt and cwd were rewritten to carry ESC, BEL, CR, a newline and a bidi
+    override (the client writes whatever the user typed and wherever it ran)."""
+    import shutil
+
+    src = REPO / "examples" / GT["shell_and_patch"]["example_rollouts"][0]
+    hostile = "evil\x1b[31mRED\x07\rover\nnext\u202eeman"
+    lines = []
+    for ln in src.read_bytes().splitlines():
+        o = json.loads(ln)
+        p = o.get("payload", {})
+        if o["type"] == "session_meta":
+            p["cwd"] = "/tmp/" + hostile
+        if p.get("type") == "message" and p.get("role") == "user" and "[shell_and_patch P1]" in json.dumps(p):
+            p["content"] = [{"type": "input_text", "text": hostile}]
+        lines.append(json.dumps(o).encode())
+    dst = tmp_path / "h" / "sessions" / "2026" / "12" / "01" / src.name
+    dst.parent.mkdir(parents=True)
+    dst.write_bytes(b"\n".join(lines) + b"\n")
+    shutil.copy2(HOME / "state_5.sqlite", tmp_path / "h" / "state_5.sqlite")  # its title is not hostile
+    code, out = run(["list", "--codex-home", str(tmp_path / "h"), "--provider", "codex"])
+    assert code == 0
+    for bad in ("\x1b", "\x07", "\r", "\u202e"):
+        assert bad not in out
+    rows = [ln for ln in out.splitlines() if ln.lstrip().startswith("first:")]
+    assert len(rows) == 1 and "next" in rows[0]  # the newline did not split the row

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from sessionsift.providers.base import ReadReport, Root, SessionRef
+from sessionsift.providers.base import ReadReport, Root
 from sessionsift.providers.codex import Codex
 from sessionsift.read import lines as linesmod
 

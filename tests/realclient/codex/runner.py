@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from . import client as clientmod
-from .mock_api import MockResponses, Script, call_id, response_id
+from .mock_api import MockResponses, Script, call_id
 from .scenarios import ALL, ALL_ANY, Scenario
 
 REPO = Path(__file__).resolve().parents[3]
@@ -200,7 +200,7 @@ class Inner:
         sc = self.sc
         work = str(self.work)
         served_keys = {s["key"] for s in mock.served}
-        calls, changes_expected = [], []
+        calls = []
         exp: dict[str, str] = {rel: data.decode("utf-8", "replace") for rel, data in sc.setup_files.items()}
         exp = {str(self.work / k): v for k, v in exp.items()}
         for conv in self.script.conversations:
