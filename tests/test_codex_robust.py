@@ -213,6 +213,7 @@ def test_plain_file_wins_over_its_compressed_sibling(tmp_path, codex_examples):
     (ref,) = CX.discover(Root(home, "t")).sessions
     assert ref.paths == [home / DAY / name] and ref.extra["shadowed"].endswith(".zst")
     assert len(read_all(ref)[0]) > 5
+    assert CX.footprint(ref) == [home / DAY / name, home / DAY / (name + ".zst")]  # clean takes both
 
 
 def test_corrupt_zst_is_unreadable_with_a_reason(tmp_path, codex_examples):

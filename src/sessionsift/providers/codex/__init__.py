@@ -190,6 +190,15 @@ class Codex(Provider):
                 break
         return out, saw
 
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """The rollout and its shadowed ``.jsonl.zst`` sibling, if any. The session's rows in the
+        shared side stores (``threads``, ``thread_turns`` ...) are not files of its own: not here."""
+        out = list(ref.paths)
+        sh = ref.extra.get("shadowed") if isinstance(ref.extra, dict) else None
+        if isinstance(sh, str):
+            out.append(Path(sh))
+        return out
+
     # ------------------------------------------------------------------ reading
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
         from .reader import read_rollout
