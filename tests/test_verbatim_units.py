@@ -1,10 +1,19 @@
-"""`verbatim` units and slices on HAND-MADE records, for shapes the offline real client is not
-driven to produce here: an answered AskUserQuestion (the TUI picker), an ExitPlanMode rejection
-with a typed instruction (the plan dialog's feedback box), a background-task notification
-completing between turns, a control character in a prompt, and a unit too long for the budget.
-Record shapes follow the catalog (ELI-001/002/005, PLAN-010, TURN-013, TURN-018, CMP-001..003).
-The real-client behaviour (turns, compactions, budget, hook delivery) is in
-test_verbatim_realclient.py.
+"""`verbatim` units and slices.
+
+`test_units_on_real_records` runs on REAL records of the committed corpus: the plan_mode session
+(an AskUserQuestion answered in the TUI picker, the plan approval) followed by the interactive
+session's manual /compact (its real boundary, summary, local-command records and the next turn),
+the boundary's logicalParentUuid re-pointed at the plan_mode session's last record so the two real
+pieces form one chain.
+
+The `_write` fixture is HAND-MADE, for shapes the offline real client is not driven to produce: an
+answer carrying a typed note (the picker's notes field), an ExitPlanMode rejection with a typed
+instruction (the plan dialog's feedback box), a background-task notification delivered as a user
+record (offline, the pinned client delivered every completion as a queued_command attachment), a
+control character in a prompt, a unit too long for the budget, and a compaction summary that quotes
+a prompt verbatim (the mock writes a fixed summary). Record shapes follow the catalog (ELI-001/002/005,
+PLAN-010, TURN-013, TURN-018, CMP-001..003). The real-client behaviour (turns, compactions, budget,
+hook delivery) is also in test_verbatim_realclient.py.
 """
 
 from __future__ import annotations
@@ -104,6 +113,36 @@ def test_user_turn_shapes(tmp_path):
     assert "\x1b" not in res.text and "\\e[31mALERT" in res.text
     first = res.units[0]
     assert first.quoted_in_summary == 9
+
+
+EXAMPLES = REPO / "examples" / "claude-home" / "projects"
+
+
+def test_units_on_real_records(tmp_path):
+    plan = [json.loads(x) for x in (EXAMPLES / "-tmp-ssift-rc-plan-mode-work" /
+                                    "ec27c29c-095c-5e46-ad22-2abf8d79741a.jsonl").read_text().splitlines()]
+    inter = [json.loads(x) for x in (EXAMPLES / "-tmp-ssift-rc-interactive-work" /
+                                     "dd7270d6-d04e-5744-ab2f-2e9ad4fab464.jsonl").read_text().splitlines()]
+    b = next(i for i, o in enumerate(inter) if o.get("subtype") == "compact_boundary")
+    last = [o["uuid"] for o in plan if isinstance(o.get("uuid"), str)][-1]
+    tail = [dict(o) for o in inter[b:]]
+    tail[0]["logicalParentUuid"] = last  # the one edit: the real boundary continues the real plan session
+    proj = tmp_path / "projects" / "-tmp-real-splice"
+    proj.mkdir(parents=True)
+    p = proj / "ec27c29c-095c-5e46-ad22-2abf8d79741a.jsonl"
+    p.write_text("".join(json.dumps(o) + "\n" for o in plan + tail))
+    res = verbatim(_lane(tmp_path, p))
+    assert res.has_compaction and [c.boundary_line for c in res.compactions if c.spanned] == [len(plan) + 1]
+    kinds = [u.kind for u in res.units]
+    assert kinds[0] == "user" and "answer" in kinds and "command" in kinds and kinds[-1] == "agent"
+    ans = next(u for u in res.units if u.kind == "answer")
+    auq = next(o for o in plan if o.get("type") == "user" and isinstance(o.get("toolUseResult"), dict)
+               and o["toolUseResult"].get("answers"))
+    (q, a), = auq["toolUseResult"]["answers"].items()
+    assert f"{q}" in ans.text and f"A1: {a}" in ans.text and ans.line == plan.index(auq) + 1
+    cmd = next(u for u in res.units if u.kind == "command")
+    assert cmd.text.endswith("/compact") and "<command-name>" not in res.text
+    assert "What did we do?" in res.units[-2].text or any("What did we do?" in u.text for u in res.units)
 
 
 def test_long_unit_trimmed_in_the_middle_with_marker(tmp_path):
