@@ -6,6 +6,8 @@ checked against the ground truth of the scripts that made them, through the CLI:
 - examples/crush-home: Crush's own migrations and part shapes (Crush cannot run here, see
   examples/crush-home/README.md; examples/crush-ground-truth.json);
 - examples/codex-home: the real Codex CLI 0.171.0 client (examples/codex-ground-truth);
+- examples/gemini-home: the real Gemini CLI client (examples/gemini-ground-truth; its own CLI tests
+  are tests/test_gemini_cli_commands.py);
 - examples/home: one home linking them all (`--home examples/home`, the README demo).
 
 Providers whose sample corpus is not committed yet are checked only for an honest coverage entry.
@@ -26,6 +28,7 @@ EX = REPO / "examples"
 HOME = EX / "home"
 OC_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "opencode-ground-truth").glob("*.json"))}
 CR_GT = json.loads((EX / "crush-ground-truth.json").read_text())["sessions"]
+GM_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "gemini-ground-truth").glob("*.json"))}
 CX_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "codex-ground-truth").glob("*.json"))}
 CLAUDE_GT = {p.stem: json.loads(p.read_text()) for p in sorted((EX / "ground-truth").glob("*.json"))}
 
@@ -58,6 +61,10 @@ def test_list_names_every_providers_sessions_and_computes_coverage(listed):
     assert by["claude-code"] == len({gt["session_id"] for gt in CLAUDE_GT.values()})
     assert _oc_ids() <= {r["session_id"] for r in sess if r["provider"] == "opencode"}
     assert set(CR_GT) <= {r["session_id"] for r in sess if r["provider"] == "crush"}
+    assert {sid for gt in CX_GT.values() for sid in gt["thread_ids_reported"]} <= {
+        r["session_id"] for r in sess if r["provider"] == "codex"}
+    assert {sid for gt in GM_GT.values() for sid in gt["session_ids"]} <= {
+        r["session_id"] for r in sess if r["provider"] == "gemini-cli"}
     cov = {c["provider"]: c for c in listed[-1]["coverage"]}
     for name, n in by.items():
         assert cov[name]["state"] == "ok" and cov[name]["sessions"] == n

@@ -223,7 +223,8 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
 
     gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,
                         until=query.until, max_count=max_count, count_by=query.count_by,
-                        sessions_only=sessions_only, context=query.context, counts=counts)
+                        sessions_only=sessions_only, context=query.context, counts=counts,
+                        needles=pl.needles, needles_ci=pl.needles_ci)
     sm = run.summary
     hits = sm.hits + gsm.hits
     if query.count_by == "total":

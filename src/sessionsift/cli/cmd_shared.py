@@ -76,7 +76,7 @@ def show_shared(sel, ref, fmt, *, lane, lines, locator, uuid, turn, raw, branch_
 
 
 def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_count, count_by,
-                  sessions_only, context, counts: dict):
+                  sessions_only, context, counts: dict, needles=None, needles_ci: bool = False):
     """Search every non-Claude session in `sel`; rows go to `out`; `--count-by` tallies merge
     into `counts`. Returns the SharedSummary."""
     from ..questions.kinds import selected_kinds
@@ -84,7 +84,8 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
     from ..search.api import merge_counts
 
     q = SharedQuery(regex=regex, kinds=selected_kinds(tuple(include), tuple(exclude)), since=since, until=until,
-                    max_count=max_count, count_by=count_by, sessions_only=sessions_only)
+                    max_count=max_count, count_by=count_by, sessions_only=sessions_only,
+                    needles=tuple(needles) if needles else None, needles_ci=needles_ci)
     outs, sm = search(pairs_of(sel), q)
     last_group = None
     for o in outs:
@@ -137,6 +138,8 @@ def search_summary_text(sel, sm) -> str | None:
     om = {k: v for k, v in sm.omissions.items() if v and k != "unknown_kinds"}  # unknown kinds: kept, named above
     return (f"{sm.hits} hits in {sm.sessions} sessions of {', '.join(esc(n) for n in names)} "
             f"({sm.searched} of {sm.records} records searched"
+            + (f"; {sm.sessions_prefiltered} sessions ruled out by their bytes (no file holds the pattern's "
+               "literal), not parsed" if sm.sessions_prefiltered else "")
             + (f"; not searched: {left}" if left else "")
             + (f"; {sm.undated_skipped} undated records left out of the time window" if sm.undated_skipped else "")
             + (f"; {len(sm.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in sm.problems[:5])
@@ -148,7 +151,7 @@ def search_summary_json(sm) -> dict:
     return {"sessions": sm.sessions, "sessions_with_hits": sm.sessions_with_hits, "hits": sm.hits,
             "records": sm.records, "records_searched": sm.searched, "copies_skipped": sm.copies,
             "not_searched_kinds": dict(sm.not_searched), "not_searched_matches": dict(sm.not_searched_hits),
-            "undated_skipped": sm.undated_skipped,
+            "undated_skipped": sm.undated_skipped, "sessions_prefiltered": sm.sessions_prefiltered,
             "files": sm.files, "bytes": sm.bytes, "omissions": dict(sm.omissions),
             "problems": problems_json(sm.problems)}
 

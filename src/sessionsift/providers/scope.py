@@ -280,8 +280,11 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
         scope.project_dirs += sc.project_dirs
         scope.explicit_lanes.update(sc.explicit_lanes)
 
+    picked_ids: set[int] = set()
+
     def add_ref(r: SessionRef) -> None:
-        if not any(x is r for x in picked):
+        if id(r) not in picked_ids:
+            picked_ids.add(id(r))
             picked.append(r)
 
     if not targets:

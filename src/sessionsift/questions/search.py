@@ -33,6 +33,9 @@ class SharedQuery:
     max_count: int | None = None
     count_by: str | None = None
     sessions_only: bool = False
+    needles: tuple[str, ...] | None = None
+    """Literals every match contains (search.prefilter.needles_for), None = no prefilter."""
+    needles_ci: bool = False
 
 
 @dataclass
@@ -59,6 +62,8 @@ class SessionOutcome:
     not_searched_hits: Counter = field(default_factory=Counter)
     """Per kind left out: how many of its records the pattern matches (the hits -t would add)."""
     undated_skipped: int = 0
+    prefiltered: bool = False
+    """Not parsed: no file of the session holds a needle (questions/prefilter.py)."""
 
 
 @dataclass
@@ -74,6 +79,7 @@ class SharedSummary:
     not_searched: Counter = field(default_factory=Counter)
     not_searched_hits: Counter = field(default_factory=Counter)
     undated_skipped: int = 0
+    sessions_prefiltered: int = 0
     omissions: Counter = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
 
@@ -121,6 +127,13 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery) -> SessionOu
     opts.log_errors = False
     rx = re2.compile(q.regex, opts) if q.regex is not None else None
     o = SessionOutcome(ref)
+    if q.needles and q.regex is not None:
+        from .prefilter import may_match, safe_for, session_needles
+
+        nd = session_needles(q.needles)
+        if nd and safe_for(prov, q.kinds) and ref.paths and not may_match(list(ref.paths), nd, q.needles_ci):
+            o.prefiltered = True
+            return o
     opener: Record | None = None
     turn = 0
     uses: list[tuple[str, str | None]] = []
@@ -202,6 +215,7 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
         sm.not_searched.update(o.not_searched)
         sm.not_searched_hits.update(o.not_searched_hits)
         sm.undated_skipped += o.undated_skipped
+        sm.sessions_prefiltered += o.prefiltered
         sm.omissions.update(o.report.omissions())
         sm.problems.extend(o.report.problems)
     return outs, sm
