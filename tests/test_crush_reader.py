@@ -69,6 +69,9 @@ def test_every_session_matches_the_driving_script(crush_corpus):
         assert last == t["files"]
         for path, content in last.items():
             assert Path(path).read_text() == content
+        # Crush's file tracker: the paths each session read or wrote, relative to the project
+        reads = [r.text for r in recs if r.native == "read_files"]
+        assert sorted(set(reads)) == sorted(set(t.get("reads", []))) and len(reads) == len(set(reads))
         # usage: Crush keeps the last step's counts and a summed cost, nothing per record
         assert all(r.tokens is None for r in recs)
         if t["usage"]:

@@ -216,6 +216,11 @@ class Crush:
             self.file_create_version(sid, path, old)
         self.file_create_version(sid, path, new)
 
+    def record_read(self, sid: str, path: str, cwd: Path) -> None:
+        """filetracker.RecordRead: the path relative to Crush's working directory, upserted."""
+        import os
+        self.run("RecordFileRead", sid, os.path.relpath(os.path.normpath(path), cwd))
+
     def record_new_file_edit(self, sid: str, path: str, content: str) -> None:
         """tools/edit.go createNewFile: an empty version 0, then the content."""
         self.file_create(sid, path, "")

@@ -91,7 +91,9 @@ class Agent:
             old = p.read_text() if p.exists() else ""
             p.write_text(inp["content"])
             self.k.record_write(self.sid, str(p), old, inp["content"])
+            self.k.record_read(self.sid, str(p), self.project)  # write.go: filetracker.RecordRead
             self.t["files"][str(p)] = inp["content"]
+            self.t.setdefault("reads", []).append(str(p.relative_to(self.project)))
             res = c.tool_result(cid, name, f"<result>\nFile successfully written: {p}\n</result>",
                                 {"diff": "", "additions": inp["content"].count("\n"), "removals": 0})
         elif name == "edit":
@@ -100,7 +102,9 @@ class Agent:
             new = old.replace(inp["old_string"], inp["new_string"], 1)
             p.write_text(new)
             self.k.record_write(self.sid, str(p), old, new)
+            self.k.record_read(self.sid, str(p), self.project)  # edit.go commitFileChange
             self.t["files"][str(p)] = new
+            self.t.setdefault("reads", []).append(str(p.relative_to(self.project)))
             res = c.tool_result(cid, name, f"<result>\nContent replaced in file: {p}\n</result>",
                                 {"old_content": old, "new_content": new, "additions": 1, "removals": 0})
         elif name == "bash":

@@ -12,7 +12,8 @@ not found, it is a problem row and the coverage reason says the count is a lower
 Tables read (read-only, sqlite_ro.py): ``sessions`` (id, parent_session_id, title, message_count,
 prompt_tokens, completion_tokens, cost, created_at, updated_at, summary_message_id),
 ``messages`` (id, session_id, role, parts JSON, model, provider, created_at, finished_at,
-is_summary_message), ``files`` (id, session_id, path, content, version, created_at). Timestamps are
+is_summary_message), ``files`` (id, session_id, path, content, version, created_at), ``read_files``
+(session_id, path, read_at). Timestamps are
 Unix seconds (``strftime('%s','now')``; a value above 1e11 is read as milliseconds).
 Records: ``messages:<id>#<i>`` is the i-th part of a message; ``files:<id>`` a file-history row.
 
@@ -326,6 +327,18 @@ class _Session:
         for f in files:
             if f[2] not in done:
                 yield from self._file(f)
+        yield from self._reads(con)
+
+    def _reads(self, con) -> Iterator[Record]:
+        """``read_files`` (Crush's file tracker: one row per path the session read or wrote, upserted
+        to the LAST read; the path relative to Crush's working directory): meta records at the end."""
+        rcols = sqlite_ro.columns(con, "read_files")
+        if not {"session_id", "path", "read_at"} <= rcols:
+            return
+        for path, read_at in con.execute("SELECT path, read_at FROM read_files WHERE session_id = ? "
+                                         "ORDER BY read_at, rowid", (self.sid,)):
+            yield self.rec(f"read_files:{path}", "harness", "meta", "read_files", iso_epoch(read_at),
+                           {"path": path, "read_at": read_at}, text=path if isinstance(path, str) else None)
 
     # file history ---------------------------------------------------------------
     def _files(self, con) -> list[tuple]:
