@@ -156,7 +156,7 @@ def test_a_home_with_no_claude_data_but_another_provider_works(tmp_path, plumb):
     assert s[0]["last_at"]["utc"] == "2026-01-02T03:04:09.000Z" and s[0]["is_subagent"] is False
     assert cov(p)["claude-code"]["state"] == "absent"
     t = run(["list", "--home", str(home)], plumb)
-    assert "Plumbing (test) 1 sessions" in t.stdout.splitlines()[-1]
+    assert "Plumbing (test) 1 session" in t.stdout.splitlines()[-1]
 
 
 def test_a_session_prefix_resolves_across_providers_and_ambiguity_names_them(tmp_path, plumb):
