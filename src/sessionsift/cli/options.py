@@ -23,8 +23,8 @@ _META = "sessionsift.roots"
 ROOT_FLAGS: tuple[tuple[str, str, str], ...] = (
     ("codex", "--codex-home", "Codex CLI data root (default: $CODEX_HOME, else ~/.codex)."),
     ("gemini-cli", "--gemini-home", "Gemini CLI data root: the .gemini dir itself (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)."),
-    ("opencode", "--opencode-home", "opencode data dir (default: $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)."),
-    ("crush", "--crush-home", "Crush global data dir (default: $XDG_DATA_HOME/crush, else ~/.local/share/crush)."),
+    ("opencode", "--opencode-home", "opencode data dir or database (default: $OPENCODE_DB, else $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)."),
+    ("crush", "--crush-home", "Crush global data dir (default: $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush)."),
 )
 
 
