@@ -100,3 +100,15 @@ def test_rows_of_the_newer_session_tables_are_kept_as_unknown(tmp_path):
     assert [(r.locator, r.native) for r in recs] == [("session_message:smsg_1", "session_message/user"),
                                                      ("session_input:sin_1", "session_input/queue")]
     assert rep.unknown_kinds == {"session_message/user": 1, "session_input/queue": 1}
+
+
+def test_data_dir_with_uri_metacharacters_in_its_name(tmp_path):
+    """The database is opened through a file: URI; a path holding ? # % or spaces must still name
+    that file (quoted), never be cut at the ? into other URI parameters."""
+    d = tmp_path / "we?ird #dir %20&mode=rwc" / "opencode"
+    d.mkdir(parents=True)
+    shutil.copy2(EXAMPLES / "opencode-home" / "opencode.db", d / "opencode.db")
+    p = get("opencode")
+    disc = p.discover(p.locate(explicit=str(d)))
+    assert disc.coverage.state == "ok" and disc.coverage.sessions == N
+    assert sorted(x.name for x in d.iterdir()) == ["opencode.db"]  # and nothing was created beside it

@@ -334,3 +334,23 @@ def test_legacy_footprint_is_exactly_the_session_files():
         for f in fp:
             assert f not in owned, f"{f} claimed by {owned.get(f)} and {ref.session_id}"
             owned[f] = ref.session_id
+
+
+def test_quiet_database_is_read_without_leaving_files_and_a_later_writer_is_seen(tmp_path):
+    """No -wal/-shm beside a WAL database: nobody has it open; it is read immutable (a plain
+    read-only open would create both files and leave them). When a client opens it afterwards and
+    commits, the same provider object drops that connection and sees the new rows."""
+    d = _oc_home(tmp_path)
+    p, disc = _discover("opencode", d)
+    n = disc.coverage.sessions
+    assert sorted(x.name for x in d.iterdir()) == ["opencode.db"]
+    w = sqlite3.connect(d / "opencode.db", isolation_level=None)
+    w.execute("PRAGMA wal_autocheckpoint=0")
+    cols = [r[1] for r in w.execute("PRAGMA table_info(session)")]
+    sel = ", ".join("'ses_later' " if c == "id" else f'"{c}"' for c in cols)
+    w.execute(f"INSERT INTO session SELECT {sel} FROM session LIMIT 1")
+    try:
+        assert (d / "opencode.db-wal").exists()
+        assert p.discover(p.locate(explicit=str(d))).coverage.sessions == n + 1
+    finally:
+        w.close()

@@ -4,8 +4,9 @@ Rules (issue 13; the same ones Codex's side stores need):
 
 - open read-only through a ``file:<path>?mode=ro`` URI: the connection can never write, so it never
   takes a write lock, never checkpoints, never changes the journal mode; ``PRAGMA query_only`` is
-  set as well. ``immutable=1`` is never used: it would ignore the ``-wal`` file, and in WAL mode the
-  newest commits live there until the client checkpoints them;
+  set as well. ``immutable=1`` is used only where no ``-wal``/``-shm`` exists (:func:`quiet_wal`):
+  with a ``-wal`` present it would ignore it, and in WAL mode the newest commits live there until
+  the client checkpoints them;
 - the database is read in place, never copied (a copy of the main file without its ``-wal`` and
   ``-shm`` silently loses the newest commits);
 - ``SQLITE_BUSY``/``locked`` is retried a bounded number of times (a busy timeout per attempt,
@@ -90,6 +91,8 @@ def connect(path: Path) -> sqlite3.Connection:
     if not os.access(path, os.R_OK):
         raise StoreError("unreadable", "permission denied (cannot read the database file)")
     uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
+    if quiet_wal(path):
+        uri += "&immutable=1"
 
     def _open() -> sqlite3.Connection:
         con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
@@ -110,6 +113,27 @@ def is_empty(con: sqlite3.Connection, path: Path) -> bool:
     """True when the database has no tables at all: a file the client has created but not yet set up
     (opencode and Crush create the file, then run their migrations). Nothing is in it: a true 0."""
     return retry(lambda: con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0], path) == 0
+
+
+def quiet_wal(path: Path) -> bool:
+    """A WAL-mode database (header bytes 18-19 = 2) with neither ``-wal`` nor ``-shm`` beside it: no
+    connection has it open (the first connection of a WAL database creates both, the last one
+    checkpoints and removes them), so the main file holds every commit.
+
+    Such a file is opened ``immutable=1``: a plain read-only open of a WAL database CREATES an empty
+    ``-wal`` and a ``-shm`` beside it and leaves them there, which a reader of someone's data (a
+    backup, a copied corpus, a read-only mount) must not do. A client that starts later writes to
+    its new ``-wal`` (the main file changes only at a checkpoint, after ~1000 pages or at its exit),
+    and :class:`Connections` drops the immutable connection as soon as a ``-wal``/``-shm`` appears.
+    Rollback-journal databases are never opened immutable (their writers change the main file)."""
+    try:
+        with open(path, "rb") as f:
+            hdr = f.read(20)
+    except OSError:
+        return False
+    if len(hdr) < 20 or hdr[:16] != b"SQLite format 3\x00" or hdr[18] != 2 or hdr[19] != 2:
+        return False
+    return not any(path.with_name(path.name + s).exists() for s in ("-wal", "-shm"))
 
 
 def columns(con: sqlite3.Connection, table: str) -> set[str]:
@@ -170,7 +194,7 @@ class Connections:
     there. A file replaced since (another inode) is reopened."""
 
     def __init__(self) -> None:
-        self._open: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[str, set[str]] | None]] = {}
+        self._open: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[str, set[str]] | None, bool]] = {}
         self._pid = os.getpid()
 
     def get(self, path: Path, schema: Mapping[str, set[str] | frozenset[str]]) -> tuple[sqlite3.Connection, dict[str, set[str]] | None]:
@@ -186,11 +210,13 @@ class Connections:
         except OSError:
             ident = (0, 0)
         hit = self._open.get(key)
-        if hit is not None and hit[0] == ident and hit[2] is not None:
+        if hit is not None and hit[0] == ident and hit[2] is not None and not (
+                hit[3] and any(Path(path).with_name(Path(path).name + s).exists() for s in ("-wal", "-shm"))):
             return hit[1], hit[2]
         if hit is not None:
             hit[1].close()
             del self._open[key]
+        immutable = quiet_wal(Path(path))
         con = connect(path)
         try:
             cols = None if is_empty(con, path) else require(con, path, schema)
@@ -199,12 +225,12 @@ class Connections:
             raise
         if cols is None:  # not set up yet: ask again next time
             return con, None
-        self._open[key] = (ident, con, cols)
+        self._open[key] = (ident, con, cols, immutable)
         return con, cols
 
     def close(self) -> None:
         if os.getpid() == self._pid:
-            for _, con, _ in self._open.values():
+            for _, con, _, _ in self._open.values():
                 con.close()
         self._open.clear()
 
