@@ -57,7 +57,7 @@ class Opencode(Provider):
     home_flag = "--opencode-home"
     env_var = None
     default_rel = ".local/share/opencode"
-    process_names = ("opencode", ".opencode")
+    process_names = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
 
     # ------------------------------------------------------------------ where
