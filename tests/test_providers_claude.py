@@ -180,3 +180,25 @@ def test_footprint_is_the_sessions_own_files():
     assert fp[0] == sub[0].paths[0] and fp[1] == sub[0].paths[0].parent / sub[0].session_id
     assert all(p.exists() for p in fp)
     assert all(any(str(lane).startswith(str(x)) for x in fp) for lane in sub[0].paths)
+
+
+@pytest.mark.parametrize("home", CORPORA, ids=lambda p: p.parent.name if p.name == "claude-home" else p.name)
+def test_stats_shared_census_agrees_with_the_deep_census(home):
+    """`stats --shared` reads Claude Code through the shared records beside the deep census: the
+    two independent paths agree on tool calls and failures per tool and tokens per model."""
+    import json
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "stats", "--claude-home", str(home), "--shared",
+                        "--format", "json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    sm = json.loads(p.stdout.splitlines()[-1])
+    sh = sm["shared"]
+    assert sh["providers"] == ["claude-code"] and sh["sessions"] == sm["coverage"][0]["sessions"]
+    assert sh["tool_calls"] == sm["tool_calls"] and sh["tool_errors"] == sm["tool_errors"]
+    names = {"input": "input_tokens", "output": "output_tokens", "cache_read": "cache_read_input_tokens",
+             "cache_write": "cache_creation_input_tokens"}
+    assert {m: {names[k]: v for k, v in f.items()} for m, f in sh["tokens_by_model"].items()} == sm["tokens_by_model"]
+    # prompts: every user.message record (a person's prose, also a subagent's seed prompt) and draft
+    assert sh["prompts"] == sm["labels"].get("user.message", 0) + sm["labels"].get("user.unsent", 0)
