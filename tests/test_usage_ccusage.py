@@ -238,3 +238,19 @@ def test_gemini_agrees_and_the_differences_are_subagents_thoughts_and_copied_fil
     m, c = mine[migrated], cc[migrated]
     assert m["messages"] == gt["mock_routes"]["script"] == 4
     assert c["inputTokens"] > m["input_tokens"] and c["outputTokens"] > m["output_tokens"]
+
+
+def test_blocks_with_the_hour_rule_are_ccusages_blocks(ccusage_ready, tmp_path):
+    """`--align hour` opens windows as ccusage does (floored to the hour): the same windows with the
+    same figures; without it ours open at the first response (docs/usage.md says why)."""
+    home = _home_with_claude(tmp_path, EX / "claude-home", EX / "newest-client" / "2.1.332" / "claude-home")
+    cc = [b for b in CC.run(home, ["blocks"])["blocks"] if not b.get("isGap")]
+    mine = [r for r in ours(["blocks", "--claude-home", str(home / ".claude"), "--align", "hour"]) if r["kind"] == "window"]
+    assert len(mine) == len(cc) >= 1
+    for m, c in zip(mine, cc):
+        assert m["start"]["utc"] == c["startTime"] and m["end"]["utc"] == c["endTime"]
+        t = c["tokenCounts"]
+        assert _our_tokens(m) == (t["inputTokens"], t["outputTokens"], t["cacheReadInputTokens"],
+                                  t["cacheCreationInputTokens"])
+    plain = [r for r in ours(["blocks", "--claude-home", str(home / ".claude")]) if r["kind"] == "window"]
+    assert plain[0]["start"]["utc"] > mine[0]["start"]["utc"]  # the first response, not the hour before it
