@@ -11,8 +11,8 @@ sha256 and licence. There is no network at run time. Refresh it from a downloade
 Rules (the table maintainer's own, litellm/litellm_core_utils/llm_cost_calc/utils.py
 `_get_token_base_cost`):
 - a request whose PROMPT (input + cache read + cache write) exceeds a tier threshold
-  (`*_above_200k_tokens`, `_above_272k_`, ...) is priced at that tier's rates for EVERY token type
-  (input, output, cache read, cache write); the highest threshold exceeded wins;
+  (`*_above_200k_tokens`, `_above_272k_`, ...; xAI: reaches it) is priced at that tier's rates for
+  EVERY token type (input, output, cache read, cache write); the highest threshold exceeded wins;
 - an absent cache-read or cache-write rate is the input rate; an absent 1-hour cache-write rate
   (`cache_creation_input_token_cost_above_1hr`) is the 5-minute cache-write rate;
 - `provider_specific_entry.fast` multiplies a request recorded with `speed: "fast"`, and
@@ -78,9 +78,11 @@ class Price:
     multipliers: dict[str, float]
 
     def rates_for(self, prompt_tokens: int) -> Rates:
+        # the table maintainer bills xAI's tier from the threshold itself (>=), the others above it
+        inclusive = self.provider == "xai"
         r = self.base
         for threshold, tr in self.tiers:
-            if prompt_tokens > threshold:
+            if prompt_tokens > threshold or (inclusive and prompt_tokens == threshold):
                 r = tr
         return r
 
