@@ -240,7 +240,7 @@ def test_recover_rebuilds_a_codex_file_from_its_add_and_the_diffs_that_fit(tmp_p
         if full:
             assert p.returncode == 0 and sm["status"] in ("complete_view", "rebuilt") and sm["content"] == content, path
         else:  # an update of a file the session never wrote whole: said so, not guessed
-            assert p.returncode == 1 and sm["status"] == "no_complete_view" and sm["content"] is None, path
+            assert p.returncode == 7 and sm["status"] == "no_complete_view" and sm["content"] is None, path
 
 
 def test_a_recorded_diff_applies_only_where_its_context_fits():

@@ -240,8 +240,9 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
                      f"session {r['session_id']}  recorded at {', '.join(r['recorded_backup_times']) or '-'}")
             for n in r["notes"]:
                 out.text(f"  note: {n}")
-        out.summary(backups=len(rows), file=path, merged_into_reconstruction=False)
+        out.summary(backups=len(rows), file=path, merged_into_reconstruction=False, coverage=coverage_json(sel.coverage()))
         out.text(f"{len(rows)} checkpoint(s); checkpoint content is never merged into a reconstruction")
+        out.text(coverage_line(sel.coverage()))
         return ExitStatus.OK if rows else ExitStatus.NO_MATCH
     rec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems)
     unread = [p.path for p in rec.unreadable]
@@ -250,9 +251,11 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
         if unread:
             msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
         out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),
-                    problems=problems_json(rec.unreadable), message=msg, exit_status=int(ExitStatus.NO_MATCH))
+                    problems=problems_json(rec.unreadable), message=msg, exit_status=int(ExitStatus.NO_MATCH),
+                    coverage=coverage_json(sel.coverage()))
         if not out.json:
             say(f"{path}: {msg}")
+            say(coverage_line(sel.coverage()))
         return ExitStatus.NO_MATCH
     for s in rec.steps:
         if coverage or patches or fmt == "json":
@@ -307,7 +310,8 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
                 segments=(rec.steps[-1].segment + 1) if rec.steps else 0,
                 transcripts=rec.transcripts, files_unreadable=len(unread), problems=problems_json(rec.unreadable),
                 at=at, out=written, out_refused=refused, exit_status=int(status),
-                invisible="a change by another process with no freshness signal leaves no trace (FH-013)")
+                invisible="a change by another process with no freshness signal leaves no trace (FH-013)",
+                coverage=coverage_json(sel.coverage()))
     if not out.json:
         say(f"-- {path}: {rec.status}; {rec.boundaries} boundaries, {rec.shell_writes} opaque shell writes, "
             f"{len(risks)} possible writers since the last anchor"
@@ -318,6 +322,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
         if unread:
             say(f"   {len(unread)} transcript(s) could not be read: " + "; ".join(
                 f"{p.path} ({p.why})" for p in rec.unreadable[:5]))
+        say(coverage_line(sel.coverage()))
     return status
 
 

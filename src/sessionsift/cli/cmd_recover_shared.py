@@ -71,12 +71,13 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
             msg = f"no record of this file in {len(sel.refs)} sessions of other providers" + (
                 f" (and {claude_transcripts} Claude Code transcripts)" if claude_transcripts else "") + (
                 f" up to --at {at}" if at else "")
+        status = ExitStatus.RECOVER_NONE if mine else ExitStatus.NO_MATCH
         out.summary(status=rb.status, message=msg, complete=False, exists=None, sha256=None, content=None,
-                    exit_status=int(ExitStatus.NO_MATCH), **base)
+                    exit_status=int(status), **base)
         if not out.json:
             say(f"{esc(path)}: {esc(msg)}")
             say(coverage_line(covs))
-        return ExitStatus.NO_MATCH
+        return status
     text = rb.content
     written = None
     if out_file and text is not None:
@@ -87,7 +88,9 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
         written = str(op)
     src = rb.anchor.record
     last = rb.applied[-1] if rb.applied else rb.anchor
-    out.summary(status=rb.status, complete=rb.complete,
+    status = {"stale": ExitStatus.RECOVER_PARTIAL, "deleted": ExitStatus.RECOVER_DELETED,
+              "moved": ExitStatus.RECOVER_DELETED}.get(rb.status, ExitStatus.OK)
+    out.summary(status=rb.status, exit_status=int(status), complete=rb.complete,
                 exists=None if rb.status == "stale" and text is None else rb.status not in ("deleted", "moved"),
                 sha256=hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
                 content=text if out.json and content_view else None, out=written,
@@ -101,9 +104,9 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
     if content_view and not out.json and text is not None:
         if out.stream.isatty():  # a terminal gets escaped lines; a pipe or file the bytes themselves
             for line in text.split("\n"):
-                out.text(esc(line))
+                out.text(line, keep_tabs=True)
         else:
-            out.stream.write(text)
+            out.file_bytes(text.encode("utf-8", "surrogateescape"))
         if text and not text.endswith("\n"):
             out.err("sessionsift: note: the file does not end with a newline")
     what = {"complete_view": "complete view", "rebuilt": f"complete view + {len(rb.applied)} diff(s) applied",
@@ -112,4 +115,4 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
     say(f"-- {esc(path)}: {esc(what)}; from {esc(rb.anchor.ref.session_id)} ({esc(display_of(sel, rb.anchor.ref.provider))}) "
         f"{esc(src.locator)} {short_local(src.instant)}" + (f"; written to {esc(written)}" if written else ""))
     say(coverage_line(covs))
-    return ExitStatus.OK
+    return status
