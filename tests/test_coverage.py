@@ -188,3 +188,21 @@ def test_claude_only_commands_refuse_another_providers_session_in_one_line(tmp_p
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sessionsift: error: 'zz-plumb' is a Plumbing (test) session")
     assert f"`{cmd}` reads Claude Code's own surfaces" in lines[0]
+
+
+def test_the_coverage_line_names_every_state_and_never_prints_a_null_as_0():
+    from sessionsift.cli.options import coverage_line
+    from sessionsift.providers.base import Coverage
+
+    covs = [Coverage("claude-code", "Claude Code", "ok", 8), Coverage("codex", "Codex CLI", "ok", 3),
+            Coverage("gemini-cli", "Gemini CLI", "absent", 0, "no /x/.gemini"),
+            Coverage("opencode", "opencode", "unknown_format", None, "schema not known: missing session.title"),
+            Coverage("crush", "Crush", "not_looked", None, "pass --crush-home or --home DIR"),
+            Coverage("acme", "Acme\x1b[31m", "no_adapter", None, "cannot load acme: ImportError"),
+            Coverage("x", "X", "unreadable", None, "locked: database is locked")]
+    assert coverage_line(covs) == (
+        "coverage: Claude Code 8 sessions · Codex CLI 3 · Gemini CLI absent (no /x/.gemini) · opencode unknown "
+        "format (schema not known: missing session.title) · Crush not looked (pass --crush-home or --home DIR) · "
+        "Acme\\e[31m no adapter · X unreadable (locked: database is locked)")
+    with pytest.raises(ValueError):
+        Coverage("x", "X", "unreadable", 0, "a null state cannot carry a count")
