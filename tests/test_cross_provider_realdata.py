@@ -270,3 +270,18 @@ def test_a_recorded_diff_applies_only_where_its_context_fits():
     ok = rebuild([ch("L1", action="create", new_content=upd["before"]), ch("L2", action="update", diff=diffs[0])],
                  upd["path"])
     assert ok.status == "rebuilt" and ok.content == upd["content"] and ok.complete
+
+
+def test_a_project_directory_names_the_sessions_recorded_there_in_every_provider():
+    for gt, provider, ids in [(CX_GT.get("failing_command"), "codex", "thread_ids_reported"),
+                              (OC_GT.get("failing"), "opencode", "session_ids_from_client_events")]:
+        if gt is None:
+            continue
+        # the directory is gone on this machine: its recorded name still selects
+        p = cli("list", gt["cwd"], "--home", str(HOME), "--format", "json")
+        assert p.returncode == 0, p.stderr
+        rows = jrows(p)
+        assert {(r["provider"], r["session_id"]) for r in rows if r["kind"] == "session"} == {
+            (provider, sid) for sid in gt[ids]}
+        cov = {c["provider"]: c["sessions"] for c in rows[-1]["coverage"]}
+        assert cov[provider] == len(gt[ids]) and cov["claude-code"] == 0

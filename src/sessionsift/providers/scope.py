@@ -240,6 +240,11 @@ def _canon(p: str | os.PathLike[str]) -> str:
     return unicodedata.normalize("NFC", os.path.realpath(os.fspath(p)))
 
 
+def _plain(p: Path) -> str:
+    """An absolute, NFC, normalised spelling of a path that need not exist."""
+    return unicodedata.normalize("NFC", os.path.normpath(os.path.abspath(os.fspath(p))))
+
+
 def _looks_like_path(t: str) -> bool:
     return t == "." or os.sep in t or t.startswith("~") or t.endswith((".jsonl", ".json", ".db", ".zst"))
 
@@ -300,6 +305,14 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
                 cp = _canon(p)
                 for r in others:
                     if any(_canon(x) == cp for x in r.paths) or (p.is_dir() and r.project and _canon(r.project) == cp):
+                        add_ref(r)
+                        found = True
+            else:
+                # a project directory that is gone (or on another machine) still names the
+                # sessions that recorded it as their project
+                want = _plain(p)
+                for r in others:
+                    if r.project and _plain(Path(r.project)) == want:
                         add_ref(r)
                         found = True
             claude_err = None
