@@ -301,3 +301,20 @@ def test_read_reports(corpus, disc):
             assert read.report.duplicates == sum(1 for r in read.records if r.copy_of)
             assert read.report.unknown_kinds == Counter() and read.report.problems == []
             assert read.report.files == 1 and read.report.bytes == Path(ref.paths[0]).stat().st_size
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_each_thought_is_one_reasoning_record(corpus, disc, name):
+    """A resumed history holds a message's thoughts twice (its `thoughts` and as thought parts): every
+    scripted thought of a response the client received is one original reasoning record, in order."""
+    import re
+
+    def norm(t):
+        return re.sub(r"[\s*]+", " ", t).strip()
+
+    gt, sr = _read(corpus, disc, name)
+    for read in [sr.main] + sr.subagents:
+        order = {c: i for i, c in enumerate(truth.conv_of(read, gt))}
+        exp = [norm(t) for r in sorted((r for r in gt["responses"] if r["conversation"] in order and r["completed"]),
+                                       key=lambda r: (order[r["conversation"]], r["turn"])) for t in r["thoughts"]]
+        assert [norm(r.text) for r in read.of("reasoning")] == exp

@@ -97,7 +97,8 @@ _add(Scenario(
 _add(Scenario(
     "resumed",
     [Prompt("Create app.py that prints hello and run it.", [
-        Turn([call("write_file", file_path="{W}/app.py", content="print('hello')\n")]),
+        Turn([thought("**Writing app.py**\n\nA one-line script."),
+              call("write_file", file_path="{W}/app.py", content="print('hello')\n")]),
         Turn([sh("python3 app.py", "run app")]),
         Turn([text("app.py prints hello.")]),
     ]), Prompt("Change the greeting to goodbye and run it again.", [
@@ -115,7 +116,8 @@ _add(Scenario(
 _add(Scenario(
     "resumed_same_minute",
     [Prompt("Write a.txt.", [
-        Turn([call("write_file", file_path="{W}/a.txt", content="a\n")]),
+        Turn([thought("**Creating a.txt**\n\nOne line."), text("Writing a.txt."),
+              call("write_file", file_path="{W}/a.txt", content="a\n")]),
         Turn([sh("cat a.txt", "show a")]),
         Turn([text("a.txt holds a.")]),
     ]), Prompt("Append b to a.txt with replace.", [

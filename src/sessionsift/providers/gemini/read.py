@@ -367,8 +367,9 @@ class _Builder:
                            text=_text_of(_parts(m.get("content"))) or None)
 
     def _msg_rec(self, mid, role, kind, native, raw_obj, text, lane, ts, j: int = 0, **kw) -> Record:
-        """A message-level record; a later one with the same id, kind, index and text is a copy."""
-        key = (mid, kind, j)
+        """A message-level record; a later one with the same id, kind, index and text is a copy (a
+        reasoning record is matched by its text alone: a replay may hold it twice, see _gemini)."""
+        key = (mid, kind, _norm(text)) if kind == "reasoning" else (mid, kind, j)
         prev = self.seen_msg.get(key)
         if prev is not None and prev[1] == _norm(text):
             return self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, copy_of=prev[0],
@@ -407,8 +408,12 @@ class _Builder:
             tts = th.get("timestamp") if isinstance(th.get("timestamp"), str) else ts
             out.append(self._msg_rec(mid, "assistant", "reasoning", "gemini:thought", th, t, lane, tts, j, model=model))
             j += 1
+        # a resumed history keeps `thoughts` AND has them again as thought parts (`**subject** text`,
+        # measured): one reasoning record per distinct thought
+        seen_here = {_norm(r.text) for r in out}
         for p in parts:
-            if p.get("thought") and isinstance(p.get("text"), str):
+            if p.get("thought") and isinstance(p.get("text"), str) and _norm(p["text"]) not in seen_here:
+                seen_here.add(_norm(p["text"]))
                 out.append(self._msg_rec(mid, "assistant", "reasoning", "gemini:thought", p, p["text"], lane, ts, j,
                                          model=model))
                 j += 1
