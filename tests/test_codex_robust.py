@@ -338,3 +338,26 @@ def test_fuzz_mutated_real_rollouts_never_crash_the_reader(tmp_path, codex_examp
                 n_checked += 1
             shutil.rmtree(tmp_path / f"{k}-{m}")
     assert n_checked > 200
+
+
+def test_side_stores_are_read_without_leaving_wal_or_shm(tmp_path):
+    """The real client's side stores, closed (no -wal/-shm, as a copied or backed-up ~/.codex):
+    reading them enriches the sessions and leaves no file behind. thread_history_1.sqlite needs
+    trusted_schema=ON on SQLite < 3.41; that open used to skip the immutable rule and left an
+    empty -wal and a -shm (they had been committed with the sample)."""
+    home = tmp_path / "codex-home"
+    shutil.copytree(REPO / "examples" / "codex-home", home, symlinks=True)
+    for f in home.glob("*.sqlite-*"):
+        f.unlink()
+    before = sorted(p.name for p in home.iterdir())
+    disc = CX.discover(CX.locate(explicit=str(home)))
+    assert sorted(p.name for p in home.iterdir()) == before
+    statuses = {s.session_id: s.extra.get("turn_statuses") for s in disc.sessions}
+    assert statuses and all(statuses.values()), statuses  # thread_history was read
+    assert any(s.extra.get("title") or s.title for s in disc.sessions)
+
+
+def test_committed_samples_carry_no_sqlite_sidecars():
+    left = [str(p.relative_to(REPO)) for p in (REPO / "examples").rglob("*.sqlite-*")]
+    left += [str(p.relative_to(REPO)) for p in (REPO / "examples").rglob("*.db-*")]
+    assert left == []

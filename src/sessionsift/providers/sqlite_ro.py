@@ -81,8 +81,12 @@ def retry(fn: Callable[[], T], path: Path, attempts: int = ATTEMPTS) -> T:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A read-only connection to ``path`` that has proved it can read the schema."""
+def connect(path: Path, *, trusted_schema: bool = False) -> sqlite3.Connection:
+    """A read-only connection to ``path`` that has proved it can read the schema.
+
+    ``trusted_schema`` turns SQLite's ``trusted_schema`` on, for a schema SQLite before 3.41
+    refuses with it off (an index on ``json_extract()``: "unsafe use of json_extract()"); the
+    connection is still ``mode=ro``, ``query_only`` and, on a quiet WAL database, immutable."""
     path = Path(path)
     if not path.exists():
         raise StoreError("unreadable", "database file is missing")
@@ -99,7 +103,7 @@ def connect(path: Path) -> sqlite3.Connection:
                               check_same_thread=False)
         try:
             con.execute("PRAGMA query_only = ON")
-            con.execute("PRAGMA trusted_schema = OFF")
+            con.execute("PRAGMA trusted_schema = " + ("ON" if trusted_schema else "OFF"))
             con.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except BaseException:
             con.close()

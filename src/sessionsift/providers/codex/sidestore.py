@@ -5,10 +5,11 @@
 ``$CODEX_HOME/thread_history_<N>.sqlite`` (``thread_turns``: one row per turn with its
 ``status``) are in WAL mode and written while the client runs. Rules:
 
-- Open them in place through :mod:`sessionsift.providers.sqlite_ro` (a ``file:...?mode=ro`` URI,
-  ``PRAGMA query_only``, never ``immutable``): never a copy of the main file without its ``-wal``
-  (that would miss committed writes still in the WAL), never a write lock, never a checkpoint; the
-  queries of one store run in one read transaction.
+- Open them in place through :func:`sessionsift.providers.sqlite_ro.connect` (a ``file:...?mode=ro``
+  URI, ``PRAGMA query_only``; ``immutable`` only while no ``-wal``/``-shm`` exists, so reading a
+  store nobody has open leaves no files behind): never a copy of the main file without its
+  ``-wal`` (that would miss committed writes still in the WAL), never a write lock, never a
+  checkpoint; the queries of one store run in one read transaction.
 - A busy database is retried a bounded number of times; still busy, it is a note, not an error.
 - Their absence or a schema we do not know is a note: the rollout files are the source of truth,
   these only enrich a :class:`SessionRef` (title, first message, tokens_used, turn statuses).
@@ -54,31 +55,6 @@ def _newest(root: Path, stem: str) -> Path | None:
     return best[1] if best else None
 
 
-def _connect_trusting_schema(path: Path) -> sqlite3.Connection:
-    """Like :func:`sqlite_ro.connect` (mode=ro URI, query_only) but with ``trusted_schema`` ON:
-    thread_history_1.sqlite has an index on ``json_extract()``, and SQLite before 3.41 does not
-    count JSON functions as innocuous, so it refuses that schema under ``trusted_schema=OFF``."""
-    from urllib.parse import quote
-
-    from .. import sqlite_ro
-
-    uri = "file:" + quote(str(path.absolute())) + "?mode=ro"
-
-    def _open() -> sqlite3.Connection:
-        con = sqlite3.connect(uri, uri=True, timeout=sqlite_ro.BUSY_TIMEOUT_S, isolation_level=None,
-                              check_same_thread=False)
-        try:
-            con.execute("PRAGMA query_only = ON")
-            con.execute("PRAGMA trusted_schema = ON")
-            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except BaseException:
-            con.close()
-            raise
-        return con
-
-    return sqlite_ro.retry(_open, path)
-
-
 def _query(path: Path, sql_of, notes: list[str]):
     """Run ``sql_of(con)`` on a read-only connection (bounded retries on busy); None on failure."""
     from .. import sqlite_ro
@@ -89,7 +65,9 @@ def _query(path: Path, sql_of, notes: list[str]):
         except sqlite_ro.StoreError as exc:
             if "unsafe use of" not in exc.reason:
                 raise
-            con = _connect_trusting_schema(path)
+            # thread_history_1.sqlite has an index on json_extract(), which SQLite before 3.41
+            # refuses to parse under trusted_schema=OFF
+            con = sqlite_ro.connect(path, trusted_schema=True)
     except sqlite_ro.StoreError as exc:
         notes.append(f"{path.name}: {exc.reason}")
         return None
