@@ -42,10 +42,13 @@ class _AuditGroup(click.Group):
 
 @click.group("audit", cls=_AuditGroup)
 def audit_cmd():
-    """Waste audits: what the client re-sent to the model, measured from the records on disk.
+    """Audits measured from the records on disk (docs/audit.md).
 
+    \b
     reinjection: files whose on-disk changes were injected as edited_text_file attachments, flush by
-    flush (docs/audit.md).
+      flush (Claude Code).
+    size: what is big and why: bytes by record kind and payload, duplicate payloads, what dedup or a
+      capture would reclaim (every provider).
 
     Example: sessionsift audit reinjection . --format json
     """
@@ -219,3 +222,13 @@ def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show
     if res.problems or unreadable:
         return ExitStatus.INCOMPLETE
     return ExitStatus.OK if lanes else ExitStatus.NO_MATCH
+
+
+def _more() -> None:
+    """The audits that read every provider live in their own modules (loaded with this group)."""
+    from .cmd_audit_size import size_cmd
+
+    audit_cmd.add_command(size_cmd)
+
+
+_more()
