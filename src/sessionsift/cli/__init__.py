@@ -3,10 +3,7 @@ never touches a data root."""
 
 from __future__ import annotations
 
-import importlib
 import sys
-
-import click
 
 from .exit import ExitStatus
 
@@ -30,62 +27,72 @@ COMMANDS: dict[str, str] = {
     "usage": "cmd_usage:usage_cmd",
 }
 
-
-class PipeClosed(Exception):
-    """The reader of our stdout closed it (`ssift search '' | head -1`)."""
-
-
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        out = []
-        for name in COMMANDS:
-            if self._load(name) is not None:
-                out.append(name)
-        return out
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        return self._load(name)
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError as exc:
-            # click turns EPIPE into exit 1; a reader that closed the pipe is no error
-            raise PipeClosed() from exc
-
-    def _load(self, name: str) -> click.Command | None:
-        spec = COMMANDS.get(name)
-        if spec is None:
-            return None
-        mod, attr = spec.split(":")
-        try:
-            m = importlib.import_module(f"sessionsift.cli.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"sessionsift.cli.{mod}":
-                return None
-            raise
-        return getattr(m, attr, None)
+# command name -> the first paragraph of its help (what `sessionsift --help` lists), so the
+# listing imports no command module. tests/test_cli_lazy.py holds each entry equal to the
+# command's own docstring; a command missing here is loaded to list it (slower, still right).
+SUMMARIES: dict[str, str] = {
+    "list": "One row per session of every provider, newest first (Claude Code: each transcript's head "
+            "and tail only; other providers: the session's records), ending with the coverage line.",
+    "show": "Show records of one session (any provider) by line, locator, uuid or turn.",
+    "stats": "Census per session: Claude Code's line types, labels, turns, compactions, tokens per model; "
+             "for every provider, records, prompts, tool calls and errors per tool, tokens per model.",
+    "search": "Search records with a linear-time regex (RE2); print each hit with its turn opener.",
+    "status": "One verdict per session: stale-dead > waiting > running > waiting-children > "
+              "idle-background-open > idle-eot > unknown, with the evidence of every surface.",
+    "wait": "Block until the session reaches a condition (`idle-background-open` never satisfies `stop`).",
+    "whoami": "The calling Claude Code session, from $CLAUDE_CODE_SESSION_ID only (never a guess).",
+    "agents": "Subagent topology: each lane joined to its spawning Agent/Task/Workflow call.",
+    "files": "Which files sessions read, wrote and edited (Claude Code: tools and shell; other providers: "
+             "the file changes their records hold), when, and by which session and lane.",
+    "recover": "Rebuild a file's content from the Read/Write/Edit stream, with every gap named.",
+    "plan": "The plan file bound to each session (plan_mode attachment, else the first valid slug).",
+    "image": "List and extract inline images (direct blocks and images nested in tool results).",
+    "verbatim": "Give back, verbatim, the most recent turns of a session, across its compactions.",
+    "audit": "Waste audits: what the client re-sent to the model, measured from the records on disk.",
+    "worktrees": "Agent git worktrees: what exists, who made it, whether anything says it is alive, and "
+                 "which can be removed with nothing lost (docs/worktrees.md).",
+    "usage": "Tokens and cost per day, week, month, session or 5-hour window, for every agent read.",
+}
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="sessionsift")
-def cli() -> None:
-    """sessionsift: what your coding agents did, are doing, and left behind.
+GROUP_HELP = """\
+sessionsift: what your coding agents did, are doing, and left behind.
 
-    Reads Claude Code transcripts under a data root chosen by: --claude-home, else a non-empty
-    CLAUDE_CONFIG_DIR, else ~/.claude. Every command takes --format text|json.
+Reads Claude Code transcripts under a data root chosen by: --claude-home, else a non-empty
+CLAUDE_CONFIG_DIR, else ~/.claude. Every command takes --format text|json.
 
-    Exit codes: 0 answered (also: the reader closed the pipe); 1 nothing matched (where that is
-    meaningful); 2 usage or target error; 3 answered, but some inputs could not be read (counts
-    are lower bounds); 4 error (a malformed line under --strict, an internal error); 5-8
-    `recover`: at risk, partial, nothing known, deleted; 124 `wait` timed out; 130 interrupted.
-    """
+Exit codes: 0 answered (also: the reader closed the pipe); 1 nothing matched (where that is
+meaningful); 2 usage or target error; 3 answered, but some inputs could not be read (counts
+are lower bounds); 4 error (a malformed line under --strict, an internal error); 5-8
+`recover`: at risk, partial, nothing known, deleted; 124 `wait` timed out; 130 interrupted.
+"""
+"""The group's help (app.py; rendered without click by fasthelp.py)."""
+
+
+def __getattr__(name: str):
+    if name in ("cli", "LazyGroup", "PipeClosed"):
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(name)
 
 
 def main(argv: list[str] | None = None) -> None:
     from ..errors import MalformedLine, SessionsiftError
 
     raw = list(argv if argv is not None else sys.argv[1:])
+    if raw in (["--help"], ["-h"]) and set(COMMANDS) <= set(SUMMARIES):
+        from ..render import Out
+        from .fasthelp import group_help
+
+        out = Out("text", "help")
+        for line in group_help().split("\n"):
+            out.text(line)
+        sys.stdout.flush()
+        sys.exit(0)
+    import click
+
+    from .app import PipeClosed, cli
     traceback = "--traceback" in raw
     args = [a for a in raw if a != "--traceback"]
     try:

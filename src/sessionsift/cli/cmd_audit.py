@@ -8,7 +8,7 @@ from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport, r
 from ..discover import Lane
 from ..errors import UsageError
 from ..timefmt import instant, short_local
-from .cmd_core import lane_fields, refetch
+from .options import lane_fields, refetch
 from .exit import ExitStatus
 from .options import common_options, make_scope, problems_json, scope_header, scope_options
 from .output import Out, esc

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 import click
 
 from ..core import listing, show as show_mod, stats as stats_mod
@@ -12,34 +10,9 @@ from ..model.lane import Entry
 from ..model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
-from .options import (claude_root_arg, claude_scope, common_options, coverage_json, coverage_line, make_selection,
+from .options import (claude_root_arg, claude_scope, lane_fields, refetch, refetch_at, common_options, coverage_json, coverage_line, make_selection,
                       problems_json, provider_options, scope_options, selection_header)
 from .output import Out, clip, esc
-
-
-def lane_fields(lane: Lane) -> dict:
-    return {
-        "session_id": lane.session_id,
-        "lane": lane.display,
-        "is_subagent": lane.is_subagent,
-        "parent_session_id": lane.parent_session_id,
-        "agent_id": lane.agent_id,
-        "path": str(lane.path),
-    }
-
-
-def refetch(lane: Lane, line: int, home: str | None) -> str:
-    return refetch_at(lane.session_id, str(lane.path), lane.is_subagent, line, home)
-
-
-def refetch_at(session_id: str, path: str, is_subagent: bool, line: int | None, home: str | None) -> str | None:
-    """The ready-to-run command that shows one record (None when there is no line)."""
-    if line is None:
-        return None
-    target = shlex.quote(path) if is_subagent else session_id
-    home = claude_root_arg(home)
-    h = f" --claude-home {shlex.quote(str(home))}" if home else ""
-    return f"sessionsift show {target} --line {line}{h}"
 
 
 def bridges_json(st) -> list[dict]:

@@ -10,7 +10,7 @@ import click
 from ..errors import UsageError
 from ..files import image as image_mod, plan as plan_mod, recover as rec_mod, touched
 from ..timefmt import instant, short_local
-from .cmd_core import lane_fields, refetch, refetch_at
+from .options import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
 from .options import (claude_scope, common_options, coverage_json, coverage_line, make_scope, make_selection,
                       problems_json, provider_options, scope_header, scope_options, selection_header)

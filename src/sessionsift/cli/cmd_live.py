@@ -25,8 +25,7 @@ def _bg_row(t, now: float) -> dict:
 
 
 def _lane_fields(lane) -> dict:
-    # imported on use: cmd_core pulls in the show/stats machinery, which `status` does not need
-    from .cmd_core import lane_fields
+    from .options import lane_fields
 
     return lane_fields(lane)
 

@@ -168,7 +168,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     counts: dict = {}
     sessions_seen: list[str] = []
     last_group = None
-    from .cmd_core import lane_fields, refetch
+    from .options import lane_fields, refetch
 
     for lane, o in run.outcomes():
         if query.count_by not in (None, "total"):

@@ -8,7 +8,7 @@ from ..core.show import pick_lane
 from ..timefmt import instant
 from ..verbatim import api
 from ..verbatim.slices import u16len
-from .cmd_core import lane_fields, refetch
+from .options import lane_fields, refetch
 from .exit import ExitStatus
 from .options import common_options, make_scope, scope_header
 from .output import Out, esc

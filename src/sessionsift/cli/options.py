@@ -9,6 +9,7 @@ command function: `root_request()` reads them back.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -245,3 +246,31 @@ def coverage_line(covs: list) -> str:
                      "not_looked": "not looked"}[c.state]
             parts.append(f"{esc(c.display)} {label}" + (f" ({esc(c.reason)})" if c.reason else ""))
     return "coverage: " + " · ".join(parts)
+
+
+# -- lane fields and refetch commands (every command that prints Claude Code records) --
+
+
+def lane_fields(lane) -> dict:
+    return {
+        "session_id": lane.session_id,
+        "lane": lane.display,
+        "is_subagent": lane.is_subagent,
+        "parent_session_id": lane.parent_session_id,
+        "agent_id": lane.agent_id,
+        "path": str(lane.path),
+    }
+
+
+def refetch(lane, line: int, home: str | None) -> str:
+    return refetch_at(lane.session_id, str(lane.path), lane.is_subagent, line, home)
+
+
+def refetch_at(session_id: str, path: str, is_subagent: bool, line: int | None, home: str | None) -> str | None:
+    """The ready-to-run command that shows one record (None when there is no line)."""
+    if line is None:
+        return None
+    target = shlex.quote(path) if is_subagent else session_id
+    home = claude_root_arg(home)
+    h = f" --claude-home {shlex.quote(str(home))}" if home else ""
+    return f"sessionsift show {target} --line {line}{h}"

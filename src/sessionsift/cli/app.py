@@ -1,0 +1,73 @@
+"""The click application: the group, its lazy command loading and the EPIPE rule. Imported by
+`sessionsift.cli.main` only when a command runs (`sessionsift --help` is answered without click:
+cli/fasthelp.py)."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from . import COMMANDS, GROUP_HELP, SUMMARIES
+
+
+class PipeClosed(Exception):
+    """The reader of our stdout closed it (`ssift search '' | head -1`)."""
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        out = []
+        for name in COMMANDS:
+            if name in SUMMARIES or self._load(name) is not None:
+                out.append(name)
+        return out
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's listing, from SUMMARIES (no command module is imported to list it)."""
+        from click.utils import _make_default_short_help
+
+        rows = []
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        for name in names:
+            if name in SUMMARIES:
+                rows.append((name, _make_default_short_help(SUMMARIES[name], limit).strip()))
+                continue
+            cmd = self._load(name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._load(name)
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            # click turns EPIPE into exit 1; a reader that closed the pipe is no error
+            raise PipeClosed() from exc
+
+    def _load(self, name: str) -> click.Command | None:
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        mod, attr = spec.split(":")
+        try:
+            m = importlib.import_module(f"sessionsift.cli.{mod}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"sessionsift.cli.{mod}":
+                return None
+            raise
+        return getattr(m, attr, None)
+
+
+@click.group(cls=LazyGroup, help=GROUP_HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="sessionsift")
+def cli() -> None:
+    pass

@@ -1,0 +1,67 @@
+"""Lazy imports (issue 16): `sessionsift --help` is rendered without click and without any command
+module, and equals what click renders; a command imports only its own module."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from sessionsift.cli import COMMANDS, SUMMARIES
+from sessionsift.cli.app import cli
+from sessionsift.cli.fasthelp import group_help
+
+
+def test_every_command_has_its_summary():
+    assert set(SUMMARIES) == set(COMMANDS), "add the command's first help paragraph to SUMMARIES"
+    ctx = click.Context(cli)
+    for name in COMMANDS:
+        cmd = cli.get_command(ctx, name)
+        first = (cmd.help or "").partition("\n\n")[0]
+        assert " ".join(SUMMARIES[name].split()) == " ".join(first.split()), name
+
+
+@pytest.mark.parametrize("width", [50, 51, 60, 72, 79, 80, 81, 99, 100, 101, 120, 200])
+def test_fast_help_equals_clicks(width):
+    ctx = click.Context(cli, info_name="sessionsift", terminal_width=width, **cli.context_settings)
+    assert group_help(width=width) == cli.get_help(ctx)
+
+
+_PROBE = """
+import json, sys
+from sessionsift.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+sys.stdout.flush()
+print("\\n" + json.dumps({"code": code, "mods": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _run(args: list[str], env_cols: str = "80") -> tuple[str, dict]:
+    p = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "COLUMNS": env_cols, "HOME": "/nonexistent"})
+    return p.stdout, json.loads(p.stderr.strip().splitlines()[-1])
+
+
+def test_help_imports_neither_click_nor_commands():
+    out, info = _run(["--help"], "90")
+    assert info["code"] == 0
+    assert "click" not in info["mods"] and "rich" not in info["mods"]
+    assert not [m for m in info["mods"] if m.startswith("sessionsift.cli.cmd_")]
+    ctx = click.Context(cli, info_name="sessionsift", terminal_width=88, **cli.context_settings)
+    assert out == cli.get_help(ctx) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_command_help_imports_only_its_module(name):
+    _out, info = _run([name, "--help"])
+    assert info["code"] == 0
+    own = "sessionsift.cli." + COMMANDS[name].split(":")[0]
+    others = {"sessionsift.cli." + s.split(":")[0] for s in COMMANDS.values()} - {own}
+    assert own in info["mods"]
+    assert not others & set(info["mods"]), sorted(others & set(info["mods"]))
