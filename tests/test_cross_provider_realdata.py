@@ -285,3 +285,27 @@ def test_a_project_directory_names_the_sessions_recorded_there_in_every_provider
             (provider, sid) for sid in gt[ids]}
         cov = {c["provider"]: c["sessions"] for c in rows[-1]["coverage"]}
         assert cov[provider] == len(gt[ids]) and cov["claude-code"] == 0
+
+
+@pytest.mark.parametrize("root", ["empty", "missing"])
+def test_a_transcript_path_names_its_session_whatever_the_claude_root_holds(tmp_path, root):
+    """A real Claude Code transcript copied out of its home, shown by path while --claude-home
+    names a directory without projects/ (or none at all): the file is the session; the coverage
+    line counts it (it used to be a target error, then 'absent' beside a shown session)."""
+    gt = CLAUDE_GT["files_basic"]
+    src = next((EX / "claude-home" / "projects").glob(f"*/{gt['session_id']}.jsonl"))
+    loose = tmp_path / "loose" / src.name
+    loose.parent.mkdir()
+    loose.write_bytes(src.read_bytes())
+    home = tmp_path / "claude"
+    if root == "empty":
+        home.mkdir()
+    p = cli("show", str(loose), "--line", "1", "--claude-home", str(home), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    rows = jrows(p)
+    assert [r["line"] for r in rows if r["kind"] == "record"] == [1]
+    cov = {c["provider"]: c for c in rows[-1]["coverage"]}["claude-code"]
+    assert (cov["state"], cov["sessions"]) == ("ok", 1)
+    p = cli("stats", str(loose), "--claude-home", str(home))
+    assert p.returncode == 0, p.stderr
+    assert "coverage: Claude Code 1 session " in p.stdout

@@ -216,6 +216,8 @@ class Selection:
             c = e.coverage
             if c.state == "ok":
                 c = replace(c, sessions=n.get(e.name, 0))
+            elif c.state == "absent" and n.get(e.name):  # a session file named by path, outside the root
+                c = replace(c, state="ok", sessions=n[e.name], reason=f"named by path; the root holds none ({c.reason})")
             out.append(c)
         return out
 
@@ -316,9 +318,11 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
                         add_ref(r)
                         found = True
             claude_err = None
-            if claude_ok and choice is not None:
+            # a transcript file names its session whatever the root holds (none, or no projects/)
+            transcript = t.endswith(".jsonl") and p.is_file()
+            if choice is not None and (claude_ok or transcript) and not found:
                 try:
-                    sc = D.resolve_targets([t], choice=choice)
+                    sc = D.resolve_targets([t], choice=choice) if claude_ok else _transcript_scope(D, choice, p)
                 except TargetError as exc:
                     claude_err = exc
                 else:
@@ -364,7 +368,18 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
         picked = [r for r in picked if r.session_id in wanted]
     if scope is not None:
         scope.sessions.sort(key=lambda s: (str(s.project_dir), s.session_id))
-    return Selection(sv, scope if claude_ok else None, picked)
+    return Selection(sv, scope if (claude_ok or (scope is not None and scope.sessions)) else None, picked)
+
+
+def _transcript_scope(D, choice, p: Path):
+    """A Claude Code transcript named by path while the root holds no sessions (no root, no
+    projects/): the file still names its session (and a subagent file its lane)."""
+    sc = D.Scope(choice)
+    s, lane = D._session_from_transcript(p, sc.problems)
+    sc.sessions.append(s)
+    if lane is not None:
+        sc.explicit_lanes[s.session_id] = lane
+    return sc
 
 
 def _in_claude_projects(choice, t: str) -> bool:
