@@ -10,18 +10,23 @@ import sys
 import click
 import pytest
 
-from sessionsift.cli import COMMANDS, SUMMARIES
+from sessionsift.cli import COMMANDS
 from sessionsift.cli.app import cli
-from sessionsift.cli.fasthelp import group_help
+from sessionsift.cli.fasthelp import group_help, summary
 
 
-def test_every_command_has_its_summary():
-    assert set(SUMMARIES) == set(COMMANDS), "add the command's first help paragraph to SUMMARIES"
+@pytest.mark.parametrize("limit", [20, 45, 70, 200])
+def test_each_summary_read_from_source_is_the_commands_own(limit):
+    from click.utils import _make_default_short_help
+
+    from sessionsift.cli.fasthelp import _short
+
     ctx = click.Context(cli)
     for name in COMMANDS:
-        cmd = cli.get_command(ctx, name)
-        first = (cmd.help or "").partition("\n\n")[0]
-        assert " ".join(SUMMARIES[name].split()) == " ".join(first.split()), name
+        doc = summary(name)
+        assert doc is not None, f"{name}: its docstring cannot be read from its module's source"
+        assert _short(doc, limit) == cli.get_command(ctx, name).get_short_help_str(limit), name
+        assert _short(doc, limit) == _make_default_short_help(doc, limit)
 
 
 @pytest.mark.parametrize("width", [50, 51, 60, 72, 79, 80, 81, 99, 100, 101, 120, 200])

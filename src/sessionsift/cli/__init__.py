@@ -27,34 +27,6 @@ COMMANDS: dict[str, str] = {
     "usage": "cmd_usage:usage_cmd",
 }
 
-# command name -> the first paragraph of its help (what `sessionsift --help` lists), so the
-# listing imports no command module. tests/test_cli_lazy.py holds each entry equal to the
-# command's own docstring; a command missing here is loaded to list it (slower, still right).
-SUMMARIES: dict[str, str] = {
-    "list": "One row per session of every provider, newest first (Claude Code: each transcript's head "
-            "and tail only; other providers: the session's records), ending with the coverage line.",
-    "show": "Show records of one session (any provider) by line, locator, uuid or turn.",
-    "stats": "Census per session: Claude Code's line types, labels, turns, compactions, tokens per model; "
-             "for every provider, records, prompts, tool calls and errors per tool, tokens per model.",
-    "search": "Search records with a linear-time regex (RE2); print each hit with its turn opener.",
-    "status": "One verdict per session: stale-dead > waiting > running > waiting-children > "
-              "idle-background-open > idle-eot > unknown, with the evidence of every surface.",
-    "wait": "Block until the session reaches a condition (`idle-background-open` never satisfies `stop`).",
-    "whoami": "The calling Claude Code session, from $CLAUDE_CODE_SESSION_ID only (never a guess).",
-    "agents": "Subagent topology: each lane joined to its spawning Agent/Task/Workflow call.",
-    "files": "Which files sessions read, wrote and edited (Claude Code: tools and shell; other providers: "
-             "the file changes their records hold), when, and by which session and lane.",
-    "recover": "Rebuild a file's content from the Read/Write/Edit stream, with every gap named.",
-    "plan": "The plan file bound to each session (plan_mode attachment, else the first valid slug).",
-    "image": "List and extract inline images (direct blocks and images nested in tool results).",
-    "verbatim": "Give back, verbatim, the most recent turns of a session, across its compactions.",
-    "audit": "Waste audits: what the client re-sent to the model, measured from the records on disk.",
-    "worktrees": "Agent git worktrees: what exists, who made it, whether anything says it is alive, and "
-                 "which can be removed with nothing lost (docs/worktrees.md).",
-    "usage": "Tokens and cost per day, week, month, session or 5-hour window, for every agent read.",
-}
-
-
 GROUP_HELP = """\
 sessionsift: what your coding agents did, are doing, and left behind.
 
@@ -81,15 +53,18 @@ def main(argv: list[str] | None = None) -> None:
     from ..errors import MalformedLine, SessionsiftError
 
     raw = list(argv if argv is not None else sys.argv[1:])
-    if raw in (["--help"], ["-h"]) and set(COMMANDS) <= set(SUMMARIES):
-        from ..render import Out
+    if raw in (["--help"], ["-h"]):
         from .fasthelp import group_help
 
-        out = Out("text", "help")
-        for line in group_help().split("\n"):
-            out.text(line)
-        sys.stdout.flush()
-        sys.exit(0)
+        text = group_help()
+        if text is not None:  # None: a command's help could not be read from its source
+            from ..render import Out
+
+            out = Out("text", "help")
+            for line in text.split("\n"):
+                out.text(line)
+            sys.stdout.flush()
+            sys.exit(0)
     import click
 
     from .app import PipeClosed, cli

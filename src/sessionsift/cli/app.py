@@ -8,7 +8,7 @@ import importlib
 
 import click
 
-from . import COMMANDS, GROUP_HELP, SUMMARIES
+from . import COMMANDS, GROUP_HELP
 
 
 class PipeClosed(Exception):
@@ -19,29 +19,9 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         out = []
         for name in COMMANDS:
-            if name in SUMMARIES or self._load(name) is not None:
+            if self._load(name) is not None:
                 out.append(name)
         return out
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """click's listing, from SUMMARIES (no command module is imported to list it)."""
-        from click.utils import _make_default_short_help
-
-        rows = []
-        names = self.list_commands(ctx)
-        if not names:
-            return
-        limit = formatter.width - 6 - max(len(n) for n in names)
-        for name in names:
-            if name in SUMMARIES:
-                rows.append((name, _make_default_short_help(SUMMARIES[name], limit).strip()))
-                continue
-            cmd = self._load(name)
-            if cmd is not None and not cmd.hidden:
-                rows.append((name, cmd.get_short_help_str(limit)))
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         return self._load(name)

@@ -1,21 +1,51 @@
 """`sessionsift --help` without importing click (~40 ms of imports: click.core pulls in
-`inspect`, `ast`, `dis`): the same text click renders for the group, from GROUP_HELP and
-SUMMARIES. tests/test_cli_lazy.py holds it equal to click's own rendering at every width.
+`inspect`, `ast`, `dis`) or any command module: the same text click renders for the group, from
+GROUP_HELP and each command's docstring read from its module's SOURCE (a regex finds the
+command function's docstring; nothing is imported). tests/test_cli_lazy.py holds it equal to
+click's own rendering at every width.
 
-Only plain text is handled (no ANSI, no `\\b` blocks, no word longer than the width), which is
-what the group's help holds; `main` uses this only for a bare `--help`/`-h`.
+Only plain text is handled (no ANSI, no word longer than the width), which is what the group's
+help holds; `main` uses this only for a bare `--help`/`-h`, and falls back to click when a
+command's docstring cannot be found this way (`group_help` returns None).
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import textwrap
 
-from . import COMMANDS, GROUP_HELP, SUMMARIES
+from . import COMMANDS, GROUP_HELP
 
 _OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))
 MAX_WIDTH = 100
 """The group's `max_content_width`."""
+
+
+def summary(name: str) -> str | None:
+    """The docstring of command `name`'s function, read from its module's source (None: not found:
+    a `help=`/`short_help=` argument, or a function that is not written `def name(...):` + docstring)."""
+    mod, attr = COMMANDS[name].split(":")
+    try:
+        with open(os.path.join(os.path.dirname(__file__), mod + ".py"), encoding="utf-8") as f:
+            src = f.read()
+    except OSError:
+        return None
+    i = src.find("\ndef " + attr + "(")
+    j = src.find('"""', i) if i >= 0 else -1
+    k = src.find('"""', j + 3) if j >= 0 else -1
+    sig = src[i + 1:j]
+    if k < 0 or "\n\n" in sig or "\ndef " in sig or not sig.rstrip().endswith(":") or sig.endswith(("r", "b", "f")):
+        return None
+    doc = src[j + 3:k]
+    first = doc.partition("\n\n")[0]
+    if "\\" in first:
+        return None  # an escape in the source: leave it to click
+    deco = src[max(0, src.rfind("\n\n", 0, i)):i]
+    if any("help" in d for d in re.findall(r"@\w+\.(?:command|group)\(([^\n]*)", deco)):
+        return None  # help given to the decorator
+    return first
 
 
 def _width() -> int:
@@ -80,8 +110,12 @@ def _dl(rows: list[tuple[str, str]], width: int, indent: int = 2) -> list[str]:
     return out
 
 
-def group_help(width: int | None = None) -> str:
-    """What click prints for `sessionsift --help` (without the final newline)."""
+def group_help(width: int | None = None) -> str | None:
+    """What click prints for `sessionsift --help` (without the final newline); None when a
+    command's summary cannot be read from its source."""
+    docs = {n: summary(n) for n in COMMANDS}
+    if any(d is None for d in docs.values()):
+        return None
     width = _width() if width is None else width
     usage_prefix = "Usage: sessionsift "
     args = "[OPTIONS] COMMAND [ARGS]..."
@@ -95,5 +129,5 @@ def group_help(width: int | None = None) -> str:
     names = list(COMMANDS)
     limit = width - 6 - max(len(n) for n in names)
     lines += ["", "Commands:"]
-    lines += _dl([(n, _short(SUMMARIES[n], limit).strip()) for n in names], width)
+    lines += _dl([(n, _short(docs[n], limit).strip()) for n in names], width)
     return "\n".join(lines)
