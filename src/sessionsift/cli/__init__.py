@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "audit": "cmd_audit:audit_cmd",
     "worktrees": "cmd_worktrees:worktrees_cmd",
     "usage": "cmd_usage:usage_cmd",
+    "clean": "cmd_clean:clean_cmd",
 }
 
 GROUP_HELP = """\

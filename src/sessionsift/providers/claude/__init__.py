@@ -72,16 +72,52 @@ class ClaudeCode(Provider):
             yield from read_lane(p, ref.session_id, lane_name(p, ref.session_id), report, raw, self.name)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
-        """The transcript, its sidecar dir (subagents, tool results), the two siblings deleted with
-        it (MISC-011) and its file-history checkpoints (FH-023), where they exist."""
+        """Every file of this one session under the data root, where it exists (docs/clean.md
+        "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``
+        (subagents, workflows, remote-agents, tool-results, mcp-tasks) and the siblings the client's
+        retention sweep deletes with the transcript (MISC-011, read in 2.1.258: ``.ccr-tip.json``,
+        ``.precompact.json``, ``.cast``, ``.dir-sync.json``, ``.desktop-released.json``); under the
+        root the per-session stores the client's own project purge names -- ``file-history/<sid>/``
+        (FH-023), ``tasks/<sid>/`` or ``tasks/session-<sid[:8]>/`` (REG-007; the short form only
+        when no other session of this root shares those 8 characters), ``debug/<sid>.txt`` -- and
+        ``session-env/<sid>/``, ``image-cache/<sid>/`` (IMG-010), ``todos/<sid>-agent-*.json``.
+        Shared files (``history.jsonl``, ``plans/<slug>.md``, shell snapshots, settings) are not."""
         main = ref.paths[0]
         sid = ref.session_id
-        cands = [main, main.parent / sid, main.parent / f"{sid}.ccr-tip.json",
-                 main.parent / f"{sid}.precompact.json"]
+        cands = [main, main.parent / sid] + [main.parent / f"{sid}{suf}" for suf in SIBLINGS]
         root = ref.extra.get("root")
-        if root:
-            cands.append(Path(root) / "file-history" / sid)
+        if root and D._UUIDISH.match(sid):
+            r = Path(root)
+            cands += [r / "file-history" / sid, r / "tasks" / sid, r / "debug" / f"{sid}.txt",
+                      r / "session-env" / sid, r / "image-cache" / sid]
+            short = r / "tasks" / f"session-{sid[:8]}"
+            if os.path.lexists(short) and not _short_id_shared(main.parent.parent, sid):
+                cands.append(short)
+            try:
+                cands += sorted(p for p in (r / "todos").glob(f"{sid}-agent-*.json"))
+            except OSError:
+                pass
         return [p for p in cands if os.path.lexists(p)]
+
+
+SIBLINGS = (".ccr-tip.json", ".precompact.json", ".cast", ".dir-sync.json", ".desktop-released.json")
+"""Files ``<project dir>/<sid><suffix>`` the 2.1.258 retention sweep deletes with the transcript."""
+
+
+def _short_id_shared(projects: Path, sid: str) -> bool:
+    """Whether another session under ``projects/`` starts with the same 8 characters (then
+    ``tasks/session-<8>`` cannot be told apart and belongs to no one session alone)."""
+    try:
+        for d in os.scandir(projects):
+            if not d.is_dir():
+                continue
+            for f in os.scandir(d.path):
+                n = f.name
+                if n.endswith(".jsonl") and n[:8] == sid[:8] and n[:-6] != sid:
+                    return True
+    except OSError:
+        return True  # cannot tell: leave it out
+    return False
 
 
 def lane_name(path: Path, session_id: str) -> str:

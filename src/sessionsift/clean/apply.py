@@ -1,0 +1,124 @@
+"""`clean capture` / `clean protect`: which sessions of a scan are acted on, and the run.
+
+- capture: the ELIGIBLE sessions (every gate proven, ``--waive-kept`` waiving *kept*) are captured
+  and removed; a database session whose gates pass has its rows captured and is never deleted.
+- protect: every session the activity gate proves idle and that is not already kept with its
+  current bytes is captured; nothing is removed (a backup against the client's own deletion).
+
+Dry run unless ``apply``. The run holds the archive lock, first finishes what an interrupted run
+left (capture.recover), then takes one session at a time, re-checking its activity just before.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import activity as A
+from . import capture as C
+from .scan import Report, Verdict
+
+
+REFRESH = 1.0
+"""Seconds a process/registry snapshot is trusted for the last-moment activity check."""
+
+
+@dataclass
+class Outcome:
+    action: str
+    applied: bool
+    selected: list[Verdict]
+    results: list[C.Result] = field(default_factory=list)
+    recovered: list[C.Result] = field(default_factory=list)
+    skipped: list[tuple[Verdict, str]] = field(default_factory=list)
+
+
+def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
+    if not targets:
+        return True
+    for t in targets:
+        if v.session_id == t or (len(t) >= 4 and v.session_id.startswith(t)):
+            return True
+        if os.sep in t:
+            rt = os.path.realpath(t)
+            if any(os.path.realpath(p) == rt for p in v.footprint) or (v.project and os.path.realpath(v.project) == rt):
+                return True
+    return False
+
+
+def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[list[Verdict], list[tuple[Verdict, str]]]:
+    sel, skip = [], []
+    for v in rep.verdicts:
+        if not matches(v, targets):
+            continue
+        if action == "capture":
+            gates_ok = all(g.proven or g.waived for g in v.gates.values())
+            if gates_ok:
+                sel.append(v)
+            else:
+                skip.append((v, f"blocked by {v.blocked_by}"))
+        else:
+            if not v.gates["activity"].proven:
+                skip.append((v, f"activity: {v.gates['activity'].reason}"))
+            elif v.gates["kept"].proven:
+                skip.append((v, "already kept with its current bytes"))
+            else:
+                sel.append(v)
+    return sel, skip
+
+
+def plan_of(v: Verdict, action: str, fingerprint: str) -> C.Plan:
+    return C.Plan(v.provider, v.session_id, v.root or "", list(v.footprint), fingerprint,
+                  delete=(action == "capture" and v.deletable), waived_kept=v.gates["kept"].waived,
+                  gates={k: {"proven": g.proven, "waived": g.waived, "reason": g.reason} for k, g in v.gates.items()},
+                  last_at=v.last_at)
+
+
+def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = False) -> Outcome:
+    from .scan import fingerprint_of
+
+    sel, skip = select(rep, action, targets)
+    out = Outcome(action, apply, sel, skipped=skip)
+    if not apply:
+        return out
+    sv = rep.survey
+    refs = {(e.name, r.session_id): (e.provider, r) for e in sv.entries if e.provider is not None for r in e.sessions}
+    arch = rep.archive
+    provs = {e.name: e.provider for e in sv.entries if e.provider is not None}
+    croots = sorted({Path(v.root) for v in sel if v.provider == "claude-code" and v.root})
+    xroots = sorted({Path(v.root) for v in sel if v.provider == "codex" and v.root})
+    world, taken = None, 0.0
+    with arch.locked():
+        out.recovered = C.recover(arch)
+        for v in sel:
+            prov, ref = refs[(v.provider, v.session_id)]
+            # re-check the activity gate just before touching the session (a fresh snapshot at
+            # most REFRESH seconds old)
+            if world is None or time.monotonic() - taken > REFRESH:
+                world, taken = A.observe(provs, croots, xroots), time.monotonic()
+            g = A.gate(world, prov, ref, Path(v.root) if v.root else None)
+            if not g.proven:
+                out.results.append(C.Result(v.provider, v.session_id, "aborted", None,
+                                            f"became active: {g.reason} ({g.detail})"))
+                continue
+            fp = fingerprint_of(prov, ref, v.footprint)
+            if v.fingerprint is not None and fp != v.fingerprint and action == "capture" and v.gates["kept"].proven:
+                out.results.append(C.Result(v.provider, v.session_id, "aborted", None,
+                                            "its bytes changed since the scan proved it kept"))
+                continue
+            plan = plan_of(v, action, fp)
+            try:
+                if v.footprint:
+                    r = C.run(arch, plan)
+                else:
+                    from . import rows
+
+                    r = rows.run(arch, prov, ref, plan)
+            except OSError as exc:
+                r = C.Result(v.provider, v.session_id, "failed", None, f"{type(exc).__name__}: {exc}")
+            out.results.append(r)
+    return out
+
+

@@ -1,0 +1,286 @@
+"""The archive: content-addressed compressed objects and an authenticated manifest.
+
+Layout under ``<data dir>/archive/`` (``ledger.data_dir()``; every dir 0700, every file 0600):
+
+- ``objects/<aa>/<sha256>.zst``: one file's bytes, zstd level ``LEVEL``, named by the SHA-256 of the
+  UNCOMPRESSED bytes (so identical files are stored once);
+- ``tmp/``: objects being written (a crash leaves them here; removed under the lock by the next run);
+- ``manifest.jsonl``: append-only JSON Lines, each line authenticated with HMAC-SHA256 under ``key``
+  over its canonical JSON (sorted keys, without ``hmac``) and chained: ``prev`` is the previous
+  line's ``hmac``, so an edited, removed or reordered line fails ``verify`` (a removed LAST line
+  cannot be told from one never written: ``verify`` says so);
+- ``key``: 32 random bytes, created once with O_EXCL, 0600;
+- ``lock``: ``flock``\\ ed by every run that writes (one capture at a time).
+
+This module handles bytes only: it never parses what it stores.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import hmac
+import os
+import secrets
+import stat as S
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import orjson
+
+from .. import ledger
+
+LEVEL = 3
+CODEC = f"zstd-{LEVEL}"
+CHUNK = 1 << 20
+
+
+def archive_dir(data: Path | None = None) -> Path:
+    return (data if data is not None else ledger.data_dir()) / "archive"
+
+
+def _canon(entry: dict) -> bytes:
+    return orjson.dumps({k: v for k, v in entry.items() if k != "hmac"}, option=orjson.OPT_SORT_KEYS)
+
+
+@dataclass
+class Line:
+    no: int
+    entry: dict | None
+    ok: bool
+    why: str | None = None
+
+
+@dataclass
+class Manifest:
+    lines: list[Line] = field(default_factory=list)
+    state: str = "ok"
+    """``ok`` | ``absent`` | ``unreadable: <why>``."""
+
+    @property
+    def entries(self) -> list[dict]:
+        """Authenticated entries, in order (a line failing its HMAC or chain is not among them)."""
+        return [ln.entry for ln in self.lines if ln.ok and ln.entry is not None]
+
+    @property
+    def bad(self) -> list[Line]:
+        return [ln for ln in self.lines if not ln.ok]
+
+    def captures(self) -> list[dict]:
+        return [e for e in self.entries if e.get("type") == "capture"]
+
+    def events(self, cid: str) -> list[str]:
+        return [e.get("event") for e in self.entries if e.get("type") == "event" and e.get("capture_id") == cid]
+
+    def capture(self, cid: str) -> dict | None:
+        for e in self.captures():
+            if e.get("id") == cid:
+                return e
+        return None
+
+
+class Archive:
+    def __init__(self, root: Path):
+        self.root = root
+
+    # -- places --------------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / "manifest.jsonl"
+
+    def object_path(self, sha: str) -> Path:
+        return self.root / "objects" / sha[:2] / f"{sha}.zst"
+
+    def exists(self) -> bool:
+        return self.manifest_path.exists()
+
+    def ensure(self) -> None:
+        for d in (self.root, self.root / "objects", self.root / "tmp"):
+            ledger.ensure_private_dir(d)
+
+    def key(self, create: bool = False) -> bytes | None:
+        p = self.root / "key"
+        try:
+            return p.read_bytes()
+        except FileNotFoundError:
+            if not create:
+                return None
+        self.ensure()
+        try:
+            fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return p.read_bytes()
+        try:
+            os.write(fd, secrets.token_bytes(32))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return p.read_bytes()
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        self.ensure()
+        fd = os.open(self.root / "lock", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            for t in os.listdir(self.root / "tmp"):  # crash leftovers: no other writer holds the lock
+                try:
+                    os.unlink(self.root / "tmp" / t)
+                except OSError:
+                    pass
+            yield
+        finally:
+            os.close(fd)
+
+    # -- objects -------------------------------------------------------------------------------
+    def put(self, src: str, step: Callable[[str], None]) -> dict:
+        """Stream one file into the store. Returns {sha256, size, stored_size, stat} where ``stat``
+        is the source's (size, mtime_ns, ino, dev) taken BEFORE reading."""
+        import zstandard
+
+        st0 = os.lstat(src)
+        tmp = self.root / "tmp" / f"{os.getpid()}-{secrets.token_hex(6)}"
+        h = hashlib.sha256()
+        n = 0
+        cctx = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True)
+        with open(src, "rb") as f, open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+            with cctx.stream_writer(out, closefd=False) as w:
+                while True:
+                    b = f.read(CHUNK)
+                    if not b:
+                        break
+                    h.update(b)
+                    n += len(b)
+                    w.write(b)
+                    step("stream_chunk")
+            out.flush()
+            os.fsync(out.fileno())
+        sha = h.hexdigest()
+        dest = self.object_path(sha)
+        ledger.ensure_private_dir(dest.parent)
+        if dest.exists() and self.check(sha, n)[0]:
+            os.unlink(tmp)  # already stored (same bytes)
+        else:
+            os.replace(tmp, dest)
+            _fsync_dir(dest.parent)
+        step("object_stored")
+        return {"sha256": sha, "size": n, "stored_size": os.stat(dest).st_size,
+                "stat": (st0.st_size, st0.st_mtime_ns, st0.st_ino, st0.st_dev)}
+
+    def check(self, sha: str, size: int | None) -> tuple[bool, str]:
+        """Decompress an object and rehash it: (ok, why)."""
+        import zstandard
+
+        p = self.object_path(sha)
+        h = hashlib.sha256()
+        n = 0
+        try:
+            with open(p, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as r:
+                while True:
+                    b = r.read(CHUNK)
+                    if not b:
+                        break
+                    h.update(b)
+                    n += len(b)
+        except FileNotFoundError:
+            return False, f"object {sha[:16]}... is missing"
+        except (OSError, zstandard.ZstdError) as exc:
+            return False, f"object {sha[:16]}... unreadable: {exc}"
+        if h.hexdigest() != sha:
+            return False, f"object {sha[:16]}... decompresses to other bytes (sha256 {h.hexdigest()[:16]}...)"
+        if size is not None and n != size:
+            return False, f"object {sha[:16]}... holds {n} bytes, the manifest says {size}"
+        return True, "decompressed and rehashed"
+
+    def present(self, sha: str, stored_size: int | None) -> tuple[bool, str]:
+        """Cheap presence check (no decompression): exists with its stored size."""
+        try:
+            st = os.stat(self.object_path(sha))
+        except OSError:
+            return False, f"object {sha[:16]}... is missing"
+        if stored_size is not None and st.st_size != stored_size:
+            return False, f"object {sha[:16]}... is {st.st_size} bytes, stored as {stored_size}"
+        return True, "present"
+
+    def open_object(self, sha: str):
+        import zstandard
+
+        f = open(self.object_path(sha), "rb")
+        return f, zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
+
+    # -- manifest ------------------------------------------------------------------------------
+    def load(self) -> Manifest:
+        key = self.key()
+        m = Manifest()
+        try:
+            raw = self.manifest_path.read_bytes()
+        except FileNotFoundError:
+            m.state = "absent"
+            return m
+        except OSError as exc:
+            m.state = f"unreadable: {exc.strerror or exc}"
+            return m
+        prev = ""
+        for i, line in enumerate(raw.split(b"\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                e = orjson.loads(line)
+                if not isinstance(e, dict):
+                    raise ValueError
+            except (orjson.JSONDecodeError, ValueError):
+                m.lines.append(Line(i, None, False, "not a JSON object (a torn or damaged line)"))
+                continue
+            if key is None:
+                m.lines.append(Line(i, e, False, "no key file: the line cannot be authenticated"))
+                continue
+            want = hmac.new(key, _canon(e), hashlib.sha256).hexdigest()
+            if not hmac.compare_digest(want, str(e.get("hmac", ""))):
+                m.lines.append(Line(i, e, False, "HMAC does not match: the line was changed or not written by this archive"))
+                continue
+            if e.get("prev", "") != prev:
+                m.lines.append(Line(i, e, False, "chain broken: a line before it was removed, changed or reordered"))
+                prev = e["hmac"]
+                continue
+            prev = e["hmac"]
+            m.lines.append(Line(i, e, True))
+        return m
+
+    def append(self, entry: dict) -> dict:
+        """Authenticate and append one entry (caller holds the lock). Returns the written entry."""
+        key = self.key(create=True)
+        assert key is not None
+        m = self.load()
+        prev = ""
+        for ln in m.lines:
+            if ln.entry is not None and isinstance(ln.entry.get("hmac"), str):
+                prev = ln.entry["hmac"]
+        e = dict(entry)
+        e.pop("hmac", None)
+        e["prev"] = prev
+        e["hmac"] = hmac.new(key, _canon(e), hashlib.sha256).hexdigest()
+        ledger.append_line(self.manifest_path, orjson.dumps(e))
+        return e
+
+
+def _fsync_dir(d: Path) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(d: Path | str) -> None:
+    _fsync_dir(Path(d))
+
+
+def mode_of(st: os.stat_result) -> int:
+    return S.S_IMODE(st.st_mode)

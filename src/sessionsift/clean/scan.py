@@ -1,0 +1,306 @@
+"""`clean scan`: every session of every provider with its age, size and the three gates.
+
+This is the layer that reads (discovery's first/last instants, a Claude lane's tail, a database
+session's rows for its fingerprint). It runs before and apart from the deleting component
+(capture.py), which receives only paths, a fingerprint and the verdict.
+
+Gates (docs/clean.md): **age** (the last record's instant older than ``--older-than``; mtime only
+where no record carries an instant, and the verdict says which), **activity** (activity.py),
+**kept** (a verified capture in our archive or an export in our ledger whose fingerprint equals
+the session's current bytes). A session is eligible when all three are proven (``--waive-kept``
+waives the third, recorded in the manifest) and its footprint can be deleted (files of its own
+under its provider's root; rows in a shared database cannot: ``delete_unsupported_for_this_provider``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as S
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from .. import ledger
+from ..providers.base import ReadReport
+from ..timefmt import parse_ts
+from . import activity as A
+from . import retention as RT
+from .archive import Archive, archive_dir
+
+BLOCK_ORDER = ("age", "live", "not kept", "delete unsupported")
+WARN_WITHIN = timedelta(days=7)
+
+
+@dataclass
+class Verdict:
+    provider: str
+    display: str
+    session_id: str
+    project: str | None
+    root: str | None
+    footprint: list[str]
+    size: int | None
+    size_note: str | None
+    last_at: str | None
+    age_source: str
+    newest_mtime: float | None
+    gates: dict[str, A.Gate]
+    deletable: bool
+    delete_reason: str | None
+    fingerprint: str | None = None
+    retention: RT.Projection | None = None
+    parent_session_id: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def eligible(self) -> bool:
+        return self.deletable and all(g.proven or g.waived for g in self.gates.values())
+
+    @property
+    def blocked_by(self) -> str | None:
+        g = self.gates
+        if not g["age"].proven:
+            return "age"
+        if not g["activity"].proven:
+            return "live"
+        if not (g["kept"].proven or g["kept"].waived):
+            return "not kept"
+        if not self.deletable:
+            return "delete unsupported"
+        return None
+
+    @property
+    def protectable(self) -> bool:
+        """May be captured without deleting (`protect`): the activity gate is the only one that
+        matters for a copy, and a live session is still never touched."""
+        return self.gates["activity"].proven
+
+    def to_json(self) -> dict:
+        return {"provider": self.provider, "session_id": self.session_id, "parent_session_id": self.parent_session_id,
+                "project": self.project, "root": self.root, "footprint": self.footprint,
+                "size_bytes": self.size, "size_note": self.size_note, "last_at": self.last_at,
+                "age_source": self.age_source,
+                "newest_mtime": _iso(self.newest_mtime) if self.newest_mtime is not None else None,
+                "gates": {k: g.to_json() for k, g in self.gates.items()}, "deletable": self.deletable,
+                "delete_reason": self.delete_reason, "eligible": self.eligible, "blocked_by": self.blocked_by,
+                "fingerprint": self.fingerprint,
+                "retention": self.retention.to_json() if self.retention is not None else None,
+                "problems": self.problems}
+
+
+@dataclass
+class RootRetention:
+    root: str
+    period: RT.Period
+    policy_read: bool
+    due: int = 0
+    soon: int = 0
+
+    def to_json(self) -> dict:
+        return {"root": self.root, **self.period.to_json(), "policy_read": self.policy_read,
+                "invisible": RT.INVISIBLE + ([] if self.policy_read else [
+                    "policySettings files were not read: the data root was named explicitly (a corpus, not "
+                    "this machine's client)"]),
+                "due_at_next_start": self.due, "due_within_7_days": self.soon}
+
+
+@dataclass
+class Report:
+    verdicts: list[Verdict]
+    survey: object
+    world: A.World
+    cutoff: datetime
+    now: datetime
+    retention: list[RootRetention]
+    archive: Archive
+    waive_kept: bool
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    def tally(self) -> dict:
+        blocked = {k: 0 for k in BLOCK_ORDER}
+        for v in self.verdicts:
+            b = v.blocked_by
+            if b is not None:
+                blocked[b] += 1
+        known = [v.size for v in self.verdicts if v.size is not None]
+        return {"sessions": len(self.verdicts), "eligible": sum(1 for v in self.verdicts if v.eligible),
+                "blocked": sum(blocked.values()), "blocked_by": blocked, "bytes_held": sum(known),
+                "size_unknown": sum(1 for v in self.verdicts if v.size is None)}
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _walk_size(paths: list[str]) -> tuple[int, float | None]:
+    total, newest = 0, None
+    stack = list(paths)
+    while stack:
+        p = stack.pop()
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        newest = st.st_mtime if newest is None else max(newest, st.st_mtime)
+        if S.S_ISDIR(st.st_mode):
+            try:
+                stack += [os.path.join(p, n) for n in os.listdir(p)]
+            except OSError:
+                pass
+        else:
+            total += st.st_size
+    return total, newest
+
+
+def _inside(p: str, root: str) -> bool:
+    rp, rr = os.path.realpath(os.path.dirname(p) or "."), os.path.realpath(root)
+    return rp == rr or rp.startswith(rr.rstrip("/") + "/")
+
+
+def _last_instant(prov, ref) -> str | None:
+    best = parse_ts(ref.last_at)
+    if prov.name == "claude-code" and len(ref.paths) > 1:
+        from ..providers.claude import _head_tail
+
+        for lane in ref.paths[1:]:
+            t = parse_ts(_head_tail(lane).get("last_at"))
+            if t is not None and (best is None or t > best):
+                best = t
+    return best.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if best is not None else None
+
+
+def fingerprint_of(prov, ref, fp_paths: list[str]) -> str:
+    if fp_paths:
+        return ledger.fingerprint(fp_paths)
+    return ledger.fingerprint_rows(prov.read(ref, ReadReport(), raw=True))
+
+
+def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: datetime | None = None,
+         data: Path | None = None, env=None) -> Report:
+    from ..timefmt import parse_when
+
+    now = now or datetime.now(timezone.utc)
+    cutoff = parse_when(older_than, now)
+    arch = Archive(archive_dir(data))
+    manifest = arch.load()
+    led = ledger.read_all(data)
+    entries = [e for e in survey.entries if e.provider is not None and e.looked]
+    provs = {e.name: e.provider for e in entries}
+    croots = [e.root.path for e in entries if e.name == "claude-code" and e.root and e.root.path]
+    xroots = [e.root.path for e in entries if e.name == "codex" and e.root and e.root.path]
+    world = A.observe(provs, croots, xroots, env)
+    rets: list[RootRetention] = []
+    out: list[Verdict] = []
+    problems: list[tuple[str, str]] = []
+    if manifest.state.startswith("unreadable"):
+        problems.append((str(arch.manifest_path), manifest.state))
+    if led.state.startswith("unreadable"):
+        problems.append((str(ledger.ledger_path(data)), led.state))
+    for e in entries:
+        prov = e.provider
+        root = e.root.path if e.root is not None else None
+        rr = None
+        if e.name == "claude-code" and root is not None:
+            policy = e.root.source in ("default", "CLAUDE_CONFIG_DIR")
+            rr = RootRetention(str(root), RT.period(root, None, RT.POLICY_DIR if policy else None), policy)
+            rets.append(rr)
+        for ref in e.sessions:
+            out.append(_verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data))
+    return Report(out, survey, world, cutoff, now, rets, arch, waive_kept, problems)
+
+
+def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data) -> Verdict:
+    problems: list[str] = []
+    try:
+        fp = [str(p) for p in prov.footprint(ref)]
+    except Exception as exc:  # a reader's bug: nothing of it is deleted
+        fp, problems = [], [f"footprint failed: {type(exc).__name__}: {exc}"]
+    if fp:
+        size, newest = _walk_size(fp)
+        size_note = None
+    else:
+        size, newest = None, None
+        size_note = "rows in a shared database: no file of its own, size not attributable"
+    # age
+    last = _last_instant(prov, ref)
+    if last is not None:
+        src, t = "last record instant", parse_ts(last)
+    elif newest is not None:
+        src, t = "mtime (no record carries an instant)", datetime.fromtimestamp(newest, timezone.utc)
+    else:
+        src, t = "unknown", None
+    days = (now - t).total_seconds() / 86400 if t is not None else None
+    if t is None:
+        age = A.Gate("age", False, "age_unknown", "no record instant and no file time")
+    elif t < cutoff:
+        age = A.Gate("age", True, "older_than_threshold", f"last activity {days:.1f} days ago ({src})")
+    else:
+        age = A.Gate("age", False, "younger_than_threshold",
+                     f"last activity {days:.1f} days ago ({src}), after the cutoff {cutoff:%Y-%m-%d %H:%M}Z")
+    act = A.gate(world, prov, ref, root)
+    kept, fingerprint = _kept(prov, ref, fp, manifest, led, arch, data)
+    if not kept.proven and waive_kept:
+        kept.waived = True
+        kept.detail += " -- waived (--waive-kept): recorded in the manifest of any capture"
+    if not fp:
+        deletable, why = False, "delete_unsupported_for_this_provider: the session is rows in a database the client " \
+                                "writes; sessionsift never writes to it (capture exports the rows instead)"
+    elif root is None or not all(_inside(p, str(root)) for p in fp):
+        deletable, why = False, "footprint_outside_root: a file of the session lies outside its provider's root"
+    else:
+        deletable, why = True, None
+    proj = None
+    if rr is not None and ref.paths:
+        own = RT.period(root, ref.project, RT.POLICY_DIR if rr.policy_read else None) if ref.project else None
+        proj = RT.project(ref.paths[0], rr.period, own, now)
+        if proj.due:
+            rr.due += 1
+        elif proj.deletion_at is not None and proj.deletion_at <= now + WARN_WITHIN:
+            rr.soon += 1
+    return Verdict(prov.name, prov.display, ref.session_id, ref.project, str(root) if root else None, fp, size,
+                   size_note, last, src, newest, {"age": age, "activity": act, "kept": kept}, deletable, why,
+                   fingerprint, proj, ref.parent_session_id, problems)
+
+
+def _kept(prov, ref, fp, manifest, led, arch, data) -> tuple[A.Gate, str | None]:
+    caps = [c for c in manifest.captures() if c.get("provider") == prov.name and c.get("session_id") == ref.session_id]
+    exps = [x for x in led.rows if x.get("provider") == prov.name and x.get("session_id") == ref.session_id
+            and x.get("kind") == "export"]
+    if manifest.state.startswith("unreadable") or led.state.startswith("unreadable"):
+        return A.Gate("kept", False, "kept_unknown_store_unreadable",
+                      f"archive manifest {manifest.state}, ledger {led.state}"), None
+    if not caps and not exps:
+        return A.Gate("kept", False, "not_provably_kept",
+                      "no export of this session in the ledger and no capture of it in the archive "
+                      "(what other tools or people kept is invisible here)"), None
+    try:
+        fpr = fingerprint_of(prov, ref, fp)
+    except Exception as exc:
+        return A.Gate("kept", False, "kept_coverage_unknown_for_this_provider",
+                      f"its current bytes cannot be fingerprinted: {type(exc).__name__}: {exc}"), None
+    ev: list[dict] = []
+    for c in reversed(caps):
+        if c.get("fingerprint") != fpr:
+            ev.append({"capture_id": c.get("id"), "check": "fingerprint differs from the session's current bytes"})
+            continue
+        bad = [why for ok, why in (arch.present(o["sha256"], o.get("stored_size")) for o in _objects(c)) if not ok]
+        if bad:
+            ev.append({"capture_id": c.get("id"), "check": bad[0]})
+            continue
+        ev.append({"capture_id": c.get("id"), "check": "verified at capture; objects present with their stored sizes "
+                                                        "(`clean verify` rehashes)"})
+        return A.Gate("kept", True, "kept_provably", f"captured in the archive ({c.get('id')}) with these exact bytes",
+                      ev), fpr
+    ok, lev, why = ledger.is_kept(prov.name, ref.session_id, fpr, all_entries=led)
+    ev += [{"ledger": x.get("format"), "path": x.get("path"), "check": x.get("check")} for x in lev]
+    if ok:
+        return A.Gate("kept", True, "kept_provably", "exported (ledger) with these exact bytes", ev), fpr
+    return A.Gate("kept", False, "not_provably_kept",
+                  why.split(": ", 1)[-1] if why.startswith("not_provably_kept") else why, ev), fpr
+
+
+def _objects(c: dict) -> list[dict]:
+    objs = [i for i in c.get("items", []) if i.get("type") == "file"]
+    if isinstance(c.get("rows"), dict):
+        objs.append(c["rows"])
+    return objs

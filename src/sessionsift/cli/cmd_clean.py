@@ -1,0 +1,395 @@
+"""`clean scan|capture|protect|restore|verify|list` (docs/clean.md)."""
+
+from __future__ import annotations
+
+import click
+
+from .exit import ExitStatus
+from .options import common_options, coverage_json, coverage_line, problems_json, provider_options, root_request
+from .output import Out, esc
+
+
+def e(s) -> str:
+    """Escape for a terminal, including undecodable file-name bytes (shown as \\xNN)."""
+    if isinstance(s, str):
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            s = s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return esc(s)
+
+
+def size(n: int | None) -> str:
+    if n is None:
+        return "size ?"
+    f = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if f < 1024 or unit == "TiB":
+            return f"{f:.0f} {unit}" if unit == "B" else f"{f:.1f} {unit}"
+        f /= 1024
+    return str(n)
+
+
+def _scan_options(f):
+    f = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+                     help="sessionsift's data dir holding the archive and the ledger "
+                          "(default: ${XDG_DATA_HOME:-~/.local/share}/sessionsift).")(f)
+    f = click.option("--waive-kept", is_flag=True,
+                     help="Waive the kept gate (recorded in the manifest of every capture and shown by `clean list`).")(f)
+    f = click.option("--older-than", default="30d", show_default=True,
+                     help="The age gate: last activity before this (a duration such as 30d, 12h, or an ISO instant).")(f)
+    return provider_options(common_options(f))
+
+
+def _data(data_dir):
+    from pathlib import Path
+
+    return Path(data_dir) if data_dir else None
+
+
+@click.group("clean", invoke_without_command=True)
+@_scan_options
+@click.option("-v", "--verbose", is_flag=True, help="Each gate's detail and evidence, and the footprint, per session.")
+@click.pass_context
+def clean_cmd(ctx, fmt, claude_home, older_than, waive_kept, data_dir, verbose):
+    """Safe clean-up across every agent: every session with its age, size and three gates (age,
+    activity, kept), each proven or not proven with its reason; capture into a verified archive
+    and delete only what every gate proves; restore, verify, list (docs/clean.md). `clean` alone
+    is `clean scan` (read-only).
+
+    Example: sessionsift clean --older-than 60d
+
+    Example: sessionsift clean capture --apply
+    """
+    if ctx.invoked_subcommand is None:
+        return _scan(fmt, older_than, waive_kept, data_dir, verbose)
+    return None
+
+
+@clean_cmd.command("scan")
+@_scan_options
+@click.option("-v", "--verbose", is_flag=True, help="Each gate's detail and evidence, and the footprint, per session.")
+def scan_cmd(fmt, claude_home, older_than, waive_kept, data_dir, verbose):
+    """Read-only: every session of every provider with its age (by its last record's instant),
+    its size (its whole footprint) and the three gates, the summary and coverage lines, and each
+    Claude Code session's projected deletion by the client's own cleanupPeriodDays.
+
+    Example: sessionsift clean scan --home /path/to/corpus --format json
+    """
+    return _scan(fmt, older_than, waive_kept, data_dir, verbose)
+
+
+def _report(older_than, waive_kept, data_dir):
+    from ..clean.scan import scan
+    from ..providers.scope import survey
+
+    sv = survey(root_request())
+    return scan(sv, older_than=older_than, waive_kept=waive_kept, data=_data(data_dir))
+
+
+def _scan(fmt, older_than, waive_kept, data_dir, verbose) -> int:
+    rep = _report(older_than, waive_kept, data_dir)
+    out = Out(fmt, "clean")
+    _header(out, rep, "scan", False)
+    for v in rep.verdicts:
+        out.row("session", v.to_json())
+        _text_verdict(out, v, verbose)
+    return _close(out, rep, None)
+
+
+def _header(out: Out, rep, action: str, apply: bool) -> None:
+    out.header(action=action, apply=apply, older_than_cutoff=rep.cutoff.strftime("%Y-%m-%dT%H:%M:%SZ"),
+               now=rep.now.strftime("%Y-%m-%dT%H:%M:%SZ"), waive_kept=rep.waive_kept,
+               archive=str(rep.archive.root), caller=rep.world.self_json(),
+               processes=rep.world.table.to_json(),
+               roots=[{"provider": x.name, "root": None if x.root is None or x.root.path is None else str(x.root.path),
+                       "root_source": None if x.root is None else x.root.source} for x in rep.survey.entries])
+
+
+def _text_verdict(out: Out, v, verbose: bool) -> None:
+    g = v.gates
+    state = "ELIGIBLE" if v.eligible else f"blocked: {v.blocked_by}"
+    age = _age(v)
+    ret = ""
+    if v.retention is not None and v.retention.deletion_at is not None:
+        ret = ("  client deletes it at its next start" if v.retention.due
+               else f"  client deletes it after {v.retention.deletion_at:%Y-%m-%d}")
+    out.text(f"{e(v.session_id)}  {e(v.display)}  {e(age)}  {size(v.size)}  {e(v.project or '-')}  [{state}]{ret}")
+    marks = []
+    for k in ("age", "activity", "kept"):
+        x = g[k]
+        marks.append(f"{k}: {'proven' if x.proven else 'waived' if x.waived else 'not proven'} ({e(x.reason)})")
+    if not v.deletable:
+        marks.append(e(v.delete_reason.split(":", 1)[0]))
+    out.text("  " + " · ".join(marks))
+    if verbose:
+        for k in ("age", "activity", "kept"):
+            out.text(f"    {k}: {e(g[k].detail)}")
+            for ev in g[k].evidence[:5]:
+                out.text(f"      evidence: {e(', '.join(f'{a}={b}' for a, b in ev.items()))}")
+        for p in v.footprint:
+            out.text(f"    file: {e(p)}")
+        if v.retention is not None:
+            r = v.retention.to_json()
+            out.text(f"    retention: {r['period_days']} days ({e(r['period_source'])}), transcript mtime "
+                     f"{r['transcript_mtime']}, projected deletion {r['projected_deletion']}"
+                     + (f"; a start in its own project applies {r['own_project_period_days']} "
+                        f"({e(r['own_project_period_source'])})" if r["own_project_period_days"] else "")
+                     + (f"; {e(r['note'])}" if r["note"] else ""))
+
+
+def _age(v) -> str:
+    from ..timefmt import parse_ts
+
+    t = parse_ts(v.last_at)
+    if t is None and v.newest_mtime is not None:
+        from datetime import datetime, timezone
+
+        t = datetime.fromtimestamp(v.newest_mtime, timezone.utc)
+    if t is None:
+        return "age ?"
+    from datetime import datetime, timezone
+
+    s = (datetime.now(timezone.utc) - t).total_seconds()
+    return f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.0f} d"
+
+
+def summary_line(t: dict) -> str:
+    b = t["blocked_by"]
+    parts = [f"age {b['age']}", f"live {b['live']}", f"not kept {b['not kept']}"]
+    if b["delete unsupported"]:
+        parts.append(f"delete unsupported {b['delete unsupported']}")
+    n = t["sessions"]
+    return (f"{n} session{'s' if n != 1 else ''} | {t['eligible']} eligible | {t['blocked']} blocked "
+            f"({', '.join(parts)}) | {t['bytes_held'] / 1048576:.1f} MiB held")
+
+
+def _close(out: Out, rep, extra: dict | None) -> int:
+    for rr in rep.retention:
+        out.row("retention", rr.to_json())
+    out.text("")
+    me = rep.world.self_json()
+    if me["claude_code_session_id"]:
+        out.text(f"this command runs inside Claude Code session {e(me['claude_code_session_id'])} "
+                 "($CLAUDE_CODE_SESSION_ID): it blocks that session only")
+    for a in me["agent_ancestors"]:
+        out.text(f"this command's caller pid {a['pid']} is {e(', '.join(a['providers']))} working in {e(a['cwd'])}: "
+                 "it blocks only the sessions its registry row or project covers")
+    for rr in rep.retention:
+        p = rr.period
+        if p.days is None:
+            out.text(f"retention under {e(rr.root)}: Claude Code will not sweep ({e(p.skipped)})")
+            continue
+        out.text(f"retention under {e(rr.root)}: cleanupPeriodDays {p.days} ({e(p.source)}, by transcript mtime); "
+                 f"{'policy files read' if rr.policy_read else 'policy files not read (root named explicitly)'}; "
+                 "invisible: --settings flags, server-delivered policy, the desktop exemption")
+        if rr.due or rr.soon:
+            out.text(f"warning: {rr.due} Claude Code session(s) under {e(rr.root)} are past cleanupPeriodDays and the "
+                     f"client deletes them at its next start; {rr.soon} more within 7 days. "
+                     "`sessionsift clean protect --apply` keeps a verified copy")
+    t = rep.tally()
+    covs = rep.survey.coverage()
+    probs = rep.survey.problems()
+    for path, why in rep.problems:
+        out.text(f"problem: {e(path)}: {e(why)}")
+    out.text(summary_line(t))
+    if t["size_unknown"]:
+        out.text(f"  ({t['size_unknown']} session(s) are rows in shared databases: size not attributable, not counted)")
+    out.text(coverage_line(covs))
+    summ = {**t, "coverage": coverage_json(covs), "problems": problems_json(probs)
+            + [{"path": p, "why": w} for p, w in rep.problems]}
+    if extra:
+        summ.update(extra)
+    out.summary(**summ)
+    return int(ExitStatus.INCOMPLETE) if (rep.survey.incomplete() or rep.problems) else int(ExitStatus.OK)
+
+
+def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> int:
+    from ..clean import apply as AP
+
+    rep = _report(older_than, waive_kept, data_dir)
+    oc = AP.run(rep, action, tuple(targets), apply=apply)
+    out = Out(fmt, "clean")
+    _header(out, rep, action, apply)
+    for r in oc.recovered:
+        out.row("recovered", r.to_json())
+        out.text(f"recovered {e(r.provider)} {e(r.session_id)}: {e(r.status)} ({e(r.reason)})")
+    verb = "capture and remove" if action == "capture" else "protect (capture, keep in place)"
+    if not apply:
+        for v in oc.selected:
+            row = {"provider": v.provider, "session_id": v.session_id, "status": f"would-{action}",
+                   "deletes": action == "capture" and v.deletable, "waived_kept": v.gates["kept"].waived,
+                   "footprint": v.footprint, "size_bytes": v.size}
+            out.row("action", row)
+            out.text(f"would {verb}: {e(v.session_id)} {e(v.display)} {size(v.size)}"
+                     + ("" if v.deletable or action != "capture" else " (rows only: delete_unsupported_for_this_provider)")
+                     + (" [kept waived]" if v.gates["kept"].waived else ""))
+    for r in oc.results:
+        out.row("action", r.to_json())
+        out.text(f"{e(r.status)}: {e(r.session_id)} ({e(r.provider)}) {r.files} file(s) {size(r.bytes)}"
+                 + (f" -> {size(r.stored)} stored" if r.stored else "") + (f", capture {e(r.capture_id)}" if r.capture_id else "")
+                 + (f": {e(r.reason)}" if r.reason else ""))
+    for v, why in oc.skipped:
+        out.row("skipped", {"provider": v.provider, "session_id": v.session_id, "why": why})
+    counts: dict[str, int] = {}
+    for r in oc.results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    freed = sum(r.bytes for r in oc.results if r.status == "removed")
+    stored = sum(r.stored for r in oc.results if r.status in ("removed", "captured"))
+    src = sum(r.bytes for r in oc.results if r.status in ("removed", "captured"))
+    out.text("")
+    if apply:
+        out.text(f"{action}: " + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "nothing to do")
+                 + f"; freed {size(freed)}; archived {size(src)} as {size(stored)}"
+                 + (f" ({src / stored:.2f}x)" if stored else ""))
+    else:
+        out.text(f"dry run: {len(oc.selected)} session(s) would be acted on, {len(oc.skipped)} not; "
+                 "pass --apply to act")
+    code = _close(out, rep, {"apply": apply, "results": counts, "would": len(oc.selected) if not apply else None,
+                             "freed_bytes": freed if apply else None, "archived_bytes": src if apply else None,
+                             "stored_bytes": stored if apply else None})
+    bad = counts.get("failed", 0)
+    return int(ExitStatus.ERROR) if bad else code
+
+
+@clean_cmd.command("capture")
+@_scan_options
+@click.argument("targets", nargs=-1)
+@click.option("--apply", is_flag=True, help="Act (default: dry run).")
+def capture_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, apply):
+    """Capture every ELIGIBLE session (or those of TARGET: session ids, prefixes, paths) into the
+    archive -- streamed, content-addressed, decompressed and rehashed, the source re-stat'ed, the
+    manifest entry authenticated -- and only then remove it. A database session's rows are
+    captured and never deleted. Dry run unless --apply.
+
+    Example: sessionsift clean capture --older-than 90d --apply
+    """
+    return _act("capture", targets, fmt, older_than, waive_kept, data_dir, apply)
+
+
+@clean_cmd.command("protect")
+@_scan_options
+@click.argument("targets", nargs=-1)
+@click.option("--apply", is_flag=True, help="Act (default: dry run).")
+def protect_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, apply):
+    """Capture every session the activity gate proves idle and that is not already kept with its
+    current bytes, without deleting anything: a verified backup against the client's own deletion
+    (Claude Code's cleanupPeriodDays). Dry run unless --apply.
+
+    Example: sessionsift clean protect --apply
+    """
+    return _act("protect", targets, fmt, "0s", waive_kept, data_dir, apply)
+
+
+@clean_cmd.command("restore")
+@click.argument("ident")
+@click.option("--into", type=click.Path(file_okay=False), default=None,
+              help="Restore under this root instead of the scan root recorded at capture.")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def restore_cmd(ident, into, data_dir, fmt):
+    """Restore capture IDENT (a capture id, a unique prefix, or a session id): refuses to
+    overwrite, validates every target against the scan root recorded at capture, verifies every
+    hash, restores the original mtimes, and says whether the client's retention will delete it
+    again at its next start.
+
+    Example: sessionsift clean restore 3f2a9c
+    """
+    from ..clean.archive import Archive, archive_dir
+    from ..clean.restore import restore
+
+    r = restore(Archive(archive_dir(_data(data_dir))), ident, into)
+    out = Out(fmt, "clean")
+    out.header(action="restore", capture_id=r.capture["id"], provider=r.capture["provider"],
+               session_id=r.capture["session_id"])
+    row = {"capture_id": r.capture["id"], "provider": r.capture["provider"], "session_id": r.capture["session_id"],
+           "targets": r.targets, "files": r.files, "bytes": r.bytes, "retention": r.retention, "note": r.note}
+    out.row("restored", row)
+    for t in r.targets:
+        out.text(f"restored {e(t)}")
+    out.text(f"{r.files} file(s), {size(r.bytes)}, every hash verified, mtimes as captured")
+    if r.note:
+        out.text(e(r.note))
+    if r.retention:
+        rt = r.retention
+        if rt.get("deleted_again_at_next_start"):
+            out.text(f"warning: {e(rt['note'])}")
+        else:
+            out.text(f"retention: {e(rt.get('note'))}")
+    out.summary(restored=1, files=r.files, bytes=r.bytes)
+    return int(ExitStatus.OK)
+
+
+@clean_cmd.command("verify")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def verify_cmd(data_dir, fmt):
+    """Check every manifest entry: its HMAC and its place in the chain, and every archived object
+    (present, decompressed, rehashed). Exit 4 when anything fails.
+
+    Example: sessionsift clean verify
+    """
+    from ..clean.archive import Archive, archive_dir
+    from ..clean.restore import verify
+
+    arch = Archive(archive_dir(_data(data_dir)))
+    checks, m = verify(arch)
+    out = Out(fmt, "clean")
+    out.header(action="verify", archive=str(arch.root), manifest_state=m.state)
+    for c in checks:
+        out.row("check", c.to_json())
+        if not c.ok:
+            out.text(f"FAILED line {c.line} {e(c.capture_id)}: {e(c.what)}: {e('; '.join(c.problems))}")
+    bad = sum(1 for c in checks if not c.ok)
+    caps = sum(1 for c in checks if c.what.startswith("capture"))
+    out.text(f"manifest {e(m.state)}: {len(checks)} line(s), {caps} capture(s), {bad} failed"
+             + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed")
+             + " (a removed last line cannot be told from one never written)")
+    out.summary(lines=len(checks), captures=caps, failed=bad, manifest_state=m.state)
+    return int(ExitStatus.ERROR) if bad else int(ExitStatus.OK)
+
+
+@clean_cmd.command("list")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def list_cmd(data_dir, fmt):
+    """What the archive holds (each capture: its status, whether the kept gate was waived, sizes)
+    and what the ledger records as exported.
+
+    Example: sessionsift clean list --format json
+    """
+    from .. import ledger
+    from ..clean.archive import Archive, archive_dir
+    from ..clean.restore import status_of
+
+    data = _data(data_dir)
+    arch = Archive(archive_dir(data))
+    m = arch.load()
+    out = Out(fmt, "clean")
+    out.header(action="list", archive=str(arch.root), manifest_state=m.state, ledger=str(ledger.ledger_path(data)))
+    n = 0
+    for c in m.captures():
+        files = [i for i in c.get("items", []) if i.get("type") == "file"] + ([c["rows"]] if c.get("rows") else [])
+        b = sum(i.get("size", 0) for i in files)
+        st = sum(i.get("stored_size", 0) for i in files)
+        status = status_of(m, c)
+        row = {"capture_id": c["id"], "action": c.get("action"), "provider": c["provider"],
+               "session_id": c["session_id"], "instant": c.get("instant"), "status": status,
+               "waived_kept": bool(c.get("waived_kept")), "files": len(files), "bytes": b, "stored_bytes": st,
+               "scan_root": c.get("scan_root"), "top": c.get("top"), "rows": bool(c.get("rows"))}
+        out.row("capture", row)
+        out.text(f"{e(c['id'])}  {e(c.get('instant', '')[:19])}  {e(status)}  {e(c['provider'])}  {e(c['session_id'])}"
+                 f"  {len(files)} file(s) {size(b)} -> {size(st)}" + ("  [kept waived]" if c.get("waived_kept") else ""))
+        n += 1
+    exports = [x for x in ledger.read_all(data).rows if x.get("kind") == "export"]
+    for x in exports:
+        out.row("export", {k: x.get(k) for k in ("provider", "session_id", "format", "path", "sha256", "size",
+                                                  "fingerprint", "instant")})
+        out.text(f"export  {e(x.get('instant', '')[:19])}  {e(x.get('provider'))}  {e(x.get('session_id'))}  "
+                 f"{e(x.get('format'))}  {e(x.get('path'))}")
+    bad = len(m.bad)
+    out.text(f"{n} capture(s), {sum(1 for c in m.captures() if c.get('waived_kept'))} with the kept gate waived, "
+             f"{len(exports)} export(s) in the ledger" + (f"; {bad} manifest line(s) fail authentication "
+                                                          "(`clean verify`)" if bad else ""))
+    out.summary(captures=n, exports=len(exports), unauthenticated_lines=bad, manifest_state=m.state)
+    return int(ExitStatus.INCOMPLETE) if bad else int(ExitStatus.OK)
