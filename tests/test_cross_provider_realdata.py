@@ -309,3 +309,28 @@ def test_a_transcript_path_names_its_session_whatever_the_claude_root_holds(tmp_
     p = cli("stats", str(loose), "--claude-home", str(home))
     assert p.returncode == 0, p.stderr
     assert "coverage: Claude Code 1 session " in p.stdout
+
+
+@pytest.mark.parametrize("flag,root", [("--gemini-home", "gemini-home"), ("--opencode-home", "opencode-home"),
+                                       ("--codex-home", "codex-home"), ("--crush-home", "crush-home")])
+def test_a_named_session_includes_its_subagents_as_claude_code_sessions_include_their_lanes(flag, root):
+    """The real clients' subagent sessions (Gemini invoke_agent, opencode task, Codex spawn, Crush
+    agent): `files PARENT` and `recover PARENT --file F` answer for the files the subagent wrote
+    (they used to see the parent alone: 0 changes, exit 1); `show PARENT` still shows the parent
+    alone and counts one session."""
+    r = [EX / root]
+    rows = jrows(cli("list", flag, *map(str, r), "--format", "json"))
+    kids = [x for x in rows if x["kind"] == "session" and x["parent_session_id"]]
+    assert kids
+    kid = next(k for k in kids if jrows(cli("files", k["session_id"], flag, str(r[0]), "--by", "timeline", "--format", "json"))[1:-1])
+    parent = kid["parent_session_id"]
+    own = [x for x in jrows(cli("files", kid["session_id"], flag, str(r[0]), "--by", "timeline", "--format", "json")) if x["kind"] == "change"]
+    got = jrows(cli("files", parent, flag, str(r[0]), "--by", "timeline", "--format", "json"))
+    assert {(x["session_id"], x["file"]) for x in own} <= {(x["session_id"], x["file"]) for x in got if x["kind"] == "change"}
+    cov = {c["provider"]: c for c in got[-1]["coverage"]}
+    assert sum(c["sessions"] or 0 for c in cov.values()) >= 2
+    p = cli("recover", parent, "--file", own[0]["file"], flag, str(r[0]))
+    assert p.returncode == 0, p.stderr
+    shown = jrows(cli("show", parent, "--turn", "1", flag, str(r[0]), "--format", "json"))
+    assert {x["session_id"] for x in shown if x["kind"] == "record"} == {parent}
+    assert sum(c["sessions"] or 0 for c in shown[-1]["coverage"]) == 1

@@ -176,13 +176,19 @@ def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, br
 
     sel = make_selection((target,))
     n_claude = len(sel.claude.sessions) if sel.claude is not None else 0
-    if sel.refs and n_claude + len(sel.refs) == 1:
+    if sel.children:  # one session: not the subagents its id brought along
+        from dataclasses import replace as _replace
+
+        sel = _replace(sel, refs=[r for r in sel.refs if (r.provider, r.session_id) not in sel.children],
+                       children=frozenset())
+    named = sel.refs
+    if named and n_claude + len(named) == 1:
         from .cmd_shared import show_shared
 
-        return show_shared(sel, sel.refs[0], fmt, lane=lane, lines=lines, locator=locator, uuid=uuid,
+        return show_shared(sel, named[0], fmt, lane=lane, lines=lines, locator=locator, uuid=uuid,
                            turn=turn, raw=raw, branch_points=branch_points)
-    if sel.refs or sel.claude is None:
-        ids = [f"{r.session_id} ({r.provider})" for r in sel.refs[:10]]
+    if named or sel.claude is None:
+        ids = [f"{r.session_id} ({r.provider})" for r in named[:10]]
         raise TargetError(f"this command needs exactly one session; the target matched {sel.total()}"
                           + (f": {', '.join(ids)}" if ids else ""),
                           hint="name a session id (or unique prefix) or a transcript path")

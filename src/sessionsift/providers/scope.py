@@ -199,6 +199,10 @@ class Selection:
     or its root absent/unreadable)."""
     refs: list[SessionRef]
     """Selected sessions of every provider but Claude Code, in survey order."""
+    children: frozenset = frozenset()
+    """``(provider, session_id)`` of the child sessions (subagents) in ``refs`` only because a
+    target named their parent: a named session includes its subagents, as a Claude Code session
+    includes its lanes. Commands that answer for one session (``show``) leave them out."""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -361,6 +365,21 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
                 scope.sessions.append(s)
         else:
             add_ref(r)
+    children: set[tuple[str, str]] = set()
+    if targets:  # a named session brings its subagents (child sessions, at any depth) along
+        named = {(r.provider, r.session_id) for r in picked}
+        kids: dict[tuple[str, str], list[SessionRef]] = {}
+        for r in others:
+            if r.parent_session_id is not None:
+                kids.setdefault((r.provider, r.parent_session_id), []).append(r)
+        stack = [(r.provider, r.session_id) for r in picked]
+        while stack:
+            for k in kids.get(stack.pop(), []):
+                key = (k.provider, k.session_id)
+                if key not in named and key not in children:
+                    children.add(key)
+                    add_ref(k)
+                    stack.append(key)
     if sessions_from is not None:
         wanted = set(sessions_from)
         if scope is not None:
@@ -368,7 +387,8 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
         picked = [r for r in picked if r.session_id in wanted]
     if scope is not None:
         scope.sessions.sort(key=lambda s: (str(s.project_dir), s.session_id))
-    return Selection(sv, scope if (claude_ok or (scope is not None and scope.sessions)) else None, picked)
+    return Selection(sv, scope if (claude_ok or (scope is not None and scope.sessions)) else None, picked,
+                     frozenset(children))
 
 
 def _transcript_scope(D, choice, p: Path):
