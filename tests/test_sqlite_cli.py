@@ -149,3 +149,32 @@ def test_search_and_show_round_trip_by_locator():
         # row, for a tool part: part:<id> and part:<id>#output)
         assert h["locator"] in [x["locator"] for x in again], (h["refetch"], r.stderr)
         assert {x["locator"].split("#")[0] for x in again} == {h["locator"].split("#")[0]}
+
+
+def test_stats_says_crush_tokens_are_unknown_never_an_empty_sum():
+    """Crush records no per-message usage (docs/providers.md): its sessions' token sums are null
+    with the reason, never `{}` (which reads as "no tokens"); opencode's, which it records, stay
+    numbers. (The Crush sample is built by Crush's own migrations and queries: it cannot run here.)"""
+    home = str(EXAMPLES / "home")
+    p = ssift("stats", "--home", home, "--provider", "crush", "--provider", "opencode", "--format", "json")
+    rows = jsonl(p.stdout)
+    sess = [r for r in rows if r["kind"] == "session"]
+    crush = [r for r in sess if r["provider"] == "crush" and r["kinds"].get("message")]
+    assert crush and all(r["tokens_by_model"] is None and "no per-message usage" in r["tokens_unknown"] for r in crush)
+    oc = [r for r in sess if r["provider"] == "opencode" and r["kinds"].get("message")]
+    assert oc and all(r["tokens_by_model"] for r in oc)
+    shared = rows[-1]["shared"]
+    assert shared["tokens_unknown_sessions"] == len(crush) and shared["tokens_by_model"]
+    rows = jsonl(ssift("stats", "--home", home, "--provider", "crush", "--format", "json").stdout)
+    assert rows[-1]["shared"]["tokens_by_model"] is None
+    text = ssift("stats", "--home", home, "--provider", "crush").stdout
+    assert "tokens unknown: Crush keeps no per-message usage" in text
+    assert " 1 prompts" not in text and " 1 tool calls" not in text and ", 1 prompt, " in text
+
+
+def test_counts_of_one_read_in_the_singular():
+    home = str(EXAMPLES / "home")
+    text = ssift("search", "-F", "[failing_command P1] Run the check", "--home", home, "--provider", "codex").stdout
+    assert "1 hit in 7 sessions of Codex CLI" in text, text
+    text = ssift("files", "--home", home, "--provider", "crush", "592afbcf").stdout
+    assert "1 recorded change of 1 file in 3 sessions of Crush" in text, text

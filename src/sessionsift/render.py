@@ -50,6 +50,14 @@ def esc_keep_tabs(s: str) -> str:
     return _CTRL_KEEP_TAB.sub(_sub, s)
 
 
+def plural(n: int | None, word: str, many: str | None = None) -> str:
+    """``1 session``, ``2 sessions``, ``0 sessions`` (``many`` for an irregular plural); ``None`` ->
+    ``? sessions`` (not counted)."""
+    if n is None:
+        return f"? {many or word + 's'}"
+    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
+
+
 def clip(s: str | None, n: int) -> str:
     """Escape then clip to n characters with an explicit marker."""
     if s is None:

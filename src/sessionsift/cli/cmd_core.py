@@ -418,10 +418,14 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
                  + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
     if gres.sessions or gres.problems:
         t = gres.totals()
-        names = sorted({r.provider for r in sel.refs + extra})
-        out.text(f"shared records ({', '.join(names)}): {t['sessions']} sessions, {t['records']} records, "
-                 f"{t['prompts']} prompts, {sum(t['tool_calls'].values())} tool calls, "
-                 f"{sum(t['tool_errors'].values())} failed" + (f", {len(gres.problems)} unreadable: " + "; ".join(
+        from .cmd_shared import display_of
+
+        names = sorted({esc(display_of(sel, r.provider)) for r in sel.refs + extra})
+        out.text(f"shared records ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+                 f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
+                 f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
+                 + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"
+                    if t["tokens_unknown_sessions"] else "") + (f", {len(gres.problems)} unreadable: " + "; ".join(
                      f"{esc(p.path)}: {esc(p.why)}" for p in gres.problems[:5]) if gres.problems else ""))
     if missing:
         out.text("token totals are lower bounds: some API messages lack a usage field ("

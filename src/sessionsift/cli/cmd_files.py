@@ -14,7 +14,7 @@ from .options import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
 from .options import (claude_scope, common_options, coverage_json, coverage_line, make_scope, make_selection,
                       problems_json, provider_options, scope_header, scope_options, selection_header)
-from .output import Out, clip, esc
+from .output import Out, clip, esc, plural
 
 
 def _touch_row(t: touched.Touch, home) -> dict:
@@ -47,7 +47,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     Example: sessionsift files --home examples/home --by file
     """
     from ..questions.files import changes as shared_changes
-    from .cmd_shared import change_line, change_row, pairs_of
+    from .cmd_shared import change_line, change_row, display_of, pairs_of
 
     if no_subagents and subagents_only:
         raise UsageError("--no-subagents and --subagents-only exclude each other")
@@ -138,8 +138,9 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                     if res.copies else "")
                  + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
     if sel.refs:
-        out.text(f"{len(gch)} recorded changes of {len({c.path for c in gch})} files in {len(sel.refs)} sessions of "
-                 + ", ".join(sorted({esc(r.provider) for r in sel.refs}))
+        out.text(f"{plural(len(gch), 'recorded change')} of {plural(len({c.path for c in gch}), 'file')} in "
+                 f"{plural(len(sel.refs), 'session')} of "
+                 + ", ".join(sorted({esc(display_of(sel, r.provider)) for r in sel.refs}))
                  + (f", {len(gres.problems)} unreadable" if gres.problems else "")
                  + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(gops.items())) if by == "summary" and gops else ""))
     lost = {k: v for k, v in res.omissions.items() if v}

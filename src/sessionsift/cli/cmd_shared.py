@@ -8,7 +8,7 @@ from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import coverage_json, coverage_line, problems_json, selection_header
-from .output import Out, clip, esc
+from .output import Out, clip, esc, plural
 from .shared import change_json, record_row, record_text_line, refetch, session_fields
 
 
@@ -136,9 +136,9 @@ def search_summary_text(sel, sm) -> str | None:
     left = ", ".join(f"{k} {v} ({sm.not_searched_hits.get(k, 0)} would match, -t {k})"
                      for k, v in sorted(sm.not_searched.items()))
     om = {k: v for k, v in sm.omissions.items() if v and k != "unknown_kinds"}  # unknown kinds: kept, named above
-    return (f"{sm.hits} hits in {sm.sessions} sessions of {', '.join(esc(n) for n in names)} "
-            f"({sm.searched} of {sm.records} records searched"
-            + (f"; {sm.sessions_prefiltered} sessions ruled out by their bytes (no file holds the pattern's "
+    return (f"{plural(sm.hits, 'hit')} in {plural(sm.sessions, 'session')} of {', '.join(esc(n) for n in names)} "
+            f"({sm.searched} of {plural(sm.records, 'record')} searched"
+            + (f"; {plural(sm.sessions_prefiltered, 'session')} ruled out by their bytes (no file holds the pattern's "
                "literal), not parsed" if sm.sessions_prefiltered else "")
             + (f"; not searched: {left}" if left else "")
             + (f"; {sm.undated_skipped} undated records left out of the time window" if sm.undated_skipped else "")
@@ -183,16 +183,18 @@ def stats_shared(out: Out, sel, refs=None):
             **session_fields(ref), "path": str(ref.paths[0]) if ref.paths else None,
             "records": s.records, "copies": s.copies, "kinds": dict(s.kinds), "prompts": s.prompts,
             "turns": s.turns, "tool_calls": dict(s.tool_calls), "tool_errors": dict(s.tool_errors),
-            "tokens_by_model": s.tokens_by_model, "usage_units_by_model": dict(s.usage_units_by_model),
+            "tokens_by_model": s.tokens_by_model, "tokens_unknown": s.tokens_unknown,
+            "usage_units_by_model": dict(s.usage_units_by_model),
             "tokens_cumulative_by_model": s.tokens_cumulative_by_model, "file_changes": s.file_changes,
             "unknown_kinds": dict(s.report.unknown_kinds), "omissions": s.report.omissions(),
             "malformed_lines": s.report.malformed_lines[:100],
         })
         if out.json:
             continue
-        out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}): {s.records} records, {s.prompts} prompts, "
-                 f"{sum(s.tool_calls.values())} tool calls, {sum(s.tool_errors.values())} failed"
-                 + (f", {s.copies} copies counted once" if s.copies else ""))
+        out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}): {plural(s.records, 'record')}, "
+                 f"{plural(s.prompts, 'prompt')}, {plural(sum(s.tool_calls.values()), 'tool call')}, "
+                 f"{sum(s.tool_errors.values())} failed"
+                 + (f", {plural(s.copies, 'copy', 'copies')} counted once" if s.copies else ""))
         for k, v in sorted(s.kinds.items(), key=lambda kv: -kv[1]):
             out.text(f"  kind {k:<30} {v}")
         for k, v in sorted(s.tool_calls.items(), key=lambda kv: -kv[1]):
@@ -201,7 +203,9 @@ def stats_shared(out: Out, sel, refs=None):
         for k, v in sorted(s.tool_errors.items()):
             if k not in s.tool_calls:
                 out.text(f"  tool {esc(k):<30} 0 ({v} failed)")
-        for m, d in s.tokens_by_model.items():
+        if s.tokens_by_model is None:
+            out.text(f"  tokens unknown: {esc(s.tokens_unknown)}")
+        for m, d in (s.tokens_by_model or {}).items():
             out.text(f"  tokens {esc(m)}: " + ", ".join(f"{k}={v}" for k, v in d.items())
                      + f" over {s.usage_units_by_model[m]} usage records")
         for m, d in s.tokens_cumulative_by_model.items():

@@ -3,4 +3,4 @@ library uses it too). Re-exported here for the command modules."""
 
 from __future__ import annotations
 
-from ..render import Out, clip, dumps, err_line, esc, esc_keep_tabs  # noqa: F401
+from ..render import Out, clip, dumps, err_line, esc, esc_keep_tabs, plural  # noqa: F401

@@ -269,6 +269,9 @@ class Provider:
     interpreter (Gemini CLI's comm is ``node``) names itself only in its script argument."""
     activity_granularity: ClassVar[ActivityGranularity] = "provider"
     """The finest activity signal its data allows (see clean's activity gate)."""
+    usage_unrecorded: ClassVar[str | None] = None
+    """Set (to the reason) when this client records no per-response usage at all, so no record
+    ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""
 
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:

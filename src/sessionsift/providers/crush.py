@@ -91,6 +91,8 @@ class Crush(Provider):
     default_rel = ".local/share/crush"
     process_names = ("crush",)
     activity_granularity = "project"
+    usage_unrecorded = ("Crush keeps no per-message usage (its sessions row holds only the last step's counts "
+                        "and a running cost)")
 
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:

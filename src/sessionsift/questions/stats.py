@@ -9,7 +9,9 @@ the omissions of the reading.
   (``(unpaired)`` when no call in the session has that id).
 - Tokens: records whose ``Tokens.dedup_key`` is the same repeat one usage object, so per (model,
   key) each field is the maximum seen (a key-less usage object counts alone); per model the
-  fields are then summed over keys -- a field no record wrote stays absent, never 0.
+  fields are then summed over keys -- a field no record wrote stays absent, never 0. A session in
+  which the model answered but no record carries usage (a client that records none, e.g. Crush)
+  has ``tokens_by_model`` None with the reason in ``tokens_unknown``.
 - ``Tokens.cumulative`` marks running totals: they are never summed with per-response usage nor
   with each other inside a session. Per (session, model) the last running total (per-field
   maximum) is the session's figure; ``tokens_cumulative_by_model`` sums those over sessions.
@@ -35,7 +37,10 @@ class SessionStats:
     prompts: int = 0
     tool_calls: Counter = field(default_factory=Counter)
     tool_errors: Counter = field(default_factory=Counter)
-    tokens_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    tokens_by_model: dict[str, dict[str, int]] | None = field(default_factory=dict)
+    """None when the model answered in this session but no record carries usage (unknown, not 0)."""
+    tokens_unknown: str | None = None
+    """Why ``tokens_by_model`` is None."""
     usage_units_by_model: Counter = field(default_factory=Counter)
     """Distinct usage objects (dedup keys) per model."""
     tokens_cumulative_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -54,12 +59,14 @@ def session_stats(prov: Provider, ref: SessionRef) -> SessionStats:
     call_tool: dict[str, str] = {}
     errors: dict[str, str | None] = {}
     anon = 0
+    answered = False
     for r in prov.read(ref, st.report):
         if r.copy_of is not None:
             st.copies += 1
             continue
         st.records += 1
         st.kinds[r.kind] += 1
+        answered = answered or (r.role == "assistant" and r.kind in ("message", "reasoning", "tool_call"))
         st.file_changes += len(r.file_changes)
         if r.kind == "prompt":
             st.prompts += 1
@@ -97,6 +104,9 @@ def session_stats(prov: Provider, ref: SessionRef) -> SessionStats:
         for k, v in f.items():
             agg[k] = agg.get(k, 0) + v
     st.tokens_cumulative_by_model = cum
+    if answered and not per_key and not cum:
+        st.tokens_by_model = None
+        st.tokens_unknown = getattr(prov, "usage_unrecorded", None) or "no record of this session carries usage"
     st.turns = st.prompts
     return st
 
@@ -115,8 +125,9 @@ class SharedStats:
         unknown: Counter = Counter()
         tok: dict[str, dict[str, int]] = {}
         cum: dict[str, dict[str, int]] = {}
-        rec = prompts = copies = 0
+        rec = prompts = copies = unknown_tok = 0
         for s in self.sessions:
+            unknown_tok += s.tokens_by_model is None
             rec += s.records
             copies += s.copies
             prompts += s.prompts
@@ -126,14 +137,17 @@ class SharedStats:
             units.update(s.usage_units_by_model)
             om.update(s.report.omissions())
             unknown.update(s.report.unknown_kinds)
-            for src, dst in ((s.tokens_by_model, tok), (s.tokens_cumulative_by_model, cum)):
+            for src, dst in ((s.tokens_by_model or {}, tok), (s.tokens_cumulative_by_model, cum)):
                 for m, f in src.items():
                     agg = dst.setdefault(m, {})
                     for k, v in f.items():
                         agg[k] = agg.get(k, 0) + v
         return {"sessions": len(self.sessions), "records": rec, "copies": copies, "kinds": dict(kinds),
                 "prompts": prompts, "tool_calls": dict(calls), "tool_errors": dict(errs),
-                "tokens_by_model": tok, "usage_units_by_model": dict(units),
+                # sessions whose usage is unknown: the sums leave them out (a lower bound); none
+                # known at all is null, never {}
+                "tokens_by_model": None if unknown_tok and not tok and not cum else tok,
+                "tokens_unknown_sessions": unknown_tok, "usage_units_by_model": dict(units),
                 "tokens_cumulative_by_model": cum, "unknown_kinds": dict(unknown), "omissions": dict(om)}
 
 
