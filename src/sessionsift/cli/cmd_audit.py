@@ -49,6 +49,8 @@ def audit_cmd():
       flush (Claude Code).
     size: what is big and why: bytes by record kind and payload, duplicate payloads, what dedup or a
       capture would reclaim (every provider).
+    secrets: credentials that landed in transcripts, with locator, field and a masked preview (every
+      provider).
 
     Example: sessionsift audit reinjection . --format json
     """
@@ -226,9 +228,11 @@ def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show
 
 def _more() -> None:
     """The audits that read every provider live in their own modules (loaded with this group)."""
+    from .cmd_audit_secrets import secrets_cmd
     from .cmd_audit_size import size_cmd
 
     audit_cmd.add_command(size_cmd)
+    audit_cmd.add_command(secrets_cmd)
 
 
 _more()

@@ -22,5 +22,7 @@ class ExitStatus(IntEnum):
     """`recover`: the transcripts name the file but hold none of its content."""
     RECOVER_DELETED = 8
     """`recover`: the file's last known state is deleted."""
+    SECRETS_FOUND = 9
+    """`audit secrets`: credentials were found (0 = looked everywhere, found none)."""
     TIMEOUT = 124
     INTERRUPTED = 130
