@@ -64,7 +64,10 @@ def test_reader_polling_a_live_client(tmp_path_factory):
     truth, polls = _run(tmp_path_factory.mktemp("oc-live-polled"), poll=True)
     run = truth["runs"][0]
     assert run["rc"] == 0 and not run["killed"]
-    assert [s["step"] for s in truth["served_steps"] if s["conversation"] == "P1"] == [0, 1, 2, 3]  # every scripted step
+    # every scripted step was served, in order (a step the client re-requested, as it may when a
+    # loaded machine stretches the mock's 1.5 s hold, is served again: count each step once)
+    steps = [s["step"] for s in truth["served_steps"] if s["conversation"] == "P1"]
+    assert [x for i, x in enumerate(steps) if i == 0 or steps[i - 1] != x] == [0, 1, 2, 3], steps
     first = next(i for i, x in enumerate(polls) if x["state"] == "ok" and x["sessions"])
     seen = polls[first:]
     assert len(seen) >= 5, polls[:3]
