@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import activity as A
 from . import capture as C
+from .archive import Archive
 from .scan import Report, Verdict
 
 
@@ -33,6 +34,19 @@ class Outcome:
     results: list[C.Result] = field(default_factory=list)
     recovered: list[C.Result] = field(default_factory=list)
     skipped: list[tuple[Verdict, str]] = field(default_factory=list)
+
+
+def recover(data: Path | None = None) -> list[C.Result]:
+    """Finish what an interrupted run left (capture.recover, under the archive lock). Run it
+    BEFORE scanning: a session an interrupted run left at its hidden sibling is invisible to
+    discovery until it is put back."""
+    from .archive import archive_dir
+
+    arch = Archive(archive_dir(data))
+    if not arch.exists():
+        return []
+    with arch.locked():
+        return C.recover(arch)
 
 
 def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
@@ -52,6 +66,9 @@ def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[lis
     sel, skip = [], []
     for v in rep.verdicts:
         if not matches(v, targets):
+            continue
+        if v.contained_in is not None:
+            skip.append((v, f"its files are inside session {v.contained_in}'s footprint: captured with it"))
             continue
         if action == "capture":
             gates_ok = all(g.proven or g.waived for g in v.gates.values())
@@ -76,11 +93,12 @@ def plan_of(v: Verdict, action: str, fingerprint: str) -> C.Plan:
                   last_at=v.last_at)
 
 
-def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = False) -> Outcome:
+def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = False,
+        recovered: list[C.Result] | None = None) -> Outcome:
     from .scan import fingerprint_of
 
     sel, skip = select(rep, action, targets)
-    out = Outcome(action, apply, sel, skipped=skip)
+    out = Outcome(action, apply, sel, skipped=skip, recovered=list(recovered or []))
     if not apply:
         return out
     sv = rep.survey
@@ -91,7 +109,7 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
     xroots = sorted({Path(v.root) for v in sel if v.provider == "codex" and v.root})
     world, taken = None, 0.0
     with arch.locked():
-        out.recovered = C.recover(arch)
+        out.recovered += C.recover(arch)
         for v in sel:
             prov, ref = refs[(v.provider, v.session_id)]
             # re-check the activity gate just before touching the session (a fresh snapshot at

@@ -51,6 +51,10 @@ class Verdict:
     retention: RT.Projection | None = None
     parent_session_id: str | None = None
     problems: list[str] = field(default_factory=list)
+    contains: list[str] = field(default_factory=list)
+    """Sessions of the same provider whose files lie inside this one's footprint (a Gemini main
+    session's subagents dir): captured and deleted with it, so their gates are its gates too."""
+    contained_in: str | None = None
 
     @property
     def eligible(self) -> bool:
@@ -85,7 +89,7 @@ class Verdict:
                 "delete_reason": self.delete_reason, "eligible": self.eligible, "blocked_by": self.blocked_by,
                 "fingerprint": self.fingerprint,
                 "retention": self.retention.to_json() if self.retention is not None else None,
-                "problems": self.problems}
+                "problems": self.problems, "contains": self.contains, "contained_in": self.contained_in}
 
 
 @dataclass
@@ -196,6 +200,7 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
         problems.append((str(arch.manifest_path), manifest.state))
     if led.state.startswith("unreadable"):
         problems.append((str(ledger.ledger_path(data)), led.state))
+    problems += interrupted(manifest)
     for e in entries:
         prov = e.provider
         root = e.root.path if e.root is not None else None
@@ -206,7 +211,52 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
             rets.append(rr)
         for ref in e.sessions:
             out.append(_verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data))
+    _nest(out)
     return Report(out, survey, world, cutoff, now, rets, arch, waive_kept, problems)
+
+
+def _nest(vs: list[Verdict]) -> None:
+    """A session whose files lie inside another's footprint goes with it: the outer session's
+    gates are proven only if the inner one's are too."""
+    by: dict[str, list[Verdict]] = {}
+    for v in vs:
+        by.setdefault(v.provider, []).append(v)
+    for group in by.values():
+        dirs = [(v, [p.rstrip("/") + "/" for p in v.footprint if os.path.isdir(p) and not os.path.islink(p)])
+                for v in group]
+        for v, ds in dirs:
+            if not ds:
+                continue
+            for t in group:
+                if t is v or not t.footprint:
+                    continue
+                if all(any(p.startswith(d) for d in ds) for p in t.footprint):
+                    v.contains.append(t.session_id)
+                    t.contained_in = v.session_id
+                    for k in ("age", "activity", "kept"):
+                        g, h = v.gates[k], t.gates[k]
+                        if (g.proven or g.waived) and not (h.proven or h.waived):
+                            v.gates[k] = A.Gate(k, False, h.reason, f"contains session {t.session_id}, whose {k} "
+                                                                    f"gate is not proven: {h.detail}", h.evidence)
+
+
+def interrupted(manifest) -> list[tuple[str, str]]:
+    """Captures a crash left between their manifest entry and ``removed``, whose entries sit at
+    their hidden siblings: discovery cannot see those sessions until the next apply run puts them
+    back or finishes them (they are in the archive, verified)."""
+    from .capture import hidden_name
+
+    out = []
+    for c in manifest.captures():
+        if not c.get("delete") or any(x in manifest.events(c["id"]) for x in ("removed", "rolled-back", "restored")):
+            continue
+        for t in c.get("top", []):
+            h = hidden_name(t, c["id"])
+            if os.path.lexists(h):
+                out.append((h, f"interrupted capture {c['id']} of {c['provider']} {c['session_id']}: this entry sits at "
+                               "its hidden sibling (verified in the archive); the next `clean capture --apply` or "
+                               "`clean protect --apply` finishes or puts it back"))
+    return out
 
 
 def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data) -> Verdict:

@@ -207,8 +207,9 @@ def _close(out: Out, rep, extra: dict | None) -> int:
 def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> int:
     from ..clean import apply as AP
 
+    rec = AP.recover(_data(data_dir)) if apply else []
     rep = _report(older_than, waive_kept, data_dir)
-    oc = AP.run(rep, action, tuple(targets), apply=apply)
+    oc = AP.run(rep, action, tuple(targets), apply=apply, recovered=rec)
     out = Out(fmt, "clean")
     _header(out, rep, action, apply)
     for r in oc.recovered:
