@@ -12,6 +12,15 @@ import pytest
 REAL_HOME = os.environ.get("HOME", "")
 os.environ.setdefault("SESSIONSIFT_REAL_HOME", REAL_HOME)
 
+# Module- and session-scoped fixtures run before the per-test isolation below: what sessionsift
+# WRITES (the ledger under XDG_DATA_HOME, the secrets allowlist under XDG_CONFIG_HOME) goes to a
+# fresh temp dir for the whole run, never to this machine's own.
+import tempfile as _tempfile  # noqa: E402
+
+_RUN_DIR = _tempfile.mkdtemp(prefix="ssift-test-run-")
+for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+    os.environ[_var] = os.path.join(_RUN_DIR, _var.lower())
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
 

@@ -31,6 +31,9 @@ INT = "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"  # interactive (compacted, file-his
 PM = "ec27c29c-095c-5e46-ad22-2abf8d79741a"   # plan_mode
 HELLO = "/tmp/ssift-rc-2.1.332/files_basic/work/hello.py"
 APP = "/tmp/ssift-rc-2.1.332/interactive/work/app.py"
+import tempfile  # noqa: E402
+
+EXPORT_OUT = tempfile.mkdtemp(prefix="ssift-contract-export-")  # fresh per run (the ledger: conftest.py)
 
 # every command, with invocations that produce rows (no --claude-home / --format: added below)
 INVOCATIONS: dict[str, list[list[str]]] = {
@@ -48,12 +51,14 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "image": [["image"]],
     "verbatim": [["verbatim", INT]],
     "audit": [["audit", "reinjection", "--flushes"]],
+    "export": [["export", "chunks", "--out", EXPORT_OUT]],
     # not session-scoped: git worktrees (tests/test_worktrees*.py); here only the JSON Lines contract
     "worktrees": [["worktrees", "scan"], ["worktrees", "sweep"]],
     "usage": [["usage", "daily"], ["usage", "session"], ["usage", "blocks"], ["usage", "weekly", "--by", "model"]],
 }
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
-SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage")
+SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage",
+          "export")
 SINGLE_TARGET = ("show", "wait", "verbatim")
 SESSION_KEYS = ("session_id", "is_subagent", "parent_session_id")
 
@@ -203,6 +208,7 @@ def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
             "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad],
+            "export": ["export", "chunks", bad, "--out", f"{EXPORT_OUT}/never"],
             "worktrees": ["worktrees", "scan", f"/nonexistent/{bad}"]}.get(name, [name, bad])
     p = cli(args, json_fmt=False)
     assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
@@ -249,6 +255,7 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             ["search", "RED"], ["search", "P1", "--no-context"], ["status"], ["agents"], ["files"],
             ["files", "--by", "timeline"], ["recover", FB, "--file", "/tmp/ssift-rc-2.1.332/files_basic/work/he\x1b]0;pwn\x07\nllo.py", "--coverage"],
             ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"],
+            ["export", "chunks", "--out", EXPORT_OUT], ["audit", "size"], ["audit", "secrets"],
             ["usage", "session", "--breakdown"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     seen_escaped = 0

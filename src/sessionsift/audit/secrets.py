@@ -69,6 +69,7 @@ class Finding:
     preview: str
     line: int | None = None
     instant: str | None = None
+    parent_session_id: str | None = None
 
 
 @dataclass
@@ -355,7 +356,7 @@ def scan_sessions(pairs: Iterable[tuple[Provider, SessionRef]], *, entropy: bool
                         res.allowlisted += 1
                         continue
                     res.findings.append(Finding(ref.provider, ref.session_id, loc, fld, path, h.type,
-                                                h.hashed_secret, h.preview, line, instant))
+                                                h.hashed_secret, h.preview, line, instant, ref.parent_session_id))
         res.reports.append((ref, rep))
         res.problems.extend(rep.problems)
     return res

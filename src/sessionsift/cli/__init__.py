@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "image": "cmd_files:image_cmd",
     "verbatim": "cmd_verbatim:verbatim_cmd",
     "audit": "cmd_audit:audit_cmd",
+    "export": "cmd_export:export_cmd",
     "worktrees": "cmd_worktrees:worktrees_cmd",
     "usage": "cmd_usage:usage_cmd",
     "clean": "cmd_clean:clean_cmd",

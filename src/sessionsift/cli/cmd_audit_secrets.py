@@ -18,7 +18,8 @@ SECRETS_INVISIBLE = [
 
 
 def finding_json(f) -> dict:
-    return {"provider": f.provider, "session_id": f.session_id, "locator": f.locator, "line": f.line,
+    return {"provider": f.provider, "session_id": f.session_id, "is_subagent": f.parent_session_id is not None,
+            "parent_session_id": f.parent_session_id, "locator": f.locator, "line": f.line,
             "field": f.field, "path": f.path, "secret_type": f.type, "preview": f.preview,
             "hashed_secret": f.hashed_secret, "timestamp": f.instant}
 

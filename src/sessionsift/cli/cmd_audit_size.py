@@ -87,7 +87,8 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
         reclaim = (ss.footprint_bytes - ss.capture_bytes) if (ss.capture_bytes is not None
                                                               and ss.footprint_bytes is not None) else None
         out.row("session", {
-            "provider": ref.provider, "session_id": ref.session_id, "project": ref.project,
+            "provider": ref.provider, "session_id": ref.session_id, "is_subagent": ref.parent_session_id is not None,
+            "parent_session_id": ref.parent_session_id, "project": ref.project,
             "paths": [str(p) for p in ref.paths], "measured": ss.measured, "bytes": ss.bytes, "records": ss.lines,
             "footprint_bytes": ss.footprint_bytes, "side_files": ss.side_files,
             "kinds": _cb(ss.kinds, "records"), "payloads": _cb(ss.payloads, "count"),

@@ -1,0 +1,139 @@
+"""`export chunks|markdown|html|parquet`: sessions taken elsewhere, each export recorded in the
+ledger (docs/export.md). Thin commands over sessionsift.export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..errors import UsageError
+from .exit import ExitStatus
+from .options import (common_options, coverage_json, coverage_line, problems_json, provider_options, read_session_list,
+                      root_request, scope_options, selection_header)
+from .output import Out, esc
+
+
+class _ExportGroup(click.Group):
+    def resolve_command(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            raise UsageError(f"no such export format: {args[0]}",
+                             hint="formats: " + ", ".join(sorted(self.commands)) + " (e.g. sessionsift export chunks TARGET --out DIR)")
+        return super().resolve_command(ctx, args)
+
+
+@click.group("export", cls=_ExportGroup)
+def export_cmd():
+    """Take sessions elsewhere: chunks (JSON Lines for a knowledge base), markdown and html (one
+    readable file per session plus an index), parquet (a dataset of every record). Every file
+    written is recorded in the ledger with the reading's fingerprint (docs/export.md).
+
+    Example: sessionsift export chunks . --out exported/
+    """
+
+
+def selection(targets, sessions_from):
+    """Every provider's sessions named by `targets`, with full discovery facts (projects, titles)."""
+    from ..providers.scope import select, survey
+
+    sv = survey(root_request())
+    return select(sv, list(targets), read_session_list(sessions_from))
+
+
+def out_option(f):
+    return click.option("--out", "out", type=click.Path(file_okay=False), required=True,
+                        help="Directory to write into (created; files are never overwritten in place).")(f)
+
+
+def outcome_row(o) -> dict:
+    from .. import ledger
+
+    return {"provider": o.ref.provider, "session_id": o.ref.session_id, "is_subagent": o.ref.parent_session_id is not None,
+            "parent_session_id": o.ref.parent_session_id, "project": o.ref.project,
+            "status": o.status, "path": None if o.path is None else str(o.path), "version": o.version,
+            "supersedes": o.supersedes, "fingerprint": o.fingerprint, "fingerprint_kind": o.fingerprint_kind,
+            "reader_version": o.reader_version, "why": o.why, "ledger": str(ledger.ledger_path()), **o.facts}
+
+
+def report(out: Out, sel, fmt_name: str, outcomes: list, extra_summary: dict | None = None) -> int:
+    from .. import ledger
+
+    counts = {"written": 0, "current": 0, "failed": 0}
+    for o in outcomes:
+        counts[o.status] += 1
+    covs = sel.coverage()
+    out.summary(format=fmt_name, sessions=len(outcomes), **counts, ledger=str(ledger.ledger_path()),
+                problems=problems_json(sel.problems()), coverage=coverage_json(covs), **(extra_summary or {}))
+    out.text(f"{len(outcomes)} sessions: {counts['written']} written, {counts['current']} already current, "
+             f"{counts['failed']} failed; recorded in {esc(ledger.ledger_path())}")
+    out.text(coverage_line(covs))
+    if counts["failed"] or sel.incomplete():
+        return ExitStatus.INCOMPLETE
+    return ExitStatus.OK if outcomes else ExitStatus.NO_MATCH
+
+
+def print_outcome(out: Out, o, what: str) -> None:
+    out.row("export", outcome_row(o))
+    head = f"{esc(o.ref.session_id)} ({esc(o.ref.provider)}) "
+    if o.status == "failed":
+        out.text(head + f"FAILED: {esc(o.why)}")
+    elif o.status == "current":
+        out.text(head + f"current (v{o.version}, this reading was exported already): {esc(o.path)}")
+    else:
+        out.text(head + f"v{o.version} {what}: {esc(o.path)}"
+                 + (f" (supersedes {esc(o.supersedes)})" if o.supersedes else ""))
+
+
+@export_cmd.command("chunks")
+@click.argument("targets", nargs=-1)
+@common_options
+@provider_options
+@scope_options
+@out_option
+@click.option("--max-chars", type=click.IntRange(min=64), default=8000, show_default=True,
+              help="Largest chunk, in characters (a turn longer than this is cut at record boundaries).")
+@click.option("--redact", is_flag=True, help="Mask the credentials `audit secrets` finds.")
+@click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
+def chunks_cmd(targets, fmt, claude_home, sessions_from, out, max_chars, redact, force):
+    """Conversations as JSON Lines chunks: one per turn of a lane, under --max-chars, each with its
+    provider, session, lane, turn, locators and byte range back to the transcript, roles, labels,
+    text and the reading's omissions (never an exact copy). No target = every session.
+
+    \b
+    Example: sessionsift export chunks . --out exported/
+    Example: sessionsift export chunks --home examples/home --out /tmp/chunks --format json
+    """
+    from ..export import chunks as C
+    from ..export.run import export_each
+    from ..export.source import pairs
+
+    sel = selection(targets, sessions_from)
+    o = Out(fmt, "export")
+    o.header(**selection_header(sel), format="chunks", out=str(Path(out).resolve()), max_chars=max_chars,
+             redact=redact)
+    red = _redactor() if redact else None
+
+    def write(prov, ref, dest, reading):
+        st = C.write_chunks(prov, ref, dest, max_chars=max_chars, reading=reading, redact=red)
+        return {"chunks": st.chunks, "records": st.records, "max_chars": max_chars, "redacted": redact,
+                "omissions": st.notes.omissions(st.report)}
+
+    outcomes = []
+    for oc in export_each(pairs(sel), fmt="chunks", schema=C.SCHEMA_VERSION, module_file=C.__file__,
+                          out_dir=Path(out), suffix="chunks.jsonl", write=write, force=force):
+        outcomes.append(oc)
+        print_outcome(o, oc, f"{oc.facts.get('chunks')} chunks")
+    return report(o, sel, "chunks", outcomes)
+
+
+def _redactor():
+    from ..audit.secrets import allowlist_path, detector, load_allowlist, redact
+
+    det = detector(False)
+    allow, _ = load_allowlist(allowlist_path())
+
+    def red(text: str) -> tuple[str, int]:
+        t, hits = redact(text, det, allow)
+        return t, len(hits)
+
+    return red
