@@ -212,6 +212,8 @@ def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> 
     oc = AP.run(rep, action, tuple(targets), apply=apply, recovered=rec)
     out = Out(fmt, "clean")
     _header(out, rep, action, apply)
+    for v in rep.verdicts:  # the scan this run decided on (JSON only)
+        out.row("session", v.to_json())
     for r in oc.recovered:
         out.row("recovered", r.to_json())
         out.text(f"recovered {e(r.provider)} {e(r.session_id)}: {e(r.status)} ({e(r.reason)})")

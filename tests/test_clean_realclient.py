@@ -1,0 +1,221 @@
+"""`clean` against REAL clients, offline (tests/realclient): a live session is never eligible.
+
+- Claude Code 2.1.258 (`clean_self`, scenarios_clean.py): the scan runs INSIDE a real session's Bash
+  tool (the real `$CLAUDE_CODE_SESSION_ID`, registry row and client process as its caller), and
+  `clean capture --apply` runs from outside while that session is held busy.
+- Codex CLI 0.171.0: a real `codex exec` session waiting for its model (its thread lock held).
+- opencode 1.18.33 (`live` scenario: steps held 1.5 s each): the client mid-turn in its project.
+
+The three run in parallel. Skips naming the missing prerequisite; fails under CI=true.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.realclient import client as clientmod
+from tests.realclient import scenarios_clean as SC
+from tests.realclient.scenarios import session_uuid
+
+pytestmark = pytest.mark.realclient
+REPO = Path(__file__).resolve().parents[1]
+EX = REPO / "examples"
+
+
+def _prereq(fn, *a, **kw):
+    try:
+        return fn(*a, **kw)
+    except clientmod.PrerequisiteMissing as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"real-client prerequisite missing under CI: {exc}")
+        pytest.skip(f"real-client prerequisite missing: {exc}")
+
+
+def _poll(cond, timeout, what):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def cli(*args):
+    r = subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True, timeout=300,
+                       cwd=REPO)
+    return r, [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+
+
+def _stop(p):
+    from tests.realclient.scenarios_worktrees import stop_group
+
+    stop_group(p)
+
+
+def _claude(root: Path) -> dict:
+    from tests.realclient.runner import start_scenario
+
+    p = _prereq(start_scenario, "clean_self", root, module=SC.MODULE)
+    s_dir = root / "clean_self"
+    work, config = s_dir / "work", s_dir / "config"
+    a = session_uuid("clean_self")
+    out: dict = {"a": a}
+    try:
+        _poll(lambda: (work / "inside-scan.done").exists(), 150, "the scan inside the real session")
+        out["inside"] = [json.loads(l) for l in (work / "inside-scan.json").read_text().splitlines()]
+        out["inside_err"] = (work / "inside-scan.err").read_text()
+        # from outside, while session B is held busy by its sleep
+        out["held"] = cli("clean", "capture", "--apply", "--waive-kept", "--older-than", "0s", "--claude-home",
+                          str(config), "--data-dir", str(root / "data"), "--format", "json")
+        out["alive_during"] = p.poll() is None
+        p.wait(timeout=150)
+        out["rc"] = p.returncode
+        out["after"] = cli("clean", "capture", "--apply", "--waive-kept", "--older-than", "0s", "--claude-home",
+                           str(config), "--data-dir", str(root / "data"), "--format", "json")
+        out["verify"] = cli("clean", "verify", "--data-dir", str(root / "data"))
+        out["work"], out["config"] = work, config
+    finally:
+        _stop(p)
+    return out
+
+
+def _codex(root: Path) -> dict:
+    from tests.realclient.scenarios_worktrees import start_codex_worktree_session
+
+    p, C = _prereq(start_codex_worktree_session, root)
+    out: dict = {}
+    try:
+        chome = C["codex_home"]
+        _poll(lambda: list(chome.glob("sessions/**/rollout-*.jsonl")) and list(chome.glob("thread-writer-locks/*.lock")),
+              90, "the real Codex session's rollout and thread lock")
+        own = {f.name for f in chome.glob("sessions/**/rollout-*.jsonl")}
+        # real rollouts of other (finished) sessions in the same home
+        for f in (EX / "codex-home" / "sessions").rglob("rollout-*"):
+            t = chome / f.relative_to(EX / "codex-home")
+            t.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, t)
+        claude = root / "claude"
+        shutil.copytree(EX / "claude-home", claude)
+        out["scan"] = cli("clean", "scan", "--codex-home", str(chome), "--claude-home", str(claude),
+                          "--older-than", "0s", "--format", "json", "--data-dir", str(root / "data"))
+        out["own"] = own
+        out["alive"] = p.poll() is None
+    finally:
+        _stop(p)
+    return out
+
+
+def _opencode(root: Path) -> dict:
+    from tests.realclient.opencode.fixtures import require_opencode
+    from tests.realclient.opencode.runner import start_scenario
+
+    _prereq(require_opencode)
+    p = start_scenario("live", root)
+    data_dir = root / "live" / "xdg" / "data" / "opencode"
+    out: dict = {"scans": []}
+    try:
+        deadline = time.time() + 150
+        while p.poll() is None and time.time() < deadline:
+            if (data_dir / "opencode.db").exists():
+                r, rs = cli("clean", "scan", "--opencode-home", str(data_dir), "--older-than", "0s", "--format",
+                            "json", "--data-dir", str(root / "data"))
+                if p.poll() is None:  # the client was still running when the scan ended
+                    out["scans"].append(rs)
+            time.sleep(0.3)
+        p.wait(timeout=150)
+    finally:
+        _stop(p)
+    return out
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    root = tmp_path_factory.mktemp("clean-rc")
+    with ThreadPoolExecutor(3) as ex:
+        fs = {"claude": ex.submit(_claude, root / "c"), "codex": ex.submit(_codex, root / "x"),
+              "opencode": ex.submit(_opencode, root / "o")}
+        out = {}
+        for k, f in fs.items():
+            try:
+                out[k] = f.result()
+            except pytest.skip.Exception as exc:
+                out[k] = exc
+    return out
+
+
+def _take(live, k):
+    v = live[k]
+    if isinstance(v, BaseException):
+        raise v
+    return v
+
+
+def test_the_scan_inside_a_real_session_blocks_only_that_session(live):
+    c = _take(live, "claude")
+    rows = c["inside"]
+    assert rows and rows[-1]["kind"] == "summary", c["inside_err"]
+    head = rows[0]
+    sess = {r["session_id"]: r for r in rows if r["kind"] == "session"}
+    a = c["a"]
+    (b,) = [s for s in sess if s != a]
+    assert head["caller"]["claude_code_session_id"] == b
+    anc = [x for x in head["caller"]["agent_ancestors"] if "claude-code" in x["providers"]]
+    assert anc and anc[0]["cwd"] == str(c["work"])
+    gb, ga = sess[b]["gates"]["activity"], sess[a]["gates"]["activity"]
+    assert gb["reason"] == "session_is_live" and not sess[b]["eligible"]
+    # A is in the same project as the running client, and is not blocked: the client is B
+    assert ga["proven"] and ga["reason"] == "no_live_session", ga
+    assert any(e.get("is_session") == b and e.get("this_commands_caller") for e in ga["evidence"]), ga
+
+
+def test_capture_while_a_real_session_is_busy_leaves_it_and_takes_the_idle_one(live):
+    c = _take(live, "claude")
+    assert c["alive_during"], "the session ended before the outside capture ran"
+    r, rows = c["held"]
+    assert r.returncode == 0, r.stderr
+    acts = {x["session_id"]: x for x in rows if x["kind"] == "action"}
+    skipped = {x["session_id"]: x for x in rows if x["kind"] == "skipped"}
+    a = c["a"]
+    assert acts[a]["status"] == "removed"
+    (b,) = [s for s in skipped]
+    assert "live" in skipped[b]["why"]
+    sess = {x["session_id"]: x for x in rows if x["kind"] == "session"}
+    assert sess[b]["gates"]["activity"]["reason"] == "session_is_live"
+    # after the client exited (its registry row deleted), the same command takes B too
+    assert c["rc"] == 0
+    r, rows = c["after"]
+    acts = {x["session_id"]: x for x in rows if x["kind"] == "action"}
+    assert acts[b]["status"] == "removed", rows[-1]
+    assert c["verify"][0].returncode == 0
+
+
+def test_a_real_codex_session_blocks_codex_only(live):
+    x = _take(live, "codex")
+    assert x["alive"]
+    r, rows = x["scan"]
+    sess = [s for s in rows if s["kind"] == "session"]
+    codex = [s for s in sess if s["provider"] == "codex"]
+    own = [s for s in codex if any(os.path.basename(p) in x["own"] for p in s["footprint"])]
+    assert own and own[0]["gates"]["activity"]["reason"] == "session_is_live", own
+    others = [s for s in codex if s not in own]
+    assert others and {s["gates"]["activity"]["reason"] for s in others} == {"provider_is_running"}
+    claude = [s for s in sess if s["provider"] == "claude-code"]
+    assert claude and all(s["gates"]["activity"]["proven"] for s in claude)
+
+
+def test_a_real_opencode_client_mid_turn_blocks_its_session(live):
+    o = _take(live, "opencode")
+    seen = [s for rs in o["scans"] for s in rs if s.get("kind") == "session"]
+    assert seen, "no scan ran while the client was running"
+    assert all(not s["eligible"] and s["gates"]["activity"]["reason"] == "agent_working_in_this_project"
+               for s in seen), [s["gates"]["activity"] for s in seen]
+    assert all(s["delete_reason"].startswith("delete_unsupported_for_this_provider") for s in seen)
