@@ -107,11 +107,11 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
             for c in gdirs.pop(d["dir"], []):
                 d["ops"][c.change.action] = d["ops"].get(c.change.action, 0) + 1
             out.row("dir", d)
-            out.text(f"{esc(d['dir'])}/  {d['files']} files  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
+            out.text(f"{esc(d['dir'])}/  {plural(d['files'], 'file')}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
         for dname, cs in gdirs.items():
             d = {"dir": dname, "ops": _count(c.change.action for c in cs), "files": len({c.path for c in cs})}
             out.row("dir", d)
-            out.text(f"{esc(dname)}/  {d['files']} files  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
+            out.text(f"{esc(dname)}/  {plural(d['files'], 'file')}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
     ops: dict[str, int] = {}
     ts = [t for t in ts if t.copy_of is None]  # each original record counted once
     for t in ts:
@@ -125,7 +125,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                 touches=len(ts), files=files, unresolved=unresolved, unparsed_commands=res.unparsed, ops=ops,
                 copies=res.copies,
                 omissions=res.omissions,
-                shared={"sessions": len(sel.refs), "changes": len(gch), "files": len({c.path for c in gch}),
+                shared={"sessions": len(sel.refs), "changes": len(gch), "files": _n_files(gch),
                         "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
                         "omissions": gres.omissions()},
                 coverage=coverage_json(covs),
@@ -138,7 +138,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                     if res.copies else "")
                  + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
     if sel.refs:
-        out.text(f"{plural(len(gch), 'recorded change')} of {plural(len({c.path for c in gch}), 'file')} in "
+        out.text(f"{plural(len(gch), 'recorded change')} of {plural(_n_files(gch), 'file')} in "
                  f"{plural(len(sel.refs), 'session')} of "
                  + ", ".join(sorted({esc(display_of(sel, r.provider)) for r in sel.refs}))
                  + (f", {len(gres.problems)} unreadable" if gres.problems else "")
@@ -418,3 +418,8 @@ def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occu
         out.text(f"  transcript: {esc(im.lane.path)}")
     out.summary(images=len(ims), written=len(written) if out_dir else None, deduplicated=not all_occurrences)
     return ExitStatus.OK if ims else ExitStatus.NO_MATCH
+
+
+def _n_files(chs) -> int:
+    """Files the changes name: a move names its source and its target."""
+    return len({p for c in chs for p in (c.path, c.change.move_to) if p})

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from . import client as clientmod
+from .. import extra as _extra
 from .mock_api import MockResponses, Script, call_id
 from .scenarios import ALL, ALL_ANY, Scenario
 
@@ -90,10 +91,10 @@ def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     cmd, env = launch(name, root, version, codex_home)
     root = Path(root)
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    (root / f"{_extra.short(name)}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
     if r.returncode != 0:
         raise RuntimeError(f"codex scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((root / name / "ground-truth.json").read_text())
+    return json.loads((root / _extra.short(name) / "ground-truth.json").read_text())
 
 
 # ============================================================================ inner
@@ -307,7 +308,7 @@ def kill_leftovers(s_dir: Path) -> list[str]:
 
 def inside(name: str, root: Path, exe: str, codex_home: Path | None = None) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    sc = ALL_ANY[name]
+    sc = _extra.lookup(name, ALL_ANY)
     inner = Inner(sc, root, exe, codex_home)
     inner.prepare()
     t0 = time.time()

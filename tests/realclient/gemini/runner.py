@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from . import client as clientmod
+from .. import extra as _extra
 from .mock_api import MockGemini, Script
 from .scenarios import ALL, Scenario
 
@@ -51,7 +52,7 @@ def launch(name: str, root: Path, version: str) -> tuple[list[str], dict]:
         raise clientmod.PrerequisiteMissing("; ".join(problems))
     exe = clientmod.ensure_client(version)
     Path(root).mkdir(parents=True, exist_ok=True)
-    for v in {p.version for p in ALL[name].prompts if p.version}:
+    for v in {p.version for p in _extra.lookup(name, ALL).prompts if p.version}:
         clientmod.ensure_client(v)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8",
            "SESSIONSIFT_GEMINI_CACHE": str(clientmod.CACHE_ROOT)}
@@ -65,10 +66,10 @@ def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.
     """Run scenario ``name`` in a new network namespace; return its ground truth."""
     cmd, env = launch(name, root, version)
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (Path(root) / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    (Path(root) / f"{_extra.short(name)}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
     if r.returncode != 0:
         raise RuntimeError(f"gemini scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((Path(root) / name / "ground-truth.json").read_text())
+    return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
 # ============================================================================ inner
@@ -408,7 +409,7 @@ def kill_leftovers(s_dir: Path) -> list[str]:
 
 def inside(name: str, root: Path, exe: str) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    inner = Inner(ALL[name], root, exe)
+    inner = Inner(_extra.lookup(name, ALL), root, exe)
     script = inner.prepare()
     t0 = time.time()
     with MockGemini(script, str(inner.s_dir / "mock-requests.jsonl")) as mock:

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from . import client as clientmod
+from .. import extra as _extra
 from .mock_chat import MODEL, MockChat
 from .scenarios import ALL, Scenario
 
@@ -61,16 +62,16 @@ def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     opencode.db holding several sessions, as a real user's does; run such scenarios one at a time)."""
     cmd, env = launch(name, root, version, shared_data)
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (Path(root) / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    (Path(root) / f"{_extra.short(name)}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
     if r.returncode != 0:
         raise RuntimeError(f"opencode scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
-    return json.loads((Path(root) / name / "ground-truth.json").read_text())
+    return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
 def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
     """Like :func:`run_scenario` but returns the running runner (its own process group) at once."""
     cmd, env = launch(name, root, version)
-    out = open(Path(root) / f"{name}.runner.log", "w")
+    out = open(Path(root) / f"{_extra.short(name)}.runner.log", "w")
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -156,8 +157,8 @@ def _session_ids(events: list[dict]) -> list[str]:
 
 def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    sc: Scenario = ALL[name]
-    s_dir = root / name
+    sc: Scenario = _extra.lookup(name, ALL)
+    s_dir = root / _extra.short(name)
     if s_dir.exists():
         subprocess.run(["rm", "-rf", str(s_dir)], check=True)
     work = s_dir / "work"

@@ -48,7 +48,7 @@ import orjson
 
 from ...read.lines import ReadStats, iter_lines, parse_numbered
 from ..base import FileChange, ReadReport, Record, SessionRef, Tokens
-from .toolresult import SHELL_TOOLS, file_changes, response_text, shell_exit_code
+from .toolresult import SHELL_TOOLS, file_changes, response_text, shell_exit_code, untruncated_output
 
 PROVIDER = "gemini-cli"
 CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
@@ -219,6 +219,7 @@ class _Builder:
         self.seen_msg: dict[tuple, tuple[str, str, int | None]] = {}
         self.seen_call: dict[str, tuple[str, int | None]] = {}
         self.seen_result: dict[str, tuple[str, int | None]] = {}
+        self.seen_display: dict[str, tuple[str, int | None]] = {}
         self._line = (0, None, None)
         self._k = 0
 
@@ -437,8 +438,18 @@ class _Builder:
             resp = frs[0].get("response") if len(frs) == 1 else (
                 {"output": "\n".join(filter(None, (response_text(f.get("response"))[0] for f in frs)))} if frs
                 else ({"output": result} if isinstance(result, str) else None))
-            out.append(self._result(cid, tc.get("name"), resp, status, tc.get("resultDisplay"), tc, lane, tts,
-                                    "gemini:toolCall.result"))
+            res = self._result(cid, tc.get("name"), resp, status, tc.get("resultDisplay"), tc, lane, tts,
+                               "gemini:toolCall.result")
+            out.append(res)
+            full = untruncated_output(res.text, tc.get("resultDisplay"))
+            if full is not None:  # the model saw it cut; the whole output is on disk here too
+                prev = self.seen_display.get(cid) if cid else None
+                d = self.rec("tool", "meta", "gemini:toolCall.resultDisplay", tc, lane=lane, instant=tts, text=full,
+                             tool_name=res.tool_name, call_id=cid, copy_of=prev[0] if prev else None,
+                             **({"turn": prev[1]} if prev else {}))
+                if cid and not prev:
+                    self.seen_display[cid] = (d.locator, d.turn)
+                out.append(d)
         for fc in fcalls:
             cid = fc.get("id") if isinstance(fc.get("id"), str) else None
             if cid is None or cid not in in_tool_calls:

@@ -38,6 +38,12 @@ from typing import Any
 from ..base import FileChange
 
 SHELL_TOOLS = frozenset({"run_shell_command", "shell"})
+_TRUNCATED = re.compile(r"\AOutput too large\. Showing first [\d,]+ and last [\d,]+ characters\. "
+                        r"For full output see: [^\n]*\n")
+"""The preamble the client puts before a tool output it cut for the model (0.61.0, measured: a
+50,000-line ``seq``): the first and last characters with ``... [N characters omitted] ...`` between;
+the whole output is saved in ``tool-outputs/session-<id>/<call id>.txt`` and kept as the call's
+``resultDisplay`` in the chat file."""
 _WRAP = re.compile(r"\A\s*<untrusted_context[^>]*>\n?(.*)\n?</untrusted_context>\s*\Z", re.S)
 _TRAILERS = ("Process Group PGID", "Background PIDs", "Signal", "Exit Code", "Error")
 _CODE = re.compile(r"-?\d+")
@@ -47,6 +53,7 @@ def shell_exit_code(text: str | None, status: str | None) -> int | None:
     """The exit code a recorded shell result proves (see module docstring), else None."""
     if not isinstance(text, str):
         return None
+    text = _TRUNCATED.sub("", text, count=1)  # the trailers still end the cut output
     m = _WRAP.match(text)
     body = m.group(1) if m else text
     lines = body.rstrip("\n").split("\n")
@@ -66,6 +73,14 @@ def shell_exit_code(text: str | None, status: str | None) -> int | None:
     if (status == "success" and lines and lines[0].startswith("Output: ")
             and "Signal" not in found and "Error" not in found):
         return 0
+    return None
+
+
+def untruncated_output(text: str | None, display: Any) -> str | None:
+    """The whole output of a call whose model-facing result the client cut (see ``_TRUNCATED``),
+    from its ``resultDisplay`` string; None when the result was not cut or no display holds it."""
+    if isinstance(text, str) and isinstance(display, str) and _TRUNCATED.match(text):
+        return display
     return None
 
 

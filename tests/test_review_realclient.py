@@ -1,0 +1,54 @@
+"""Cases a reviewer found by running the real clients with scripts shaped differently from the
+library (tests/realclient/*/scenarios_review.py), each checked against what the script implies.
+
+- Gemini CLI cuts a long tool output for the model (first 8,000 + last 32,000 characters) and keeps
+  the whole of it as the call's resultDisplay: a search for text in the cut middle answered
+  "0 hits" with nothing left out; the shell's proven exit 0 was lost to the cut's preamble.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str):
+    return subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True,
+                          timeout=300, cwd=REPO)
+
+
+def jrows(p) -> list[dict]:
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert rows and rows[0]["kind"] == "header" and rows[-1]["kind"] == "summary", p.stderr
+    return rows
+
+
+@pytest.fixture(scope="module")
+def gemini_review(tmp_path_factory):
+    from tests.realclient.gemini.fixtures import run_corpus
+
+    return run_corpus(tmp_path_factory.mktemp("gemini-review"),
+                      names=["tests.realclient.gemini.scenarios_review:big_output"])
+
+
+def test_gemini_output_cut_for_the_model_is_searched_whole_and_said_left_out(gemini_review):
+    run = gemini_review["big_output"]
+    g = ("--gemini-home", str(run.gemini_dir))
+    saved = list(run.gemini_dir.glob("tmp/*/tool-outputs/session-*/*.txt"))
+    assert saved and "\n2500\n" in saved[0].read_text()  # on disk, whole
+    rows = jrows(cli("search", "-F", "2500", *g, "--format", "json"))
+    assert not [r for r in rows if r["kind"] == "hit"]
+    sh = rows[-1]["shared"]
+    assert sh["not_searched_matches"].get("meta") == 1, sh  # said: one more where it was not searched
+    rows = jrows(cli("search", "-F", "2500", "-t", "meta", *g, "--format", "json"))
+    hits = [r for r in rows if r["kind"] == "hit"]
+    assert len(hits) == 1 and "\n2500\n" in hits[0]["text"] and hits[0]["tool_name"] == "run_shell_command"
+    res = [r for r in jrows(cli("search", "", "-t", "tool_result", *g, "--format", "json")) if r["kind"] == "hit"]
+    want = run.ground_truth["tool_calls"]
+    assert len(res) == len([c for c in want if c.get("name") == "run_shell_command"]) == 2
+    assert [r["exit_code"] for r in res] == [0, 0]  # both proven 0, the cut one too
