@@ -137,3 +137,53 @@ def _redactor():
         return t, len(hits)
 
     return red
+
+
+@export_cmd.command("parquet")
+@click.argument("targets", nargs=-1)
+@common_options
+@provider_options
+@scope_options
+@out_option
+@click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
+def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
+    """Every record (provider, session, lane, locator, uuid, instant, role, labels, tool, call id,
+    exit code, tokens, model, text, sizes) as a Parquet dataset partitioned by provider and date,
+    schema sessionsift.records/1 (docs/export.md). No target = every session of every provider.
+
+    \b
+    Example: sessionsift export parquet --out dataset/
+    Example: sessionsift export parquet --home examples/home --out /tmp/ds --format json
+    """
+    from ..export.parquet import SCHEMA_NAME, SCHEMA_VERSION, export_parquet
+    from ..export.source import pairs
+
+    sel = selection(targets, sessions_from)
+    o = Out(fmt, "export")
+    root = Path(out).resolve()
+    o.header(**selection_header(sel), format="parquet", out=str(root), dataset=str(root / "records"),
+             schema=f"{SCHEMA_NAME}/{SCHEMA_VERSION}", partitioning=["provider", "date"])
+    outcomes = []
+    rows = 0
+    from .. import ledger
+
+    for oc in export_parquet(pairs(sel), root, force=force):
+        outcomes.append(oc)
+        rows += oc.rows if oc.status != "failed" else 0
+        o.row("export", {"provider": oc.ref.provider, "session_id": oc.ref.session_id,
+                         "is_subagent": oc.ref.parent_session_id is not None,
+                         "parent_session_id": oc.ref.parent_session_id, "project": oc.ref.project,
+                         "status": oc.status, "path": str(oc.files[0]) if oc.files else None,
+                         "paths": [str(p) for p in oc.files], "version": oc.version, "rows": oc.rows,
+                         "superseded": oc.superseded, "fingerprint": oc.fingerprint,
+                         "fingerprint_kind": oc.fingerprint_kind, "reader_version": oc.reader_version,
+                         "why": oc.why, "omissions": oc.omissions, "ledger": str(ledger.ledger_path())})
+        head = f"{esc(oc.ref.session_id)} ({esc(oc.ref.provider)}) "
+        if oc.status == "failed":
+            o.text(head + f"FAILED: {esc(oc.why)}")
+        else:
+            o.text(head + (f"v{oc.version} {oc.rows} rows in {len(oc.files)} file{'s' if len(oc.files) != 1 else ''}"
+                           if oc.status == "written" else f"current (v{oc.version})")
+                   + (f"; {len(oc.superseded)} superseded files moved out of the dataset" if oc.superseded else ""))
+    o.text(f"dataset: {esc(root / 'records')} (hive partitions provider=/date=; schema {SCHEMA_NAME}/{SCHEMA_VERSION})")
+    return report(o, sel, "parquet", outcomes, {"rows_written": rows, "dataset": str(root / "records")})
