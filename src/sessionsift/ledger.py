@@ -217,7 +217,8 @@ def ledger_path(root: Path | None = None) -> Path:
 
 def record(*, kind: str, provider: str, session_id: str, fingerprint: str, path: str | os.PathLike[str],
            format: str, sha256: str | None = None, size: int | None = None, reader_version: str | None = None,
-           instant: str | None = None, extra: dict | None = None, root: Path | None = None) -> dict:
+           instant: str | None = None, extra: dict | None = None, root: Path | None = None,
+           durable: bool = True) -> dict:
     """Append one entry and return it. ``sha256``/``size`` of ``path`` are computed when not given
     (the file must exist). ``root``: the sessionsift data dir (default :func:`data_dir`)."""
     if kind not in KINDS:
@@ -232,12 +233,13 @@ def record(*, kind: str, provider: str, session_id: str, fingerprint: str, path:
     entry = {"v": 1, "kind": kind, "provider": provider, "session_id": session_id, "fingerprint": fingerprint,
              "reader_version": reader_version, "path": p, "format": format, "sha256": sha256, "size": size,
              "instant": instant or now_iso(), "extra": extra or {}}
-    append_line(ledger_path(root), orjson.dumps(entry))
+    append_line(ledger_path(root), orjson.dumps(entry), durable)
     return entry
 
 
-def append_line(path: Path, line: bytes) -> None:
-    """Append one line (0600 file in a 0700 dir) under an exclusive flock, then fsync."""
+def append_line(path: Path, line: bytes, durable: bool = True) -> None:
+    """Append one line (0600 file in a 0700 dir) under an exclusive flock, then fsync (unless
+    ``durable`` is False: a line whose loss in a power cut loses nothing)."""
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -251,7 +253,8 @@ def append_line(path: Path, line: bytes) -> None:
                 if r.read(1) != b"\n":
                     prefix = b"\n"
         os.write(fd, prefix + line + b"\n")
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

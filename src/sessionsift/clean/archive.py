@@ -84,6 +84,9 @@ class Manifest:
 class Archive:
     def __init__(self, root: Path):
         self.root = root
+        self._tail: tuple[int, str] | None = None
+        """(manifest size, last line's hmac) after our own last append: the next append (under the
+        same lock) need not re-read the whole manifest."""
 
     # -- places --------------------------------------------------------------------------------
     @property
@@ -159,7 +162,9 @@ class Archive:
             os.fsync(out.fileno())
         sha = h.hexdigest()
         dest = self.object_path(sha)
-        ledger.ensure_private_dir(dest.parent)
+        if not dest.parent.is_dir():
+            ledger.ensure_private_dir(dest.parent)
+            _fsync_dir(dest.parent.parent)
         if dest.exists() and self.check(sha, n)[0]:
             os.unlink(tmp)  # already stored (same bytes)
         else:
@@ -248,20 +253,28 @@ class Archive:
             m.lines.append(Line(i, e, True))
         return m
 
-    def append(self, entry: dict) -> dict:
-        """Authenticate and append one entry (caller holds the lock). Returns the written entry."""
+    def append(self, entry: dict, durable: bool = True) -> dict:
+        """Authenticate and append one entry (caller holds the lock). Returns the written entry.
+        ``durable=False`` for a line whose loss in a power cut changes nothing recovery does."""
         key = self.key(create=True)
         assert key is not None
-        m = self.load()
-        prev = ""
-        for ln in m.lines:
-            if ln.entry is not None and isinstance(ln.entry.get("hmac"), str):
-                prev = ln.entry["hmac"]
+        try:
+            size = os.stat(self.manifest_path).st_size
+        except FileNotFoundError:
+            size = 0
+        if self._tail is not None and self._tail[0] == size:
+            prev = self._tail[1]
+        else:
+            prev = ""
+            for ln in self.load().lines:
+                if ln.entry is not None and isinstance(ln.entry.get("hmac"), str):
+                    prev = ln.entry["hmac"]
         e = dict(entry)
         e.pop("hmac", None)
         e["prev"] = prev
         e["hmac"] = hmac.new(key, _canon(e), hashlib.sha256).hexdigest()
-        ledger.append_line(self.manifest_path, orjson.dumps(e))
+        ledger.append_line(self.manifest_path, orjson.dumps(e), durable)
+        self._tail = (os.stat(self.manifest_path).st_size, e["hmac"])
         return e
 
 

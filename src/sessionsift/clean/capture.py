@@ -193,7 +193,8 @@ def run(arch: Archive, plan: Plan) -> Result:
         ledger.record(kind="capture", provider=plan.provider, session_id=plan.session_id,
                       fingerprint=fingerprint, path=str(arch.object_path(files[0]["sha256"])),
                       format="zst-archive", extra={"capture_id": cid, "objects": len(files),
-                                                   "archive": str(arch.root)}, root=arch.root.parent)
+                                                   "archive": str(arch.root)}, root=arch.root.parent,
+                      durable=False)  # the manifest entry (fsync'ed) is the authority for captures
     step("ledger")
     if not plan.delete:
         res.status = "captured"
@@ -207,24 +208,22 @@ def remove(arch: Archive, entry: dict, res: Result) -> Result:
     for i, t in enumerate(entry["top"]):
         if not os.path.lexists(t):
             continue
-        os.replace(t, hidden_name(t, cid))
+        os.replace(t, hidden_name(t, cid))  # no fsync needed: at either name, recovery knows it
         moved.append(i)
         step("hidden")
-    for d in {os.path.dirname(t) for t in entry["top"]}:
-        fsync_dir(d)
     bad = _verify_hidden(arch, entry, moved)
     step("hidden_verified")
     if bad is not None:
         _put_back(entry, moved)
         arch.append({"v": 1, "type": "event", "event": "rolled-back", "capture_id": cid, "instant": ledger.now_iso(),
-                     "reason": bad})
+                     "reason": bad}, durable=False)
         res.status, res.reason = "rolled-back", f"{bad}: every file was put back under its own name"
         return res
     arch.append({"v": 1, "type": "event", "event": "unlink-begin", "capture_id": cid, "instant": ledger.now_iso()})
     step("unlink_begin")
     notes = _unlink(entry, moved)
     arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": cid, "instant": ledger.now_iso(),
-                 "notes": notes})
+                 "notes": notes}, durable=False)  # lost in a power cut: recovery finds nothing hidden
     step("removed")
     res.status = "removed"
     if notes:
@@ -304,7 +303,6 @@ def _unlink(entry: dict, moved: list[int]) -> list[str]:
             shutil.rmtree(h)
         else:
             os.unlink(h)
-        fsync_dir(os.path.dirname(h))
         step("unlinked")
     return notes
 

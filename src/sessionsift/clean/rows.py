@@ -20,15 +20,25 @@ from .archive import CODEC, Archive
 from .capture import Result, step
 
 
+def rows_lines(prov, ref, rep: ReadReport):
+    """The export's lines: one JSON object per record, {locator, native, instant, raw}."""
+    for r in prov.read(ref, rep, raw=True):
+        yield orjson.dumps({"locator": r.locator, "native": r.native, "instant": r.instant, "raw": r.raw},
+                           default=str) + b"\n"
+
+
+def _rows_bytes(prov, ref) -> bytes:
+    return b"".join(rows_lines(prov, ref, ReadReport()))
+
+
 def run(arch: Archive, prov, ref, plan) -> Result:
     res = Result(plan.provider, plan.session_id, "failed")
     tmp = arch.root / "tmp" / f"rows-{os.getpid()}-{secrets.token_hex(6)}"
     rep = ReadReport()
     n = 0
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
-        for r in prov.read(ref, rep, raw=True):
-            f.write(orjson.dumps({"locator": r.locator, "native": r.native, "instant": r.instant, "raw": r.raw},
-                                 default=str) + b"\n")
+        for line in rows_lines(prov, ref, rep):
+            f.write(line)
             n += 1
         f.flush()
         os.fsync(f.fileno())
