@@ -4,10 +4,14 @@ library (tests/realclient/*/scenarios_review.py), each checked against what the 
 - Gemini CLI cuts a long tool output for the model (first 8,000 + last 32,000 characters) and keeps
   the whole of it as the call's resultDisplay: a search for text in the cut middle answered
   "0 hits" with nothing left out; the shell's proven exit 0 was lost to the cut's preamble.
+- opencode cuts a long bash output (its tail only) and saves the whole of it under
+  `<data dir>/tool-output/` (metadata.outputPath): the same bare "0 hits"; in a copied data dir the
+  recorded absolute path no longer exists.
 """
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,3 +56,33 @@ def test_gemini_output_cut_for_the_model_is_searched_whole_and_said_left_out(gem
     want = run.ground_truth["tool_calls"]
     assert len(res) == len([c for c in want if c.get("name") == "run_shell_command"]) == 2
     assert [r["exit_code"] for r in res] == [0, 0]  # both proven 0, the cut one too
+
+
+@pytest.fixture(scope="module")
+def opencode_review(tmp_path_factory):
+    from tests.realclient.opencode.fixtures import run_opencode_corpus
+
+    return run_opencode_corpus(tmp_path_factory.mktemp("opencode-review"),
+                               names=["tests.realclient.opencode.scenarios_review:big_output"])
+
+
+@pytest.mark.parametrize("where", ["in place", "copied"])
+def test_opencode_output_saved_whole_is_searched_and_said_left_out(opencode_review, tmp_path, where):
+    run = opencode_review["big_output"]
+    data = run.data_dir
+    if where == "copied":  # the recorded outputPath is absolute: a copy finds it under its own tool-output/
+        data = tmp_path / "opencode"
+        shutil.copytree(run.data_dir, data)
+    saved = list(data.glob("tool-output/*"))
+    assert saved and saved[0].read_text().startswith("1\n") and "\n1000\n" in saved[0].read_text()
+    o = ("--opencode-home", str(data))
+    res = [r for r in jrows(cli("search", "", "-t", "tool_result", *o, "--format", "json")) if r["kind"] == "hit"]
+    assert len(res) == 1 and "\n1000\n" not in res[0]["text"] and res[0]["exit_code"] == 0  # the model read the tail
+    rows = jrows(cli("search", "-F", "1000", *o, "--format", "json"))
+    assert not [r for r in rows if r["kind"] == "hit"]
+    assert rows[-1]["shared"]["not_searched_matches"].get("meta") == 1, rows[-1]["shared"]
+    hits = [r for r in jrows(cli("search", "-F", "1000", "-t", "meta", *o, "--format", "json")) if r["kind"] == "hit"]
+    assert len(hits) == 1 and hits[0]["text"] == saved[0].read_text() and hits[0]["tool_name"] == "bash"
+    shown = [r for r in jrows(cli("show", hits[0]["session_id"], "--locator", hits[0]["locator"], *o,
+                                  "--format", "json")) if r["kind"] == "record"]
+    assert [r["locator"] for r in shown] == [hits[0]["locator"]]

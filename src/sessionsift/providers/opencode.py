@@ -181,7 +181,8 @@ class Opencode(Provider):
         report.files += 1
         if cols is None:
             return
-        mapper = SessionMapper(ref.session_id, report, path=str(db), is_child=bool(ref.parent_session_id), raw=raw)
+        mapper = SessionMapper(ref.session_id, report, path=str(db), is_child=bool(ref.parent_session_id), raw=raw,
+                               data_dir=db.parent)
         try:
             with sqlite_ro.snapshot(con, db):
                 yield from self._rows(con, db, ref.session_id, mapper, report)

@@ -106,7 +106,8 @@ def read(ref: SessionRef, report: ReadReport, raw: bool) -> Iterator[Record]:
     st = storage_dir(data_dir)
     report.files += 1
     mdir = st / "message" / ref.session_id
-    mapper = SessionMapper(ref.session_id, report, path=None, is_child=ref.parent_session_id is not None, raw=raw)
+    mapper = SessionMapper(ref.session_id, report, path=None, is_child=ref.parent_session_id is not None, raw=raw,
+                           data_dir=data_dir)
     for mid, m in _sorted_messages(mdir, report):
         parts = []
         for f in sorted((st / "part" / mid).glob("*.json")):

@@ -22,6 +22,7 @@ opencode's ``output`` moved meaning between releases: 1.1.x counts reasoning ins
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .base import FileChange, ReadReport, Record, Tokens
@@ -124,10 +125,18 @@ def file_changes(tool: str, state: dict) -> tuple[FileChange, ...]:
     return ()
 
 
+SAVED_OUTPUT_CAP = 16 << 20
+"""Bytes of a saved tool output read into one record (memory stays bounded whatever its size)."""
+
+
 class SessionMapper:
     """Turns one session's messages (in order) into records; keeps the turn count."""
 
-    def __init__(self, session_id: str, report: ReadReport, *, path: str | None, is_child: bool, raw: bool):
+    def __init__(self, session_id: str, report: ReadReport, *, path: str | None, is_child: bool, raw: bool,
+                 data_dir: Path | None = None):
+        self.data_dir = data_dir
+        """The data dir (``tool-output/`` is there): a recorded ``outputPath`` that is absent is looked
+        for under it by name (a copied or restored data dir)."""
         self.sid = session_id
         self.report = report
         self.path = path
@@ -251,4 +260,30 @@ class SessionMapper:
         yield self._rec(f"part:{pid}#output", "tool", "tool_result", "part/tool#output",
                         iso_ms(stime.get("end")) or inst, p, tool_name=tool, call_id=call, text=out,
                         exit_code=ex, is_error=(status == "error"), file_changes=fcs)
+        if meta.get("truncated") is True and _s(meta.get("outputPath")):
+            yield self._saved_output(pid, p, iso_ms(stime.get("end")) or inst, tool, call, _s(meta["outputPath"]))
+
+    def _saved_output(self, pid: str, p: dict, inst: str | None, tool: str | None, call: str | None,
+                      recorded: str) -> Record:
+        """The whole output of a call whose result opencode cut (``...output truncated...`` with
+        ``metadata.truncated`` and ``outputPath``: the model read only its tail; opencode saved the
+        whole of it in ``<data dir>/tool-output/<id>``), as a ``meta`` record (role tool) after the
+        result, read up to :data:`SAVED_OUTPUT_CAP` bytes. Absent, its text is None and a note
+        names the path looked for."""
+        path = Path(recorded)
+        if not path.is_file() and self.data_dir is not None:
+            moved = self.data_dir / "tool-output" / path.name
+            path = moved if moved.is_file() else path
+        text = None
+        try:
+            with open(path, "rb") as f:
+                data = f.read(SAVED_OUTPUT_CAP + 1)
+        except OSError as exc:
+            self.report.notes.append(f"part:{pid}: saved output {recorded} not read ({exc.strerror or exc})")
+        else:
+            text = data[:SAVED_OUTPUT_CAP].decode("utf-8", "replace")
+            if len(data) > SAVED_OUTPUT_CAP:
+                self.report.notes.append(f"part:{pid}: saved output {path} read to its first {SAVED_OUTPUT_CAP} bytes")
+        return self._rec(f"part:{pid}#saved_output", "tool", "meta", "part/tool#outputPath", inst, p,
+                         tool_name=tool, call_id=call, text=text)
 
