@@ -38,6 +38,10 @@ try:  # the Codex CLI real-client fixtures (codex_corpus, codex_examples)
                                                  codex_legacy_examples)
 except ImportError:  # pragma: no cover
     pass
+try:  # the export_secrets scenario (audit secrets, export markdown/html)
+    from tests.realclient.export_fixtures import export_rc  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 try:  # the Gemini CLI real-client fixtures
     from tests.realclient.gemini.fixtures import gemini_corpus, gemini_examples  # noqa: F401
 except ImportError:  # pragma: no cover - harness not importable

@@ -16,17 +16,9 @@ from sessionsift.audit import secrets as SE
 from sessionsift.export.source import pairs
 from sessionsift.providers.scope import RootRequest, select, survey
 from tests.realclient import scenarios_export as SX
-from tests.realclient.fixtures import require_realclient
 
 REPO = Path(__file__).resolve().parent.parent
 HOME = REPO / "examples" / "home"
-
-
-@pytest.fixture(scope="session")
-def export_rc(tmp_path_factory):
-    require_realclient()  # skips naming the missing prerequisite; fails under CI=true
-    gt = SX.run_export_scenario(tmp_path_factory.mktemp("export-rc"))
-    return gt
 
 
 def _home(gt) -> Path:

@@ -419,8 +419,13 @@ def redact(text: str, det: Detector | None = None, allow: set[str] | None = None
     for h in sorted(hits, key=lambda h: h.start):
         if h.start < prev:
             continue
+        end = h.end
+        if h.type == "Private Key":
+            # detect-secrets names the key by its BEGIN header: mask the whole block, to its END line
+            stop = text.find("-----END", end)
+            end = len(text) if stop < 0 else (text.find("\n", stop) if text.find("\n", stop) >= 0 else len(text))
         out.append(text[prev:h.start])
         out.append(f"[REDACTED {h.type} {h.preview}]")
-        prev = h.end
+        prev = end
     out.append(text[prev:])
     return "".join(out), hits

@@ -187,3 +187,77 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
                    + (f"; {len(oc.superseded)} superseded files moved out of the dataset" if oc.superseded else ""))
     o.text(f"dataset: {esc(root / 'records')} (hive partitions provider=/date=; schema {SCHEMA_NAME}/{SCHEMA_VERSION})")
     return report(o, sel, "parquet", outcomes, {"rows_written": rows, "dataset": str(root / "records")})
+
+
+def _share(fmt_name, targets, fmt, sessions_from, out, redact, force):
+    from ..cli.cmd_audit_secrets import finding_json
+    from ..export.share import export_documents
+    from ..export.source import pairs
+
+    sel = selection(targets, sessions_from)
+    o = Out(fmt, "export")
+    root = Path(out).resolve()
+    o.header(**selection_header(sel), format=fmt_name, out=str(root), redact=redact)
+    shown = {"n": 0}
+
+    def each(oc):
+        print_outcome(o, oc, "written")
+
+    def findings(fs):
+        for f in fs:
+            o.row("secret", {**finding_json(f), "redacted": redact})
+            if shown["n"] < 20:
+                shown["n"] += 1
+                o.text(f"secret: {esc(f.session_id)} {esc(f.locator)} {esc(f.field)}: {esc(f.type)} {esc(f.preview)}"
+                       + (" (masked in the output)" if redact else " (NOT masked: pass --redact)"))
+        if len(fs) > shown["n"]:
+            o.text(f"... {len(fs) - shown['n']} more secret findings (--format json lists them all)")
+
+    res = export_documents(pairs(sel), fmt_name, root, redact=redact, force=force, on_outcome=each,
+                           on_findings=findings)
+    if res.index is not None:
+        o.text(f"index: {esc(res.index)}")
+    status = report(o, sel, fmt_name, res.outcomes, {"index": None if res.index is None else str(res.index),
+                                                      "secrets_found": len(res.findings), "redacted": redact})
+    if res.findings and not redact and status == ExitStatus.OK:
+        return ExitStatus.SECRETS_FOUND
+    return status
+
+
+@export_cmd.command("markdown")
+@click.argument("targets", nargs=-1)
+@common_options
+@provider_options
+@scope_options
+@out_option
+@click.option("--redact", is_flag=True, help="Mask the credentials the secrets audit finds.")
+@click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
+def markdown_cmd(targets, fmt, claude_home, sessions_from, out, redact, force):
+    """One Markdown file per session plus an index: prompts, replies, tool calls with their results
+    folded, thinking marked, subagents nested, compaction boundaries, images inline; transcript text
+    fenced, never interpreted. The secrets audit runs first and its findings are shown; exit 9 when
+    credentials were written unmasked (use --redact).
+
+    \b
+    Example: sessionsift export markdown . --out shared/ --redact
+    """
+    return _share("markdown", targets, fmt, sessions_from, out, redact, force)
+
+
+@export_cmd.command("html")
+@click.argument("targets", nargs=-1)
+@common_options
+@provider_options
+@scope_options
+@out_option
+@click.option("--redact", is_flag=True, help="Mask the credentials the secrets audit finds.")
+@click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
+def html_cmd(targets, fmt, claude_home, sessions_from, out, redact, force):
+    """One self-contained HTML file per session plus an index (no script, no network at view time:
+    a strict Content-Security-Policy; everything from the transcript escaped). The secrets audit
+    runs first and its findings are shown; exit 9 when credentials were written unmasked.
+
+    \b
+    Example: sessionsift export html . --out shared/ --redact
+    """
+    return _share("html", targets, fmt, sessions_from, out, redact, force)
