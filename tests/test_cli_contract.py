@@ -54,11 +54,12 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "export": [["export", "chunks", "--out", EXPORT_OUT]],
     # not session-scoped: git worktrees (tests/test_worktrees*.py); here only the JSON Lines contract
     "worktrees": [["worktrees", "scan"], ["worktrees", "sweep"]],
+    "index": [["index", "status"], ["index", "update"]],
     "usage": [["usage", "daily"], ["usage", "session"], ["usage", "blocks"], ["usage", "weekly", "--by", "model"]],
 }
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
 SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage",
-          "export")
+          "export", "index")
 SINGLE_TARGET = ("show", "wait", "verbatim")
 SESSION_KEYS = ("session_id", "is_subagent", "parent_session_id")
 
@@ -209,7 +210,8 @@ def test_bad_target_exits_2_with_an_error_line(name):
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
             "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad],
             "export": ["export", "chunks", bad, "--out", f"{EXPORT_OUT}/never"],
-            "worktrees": ["worktrees", "scan", f"/nonexistent/{bad}"]}.get(name, [name, bad])
+            "worktrees": ["worktrees", "scan", f"/nonexistent/{bad}"],
+            "index": ["index", "status", bad]}.get(name, [name, bad])
     p = cli(args, json_fmt=False)
     assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
     assert p.stderr.startswith("sessionsift: error:"), p.stderr
@@ -256,7 +258,7 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             ["files", "--by", "timeline"], ["recover", FB, "--file", "/tmp/ssift-rc-2.1.332/files_basic/work/he\x1b]0;pwn\x07\nllo.py", "--coverage"],
             ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"],
             ["export", "chunks", "--out", EXPORT_OUT], ["audit", "size"], ["audit", "secrets"],
-            ["usage", "session", "--breakdown"]]
+            ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     seen_escaped = 0
     for args in runs:

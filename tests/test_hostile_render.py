@@ -143,12 +143,13 @@ def _runs(home: Path) -> list[list[str]]:
         ["worktrees", "scan"], ["worktrees", "sweep"],
         ["usage", "daily"], ["usage", "session"], ["usage", "blocks"],
         ["clean", "scan", "-v", "--older-than", "1m"], ["clean", "capture", "--waive-kept", "--older-than", "1m"],
+        ["index", "status"], ["index", "update"],
     ]
 
 
 # the commands whose output must show an escaped hostile value (so the check looks at something)
 MUST_SHOW = {"list", "stats", "search", "status", "agents", "files", "recover", "plan", "verbatim", "audit",
-             "show", "wait", "whoami", "clean"}
+             "show", "wait", "whoami", "clean", "index"}
 
 
 def test_every_command_escapes_hostile_names_and_fields(hostile):

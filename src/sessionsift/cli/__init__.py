@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "worktrees": "cmd_worktrees:worktrees_cmd",
     "usage": "cmd_usage:usage_cmd",
     "clean": "cmd_clean:clean_cmd",
+    "index": "cmd_index:index_cmd",
 }
 
 GROUP_HELP = """\

@@ -311,7 +311,24 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     """
     sel = make_selection(targets, sessions_from)
     scope = claude_scope(sel)
-    res = stats_mod.stats(scope, subagents=not no_subagents, strict=strict)
+    from ..index.report import IndexReport
+
+    irep = IndexReport.for_root(scope.home.path)
+    census = None
+    if irep.on:
+        from ..index import lanes as index_lanes
+        from ..index.progress import Progress
+
+        census = index_lanes.census_one
+        index_lanes.PROGRESS = Progress()
+    try:
+        res = stats_mod.stats(scope, subagents=not no_subagents, strict=strict, census=census)
+    finally:
+        if census is not None:
+            index_lanes.PROGRESS.done()
+            index_lanes.PROGRESS = None
+    for ls in res.lanes:
+        irep.add(getattr(ls, "indexed", None))
     out = Out(fmt, "stats")
     out.header(**selection_header(sel))
     from collections import Counter
@@ -405,7 +422,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
                 tokens_lower_bound_by_model=tokens if missing else None, tokens_missing_by_model=missing or None,
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
-                omissions=dict(omis),
+                omissions=dict(omis), index=irep.as_json(),
                 shared={**gres.totals(), "providers": sorted({r.provider for r in sel.refs + extra})},
                 coverage=coverage_json(covs))
     if sel.claude is not None:
@@ -416,6 +433,8 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
         out.text(cc + f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
                  f"{len(res.problems)} unreadable"
                  + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
+        if irep.on and irep.counts["scanned"]:
+            out.text(cc + irep.text())
     if gres.sessions or gres.problems:
         t = gres.totals()
         from .cmd_shared import display_of

@@ -41,7 +41,16 @@ def _store(key: str):
     return cb
 
 
+def _no_index(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    from ..index import config
+
+    (config.disable if value else config.enable)()
+    return value
+
+
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--no-index", is_flag=True, expose_value=False, callback=_no_index, is_eager=True,
+                     help="Scan the transcripts: neither use nor update the index (docs/index.md).")(f)
     f = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                      show_default=True, help="Output format (json = JSON Lines, docs/json.md).")(f)
     f = click.option("--root", "root", multiple=True, expose_value=False, callback=_store("root"),

@@ -71,15 +71,20 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> LaneS
     record plus the compact survival `Skeleton` shared with `LaneIndex`). A large file is split
     at a line boundary and its second half read by a forked worker (`parallel`, not `strict`)."""
     with open_map(lane.path) as m:
-        buf = m.buf
-        size = len(buf)
-        split = _split_point(buf, size) if parallel and not strict else None
-        if split is None:
-            part = _scan(buf, 0, size, lane.path, strict)
-        else:
-            part = _scan_two(buf, split, size, lane.path)
+        part = scan_part(m.buf, 0, len(m.buf), lane.path, strict, parallel)
     part.read.files = 1
     return _finish(lane, part)
+
+
+def scan_part(buf, start: int, end: int, path, strict: bool = False, parallel: bool = True,
+              cols: bool = False) -> "_Part":
+    """The census part of buf[start:end) (`end` the size of `buf`, or just after a newline); a large
+    range is split at a line boundary and its second half read by a forked worker (`parallel`,
+    not `strict`). `cols`: also collect the per-record columns an index keeps."""
+    split = _split_point(buf, end, start) if parallel and not strict else None
+    if split is None:
+        return _scan(buf, start, end, path, strict, cols)
+    return _scan_two(buf, start, split, end, path, cols)
 
 
 def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] | None = None) -> LaneStats:
@@ -262,11 +267,55 @@ PARALLEL_MIN_BYTES = 32 << 20
 _UMSG = "user.message"
 
 
+class Cols:
+    """Per-record columns an index keeps (sessionsift/index), filled by `_scan(cols=True)`: one
+    entry per skeleton slot (a record), in file order. What search censuses and turn context
+    need without re-parsing; the rest of a record is re-read from its bytes (offset, length)."""
+
+    __slots__ = ("no", "off", "ln", "key", "ts", "uses", "res", "model", "att", "mask", "kid")
+
+    def __init__(self) -> None:
+        self.no = array("I")
+        """Line number."""
+        self.off = array("Q")
+        """Byte offset of the line."""
+        self.ln = array("I")
+        """Length of the line (without its newline)."""
+        self.key = array("I")
+        """Combo id (type, system subtype, attachment kind, labels before draft relabelling):
+        the position of the key in `kid`."""
+        self.ts: list = []
+        """The record's top-level `timestamp` when a string, else None."""
+        self.uses: dict[int, list] = {}
+        """slot -> [(id, name)] of an assistant record's tool_use blocks, values as written."""
+        self.res: dict[int, list] = {}
+        """slot -> [tool_use_id] of a user record's tool_result blocks, values as written."""
+        self.model: dict[int, str] = {}
+        """slot -> message.model of an assistant record (a string)."""
+        self.att: dict[int, str] = {}
+        """slot -> attachment kind (`R.attachment_kind`), for every record that has one."""
+        self.mask: dict[int, int] = {}
+        """slot -> which LABEL_NEEDLES the line holds, for records of a type outside KNOWN_TYPES
+        (what a search counts as not searched depends on which lines held its needles)."""
+        self.kid: dict[tuple, int] = {}
+
+
+LABEL_NEEDLES = ('"user"', '"assistant"', '"system"', '"attachment"', "queue-operation", "file-history-")
+"""Every structural needle search's label selection can use (search/prefilter.py _LEAF_NEEDLES)."""
+_NEEDLE_BYTES = tuple(n.encode() for n in LABEL_NEEDLES)
+
+
 class _Part:
     """What one reading of a contiguous run of lines yields; parts of one file are merged in
     file order with `_merge`."""
 
     def __init__(self) -> None:
+        self.cols: Cols | None = None
+        """Per-record columns (only when an index is being built)."""
+        self.state: bytearray | None = None
+        """Survival codes per slot, set by `_finish`."""
+        self.drafts: list[int] = []
+        """Slots relabelled user.unsent, set by `_finish`."""
         self.read = ReadStats()
         self.sk = Skeleton()
         self.combos: dict[tuple, int] = {}
@@ -315,19 +364,21 @@ def _can_fork() -> bool:
     return (os.cpu_count() or 1) >= 2 and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _split_point(buf, size: int) -> int | None:
-    """Where a large file is cut for two processes (just after a newline), or None."""
-    if size < PARALLEL_MIN_BYTES or not _can_fork():
+def _split_point(buf, size: int, start: int = 0) -> int | None:
+    """Where a large range [start, size) is cut for two processes (just after a newline), or None."""
+    if size - start < PARALLEL_MIN_BYTES or not _can_fork():
         return None
     # the worker's half is a little smaller: it still has to send its part when done
-    nl = buf.find(b"\n", size * 51 // 100)
+    nl = buf.find(b"\n", start + (size - start) * 51 // 100)
     if nl < 0 or nl + 1 >= size:
         return None
     return nl + 1
 
 
-def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
+def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> _Part:
     part = _Part()
+    C = part.cols = Cols() if cols else None
+    off = start
     st = part.read
     st.bytes += end - start
     sk = part.sk
@@ -342,6 +393,8 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
     for batch in iter_line_batches(buf, start, end, st):
         for raw in batch:
             no += 1
+            at = off
+            off += len(raw) + 1
             try:
                 obj = loads(raw)
             except decode_error:
@@ -441,9 +494,46 @@ def _scan(buf, start: int, end: int, path, strict: bool) -> _Part:
                 first[key] = slot
             else:
                 combos[key] = c + 1
+            if C is not None:
+                _collect(C, slot, no, at, raw, obj, t, key)
     if prev_assistant is not None:
         part.last_assistant = prev_assistant
     return part
+
+
+def _collect(C: Cols, slot: int, no: int, at: int, raw: bytes, obj: dict, t: str | None, key: tuple) -> None:
+    kid = C.kid.get(key)
+    if kid is None:
+        kid = C.kid[key] = len(C.kid)
+    C.no.append(no)
+    C.off.append(at)
+    C.ln.append(len(raw))
+    C.key.append(kid)
+    ts = obj.get("timestamp")
+    C.ts.append(ts if type(ts) is str else None)
+    a = obj.get("attachment")
+    if type(a) is dict and type(a.get("type")) is str:
+        C.att[slot] = a["type"]
+    if t == "assistant":
+        m = obj.get("message")
+        if type(m) is dict:
+            md = m.get("model")
+            if type(md) is str:
+                C.model[slot] = md
+            c = m.get("content")
+            if type(c) is list:
+                u = [(b.get("id"), b.get("name")) for b in c if type(b) is dict and b.get("type") == "tool_use"]
+                if u:
+                    C.uses[slot] = u
+    elif t == "user":
+        m = obj.get("message")
+        c = m.get("content") if type(m) is dict else None
+        if type(c) is list:
+            r = [b.get("tool_use_id") for b in c if type(b) is dict and b.get("type") == "tool_result"]
+            if r:
+                C.res[slot] = r
+    if t not in KNOWN_TYPES:
+        C.mask[slot] = sum(1 << i for i, n in enumerate(_NEEDLE_BYTES) if n in raw)
 
 
 class _Worker:
@@ -493,16 +583,16 @@ class _Worker:
         return status
 
 
-def _scan_two(buf, split: int, size: int, path) -> _Part:
-    """Read [split, size) in a forked worker while this process reads [0, split)."""
-    worker = _Worker(lambda: _scan(buf, split, size, path, False))
+def _scan_two(buf, start: int, split: int, size: int, path, cols: bool = False) -> _Part:
+    """Read [split, size) in a forked worker while this process reads [start, split)."""
+    worker = _Worker(lambda: _scan(buf, split, size, path, False, cols))
     try:
-        head = _scan(buf, 0, split, path, False)
+        head = _scan(buf, start, split, path, False, cols)
         tail = worker.result()
     finally:
         worker.close()
     if tail is None:
-        tail = _scan(buf, split, size, path, False)
+        tail = _scan(buf, split, size, path, False, cols)
     _merge(head, tail)
     return head
 
@@ -549,6 +639,22 @@ def _merge(a: _Part, b: _Part) -> None:
     a.thinking_blocks += b.thinking_blocks
     a.untagged_thinking_blocks += b.untagged_thinking_blocks
     a.unknown_thinking_tags.update(b.unknown_thinking_tags)
+    if a.cols is not None and b.cols is not None:
+        _merge_cols(a.cols, b.cols, lines, slots)
+    else:
+        a.cols = None
+
+
+def _merge_cols(a: Cols, b: Cols, lines: int, slots: int) -> None:
+    remap = [a.kid.setdefault(k, len(a.kid)) for k in b.kid]
+    a.no.extend(n + lines for n in b.no)
+    a.off.extend(b.off)
+    a.ln.extend(b.ln)
+    a.key.extend(remap[k] for k in b.key)
+    a.ts += b.ts
+    for mine, theirs in ((a.uses, b.uses), (a.res, b.res), (a.model, b.model), (a.att, b.att), (a.mask, b.mask)):
+        for k, v in theirs.items():
+            mine[k + slots] = v
 
 
 def _finish(lane: Lane, part: _Part) -> LaneStats:
@@ -557,6 +663,7 @@ def _finish(lane: Lane, part: _Part) -> LaneStats:
     state = sk.survive()
     combos = part.combos
     drafts = set(sk.draft_slots(state))
+    part.state, part.drafts = state, sorted(drafts)
     if drafts:
         # drafts are read as user.unsent: move them to their own combo, keeping first-line order
         first = part.first
@@ -618,7 +725,9 @@ class StatsResult:
     problems: list[Problem]
 
 
-def stats(scope: Scope, subagents: bool = True, strict: bool = False) -> StatsResult:
+def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=None) -> StatsResult:
+    """The census of every lane in scope. `census(lane, strict, parallel)` computes one lane's
+    (default: a scan; sessionsift.index.lanes.census_one answers from the index)."""
     lanes: list[Lane] = []
     for s in scope.sessions:
         lanes += [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
@@ -630,7 +739,7 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False) -> StatsRe
     in_scope = {s.session_id for s in scope.sessions}
     counted_once = {f.path: f for f in forks.values() if f.parent_session_id in in_scope}
     plain = [ln for ln in lanes if str(ln.path) not in counted_once]
-    done = {id(ln): r for ln, r in zip(plain, _census_all(plain, strict))}
+    done = {id(ln): r for ln, r in zip(plain, _census_all(plain, strict, census or _census_one))}
     for ln in lanes:
         r = done.get(id(ln))
         if r is None:  # a fork whose parent is in scope: its copies counted once, on the parent
@@ -655,7 +764,7 @@ def _census_one(lane: Lane, strict: bool, parallel: bool) -> "LaneStats | Proble
         return Problem(str(lane.path), exc.strerror or str(exc))
 
 
-def _census_all(lanes: list[Lane], strict: bool) -> list["LaneStats | Problem"]:
+def _census_all(lanes: list[Lane], strict: bool, one=None) -> list["LaneStats | Problem"]:
     """Every lane's census, in order. Many lanes with no dominant one are shared between this
     process and a forked worker (contiguous halves by size); one large lane is split inside."""
     sizes = []
@@ -665,20 +774,21 @@ def _census_all(lanes: list[Lane], strict: bool) -> list["LaneStats | Problem"]:
         except OSError:
             sizes.append(0)  # only balances the halves: the reading itself reports the problem
     total = sum(sizes)
+    one = one or _census_one
     if (strict or len(lanes) < 2 or total < PARALLEL_MIN_BYTES or max(sizes) * 2 >= total
             or not _can_fork()):
-        return [_census_one(lane, strict, True) for lane in lanes]
+        return [one(lane, strict, True) for lane in lanes]
     cut, acc = 0, 0
     while cut < len(lanes) - 1 and acc + sizes[cut] <= total // 2:
         acc += sizes[cut]
         cut += 1
     cut = max(cut, 1)
-    worker = _Worker(lambda: [_census_one(lane, False, False) for lane in lanes[cut:]])
+    worker = _Worker(lambda: [one(lane, False, False) for lane in lanes[cut:]])
     try:
-        head = [_census_one(lane, False, False) for lane in lanes[:cut]]
+        head = [one(lane, False, False) for lane in lanes[:cut]]
         tail = worker.result()
     finally:
         worker.close()
     if tail is None:
-        tail = [_census_one(lane, False, False) for lane in lanes[cut:]]
+        tail = [one(lane, False, False) for lane in lanes[cut:]]
     return head + tail

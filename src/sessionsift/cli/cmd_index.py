@@ -1,0 +1,145 @@
+"""`index status|update|clear`: the persistent index (docs/index.md)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .exit import ExitStatus
+from .options import common_options, lane_fields, make_scope, scope_header, scope_options
+from .output import Out, esc
+
+
+def _lanes(scope, subagents: bool = True):
+    for s in scope.sessions:
+        if s.session_id in scope.explicit_lanes:
+            yield scope.explicit_lanes[s.session_id]
+        else:
+            yield from s.lanes(subagents)
+
+
+def _mb(n: int | None) -> str:
+    return "?" if n is None else f"{n / 1e6:,.1f} MB"
+
+
+@click.group("index")
+def index_cmd():
+    """The persistent index of transcripts: see what it covers, bring it up to date, remove it.
+
+    Commands answer from the index when it is fresh for a transcript and scan what it does not
+    cover (saying so); `--no-index` on any command scans instead. The index lives in
+    ${XDG_CACHE_HOME:-~/.cache}/sessionsift/index (private to you), never in an agent's folder.
+
+    \b
+    Example: sessionsift index status
+    Example: sessionsift index update --claude-home ~/.claude
+    Example: sessionsift index clear --all
+    """
+
+
+@index_cmd.command("status")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+def status_cmd(targets, fmt, claude_home, sessions_from):
+    """How fresh the index is for each transcript in scope: fresh, grown (an append to take in),
+    stale (rewritten: to rebuild) or absent."""
+    from ..index import lanes as L, store
+
+    scope = make_scope(targets, claude_home, sessions_from)
+    out = Out(fmt, "index")
+    out.header(action="status", **scope_header(scope), index_dir=str(store.root_dir()))
+    counts = dict.fromkeys(("fresh", "grown", "stale", "absent", "unreadable"), 0)
+    size = covered = idx_bytes = 0
+    for lane in _lanes(scope):
+        st = L.state(lane)
+        counts[st.state] += 1
+        size += st.size or 0
+        covered += st.covered or 0
+        idx_bytes += st.index_bytes or 0
+        out.row("lane", {**lane_fields(lane), "state": st.state, "size": st.size, "covered_bytes": st.covered,
+                         "index_bytes": st.index_bytes, "why": st.why})
+        out.text(f"{lane.session_id} {esc(lane.display)}: {st.state}" + (f" ({esc(st.why)})" if st.why else ""))
+    out.summary(action="status", transcripts=sum(counts.values()), states=counts, bytes=size,
+                covered_bytes=covered, index_bytes=idx_bytes, index_dir=str(store.root_dir()),
+                unreadable=[{"path": p.path, "why": p.why} for p in scope.problems])
+    out.text(f"{sum(counts.values())} transcripts ({_mb(size)}): " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+             + f"; index {_mb(idx_bytes)} in {esc(str(store.root_dir()))}")
+    return ExitStatus.INCOMPLETE if counts["unreadable"] or scope.problems else ExitStatus.OK
+
+
+@index_cmd.command("update")
+@click.argument("targets", nargs=-1)
+@common_options
+@scope_options
+def update_cmd(targets, fmt, claude_home, sessions_from):
+    """Bring the index up to date for every transcript in scope: grown ones take in only their
+    new bytes, stale or absent ones are indexed from the start."""
+    from ..index import lanes as L, store
+    from ..index.progress import Progress
+    from ..index.report import IndexReport
+
+    scope = make_scope(targets, claude_home, sessions_from)
+    out = Out(fmt, "index")
+    out.header(action="update", **scope_header(scope), index_dir=str(store.root_dir()))
+    rep = IndexReport.for_root(scope.home.path)
+    problems = [{"path": p.path, "why": p.why} for p in scope.problems]
+    if not rep.on:
+        out.summary(action="update", index=rep.as_json(), unreadable=problems)
+        out.text(f"index: off ({esc(rep.off)}): nothing updated")
+        return ExitStatus.OK
+    lanes = list(_lanes(scope))
+    prog = Progress(len(lanes), sum(_size(ln.path) for ln in lanes))
+    try:
+        for lane in lanes:
+            try:
+                _ls, how = L.lane_stats(lane)
+            except OSError as exc:
+                problems.append({"path": str(lane.path), "why": exc.strerror or str(exc)})
+                continue
+            rep.add(how)
+            prog.step(_size(lane.path), how.how in ("built", "appended"))
+            out.row("lane", {**lane_fields(lane), "how": how.how})
+    finally:
+        prog.done()
+    out.summary(action="update", index=rep.as_json(), unreadable=problems)
+    out.text(rep.text() or "index: no transcript in scope")
+    return ExitStatus.INCOMPLETE if problems else ExitStatus.OK
+
+
+def _size(p) -> int:
+    try:
+        return os.stat(p).st_size
+    except OSError:
+        return 0
+
+
+@index_cmd.command("clear")
+@click.argument("targets", nargs=-1)
+@click.option("--all", "everything", is_flag=True, help="Remove the whole index directory (every version).")
+@common_options
+@scope_options
+def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
+    """Remove the index files of the transcripts in scope (or `--all` of them). Only the index's
+    own files are removed; commands rebuild what they need."""
+    from ..index import lanes as L, store
+
+    out = Out(fmt, "index")
+    removed = 0
+    freed = 0
+    if everything:
+        out.header(action="clear", index_dir=str(store.cache_dir()))
+        removed, freed = store.clear_all()
+    else:
+        scope = make_scope(targets, claude_home, sessions_from)
+        out.header(action="clear", **scope_header(scope), index_dir=str(store.root_dir()))
+        for lane in _lanes(scope):
+            n = L.remove(lane)
+            if n is not None:
+                removed += 1
+                freed += n
+                out.row("lane", {**lane_fields(lane), "removed_bytes": n})
+    out.summary(action="clear", removed=removed, removed_bytes=freed)
+    out.text(f"removed {removed} index file(s), {_mb(freed)}")
+    return ExitStatus.OK

@@ -1,0 +1,1 @@
+"""The persistent, incremental index (issue 16): docs/index.md."""

@@ -1,0 +1,177 @@
+"""The index of one Claude Code transcript (a lane): built from the same streaming census that
+`stats` runs (core/stats.py `_scan`), so an answer from the index IS the scan's answer.
+
+Sections of a lane's index file (store.py):
+- ``part``: the unfinished census part of the covered bytes [0, end) - counters and the survival
+  skeleton - so an append is scanned alone and merged onto it (`_merge`: the same merge the
+  two-process split uses);
+- ``cols``: per-record columns (core.stats.Cols): line, offset, length, record kind and labels,
+  timestamp, tool calls and results, model, attachment kind;
+- ``stats``: the finished census of [0, end) (absent when bytes after ``end`` existed: a torn
+  tail is held, never indexed, and its census is taken at each reading);
+- ``final``: survival per record and the draft slots (user.unsent) of the finished census;
+- ``turns`` (added on first need, store.py keeps it with the same identity): the turn number,
+  final opener flag and survival of every record as `LaneIndex` computes them.
+
+`LaneView.get(lane)` returns the index of a lane when it can be trusted for the file as it is now,
+updating it first when the file only grew (only the new bytes are parsed); `build` (re)indexes it
+from scratch. Whatever cannot be trusted is never used: it is rebuilt or the lane is scanned.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+
+from ..core import stats as S
+from ..discover import Lane
+from ..read.lines import open_map
+from . import codec, config, store
+
+KIND = "claude"
+PROGRESS = None
+"""A progress.Progress the lanes read through `census_one` report to (set by the CLI)."""
+
+
+@dataclass
+class Outcome:
+    """How one lane's answer was obtained (for the summary's `index` field and the text note)."""
+
+    how: str
+    """"index" (answered from a fresh index), "appended" (the index took the new bytes first),
+    "built" (indexed now, from scratch), "scanned" (no index used: see `why`)."""
+    why: str | None = None
+
+
+def _end_of(buf, start: int, size: int) -> int:
+    """Just after the last newline of buf[start:size), or `start` when there is none."""
+    if size <= start:
+        return start
+    nl = buf.rfind(b"\n", start, size)
+    return nl + 1 if nl >= 0 else start
+
+
+def _open(lane: Lane) -> tuple[store.IndexFile | None, os.stat_result, str]:
+    st = os.stat(lane.path)
+    f = store.IndexFile.open(store.index_path(KIND, lane.path), KIND, str(lane.path))
+    if f is None:
+        return None, st, "absent"
+    try:
+        return f, st, store.judge(lane.path, f.identity, st)
+    except OSError:
+        return None, st, "absent"
+
+
+def _write(lane: Lane, buf, end: int, st: os.stat_result, sections: dict) -> None:
+    try:
+        store.write(store.index_path(KIND, lane.path), KIND, str(lane.path),
+                    store.identity_of(st, end, store.fingerprints(buf, end)), sections)
+    except (OSError, ValueError):
+        pass  # an unwritable cache (or an unencodable value) costs speed next time, never a result
+
+
+def census_one(lane: Lane, strict: bool, parallel: bool) -> "S.LaneStats | S.Problem":
+    """`core.stats.stats(census=...)`: a lane's census through its index; the outcome rides on the
+    result as `.indexed` (an Outcome)."""
+    try:
+        ls, how = lane_stats(lane, strict, parallel)
+    except OSError as exc:
+        return S.Problem(str(lane.path), exc.strerror or str(exc))
+    ls.indexed = how
+    if PROGRESS is not None:
+        PROGRESS.step(ls.read.bytes, how.how in ("built", "appended"))
+    return ls
+
+
+def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple[S.LaneStats, Outcome]:
+    """The census of one lane, from its index when fresh, else scanned (and indexed as it is
+    scanned). Equal to `core.stats.lane_stats(lane)` in every field."""
+    why = config.why_off()
+    if why is not None or strict:
+        return S.lane_stats(lane, strict=strict, parallel=parallel), Outcome("scanned", why or "--strict")
+    f, st, verdict = _open(lane)
+    if f is not None and verdict == store.FRESH and f.identity.end == st.st_size:
+        o = f.section("stats")
+        if o is not None:
+            return codec.stats_from(o, lane), Outcome("index")
+    base = None
+    start = 0
+    if f is not None and verdict in (store.FRESH, store.GROWN):
+        po, co = f.section("part"), f.section("cols")
+        if po is not None and co is not None:
+            base = codec.part_from(po)
+            base.cols = codec.cols_from(co)
+            start = f.identity.end
+    with open_map(lane.path) as m:
+        buf = m.buf
+        size = len(buf)
+        st = os.stat(lane.path) if size != st.st_size else st
+        end = _end_of(buf, start, size)
+        if base is None or end > start:
+            new = S.scan_part(buf, start, end, lane.path, parallel=parallel, cols=True)
+            if base is None:
+                base = new
+            else:
+                S._merge(base, new)
+        tail = S._scan(buf, end, size, lane.path, False) if size > end else None
+        outcome = Outcome("index" if start == end and start > 0 else ("appended" if start else "built"))
+        sections = {"part": codec.part_obj(base), "cols": codec.cols_obj(base.cols)}
+        rewrite = f is None or verdict != store.FRESH or end != start
+        if tail is not None:
+            S._merge(base, tail)
+        base.read.files = 1
+        ls = S._finish(lane, base)
+        if tail is None:
+            sections["stats"] = codec.stats_obj(ls)
+            sections["final"] = {"state": bytes(base.state or b""), "drafts": list(base.drafts)}
+        if rewrite:
+            _write(lane, buf, end, st, sections)
+    return ls, outcome
+
+
+@dataclass
+class State:
+    state: str
+    """"fresh", "grown", "stale", "absent" or "unreadable"."""
+    size: int | None = None
+    covered: int | None = None
+    index_bytes: int | None = None
+    why: str | None = None
+
+
+def state(lane: Lane) -> State:
+    """What the index holds for a lane now (reads only its header and a few fingerprinted bytes)."""
+    dest = store.index_path(KIND, lane.path)
+    try:
+        st = os.stat(lane.path)
+    except OSError as exc:
+        return State("unreadable", why=exc.strerror or str(exc))
+    f = store.IndexFile.open(dest, KIND, str(lane.path))
+    if f is None:
+        why = "no index file" if not dest.exists() else "index file not trusted (corrupt or of another version)"
+        return State("absent", st.st_size, 0, None, why)
+    try:
+        v = store.judge(lane.path, f.identity, st)
+    except OSError as exc:
+        return State("unreadable", st.st_size, why=exc.strerror or str(exc))
+    try:
+        ib = dest.stat().st_size
+    except OSError:
+        ib = None
+    why = {store.GROWN: f"{st.st_size - f.identity.end} bytes appended since",
+           store.STALE: "the covered bytes changed (rewritten, truncated or replaced)"}.get(v)
+    if v == store.FRESH and f.identity.end < st.st_size:
+        why = f"{st.st_size - f.identity.end} bytes after the last newline (a torn tail) are read each time"
+    return State(v, st.st_size, f.identity.end if v != store.STALE else 0, ib, why)
+
+
+def remove(lane: Lane) -> int | None:
+    """Remove a lane's index file; its size, or None when there was none."""
+    dest = store.index_path(KIND, lane.path)
+    try:
+        n = dest.stat().st_size
+        dest.unlink()
+        return n
+    except OSError:
+        return None

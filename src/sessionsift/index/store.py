@@ -1,0 +1,285 @@
+"""Where index files live and how one is written, read and judged fresh.
+
+**Where.** ``${XDG_CACHE_HOME:-~/.cache}/sessionsift/index/v<N>/<kind>/<hh>/<hash>.idx`` (an empty
+XDG_CACHE_HOME counts as unset): directories 0700, files 0600, private to the user. The name is a
+hash of the indexed file's absolute path (the path itself is stored inside and checked). Never
+inside an agent's own data folder: `usable_for` refuses a cache directory that lies under a data
+root being read (the index is then off for that root, and the answer says so).
+
+**A file.** ``MAGIC``, a 4-byte header length, the header (msgpack: version, kind, path, the
+identity of the indexed bytes, and per section its offset, length and BLAKE2b-128 digest), then the
+sections (zstd-compressed msgpack). A section is read and checked on its own, so a question that
+needs one small section never decompresses the others. Written to a temporary file in the same
+directory and moved into place with ``os.replace`` (a reader sees the old file or the new one,
+never a torn one); any file that does not parse, does not check or names another path is
+**never trusted**: it is treated as absent (and rebuilt by whoever writes next).
+
+**Identity and freshness** (`judge`): the index records, for the bytes it covers (``end``: just
+after the last newline at indexing time), the file's device, inode, size, mtime and ctime (ns),
+and BLAKE2b fingerprints of the head (first 4 KiB), of the last 4 KiB before ``end`` and of eight
+4 KiB samples spread over ``[0, end)``. A stat equal in all five fields means *fresh* (nothing was
+written since: ctime cannot be set back by user space). Otherwise the covered bytes are re-read
+at the recorded places: all fingerprints equal and the file at least ``end`` long means *grown*
+(an append: only the bytes after ``end`` need reading); anything else - a rewrite, a truncation, a
+rotation, a copy over the path - means *stale* (re-index from scratch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+MAGIC = b"SSIFTIDX"
+VERSION = 1
+FP_BYTES = 4096
+SAMPLES = 8
+
+
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``${XDG_CACHE_HOME:-~/.cache}/sessionsift/index`` (not created)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
+    return Path(base) / "sessionsift" / "index"
+
+
+def root_dir(env: Mapping[str, str] | None = None) -> Path:
+    return cache_dir(env) / f"v{VERSION}"
+
+
+def usable_for(data_root: str | os.PathLike[str] | None) -> bool:
+    """False when the index directory would lie inside `data_root` (an agent's own data folder)."""
+    if data_root is None:
+        return True
+    try:
+        idx = os.path.realpath(cache_dir())
+        root = os.path.realpath(data_root)
+    except OSError:
+        return False
+    return not (idx == root or idx.startswith(root.rstrip(os.sep) + os.sep))
+
+
+def index_path(kind: str, path: str | os.PathLike[str]) -> Path:
+    h = hashlib.blake2b(os.fsencode(os.path.abspath(path)), digest_size=16).hexdigest()
+    return root_dir() / kind / h[:2] / f"{h}.idx"
+
+
+def _private_dirs(d: Path) -> None:
+    top = cache_dir().parent  # .../sessionsift
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    p = d
+    while True:
+        try:
+            st = p.stat()
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(p, 0o700)
+        except OSError:
+            pass
+        if p == top or p.parent == p or top not in p.parents:
+            break
+        p = p.parent
+
+
+# -- identity ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What an index file covers of the indexed file."""
+
+    end: int
+    """Bytes covered: [0, end), end just after a newline (0: nothing)."""
+    size: int
+    dev: int
+    ino: int
+    mtime_ns: int
+    ctime_ns: int
+    fps: tuple[str, ...]
+    """Fingerprints of the head, the last bytes before `end`, and SAMPLES spread samples."""
+
+    def as_obj(self) -> dict:
+        return {"end": self.end, "size": self.size, "dev": self.dev, "ino": self.ino,
+                "mtime_ns": self.mtime_ns, "ctime_ns": self.ctime_ns, "fps": list(self.fps)}
+
+    @classmethod
+    def from_obj(cls, o: dict) -> "Identity":
+        return cls(int(o["end"]), int(o["size"]), int(o["dev"]), int(o["ino"]), int(o["mtime_ns"]),
+                   int(o["ctime_ns"]), tuple(str(x) for x in o["fps"]))
+
+
+def _spots(end: int) -> list[tuple[int, int]]:
+    """(offset, length) of the fingerprinted regions of [0, end)."""
+    if end <= 0:
+        return []
+    n = min(FP_BYTES, end)
+    out = [(0, n), (end - n, n)]
+    if end > 2 * FP_BYTES:
+        step = end // (SAMPLES + 1)
+        out += [(min(step * (k + 1), end - n), n) for k in range(SAMPLES)]
+    return out
+
+
+def fingerprints(buf_or_file, end: int) -> tuple[str, ...]:
+    """Fingerprints of [0, end) from a buffer (mmap/bytes) or an open binary file."""
+    out = []
+    for off, n in _spots(end):
+        if hasattr(buf_or_file, "seek"):
+            buf_or_file.seek(off)
+            data = buf_or_file.read(n)
+        else:
+            data = bytes(buf_or_file[off:off + n])
+        out.append(hashlib.blake2b(data, digest_size=16).hexdigest())
+    return tuple(out)
+
+
+def identity_of(st: os.stat_result, end: int, fps: tuple[str, ...]) -> Identity:
+    return Identity(end, st.st_size, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, fps)
+
+
+FRESH, GROWN, STALE = "fresh", "grown", "stale"
+
+
+def judge(path: str | os.PathLike[str], ident: Identity, st: os.stat_result | None = None) -> str:
+    """FRESH (unchanged), GROWN (bytes appended after `ident.end`, the covered ones intact) or
+    STALE (re-index). Raises OSError when the file cannot be read."""
+    st = os.stat(path) if st is None else st
+    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
+            ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns):
+        return FRESH
+    if st.st_size < ident.end:
+        return STALE
+    with open(path, "rb") as f:
+        if fingerprints(f, ident.end) != ident.fps:
+            return STALE
+    return GROWN
+
+
+# -- the file format --------------------------------------------------------------------------
+
+
+def _codec():
+    import msgspec
+    import zstandard
+
+    return msgspec.msgpack, zstandard
+
+
+def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str, Any],
+          extra: dict | None = None) -> int:
+    """Write an index file atomically (temp + os.replace); returns its size in bytes."""
+    mp, zstd = _codec()
+    enc = mp.Encoder()
+    cctx = zstd.ZstdCompressor(level=3)
+    blobs = []
+    table = {}
+    off = 0
+    for name, obj in sections.items():
+        raw = enc.encode(obj)
+        comp = cctx.compress(raw)
+        table[name] = [off, len(comp), len(raw), hashlib.blake2b(comp, digest_size=16).hexdigest()]
+        blobs.append(comp)
+        off += len(comp)
+    header = enc.encode({"version": VERSION, "kind": kind, "path": os.fsencode(os.path.abspath(path)),
+                         "identity": ident.as_obj(), "sections": table, "extra": extra or {}})
+    _private_dirs(dest.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".idx", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o600)
+            f.write(MAGIC + struct.pack("<I", len(header)) + header)
+            for b in blobs:
+                f.write(b)
+        os.replace(tmp, dest)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return len(MAGIC) + 4 + len(header) + off
+
+
+class IndexFile:
+    """An index file opened for reading: its header, and each section on demand (checked)."""
+
+    def __init__(self, dest: Path, header: dict, base: int):
+        self.dest = dest
+        self.header = header
+        self.base = base
+        self.identity = Identity.from_obj(header["identity"])
+        self.extra: dict = header.get("extra") or {}
+
+    @classmethod
+    def open(cls, dest: Path, kind: str, path: str) -> "IndexFile | None":
+        """The index file at `dest` for `path`, or None when absent or not to be trusted."""
+        mp, _ = _codec()
+        try:
+            with open(dest, "rb") as f:
+                head = f.read(65536)
+                if head[:8] != MAGIC or len(head) < 12:
+                    return None
+                (n,) = struct.unpack("<I", head[8:12])
+                if len(head) < 12 + n:
+                    head += f.read(12 + n - len(head))
+        except OSError:
+            return None
+        try:
+            h = mp.decode(head[12:12 + n])
+            if (not isinstance(h, dict) or h.get("version") != VERSION or h.get("kind") != kind
+                    or h.get("path") != os.fsencode(os.path.abspath(path))
+                    or not isinstance(h.get("sections"), dict)):
+                return None
+            return cls(dest, h, 12 + n)
+        except Exception:  # noqa: BLE001 - a corrupt header is an absent index
+            return None
+
+    def has(self, name: str) -> bool:
+        return name in self.header["sections"]
+
+    def section(self, name: str) -> Any:
+        """The decoded section, or None when it is missing or does not check."""
+        mp, zstd = _codec()
+        ent = self.header["sections"].get(name)
+        if ent is None:
+            return None
+        try:
+            off, n, raw_n, digest = ent
+            with open(self.dest, "rb") as f:
+                f.seek(self.base + off)
+                comp = f.read(n)
+            if len(comp) != n or hashlib.blake2b(comp, digest_size=16).hexdigest() != digest:
+                return None
+            raw = zstd.ZstdDecompressor().decompress(comp, max_output_size=raw_n)
+            if len(raw) != raw_n:
+                return None
+            return mp.decode(raw)
+        except Exception:  # noqa: BLE001 - a corrupt section is a missing one
+            return None
+
+
+def clear_all() -> tuple[int, int]:
+    """Remove every index file (all versions) and the empty directories; (files, bytes)."""
+    top = cache_dir()
+    n = freed = 0
+    if not top.is_dir():
+        return 0, 0
+    for dirpath, dirnames, filenames in os.walk(top, topdown=False):
+        for name in filenames:
+            if name.endswith(".idx"):
+                p = os.path.join(dirpath, name)
+                try:
+                    sz = os.lstat(p).st_size
+                    os.unlink(p)
+                    n += 1
+                    freed += sz
+                except OSError:
+                    pass
+        try:
+            os.rmdir(dirpath)
+        except OSError:
+            pass
+    return n, freed
