@@ -20,6 +20,9 @@ import tempfile as _tempfile  # noqa: E402
 _RUN_DIR = _tempfile.mkdtemp(prefix="ssift-test-run-")
 for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
     os.environ[_var] = os.path.join(_RUN_DIR, _var.lower())
+# the index cache (docs/index.md); not XDG_CACHE_HOME, which the real-client harness reads (at
+# import) to find its npm installs
+os.environ["SESSIONSIFT_INDEX_DIR"] = os.path.join(_RUN_DIR, "index")
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -53,8 +56,9 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude-isolated"))
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
         monkeypatch.setenv(var, str(home / var.lower()))
+    monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(home / "index"))
     # every client's own root variable points into the temp home too: no test can reach this
     # machine's ~/.codex, ~/.gemini, ~/.local/share/opencode or ~/.local/share/crush
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex-isolated"))

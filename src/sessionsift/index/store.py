@@ -41,8 +41,11 @@ SAMPLES = 8
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``${XDG_CACHE_HOME:-~/.cache}/sessionsift/index`` (not created)."""
+    """``${XDG_CACHE_HOME:-~/.cache}/sessionsift/index`` (not created); ``$SESSIONSIFT_INDEX_DIR``
+    instead when set (tests, or a store that wants its index elsewhere)."""
     env = os.environ if env is None else env
+    if env.get("SESSIONSIFT_INDEX_DIR"):
+        return Path(env["SESSIONSIFT_INDEX_DIR"])
     base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
     return Path(base) / "sessionsift" / "index"
 
@@ -69,7 +72,7 @@ def index_path(kind: str, path: str | os.PathLike[str]) -> Path:
 
 
 def _private_dirs(d: Path) -> None:
-    top = cache_dir().parent  # .../sessionsift
+    top = cache_dir()
     d.mkdir(parents=True, exist_ok=True, mode=0o700)
     p = d
     while True:
