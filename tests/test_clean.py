@@ -244,3 +244,28 @@ def test_retention_projects_the_clients_own_deletion(tmp_path):
     r = cli("clean", "scan", "--home", str(home), "--format", "json", "--data-dir", str(tmp_path / "d"))
     ret = next(x for x in rows(r.stdout) if x["kind"] == "retention")
     assert ret["days"] is None and ret["skipped"].startswith("settings_invalid_key_set")
+
+
+def test_the_deleting_component_never_parses_what_it_deletes():
+    """capture.py (which unlinks) and archive.py (which stores) touch a session's bytes only through
+    hashlib and zstd: no JSON parser, no reader, no model; archive.py parses only its own manifest."""
+    import ast
+
+    src = Path(__file__).resolve().parents[1] / "src" / "sessionsift" / "clean"
+    for name in ("capture.py", "archive.py"):
+        tree = ast.parse((src / name).read_text())
+        mods = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                mods |= {a.name for a in n.names}
+            elif isinstance(n, ast.ImportFrom):
+                mods.add(("." * n.level) + (n.module or ""))
+        assert not any(m.split(".")[-1] in ("json", "providers", "read", "model", "scan", "rows") or "providers" in m
+                       for m in mods), (name, mods)
+        loads = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in ("loads", "load", "parse_line")]
+        if name == "capture.py":
+            assert "orjson" not in mods and not [n for n in loads if n.attr != "load"], name
+        else:
+            fns = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+            inside_load = {id(n) for n in ast.walk(fns["load"])}
+            assert all(id(n) in inside_load for n in loads if n.attr == "loads"), "archive parses only its manifest"

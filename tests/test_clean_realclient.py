@@ -124,16 +124,34 @@ def _opencode(root: Path) -> dict:
     out: dict = {"scans": []}
     try:
         deadline = time.time() + 150
+        work = root / "live" / "work"
         while p.poll() is None and time.time() < deadline:
             if (data_dir / "opencode.db").exists():
+                before = _opencode_pids(work)
                 r, rs = cli("clean", "scan", "--opencode-home", str(data_dir), "--older-than", "0s", "--format",
                             "json", "--data-dir", str(root / "data"))
-                if p.poll() is None:  # the client was still running when the scan ended
+                if before and before & _opencode_pids(work):  # the same client ran through the whole scan
                     out["scans"].append(rs)
             time.sleep(0.3)
         p.wait(timeout=150)
     finally:
         _stop(p)
+    return out
+
+
+def _opencode_pids(work: Path) -> set[int]:
+    """pids of processes named opencode working in ``work`` (read from /proc by the test itself)."""
+    out = set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv0 = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")[0]
+            cwd = os.readlink(f"/proc/{d}/cwd")
+        except OSError:
+            continue
+        if os.path.basename(argv0) in (b"opencode", b".opencode") and cwd == str(work):
+            out.add(int(d))
     return out
 
 
@@ -219,3 +237,4 @@ def test_a_real_opencode_client_mid_turn_blocks_its_session(live):
     assert all(not s["eligible"] and s["gates"]["activity"]["reason"] == "agent_working_in_this_project"
                for s in seen), [s["gates"]["activity"] for s in seen]
     assert all(s["delete_reason"].startswith("delete_unsupported_for_this_provider") for s in seen)
+

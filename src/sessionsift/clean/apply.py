@@ -2,8 +2,9 @@
 
 - capture: the ELIGIBLE sessions (every gate proven, ``--waive-kept`` waiving *kept*) are captured
   and removed; a database session whose gates pass has its rows captured and is never deleted.
-- protect: every session the activity gate proves idle and that is not already kept with its
-  current bytes is captured; nothing is removed (a backup against the client's own deletion).
+- protect: every session the activity gate proves idle (and the age gate old: ``protect`` scans
+  with ``--older-than 0s`` unless told otherwise) and that is not already kept with its current
+  bytes is captured; nothing is removed (a backup against the client's own deletion).
 
 Dry run unless ``apply``. The run holds the archive lock, first finishes what an interrupted run
 left (capture.recover), then takes one session at a time, re-checking its activity just before.
@@ -79,6 +80,8 @@ def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[lis
         else:
             if not v.gates["activity"].proven:
                 skip.append((v, f"activity: {v.gates['activity'].reason}"))
+            elif not v.gates["age"].proven:
+                skip.append((v, f"age: {v.gates['age'].reason}"))
             elif v.gates["kept"].proven:
                 skip.append((v, "already kept with its current bytes"))
             else:

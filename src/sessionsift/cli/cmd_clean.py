@@ -36,8 +36,9 @@ def _scan_options(f):
                           "(default: ${XDG_DATA_HOME:-~/.local/share}/sessionsift).")(f)
     f = click.option("--waive-kept", is_flag=True,
                      help="Waive the kept gate (recorded in the manifest of every capture and shown by `clean list`).")(f)
-    f = click.option("--older-than", default="30d", show_default=True,
-                     help="The age gate: last activity before this (a duration such as 30d, 12h, or an ISO instant).")(f)
+    f = click.option("--older-than", default=None,
+                     help="The age gate: last activity before this (a duration such as 30d, 12h, or an ISO "
+                          "instant). Default 30d; `protect` defaults to 0s (every idle session).")(f)
     return provider_options(common_options(f))
 
 
@@ -84,7 +85,7 @@ def _report(older_than, waive_kept, data_dir):
     from ..providers.scope import survey
 
     sv = survey(root_request())
-    return scan(sv, older_than=older_than, waive_kept=waive_kept, data=_data(data_dir))
+    return scan(sv, older_than=older_than or "30d", waive_kept=waive_kept, data=_data(data_dir))
 
 
 def _scan(fmt, older_than, waive_kept, data_dir, verbose) -> int:
@@ -275,13 +276,14 @@ def capture_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, app
 @click.argument("targets", nargs=-1)
 @click.option("--apply", is_flag=True, help="Act (default: dry run).")
 def protect_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, apply):
-    """Capture every session the activity gate proves idle and that is not already kept with its
-    current bytes, without deleting anything: a verified backup against the client's own deletion
-    (Claude Code's cleanupPeriodDays). Dry run unless --apply.
+    """Capture every session the activity gate proves idle (and, with --older-than, the age gate
+    proves old) and that is not already kept with its current bytes, without deleting anything: a
+    verified backup against the client's own deletion (Claude Code's cleanupPeriodDays). Dry run
+    unless --apply.
 
     Example: sessionsift clean protect --apply
     """
-    return _act("protect", targets, fmt, "0s", waive_kept, data_dir, apply)
+    return _act("protect", targets, fmt, older_than or "0s", waive_kept, data_dir, apply)
 
 
 @clean_cmd.command("restore")

@@ -191,12 +191,21 @@ class Codex(Provider):
         return out, saw
 
     def footprint(self, ref: SessionRef) -> list[Path]:
-        """The rollout and its shadowed ``.jsonl.zst`` sibling, if any. The session's rows in the
-        shared side stores (``threads``, ``thread_turns`` ...) are not files of its own: not here."""
+        """The rollout and its shadowed ``.jsonl.zst`` sibling, if any, and the thread's
+        ``thread-writer-locks/<thread id>.lock`` (0.171.0 leaves it behind at exit; a held one makes
+        clean's activity gate say the session is live). The session's rows in the shared side
+        stores (``threads``, ``thread_turns`` ...) are not files of its own: not here."""
         out = list(ref.paths)
         sh = ref.extra.get("shadowed") if isinstance(ref.extra, dict) else None
         if isinstance(sh, str):
             out.append(Path(sh))
+        home = next((p.parent for p in Path(ref.paths[0]).parents if p.name in ("sessions", "archived_sessions")),
+                    None) if ref.paths else None
+        sid = ref.session_id
+        if home is not None and sid and "/" not in sid and not sid.startswith("."):
+            lock = home / "thread-writer-locks" / f"{sid}.lock"
+            if lock.is_file() and not lock.is_symlink():
+                out.append(lock)
         return out
 
     # ------------------------------------------------------------------ reading
