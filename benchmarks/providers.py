@@ -1,8 +1,10 @@
 """Benchmark for the providers layer (issue 12): `search` and `stats` over a home holding Claude
 Code, Codex CLI and Gemini CLI sessions, sessionsift vs ripgrep in the same run (`rg -z` for the
-compressed Codex rollouts), wall time (best of N, warm cache) and peak RSS.
+compressed Codex rollouts), wall time (best and median of N interleaved runs, warm cache), peak RSS and the load average.
 
-    .venv/bin/python benchmarks/providers.py [--size-mb 120] [--repeat 3]
+    .venv/bin/python benchmarks/providers.py [--size-mb 120] [--repeat 5] [--before CHECKOUT] [--cases NAME]
+
+`--before` runs another checkout's sources in the same run (a before/after under the same load).
 
 The corpus is built once under benchmarks/_corpus/providers-<size> (gitignored) by replicating
 the committed REAL-client samples with fresh ids: examples/claude-home, examples/codex-home's
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import uuid
@@ -120,15 +123,41 @@ def build(dest: Path, size_mb: int) -> Path:
     return dest
 
 
-def best(cmd: list[str], repeat: int):
-    runs = [peak_rss_run(cmd) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+def _runs(cmd: list[str], env: dict | None = None):
+    return peak_rss_run(cmd, env)
+
+
+def bench(ssift: list[str], rg: list[str], repeat: int, env: dict | None = None):
+    """Interleaved runs (ssift, rg, ssift, rg, ...) so both see the same load; per side: best and
+    median wall, max peak RSS, last stdout."""
+    s_runs, r_runs = [], []
+    for _ in range(repeat):
+        s_runs.append(_runs(ssift, env))
+        r_runs.append(_runs(rg))
+    out = []
+    for runs in (s_runs, r_runs):
+        walls = sorted(r[0] for r in runs)
+        out.append((walls[0], statistics.median(walls), max(r[1] for r in runs), runs[-1][2]))
+    return out
+
+
+def before_cmd(src: str) -> tuple[list[str], dict]:
+    """The same CLI from another checkout's sources (for a before/after in the same run)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(src).resolve() / "src"))
+    return [sys.executable, "-m", "sessionsift"], env
+
+
+GOALS = {"selective literal, all": 1.5, "selective literal, codex": 1.5, "selective literal, gemini": 1.5,
+         "stats, codex+gemini": 8.0}
+"""Issue 16's goals for these cases (ratio to rg in the same run)."""
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mb", type=int, default=120, help="about this many MB per provider")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--before", default=None, help="another checkout (its src/ is run too, in the same run)")
+    ap.add_argument("--cases", default=None, help="only the cases whose name contains this")
     a = ap.parse_args()
     if not shutil.which("rg"):
         raise SystemExit("ripgrep missing: apt-get install -y ripgrep")
@@ -144,27 +173,40 @@ def main() -> None:
     cx = ["--codex-home", str(home / ".codex")]
     gm = ["--gemini-home", str(home / ".gemini")]
     cases = [
-        ("selective literal, all", [*SSIFT, "search", CANARY.decode(), "-c", *h],
+        ("selective literal, all", ["search", CANARY.decode(), "-c", *h],
          ["rg", "-c", "-z", "--hidden", CANARY.decode(), str(home)]),
-        ("selective literal, codex", [*SSIFT, "search", CANARY.decode(), "-c", *cx],
+        ("selective literal, codex", ["search", CANARY.decode(), "-c", *cx],
          ["rg", "-c", "-z", CANARY.decode(), str(home / ".codex")]),
-        ("selective literal, gemini", [*SSIFT, "search", CANARY.decode(), "-c", *gm],
+        ("selective literal, gemini", ["search", CANARY.decode(), "-c", *gm],
          ["rg", "-c", CANARY.decode(), str(home / ".gemini")]),
-        ("regex -i, all", [*SSIFT, "search", "-i", "-c", r"exit code [0-9]+|traceback", *h],
+        ("regex -i, all", ["search", "-i", "-c", r"exit code [0-9]+|traceback", *h],
          ["rg", "-c", "-z", "--hidden", "-i", r"exit code [0-9]+|traceback", str(home)]),
-        ("stats, codex+gemini", [*SSIFT, "stats", "--format", "json", *cx, *gm],
+        ("stats, codex+gemini", ["stats", "--format", "json", *cx, *gm],
          ["rg", "-c", "-z", '"type"', str(home / ".codex"), str(home / ".gemini")]),
-        ("list, all", [*SSIFT, "list", "--format", "json", *h],
+        ("list, all", ["list", "--format", "json", *h],
          ["rg", "-c", "-z", "--hidden", '"type"', str(home)]),
+        ("list, codex+gemini", ["list", "--format", "json", *cx, *gm],
+         ["rg", "-c", "-z", '"type"', str(home / ".codex"), str(home / ".gemini")]),
     ]
-    print(f"{'case':<28} {'ssift s':>8} {'rg s':>7} {'ratio':>6} {'ssift RSS MB':>12} {'rg RSS MB':>9}")
+    if a.cases:
+        cases = [c for c in cases if a.cases in c[0]]
+    sides = [("now", SSIFT, None)]
+    if a.before:
+        bc, benv = before_cmd(a.before)
+        sides.insert(0, ("before", bc, benv))
+    print(f"{'case':<26} {'side':<6} {'ssift best/med s':>16} {'rg best/med s':>14} {'ratio best/med':>14} "
+          f"{'goal':>5} {'RSS MB':>6} {'load':>5}")
     for name, sc, rc in cases:
-        sw, sr, sout = best(sc, a.repeat)
-        rw, rr, _ = best(rc, a.repeat)
-        print(f"{name:<28} {sw:8.2f} {rw:7.2f} {sw / rw if rw else float('inf'):6.1f} {sr / 1024:12.0f} {rr / 1024:9.0f}")
-        lines = sout.decode("utf-8", "replace").strip().splitlines() if sout else []
-        if lines and not lines[-1].startswith("{"):
-            print(f"    ssift: {' | '.join(lines[-3:])[:300]}")
+        for side, cmd, env in sides:
+            (sb, sm, sr, sout), (rb, rm, _rr, _) = bench([*cmd, *sc], rc, a.repeat, env)
+            goal = GOALS.get(name)
+            ratio_b, ratio_m = (sb / rb if rb else float("inf")), (sm / rm if rm else float("inf"))
+            mark = "" if goal is None else ("met" if ratio_b <= goal else "MISS")
+            print(f"{name:<26} {side:<6} {sb:7.2f}/{sm:<8.2f} {rb:6.2f}/{rm:<7.2f} {ratio_b:6.1f}/{ratio_m:<7.1f} "
+                  f"{('<=' + str(goal)) if goal else '-':>5} {sr / 1024:6.0f} {os.getloadavg()[0]:5.1f} {mark}")
+            lines = sout.decode("utf-8", "replace").strip().splitlines() if sout else []
+            if lines and not lines[-1].startswith("{"):
+                print(f"    ssift: {' | '.join(lines[-3:])[:300]}")
     print("load average after: %.2f %.2f %.2f" % os.getloadavg())
 
 

@@ -95,15 +95,16 @@ class Codex(Provider):
 
     def _ref(self, f: rf.RolloutFile, side) -> tuple[SessionRef | None, Problem | None, str]:
         try:
-            st = f.path.stat()
-            head_objs, saw_json = self._head(f.path)
+            pk = rf.peek(f.path)
+            size = pk.size if pk is not None else f.path.stat().st_size
+            head_objs, saw_json = self._head(f.path, pk)
         except OSError as exc:
             return None, Problem(str(f.path), f"unreadable: {exc.strerror or exc}"), "unreadable"
         except Exception as exc:  # a corrupt compressed stream, ...
             return None, Problem(str(f.path), f"unreadable: {type(exc).__name__}: {exc}"), "unreadable"
         shaped = [o for o in head_objs if _shaped(o)]
         if not shaped:
-            if st.st_size == 0:
+            if size == 0:
                 why = "empty file (no record yet)"
                 return None, Problem(str(f.path), why), "unreadable"
             if saw_json:
@@ -118,7 +119,7 @@ class Codex(Provider):
         parent = meta.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
         last_at = None
         try:
-            for raw in reversed(rf.tail_lines(f.path)):
+            for raw in reversed(pk.tail if pk is not None else rf.tail_lines(f.path)):
                 try:
                     o = orjson.loads(raw.replace(b"\x00", b""))
                 except orjson.JSONDecodeError:
@@ -155,21 +156,21 @@ class Codex(Provider):
         ref = SessionRef(provider=self.name, session_id=str(tid), paths=[f.path],
                          project=meta.get("cwd") if isinstance(meta.get("cwd"), str) else None,
                          project_source=PROJECT_SOURCE if isinstance(meta.get("cwd"), str) else None,
-                         first_at=first_at, last_at=last_at or first_at, size=st.st_size, title=title,
+                         first_at=first_at, last_at=last_at or first_at, size=size, title=title,
                          parent_session_id=str(parent) if parent else None,
                          version=meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None,
                          extra=extra)
         return ref, None, "ok"
 
     @staticmethod
-    def _head(path: Path) -> tuple[list, bool]:
+    def _head(path: Path, pk: "rf.Peek | None" = None) -> tuple[list, bool]:
         """The first few parsed records (applying the shared reading rules) and whether any line
-        was a JSON object at all."""
+        was a JSON object at all. `pk`: the file's head and tail already read."""
         from ...read.lines import ReadStats, parse_numbered
 
         out, saw = [], False
         st = ReadStats()
-        head = rf.head_line(path)
+        head = pk.head if pk is not None else rf.head_line(path)
         if head is not None:
             try:
                 o = orjson.loads(head.replace(b"\x00", b""))

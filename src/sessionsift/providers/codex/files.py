@@ -182,3 +182,109 @@ def tail_lines(path: Path, want: int = 4, window: int = 1 << 16) -> list[bytes]:
     if pos > 0:
         parts = parts[1:]  # the first piece may be a partial line
     return [p for p in parts if p.strip()][-want:]
+
+
+PEEK_WHOLE = 1 << 17
+"""A plain rollout up to this size is read with one call for discovery's head and tail."""
+PEEK_STREAM = 8 << 20
+"""A compressed rollout whose stream ends within this many bytes is decompressed once for both."""
+
+
+@dataclass
+class Peek:
+    """What discovery reads of a rollout: its size on disk, the first line (as :func:`head_line`)
+    and the last lines (as :func:`tail_lines`), from one read where the file is small."""
+
+    size: int
+    head: bytes | None
+    tail: list[bytes]
+
+
+def peek(path: Path, want: int = 4) -> Peek | None:
+    """Head and tail of a small rollout in one read (the same bytes :func:`head_line` and
+    :func:`tail_lines` return); None for a larger one (the caller uses those two). Raises OSError."""
+    name = os.fspath(path)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if not name.endswith(".zst"):
+            if size > PEEK_WHOLE:
+                return None
+            data = _read_all(fd, size)
+            return Peek(size, _first_line(data), _tail_of(data, want))
+        import zstandard
+
+        try:
+            with open(fd, "rb", closefd=False) as f, \
+                    zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as r:
+                chunks, got = [], 0
+                while got <= PEEK_STREAM:
+                    c = r.read(1 << 20)
+                    if not c:
+                        break
+                    chunks.append(c)
+                    got += len(c)
+                else:
+                    return None
+        except Exception:  # a corrupt stream: the separate head and tail readings say what they can
+            return None
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return Peek(size, _first_line(data), _stream_tail_of(data, want))
+
+
+def _stream_tail_of(data: bytes, want: int = 4) -> list[bytes]:
+    """:func:`tail_lines` of a compressed rollout whose decompressed bytes are `data`: the last
+    `want` lines as :func:`lines` frames them (blank ones included; a torn final fragment only
+    when it is complete JSON)."""
+    from ...read.lines import _keep_tail
+
+    pieces = data.rsplit(b"\n", want + 1)
+    tail = pieces.pop()
+    if len(pieces) > want:  # pieces[0] holds everything before the last want + 1 newlines
+        pieces = pieces[1:]
+    if tail and _keep_tail(tail, None, True):
+        pieces.append(tail)
+    return pieces[-want:] if want else []
+
+
+def _first_line(data: bytes) -> bytes | None:
+    """:func:`head_line` of a file whose (decompressed) bytes are `data`."""
+    nl = data.find(b"\n")
+    return data[:nl] if nl >= 0 else (data or None)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    parts, got = [], 0
+    while got < size:
+        b = os.pread(fd, size - got, got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return parts[0] if len(parts) == 1 else b"".join(parts)  # b"" for an empty file (no part)
+
+
+def _tail_of(data: bytes, want: int = 4, window: int = 1 << 16) -> list[bytes]:
+    """:func:`tail_lines` of a plain file whose bytes are `data` (the same backwards windows)."""
+    size = len(data)
+    pos = size
+    while pos > 0:
+        pos -= min(window, pos)
+        if data.count(b"\n", pos) > want or pos == 0:
+            break
+    out: list[bytes] = []
+    end = size
+    while len(out) < want:  # the pieces of data[pos:] from the last, the first one only at pos 0
+        i = data.rfind(b"\n", pos, end)
+        if i < 0:
+            if pos == 0 and data[:end].strip():
+                out.append(data[:end])
+            break
+        piece = data[i + 1:end]
+        if piece.strip():
+            out.append(piece)
+        end = i
+    out.reverse()
+    return out

@@ -84,10 +84,35 @@ def _first(rx: re.Pattern, buf: bytes) -> str | None:
 
 
 def _last(rx: re.Pattern, buf: bytes) -> str | None:
-    v = None
-    for m in rx.finditer(buf):
-        v = m.group(1)
-    return _unescape(v) if v is not None else None
+    """The value of the rightmost match of `rx` in `buf`, found backwards from the end (the key's
+    bytes by `rfind`, then the pattern tried there): on JSON bytes the same value as the last of
+    a forward scan, since a key's quoted name followed by `:` never occurs inside a string."""
+    key = rx.pattern[:rx.pattern.index(b'"', 1) + 1]
+    end = len(buf)
+    while True:
+        i = buf.rfind(key, 0, end)
+        if i < 0:
+            return None
+        m = rx.match(buf, i)
+        if m is not None:
+            return _unescape(m.group(1))
+        end = i + len(key) - 1
+
+
+def _pread(fd: int, n: int, at: int) -> bytes:
+    """Up to `n` bytes at offset `at` (fewer only at the end of the file)."""
+    out = os.pread(fd, n, at)
+    if len(out) < n and out:
+        parts = [out]
+        got = len(out)
+        while got < n:
+            more = os.pread(fd, n - got, at + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        out = b"".join(parts)
+    return out
 
 
 def peek(path: Path) -> dict:
@@ -95,18 +120,22 @@ def peek(path: Path) -> dict:
 
     The head is the header line (``.jsonl``) or the top of the object (``.json``); the tail holds the last
     ``lastUpdated`` patch. Raises OSError when the file cannot be read."""
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        head = f.read(_HEAD_BYTES)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        head = _pread(fd, _HEAD_BYTES, 0)
         if size > _HEAD_BYTES:
-            f.seek(max(_HEAD_BYTES, size - _TAIL_BYTES))
-            tail = f.read()
+            at = max(_HEAD_BYTES, size - _TAIL_BYTES)
+            tail = _pread(fd, size - at, at)
         else:
             tail = head
-    first_line = head.split(b"\n", 1)[0]
+    finally:
+        os.close(fd)
+    nl = head.find(b"\n")
+    first_line = head if nl < 0 else head[:nl]
     out = {"size": size, "shape": None}
     obj = None
-    if path.suffix == ".jsonl":
+    if os.fspath(path).endswith(".jsonl"):
         try:
             obj = orjson.loads(first_line)
         except orjson.JSONDecodeError:
@@ -171,25 +200,30 @@ def discover(provider, root) -> Discovery:
         project, source, note = _project_of(d, by_slug, by_hash, projects is not None)
         legacy_dir = bool(HEX64.fullmatch(d.name))
         try:
-            entries = sorted(chats.iterdir())
+            with os.scandir(chats) as it:
+                entries = sorted(it, key=_name)
         except OSError as exc:
             unreadable_dirs += 1
             problems.append(Problem(str(chats), f"cannot list: {exc.strerror}"))
             continue
         files: list[tuple[Path, str | None]] = []
         for e in entries:
-            if e.is_dir():
+            name = e.name
+            if _is_dir(e):
                 try:
-                    files += [(f, e.name) for f in sorted(e.iterdir()) if f.suffix in (".jsonl", ".json") and f.is_file()]
+                    with os.scandir(e.path) as it:
+                        subs = sorted(it, key=_name)
+                    files += [(Path(f.path), name) for f in subs
+                              if f.name.endswith((".jsonl", ".json")) and _suffix_ok(f.name) and _is_file(f)]
                 except OSError as exc:
-                    problems.append(Problem(str(e), f"cannot list subagent dir: {exc.strerror}"))
-            elif e.name.startswith("session-"):
-                if e.suffix in (".jsonl", ".json"):
-                    files.append((e, None))
-                elif ".unreadable-" in e.name:
-                    problems.append(Problem(str(e), "set aside by the client as unreadable (.unreadable-*): not read"))
-                elif ".tmp-" not in e.name:
-                    unknown_files.append(str(e))
+                    problems.append(Problem(e.path, f"cannot list subagent dir: {exc.strerror}"))
+            elif name.startswith("session-"):
+                if name.endswith((".jsonl", ".json")) and _suffix_ok(name):
+                    files.append((Path(e.path), None))
+                elif ".unreadable-" in name:
+                    problems.append(Problem(e.path, "set aside by the client as unreadable (.unreadable-*): not read"))
+                elif ".tmp-" not in name:
+                    unknown_files.append(e.path)
         for f, parent in files:
             _add(found, f, parent, d, project, source, note, legacy_dir, problems, unknown_files)
 
@@ -220,6 +254,30 @@ def discover(provider, root) -> Discovery:
         reason = (f"a lower bound: {unreadable_dirs} chats dir(s) unreadable, {len(unknown_files)} file(s) of "
                   "unknown format")
     return Discovery(sessions, provider.coverage(root, "ok", len(sessions), reason), problems)
+
+
+def _name(e: os.DirEntry) -> str:
+    return e.name
+
+
+def _is_dir(e: os.DirEntry) -> bool:
+    try:
+        return e.is_dir()
+    except OSError:
+        return False
+
+
+def _is_file(e: os.DirEntry) -> bool:
+    try:
+        return e.is_file()
+    except OSError:
+        return False
+
+
+def _suffix_ok(name: str) -> bool:
+    """For a name ending in ``.jsonl``/``.json``: whether that is its suffix (``Path.suffix``), i.e.
+    the name is not only the extension (a dot-file has no suffix)."""
+    return name not in (".jsonl", ".json")
 
 
 def _has_conversation(path: Path) -> bool:
