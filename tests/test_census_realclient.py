@@ -351,3 +351,28 @@ def test_verbatim_points_at_a_command_that_works(rc):
         assert c == 0 and shown.startswith("L"), (name, cmd, err)
     code, out, _ = cli(rc["census_cmdonly"], "verbatim")
     assert "No turn could be counted" in out and "--line 1.." in out
+
+
+# --- the index answers the same (issue 16) ----------------------------------------------------
+
+
+def test_index_census_equals_the_scan_with_real_drafts(rc):
+    """census_recall holds a real draft (recalled, edited, re-sent: user.unsent) and a rewound
+    prompt: every census answered from the index (tests/test_index_search.py) equals the scan's."""
+    from sessionsift.index import search as IS
+    from tests.test_index_search import COUNTED_PATTERNS, _compare, _index_all, queries
+
+    drafts = 0
+    for name in ("census_recall", "census_queue", "subagents"):
+        home = Path(rc[name]["config_dir"])
+        _index_all(home)
+        from sessionsift.discover import resolve_targets
+        from sessionsift.search import api as A
+
+        for lane in A.lanes_of(resolve_targets([], home), True):
+            v, why = IS.view(lane, False)
+            assert v is not None, (lane.path, why)
+            drafts += len(v.drafts)
+        seen = _compare(home, queries(home)[::2] + COUNTED_PATTERNS)
+        assert seen["index"] > 0, name
+    assert drafts > 0

@@ -160,7 +160,10 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     selected_kinds(tuple(include), tuple(exclude))
     sel = make_selection(targets, sessions_from)
     scope = claude_scope(sel, empty=bool(include) and not c_include)
-    run = search(query, scope)
+    from ..index.report import IndexReport
+
+    irep = IndexReport.for_root(scope.home.path)
+    run = search(query, scope, use_index=irep.on)
     out = Out(fmt, "search")
     out.header(**selection_header(sel), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
                include=list(include), exclude=list(exclude), count_by=query.count_by,
@@ -239,7 +242,8 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
                 left_out_note=sm.left_out_note,
-                workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs))
+                workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs),
+                index=_index_json(irep, sm, run.plan.use_index))
     line = _summary_line(sm, run.workers)
     gline = search_summary_text(sel, gsm)
     if not out.json:
@@ -253,12 +257,33 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
         else:
             if sel.claude is not None:
                 out.text(("Claude Code: " if gline else "") + line)
+                note = _index_note(sm, run.plan.use_index)
+                if note:
+                    out.text(("Claude Code: " if gline else "") + note)
             if gline:
                 out.text(gline)
             out.text(coverage_line(covs))
     if sm.unreadable or sm.persisted_unresolved or gsm.problems or sel.incomplete():
         return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
     return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+
+
+def _index_json(irep, sm, census: bool) -> dict:
+    """The summary's `index` (docs/index.md): transcripts answered (a census) or relabelled from
+    the index, updated first, or scanned, and why a census transcript was scanned."""
+    return {"enabled": irep.on, "off_reason": irep.off, "census": census,
+            "from_index": sm.index_counts.get("index", 0), "appended": sm.index_counts.get("appended", 0),
+            "built": sm.index_counts.get("built", 0), "scanned": sm.index_counts.get("scanned", 0),
+            "scanned_why": dict(sm.index_why) or None}
+
+
+def _index_note(sm, census: bool) -> str | None:
+    """A census that scanned some transcripts says so (a pattern search scans by nature)."""
+    if not census or not sm.index_why:
+        return None
+    n = sum(sm.index_why.values())
+    return (f"index: {n} transcript(s) scanned without it (" + "; ".join(f"{k}: {v}" for k, v in sm.index_why.items())
+            + "); `sessionsift index update` indexes them")
 
 
 def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> None:

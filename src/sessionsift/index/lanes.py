@@ -71,6 +71,31 @@ def _write(lane: Lane, buf, end: int, st: os.stat_result, sections: dict) -> Non
         pass  # an unwritable cache (or an unencodable value) costs speed next time, never a result
 
 
+def final_obj(part: "S._Part") -> dict:
+    """What search needs of the finished census, per record kind (docs/index.md): how many records
+    carry each (kind, final labels) pair - drafts relabelled user.unsent -, the unknown-type
+    records by which label needles their lines hold, whether any parent has two user.message
+    children (search relabels only then), and the survival code and draft slots."""
+    from collections import Counter
+
+    c = part.cols
+    drafts = set(part.drafts)
+    pairs: Counter = Counter()
+    keys = list(c.kid)
+    for slot, k in enumerate(c.key):
+        pairs[(k, slot in drafts)] += 1
+    unknown: Counter = Counter()
+    for slot, m in c.mask.items():
+        unknown[(keys[c.key[slot]][0], m)] += 1
+    parents = Counter(par for _s, par in part.sk.drafts)
+    return {
+        "pairs": [[k, d, n] for (k, d), n in pairs.items()],
+        "unknown": [[t, m, n] for (t, m), n in unknown.items()],
+        "umsg_multi": any(v > 1 for v in parents.values()),
+        "state": bytes(part.state or b""), "drafts": sorted(drafts),
+    }
+
+
 def census_one(lane: Lane, strict: bool, parallel: bool) -> "S.LaneStats | S.Problem":
     """`core.stats.stats(census=...)`: a lane's census through its index; the outcome rides on the
     result as `.indexed` (an Outcome)."""
@@ -124,7 +149,7 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple
         ls = S._finish(lane, base)
         if tail is None:
             sections["stats"] = codec.stats_obj(ls)
-            sections["final"] = {"state": bytes(base.state or b""), "drafts": list(base.drafts)}
+            sections["final"] = final_obj(base)
         if rewrite:
             _write(lane, buf, end, st, sections)
     return ls, outcome

@@ -87,6 +87,10 @@ class Plan:
     tool_count: str = "calls"
     """--count-by tool counts "calls" (tool_use blocks of assistant hits), or "results" (the result
     carriers' calls) when the selection holds result leaves and no call leaf."""
+    use_index: bool = False
+    """A census answered from the index where it is fresh (sessionsift/index/search.py)."""
+    index_relabel: bool = False
+    """Hits that need only their final labels (no turn context shown) take them from the index."""
 
 
 def _re2():
@@ -359,6 +363,20 @@ def _spans(p: Plan, buf) -> Iterator[tuple[int, int]]:
 
 def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutcome:
     """Scan one transcript. `cap` bounds the hits kept (per-session --max-count remainder)."""
+    why: list[str] = []
+    if p.use_index and cap is None:
+        from ..index import search as IS
+
+        o = IS.census_lane(p, pos, lane, why)
+        if o is not None:
+            return o
+    o = _scan_lane(p, pos, lane, cap)
+    if why:
+        o.index_why = why[0]
+    return o
+
+
+def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutcome:
     q = p.query
     out = LaneOutcome(pos=pos)
     rx = _rx(p.regex) if p.regex is not None else None
@@ -496,10 +514,13 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
             _count_persisted(p, rx, lane, buf, out)
     out.malformed = len(stats.malformed_lines)
     # relabelling and turns need the lane view; build it only for lanes with hits
+    # (without a needle every user record was read: no parent with two user.message children means
+    # no draft - unless user.message itself is not selected (`-t user.unsent`): its hits go)
     relabel = any(h.labels[:1] == ["user.message"] for h in hits) and (
-        not full_user_view or any(v > 1 for v in user_msg_parents.values()))
+        not full_user_view or any(v > 1 for v in user_msg_parents.values()) or "user.message" not in p.allowed)
     if hits and (relabel or (p.listing and q.context)):
-        _apply_index(p, lane, hits)
+        if not (p.index_relabel and not p.listing and _relabel_from_index(p, lane, hits, out)):
+            _apply_index(p, lane, hits)
         out.indexed = True
     # tool names of result carriers (stored provisionally as ids)
     for h in hits:
@@ -526,6 +547,24 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     if p.listing or q.sessions_only:
         out.hits = hits
     return out
+
+
+def _relabel_from_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome) -> bool:
+    """Final labels of hits that are only counted, from the lane's index (built now when it has
+    none: one streaming pass, as cheap as the lane view it replaces, and kept for next time)."""
+    from ..index import lanes as IL, search as IS
+
+    if IS.relabel_hits(p, lane, hits):
+        out.from_index = "index"
+        return True
+    try:
+        _ls, how = IL.lane_stats(lane)
+    except OSError:
+        return False
+    if how.how != "scanned" and IS.relabel_hits(p, lane, hits):
+        out.from_index = how.how
+        return True
+    return False
 
 
 def _count_left_out(p: Plan, rx, obj: dict, labels: list[str], out: LaneOutcome) -> None:
@@ -945,6 +984,12 @@ class SearchRun:
         sm.malformed_lines += o.malformed
         sm.undated_skipped += o.undated_skipped
         sm.copies_skipped += o.copies_skipped
+        if o.from_index is not None:
+            sm.index_counts[o.from_index] = sm.index_counts.get(o.from_index, 0) + 1
+        elif o.unreadable is None:
+            sm.index_counts["scanned"] = sm.index_counts.get("scanned", 0) + 1
+            if o.index_why:
+                sm.index_why[o.index_why] = sm.index_why.get(o.index_why, 0) + 1
         sm.persisted_unresolved.extend(o.persisted_problems)
         for k, v in o.unknown_type_lines.items():
             sm.unknown_type_lines[k] = sm.unknown_type_lines.get(k, 0) + v
@@ -955,12 +1000,20 @@ class SearchRun:
         yield lane, o
 
 
-def search(query: Query, scope: Scope) -> SearchRun:
-    """Plan `query` over `scope` (raises UsageError on a bad query). Iterate the result."""
+def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
+    """Plan `query` over `scope` (raises UsageError on a bad query). Iterate the result.
+    `use_index`: answer from the index where it is fresh (sessionsift/index; the caller decides,
+    e.g. not when the index directory lies inside the data root)."""
     from ..model.lineage import copy_offsets
 
     p = plan(query)
     p.copies = copy_offsets(scope)
+    if use_index:
+        from ..index import config, search as IS
+
+        if config.enabled():
+            p.use_index = IS.usable(p)
+            p.index_relabel = not p.listing
     return SearchRun(p, scope, lanes_of(scope, query.subagents))
 
 

@@ -104,6 +104,10 @@ class LaneOutcome:
     gated_hits: dict = field(default_factory=dict)
     """Gated leaf (or "persisted-output") -> hits it would add if its flag were given (counted only
     when Plan.count_left_out)."""
+    from_index: str | None = None
+    """"index" / "appended" when the lane's answer (or its hits' labels) came from the index."""
+    index_why: str | None = None
+    """Why a census lane was scanned instead (no index yet, changed, damaged lines, ...)."""
 
 
 @dataclass
@@ -143,3 +147,7 @@ class Summary:
     literal needle, or -m/-l stopped the scan early). See left_out_kinds in search/api.py."""
     left_out_note: str | None = None
     """Why `further_hits` are null, when they are."""
+    index_counts: dict = field(default_factory=dict)
+    """Transcripts answered from the index ("index", "appended": updated first) or "scanned"."""
+    index_why: dict = field(default_factory=dict)
+    """Why census transcripts were scanned rather than answered from the index."""
