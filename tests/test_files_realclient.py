@@ -152,7 +152,7 @@ def test_recover_cli(rc, tmp_path):
     assert summ["kind"] == "summary" and summ["status"] == "complete"
     assert summ["sha256"] == gt["disk_files"][f"{w}/a.txt"]["sha256"]
     r = subprocess.run(base + ["--file", "never.txt"], cwd=w, capture_output=True, text=True)
-    assert r.returncode == 1 and "no record of this file in 1 transcripts" in r.stderr and r.stdout == ""
+    assert r.returncode == 1 and "no record of this file in 1 transcript" in r.stderr and r.stdout == ""
     assert f"{w}/never.txt" in r.stderr
     # into a pipe, stdout carries exactly the rebuilt bytes (the file), the status goes to stderr
     r = subprocess.run(base + ["--file", f"{w}/a.txt"], capture_output=True)

@@ -178,3 +178,7 @@ def test_counts_of_one_read_in_the_singular():
     assert "1 hit in 7 sessions of Codex CLI" in text, text
     text = ssift("files", "--home", home, "--provider", "crush", "592afbcf").stdout
     assert "1 recorded change of 1 file in 3 sessions of Crush" in text, text
+    text = ssift("stats", "a09a50a1", "--claude-home", str(EXAMPLES / "claude-home")).stdout
+    assert " main: 20 lines, 1 turn, 0 compactions, " in text, text
+    text = ssift("files", "a09a50a1", "--claude-home", str(EXAMPLES / "claude-home"), "--by", "timeline").stdout
+    assert " in 1 transcript" in text and " in 1 transcripts" not in text, text

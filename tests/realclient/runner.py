@@ -352,8 +352,13 @@ class Inner:
             tu["served"] = f"{tu['marker']}#{tu['turn']}" in served_keys
         # expected files: setup + scripted Write/Edit + shell edits, in script order
         exp: dict[str, str] = {}
+        binary: set[str] = set()  # setup files that are not UTF-8 text: held as latin-1, written back so
         for rel, data in sc.setup_files.items():
-            exp[str(self.work / rel)] = data.decode("latin-1")
+            try:
+                exp[str(self.work / rel)] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                exp[str(self.work / rel)] = data.decode("latin-1")
+                binary.add(str(self.work / rel))
         order = []
         sub_by_marker = {c.marker: c for c in sc.subagents}
         for i, p in enumerate(sc.prompts):
@@ -387,6 +392,7 @@ class Inner:
                         del exp[path]
                 elif x["name"] == "Write":
                     exp[inp["file_path"]] = inp["content"]
+                    binary.discard(inp["file_path"])
                 elif x["name"] == "Edit" and inp["file_path"] in exp:
                     cur = exp[inp["file_path"]]
                     if inp["old_string"] not in cur:
@@ -395,8 +401,8 @@ class Inner:
                         exp[inp["file_path"]] = cur.replace(inp["old_string"], inp["new_string"])
                     else:
                         exp[inp["file_path"]] = cur.replace(inp["old_string"], inp["new_string"], 1)
-        expected_files = {p: {"sha256": sha256(c.encode("latin-1") if not _is_text(c) else c.encode()),
-                              "size": len(c.encode("latin-1") if not _is_text(c) else c.encode())}
+        expected_files = {p: {"sha256": sha256(c.encode("latin-1" if p in binary else "utf-8")),
+                              "size": len(c.encode("latin-1" if p in binary else "utf-8"))}
                           for p, c in exp.items()}
         disk_files = {}
         for f in sorted(self.work.rglob("*")):
@@ -455,14 +461,6 @@ class Inner:
             "mock_routes": routes,
             "seconds": round(secs, 1),
         }
-
-
-def _is_text(c: str) -> bool:
-    try:
-        c.encode("ascii")
-        return True
-    except UnicodeEncodeError:
-        return False
 
 
 def _subst(x, work: str):

@@ -380,8 +380,9 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
             "bridges": bridges_json(ls.read),
             "forked_from": ls.forked_from, "copied_records": ls.copied_records,
         })
-        out.text(f"{ls.lane.session_id} {ls.lane.display}: {ls.read.lines} lines, {ls.turns} turns, "
-                 f"{ls.compactions} compactions, {ls.narration_blocks} narration / {ls.thinking_blocks} thinking blocks")
+        out.text(f"{ls.lane.session_id} {ls.lane.display}: {_plural(ls.read.lines, 'line')}, {_plural(ls.turns, 'turn')}, "
+                 f"{_plural(ls.compactions, 'compaction')}, {ls.narration_blocks} narration / "
+                 f"{ls.thinking_blocks} thinking blocks")
         if not out.json:
             for k, v in sorted(ls.line_types.items(), key=lambda kv: -kv[1]):
                 out.text(f"  type {esc(k):<28} {v}")

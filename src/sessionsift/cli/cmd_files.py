@@ -132,8 +132,8 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                 invisible="writes by other processes leave no trace unless a freshness signal or a file-history "
                           "version jump records them (FH-013); bash writes never enter file-history (FH-020)")
     if sel.claude is not None:
-        out.text(f"{len(ts)} touches of {len({t.path for t in ts if t.path})} files ({unresolved} unresolved/markers) "
-                 f"in {res.transcripts} transcripts" + (f", {len(res.problems)} unreadable" if res.problems else "")
+        out.text(f"{plural(len(ts), 'touch', 'touches')} of {plural(len({t.path for t in ts if t.path}), 'file')} "
+                 f"({unresolved} unresolved/markers) in {plural(res.transcripts, 'transcript')}" + (f", {len(res.problems)} unreadable" if res.problems else "")
                  + (f"; {res.copies} touches on a fork's copies of another session's records not counted"
                     if res.copies else "")
                  + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
@@ -248,7 +248,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     rec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems)
     unread = [p.path for p in rec.unreadable]
     if rec.state is None and rec.exists is None:
-        msg = f"no record of this file in {rec.transcripts} transcripts" + (f" up to --at {at}" if at else "")
+        msg = f"no record of this file in {plural(rec.transcripts, 'transcript')}" + (f" up to --at {at}" if at else "")
         if unread:
             msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
         out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),

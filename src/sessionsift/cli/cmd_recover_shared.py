@@ -15,7 +15,7 @@ from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import coverage_json, coverage_line, problems_json, selection_header
-from .output import Out, esc
+from .output import Out, esc, plural
 
 
 def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *, coverage: bool, patches: bool,
@@ -68,8 +68,9 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
             msg = (f"{len(mine)} recorded change(s) of this file in other providers' sessions, none holding its whole "
                    "content (diffs or edits only): not rebuilt from them")
         else:
-            msg = f"no record of this file in {len(sel.refs)} sessions of other providers" + (
-                f" (and {claude_transcripts} Claude Code transcripts)" if claude_transcripts else "") + (
+            names = ", ".join(sorted({display_of(sel, r.provider) for r in sel.refs}))
+            msg = f"no record of this file in {plural(len(sel.refs), 'session')} of {names or 'other providers'}" + (
+                f" (and {plural(claude_transcripts, 'Claude Code transcript')})" if claude_transcripts else "") + (
                 f" up to --at {at}" if at else "")
         status = ExitStatus.RECOVER_NONE if mine else ExitStatus.NO_MATCH
         out.summary(status=rb.status, message=msg, complete=False, exists=None, sha256=None, content=None,
