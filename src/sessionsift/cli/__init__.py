@@ -33,13 +33,17 @@ COMMANDS: dict[str, str] = {
 GROUP_HELP = """\
 sessionsift: what your coding agents did, are doing, and left behind.
 
-Reads Claude Code transcripts under a data root chosen by: --claude-home, else a non-empty
-CLAUDE_CONFIG_DIR, else ~/.claude. Every command takes --format text|json.
+Reads what Claude Code, Codex CLI, Gemini CLI, opencode and Crush wrote to disk. Each one's root:
+its own flag (--claude-home, --codex-home, --gemini-home, --opencode-home, --crush-home), or
+--home DIR for all of them, else its environment variable or default (~/.claude, ~/.codex, ...);
+once any root is named, a provider without one is not looked at (docs/cli.md). Every command
+takes --format text|json.
 
 Exit codes: 0 answered (also: the reader closed the pipe); 1 nothing matched (where that is
 meaningful); 2 usage or target error; 3 answered, but some inputs could not be read (counts
 are lower bounds); 4 error (a malformed line under --strict, an internal error); 5-8
-`recover`: at risk, partial, nothing known, deleted; 124 `wait` timed out; 130 interrupted.
+`recover`: at risk, partial, nothing known, deleted; 9 `audit secrets`: credentials found; 124
+`wait` timed out; 130 interrupted.
 """
 """The group's help (app.py; rendered without click by fasthelp.py)."""
 
