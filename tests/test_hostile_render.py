@@ -136,7 +136,10 @@ def _runs(home: Path) -> list[list[str]]:
         ["recover", fb, "--file", hello, "--coverage"], ["recover", fb, "--file", hello, "--patches"],
         ["recover", INT, "--file", "/tmp/ssift-rc/interactive/work/app.py", "--list-backups"],
         ["plan", "--audit"], ["image"], ["verbatim", INT],
-        ["audit", "reinjection", "--flushes"],
+        ["audit", "reinjection", "--flushes"], ["audit", "size"], ["audit", "secrets"],
+        ["export", "chunks", "--out", str(home.parent / "x-chunks")],
+        ["export", "markdown", "--out", str(home.parent / "x-md")], ["export", "html", "--out", str(home.parent / "x-html")],
+        ["export", "parquet", "--out", str(home.parent / "x-pq")],
         ["show", fb, "--turn", "1"], ["show", fb, "--line", "1..", "--raw"], ["show", INT, "--branch-points"],
         ["show", SUB, "--line", "1.."],
         ["wait", fb, "--until", "stop", "--timeout", "1"], ["whoami"],
@@ -149,7 +152,7 @@ def _runs(home: Path) -> list[list[str]]:
 
 # the commands whose output must show an escaped hostile value (so the check looks at something)
 MUST_SHOW = {"list", "stats", "search", "status", "agents", "files", "recover", "plan", "verbatim", "audit",
-             "show", "wait", "whoami", "clean", "index"}
+             "show", "wait", "whoami", "clean", "index", "export"}
 
 
 def test_every_command_escapes_hostile_names_and_fields(hostile):
