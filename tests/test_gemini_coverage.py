@@ -214,3 +214,20 @@ def test_torn_tail_and_zero_filled_lines(home):
     om = read.report.omissions()
     assert om["zero_filled_lines"] == 1 and om["torn_tail_bytes"] == len(b'{"id":"torn","timestamp":"2026-')
     assert om["malformed_lines"] == 0
+
+
+def test_an_unreadable_subagent_dir_makes_a_lower_bound(home):
+    """The real client's subagent log lives in chats/<parent session id>/: when that dir cannot be
+    listed the subagent's session is not counted, so the count is a lower bound (it read 'ok' with
+    no reason beside the problem row)."""
+    full = truth.discover(home)
+    sub = next(r for r in full.sessions if r.parent_session_id)
+    d = sub.paths[0].parent
+    os.chmod(d, 0)
+    try:
+        out = _discover_without_root_override(home)
+    finally:
+        os.chmod(d, 0o755)
+    assert out["c"]["state"] == "ok" and out["c"]["sessions"] == full.coverage.sessions - 1
+    assert sub.session_id not in out["n"] and "lower bound" in out["c"]["reason"]
+    assert [p[0] for p in out["p"]] == [str(d)]

@@ -86,3 +86,39 @@ def test_opencode_output_saved_whole_is_searched_and_said_left_out(opencode_revi
     shown = [r for r in jrows(cli("show", hits[0]["session_id"], "--locator", hits[0]["locator"], *o,
                                   "--format", "json")) if r["kind"] == "record"]
     assert [r["locator"] for r in shown] == [hits[0]["locator"]]
+
+
+def test_opencode_saved_output_of_a_copy_is_the_copys_and_an_unreadable_one_is_a_problem(opencode_review, tmp_path):
+    """A copied data dir: its own tool-output/ file is read (not the original's at the recorded
+    absolute path, which still exists here); when that file cannot be read the answer says so
+    (a problem, exit 3) instead of finding what the original holds or nothing at all."""
+    import os
+
+    run = opencode_review["big_output"]
+    data = tmp_path / "opencode"
+    shutil.copytree(run.data_dir, data)
+    saved = next(data.glob("tool-output/*"))
+    saved.write_text("only in the copy\n")
+    o = ("--opencode-home", str(data))
+    hits = [r for r in jrows(cli("search", "-F", "only in the copy", "-t", "meta", *o, "--format", "json"))
+            if r["kind"] == "hit"]
+    assert len(hits) == 1
+    os.chmod(saved, 0)
+    try:
+        code = ("import subprocess,sys;r=subprocess.run([sys.executable,'-m','sessionsift','search','-F','1000',"
+                f"'--opencode-home',{str(data)!r},'--format','json'],capture_output=True,text=True);"
+                "print(r.returncode);print(r.stdout.splitlines()[-1])")
+        argv = [sys.executable, "-c", code]
+        if os.geteuid() == 0:
+            if not shutil.which("capsh"):
+                pytest.skip("running as root without capsh: mode 000 cannot be enforced")
+            argv = ["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$0" -c "$1"',
+                    sys.executable, code]
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(REPO / "src")))
+    finally:
+        os.chmod(saved, 0o644)
+    rc, last = r.stdout.splitlines()[:2]
+    summary = json.loads(last)
+    assert rc == "3", r.stdout + r.stderr
+    assert any(p["path"] == str(saved) for p in summary["shared"]["problems"]), summary["shared"]

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .base import FileChange, ReadReport, Record, Tokens
+from .base import FileChange, Problem, ReadReport, Record, Tokens
 
 PROVIDER = "opencode"
 
@@ -269,17 +269,21 @@ class SessionMapper:
         ``metadata.truncated`` and ``outputPath``: the model read only its tail; opencode saved the
         whole of it in ``<data dir>/tool-output/<id>``), as a ``meta`` record (role tool) after the
         result, read up to :data:`SAVED_OUTPUT_CAP` bytes. Absent, its text is None and a note
-        names the path looked for."""
+        names the path looked for. The file under the data dir being read wins over the recorded
+        absolute path (which, in a copied or restored data dir, is the original's)."""
         path = Path(recorded)
-        if not path.is_file() and self.data_dir is not None:
-            moved = self.data_dir / "tool-output" / path.name
-            path = moved if moved.is_file() else path
+        if self.data_dir is not None:  # the data dir named now wins (a copy's own file, not the original's)
+            here = self.data_dir / "tool-output" / path.name
+            if here.exists() or not path.exists():
+                path = here
         text = None
         try:
             with open(path, "rb") as f:
                 data = f.read(SAVED_OUTPUT_CAP + 1)
-        except OSError as exc:
-            self.report.notes.append(f"part:{pid}: saved output {recorded} not read ({exc.strerror or exc})")
+        except FileNotFoundError:
+            self.report.notes.append(f"part:{pid}: saved output {recorded} is absent (looked for {path})")
+        except OSError as exc:  # there, but not readable: what it holds is not in the answer
+            self.report.problems.append(Problem(str(path), f"saved tool output not read: {exc.strerror or exc}"))
         else:
             text = data[:SAVED_OUTPUT_CAP].decode("utf-8", "replace")
             if len(data) > SAVED_OUTPUT_CAP:

@@ -216,6 +216,7 @@ def discover(provider, root) -> Discovery:
                     files += [(Path(f.path), name) for f in subs
                               if f.name.endswith((".jsonl", ".json")) and _suffix_ok(f.name) and _is_file(f)]
                 except OSError as exc:
+                    unreadable_dirs += 1  # its subagents' sessions are not counted: a lower bound
                     problems.append(Problem(e.path, f"cannot list subagent dir: {exc.strerror}"))
             elif name.startswith("session-"):
                 if name.endswith((".jsonl", ".json")) and _suffix_ok(name):
@@ -251,8 +252,8 @@ def discover(provider, root) -> Discovery:
         return Discovery([], provider.coverage(root, "absent", 0, f"no chat files in {looked} project dir(s)"), problems)
     reason = None
     if unreadable_dirs or unknown_files:
-        reason = (f"a lower bound: {unreadable_dirs} chats dir(s) unreadable, {len(unknown_files)} file(s) of "
-                  "unknown format")
+        reason = (f"a lower bound: {unreadable_dirs} chats or subagent dir(s) unreadable, {len(unknown_files)} "
+                  "file(s) of unknown format")
     return Discovery(sessions, provider.coverage(root, "ok", len(sessions), reason), problems)
 
 
