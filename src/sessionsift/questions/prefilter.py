@@ -7,6 +7,12 @@ session's own files (`text_in_bytes`), a session none of whose files holds a nee
 match: it is not parsed. Compressed files (`.zst`) are searched through the decompressor. A
 database, a directory, or a provider without that guarantee is always read.
 
+Many sessions are gated at once (:func:`rule_out`): their small files are read back to back into
+one page-aligned buffer (one ``readv`` per file, no mapping, no Python object per file beyond its
+span) and the buffer is searched once -- with stringzilla (SIMD) for a single case-sensitive
+needle, RE2 otherwise -- each file's bytes separated by a newline, which no needle holds. A hit
+skips the rest of its file. Larger files are mapped and searched one by one.
+
 Which providers keep the guarantee is tested on their real-client samples
 (tests/test_shared_prefilter.py: every needle-safe fragment of every record's matchable text
 occurs in its session's bytes); an outside reader opts in with the class attribute
@@ -115,3 +121,135 @@ def may_match(paths: list[Path], needles: list[str], ci: bool, rx=None) -> bool:
         except Exception:  # unreadable or corrupt: let the reader say what is wrong
             return True
     return False
+
+
+
+BUF = 8 << 20
+"""The batch buffer: files are packed into it until the next one would not fit."""
+
+
+def _searcher(needles: list[str], ci: bool):
+    """``find(buf, start, end) -> bool``: a needle occurs in buf[start:end] (buf: a memoryview of
+    a mapping)."""
+    if len(needles) == 1 and not ci:
+        import stringzilla as sz
+
+        nd = needles[0].encode("ascii")
+        Str = sz.Str
+
+        def find(buf, start, end):
+            return Str(buf).find(nd, start, end) >= 0
+
+        return find
+    rx = _rx(needles, ci)
+
+    def find_rx(buf, start, end):
+        return rx.search(buf, start, end) is not None
+
+    return find_rx
+
+
+def scan_files(names: list[str], needles: list[str], ci: bool) -> list[bool]:
+    """For each plain file (``.jsonl``/``.json``): whether it may hold a needle (True also when it
+    cannot be read: the reader then says what is wrong). Files up to SMALL bytes are read back to
+    back into one page-aligned buffer (an anonymous mapping) and each one's span searched there;
+    larger ones are mapped and searched alone."""
+    import mmap
+
+    find = _searcher(needles, ci)
+    out = [True] * len(names)
+    buf = mmap.mmap(-1, BUF)
+    mv = memoryview(buf)
+    spans: list[tuple[int, int, int]] = []  # (start, end, index in names)
+    fill = 0
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
+    try:
+        for i, name in enumerate(names):
+            try:
+                fd = os.open(name, flags)
+            except OSError:
+                continue  # True: the reader says what is wrong
+            try:
+                size = os.fstat(fd).st_size
+                if size > SMALL:
+                    out[i] = _mapped_may_match(fd, find)
+                    continue
+                if fill + size + 1 > BUF:
+                    for st, en, k in spans:
+                        out[k] = find(mv, st, en)
+                    spans.clear()
+                    fill = 0
+                # one byte more than fstat said: a file that grew since is seen whole, alone
+                got = os.readv(fd, [mv[fill:fill + size + 1]])
+                if got > size:
+                    out[i] = _mapped_may_match(fd, find)
+                    continue
+                spans.append((fill, fill + got, i))
+                fill += got
+            except OSError:
+                out[i] = True
+            finally:
+                os.close(fd)
+        for st, en, k in spans:
+            out[k] = find(mv, st, en)
+    finally:
+        mv.release()
+        buf.close()
+    return out
+
+
+def _mapped_may_match(fd: int, find) -> bool:
+    import mmap
+
+    if os.fstat(fd).st_size == 0:
+        return False
+    try:
+        m = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return True
+    try:
+        with memoryview(m) as v:
+            return find(v, 0, len(m))
+    finally:
+        m.close()
+
+
+def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool, kinds: frozenset[str]) -> list[bool]:
+    """For each (provider, SessionRef): True when no file of the session can hold a needle, so it
+    need not be parsed (the same verdict as :func:`may_match` per session, all files gated in one
+    batch). A session of a provider without the guarantee, with no files, or with a file this
+    prefilter does not read is never ruled out."""
+    out = [False] * len(pairs)
+    nd = session_needles(needles)
+    if not nd:
+        return out
+    names: list[str] = []
+    owner: list[int] = []
+    zst: list[tuple[int, str]] = []
+    for j, (prov, ref) in enumerate(pairs):
+        if not ref.paths or not safe_for(prov, kinds):
+            continue
+        mine: list[str] = []
+        ok = True
+        for p in ref.paths:
+            name = os.fspath(p)
+            if name.endswith((".jsonl", ".json")):
+                mine.append(name)
+            elif name.endswith(".zst"):
+                zst.append((j, name))
+            else:
+                ok = False
+                break
+        if not ok:
+            zst = [z for z in zst if z[0] != j]
+            continue
+        out[j] = True
+        names += mine
+        owner += [j] * len(mine)
+    for j, hit in zip(owner, scan_files(names, nd, ci)):
+        if hit:
+            out[j] = False
+    for j, name in zst:
+        if out[j] and may_match([Path(name)], nd, ci):
+            out[j] = False
+    return out

@@ -120,18 +120,31 @@ def _key(by: str, r: Record, ref: SessionRef) -> str:
     return "?"
 
 
-def search_session(prov: Provider, ref: SessionRef, q: SharedQuery) -> SessionOutcome:
-    import re2
+_RX: dict = {}
 
-    opts = re2.Options()
-    opts.log_errors = False
-    rx = re2.compile(q.regex, opts) if q.regex is not None else None
+
+def _compiled(regex: str):
+    rx = _RX.get(regex)
+    if rx is None:
+        import re2
+
+        opts = re2.Options()
+        opts.log_errors = False
+        rx = _RX[regex] = re2.compile(regex, opts)
+    return rx
+
+
+def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: bool | None = None) -> SessionOutcome:
+    """One session's outcome. `ruled_out`: the byte gate's verdict for it, when the caller gated
+    many sessions at once (prefilter.rule_out); None = gate it here."""
+    rx = _compiled(q.regex) if q.regex is not None else None
     o = SessionOutcome(ref)
     if q.needles and q.regex is not None:
-        from .prefilter import may_match, safe_for, session_needles
+        if ruled_out is None:
+            from .prefilter import rule_out
 
-        nd = session_needles(q.needles)
-        if nd and safe_for(prov, q.kinds) and ref.paths and not may_match(list(ref.paths), nd, q.needles_ci):
+            ruled_out = rule_out([(prov, ref)], q.needles, q.needles_ci, q.kinds)[0]
+        if ruled_out:
             o.prefiltered = True
             return o
     opener: Record | None = None
@@ -194,15 +207,31 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery) -> SessionOu
 
 
 def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[list[SessionOutcome], SharedSummary]:
+    """The outcome of every session read (in order) and the summary; a session ruled out by its
+    bytes has no outcome (nothing to show) and is counted in ``sessions_prefiltered``."""
     sm = SharedSummary()
     outs: list[SessionOutcome] = []
-    for prov, ref in pairs:
+    pairs = list(pairs)
+    gate: list = [None] * len(pairs)
+    if q.needles and q.regex is not None:
+        from .prefilter import rule_out
+
+        try:
+            gate = rule_out(pairs, q.needles, q.needles_ci, q.kinds)
+        except Exception:  # the gate only saves time: without it every session is parsed
+            gate = [False] * len(pairs)
+    for (prov, ref), ruled in zip(pairs, gate):
         sm.sessions += 1
         try:
-            o = search_session(prov, ref, q)
+            o = search_session(prov, ref, q, ruled)
         except Exception as exc:  # a reader's bug: this session is unreadable, the search goes on
             sm.problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
                                        f"reader failed: {type(exc).__name__}: {exc}"))
+            continue
+        if o.prefiltered:  # ruled out by its bytes: counted, nothing else to merge
+            sm.sessions_prefiltered += 1
+            if not sm.omissions:
+                sm.omissions.update(o.report.omissions())  # the (zero) keys, as a read session gives
             continue
         outs.append(o)
         sm.hits += o.hit_count
@@ -212,10 +241,11 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
         sm.copies += o.copies
         sm.bytes += o.report.bytes
         sm.files += o.report.files
-        sm.not_searched.update(o.not_searched)
-        sm.not_searched_hits.update(o.not_searched_hits)
+        if o.not_searched:
+            sm.not_searched.update(o.not_searched)
+        if o.not_searched_hits:
+            sm.not_searched_hits.update(o.not_searched_hits)
         sm.undated_skipped += o.undated_skipped
-        sm.sessions_prefiltered += o.prefiltered
         sm.omissions.update(o.report.omissions())
         sm.problems.extend(o.report.problems)
     return outs, sm
