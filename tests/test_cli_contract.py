@@ -55,6 +55,7 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     # not session-scoped: git worktrees (tests/test_worktrees*.py); here only the JSON Lines contract
     "worktrees": [["worktrees", "scan"], ["worktrees", "sweep"]],
     "index": [["index", "status"], ["index", "update"]],
+    "clean": [["clean", "scan"]],  # list/verify read our archive, not a data root: tests/test_clean*.py
     "usage": [["usage", "daily"], ["usage", "session"], ["usage", "blocks"], ["usage", "weekly", "--by", "model"]],
 }
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
@@ -81,7 +82,7 @@ def parse(p) -> list[dict]:
 
 def test_every_command_is_covered():
     assert set(INVOCATIONS) == set(COMMANDS)
-    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees"} == set(COMMANDS)
+    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean"} == set(COMMANDS)
 
 
 def _check_instants(v, where: str) -> None:
@@ -204,7 +205,8 @@ def test_help_needs_no_data_root_and_touches_none(tmp_path):
     assert list(home.iterdir()) == [], "--help created something under HOME"
 
 
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami"}))
+# clean scans every session of every provider (no target argument: its --provider and roots narrow)
+@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami", "clean"}))
 def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
@@ -258,7 +260,7 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             ["files", "--by", "timeline"], ["recover", FB, "--file", "/tmp/ssift-rc-2.1.332/files_basic/work/he\x1b]0;pwn\x07\nllo.py", "--coverage"],
             ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"],
             ["export", "chunks", "--out", EXPORT_OUT], ["audit", "size"], ["audit", "secrets"],
-            ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"]]
+            ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"], ["clean", "scan"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     seen_escaped = 0
     for args in runs:

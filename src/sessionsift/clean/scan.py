@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .. import ledger
 from ..providers.base import ReadReport
-from ..timefmt import parse_ts
+from ..timefmt import instant, parse_ts
 from . import activity as A
 from . import retention as RT
 from .archive import Archive, archive_dir
@@ -80,9 +80,10 @@ class Verdict:
         return self.gates["activity"].proven
 
     def to_json(self) -> dict:
-        return {"provider": self.provider, "session_id": self.session_id, "parent_session_id": self.parent_session_id,
+        return {"provider": self.provider, "session_id": self.session_id,
+                "is_subagent": self.parent_session_id is not None, "parent_session_id": self.parent_session_id,
                 "project": self.project, "root": self.root, "footprint": self.footprint,
-                "size_bytes": self.size, "size_note": self.size_note, "last_at": self.last_at,
+                "size_bytes": self.size, "size_note": self.size_note, "last_at": instant(self.last_at),
                 "age_source": self.age_source,
                 "newest_mtime": _iso(self.newest_mtime) if self.newest_mtime is not None else None,
                 "gates": {k: g.to_json() for k, g in self.gates.items()}, "deletable": self.deletable,
