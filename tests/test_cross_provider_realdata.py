@@ -334,3 +334,33 @@ def test_a_named_session_includes_its_subagents_as_claude_code_sessions_include_
     shown = jrows(cli("show", parent, "--turn", "1", flag, str(r[0]), "--format", "json"))
     assert {x["session_id"] for x in shown if x["kind"] == "record"} == {parent}
     assert sum(c["sessions"] or 0 for c in shown[-1]["coverage"]) == 1
+
+
+def test_no_subagents_leaves_out_every_providers_child_sessions(listed):
+    """`stats/files --no-subagents` ("main lanes only") left other providers' subagent sessions in
+    (their records are their own session's main lane); `files --subagents-only` keeps exactly them."""
+    kids = {r["session_id"] for r in listed if r["kind"] == "session" and r["parent_session_id"]}
+    assert {r["provider"] for r in listed if r.get("session_id") in kids} >= {"codex", "gemini-cli", "opencode", "crush"}
+    rows = jrows(cli("stats", "--home", str(HOME), "--no-subagents", "--format", "json"))
+    assert not kids & {r["session_id"] for r in rows if r["kind"] == "session"}
+    rows = jrows(cli("files", "--home", str(HOME), "--no-subagents", "--by", "timeline", "--format", "json"))
+    changes = [r for r in rows if r["kind"] == "change"]
+    assert changes and not kids & {r["session_id"] for r in changes}
+    rows = jrows(cli("files", "--home", str(HOME), "--subagents-only", "--by", "timeline", "--format", "json"))
+    assert {r["session_id"] for r in rows if r["kind"] == "change" and r.get("provider") != "claude-code"} <= kids
+
+
+def test_gemini_rewound_records_are_the_sessions_own_not_a_subagents():
+    """The real client's /rewind (examples: gemini rewind): the rewound prompt's records read as a
+    subagent lane of the session itself (`is_subagent: true`, parent = its own id); they are its own
+    conversation, marked `rewound`."""
+    gt = GM_GT["rewind"]
+    sid = gt["session_ids"][0]
+    rows = jrows(cli("search", "-F", "drop.txt", "--gemini-home", str(EX / "gemini-home"), "--format", "json"))
+    hits = [r for r in rows if r["kind"] == "hit" and r["session_id"] == sid]
+    assert hits and all(r["is_subagent"] is False and r["parent_session_id"] is None and r["lane"] == "main"
+                        for r in hits)
+    assert any(r["rewound"] is True and r["record_kind"] == "tool_call" for r in hits)
+    keep = [r for r in jrows(cli("search", "-F", "keep.txt", "--gemini-home", str(EX / "gemini-home"), "--format",
+                                 "json")) if r["kind"] == "hit" and r["session_id"] == sid]
+    assert keep and not any(r["rewound"] for r in keep)

@@ -271,17 +271,17 @@ def test_replace_old_content_and_failed_replace(corpus, disc):
 
 def test_rewind_keeps_what_happened_in_a_lane(corpus, disc):
     gt, sr = _read(corpus, disc, "rewind")
-    lanes = [(r.text, r.lane) for r in sr.main.of("prompt")]
-    assert lanes == [(gt["prompts"][0]["text"], "main"), (gt["prompts"][1]["text"], "rewound"),
-                     (gt["prompts"][2]["text"], "main")]
-    rewound = [r for r in sr.main.originals if r.lane == "rewound"]
+    lanes = [(r.text, r.lane, r.rewound) for r in sr.main.of("prompt")]
+    assert lanes == [(gt["prompts"][0]["text"], "main", False), (gt["prompts"][1]["text"], "main", True),
+                     (gt["prompts"][2]["text"], "main", False)]
+    rewound = [r for r in sr.main.originals if r.rewound]
     assert {r.kind for r in rewound} >= {"prompt", "tool_call", "tool_result", "message"}
     assert [r.tool_input["file_path"].rsplit("/", 1)[1] for r in rewound if r.kind == "tool_call"] == ["drop.txt"]
     marker = [r for r in sr.main.records if r.native == "$rewindTo"]
     assert len(marker) == 1 and sr.main.of("prompt")[1].raw is None
     raw = truth.read_ref(sr.main.ref, raw=True)
     target = next(r for r in raw.records if r.native == "$rewindTo").raw["$rewindTo"]
-    assert next(r for r in raw.of("prompt") if r.lane == "rewound").raw["id"] == target
+    assert next(r for r in raw.of("prompt") if r.rewound).raw["id"] == target
     assert any("rewound" in n for n in sr.main.report.notes)
 
 

@@ -415,7 +415,8 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     from .cmd_shared import claude_refs, stats_shared
 
     extra = claude_refs(sel, subagents=not no_subagents) if shared_claude else []
-    gres = stats_shared(out, sel, sel.refs + extra)
+    mine = [r for r in sel.refs if not (no_subagents and r.parent_session_id is not None)]  # main lanes only
+    gres = stats_shared(out, sel, mine + extra)
     problems = res.problems + gres.problems
     covs = sel.coverage()
     out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
@@ -424,7 +425,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
                 omissions=dict(omis), index=irep.as_json(),
-                shared={**gres.totals(), "providers": sorted({r.provider for r in sel.refs + extra})},
+                shared={**gres.totals(), "providers": sorted({r.provider for r in mine + extra})},
                 coverage=coverage_json(covs))
     if sel.claude is not None:
         cc = "Claude Code: " if gres.sessions else ""
@@ -440,7 +441,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
         t = gres.totals()
         from .cmd_shared import display_of
 
-        names = sorted({esc(display_of(sel, r.provider)) for r in sel.refs + extra})
+        names = sorted({esc(display_of(sel, r.provider)) for r in mine + extra})
         out.text(f"shared records ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
                  f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
                  f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"

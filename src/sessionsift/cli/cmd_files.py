@@ -55,7 +55,8 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     scope = claude_scope(sel)
     res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only)
     gres = shared_changes(pairs_of(sel))
-    gch = [c for c in gres.changes if not (no_subagents and c.record.lane != "main")
+    gch = [c for c in gres.changes  # a child session (another provider's subagent) is not a main lane
+           if not (no_subagents and (c.record.lane != "main" or c.ref.parent_session_id is not None))
            and not (subagents_only and c.record.lane == "main" and c.ref.parent_session_id is None)]
     out = Out(fmt, "files")
     out.header(**selection_header(sel), by=by)

@@ -67,7 +67,7 @@ def record_row(sel, ref: SessionRef, r: Record, *, raw: bool = False, content: b
         "text": r.text, "tool_name": r.tool_name, "tool_input": r.tool_input, "call_id": r.call_id,
         "exit_code": r.exit_code, "is_error": r.is_error,
         "file_changes": [change_json(c, content) for c in r.file_changes],
-        "tokens": _tokens(r.tokens), "model": r.model, "copy_of": r.copy_of,
+        "tokens": _tokens(r.tokens), "model": r.model, "copy_of": r.copy_of, "rewound": r.rewound,
         "refetch": refetch(sel, ref, r),
     }
     if raw:

@@ -178,6 +178,9 @@ class Record:
     offset: int | None = None
     length: int | None = None
     lane: str = "main"
+    """``main``, or the name of a subagent lane inside this session (Claude Code's ``agent-<id>``).
+    Consumers read any other value as a subagent's; a provider whose subagents are sessions of
+    their own leaves it ``main``."""
     instant: str | None = None
     """ISO-8601 UTC where known."""
     text: str | None = None
@@ -193,6 +196,9 @@ class Record:
     """Set when this record repeats another (the original's locator): count it once."""
     turn: int | None = None
     """The turn it belongs to, where the reader can tell (1-based; a turn opens at a prompt)."""
+    rewound: bool = False
+    """The client rewound its conversation past this record (Gemini CLI's ``/rewind``): it
+    happened (its tokens were spent, its tools ran) but the conversation no longer holds it."""
     raw: Any = None
     """The raw record (parsed JSON object or row dict); None when the caller did not ask."""
 

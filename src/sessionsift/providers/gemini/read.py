@@ -24,8 +24,8 @@ Reading rules (documented in docs/providers.md):
   recorded twice in the live log (in ``toolCalls[].result`` and in the following ``functionResponse``
   user message). The first record of a message (same id, same text), of a tool call and of a tool result
   (same call id) is the original; every later one is yielded with ``copy_of`` set to it.
-- **Rewound** messages (removed by ``$rewindTo`` and never written again) keep their records, in lane
-  ``rewound`` (they happened: their tokens were spent and their tools ran).
+- **Rewound** messages (removed by ``$rewindTo`` and never written again) keep their records, marked
+  ``rewound`` (they happened: their tokens were spent and their tools ran); their lane stays ``main``.
 - Message 0 of each client run (``<session_context>``, also ``<hook_context>``) is ``meta`` with role
   ``user``: synthetic context nobody typed. In a subagent's session the user messages are the delegating
   model's task and the client's nudges: ``message`` with role ``user``, never ``prompt``.
@@ -74,7 +74,7 @@ def read(ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[
         report.notes.append(f"{path.name}: {b.superseded} earlier write(s) of a message superseded by a later "
                             "write of the same id (last write wins)")
     if b.rewound:
-        report.notes.append(f"{path.name}: {len(b.rewound)} message(s) rewound ($rewindTo): kept in lane 'rewound'")
+        report.notes.append(f"{path.name}: {len(b.rewound)} message(s) rewound ($rewindTo): kept, marked rewound")
 
 
 # ------------------------------------------------------------------------------------------ index
@@ -331,6 +331,8 @@ class _Builder:
         self._k += 1
         self.count += 1
         kw.setdefault("turn", self.turn)
+        if kw.get("lane") == "rewound":  # still this session's own conversation, not a subagent lane
+            kw["lane"], kw["rewound"] = "main", True
         if kw.get("copy_of"):
             self.report.duplicates += 1
         return Record(PROVIDER, self.sid, loc, role, kind, native, path=str(self.path), line=no, offset=offset,
