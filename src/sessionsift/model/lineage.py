@@ -48,22 +48,57 @@ class Fork:
 
 
 def _head(path) -> tuple[str | None, str | None]:
-    """(first uuid, first timestamp) of a transcript's head; (None, None) when unreadable."""
+    """(first uuid, first timestamp) of a transcript's head; (None, None) when unreadable. Reads
+    the head in growing windows (not the whole file): the lines looked at are those `iter_lines`
+    yields first, at most HEAD_LINES of them."""
     first_uuid = first_ts = None
     try:
-        for n, line in enumerate(iter_lines(path)):
-            if n >= HEAD_LINES or (first_uuid and first_ts):
-                break
-            o = parse_line(line.raw)
-            if not o:
-                continue
-            if first_ts is None and isinstance(o.get("timestamp"), str):
-                first_ts = o["timestamp"]
-            if first_uuid is None and isinstance(o.get("uuid"), str) and o["uuid"]:
-                first_uuid = o["uuid"]
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None, None
-    return first_uuid, first_ts
+    try:
+        size = os.fstat(fd).st_size
+        data = b""
+        want = 4 << 10
+        n = 0
+        pos = 0  # start of the first line not looked at yet
+        while True:
+            if len(data) < size:
+                data += os.pread(fd, min(want, size) - len(data), len(data))
+            at_end = len(data) >= size
+            while n < HEAD_LINES and not (first_uuid and first_ts):
+                nl = data.find(b"\n", pos)
+                if nl < 0:
+                    if not at_end:
+                        break
+                    raw = data[pos:]
+                    if not raw or not _complete(raw):
+                        return first_uuid, first_ts
+                    nl = len(data)
+                else:
+                    raw = data[pos:nl]
+                pos = nl + 1
+                n += 1
+                o = parse_line(raw)
+                if not o:
+                    continue
+                if first_ts is None and isinstance(o.get("timestamp"), str):
+                    first_ts = o["timestamp"]
+                if first_uuid is None and isinstance(o.get("uuid"), str) and o["uuid"]:
+                    first_uuid = o["uuid"]
+            if n >= HEAD_LINES or (first_uuid and first_ts) or at_end:
+                return first_uuid, first_ts
+            want *= 4
+    except OSError:
+        return None, None
+    finally:
+        os.close(fd)
+
+
+def _complete(frag: bytes) -> bool:
+    from ..read.lines import _is_complete
+
+    return _is_complete(frag)
 
 
 def _uuids(path) -> list[tuple[str, int, int]]:

@@ -89,6 +89,8 @@ class Plan:
     carriers' calls) when the selection holds result leaves and no call leaf."""
     use_index: bool = False
     """A census answered from the index where it is fresh (sessionsift/index/search.py)."""
+    left_out_kinds: frozenset[str] = frozenset()
+    """The kinds of `left_out`."""
     index_relabel: bool = False
     """Hits that need only their final labels (no turn context shown) take them from the index."""
 
@@ -233,6 +235,7 @@ def plan(query: Query) -> Plan:
         fast_carrier=fast_carrier, left_out=tuple(left_out), count_left_out=count_left_out,
         watch_leaves=frozenset(watch) if count_left_out else frozenset(),
         watch_types=frozenset(wtypes) if count_left_out else frozenset(), tool_count=tool_count,
+        left_out_kinds=frozenset(k for k, _ in left_out),
     )
 
 
@@ -380,6 +383,22 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
     q = p.query
     out = LaneOutcome(pos=pos)
     rx = _rx(p.regex) if p.regex is not None else None
+    if p.needles is not None:
+        # most files of a store do not hold a pattern's needle: read into one buffer and look
+        # (no mapping, no line framing); only files that hold it are scanned line by line
+        try:
+            held, size, nl = PF.file_holds(lane.path, p.needles, p.needles_ci, q.count_lines)
+        except OSError as exc:
+            out.unreadable = exc.strerror or str(exc)
+            return out
+        if not held:
+            out.bytes = size
+            out.lines = nl
+            if p.count_left_out and PERSISTED in p.left_out_kinds and _saved_matching(
+                    p, rx, os.path.join(_session_dir(lane), "tool-results")):
+                with open_map(lane.path) as m:
+                    _count_persisted(p, rx, lane, m.buf, out)
+            return out
     stats = ReadStats()
     want_text = rx is not None or p.listing
     cb = q.count_by
@@ -510,7 +529,7 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
             ))
             if cap is not None and len(hits) >= cap and "user.message" not in p.record_allowed:
                 break
-        if p.count_left_out and any(k == PERSISTED for k, _ in p.left_out):
+        if p.count_left_out and PERSISTED in p.left_out_kinds:
             _count_persisted(p, rx, lane, buf, out)
     out.malformed = len(stats.malformed_lines)
     # relabelling and turns need the lane view; build it only for lanes with hits
@@ -591,19 +610,23 @@ _SAVED: dict[tuple[str, str], list[str]] = {}
 """(tool-results dir, regex) -> names of the saved outputs there whose text matches (per process)."""
 
 
-def _session_dir(lane: Lane) -> Path:
+def _session_dir(lane: Lane) -> str:
+    if not lane.is_subagent:
+        return os.path.join(os.path.dirname(os.fspath(lane.path)), lane.session_id)
     parts = lane.path.parts
-    if lane.is_subagent and "subagents" in parts:
-        return Path(*parts[: len(parts) - 1 - parts[::-1].index("subagents")])
-    return lane.path.parent / lane.session_id
+    if "subagents" in parts:
+        return str(Path(*parts[: len(parts) - 1 - parts[::-1].index("subagents")]))
+    return str(lane.path.parent / lane.session_id)
 
 
-def _saved_matching(p: Plan, rx, d: Path) -> list[str]:
-    key = (str(d), p.regex or "")
+def _saved_matching(p: Plan, rx, d) -> list[str]:
+    key = (os.fspath(d), p.regex or "")
     names = _SAVED.get(key)
     if names is not None:
         return names
     names = []
+    if not _maybe_dir(d):
+        return names
     try:
         files = sorted((e.name, e.path) for e in os.scandir(d) if e.is_file())
     except OSError:
@@ -623,11 +646,34 @@ def _saved_matching(p: Plan, rx, d: Path) -> list[str]:
     return names
 
 
+_DIRS: dict[str, set[str] | None] = {}
+"""directory -> names of its subdirectories (None: could not list), per process: whether a
+session has a sidecar (tool-results/) is read from one listing of its project directory."""
+
+
+def _maybe_dir(d: Path) -> bool:
+    """False only when the listing of d's parent's parent shows that d's parent is no directory
+    (`<project>/<session>/tool-results`: most sessions have no `<session>/`)."""
+    sess = os.path.dirname(os.fspath(d))
+    proj, name = os.path.split(sess)
+    names = _DIRS.get(proj, ())
+    if names == ():
+        try:
+            with os.scandir(proj) as it:
+                names = {e.name for e in it if e.is_dir()}
+        except OSError:
+            names = None
+        if len(_DIRS) > 4096:
+            _DIRS.clear()
+        _DIRS[proj] = names
+    return names is None or name in names
+
+
 def _count_persisted(p: Plan, rx, lane: Lane, buf, out: LaneOutcome) -> None:
     """Further hits --resolve-persisted would give in this lane: tool-result pointer lines in the
     selection whose preview does not match but whose saved output (under the session's
     tool-results/, found by file name, so only files holding the needle are ever read) does."""
-    names = _saved_matching(p, rx, _session_dir(lane) / "tool-results")
+    names = _saved_matching(p, rx, os.path.join(_session_dir(lane), "tool-results"))
     if not names:
         return
     from ..read.lines import parse_line

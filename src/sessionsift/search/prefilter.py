@@ -13,6 +13,7 @@ Laws (MISC-014/015, REC-036..039, NAR-010):
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterable, Iterator
 
@@ -270,6 +271,77 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
                 next_hit = lambda pos: find(one, pos)  # noqa: E731
             else:
                 next_hit = by_find
+
+
+_BUF: list = []
+BUF_BYTES = 16 << 20
+"""The one read buffer of a process (an anonymous mapping: page-aligned, reused for every file)."""
+
+
+def _buffer():
+    if not _BUF:
+        import mmap
+
+        _BUF.append(memoryview(mmap.mmap(-1, BUF_BYTES)))
+    return _BUF[0]
+
+
+def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = False) -> tuple[bool, int, int | None]:
+    """(whether the file holds one of `needles` anywhere, its size, its line count when asked and
+    the needle is absent) - read into one reused page-aligned buffer, in pieces that overlap by a
+    needle's length, so a store of many small files costs one read each (no mapping). One
+    case-sensitive needle is found with stringzilla (SIMD, whatever its first byte), several or a
+    case-insensitive one with RE2. Necessity only: a file that holds a needle may hold no match."""
+    bn = [n.encode("ascii") for n in needles]
+    if not bn:
+        return False, os.stat(path).st_size, None
+    mv = _buffer()
+    over = max(len(b) for b in bn) - 1
+    if len(bn) == 1 and not ignore_case:
+        import stringzilla as sz
+
+        one = bn[0]
+        find = lambda n: sz.Str(mv[:n]).find(one) >= 0  # noqa: E731
+    else:
+        key = (tuple(bn), ignore_case)
+        rx = _RX.get(key)
+        if rx is None:
+            import re2
+
+            opts = re2.Options()
+            opts.log_errors = False
+            alt = b"|".join(_re2_escape(n) for n in bn)
+            rx = _RX[key] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
+        search = rx.search
+        find = lambda n: search(mv, 0, n) is not None  # noqa: E731
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        pos = 0
+        keep = 0  # bytes kept at the buffer's start from the previous piece
+        lines = 0
+        last = b""
+        while True:
+            n = os.preadv(fd, [mv[keep:]], pos) if pos < size else 0
+            if n <= 0 and keep == 0:
+                break
+            total = keep + n
+            if find(total):
+                return True, size, None
+            if count_lines:
+                lines += mv[keep:total].tobytes().count(b"\n") if n else 0
+                if n:
+                    last = mv[total - 1:total].tobytes()
+            pos += n
+            if n <= 0 or pos >= size:
+                break
+            keep = min(over, total)
+            mv[:keep] = mv[total - keep:total]
+        if count_lines and size and last != b"\n":
+            lines += 1
+        return False, size, lines if count_lines else None
+    finally:
+        os.close(fd)
 
 
 def _re2_escape(b: bytes) -> bytes:

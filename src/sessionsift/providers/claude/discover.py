@@ -181,6 +181,9 @@ class Session:
     """Where what this session's side files could not give is reported (shared with its Scope's
     `problems`, so every command that reports the scope's problems reports these): an unreadable
     subagents/ or workflow directory, a dangling-symlink lane, a FIFO or directory named *.jsonl."""
+    sidecar: bool | None = field(default=None, compare=False, hash=False, repr=False)
+    """Whether `<project>/<session_id>/` is a directory, as the project listing showed it (None:
+    not known, look). False skips the listing of its subagents (most sessions have none)."""
 
     @property
     def sidecar_dir(self) -> Path:
@@ -194,6 +197,8 @@ class Session:
         """Subagent lanes in a stable order (built-in first, then workflow runs). What could not be
         looked at is added to `problems`, never dropped silently."""
         out: list[Lane] = []
+        if self.sidecar is False:
+            return out
         sub = self.sidecar_dir / "subagents"
         for e in _scandir(sub, self.problems, "subagents directory"):
             if not e.name.endswith(".jsonl"):
@@ -278,13 +283,24 @@ def sessions_in(project_dir: Path, problems: list[Problem]) -> list[Session]:
     except FileNotFoundError:
         return []
     out = []
+    dirs: set[str] | None = set()
+    for e in entries:
+        if not e.name.endswith(".jsonl"):
+            if dirs is not None:
+                try:
+                    if e.is_dir():
+                        dirs.add(e.name)
+                except OSError:
+                    dirs = None  # cannot tell: every session looks for itself
     for e in entries:
         if e.name.endswith(".jsonl"):
             why = _entry_kind(e)
             if why is not None:  # a transcript we could not look at: say so
                 _problem(problems, e.path, why)
                 continue
-            out.append(Session(e.name[:-6], project_dir, Path(e.path), problems))
+            sid = e.name[:-6]
+            out.append(Session(sid, project_dir, Path(e.path), problems,
+                               sidecar=None if dirs is None else sid in dirs))
     return out
 
 
