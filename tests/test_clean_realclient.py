@@ -155,12 +155,67 @@ def _opencode_pids(work: Path) -> set[int]:
     return out
 
 
+def _gemini(root: Path) -> dict:
+    from tests.realclient.gemini import client as gclient
+    from tests.realclient.gemini.runner import launch
+
+    name = "tests.realclient.scenarios_clean_gemini:clean_gemini_hold"
+    cmd, env = _prereq(_gemini_launch, launch, gclient, name, root)
+    root.mkdir(parents=True, exist_ok=True)
+    log = open(root / "gemini.runner.log", "w")
+    p = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    s_dir = root / "clean_gemini_hold"
+    gdir, work = s_dir / "cli-home" / ".gemini", s_dir / "gem-clean-gemini-hold"
+    out: dict = {"work": work}
+    try:
+        _poll(lambda: list(gdir.glob("tmp/*/chats/session-*.jsonl")) and _client_pids(work, _is_gemini), 120,
+              "the real Gemini CLI mid-turn with its chat file written")
+        claude = root / "claude"
+        shutil.copytree(EX / "claude-home", claude)
+        before = _client_pids(work, _is_gemini)
+        out["scan"] = cli("clean", "scan", "--gemini-home", str(gdir), "--claude-home", str(claude),
+                          "--older-than", "0s", "--format", "json", "--data-dir", str(root / "data"))
+        out["through"] = bool(before & _client_pids(work, _is_gemini))
+        p.wait(timeout=150)
+    finally:
+        _stop(p)
+    return out
+
+
+def _gemini_launch(launch, gclient, name, root):
+    try:
+        return launch(name, root, gclient.PINNED_VERSION)
+    except gclient.PrerequisiteMissing as exc:
+        raise clientmod.PrerequisiteMissing(str(exc))
+
+
+def _is_gemini(argv: list[bytes]) -> bool:
+    from sessionsift.providers.gemini import GeminiCli
+
+    return GeminiCli.is_client_argv([a.decode("utf-8", "replace") for a in argv])
+
+
+def _client_pids(work: Path, is_client) -> set[int]:
+    out = set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")[:-1]
+            cwd = os.readlink(f"/proc/{d}/cwd")
+        except OSError:
+            continue
+        if argv and is_client(argv) and cwd == str(work):
+            out.add(int(d))
+    return out
+
+
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
     root = tmp_path_factory.mktemp("clean-rc")
-    with ThreadPoolExecutor(3) as ex:
+    with ThreadPoolExecutor(4) as ex:
         fs = {"claude": ex.submit(_claude, root / "c"), "codex": ex.submit(_codex, root / "x"),
-              "opencode": ex.submit(_opencode, root / "o")}
+              "opencode": ex.submit(_opencode, root / "o"), "gemini": ex.submit(_gemini, root / "g")}
         out = {}
         for k, f in fs.items():
             try:
@@ -238,3 +293,15 @@ def test_a_real_opencode_client_mid_turn_blocks_its_session(live):
                for s in seen), [s["gates"]["activity"] for s in seen]
     assert all(s["delete_reason"].startswith("delete_unsupported_for_this_provider") for s in seen)
 
+
+
+def test_a_real_gemini_client_mid_turn_blocks_its_session_and_nothing_else(live):
+    g = _take(live, "gemini")
+    assert g["through"], "the client was not running through the whole scan"
+    r, rows = g["scan"]
+    sess = [s for s in rows if s["kind"] == "session"]
+    gem = [s for s in sess if s["provider"] == "gemini-cli"]
+    assert gem and all(s["gates"]["activity"]["reason"] == "agent_working_in_this_project" and not s["eligible"]
+                       for s in gem), [s["gates"]["activity"] for s in gem]
+    claude = [s for s in sess if s["provider"] == "claude-code"]
+    assert claude and all(s["gates"]["activity"]["proven"] for s in claude)

@@ -137,6 +137,10 @@ def _iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _ago(s: float) -> str:
+    return f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days"
+
+
 def _walk_size(paths: list[str]) -> tuple[int, float | None]:
     total, newest = 0, None
     stack = list(paths)
@@ -280,14 +284,14 @@ def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_
         src, t = "mtime (no record carries an instant)", datetime.fromtimestamp(newest, timezone.utc)
     else:
         src, t = "unknown", None
-    days = (now - t).total_seconds() / 86400 if t is not None else None
+    ago = _ago((now - t).total_seconds()) if t is not None else None
     if t is None:
         age = A.Gate("age", False, "age_unknown", "no record instant and no file time")
     elif t < cutoff:
-        age = A.Gate("age", True, "older_than_threshold", f"last activity {days:.1f} days ago ({src})")
+        age = A.Gate("age", True, "older_than_threshold", f"last activity {ago} ago ({src})")
     else:
         age = A.Gate("age", False, "younger_than_threshold",
-                     f"last activity {days:.1f} days ago ({src}), after the cutoff {cutoff:%Y-%m-%d %H:%M}Z")
+                     f"last activity {ago} ago ({src}), after the cutoff {cutoff:%Y-%m-%d %H:%M}Z")
     act = A.gate(world, prov, ref, root)
     kept, fingerprint = _kept(prov, ref, fp, manifest, led, arch, data)
     if not kept.proven and waive_kept:

@@ -115,7 +115,8 @@ def _text_verdict(out: Out, v, verbose: bool) -> None:
     if v.retention is not None and v.retention.deletion_at is not None:
         ret = ("  client deletes it at its next start" if v.retention.due
                else f"  client deletes it after {v.retention.deletion_at:%Y-%m-%d}")
-    out.text(f"{e(v.session_id)}  {e(v.display)}  {e(age)}  {size(v.size)}  {e(v.project or '-')}  [{state}]{ret}")
+    sz = size(v.size) if v.size is not None else "size n/a (database rows)"
+    out.text(f"{e(v.session_id)}  {e(v.display)}  {e(age)}  {sz}  {e(v.project or '-')}  [{state}]{ret}")
     marks = []
     for k in ("age", "activity", "kept"):
         x = g[k]
@@ -347,9 +348,12 @@ def verify_cmd(data_dir, fmt):
             out.text(f"FAILED line {c.line} {e(c.capture_id)}: {e(c.what)}: {e('; '.join(c.problems))}")
     bad = sum(1 for c in checks if not c.ok)
     caps = sum(1 for c in checks if c.what.startswith("capture"))
-    out.text(f"manifest {e(m.state)}: {len(checks)} line(s), {caps} capture(s), {bad} failed"
-             + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed")
-             + " (a removed last line cannot be told from one never written)")
+    if m.state == "absent":
+        out.text(f"no archive manifest at {e(arch.manifest_path)}: nothing captured, nothing to verify")
+    else:
+        out.text(f"manifest {e(m.state)}: {len(checks)} line(s), {caps} capture(s), {bad} failed"
+                 + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed")
+                 + " (a removed last line cannot be told from one never written)")
     out.summary(lines=len(checks), captures=caps, failed=bad, manifest_state=m.state)
     return int(ExitStatus.ERROR) if bad else int(ExitStatus.OK)
 
