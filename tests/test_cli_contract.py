@@ -206,14 +206,14 @@ def test_help_needs_no_data_root_and_touches_none(tmp_path):
 
 
 # clean scans every session of every provider (no target argument: its --provider and roots narrow)
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami", "clean"}))
+@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami"}))
 def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
             "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad],
             "export": ["export", "chunks", bad, "--out", f"{EXPORT_OUT}/never"],
             "worktrees": ["worktrees", "scan", f"/nonexistent/{bad}"],
-            "index": ["index", "status", bad]}.get(name, [name, bad])
+            "index": ["index", "status", bad], "clean": ["clean", "capture", bad]}.get(name, [name, bad])
     p = cli(args, json_fmt=False)
     assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
     assert p.stderr.startswith("sessionsift: error:"), p.stderr

@@ -64,6 +64,13 @@ def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
 
 
 def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[list[Verdict], list[tuple[Verdict, str]]]:
+    from ..errors import TargetError
+
+    for t in targets:
+        if not any(matches(v, (t,)) for v in rep.verdicts):
+            looked = ", ".join(e.display for e in rep.survey.entries if e.looked) or "none"
+            raise TargetError(f"no session of any provider looked at ({looked}) is {t!r} (a session id, a prefix of "
+                              "4+ characters, one of its files or its project directory)")
     sel, skip = [], []
     for v in rep.verdicts:
         if not matches(v, targets):
