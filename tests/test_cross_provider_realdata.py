@@ -364,3 +364,18 @@ def test_gemini_rewound_records_are_the_sessions_own_not_a_subagents():
     keep = [r for r in jrows(cli("search", "-F", "keep.txt", "--gemini-home", str(EX / "gemini-home"), "--format",
                                  "json")) if r["kind"] == "hit" and r["session_id"] == sid]
     assert keep and not any(r["rewound"] for r in keep)
+
+
+def test_count_by_tool_counts_each_call_once_in_every_provider():
+    """`search '' --count-by tool` ("calls") counted a Gemini/opencode/Crush call twice (its result
+    carries the tool name too) and every other record as "(no tool)"; it must equal the census's
+    calls per tool, and `-t tool_result` counts results."""
+    h = ("--home", str(HOME), "--provider", "codex", "--provider", "gemini", "--provider", "opencode",
+         "--provider", "crush")
+    want = jrows(cli("stats", *h, "--format", "json"))[-1]["shared"]["tool_calls"]
+    rows = jrows(cli("search", "", "--count-by", "tool", *h, "--format", "json"))
+    got = {r["key"]: r["count"] for r in rows if r["kind"] == "count"}
+    assert got == want and {r["of"] for r in rows if r["kind"] == "count"} == {"calls"}
+    rows = jrows(cli("search", "", "--count-by", "tool", "-t", "tool_result", *h, "--format", "json"))
+    res = {r["key"]: r["count"] for r in rows if r["kind"] == "count"}
+    assert res and sum(res.values()) <= sum(want.values()) and "(no tool)" not in res

@@ -151,6 +151,7 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: b
     turn = 0
     uses: list[tuple[str, str | None]] = []
     returned: set[str] = set()
+    call_tool: dict[str, str] = {}
     for r in prov.read(ref, o.report):
         if r.copy_of is not None:
             o.copies += 1
@@ -161,6 +162,8 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: b
             opener = r
         if r.kind == "tool_result" and r.call_id:
             returned.add(r.call_id)
+        if r.kind == "tool_call" and r.call_id and r.tool_name:
+            call_tool[r.call_id] = r.tool_name
         if r.kind not in q.kinds:
             o.not_searched[r.kind] += 1
             if rx is None or rx.search(record_text(r)) is not None:
@@ -191,7 +194,12 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: b
             if r.kind == "tool_call":
                 uses.append((r.tool_name or "(no tool)", r.call_id))
         elif q.count_by not in (None, "total"):
+            # by tool: calls (a result repeats its call's tool name), results only when -t asked for them
+            if q.count_by == "tool" and r.kind != ("tool_call" if "tool_call" in q.kinds else "tool_result"):
+                continue
             k = _key(q.count_by, r, ref)
+            if q.count_by == "tool" and not r.tool_name and r.call_id in call_tool:  # a result: its call's tool
+                k = call_tool[r.call_id]
             o.counts[k] = o.counts.get(k, 0) + 1
         elif q.count_by is None:
             o.hits.append(SharedHit(r, span, text, opener if opener is not r else None, t))
