@@ -122,3 +122,34 @@ def test_opencode_saved_output_of_a_copy_is_the_copys_and_an_unreadable_one_is_a
     summary = json.loads(last)
     assert rc == "3", r.stdout + r.stderr
     assert any(p["path"] == str(saved) for p in summary["shared"]["problems"]), summary["shared"]
+
+
+@pytest.fixture(scope="module")
+def codex_review(tmp_path_factory):
+    from tests.realclient.codex.fixtures import run_corpus
+
+    return run_corpus(tmp_path_factory.mktemp("codex-review"),
+                      names=["tests.realclient.codex.scenarios_review:long_haul"])
+
+
+def test_codex_file_moved_by_a_patch_is_rebuilt_from_its_source(codex_review):
+    """Codex's `*** Move to` (b.py created whole, then moved to c.py with a one-line change):
+    `recover c.py` answered "none holding its whole content" (exit 7) although b.py's content and
+    the move's diff are both recorded; `recover b.py` named the create, not the move, as where it
+    went away."""
+    import hashlib
+
+    run = codex_review["long_haul"]
+    gt = run.ground_truth
+    c = ("--codex-home", str(run.codex_home))
+    work = Path(gt["cwd"])
+    p = cli("recover", "--file", str(work / "c.py"), *c)
+    assert p.returncode == 0, p.stderr
+    assert hashlib.sha256(p.stdout.encode()).hexdigest() == gt["disk_files"][str(work / "c.py")]["sha256"]
+    rows = jrows(cli("recover", "--file", str(work / "c.py"), "--coverage", *c, "--format", "json"))
+    steps = [r for r in rows if r["kind"] == "step"]
+    assert [(r["step_kind"], r["used"]) for r in steps] == [("complete_view", True), ("diff", True)]
+    assert rows[-1]["status"] == "rebuilt" and rows[-1]["exit_status"] == 0
+    move = steps[1]["locator"]
+    p = cli("recover", "--file", str(work / "b.py"), *c)
+    assert p.returncode == 8 and f"moved to {work / 'c.py'} at {move}" in p.stderr, p.stderr

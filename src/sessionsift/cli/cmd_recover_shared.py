@@ -32,13 +32,16 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
 
         until = datetime.fromtimestamp(cut.instant, tz=timezone.utc).isoformat()
     res = changes(pairs_of(sel))
-    mine = [c for c in res.changes if path in (c.change.path, c.change.move_to)]
+    upto = res.changes
     if until is not None:
         from ..timefmt import parse_ts
 
         lim = parse_ts(until)
-        mine = [c for c in mine if (d := parse_ts(c.record.instant)) is not None and d <= lim]
-    rb = rebuild(mine, path)
+        upto = [c for c in upto if (d := parse_ts(c.record.instant)) is not None and d <= lim]
+    mine = [c for c in upto if path in (c.change.path, c.change.move_to)]
+    rb = rebuild(upto, path)  # every change: a file moved here is rebuilt from its source's
+    used_ids = {id(c) for c in ([rb.anchor] if rb.anchor else []) + rb.applied}
+    mine = [c for c in upto if id(c) in used_ids or path in (c.change.path, c.change.move_to)]
     covs = sel.coverage()
     out.header(**selection_header(sel), file=path, file_given=given, at=at)
     content_view = not (coverage or patches)

@@ -154,6 +154,14 @@ def rebuild(chs: list[Change], path: str) -> Rebuild:
                 (ch.action == "delete" and ch.path == path and ch.new_content is None):
             anchor_i = i
     if anchor_i is None:
+        # moved here (Codex `*** Move to`): the source's content before the move, then the move's diff
+        mv_i = next((i for i in range(len(mine) - 1, -1, -1)
+                     if mine[i].change.move_to == path and mine[i].change.path != path), None)
+        if mv_i is not None:
+            mv = mine[mv_i]
+            src = rebuild(chs[:next(k for k, c in enumerate(chs) if c is mv)], mv.change.path)
+            if src.complete and src.content is not None:
+                return _apply(Rebuild(src.status, src.content, src.anchor, list(src.applied)), mine[mv_i:], path)
         return Rebuild("no_complete_view", None, None, why="no change holds the whole content (diffs or edits only)")
     anchor = mine[anchor_i]
     if anchor.change.new_content is None:
@@ -162,11 +170,20 @@ def rebuild(chs: list[Change], path: str) -> Rebuild:
     else:
         content = anchor.change.new_content
         status = "complete_view"
-    out = Rebuild(status, content, anchor)
-    for c in mine[anchor_i + 1:]:
+    return _apply(Rebuild(status, content, anchor), mine[anchor_i + 1:], path)
+
+
+def _apply(out: Rebuild, later: list[Change], path: str) -> Rebuild:
+    """`out` (its content as of its anchor) with each later change applied exactly."""
+    content = out.content
+    for c in later:
         ch = c.change
+        if ch.move_to == path and ch.path != path and ch.diff is None and content is not None:
+            out.applied.append(c)  # moved here unchanged
+            out.status = "rebuilt"
+            continue
         if ch.path == path and ch.move_to and ch.move_to != path:
-            return Rebuild("moved", None, anchor, out.applied, c, f"moved to {ch.move_to}")
+            return Rebuild("moved", None, out.anchor, out.applied, c, f"moved to {ch.move_to} at {c.record.locator}")
         if content is None:
             out.status, out.stopped_at, out.why = "stale", c, "changed after its recorded delete, without its content"
             return out
