@@ -166,6 +166,9 @@ def claude_refs(sel, subagents: bool = True) -> list:
     e = sel.survey.entry("claude-code")
     want = {s.session_id for s in sel.claude.sessions}
     refs = [r for r in (e.sessions if e else []) if r.session_id in want]
+    full = getattr(e.provider, "full", None) if e else None
+    if full is not None:  # a light discovery's refs get their lanes and size
+        refs = [full(r) for r in refs]
     if not subagents:
         from dataclasses import replace
 

@@ -298,9 +298,12 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
             picked_ids.add(id(r))
             picked.append(r)
 
+    listed = None
+    if claude_ok and choice is not None and ce is not None and hasattr(ce.provider, "listed"):
+        listed = ce.provider.listed(choice.path)  # type: ignore[union-attr]  # discovery's own listing
     if not targets:
         if claude_ok and choice is not None:
-            add_claude(D.resolve_targets([], choice=choice))
+            add_claude(D.resolve_targets([], choice=choice, listed=listed))
         for r in others:
             add_ref(r)
     for t in targets:
@@ -326,7 +329,7 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
             transcript = t.endswith(".jsonl") and p.is_file()
             if choice is not None and (claude_ok or transcript) and not found:
                 try:
-                    sc = D.resolve_targets([t], choice=choice) if claude_ok else _transcript_scope(D, choice, p)
+                    sc = D.resolve_targets([t], choice=choice, listed=listed) if claude_ok else _transcript_scope(D, choice, p)
                 except TargetError as exc:
                     claude_err = exc
                 else:
@@ -339,7 +342,7 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
                 raise TargetError(_none_msg(sv, f"no session of any provider looked at is recorded for {t!r}"))
             continue
         if _in_claude_projects(choice, t) and claude_ok and choice is not None:
-            add_claude(D.resolve_targets([t], choice=choice))
+            add_claude(D.resolve_targets([t], choice=choice, listed=listed))
             continue
         cands = [r for r in claude_refs if r.session_id == t and D._UUIDISH.match(t)]
         cands += [r for r in others if r.session_id == t]
@@ -354,7 +357,7 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
             if (short := D.too_short(t)) is not None:
                 raise short
             if claude_ok and choice is not None and not others:
-                D.resolve_targets([t], choice=choice)  # raises Claude Code's own message
+                D.resolve_targets([t], choice=choice, listed=listed)  # raises Claude Code's own message
             raise TargetError(_none_msg(sv, f"target {t!r} is not a path, a Claude Code project token, "
                                             "or a session id/prefix of any provider looked at"))
         r = cands[0]

@@ -31,8 +31,11 @@ class ClaudeCode(Provider):
     activity_granularity = "session"
 
     def discover(self, root: Root, *, facts: bool = True) -> Discovery:
-        """``facts=False``: ids, paths and sizes only (no head/tail read per session), for
-        callers that read Claude sessions through the deep model anyway."""
+        """``facts=False`` (light): ids and main transcript paths only -- no head/tail read, no
+        subagent lanes listed, no stat per file (``size`` None, ``extra["light"]`` True) -- for
+        callers that read Claude sessions through the deep model anyway; :meth:`full` gives
+        such a ref its lanes and size when a caller needs them. The listing is kept
+        (:meth:`listed`), so resolving the same root's sessions does not list it again."""
         home = root.path
         if home is None:
             return Discovery([], self.coverage(root, "not_looked", reason="no root"))
@@ -40,8 +43,9 @@ class ClaudeCode(Provider):
         state, why = _probe(home)
         if state != "ok":
             return Discovery([], self.coverage(root, state, 0 if state == "absent" else None, why))
-        sessions, _ = D.all_sessions(home, problems)
-        refs = [self.ref(s, home, facts) for s in sessions]
+        sessions, n_dirs = D.all_sessions(home, problems)
+        self.__dict__["_listing"] = (home, sessions, n_dirs, list(problems))
+        refs = [self.ref(s, home, facts) if facts else self._light_ref(s, home) for s in sessions]
         if not refs and any(p.path == str(D.projects_root(home)) for p in problems):
             return Discovery([], self.coverage(root, "unreadable", None, problems[0].why), problems)
         return Discovery(refs, self.coverage(root, "ok", len(refs)), problems)
@@ -65,9 +69,42 @@ class ClaudeCode(Provider):
                    **({"root": str(home)} if home is not None else {})},
         )
 
+    def _light_ref(self, s: "D.Session", home: Path) -> SessionRef:
+        return SessionRef(provider=self.name, session_id=s.session_id, paths=[s.path],
+                          extra={"project_dir": str(s.project_dir), "root": str(home), "light": True})
+
+    def listed(self, home: Path) -> "tuple[list[D.Session], int, list[Problem]] | None":
+        """The sessions, project-dir count and listing problems of this provider's last
+        discovery of `home` (None when it discovered another root, or none yet)."""
+        got = self.__dict__.get("_listing")
+        if got is None or got[0] != home:
+            return None
+        return got[1], got[2], list(got[3])
+
+    def full(self, ref: SessionRef) -> SessionRef:
+        """A light ref (``discover(facts=False)``) with its subagent lanes and size, as a full
+        discovery gives them (head/tail facts stay unread); any other ref unchanged."""
+        if not ref.extra.get("light"):
+            return ref
+        from dataclasses import replace
+
+        main = ref.paths[0]
+        s = D.Session(ref.session_id, main.parent, main, [])
+        lanes = s.lanes()
+        size = 0
+        for ln in lanes:
+            try:
+                size += ln.path.stat().st_size
+            except OSError:
+                pass
+        extra = {k: v for k, v in ref.extra.items() if k != "light"}
+        return replace(ref, paths=[ln.path for ln in lanes], size=size,
+                       extra={"project_dir": extra.pop("project_dir"), "lanes": [ln.display for ln in lanes], **extra})
+
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
         from .records import read_lane
 
+        ref = self.full(ref)
         for p in ref.paths:
             yield from read_lane(p, ref.session_id, lane_name(p, ref.session_id), report, raw, self.name)
 

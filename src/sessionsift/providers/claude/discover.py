@@ -355,6 +355,10 @@ def project_dirs_for_cwd(home: Path, cwd: str) -> list[Path]:
     return keep
 
 
+def _with_problems(s: Session, problems: list) -> Session:
+    return Session(s.session_id, s.project_dir, s.path, problems, s.sidecar)
+
+
 def _session_from_transcript(path: Path, problems: list | None = None) -> tuple[Session, Lane | None]:
     """Map a transcript path (top-level or subagent) to its owning session."""
     problems = [] if problems is None else problems
@@ -376,13 +380,16 @@ def resolve_targets(
     home: str | os.PathLike[str] | None = None,
     sessions_from: list[str] | None = None,
     choice: HomeChoice | None = None,
+    listed: tuple[list[Session], int, list[Problem]] | None = None,
 ) -> Scope:
     """Resolve targets to sessions. No target = every project.
 
     A target is `.`, a real directory path (the sessions started there), an encoded
     project-directory token, a session id or unique prefix, or a transcript path.
     `sessions_from`, when given (even empty), restricts the scope to those ids. `choice`, when
-    given, is the data root already resolved (it wins over `home`).
+    given, is the data root already resolved (it wins over `home`). `listed`: what
+    `all_sessions` gave for this root a moment ago (sessions, project dirs, its problems), used
+    instead of listing every project dir again.
     """
     hc = choice or claude_home(home)
     scope = Scope(hc)
@@ -403,8 +410,15 @@ def resolve_targets(
     def add(s: Session) -> None:
         seen.setdefault(s.session_id, s)
 
+    def everything_listed() -> tuple[list[Session], int]:
+        if listed is not None:
+            sess, n, probs = listed
+            scope.problems.extend(probs)
+            return [s if s.problems is scope.problems else _with_problems(s, scope.problems) for s in sess], n
+        return all_sessions(hc.path, scope.problems)
+
     if not targets:
-        sess, n = all_sessions(hc.path, scope.problems)
+        sess, n = everything_listed()
         scope.project_dirs = n
         for s in sess:
             add(s)
@@ -440,7 +454,7 @@ def resolve_targets(
             continue
         if _UUIDISH.match(t):
             if everything is None:
-                everything, _ = all_sessions(hc.path, scope.problems)
+                everything, _ = everything_listed()
             hits = [s for s in everything if s.session_id == t] or [
                 s for s in everything if s.session_id.startswith(t)
             ]
