@@ -99,6 +99,53 @@ class Backup:
     copy_of: tuple[str, int] | None = None
 
 
+class LineFact:
+    """What `recover --at` reads of one record: its line, turn and timestamp."""
+
+    __slots__ = ("no", "turn", "timestamp")
+
+    def __init__(self, no: int, turn: int | None, timestamp: str | None):
+        self.no, self.turn, self.timestamp = no, turn, timestamp
+
+
+class LaneFacts:
+    """The few facts of a lane's full view that files/recover keep once the events are read (the
+    view itself - every record's entry - is let go: a store's worth of it is gigabytes): the
+    reading's omissions, and per record its line, turn and timestamp, in compact arrays. Answers
+    the part of `LaneIndex` they use (`stats`, `entries`, `entry_at_line`)."""
+
+    __slots__ = ("stats", "_no", "_turn", "_ts", "_tsoff")
+
+    def __init__(self, idx: LaneIndex):
+        from array import array
+
+        self.stats = idx.stats
+        self._no = array("I", (e.no for e in idx.entries))
+        self._turn = array("i", (-1 if e.turn is None else e.turn for e in idx.entries))
+        parts = [e.timestamp or "" for e in idx.entries]
+        off = array("I", [0])
+        for t in parts:
+            off.append(off[-1] + len(t))
+        self._ts = "".join(parts)
+        self._tsoff = off
+        """record i's timestamp is _ts[_tsoff[i]:_tsoff[i + 1]] ("" when it has none)."""
+
+    def _fact(self, i: int) -> LineFact:
+        t = self._turn[i]
+        ts = self._ts[self._tsoff[i]:self._tsoff[i + 1]]
+        return LineFact(self._no[i], None if t < 0 else t, ts or None)
+
+    @property
+    def entries(self):
+        return (self._fact(i) for i in range(len(self._no)))
+
+    def entry_at_line(self, no: int) -> LineFact | None:
+        import bisect
+
+        i = bisect.bisect_left(self._no, no)
+        return self._fact(i) if i < len(self._no) and self._no[i] == no else None
+
+
 @dataclass
 class LaneEvents:
     lane: Lane
@@ -107,16 +154,28 @@ class LaneEvents:
     backups: list[Backup] = field(default_factory=list)
     snapshot_lines: list[tuple[int, str | None]] = field(default_factory=list)
     slugs: list[tuple[int, str, str | None, str | None]] = field(default_factory=list)  # line, slug, type, subtype
-    index: LaneIndex | None = None
+    index: "LaneIndex | LaneFacts | None" = None
+    """The lane's full view while the events are read (`lane_events`), then `LaneFacts` (`keep_view`
+    False: what files/recover hold for a whole store)."""
     first_cwd: str | None = None
 
 
 _WANT_ATT = {"edited_text_file", "file", "read_truncation_notice", "plan_mode", "plan_file_reference"}
 
 
-def lane_events(lane: Lane) -> LaneEvents:
+def lane_events(lane: Lane, keep_view: bool = True) -> LaneEvents:
+    """Every file event of one lane. `keep_view` False keeps `LaneFacts` instead of the lane's
+    full view (bounded memory over a whole store)."""
     idx = LaneIndex.build(lane)
     ev = LaneEvents(lane, index=idx)
+    _events(ev, idx)
+    if not keep_view:
+        ev.index = LaneFacts(idx)
+    return ev
+
+
+def _events(ev: LaneEvents, idx: LaneIndex) -> None:
+    lane = ev.lane
     want = [e for e in idx.entries
             if e.tool_use_ids or e.tool_result_ids or e.type in ("file-history-snapshot", "file-history-delta")
             or e.attachment in _WANT_ATT or e.type in ("user", "assistant", "system", "attachment")]
@@ -176,7 +235,6 @@ def lane_events(lane: Lane) -> LaneEvents:
             if isinstance(p, str):
                 ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
                 ev.backups.append(_backup(lane, e.no, "delta", ts, p, b, last_cwd))
-    return ev
 
 
 def _backup(lane: Lane, no: int, kind: str, ts: str | None, p: str, b: dict, cwd: str | None) -> Backup:

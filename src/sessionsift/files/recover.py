@@ -658,7 +658,7 @@ def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], lis
         lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
         for ln in lanes:
             try:
-                evs.append(lane_events(ln))
+                evs.append(lane_events(ln, keep_view=False))
             except OSError as exc:
                 from ..discover import Problem
 
