@@ -53,7 +53,10 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
         raise UsageError("--no-subagents and --subagents-only exclude each other")
     sel = make_selection(targets, sessions_from)
     scope = claude_scope(sel)
-    res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only)
+    irep, hows = _index_report(scope)
+    res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only, use_index=irep.on,
+                          outcomes=hows)
+    _index_done(irep, hows)
     gres = shared_changes(pairs_of(sel))
     gch = [c for c in gres.changes  # a child session (another provider's subagent) is not a main lane
            if not (no_subagents and (c.record.lane != "main" or c.ref.parent_session_id is not None))
@@ -125,7 +128,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     out.summary(transcripts=res.transcripts, files_unreadable=len(problems), problems=problems_json(problems),
                 touches=len(ts), files=files, unresolved=unresolved, unparsed_commands=res.unparsed, ops=ops,
                 copies=res.copies,
-                omissions=res.omissions,
+                omissions=res.omissions, index=irep.as_json(),
                 shared={"sessions": len(sel.refs), "changes": len(gch), "files": _n_files(gch),
                         "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
                         "omissions": gres.omissions()},
@@ -155,6 +158,20 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
         out.text(f"could not read: {p.path} ({p.why})")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or res.unparsed or sel.incomplete() else ExitStatus.OK
+
+
+def _index_report(scope):
+    """(IndexReport, list the lanes' outcomes are appended to) for the Claude Code scope."""
+    from ..index.report import IndexReport
+
+    return IndexReport.for_root(scope.home.path), []
+
+
+def _index_done(irep, hows: list) -> None:
+    from ..index.lanes import Outcome
+
+    for h in hows:
+        irep.add(Outcome(h, None if h != "scanned" else ("index off" if not irep.on else "a torn final line")))
 
 
 def _count(it) -> dict[str, int]:
@@ -216,7 +233,9 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     scope = claude_scope(sel)
     out = Out(fmt, "recover")
     cut = rec_mod.parse_at(at)
-    lane_evs, problems = rec_mod.collect(scope, not no_subagents)
+    irep, hows = _index_report(scope)
+    lane_evs, problems = rec_mod.collect(scope, not no_subagents, irep.on, hows)
+    _index_done(irep, hows)
     if sel.refs and not list_backups:
         # other providers' sessions in scope: their complete views (FileChange.new_content) answer
         # when Claude Code's transcripts hold no record of the file (cmd_recover_shared.py)
@@ -254,7 +273,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
             msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
         out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),
                     problems=problems_json(rec.unreadable), message=msg, exit_status=int(ExitStatus.NO_MATCH),
-                    coverage=coverage_json(sel.coverage()))
+                    coverage=coverage_json(sel.coverage()), index=irep.as_json())
         if not out.json:
             say(f"{path}: {msg}")
             say(coverage_line(sel.coverage()))
@@ -303,7 +322,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
             written = str(op)
     status = _recover_exit(rec)
     risks = [{"line": s.line, "lane": s.lane, "detail": s.detail} for s in rec.risks_since_anchor]
-    out.summary(status=rec.status, file=path, complete=rec.complete, exists=rec.exists,
+    out.summary(status=rec.status, file=path, complete=rec.complete, exists=rec.exists, index=irep.as_json(),
                 sha256=__import__("hashlib").sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
                 content=text if fmt == "json" and not coverage and not patches else None,
                 rendered=rec_mod.render_text(rec) if fmt == "json" and text is None and not coverage else None,

@@ -272,7 +272,8 @@ class Cols:
     entry per skeleton slot (a record), in file order. What search censuses and turn context
     need without re-parsing; the rest of a record is re-read from its bytes (offset, length)."""
 
-    __slots__ = ("no", "off", "ln", "key", "ts", "uses", "res", "model", "att", "mask", "kid")
+    __slots__ = ("no", "off", "ln", "key", "ts", "uses", "res", "model", "att", "mask", "kid", "cwd", "snap",
+                 "last_cwd")
 
     def __init__(self) -> None:
         self.no = array("I")
@@ -298,7 +299,17 @@ class Cols:
         """slot -> which LABEL_NEEDLES the line holds, for records of a type outside KNOWN_TYPES
         (what a search counts as not searched depends on which lines held its needles)."""
         self.kid: dict[tuple, int] = {}
+        self.cwd: dict[int, str] = {}
+        """slot -> `cwd`, where the last non-empty cwd among the records files/recover read
+        (CWD_TYPES) changes: the working directory a tool call without its own is taken in."""
+        self.snap: dict[int, str] = {}
+        """slot -> `snapshot.timestamp` of a record with no top-level timestamp (the instant a lane
+        view gives a file-history snapshot)."""
+        self.last_cwd: str | None = None
 
+
+CWD_TYPES = frozenset(("user", "assistant", "system", "attachment", "file-history-snapshot", "file-history-delta"))
+"""The record types whose `cwd` files/events.py follows."""
 
 LABEL_NEEDLES = ('"user"', '"assistant"', '"system"', '"attachment"', "queue-operation", "file-history-")
 """Every structural needle search's label selection can use (search/prefilter.py _LEAF_NEEDLES)."""
@@ -511,6 +522,14 @@ def _collect(C: Cols, slot: int, no: int, at: int, raw: bytes, obj: dict, t: str
     C.key.append(kid)
     ts = obj.get("timestamp")
     C.ts.append(ts if type(ts) is str else None)
+    if type(ts) is not str:
+        sn = obj.get("snapshot")
+        if type(sn) is dict and type(sn.get("timestamp")) is str:
+            C.snap[slot] = sn["timestamp"]
+    if t in CWD_TYPES:
+        cw = obj.get("cwd")
+        if type(cw) is str and cw and cw != C.last_cwd:
+            C.cwd[slot] = C.last_cwd = cw
     a = obj.get("attachment")
     if type(a) is dict and type(a.get("type")) is str:
         C.att[slot] = a["type"]
@@ -652,9 +671,12 @@ def _merge_cols(a: Cols, b: Cols, lines: int, slots: int) -> None:
     a.ln.extend(b.ln)
     a.key.extend(remap[k] for k in b.key)
     a.ts += b.ts
-    for mine, theirs in ((a.uses, b.uses), (a.res, b.res), (a.model, b.model), (a.att, b.att), (a.mask, b.mask)):
+    for mine, theirs in ((a.uses, b.uses), (a.res, b.res), (a.model, b.model), (a.att, b.att), (a.mask, b.mask),
+                         (a.cwd, b.cwd), (a.snap, b.snap)):
         for k, v in theirs.items():
             mine[k + slots] = v
+    if b.last_cwd is not None:
+        a.last_cwd = b.last_cwd
 
 
 def _finish(lane: Lane, part: _Part) -> LaneStats:

@@ -6,6 +6,7 @@ the TOOL_USE record (BASH-007), and reads the file-history snapshot/delta lines 
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -116,13 +117,19 @@ class LaneFacts:
 
     __slots__ = ("stats", "_no", "_turn", "_ts", "_tsoff")
 
-    def __init__(self, idx: LaneIndex):
+    def __init__(self, idx: LaneIndex | None = None, *, stats=None, no=None, turn=None, ts=None):
+        """From a lane view, or from its parts: `no` and `turn` arrays ('I', 'i': -1 none), `ts`
+        the timestamps (None or str per record)."""
         from array import array
 
-        self.stats = idx.stats
-        self._no = array("I", (e.no for e in idx.entries))
-        self._turn = array("i", (-1 if e.turn is None else e.turn for e in idx.entries))
-        parts = [e.timestamp or "" for e in idx.entries]
+        if idx is not None:
+            stats = idx.stats
+            no = array("I", (e.no for e in idx.entries))
+            turn = array("i", (-1 if e.turn is None else e.turn for e in idx.entries))
+            ts = [e.timestamp for e in idx.entries]
+        self.stats = stats
+        self._no, self._turn = no, turn
+        parts = [t or "" for t in ts]
         off = array("I", [0])
         for t in parts:
             off.append(off[-1] + len(t))
@@ -174,22 +181,48 @@ def lane_events(lane: Lane, keep_view: bool = True) -> LaneEvents:
     return ev
 
 
+_SHELL: dict[tuple[str, str | None], ShellAnalysis] = {}
+
+
+def _analyze(command: str, cwd: str | None) -> ShellAnalysis:
+    """`analyze`, once per (command, cwd) in a process (agents repeat commands; the analysis is
+    never changed by its users)."""
+    k = (command, cwd)
+    r = _SHELL.get(k)
+    if r is None:
+        if len(_SHELL) >= 8192:
+            _SHELL.clear()
+        r = _SHELL[k] = analyze(command, cwd)
+    return r
+
+
 def _events(ev: LaneEvents, idx: LaneIndex) -> None:
-    lane = ev.lane
     want = [e for e in idx.entries
             if e.tool_use_ids or e.tool_result_ids or e.type in ("file-history-snapshot", "file-history-delta")
             or e.attachment in _WANT_ATT or e.type in ("user", "assistant", "system", "attachment")]
+    _events_of(ev, idx.load_many(want))
+
+
+def _events_of(ev: LaneEvents, pairs, cwd_at=None) -> None:
+    """The file events of (entry, record) pairs in file order. `cwd_at(entry)`: the last non-empty
+    cwd at or before that record among the records `_events` reads (given when `pairs` holds only
+    the records that carry events: lane_events_indexed); else it is followed here, with the first
+    cwd and the slugs."""
+    lane = ev.lane
     pending: dict[str, Call] = {}
     last_cwd = None
-    for e, obj in idx.load_many(want):
+    for e, obj in pairs:
         cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else None
-        if cwd and ev.first_cwd is None:
-            ev.first_cwd = cwd
-        if cwd:
-            last_cwd = cwd
         slug = obj.get("slug")
-        if isinstance(slug, str) and slug:
-            ev.slugs.append((e.no, slug, e.type, e.subtype))
+        if cwd_at is not None:
+            last_cwd = cwd_at(e)
+        else:
+            if cwd and ev.first_cwd is None:
+                ev.first_cwd = cwd
+            if cwd:
+                last_cwd = cwd
+            if isinstance(slug, str) and slug:
+                ev.slugs.append((e.no, slug, e.type, e.subtype))
         t = e.type
         if t == "assistant" and e.tool_use_ids:
             for b in R.tool_uses(obj):
@@ -201,7 +234,7 @@ def _events(ev: LaneEvents, idx: LaneIndex) -> None:
                 c = Call(lane, str(name), str(b.get("id")), e.no, e.timestamp, e.turn, cwd or last_cwd, inp,
                          survival=e.survival)
                 if name in SHELL_TOOLS and isinstance(inp.get("command"), str):
-                    c.shell = analyze(inp["command"], c.cwd)
+                    c.shell = _analyze(inp["command"], c.cwd)
                 pending[c.tool_use_id] = c
                 ev.calls.append(c)
         elif t == "user" and e.tool_result_ids:
@@ -290,3 +323,97 @@ def parse_gutter(text: str) -> list[tuple[int, str]]:
         if m:
             out.append((int(m.group(1)), m.group(2).rstrip("\r") if False else m.group(2)))
     return out
+
+
+# -- from the index (sessionsift/index) ------------------------------------------------------------
+
+_CALL_TOOLS = FILE_TOOLS | frozenset(SHELL_TOOLS) | {"ExitPlanMode"}
+
+
+def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
+    """`lane_events(lane, keep_view=False)` from the lane's index: only the records that carry
+    file events are read and parsed (tool calls of file tools, Bash and ExitPlanMode, their
+    results, file attachments, file-history lines); turns and survival come from the index. Slugs
+    are not gathered (`plan` reads the lane itself). None when the index cannot answer (then read
+    the lane)."""
+    from bisect import bisect_right
+
+    from ..index import codec, config, lanes as IL, store
+    from ..read.lines import parse_line
+    from .. import read as _read  # noqa: F401
+
+    if config.why_off() is not None:
+        return None
+    try:
+        f, st, verdict = IL._open(lane)
+        if f is not None and verdict == store.GROWN:
+            IL.lane_stats(lane)
+            f, st, verdict = IL._open(lane)
+    except OSError:
+        return None
+    if f is None or verdict != store.FRESH or f.identity.end != st.st_size:
+        return None
+    so, co = f.section("stats"), f.section("cols")
+    if so is None or co is None:
+        return None
+    cols = codec.cols_from(co)
+    turns = IL.turns_of(lane, f, cols)
+    if turns is None:
+        return None
+    keys = list(cols.kid)
+    call_ids: set[str] = set()
+    pick: list[int] = []
+    for i, k in enumerate(cols.key):
+        t, _sub, att, _labels = keys[k]
+        if t == "assistant":
+            u = cols.uses.get(i)
+            if u and any(x for x, _n in u) and any(isinstance(n, str) and n in _CALL_TOOLS for _x, n in u):
+                pick.append(i)
+                call_ids.update(str(x) for x, n in u if isinstance(n, str) and n in _CALL_TOOLS)
+        elif t == "user":
+            r = cols.res.get(i)
+            if r and any(r) and any(str(x) in call_ids for x in r):
+                pick.append(i)
+        elif t in ("file-history-snapshot", "file-history-delta") or (t == "attachment" and att in _WANT_ATT):
+            pick.append(i)
+    cw_slots = sorted(cols.cwd)
+    cw_vals = [cols.cwd[s] for s in cw_slots]
+
+    def cwd_at(e) -> str | None:
+        j = bisect_right(cw_slots, e.slot) - 1
+        return cw_vals[j] if j >= 0 else None
+
+    ev = LaneEvents(lane)
+    ev.first_cwd = cw_vals[0] if cw_vals else None
+    ev.index = LaneFacts(stats=codec.read_from(so["read"]), no=cols.no, turn=turns.turn,
+                         ts=[t if t is not None else cols.snap.get(i) for i, t in enumerate(cols.ts)])
+    fd = os.open(lane.path, os.O_RDONLY)
+
+    def pairs():
+        for i in pick:
+            raw = os.pread(fd, cols.ln[i], cols.off[i])
+            obj = parse_line(raw) or {}
+            t, sub, att, labels = keys[cols.key[i]]
+            yield _Ent(i, cols.no[i], t, sub, att if t == "attachment" else None,
+                       cols.ts[i] if cols.ts[i] is not None else cols.snap.get(i),
+                       turns.turn_of(i), turns.survival_of(i),
+                       tuple(str(x) for x, _n in cols.uses.get(i, ()) if x),
+                       tuple(str(x) for x in cols.res.get(i, ()) if x)), obj
+
+    try:
+        _events_of(ev, pairs(), cwd_at)
+    finally:
+        os.close(fd)
+    return ev
+
+
+class _Ent:
+    """The entry fields `_events_of` reads, from the index."""
+
+    __slots__ = ("slot", "no", "type", "subtype", "attachment", "timestamp", "turn", "survival", "tool_use_ids",
+                 "tool_result_ids")
+
+    def __init__(self, slot, no, type_, subtype, attachment, timestamp, turn, survival, uses, results):
+        self.slot, self.no, self.type, self.subtype, self.attachment = slot, no, type_, subtype, attachment
+        self.timestamp, self.turn, self.survival = timestamp, turn, survival
+        self.tool_use_ids, self.tool_result_ids = uses, results

@@ -652,13 +652,18 @@ def _ts(x: str | None) -> float | None:
     return d.timestamp() if d else None
 
 
-def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], list]:
+def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
+            outcomes: list | None = None) -> tuple[list[LaneEvents], list]:
+    """Every lane's file events. `use_index`: from each lane's index where it can answer
+    (sessionsift/index; indexed now when it has none), `outcomes` collects how each lane was read
+    ("index", "built", "scanned")."""
     evs, problems = [], []
     for s in scope.sessions:
         lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
         for ln in lanes:
             try:
-                evs.append(lane_events(ln, keep_view=False))
+                le = _lane_events(ln, use_index, outcomes)
+                evs.append(le)
             except OSError as exc:
                 from ..discover import Problem
 
@@ -666,6 +671,27 @@ def collect(scope: Scope, subagents: bool = True) -> tuple[list[LaneEvents], lis
     _mark_copies(scope, evs)
     # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
     return evs, list(scope.problems) + [p for p in problems if p not in scope.problems]
+
+
+def _lane_events(ln, use_index: bool, outcomes: list | None) -> LaneEvents:
+    if use_index:
+        from .events import lane_events_indexed
+
+        le = lane_events_indexed(ln)
+        how = "index"
+        if le is None:
+            from ..index import lanes as IL
+
+            _ls, o = IL.lane_stats(ln)
+            le = lane_events_indexed(ln) if o.how != "scanned" else None
+            how = o.how
+        if le is not None:
+            if outcomes is not None:
+                outcomes.append(how)
+            return le
+    if outcomes is not None:
+        outcomes.append("scanned")
+    return lane_events(ln, keep_view=False)
 
 
 def _mark_copies(scope: Scope, evs: list[LaneEvents]) -> None:

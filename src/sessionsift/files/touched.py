@@ -58,9 +58,10 @@ def _status(c: Call) -> str:
 
 
 def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
-            lane_evs: list[LaneEvents] | None = None, problems: list | None = None) -> FilesResult:
+            lane_evs: list[LaneEvents] | None = None, problems: list | None = None,
+            use_index: bool = False, outcomes: list | None = None) -> FilesResult:
     if lane_evs is None:
-        lane_evs, problems = collect(scope, subagents or subagents_only)
+        lane_evs, problems = collect(scope, subagents or subagents_only, use_index, outcomes)
     res = FilesResult(transcripts=len(lane_evs), problems=problems or [])
     for le in lane_evs:
         if le.index is not None:

@@ -143,7 +143,8 @@ def cols_obj(c: Cols) -> dict:
         "no": c.no.tobytes(), "off": c.off.tobytes(), "ln": c.ln.tobytes(), "key": c.key.tobytes(),
         "ts": c.ts, "uses": [[k, [list(u) for u in v]] for k, v in c.uses.items()], "res": _pairs(c.res),
         "model": _pairs(c.model), "att": _pairs(c.att), "mask": _pairs(c.mask),
-        "kid": [_combo_obj(k) for k in c.kid],
+        "kid": [_combo_obj(k) for k in c.kid], "cwd": _pairs(c.cwd), "snap": _pairs(c.snap),
+        "last_cwd": c.last_cwd,
     }
 
 
@@ -160,6 +161,9 @@ def cols_from(o: dict) -> Cols:
     c.att = {k: v for k, v in o["att"]}
     c.mask = {k: v for k, v in o["mask"]}
     c.kid = {_combo_from(k): i for i, k in enumerate(o["kid"])}
+    c.cwd = {k: v for k, v in o["cwd"]}
+    c.snap = {k: v for k, v in o["snap"]}
+    c.last_cwd = o["last_cwd"]
     return c
 
 

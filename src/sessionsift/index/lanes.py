@@ -200,3 +200,24 @@ def remove(lane: Lane) -> int | None:
         return n
     except OSError:
         return None
+
+
+def turns_of(lane: Lane, f: "store.IndexFile", cols) -> "object | None":
+    """The lane's turns section (index/turns.py), derived and stored on first need; None when the
+    index cannot give it."""
+    from . import turns as T
+
+    o = f.section("turns")
+    if o is None:
+        po = f.section("part")
+        if po is None:
+            return None
+        o = T.derive(lane, po, cols)
+        try:
+            f.with_section("turns", o, KIND, str(lane.path))
+        except (OSError, ValueError):
+            pass
+    try:
+        return T.Turns(o)
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 MAGIC = b"SSIFTIDX"
-VERSION = 1
+VERSION = 2
 FP_BYTES = 4096
 SAMPLES = 8
 
@@ -66,9 +66,21 @@ def usable_for(data_root: str | os.PathLike[str] | None) -> bool:
     return not (idx == root or idx.startswith(root.rstrip(os.sep) + os.sep))
 
 
+_ROOT: list = [None, None]
+"""(the environment values it was computed from, root_dir as a string): index_path runs once per
+transcript, so the root is not recomputed each time."""
+
+
+def _root_str() -> str:
+    key = (os.environ.get("SESSIONSIFT_INDEX_DIR"), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
+    if _ROOT[0] != key:
+        _ROOT[0], _ROOT[1] = key, str(root_dir())
+    return _ROOT[1]
+
+
 def index_path(kind: str, path: str | os.PathLike[str]) -> Path:
     h = hashlib.blake2b(os.fsencode(os.path.abspath(path)), digest_size=16).hexdigest()
-    return root_dir() / kind / h[:2] / f"{h}.idx"
+    return Path(f"{_root_str()}/{kind}/{h[:2]}/{h}.idx")
 
 
 def _private_dirs(d: Path) -> None:
@@ -172,18 +184,24 @@ def _codec():
 
 
 def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str, Any],
-          extra: dict | None = None) -> int:
-    """Write an index file atomically (temp + os.replace); returns its size in bytes."""
+          extra: dict | None = None, raw_sections: dict[str, tuple[bytes, int]] | None = None) -> int:
+    """Write an index file atomically (temp + os.replace); returns its size in bytes.
+    `raw_sections`: sections already compressed (name -> (bytes, uncompressed length)), copied."""
     mp, zstd = _codec()
     enc = mp.Encoder()
     cctx = zstd.ZstdCompressor(level=3)
     blobs = []
     table = {}
     off = 0
-    for name, obj in sections.items():
-        raw = enc.encode(obj)
-        comp = cctx.compress(raw)
-        table[name] = [off, len(comp), len(raw), hashlib.blake2b(comp, digest_size=16).hexdigest()]
+    items = [(name, None, obj) for name, obj in sections.items()]
+    items += [(name, comp_n, None) for name, comp_n in (raw_sections or {}).items() if name not in sections]
+    for name, comp_n, obj in items:
+        if comp_n is None:
+            raw = enc.encode(obj)
+            comp, n = cctx.compress(raw), len(raw)
+        else:
+            comp, n = comp_n
+        table[name] = [off, len(comp), n, hashlib.blake2b(comp, digest_size=16).hexdigest()]
         blobs.append(comp)
         off += len(comp)
     header = enc.encode({"version": VERSION, "kind": kind, "path": os.fsencode(os.path.abspath(path)),
@@ -221,13 +239,16 @@ class IndexFile:
         """The index file at `dest` for `path`, or None when absent or not to be trusted."""
         mp, _ = _codec()
         try:
-            with open(dest, "rb") as f:
-                head = f.read(65536)
+            fd = os.open(dest, os.O_RDONLY)
+            try:
+                head = os.read(fd, 4096)
                 if head[:8] != MAGIC or len(head) < 12:
                     return None
                 (n,) = struct.unpack("<I", head[8:12])
                 if len(head) < 12 + n:
-                    head += f.read(12 + n - len(head))
+                    head += os.pread(fd, 12 + n - len(head), len(head))
+            finally:
+                os.close(fd)
         except OSError:
             return None
         try:
@@ -242,6 +263,33 @@ class IndexFile:
 
     def has(self, name: str) -> bool:
         return name in self.header["sections"]
+
+    def raw_sections(self) -> dict[str, tuple[bytes, int]] | None:
+        """Every section as stored (compressed bytes, uncompressed length), checked; None when one
+        does not check."""
+        out = {}
+        try:
+            with open(self.dest, "rb") as f:
+                for name, (off, n, raw_n, digest) in self.header["sections"].items():
+                    f.seek(self.base + off)
+                    comp = f.read(n)
+                    if len(comp) != n or hashlib.blake2b(comp, digest_size=16).hexdigest() != digest:
+                        return None
+                    out[name] = (comp, raw_n)
+        except (OSError, ValueError, TypeError):
+            return None
+        return out
+
+    def with_section(self, name: str, obj: Any, kind: str, path: str) -> None:
+        """Rewrite this index file with one more section, the identity unchanged (when the file
+        on disk is still the one read: another writer may have replaced it)."""
+        cur = IndexFile.open(self.dest, kind, path)
+        if cur is None or cur.identity != self.identity:
+            return
+        raw = cur.raw_sections()
+        if raw is None:
+            return
+        write(self.dest, kind, path, self.identity, {name: obj}, cur.extra, raw_sections=raw)
 
     def section(self, name: str) -> Any:
         """The decoded section, or None when it is missing or does not check."""
