@@ -62,7 +62,7 @@ def test_gemini_cli_home_is_a_home_measured(gemini_corpus):
 def test_process_recognition(corpus):
     seen = [pr["argv"] for run in corpus for pr in run.ground_truth["client_processes"]]
     assert seen, "the harness recorded no client process"
-    assert any("--max-old-space-size" in " ".join(a) for a in seen), "the relaunched child was not captured"
+    assert any("--max-old-space-size" in " ".join(a) for a in seen), ("the relaunched child was not captured", seen)
     for argv in seen:
         assert truth.provider().is_client_argv(argv), argv
     for argv in (["node", "/usr/lib/node_modules/npm/bin/npm-cli.js"], ["python3", "gemini.py"], [],

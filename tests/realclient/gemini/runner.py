@@ -161,6 +161,7 @@ class Inner:
                         raise RuntimeError(f"client hung on prompt {i + 1}")
                     if kill_key and killed is None and any(s["key"] == kill_key for s in mock.served):
                         time.sleep(1.0)  # the client has sent its request and waits for the answer
+                        self._capture_group(proc.pid, i + 1, seen_pids)  # the last look before the kill
                         os.killpg(proc.pid, signal.SIGKILL)
                         killed = {"signal": "SIGKILL", "while_serving": kill_key, "t": time.time()}
                     time.sleep(0.05)
