@@ -40,19 +40,33 @@ class SharedChanges:
         return dict(c)
 
 
+def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], ReadReport, Problem | None]:
+    prov, ref = pair
+    rep = ReadReport()
+    got: list[Change] = []
+    try:
+        for r in prov.read(ref, rep):
+            if r.copy_of is not None:
+                continue
+            for fc in r.file_changes:
+                got.append(Change(ref, r, fc))
+    except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
+        return got, rep, Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
+                                 f"reader failed: {type(exc).__name__}: {exc}")
+    return got, rep, None
+
+
 def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
+    from .fanout import map_halves, no_gc
+
     out = SharedChanges()
-    for prov, ref in pairs:
-        rep = ReadReport()
-        try:
-            for r in prov.read(ref, rep):
-                if r.copy_of is not None:
-                    continue
-                for fc in r.file_changes:
-                    out.changes.append(Change(ref, r, fc))
-        except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
-            out.problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                        f"reader failed: {type(exc).__name__}: {exc}"))
+    pairs = list(pairs)
+    with no_gc():
+        results = map_halves(_session_changes, pairs, [r.size for _, r in pairs])
+    for got, rep, prob in results:
+        out.changes.extend(got)
+        if prob is not None:
+            out.problems.append(prob)
         out.reports.append(rep)
         out.problems.extend(rep.problems)
     out.changes.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))

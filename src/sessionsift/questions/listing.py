@@ -76,18 +76,27 @@ class RefListing:
 
 def list_refs(refs: list[SessionRef], providers: dict[str, Provider]) -> RefListing:
     """Rows for `refs` (each read by its provider in `providers`), newest first."""
+    from .fanout import map_halves, no_gc
+
     rows: list[RefRow] = []
     problems: list[Problem] = []
-    for ref in refs:
+
+    def one(ref: SessionRef) -> RefRow | Problem:
         prov = providers.get(ref.provider)
         if prov is None:
-            problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id, f"no reader for {ref.provider}"))
-            continue
+            return Problem(str(ref.paths[0]) if ref.paths else ref.session_id, f"no reader for {ref.provider}")
         try:
-            row = summarize(prov, ref)
+            return summarize(prov, ref)
         except Exception as exc:  # a reader's bug: the session is unreadable, the answer goes on
-            problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                    f"reader failed: {type(exc).__name__}: {exc}"))
+            return Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
+                           f"reader failed: {type(exc).__name__}: {exc}")
+
+    refs = list(refs)
+    with no_gc():
+        results = map_halves(one, refs, [r.size for r in refs])
+    for row in results:
+        if isinstance(row, Problem):
+            problems.append(row)
             continue
         problems.extend(row.report.problems)
         rows.append(row)

@@ -228,18 +228,29 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
             gate = rule_out(pairs, q.needles, q.needles_ci, q.kinds)
         except Exception:  # the gate only saves time: without it every session is parsed
             gate = [False] * len(pairs)
-    for (prov, ref), ruled in zip(pairs, gate):
-        sm.sessions += 1
+    from .fanout import map_halves, no_gc
+
+    def one(k: int) -> SessionOutcome | Problem:
+        prov, ref = pairs[k]
         try:
-            o = search_session(prov, ref, q, ruled)
+            return search_session(prov, ref, q, gate[k])
         except Exception as exc:  # a reader's bug: this session is unreadable, the search goes on
-            sm.problems.append(Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                       f"reader failed: {type(exc).__name__}: {exc}"))
+            return Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
+                           f"reader failed: {type(exc).__name__}: {exc}")
+
+    todo = [k for k in range(len(pairs)) if gate[k] is not True]
+    with no_gc():
+        got = dict(zip(todo, map_halves(one, todo, [pairs[k][1].size for k in todo])))
+    for k in range(len(pairs)):
+        sm.sessions += 1
+        o = got.get(k)
+        if isinstance(o, Problem):
+            sm.problems.append(o)
             continue
-        if o.prefiltered:  # ruled out by its bytes: counted, nothing else to merge
+        if o is None or o.prefiltered:  # ruled out by its bytes: counted, nothing else to merge
             sm.sessions_prefiltered += 1
             if not sm.omissions:
-                sm.omissions.update(o.report.omissions())  # the (zero) keys, as a read session gives
+                sm.omissions.update(ReadReport().omissions())  # the (zero) keys a read session gives
             continue
         outs.append(o)
         sm.hits += o.hit_count

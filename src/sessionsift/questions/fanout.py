@@ -1,0 +1,139 @@
+"""Answering over many sessions with two processes: the sessions are cut in two contiguous halves
+by bytes, a forked worker answers the second half while this process answers the first, and the
+worker's answers come back pickled, in order -- so the result is the list a single process gives.
+
+Used by the shared-records questions (search, stats, list, files) when the selected sessions hold
+at least PARALLEL_MIN_BYTES. No fork when there is one CPU, no ``os.fork``, another thread runs
+(a fork copies no threads or locks) or SESSIONSIFT_NO_FORK is set; a worker that fails only costs
+time (this process then answers its half itself). Readers keep no state across sessions that a
+fork could corrupt: the SQLite readers open their own connections in a child (sqlite_ro).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from typing import Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+PARALLEL_MIN_BYTES = 8 << 20
+"""Below this many bytes in all, one process answers (a fork and its pickled answers cost more)."""
+UNKNOWN_SIZE = 64 << 10
+"""The weight of a session whose size is not attributable (rows of a shared database)."""
+
+
+def can_fork() -> bool:
+    return (hasattr(os, "fork") and (os.cpu_count() or 1) >= 2 and threading.active_count() == 1
+            and not os.environ.get("SESSIONSIFT_NO_FORK"))
+
+
+def split_point(sizes: Sequence[int]) -> int:
+    """The index where the second half (by bytes) starts."""
+    total = sum(sizes)
+    acc = 0
+    for i, s in enumerate(sizes):
+        if acc + s / 2 >= total / 2:
+            return i
+        acc += s
+    return len(sizes)
+
+
+def map_halves(fn: Callable[[T], R], items: Sequence[T], sizes: Sequence[int | None],
+               min_bytes: int = PARALLEL_MIN_BYTES) -> list[R]:
+    """``[fn(x) for x in items]``, the second half computed in a forked worker when the items hold
+    at least `min_bytes` (`sizes`: bytes per item, None = not attributable). `fn` must not raise
+    (wrap failures in its result) and its results must pickle."""
+    w = [UNKNOWN_SIZE if s is None else max(int(s), 1) for s in sizes]
+    if len(items) < 2 or sum(w) < min_bytes or not can_fork():
+        return [fn(x) for x in items]
+    cut = split_point(w)
+    if cut <= 0 or cut >= len(items):
+        return [fn(x) for x in items]
+    worker = _Worker(lambda: [fn(x) for x in items[cut:]])
+    try:
+        head = [fn(x) for x in items[:cut]]
+        tail = worker.result()
+    finally:
+        worker.close()
+    if tail is None or len(tail) != len(items) - cut:
+        tail = [fn(x) for x in items[cut:]]
+    return head + tail
+
+
+class _Worker:
+    """`job()` run in a forked process; :meth:`result` is its pickled return value, or None when
+    the worker failed (the caller then does the work itself)."""
+
+    def __init__(self, job) -> None:
+        self.pid = 0
+        self.reader = None
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            return
+        if pid == 0:  # the worker: compute, send, exit without the parent's cleanup
+            code = 1
+            try:
+                os.close(r)
+                import gc
+
+                gc.disable()  # a short-lived process: no cycles worth collecting
+                data = pickle.dumps(job(), pickle.HIGHEST_PROTOCOL)
+                with os.fdopen(w, "wb") as f:
+                    f.write(data)
+                code = 0
+            except BaseException:
+                pass
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid = pid
+        self.reader = os.fdopen(r, "rb")
+
+    def result(self):
+        if self.reader is None:
+            return None
+        try:
+            data = self.reader.read()
+        except OSError:
+            data = b""
+        status = self.close()
+        if status != 0 or not data:
+            return None
+        try:
+            return pickle.loads(data)
+        except Exception:
+            return None
+
+    def close(self) -> int | None:
+        """Idempotent. Closing our end first: a worker still writing fails and exits."""
+        if self.reader is None:
+            return None
+        self.reader.close()
+        self.reader = None
+        _, status = os.waitpid(self.pid, 0)
+        return status
+
+
+class no_gc:
+    """The cyclic garbage collector kept out of a hot loop (records are acyclic; a reading creates
+    millions of them and a collection pass walks them all): disabled inside, restored after."""
+
+    def __enter__(self):
+        import gc
+
+        self._was = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._was:
+            import gc
+
+            gc.enable()
