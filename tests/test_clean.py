@@ -269,3 +269,23 @@ def test_the_deleting_component_never_parses_what_it_deletes():
             fns = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
             inside_load = {id(n) for n in ast.walk(fns["load"])}
             assert all(id(n) in inside_load for n in loads if n.attr == "loads"), "archive parses only its manifest"
+
+
+def test_an_export_by_sessionsift_export_makes_the_session_provably_kept(tmp_path):
+    """The other writer of the ledger: `export markdown` of every provider's sessions, then the
+    kept gate of `clean scan` proves them kept; one session that grows afterwards is not."""
+    home = corpus(tmp_path / "h", (".claude", ".codex", ".gemini", ".local/share/opencode"))
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    r = cli("export", "markdown", "--home", str(home), "--out", str(tmp_path / "md"), "--no-index", env=env)
+    assert r.returncode in (0, 3), r.stderr
+    r = cli("clean", "scan", "--home", str(home), "--older-than", "1m", "--format", "json", env=env)
+    sess = [x for x in rows(r.stdout) if x["kind"] == "session"]
+    kept = {(s["provider"], s["session_id"]): s["gates"]["kept"]["reason"] for s in sess}
+    assert len(kept) > 20 and set(kept.values()) == {"kept_provably"}, {k: v for k, v in kept.items()
+                                                                        if v != "kept_provably"}
+    t = home / ".claude/projects/-tmp-ssift-rc-subagents-work" / f"{SUB}.jsonl"
+    with open(t, "ab") as f:
+        f.write(b'{"type":"user","timestamp":"2026-11-30T05:00:00.000Z"}\n')
+    r = cli("clean", "scan", "--home", str(home), "--older-than", "1m", "--format", "json", env=env)
+    g = {x["session_id"]: x["gates"]["kept"] for x in rows(r.stdout) if x["kind"] == "session"}
+    assert g[SUB]["reason"] == "not_provably_kept" and "changed after it was kept" in g[SUB]["detail"]
