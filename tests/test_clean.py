@@ -88,7 +88,7 @@ def test_capture_removes_verifies_and_restores_byte_for_byte(tmp_path):
     rep, oc = _cap(home, data)
     st = {r.status for r in oc.results}
     assert st == {"removed"}, [r.to_json() for r in oc.results]
-    assert len(oc.results) == sum(1 for v in rep.verdicts if v.eligible) > 0
+    assert len(oc.results) == sum(1 for v in rep.verdicts if v.eligible and v.contained_in is None) > 0
     assert not (home / ".claude/projects/-tmp-ssift-rc-subagents-work" / SUB).exists()
     assert losses(before, home, data) == []
     # private archive

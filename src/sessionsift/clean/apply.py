@@ -66,8 +66,14 @@ def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
 def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[list[Verdict], list[tuple[Verdict, str]]]:
     from ..errors import TargetError
 
+    gone = None
     for t in targets:
         if not any(matches(v, (t,)) for v in rep.verdicts):
+            if gone is None:
+                m = rep.archive.load()
+                gone = {c["session_id"] for c in m.captures() if "removed" in m.events(c["id"])}
+            if t in gone or (len(t) >= 4 and any(g.startswith(t) for g in gone)):
+                continue  # captured and removed already (a re-run): nothing left to do for it
             looked = ", ".join(e.display for e in rep.survey.entries if e.looked) or "none"
             raise TargetError(f"no session of any provider looked at ({looked}) is {t!r} (a session id, a prefix of "
                               "4+ characters, one of its files or its project directory)")

@@ -339,7 +339,12 @@ def recover(arch: Archive) -> list[Result]:
             continue
         present = [i for i, t in enumerate(e["top"]) if os.path.lexists(hidden_name(t, e["id"]))]
         if not present:
-            continue  # crashed before anything was moved: the source is intact, a new pass captures it
+            if "unlink-begin" in ev:  # crashed after the last unlink, before `removed` was written
+                arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": e["id"],
+                             "instant": ledger.now_iso(), "note": "finished after an interrupted run"}, durable=False)
+                out.append(Result(e["provider"], e["session_id"], "removed", e["id"],
+                                  "an interrupted removal had finished its unlinks"))
+            continue  # else crashed before anything was moved: the source is intact, a new pass captures it
         r = Result(e["provider"], e["session_id"], "failed", e["id"])
         if "unlink-begin" in ev:
             # every entry was verified against the archive before unlink-begin: finish (what
