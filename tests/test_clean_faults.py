@@ -34,7 +34,7 @@ INTER = "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"  # Claude: transcript + file-hist
 SMALL = (SUB, INTER, "01a230e8-d707-7100-98b0-f4c88875e4d7")  # + a Codex rollout with its .zst sibling
 FILES = (".claude", ".codex", ".gemini")
 
-RUNS = {"crashes": 0, "losses": 0}
+RUNS = {"crashes": 0, "losses": 0, "raise": 0, "kill9_at_step": 0, "kill9_timed": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -72,6 +72,9 @@ def _finished(home: Path, data: Path, reference: set[str]) -> None:
     assert _leftovers(home) == []
     checks, m = verify(Archive(archive_dir(data)))
     assert checks and all(c.ok for c in checks), [c.to_json() for c in checks if not c.ok]
+    from sessionsift.clean.restore import status_of
+
+    assert "interrupted" not in {status_of(m, c) for c in m.captures()}
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +114,7 @@ def test_a_raise_at_every_step_loses_nothing_and_a_rerun_finishes(tmp_path, smal
         finally:
             C.FAULT = None
         RUNS["crashes"] += 1
+        RUNS["raise"] += 1
         lost = losses(before, home, data)
         RUNS["losses"] += len(lost)
         assert lost == [], f"crash at step {k} ({names[k]}): lost {lost}"
@@ -179,6 +183,7 @@ def test_kill_9_at_many_points_loses_nothing_and_a_rerun_finishes(tmp_path):
         res = list(ex.map(one, points))
     for k, lost, _ in res:
         RUNS["crashes"] += 1
+        RUNS["kill9_at_step"] += 1
         RUNS["losses"] += len(lost)
         assert lost == [], f"SIGKILL at step {k}: lost {lost}"
     assert len(res) >= 20
@@ -211,6 +216,7 @@ def test_kill_9_from_outside_at_timed_points(tmp_path):
         res = list(ex.map(one, range(1, 10)))
     for lost in res:
         RUNS["crashes"] += 1
+        RUNS["kill9_timed"] += 1
         RUNS["losses"] += len(lost)
         assert lost == []
 
@@ -312,5 +318,7 @@ def test_a_client_appending_continuously_loses_no_byte(tmp_path):
 def test_figures(capsys):
     """Prints the crash figures for the report (the sweeps above run first in this module)."""
     with capsys.disabled():
-        print(f"\nclean fault injection: {RUNS['crashes']} crashes injected, {RUNS['losses']} files lost")
+        print(f"\nclean fault injection: {RUNS['crashes']} crashes injected ({RUNS['raise']} raises, one at every "
+              f"step of the small corpus; {RUNS['kill9_at_step']} SIGKILLs at steps and {RUNS['kill9_timed']} at timed "
+              f"points of the full file-based corpus), {RUNS['losses']} files lost")
     assert RUNS["losses"] == 0
