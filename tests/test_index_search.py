@@ -209,3 +209,27 @@ def test_unsent_alone_counts_only_drafts(use_index):
         assert got[1]["hits"] == 0
         msg = _run(Query(patterns=("",), include=("user.unsent", "user.message"), count_by="total"), home, use_index)
         assert msg[1]["hits"] > 0
+
+
+def test_the_root_summary_answers_alone_and_only_while_files_are_unchanged(tmp_path):
+    """After one census the data root's summary (index/summary.py) answers the next by itself (a
+    stat per transcript); a transcript that changed is not taken from it."""
+    from sessionsift.index import store
+
+    home = tmp_path / "claude"
+    shutil.copytree(HOMES[1], home)
+    _index_all(home)
+    q = Query(patterns=("",), include=("user.message", "agent.tool.use"), count_by="label")
+    ref = _run(q, home, False)
+    first = _run(q, home, True)
+    assert first[:3] == ref[:3]
+    for p in (store.root_dir() / "claude").rglob("*.idx"):
+        p.unlink()  # only the root summary is left
+    got = _run(q, home, True)
+    assert got[:3] == ref[:3] and got[3]["index"] == len(ref[2])
+    main = max((home / "projects").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    with open(main, "ab") as f:
+        f.write(main.read_bytes().split(b"\n")[0] + b"\n")  # a real line appended (a replay)
+    got = _run(q, home, True)
+    assert got[:3] == _run(q, home, False)[:3]
+    assert got[3][None] == 1 and got[3]["index"] == len(ref[2]) - 1

@@ -71,7 +71,7 @@ def _write(lane: Lane, buf, end: int, st: os.stat_result, sections: dict) -> Non
         pass  # an unwritable cache (or an unencodable value) costs speed next time, never a result
 
 
-def final_obj(part: "S._Part") -> dict:
+def final_obj(part: "S._Part", path=None) -> dict:
     """What search needs of the finished census, per record kind (docs/index.md): how many records
     carry each (kind, final labels) pair - drafts relabelled user.unsent -, the unknown-type
     records by which label needles their lines hold, whether any parent has two user.message
@@ -93,7 +93,14 @@ def final_obj(part: "S._Part") -> dict:
         "unknown": [[t, m, n] for (t, m), n in unknown.items()],
         "umsg_multi": any(v > 1 for v in parents.values()),
         "state": bytes(part.state or b""), "drafts": sorted(drafts),
+        "head": list(_head(path)) if path is not None else None,
     }
+
+
+def _head(path) -> tuple:
+    from ..model.lineage import _read_head
+
+    return _read_head(path)
 
 
 def census_one(lane: Lane, strict: bool, parallel: bool) -> "S.LaneStats | S.Problem":
@@ -149,7 +156,7 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple
         ls = S._finish(lane, base)
         if tail is None:
             sections["stats"] = codec.stats_obj(ls)
-            sections["final"] = final_obj(base)
+            sections["final"] = final_obj(base, lane.path)
         if rewrite:
             _write(lane, buf, end, st, sections)
     return ls, outcome

@@ -47,6 +47,8 @@ class View:
     keys: list = field(default_factory=list)
     cols: Cols | None = None
     how: str = "index"
+    head: tuple | None = None
+    """(first uuid, first timestamp) of the transcript (model/lineage.py `_head`)."""
 
 
 def _damaged(read: list) -> bool:
@@ -83,6 +85,7 @@ def view(lane: Lane, with_cols: bool) -> tuple[View | None, str | None]:
         return None, "damaged lines (malformed, zero-filled or invalid UTF-8)"
     v = View(lane, f.identity, [(k, d, n) for k, d, n in fin["pairs"]], fin["unknown"], fin["umsg_multi"],
              set(fin["drafts"]), fin["state"], so["read"], how=how)
+    v.head = tuple(fin["head"]) if fin.get("head") else None
     co = f.section("cols")
     if co is None:
         return None, "index incomplete"
@@ -114,15 +117,48 @@ def census_lane(p, pos: int, lane: Lane, why: list):
     from ..search.api import _in_window, _passes
     from ..search.types import LaneOutcome
 
-    if p.copies and str(lane.path) in p.copies:
+    from ..search.api import copies_of
+
+    if copies_of(p, lane) is not None:
         why.append("a fork's copied records")
         return None
-    cb = p.query.count_by
-    per_record = cb in _PER_RECORD or p.since_ts is not None or p.until_ts is not None
-    v, reason = view(lane, per_record)
+    v, reason = view(lane, per_record(p))
     if v is None:
         why.append(reason or "no index")
         return None
+    out = census_from_view(p, pos, lane, v)
+    if not per_record(p):
+        v.cols, v.state, v.drafts = None, b"", set()
+        out.view = v  # for the root summary (summary.py), sent back by a worker
+    return out
+
+
+def per_record(p) -> bool:
+    """The census reads per-record columns (not only the kinds' counts)."""
+    return p.query.count_by in _PER_RECORD or p.since_ts is not None or p.until_ts is not None
+
+
+_PASSING: dict = {}
+
+
+def _passing(p, keys: list) -> list[bool]:
+    """`_passes` of each kind in `keys` (one table for a whole data root: computed once)."""
+    from ..search.api import _passes
+
+    k = (id(p), id(keys), len(keys))
+    r = _PASSING.get(k)
+    if r is None or r[0] is not keys:
+        if len(_PASSING) > 64:
+            _PASSING.clear()
+        r = _PASSING[k] = (keys, [_passes(p, {"type": key[0]}, list(key[3])) for key in keys])
+    return r[1]
+
+
+def census_from_view(p, pos: int, lane: Lane, v: View):
+    from ..search.api import _in_window, _passes
+    from ..search.types import LaneOutcome
+
+    cb = p.query.count_by
     out = LaneOutcome(pos=pos)
     out.bytes = v.ident.end
     out.lines = v.read[2] if p.query.count_lines else None
@@ -134,7 +170,7 @@ def census_lane(p, pos: int, lane: Lane, why: list):
             k = t if isinstance(t, str) else "(no type)"
             out.unknown_type_lines[k] = out.unknown_type_lines.get(k, 0) + n
     keys = v.keys
-    passing = [_passes(p, {"type": key[0]}, list(key[3])) for key in keys]
+    passing = _passing(p, keys)
     # the scan relabels drafts when a hit is labelled user.message and either the pattern had a
     # needle (not every user record was looked at) or some parent has two user.message children
     relabel_any = p.needles is not None or v.umsg_multi or "user.message" not in p.allowed
@@ -148,7 +184,7 @@ def census_lane(p, pos: int, lane: Lane, why: list):
 
     c: Counter = Counter()
     hits = 0
-    if not per_record:
+    if not per_record(p):
         relabel = relabel_any and any(passing[k] and keys[k][3][:1] == ("user.message",) and n for k, _d, n in v.pairs)
         for kid, draft, n in v.pairs:
             key = keys[kid]

@@ -47,7 +47,32 @@ class Fork:
                 "uuid": self.at_uuid, "copied_records": self.copied_records}
 
 
+_KNOWN_HEADS: dict[str, tuple] = {}
+
+
+class known_heads:
+    """`with known_heads({path: (first uuid, first timestamp)}):` - heads already known (from an
+    index whose identity still matches the file) are not read again."""
+
+    def __init__(self, heads: dict[str, tuple]):
+        self.heads = heads
+
+    def __enter__(self):
+        _KNOWN_HEADS.update(self.heads)
+
+    def __exit__(self, *exc):
+        for k in self.heads:
+            _KNOWN_HEADS.pop(k, None)
+
+
 def _head(path) -> tuple[str | None, str | None]:
+    h = _KNOWN_HEADS.get(os.fspath(path)) if _KNOWN_HEADS else None
+    if h is not None:
+        return h
+    return _read_head(path)
+
+
+def _read_head(path) -> tuple[str | None, str | None]:
     """(first uuid, first timestamp) of a transcript's head; (None, None) when unreadable. Reads
     the head in growing windows (not the whole file): the lines looked at are those `iter_lines`
     yields first, at most HEAD_LINES of them."""
@@ -183,3 +208,18 @@ def lineage_for(sessions: list) -> dict[str, Fork]:
 def copy_offsets(scope) -> dict[str, frozenset[int]]:
     """transcript path -> byte offsets of its records that copy a record of an in-scope parent."""
     return {os.fspath(f.path): f.copied_offsets for f in forks_in_scope(scope).values()}
+
+
+def dir_copy_offsets(sessions) -> dict[str, frozenset[int]]:
+    """`copy_offsets` for the in-scope sessions of ONE project directory, given as (session id,
+    transcript path) pairs: forks and their parents always share one (their family key)."""
+    class _S:
+        __slots__ = ("session_id", "path", "project_dir")
+
+        def __init__(self, sid: str, path: str):
+            self.session_id, self.path = sid, path
+            self.project_dir = os.path.dirname(path)
+
+    ss = [_S(sid, p) for sid, p in sessions]
+    ids = {s.session_id for s in ss}
+    return {os.fspath(f.path): f.copied_offsets for f in find_forks(ss).values() if f.parent_session_id in ids}

@@ -74,7 +74,15 @@ class Plan:
     (every carrier leaf is selected)."""
     copies: dict = field(default_factory=dict)
     """transcript path -> byte offsets of records that copy a record of an in-scope session
-    (a `--fork-session` fork, model/lineage.py): each original record is counted once."""
+    (a `--fork-session` fork, model/lineage.py): each original record is counted once. Filled
+    per project directory on first need (`copies_of`) from `scope_dirs`, unless `copies_known`."""
+    scope_dirs: dict = field(default_factory=dict)
+    """project dir -> [(session id, transcript path)] of the in-scope sessions there (forks and
+    their parents share a project directory)."""
+    copies_known: bool = True
+    """`copies` is complete (else filled per project directory by `copies_of`)."""
+    copies_done: set = field(default_factory=set)
+    """Project dirs whose forks are in `copies` already."""
     left_out: tuple[tuple[str, str], ...] = ()
     """(kind, flag) of every gated kind or source this query does not search (left_out_kinds)."""
     count_left_out: bool = False
@@ -553,7 +561,7 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
                 nm = names.get(i)
                 if nm is not None and nm not in h.tool_names:
                     h.tool_names.append(nm)
-    skip = p.copies.get(str(lane.path)) if p.copies else None
+    skip = copies_of(p, lane) if hits else None
     if skip:
         kept = [h for h in hits if h.offset not in skip]
         out.copies_skipped = len(hits) - len(kept)
@@ -584,6 +592,44 @@ def _relabel_from_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome) 
         out.from_index = how.how
         return True
     return False
+
+
+def copies_of(p: Plan, lane: Lane) -> frozenset[int] | None:
+    """Byte offsets of the lane's records that copy an in-scope parent's (a fork's), or None; the
+    forks of the lane's project directory are found on first need (the heads of its sessions)."""
+    if not p.copies_known and not lane.is_subagent:
+        d = os.path.dirname(os.fspath(lane.path))
+        if d not in p.copies_done:
+            p.copies_done.add(d)
+            from ..model.lineage import dir_copy_offsets
+
+            p.copies.update(dir_copy_offsets(p.scope_dirs.get(d, ())))
+    return p.copies.get(str(lane.path)) if p.copies else None
+
+
+def copies_of_root(p: Plan, lane: Lane, root, stats: dict | None = None) -> frozenset[int] | None:
+    """`copies_of`, with the heads of the transcripts the root summary knows taken from it
+    (`stats`: path -> stat already taken, so a file is not stat'ed twice)."""
+    if not p.copies_known and not lane.is_subagent:
+        d = os.path.dirname(os.fspath(lane.path))
+        if d not in p.copies_done:
+            from ..model import lineage
+
+            heads = {}
+            for _sid, path in p.scope_dirs.get(d, ()):
+                e = root.lanes.get(os.path.abspath(path))
+                if e is not None and len(e) > 5 and e[5] is not None:
+                    st = stats.get(path) if stats else None
+                    if st is None:
+                        try:
+                            st = os.stat(path)
+                        except OSError:
+                            continue
+                    if e[0] == [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]:
+                        heads[path] = tuple(e[5])
+            with lineage.known_heads(heads):
+                return copies_of(p, lane)
+    return copies_of(p, lane)
 
 
 def _count_left_out(p: Plan, rx, obj: dict, labels: list[str], out: LaneOutcome) -> None:
@@ -978,15 +1024,77 @@ class SearchRun:
                 sizes.append(os.stat(ln.path).st_size)
             except OSError:
                 sizes.append(0)
-        total = sum(sizes)
-        workers = os.cpu_count() or 1
         sess_hit: set[str] = set()
-        if workers > 1 and total >= PARALLEL_MIN_BYTES and len(self.lanes) > 1:
+        todo = list(range(len(self.lanes)))
+        pre: dict[int, LaneOutcome] = {}
+        root = None
+        if self.plan.use_index:
+            root, pre = self._from_root_summary(sizes)
+            todo = [i for i in todo if i not in pre]
+        if not pre:
+            yield from self._scan_all(list(range(len(self.lanes))), sizes, sess_hit, root)
+        else:
+            got = {o.pos: o for o in self._collect(todo, sizes, root)}
+            for i in range(len(self.lanes)):
+                o = pre.get(i) or got.get(i)
+                if o is not None:
+                    yield from self._emit(o, sess_hit)
+        if root is not None:
+            root.save()
+        self._finish(sess_hit)
+
+    def _from_root_summary(self, sizes: list[int]):
+        """Census outcomes of the lanes the data root's summary answers (index/summary.py): a stat
+        each, no index file read. The rest are scanned or read from their own index."""
+        from ..index import search as IS
+        from ..index.summary import RootSummary, entry_view
+
+        if IS.per_record(self.plan):
+            return None, {}
+        root = RootSummary.load(self.scope.home.path)
+        pre: dict[int, LaneOutcome] = {}
+        stats: dict = {}
+        for lane in self.lanes:
+            try:
+                stats[os.fspath(lane.path)] = os.stat(lane.path)
+            except OSError:
+                pass
+        for i, lane in enumerate(self.lanes):
+            st = stats.get(os.fspath(lane.path))
+            if st is None:
+                continue
+            e = root.get(os.path.abspath(lane.path), st)
+            if e is None or copies_of_root(self.plan, lane, root, stats) is not None:
+                continue
+            v = entry_view(e, root.keys, lane)
+            pre[i] = IS.census_from_view(self.plan, i, lane, v)
+        return root, pre
+
+    def _collect(self, idxs: list[int], sizes: list[int], root) -> list[LaneOutcome]:
+        return [o for _l, o in self._scan_all(idxs, sizes, None, root, emit=False)]
+
+    def _scan_all(self, idxs: list[int], sizes: list[int], sess_hit, root, emit: bool = True):
+        lanes = [self.lanes[i] for i in idxs]
+        lsizes = [sizes[i] for i in idxs]
+        total = sum(lsizes)
+        workers = os.cpu_count() or 1
+
+        def out(o: LaneOutcome):
+            o.pos = idxs[o.pos]
+            if root is not None and o.view is not None:
+                root.put(os.path.abspath(self.lanes[o.pos].path), o.view)
+            o.view = None
+            if emit:
+                yield from self._emit(o, sess_hit)
+            else:
+                yield self.lanes[o.pos], o
+
+        if workers > 1 and total >= PARALLEL_MIN_BYTES and len(lanes) > 1:
             # about 8 byte-balanced batches per worker: small enough to even out, few enough that
             # the per-task cost stays negligible; workers are forked and read the batches from
             # the inherited _FORKED (a task is its index)
             global _FORKED
-            units = _units(self.lanes, sizes, max(MIN_BATCH_BYTES, total // (workers * 8)))
+            units = _units(lanes, lsizes, max(MIN_BATCH_BYTES, total // (workers * 8)))
             import multiprocessing as mp
 
             ctx = mp.get_context("fork")
@@ -996,13 +1104,16 @@ class SearchRun:
                 with ctx.Pool(self.workers) as pool:
                     for outs in pool.imap(_run_forked, range(len(units))):
                         for o in outs:
-                            yield from self._emit(o, sess_hit)
+                            yield from out(o)
             finally:
                 _FORKED = None
         else:
-            for u in _units(self.lanes, sizes, 1 << 62):
+            for u in _units(lanes, lsizes, 1 << 62):
                 for o in _run_unit((self.plan, u)):
-                    yield from self._emit(o, sess_hit)
+                    yield from out(o)
+
+    def _finish(self, sess_hit: set[str]) -> None:
+        sm = self.summary
         sm.sessions_with_hits = len(sess_hit)
         p = self.plan
         sm.left_out = [{"kind": k, "flag": f, "further_hits": (
@@ -1050,10 +1161,10 @@ def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
     """Plan `query` over `scope` (raises UsageError on a bad query). Iterate the result.
     `use_index`: answer from the index where it is fresh (sessionsift/index; the caller decides,
     e.g. not when the index directory lies inside the data root)."""
-    from ..model.lineage import copy_offsets
-
     p = plan(query)
-    p.copies = copy_offsets(scope)
+    p.copies, p.copies_known = {}, False
+    for s in scope.sessions:
+        p.scope_dirs.setdefault(os.fspath(s.project_dir), []).append((s.session_id, os.fspath(s.path)))
     if use_index:
         from ..index import config, search as IS
 

@@ -108,6 +108,8 @@ class LaneOutcome:
     """"index" / "appended" when the lane's answer (or its hits' labels) came from the index."""
     index_why: str | None = None
     """Why a census lane was scanned instead (no index yet, changed, damaged lines, ...)."""
+    view: object = None
+    """The index view a census lane was answered from (kept in the root summary, index/summary.py)."""
 
 
 @dataclass
