@@ -57,7 +57,7 @@ def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], R
 
 
 def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
-    from .fanout import map_halves, no_gc
+    from ..read.fanout import map_halves, no_gc
 
     out = SharedChanges()
     pairs = list(pairs)

@@ -76,7 +76,7 @@ class RefListing:
 
 def list_refs(refs: list[SessionRef], providers: dict[str, Provider]) -> RefListing:
     """Rows for `refs` (each read by its provider in `providers`), newest first."""
-    from .fanout import map_halves, no_gc
+    from ..read.fanout import map_halves, no_gc
 
     rows: list[RefRow] = []
     problems: list[Problem] = []

@@ -228,7 +228,7 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
             gate = rule_out(pairs, q.needles, q.needles_ci, q.kinds)
         except Exception:  # the gate only saves time: without it every session is parsed
             gate = [False] * len(pairs)
-    from .fanout import map_halves, no_gc
+    from ..read.fanout import map_halves, no_gc
 
     def one(k: int) -> SessionOutcome | Problem:
         prov, ref = pairs[k]

@@ -162,7 +162,7 @@ def _one(pair: tuple[Provider, SessionRef]) -> SessionStats | Problem:
 
 def stats(pairs: list[tuple[Provider, SessionRef]]) -> SharedStats:
     """Every session's census, in order (two processes over many bytes: fanout.map_halves)."""
-    from .fanout import map_halves, no_gc
+    from ..read.fanout import map_halves, no_gc
 
     out: list[SessionStats] = []
     problems: list[Problem] = []

@@ -192,6 +192,10 @@ def discover(provider, root) -> Discovery:
     unknown_files: list[str] = []
     unreadable_dirs = 0
     looked = 0
+    pending: list[tuple] = []
+    """Per looked dir, in order: what its listing found (problems, unknown files) and its chat
+    files; the files are peeked all at once (two processes for many), then taken in this order,
+    so problems keep the order of a dir-by-dir reading."""
     for d in dirs:
         chats = d / "chats"
         if not chats.is_dir():
@@ -199,14 +203,16 @@ def discover(provider, root) -> Discovery:
         looked += 1
         project, source, note = _project_of(d, by_slug, by_hash, projects is not None)
         legacy_dir = bool(HEX64.fullmatch(d.name))
+        dprobs: list[Problem] = []
+        dunknown: list[str] = []
+        files: list[tuple[Path, str | None]] = []
         try:
             with os.scandir(chats) as it:
                 entries = sorted(it, key=_name)
         except OSError as exc:
             unreadable_dirs += 1
-            problems.append(Problem(str(chats), f"cannot list: {exc.strerror}"))
-            continue
-        files: list[tuple[Path, str | None]] = []
+            dprobs.append(Problem(str(chats), f"cannot list: {exc.strerror}"))
+            entries = []
         for e in entries:
             name = e.name
             if _is_dir(e):
@@ -217,16 +223,21 @@ def discover(provider, root) -> Discovery:
                               if f.name.endswith((".jsonl", ".json")) and _suffix_ok(f.name) and _is_file(f)]
                 except OSError as exc:
                     unreadable_dirs += 1  # its subagents' sessions are not counted: a lower bound
-                    problems.append(Problem(e.path, f"cannot list subagent dir: {exc.strerror}"))
+                    dprobs.append(Problem(e.path, f"cannot list subagent dir: {exc.strerror}"))
             elif name.startswith("session-"):
                 if name.endswith((".jsonl", ".json")) and _suffix_ok(name):
                     files.append((Path(e.path), None))
                 elif ".unreadable-" in name:
-                    problems.append(Problem(e.path, "set aside by the client as unreadable (.unreadable-*): not read"))
+                    dprobs.append(Problem(e.path, "set aside by the client as unreadable (.unreadable-*): not read"))
                 elif ".tmp-" not in name:
-                    unknown_files.append(e.path)
+                    dunknown.append(e.path)
+        pending.append((dprobs, dunknown, files, d, project, source, note, legacy_dir))
+    peeks = iter(_peek_all([f for _a, _b, files, *_ in pending for f, _p in files]))
+    for dprobs, dunknown, files, d, project, source, note, legacy_dir in pending:
+        problems.extend(dprobs)
+        unknown_files.extend(dunknown)
         for f, parent in files:
-            _add(found, f, parent, d, project, source, note, legacy_dir, problems, unknown_files)
+            _add(found, f, parent, d, project, source, note, legacy_dir, problems, unknown_files, next(peeks))
 
     sessions: list[SessionRef] = []
     for sid, cands in found.items():
@@ -325,11 +336,28 @@ def _project_of(d: Path, by_slug, by_hash, have_registry: bool) -> tuple[str | N
     return None, None, f"{why} and no .project_root marker"
 
 
-def _add(found, f: Path, parent: str | None, d: Path, project, source, note, legacy_dir: bool,
-         problems: list[Problem], unknown_files: list[str]) -> None:
+PEEK_FORK_FILES = 2000
+"""Discovery peeks at this many chat files or more with two processes (read.fanout)."""
+
+
+def _peek_one(f: Path) -> dict | OSError:
     try:
-        info = peek(f)
+        return peek(f)
     except OSError as exc:
+        return exc
+
+
+def _peek_all(files: list[Path]) -> list:
+    """`peek` of every file in order (an OSError in place of a file that could not be read)."""
+    from ...read.fanout import map_halves
+
+    return map_halves(_peek_one, files, [1] * len(files), min_bytes=PEEK_FORK_FILES)
+
+
+def _add(found, f: Path, parent: str | None, d: Path, project, source, note, legacy_dir: bool,
+         problems: list[Problem], unknown_files: list[str], info) -> None:
+    if isinstance(info, OSError):
+        exc = info
         problems.append(Problem(str(f), f"unreadable: {exc.strerror or exc}"))
         info = {"size": None, "shape": "unreadable"}
     if info["shape"] is None:

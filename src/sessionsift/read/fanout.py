@@ -3,7 +3,7 @@ by bytes, a forked worker answers the second half while this process answers the
 worker's answers come back pickled, in order -- so the result is the list a single process gives.
 
 Used by the shared-records questions (search, stats, list, files) when the selected sessions hold
-at least PARALLEL_MIN_BYTES. No fork when there is one CPU, no ``os.fork``, another thread runs
+at least PARALLEL_MIN_BYTES, and by discovery of stores with many files (each file's peek). No fork when there is one CPU, no ``os.fork``, another thread runs
 (a fork copies no threads or locks) or SESSIONSIFT_NO_FORK is set; a worker that fails only costs
 time (this process then answers its half itself). Readers keep no state across sessions that a
 fork could corrupt: the SQLite readers open their own connections in a child (sqlite_ro).
