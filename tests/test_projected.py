@@ -1,0 +1,95 @@
+"""The census decodes records through model/projected.py (msgspec Structs that skip the bulky
+fields) - it must count exactly what a full orjson parse counts: every field of the census on
+every real-client transcript, the crash artefacts, damaged copies, a reserialised copy, and a copy
+whose tool results spell every ASCII letter as a \\u escape (hand-made: no client writes that, a
+serialiser could; the marker phrasings must still be found)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sessionsift.core import stats as S
+from sessionsift.discover import Lane
+from sessionsift.model import projected as P, record as R
+from tests.test_lane_perf_equivalence import _mutants, census
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = sorted(p for h in (ROOT / "examples" / "claude-home", ROOT / "examples" / "newest-client" / "2.1.332" / "claude-home")
+              for p in (h / "projects").rglob("*.jsonl"))
+CRASH = sorted((ROOT / "examples" / "crash").glob("*.jsonl"))
+
+
+def _both(path: Path) -> None:
+    lane = Lane(path, path.stem, "main", "main")
+    old = S.PROJECT
+    try:
+        S.PROJECT = False
+        ref = census(S.lane_stats(lane, parallel=False))
+        S.PROJECT = True
+        got = census(S.lane_stats(lane, parallel=False))
+    finally:
+        S.PROJECT = old
+    assert got == ref, path
+
+
+@pytest.mark.parametrize("path", REAL + CRASH, ids=lambda p: p.name[:14])
+def test_real_transcripts(path):
+    _both(path)
+
+
+def test_damaged_copies(tmp_path):
+    for p in _mutants(tmp_path, n=30):
+        _both(p)
+
+
+def _rewrite(src: Path, dest: Path, fn) -> Path:
+    out = []
+    for raw in src.read_bytes().split(b"\n"):
+        if raw.strip():
+            out.append(fn(orjson.loads(raw)))
+    dest.write_text("\n".join(out) + "\n")
+    return dest
+
+
+def _esc_results(o) -> str:
+    import copy
+
+    o = copy.deepcopy(o)
+    marks = []
+    m = o.get("message") if isinstance(o, dict) else None
+    for b in (m.get("content") if isinstance(m, dict) and isinstance(m.get("content"), list) else []):
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("content"), str):
+            marks.append(b["content"])
+            b["content"] = "\x00MARK%d\x00" % (len(marks) - 1)
+    s = json.dumps(o)
+    for i, text in enumerate(marks):
+        esc = "".join("\\u%04x" % ord(c) if c.isascii() and c.isalpha() else json.dumps(c)[1:-1] for c in text)
+        s = s.replace(json.dumps("\x00MARK%d\x00" % i), '"' + esc + '"')
+    return s
+
+
+def test_reserialised_and_escaped_copies(tmp_path):
+    for i, p in enumerate(REAL):
+        _both(_rewrite(p, tmp_path / f"r{i}.jsonl", lambda o: json.dumps(o, ensure_ascii=True)))
+        _both(_rewrite(p, tmp_path / f"e{i}.jsonl", _esc_results))
+
+
+def test_what_falls_back_to_a_full_parse():
+    """Shapes the Structs do not take are read by orjson (the same answer, more slowly)."""
+    line = next(l for p in REAL for l in p.read_bytes().split(b"\n") if b'"type":"assistant"' in l)
+    o = orjson.loads(line)
+    assert P.project(line) is not None
+    for bad in ({**o, "message": "text"}, {**o, "message": {**o["message"], "content": ["a string block"]}},
+                {**o, "attachment": "text"}, [o]):
+        assert P.project(orjson.dumps(bad)) is None
+    big = orjson.dumps({**o, "message": {**o["message"], "usage": {"input_tokens": 987654321}}}).replace(
+        b"987654321", str(1 << 70).encode())
+    pr = P.project(big)  # orjson reads an integer past 64 bits as a float: so must the projection
+    want = orjson.loads(big)["message"]["usage"]["input_tokens"]
+    assert type(want) is float and (pr is None or type(pr["message"]["usage"]["input_tokens"]) is float)
+    assert R.classify(P.project(line)) == R.classify(o)
