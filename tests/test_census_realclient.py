@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from sessionsift.cli import main
-from tests.realclient import client as clientmod
+from tests.realclient.common.host import prereq
 from tests.realclient import scenarios_census as SC
 
 SCENARIOS = ("census_queue", "census_recall", "census_ptl", "census_workflow", "census_cmdonly", "subagents", "todos",
@@ -29,12 +28,7 @@ SCENARIOS = ("census_queue", "census_recall", "census_ptl", "census_workflow", "
 def rc(tmp_path_factory) -> dict[str, dict]:
     """scenario name -> ground truth (config_dir, session_id, ...), every scenario run once."""
     root = tmp_path_factory.mktemp("census-rc")
-    try:
-        return SC.run_all(root, SCENARIOS)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-client prerequisite missing under CI: {exc}")
-        pytest.skip(f"real-client prerequisite missing: {exc}")
+    return prereq(SC.run_all, root, SCENARIOS)
 
 
 def run(args: list[str]) -> tuple[int, str, str]:

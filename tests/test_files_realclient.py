@@ -17,7 +17,7 @@ from sessionsift.discover import resolve_targets
 from sessionsift.files import image as image_mod, plan as plan_mod
 from sessionsift.files.recover import collect, recover
 from sessionsift.files.touched import touches
-from tests.realclient import client as clientmod
+from tests.realclient.common.host import prereq
 from tests.realclient import scenarios_files as SF
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,12 +30,7 @@ def rc(tmp_path_factory):
     root = tmp_path_factory.mktemp("files-rc")
     out = {}
     for name in SCENARIOS:
-        try:
-            out[name] = SF.run_files_scenario(name, root)
-        except clientmod.PrerequisiteMissing as exc:
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"real-client prerequisite missing under CI: {exc}")
-            pytest.skip(f"real-client prerequisite missing: {exc}")
+        out[name] = prereq(SF.run_files_scenario, name, root)
     return out
 
 

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,35 +16,17 @@ import pytest
 from sessionsift.discover import resolve_targets
 from sessionsift.live.agents import topology
 from sessionsift.live.verdict import assess
-from tests.realclient import client as clientmod
+from tests.realclient.common.host import poll as _poll
+from tests.realclient.common.host import prereq as _prereq
 from tests.realclient import scenarios_live as L
 
 REPO = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "sessionsift"]
 
 
-def _prereq(fn, *a, **kw):
-    try:
-        return fn(*a, **kw)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-client prerequisite missing under CI: {exc}")
-        pytest.skip(f"real-client prerequisite missing: {exc}")
-
-
 @pytest.fixture(scope="session")
 def live_root(tmp_path_factory):
     return tmp_path_factory.mktemp("live-rc")
-
-
-def _poll(cond, timeout, what):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def _session(cfg: Path, sid: str):

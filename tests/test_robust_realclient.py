@@ -15,19 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.realclient import client as clientmod
+from tests.realclient.common.host import prereq
 from tests.realclient import scenarios_robust as SR
 
 
 @pytest.fixture(scope="session")
 def rr(tmp_path_factory) -> dict[str, dict]:
     root = tmp_path_factory.mktemp("robust-rc")
-    try:
-        return SR.run_all(root)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-client prerequisite missing under CI: {exc}")
-        pytest.skip(f"real-client prerequisite missing: {exc}")
+    return prereq(SR.run_all, root)
 
 
 def run(gt: dict, *args: str, fmt: str = "json") -> tuple[int, list[dict] | bytes, bytes]:

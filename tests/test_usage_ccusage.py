@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from sessionsift.cli import main
 from tests.realclient import ccusage as CC
+from tests.realclient.common.host import prereq
 
 REPO = Path(__file__).resolve().parent.parent
 EX = REPO / "examples"
@@ -27,12 +27,7 @@ EX = REPO / "examples"
 
 @pytest.fixture(scope="module")
 def ccusage_ready():
-    try:
-        return CC.ensure()
-    except CC.Missing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"ccusage prerequisite missing under CI=true: {exc}")
-        pytest.skip(f"ccusage prerequisite missing: {exc}")
+    return prereq(CC.ensure, label="ccusage")
 
 
 def ours(args: list[str]) -> list[dict]:

@@ -8,7 +8,6 @@ Skips with the exact missing prerequisite; fails instead under CI=true.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -28,22 +27,11 @@ THRESHOLD = 10_000
 
 @pytest.fixture(scope="session")
 def twice(tmp_path_factory):
-    from tests.realclient import client as clientmod
     from tests.realclient import scenarios_verbatim as sv
+    from tests.realclient.common.host import prereq
 
-    problems = clientmod.check_host()
-    if problems:
-        msg = "real client unavailable: " + "; ".join(problems)
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
     root = tmp_path_factory.mktemp("rc-verbatim")
-    try:
-        truth = sv.run_verbatim_scenario("verbatim_twice", root)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+    truth = prereq(sv.run_verbatim_scenario, "verbatim_twice", root)
     truth["records"] = [json.loads(l) for l in Path(truth["transcript"]).read_text().splitlines()]
     return truth
 

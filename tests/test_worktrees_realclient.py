@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -14,30 +13,12 @@ import pytest
 
 from sessionsift.worktrees.locks import CLAUDE_LOCK
 from sessionsift.worktrees.scan import scan
-from tests.realclient import client as clientmod
+from tests.realclient.common.host import poll as _poll
+from tests.realclient.common.host import prereq as _prereq
 from tests.realclient import scenarios_worktrees as W
 from tests.worktree_util import by_path, cli, commit, git, rows
 
 PRINT = ("wt_print_clean", "wt_print_commit", "wt_print_dirty")
-
-
-def _prereq(fn, *a, **kw):
-    try:
-        return fn(*a, **kw)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-client prerequisite missing under CI: {exc}")
-        pytest.skip(f"real-client prerequisite missing: {exc}")
-
-
-def _poll(cond, timeout, what):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 @pytest.fixture(scope="module")

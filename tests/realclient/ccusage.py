@@ -11,25 +11,21 @@ corpus), TZ, and ``--offline`` (its embedded price table; it would otherwise fet
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
+
+from .common import npm
+from .common.host import PrerequisiteMissing
 
 VERSION = "20.0.24"
 
 
-def _cache_root(env: dict) -> Path:
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "sessionsift" / "ccusage"
+CACHE_ROOT = npm.cache_root(dict(os.environ), "ccusage")
 
 
-CACHE_ROOT = _cache_root(dict(os.environ))
-
-
-class Missing(RuntimeError):
+class Missing(PrerequisiteMissing):
     """Raised naming exactly what is missing."""
 
 
@@ -40,25 +36,8 @@ def executable(version: str = VERSION) -> Path:
 def ensure(version: str = VERSION, timeout: float = 600) -> Path:
     exe = executable(version)
     native = CACHE_ROOT / version / "node_modules" / "@ccusage" / "ccusage-linux-x64" / "bin" / "ccusage"
-    if exe.exists() and native.exists():
-        return exe
-    npm = shutil.which("npm")
-    if not npm:
-        raise Missing(f"npm not found on PATH (needed to install ccusage@{version})")
-    d = CACHE_ROOT / version
-    d.mkdir(parents=True, exist_ok=True)
-    with open(CACHE_ROOT / f"{version}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (exe.exists() and native.exists()):
-            try:
-                r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(d), f"ccusage@{version}"],
-                                   capture_output=True, text=True, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                raise Missing(f"npm registry unreachable: `npm install ccusage@{version}` timed out")
-            if r.returncode != 0:
-                raise Missing(f"npm install ccusage@{version} failed: {r.stderr.strip()[-400:]}")
-    if not (exe.exists() and native.exists()):
-        raise Missing(f"installed ccusage@{version} but its native binary is missing at {native}")
+    npm.install(f"ccusage@{version}", CACHE_ROOT / version, CACHE_ROOT / f"{version}.lock", lambda: native,
+                ready=lambda p: p.exists() and exe.exists(), timeout=timeout, missing=Missing)
     return exe
 
 

@@ -21,14 +21,13 @@ Usage::
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from . import client as clientmod
+from .common import host
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -49,20 +48,8 @@ class ScenarioRun:
         return sorted((self.transcript.parent / self.session_id / "subagents").glob("agent-*.jsonl"))
 
 
-@dataclass
-class RealClientCorpus:
-    root: Path
-    client_version: str
-    runs: dict[str, ScenarioRun] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> ScenarioRun:
-        return self.runs[name]
-
-    def __iter__(self):
-        return iter(self.runs.values())
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.runs
+class RealClientCorpus(host.Corpus):
+    """``corpus[name]`` -> :class:`ScenarioRun`; ``root``, ``client_version``, ``runs``."""
 
 
 def _run_from_gt(gt: dict, config_dir: Path) -> ScenarioRun:
@@ -74,15 +61,7 @@ def _run_from_gt(gt: dict, config_dir: Path) -> ScenarioRun:
 
 def require_realclient(version: str = clientmod.PINNED_VERSION) -> Path:
     """Return the client executable, or skip (fail under CI=true) naming the missing prerequisite."""
-    try:
-        problems = clientmod.check_host()
-        if problems:
-            raise clientmod.PrerequisiteMissing("; ".join(problems))
-        return clientmod.ensure_client(version)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"real-client prerequisite missing under CI=true: {exc}")
-        pytest.skip(f"real-client prerequisite missing: {exc}")
+    return host.require(clientmod, version)
 
 
 def run_corpus(root: Path, names=FAST_SCENARIOS, version: str = clientmod.PINNED_VERSION,
@@ -90,8 +69,7 @@ def run_corpus(root: Path, names=FAST_SCENARIOS, version: str = clientmod.PINNED
     from .runner import run_scenario
 
     exe = require_realclient(version)
-    with ThreadPoolExecutor(max_workers=jobs) as ex:
-        gts = list(ex.map(lambda n: run_scenario(n, root, version), names))
+    gts = host.run_parallel(lambda n: run_scenario(n, root, version), names, jobs)
     corpus = RealClientCorpus(root=root, client_version=clientmod.client_version(exe))
     for gt in gts:
         corpus.runs[gt["scenario"]] = _run_from_gt(gt, Path(gt["config_dir"]))

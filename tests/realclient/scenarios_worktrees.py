@@ -13,16 +13,16 @@ observe the client while it is live: its registry row, its /proc/<pid>/cwd and i
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from . import client as clientmod
+from .codex import client as codex_client
+from .common import host
 from .mock_api import Conversation, MockAnthropic, Turn, text, tool
 from .runner import Inner, kill_leftovers, run_scenario, start_scenario
 from .scenarios import ALL, Prompt, Scenario, register
@@ -150,37 +150,11 @@ WT_PRINT_HOLD = register(Scenario(
 # --- Codex CLI: `codex exec --worktree` ------------------------------------------------------------
 
 CODEX_VERSION = "0.171.0"
-CODEX_PACKAGE = "@openai/codex"
-
-
-def _codex_cache_root(env: dict) -> Path:
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "sessionsift" / "codex"
-
-
-# captured at import, before any test fixture points HOME at a temp dir (as client.CACHE_ROOT)
-CODEX_CACHE_ROOT = _codex_cache_root(dict(os.environ))
 
 
 def codex_exe(version: str = CODEX_VERSION) -> Path:
     """The pinned Codex CLI's static binary, installed with npm into the cache (under flock) if absent."""
-    d = CODEX_CACHE_ROOT / version
-    exe = d / "node_modules" / "@openai" / "codex-linux-x64" / "vendor" / "x86_64-unknown-linux-musl" / "bin" / "codex"
-    if exe.is_file() and os.access(exe, os.X_OK):
-        return exe
-    npm = shutil.which("npm")
-    if not npm:
-        raise clientmod.PrerequisiteMissing(f"npm not found on PATH (needed to install {CODEX_PACKAGE}@{version})")
-    d.mkdir(parents=True, exist_ok=True)
-    with open(d / ".install.lock", "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        if not exe.is_file():
-            r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(d),
-                                f"{CODEX_PACKAGE}@{version}"], capture_output=True, text=True, timeout=600)
-            if r.returncode != 0 or not exe.is_file():
-                raise clientmod.PrerequisiteMissing(
-                    f"npm install {CODEX_PACKAGE}@{version} failed: {r.stderr.strip()[-400:]}")
-    return exe
+    return codex_client.ensure_client(version)
 
 
 CODEX_CONFIG = """model = "gpt-5.5"
@@ -205,10 +179,7 @@ def start_codex_worktree_session(root: Path, prompt: str = "look around") -> tup
     `env -i`, HOME and CODEX_HOME in `root`). Nothing listens on its provider's port, so the real
     session stays alive - its worktree made, its thread lock held - waiting for its model, until
     the caller ends it (its own process group, by id)."""
-    problems = [p for p in clientmod.check_host() if "tmux" not in p]
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = codex_exe()
+    exe = host.ensure(codex_client, CODEX_VERSION)
     repo, home, chome = root / "repo", root / "home", root / "codex-home"
     for d in (repo, home, chome):
         d.mkdir(parents=True)

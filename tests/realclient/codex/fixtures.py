@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from . import client as clientmod
+from ..common import host
 
 __all__ = ["CodexRun", "CodexCorpus", "require_codex", "codex_corpus", "codex_examples", "codex_legacy_corpus",
            "codex_legacy_examples"]
@@ -47,30 +47,13 @@ class CodexRun:
         return [self.codex_home / r for r in self.ground_truth["rollouts"]]
 
 
-@dataclass
-class CodexCorpus:
-    root: Path
-    client_version: str
-    runs: dict[str, CodexRun] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> CodexRun:
-        return self.runs[name]
-
-    def __iter__(self):
-        return iter(self.runs.values())
+class CodexCorpus(host.Corpus):
+    """``corpus[name]`` -> :class:`CodexRun`; ``root``, ``client_version``, ``runs``."""
 
 
 def require_codex(version: str = clientmod.PINNED_VERSION) -> Path:
     """The client executable, or skip (fail under CI=true) naming the missing prerequisite."""
-    try:
-        problems = clientmod.check_host()
-        if problems:
-            raise clientmod.PrerequisiteMissing("; ".join(problems))
-        return clientmod.ensure_client(version)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Codex CLI real-client prerequisite missing under CI=true: {exc}")
-        pytest.skip(f"Codex CLI real-client prerequisite missing: {exc}")
+    return host.require(clientmod, version, "Codex CLI real-client")
 
 
 def run_corpus(root: Path, names=None, version: str = clientmod.PINNED_VERSION, jobs: int = 3) -> CodexCorpus:
@@ -78,10 +61,7 @@ def run_corpus(root: Path, names=None, version: str = clientmod.PINNED_VERSION, 
     from .scenarios import ALL
 
     exe = require_codex(version)
-    names = list(names or ALL)
-    jobs = min(jobs, len(names))
-    with ThreadPoolExecutor(max_workers=jobs) as ex:
-        gts = list(ex.map(lambda n: run_scenario(n, root, version), names))
+    gts = host.run_parallel(lambda n: run_scenario(n, root, version), names or ALL, jobs)
     corpus = CodexCorpus(root=root, client_version=clientmod.client_version(exe))
     for gt in gts:
         corpus.runs[gt["scenario"]] = CodexRun(gt["scenario"], Path(gt["codex_home"]), gt)

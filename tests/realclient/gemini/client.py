@@ -8,12 +8,14 @@ dirs; see tests/conftest.py).
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+
+from ..common import npm
+from ..common.host import PrerequisiteMissing, host_problems  # noqa: F401 - one exception for every harness
 
 PINNED_VERSION = "0.61.0"
 NEWEST_KNOWN_VERSION = "0.61.0"
@@ -23,19 +25,8 @@ OLDER_VERSIONS = ("0.60.0",)
 PACKAGE = "@google/gemini-cli"
 
 
-def _cache_root_from_env(env: dict) -> Path:
-    if env.get("SESSIONSIFT_GEMINI_CACHE"):
-        return Path(env["SESSIONSIFT_GEMINI_CACHE"])
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "sessionsift" / "gemini-cli"
-
-
 # Captured at import time, before any test fixture rewrites HOME / XDG_CACHE_HOME.
-CACHE_ROOT: Path = _cache_root_from_env(dict(os.environ))
-
-
-class PrerequisiteMissing(RuntimeError):
-    """Raised with a message that names exactly which prerequisite is missing."""
+CACHE_ROOT: Path = npm.cache_root(dict(os.environ), "gemini-cli", "SESSIONSIFT_GEMINI_CACHE")
 
 
 def cache_dir(version: str = PINNED_VERSION) -> Path:
@@ -65,50 +56,21 @@ def node() -> str | None:
     return shutil.which("node")
 
 
+def _node_20() -> str | None:
+    r = subprocess.run(["node", "-e", "process.exit(+process.versions.node.split('.')[0] >= 20 ? 0 : 1)"])
+    return None if r.returncode == 0 else "node >= 20 is needed by @google/gemini-cli"
+
+
 def check_host() -> list[str]:
     """Prerequisites of the host (not the client install). Returns a list of problems."""
-    problems = []
-    if os.geteuid() != 0:
-        problems.append("not root (needed for `unshare -n` and `ip link set lo up`)")
-    for tool in ("unshare", "ip", "node", "tmux"):  # tmux drives the interactive (rewind) scenario
-        if not shutil.which(tool):
-            problems.append(f"`{tool}` not found on PATH")
-    if not problems:
-        r = subprocess.run(["node", "-e", "process.exit(+process.versions.node.split('.')[0] >= 20 ? 0 : 1)"])
-        if r.returncode != 0:
-            problems.append("node >= 20 is needed by @google/gemini-cli")
-        r = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, text=True)
-        if r.returncode != 0:
-            problems.append(f"`unshare -n` does not work here: {r.stderr.strip()[:200]}")
-    return problems
+    # tmux drives the interactive (rewind) scenario
+    return host_problems(("unshare", "ip", "node", "tmux"), checks=(_node_20,))
 
 
 def ensure_client(version: str = PINNED_VERSION, timeout: float = 900) -> Path:
     """Install ``@google/gemini-cli@version`` into the cache (if absent) and return its entry script."""
-    exe = entry_script(version)
-    if exe.is_file():
-        return exe
-    npm = shutil.which("npm")
-    if not npm:
-        raise PrerequisiteMissing(f"npm not found on PATH (needed to install {PACKAGE}@{version})")
-    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
-    with open(CACHE_ROOT / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another test process may be installing the same version
-        if exe.is_file():
-            return exe
-        d = cache_dir(version)
-        d.mkdir(parents=True, exist_ok=True)
-        try:
-            r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(d), f"{PACKAGE}@{version}"],
-                               capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise PrerequisiteMissing(f"npm registry unreachable: `npm install {PACKAGE}@{version}` timed out")
-        if r.returncode != 0:
-            raise PrerequisiteMissing(
-                f"npm registry unreachable or install failed for {PACKAGE}@{version}: {r.stderr.strip()[-400:]}")
-    if not exe.is_file():
-        raise PrerequisiteMissing(f"installed {PACKAGE}@{version} but found no {exe}")
-    return exe
+    return npm.install(f"{PACKAGE}@{version}", cache_dir(version), CACHE_ROOT / ".install.lock",
+                       lambda: entry_script(version), ready=Path.is_file, timeout=timeout)
 
 
 def client_version(exe: Path) -> str:

@@ -18,14 +18,13 @@ Usage::
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from . import client as clientmod
+from ..common import host
 from .scenarios import FAST
 
 REPO = Path(__file__).resolve().parents[3]
@@ -41,41 +40,20 @@ class GeminiRun:
     ground_truth: dict
 
 
-@dataclass
-class GeminiCorpus:
-    root: Path
-    client_version: str
-    runs: dict[str, GeminiRun] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> GeminiRun:
-        return self.runs[name]
-
-    def __iter__(self):
-        return iter(self.runs.values())
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.runs
+class GeminiCorpus(host.Corpus):
+    """``corpus[name]`` -> :class:`GeminiRun`; ``root``, ``client_version``, ``runs``."""
 
 
 def require_gemini(version: str = clientmod.PINNED_VERSION) -> Path:
     """The client's entry script, or skip (fail under CI=true) naming the missing prerequisite."""
-    try:
-        problems = clientmod.check_host()
-        if problems:
-            raise clientmod.PrerequisiteMissing("; ".join(problems))
-        return clientmod.ensure_client(version)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Gemini CLI real-client prerequisite missing under CI=true: {exc}")
-        pytest.skip(f"Gemini CLI real-client prerequisite missing: {exc}")
+    return host.require(clientmod, version, "Gemini CLI real-client")
 
 
 def run_corpus(root: Path, names=FAST, version: str = clientmod.PINNED_VERSION, jobs: int = 4) -> GeminiCorpus:
     from .runner import run_scenario
 
     exe = require_gemini(version)
-    with ThreadPoolExecutor(max_workers=jobs) as ex:
-        gts = list(ex.map(lambda n: run_scenario(n, root, version), names))
+    gts = host.run_parallel(lambda n: run_scenario(n, root, version), names, jobs)
     corpus = GeminiCorpus(root=root, client_version=clientmod.client_version(exe))
     for gt in gts:
         corpus.runs[gt["scenario"]] = GeminiRun(gt["scenario"], Path(gt["gemini_dir"]), Path(gt["cwd"]), gt)

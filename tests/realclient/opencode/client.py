@@ -9,14 +9,12 @@ needed (npm runs none here).
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
-from ..client import PrerequisiteMissing  # one exception type for every real-client harness
+from ..common import npm
+from ..common.host import PrerequisiteMissing, host_problems  # one exception type for every real-client harness
 
 PINNED_VERSION = "1.18.33"
 NEWEST_KNOWN_VERSION = "1.18.33"
@@ -32,14 +30,7 @@ __all__ = ["PINNED_VERSION", "PrerequisiteMissing", "cache_dir", "executable", "
            "client_version"]
 
 
-def _cache_root_from_env(env: dict) -> Path:
-    if env.get("SESSIONSIFT_CLIENT_CACHE"):
-        return Path(env["SESSIONSIFT_CLIENT_CACHE"]) / "opencode"
-    xdg = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
-    return Path(xdg) / "sessionsift" / "opencode"
-
-
-CACHE_ROOT: Path = _cache_root_from_env(dict(os.environ))
+CACHE_ROOT: Path = npm.cache_root(dict(os.environ), "opencode", "SESSIONSIFT_CLIENT_CACHE", "opencode")
 
 
 def cache_dir(version: str = PINNED_VERSION) -> Path:
@@ -52,45 +43,13 @@ def executable(version: str = PINNED_VERSION) -> Path:
 
 def check_host() -> list[str]:
     """What the host lacks to run the client offline (root, unshare, ip, a working ``unshare -n``)."""
-    problems = []
-    if os.geteuid() != 0:
-        problems.append("not root (needed for `unshare -n` and `ip link set lo up`)")
-    for tool in ("unshare", "ip", "env"):
-        if not shutil.which(tool):
-            problems.append(f"`{tool}` not found on PATH")
-    if not problems:
-        r = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, text=True)
-        if r.returncode != 0:
-            problems.append(f"`unshare -n` does not work here: {r.stderr.strip()[:200]}")
-    return problems
+    return host_problems(("unshare", "ip", "env"))
 
 
 def ensure_client(version: str = PINNED_VERSION, timeout: float = 600) -> Path:
     """Install ``opencode-ai@version`` into the cache (if absent; under flock) and return the binary."""
-    exe = executable(version)
-    if exe.is_file() and os.access(exe, os.X_OK):
-        return exe
-    npm = shutil.which("npm")
-    if not npm:
-        raise PrerequisiteMissing(f"npm not found on PATH (needed to install {PACKAGE}@{version})")
-    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
-    with open(CACHE_ROOT / ".install.lock", "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        if exe.is_file() and os.access(exe, os.X_OK):  # another run installed it while we waited
-            return exe
-        d = cache_dir(version)
-        d.mkdir(parents=True, exist_ok=True)
-        try:
-            r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(d), f"{PACKAGE}@{version}"],
-                               capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise PrerequisiteMissing(f"npm registry unreachable: `npm install {PACKAGE}@{version}` timed out")
-        if r.returncode != 0:
-            raise PrerequisiteMissing(
-                f"npm registry unreachable or install failed for {PACKAGE}@{version}: {r.stderr.strip()[-400:]}")
-    if not exe.is_file():
-        raise PrerequisiteMissing(f"installed {PACKAGE}@{version} but no binary at {exe}")
-    return exe
+    return npm.install(f"{PACKAGE}@{version}", cache_dir(version), CACHE_ROOT / ".install.lock",
+                       lambda: executable(version), timeout=timeout)
 
 
 def client_version(exe: Path) -> str:

@@ -11,14 +11,13 @@ A missing prerequisite skips naming it; under ``CI=true`` it fails instead.
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from . import client as clientmod
+from ..common import host
 from .scenarios import SAMPLE
 
 REPO = Path(__file__).resolve().parents[3]
@@ -38,15 +37,7 @@ class OpencodeRun:
 
 
 def require_opencode(version: str = clientmod.PINNED_VERSION) -> Path:
-    try:
-        problems = clientmod.check_host()
-        if problems:
-            raise clientmod.PrerequisiteMissing("; ".join(problems))
-        return clientmod.ensure_client(version)
-    except clientmod.PrerequisiteMissing as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"opencode real-client prerequisite missing under CI=true: {exc}")
-        pytest.skip(f"opencode real-client prerequisite missing: {exc}")
+    return host.require(clientmod, version, "opencode real-client")
 
 
 def run_opencode_corpus(root: Path, names=SAMPLE, version: str = clientmod.PINNED_VERSION,
@@ -54,8 +45,7 @@ def run_opencode_corpus(root: Path, names=SAMPLE, version: str = clientmod.PINNE
     from .runner import run_scenario
 
     require_opencode(version)
-    with ThreadPoolExecutor(max_workers=jobs) as ex:
-        truths = list(ex.map(lambda n: run_scenario(n, root, version), names))
+    truths = host.run_parallel(lambda n: run_scenario(n, root, version), names, jobs)
     return {t["scenario"]: OpencodeRun(t["scenario"], Path(t["data_dir"]), t) for t in truths}
 
 

@@ -1,0 +1,7 @@
+"""What every real-client harness (Claude Code, Codex CLI, Gemini CLI, opencode; ccusage) shares:
+
+* :mod:`.host`: the one ``PrerequisiteMissing``, the host checks (root, tools, a working ``unshare -n``),
+  and skip-or-fail-under-CI for fixtures and tests;
+* :mod:`.npm`: the cache root outside the clone (computed from the environment at import) and
+  ``npm install`` into it under ``flock``.
+"""
