@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import time
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -107,7 +108,9 @@ class Watch:
     """Byte-offset cursors over every file of one session (lanes + sidecar + journals)."""
 
     def __init__(self, session: Session):
-        self.session = session
+        # a subagents/ dir born while we wait must be seen: never trust discovery's "no sidecar"
+        self.session = dataclasses.replace(session, sidecar=None) if getattr(session, "sidecar", None) is False \
+            else session
         self.offsets: dict[str, int] = {}
         self.lines: dict[str, int] = {}
         self.discovered: list[str] = []
