@@ -289,3 +289,17 @@ def test_an_export_by_sessionsift_export_makes_the_session_provably_kept(tmp_pat
     r = cli("clean", "scan", "--home", str(home), "--older-than", "1m", "--format", "json", env=env)
     g = {x["session_id"]: x["gates"]["kept"] for x in rows(r.stdout) if x["kind"] == "session"}
     assert g[SUB]["reason"] == "not_provably_kept" and "changed after it was kept" in g[SUB]["detail"]
+
+
+def test_restore_says_when_the_clients_retention_will_delete_it_again(tmp_path):
+    home = corpus(tmp_path / "h", (".claude",))
+    t = home / ".claude/projects/-tmp-ssift-rc-subagents-work" / f"{SUB}.jsonl"
+    old = t.stat().st_mtime - 40 * 86400  # as a transcript last written 40 days ago
+    os.utime(t, (old, old))
+    data = tmp_path / "d"
+    _cap(home, data, targets=(SUB,))
+    r = restore(Archive(archive_dir(data)), SUB)
+    assert abs(t.stat().st_mtime - old) < 1e-3, "the original mtime is back"
+    assert r.retention["deleted_again_at_next_start"] is True and r.retention["period_days"] == 30
+    out = cli("clean", "restore", SUB, "--into", str(tmp_path / "again"), "--data-dir", str(data))
+    assert out.returncode == 0 and "warning: its original mtime is older than cleanupPeriodDays" in out.stdout

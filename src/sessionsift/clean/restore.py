@@ -197,7 +197,8 @@ def _retention(c: dict, root: str, now: datetime | None) -> dict:
             "projected_deletion": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "note": ("its original mtime is older than cleanupPeriodDays: Claude Code deletes it again at its next "
                      "start unless you `touch` the transcript or raise cleanupPeriodDays" if again else
-                     "within the retention period") + " (flag and server-delivered settings are invisible)"}
+                     "within the retention period") + f" (cleanupPeriodDays {p.days} from {p.source}; project, "
+                                                       "flag and policy layers not consulted here)"}
 
 
 # -- verify -------------------------------------------------------------------------------------
