@@ -192,8 +192,9 @@ def main() -> None:
     big = build_big(HERE / "_corpus" / f"speed-big-{a.big_mb}", a.big_mb)
     idx_dir = HERE / "_corpus" / f"speed-index-{a.size_mb}"
     env = dict(os.environ, NO_COLOR="1", SESSIONSIFT_INDEX_DIR=str(idx_dir))
-    env.pop("SESSIONSIFT_NO_INDEX", None)
-    env.pop("CLAUDE_CONFIG_DIR", None)
+    for k in ("SESSIONSIFT_NO_INDEX", "CLAUDE_CONFIG_DIR", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(k, None)  # bytecode as a user's install has it (compiled once, below)
+    subprocess.run([PY, "-m", "compileall", "-q", str(REPO / "src")], env=env, capture_output=True)
     before = None
     if a.before:
         before = dict(env, PYTHONPATH=str(Path(a.before).resolve() / "src"))

@@ -164,6 +164,31 @@ def test_a_corrupt_or_foreign_index_is_never_trusted(tmp_path):
     assert how == "built" and got == ref
 
 
+def test_a_damaged_header_or_another_interpreters_file_is_absent(tmp_path, monkeypatch):
+    """Nothing is unmarshalled before its digest checks: a flip of any byte before the first
+    section (magic, length, digest, header) makes the file absent, and so does a file written by
+    another Python version (marshal's format is the interpreter's)."""
+    src = REAL[0]
+    dest = tmp_path / src.name
+    dest.write_bytes(src.read_bytes())
+    _indexed(dest)
+    idx = store.index_path(IL.KIND, dest)
+    raw = idx.read_bytes()
+    good = store.IndexFile.open(idx, IL.KIND, str(dest))
+    assert good is not None and good.base > store._HEAD
+    for where in range(good.base):
+        bad = bytearray(raw)
+        bad[where] ^= 0x01
+        idx.write_bytes(bytes(bad))
+        assert store.IndexFile.open(idx, IL.KIND, str(dest)) is None, where
+    idx.write_bytes(raw)
+    assert store.IndexFile.open(idx, IL.KIND, str(dest)) is not None
+    monkeypatch.setattr(store, "_PY", "2.7/0")
+    assert store.IndexFile.open(idx, IL.KIND, str(dest)) is None
+    got, how = _indexed(dest)
+    assert how == "built" and got == _scan(dest)
+
+
 def test_the_index_is_private_and_outside_the_data_root(tmp_path):
     src = REAL[0]
     dest = tmp_path / src.name

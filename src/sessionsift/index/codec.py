@@ -1,4 +1,4 @@
-"""Plain-data forms (msgpack-able: lists, dicts with str keys, bytes, numbers) of what an index
+"""Plain-data forms (marshal-able: lists, dicts, bytes, str, numbers) of what an index
 keeps: the unfinished census part of a transcript (`core.stats._Part`: counters plus the survival
 `Skeleton`, so an append can be merged onto it), its per-record columns (`core.stats.Cols`) and the
 finished census (`core.stats.LaneStats`). Each `*_from` inverts its `*_obj` exactly: counters keep

@@ -6,10 +6,13 @@ hash of the indexed file's absolute path (the path itself is stored inside and c
 inside an agent's own data folder: `usable_for` refuses a cache directory that lies under a data
 root being read (the index is then off for that root, and the answer says so).
 
-**A file.** ``MAGIC``, a 4-byte header length, the header (msgpack: version, kind, path, the
-identity of the indexed bytes, and per section its offset, length and BLAKE2b-128 digest), then the
-sections (zstd-compressed msgpack). A section is read and checked on its own, so a question that
-needs one small section never decompresses the others. Written to a temporary file in the same
+**A file.** ``MAGIC``, a 4-byte header length, the header's BLAKE2b-128 digest, the header
+(`marshal`: version, interpreter version, kind, path, the identity of the indexed bytes, and per
+section its offset, length and BLAKE2b-128 digest), then the sections (zlib-compressed `marshal`
+data: nothing to import on a warm answer). marshal's format is the interpreter's, so a file written
+by another Python version is treated as absent; nothing is unmarshalled before its digest checks.
+A section is read and checked on its own, so a question that needs one small section never
+decompresses the others. Written to a temporary file in the same
 directory and moved into place with ``os.replace`` (a reader sees the old file or the new one,
 never a torn one); any file that does not parse, does not check or names another path is
 **never trusted**: it is treated as absent (and rebuilt by whoever writes next).
@@ -29,13 +32,14 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 MAGIC = b"SSIFTIDX"
-VERSION = 2
+VERSION = 3
 FP_BYTES = 4096
 SAMPLES = 8
 
@@ -177,19 +181,29 @@ def judge(path: str | os.PathLike[str], ident: Identity, st: os.stat_result | No
 
 
 def _codec():
-    import msgspec
-    import zstandard
+    import marshal
+    import zlib
 
-    return msgspec.msgpack, zstandard
+    return marshal, zlib
+
+
+_HEAD = len(MAGIC) + 4 + 16
+"""Bytes before the header: magic, its length, its digest."""
+
+
+def _digest(b: bytes) -> bytes:
+    return hashlib.blake2b(b, digest_size=16).digest()
+
+
+_PY = f"{sys.version_info[0]}.{sys.version_info[1]}/{getattr(__import__('marshal'), 'version', 0)}"
+"""marshal's format is the interpreter's: an index written by another version is not read."""
 
 
 def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str, Any],
           extra: dict | None = None, raw_sections: dict[str, tuple[bytes, int]] | None = None) -> int:
     """Write an index file atomically (temp + os.replace); returns its size in bytes.
     `raw_sections`: sections already compressed (name -> (bytes, uncompressed length)), copied."""
-    mp, zstd = _codec()
-    enc = mp.Encoder()
-    cctx = zstd.ZstdCompressor(level=3)
+    mp, zlib = _codec()
     blobs = []
     table = {}
     off = 0
@@ -197,21 +211,21 @@ def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str,
     items += [(name, comp_n, None) for name, comp_n in (raw_sections or {}).items() if name not in sections]
     for name, comp_n, obj in items:
         if comp_n is None:
-            raw = enc.encode(obj)
-            comp, n = cctx.compress(raw), len(raw)
+            raw = mp.dumps(obj)
+            comp, n = zlib.compress(raw, 3), len(raw)
         else:
             comp, n = comp_n
         table[name] = [off, len(comp), n, hashlib.blake2b(comp, digest_size=16).hexdigest()]
         blobs.append(comp)
         off += len(comp)
-    header = enc.encode({"version": VERSION, "kind": kind, "path": os.fsencode(os.path.abspath(path)),
+    header = mp.dumps({"version": VERSION, "py": _PY, "kind": kind, "path": os.fsencode(os.path.abspath(path)),
                          "identity": ident.as_obj(), "sections": table, "extra": extra or {}})
     _private_dirs(dest.parent)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".idx", dir=dest.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o600)
-            f.write(MAGIC + struct.pack("<I", len(header)) + header)
+            f.write(MAGIC + struct.pack("<I", len(header)) + _digest(header) + header)
             for b in blobs:
                 f.write(b)
         os.replace(tmp, dest)
@@ -221,7 +235,7 @@ def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str,
         except OSError:
             pass
         raise
-    return len(MAGIC) + 4 + len(header) + off
+    return _HEAD + len(header) + off
 
 
 class IndexFile:
@@ -237,27 +251,30 @@ class IndexFile:
     @classmethod
     def open(cls, dest: Path, kind: str, path: str) -> "IndexFile | None":
         """The index file at `dest` for `path`, or None when absent or not to be trusted."""
-        mp, _ = _codec()
+        mp, _z = _codec()
         try:
             fd = os.open(dest, os.O_RDONLY)
             try:
                 head = os.read(fd, 4096)
-                if head[:8] != MAGIC or len(head) < 12:
+                if head[:8] != MAGIC or len(head) < _HEAD:
                     return None
                 (n,) = struct.unpack("<I", head[8:12])
-                if len(head) < 12 + n:
-                    head += os.pread(fd, 12 + n - len(head), len(head))
+                if len(head) < _HEAD + n:
+                    head += os.pread(fd, _HEAD + n - len(head), len(head))
             finally:
                 os.close(fd)
         except OSError:
             return None
         try:
-            h = mp.decode(head[12:12 + n])
-            if (not isinstance(h, dict) or h.get("version") != VERSION or h.get("kind") != kind
+            hb = head[_HEAD:_HEAD + n]
+            if len(hb) != n or _digest(hb) != head[12:_HEAD]:
+                return None
+            h = mp.loads(hb)
+            if (not isinstance(h, dict) or h.get("version") != VERSION or h.get("py") != _PY or h.get("kind") != kind
                     or h.get("path") != os.fsencode(os.path.abspath(path))
                     or not isinstance(h.get("sections"), dict)):
                 return None
-            return cls(dest, h, 12 + n)
+            return cls(dest, h, _HEAD + n)
         except Exception:  # noqa: BLE001 - a corrupt header is an absent index
             return None
 
@@ -293,7 +310,7 @@ class IndexFile:
 
     def section(self, name: str) -> Any:
         """The decoded section, or None when it is missing or does not check."""
-        mp, zstd = _codec()
+        mp, zlib = _codec()
         ent = self.header["sections"].get(name)
         if ent is None:
             return None
@@ -304,10 +321,10 @@ class IndexFile:
                 comp = f.read(n)
             if len(comp) != n or hashlib.blake2b(comp, digest_size=16).hexdigest() != digest:
                 return None
-            raw = zstd.ZstdDecompressor().decompress(comp, max_output_size=raw_n)
+            raw = zlib.decompress(comp)
             if len(raw) != raw_n:
                 return None
-            return mp.decode(raw)
+            return mp.loads(raw)
         except Exception:  # noqa: BLE001 - a corrupt section is a missing one
             return None
 

@@ -205,7 +205,7 @@ class Session:
                 continue
             why = _entry_kind(e)
             if why is None:
-                out.append(Lane(Path(e.path), self.session_id, e.name[:-6], "subagent"))
+                out.append(Lane(sub / e.name, self.session_id, e.name[:-6], "subagent"))
             else:
                 _problem(self.problems, e.path, why)
         for run in _scandir(sub / "workflows", self.problems, "workflows directory"):
@@ -299,7 +299,7 @@ def sessions_in(project_dir: Path, problems: list[Problem]) -> list[Session]:
                 _problem(problems, e.path, why)
                 continue
             sid = e.name[:-6]
-            out.append(Session(sid, project_dir, Path(e.path), problems,
+            out.append(Session(sid, project_dir, project_dir / e.name, problems,
                                sidecar=None if dirs is None else sid in dirs))
     return out
 
