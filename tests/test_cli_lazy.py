@@ -70,3 +70,24 @@ def test_command_help_imports_only_its_module(name):
     others = {"sessionsift.cli." + s.split(":")[0] for s in COMMANDS.values()} - {own}
     assert own in info["mods"]
     assert not others & set(info["mods"]), sorted(others & set(info["mods"]))
+
+
+def test_help_imports_no_json_encoder_nor_shutil():
+    # `--help` pays only for the interpreter, `re` and `textwrap` (issue 16: <= interpreter + 0.05 s):
+    # orjson (~20 ms), shutil (zlib, bz2, lzma) and typing are imported by commands that use them
+    _out, info = _run(["--help"])
+    assert info["code"] == 0
+    for heavy in ("orjson", "shutil", "typing", "click", "pathlib"):
+        assert heavy not in info["mods"], heavy
+
+
+@pytest.mark.parametrize("cols", ["", "0", "-3", "x", "57", "133"])
+def test_help_width_is_shutils(cols, monkeypatch):
+    import shutil
+
+    from sessionsift.cli.fasthelp import _columns
+
+    monkeypatch.setenv("COLUMNS", cols)
+    assert _columns() == shutil.get_terminal_size().columns
+    monkeypatch.delenv("COLUMNS")
+    assert _columns() == shutil.get_terminal_size().columns

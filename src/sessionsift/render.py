@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import IO, Any
-
-import orjson
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (postponed): `typing` costs ~3 ms at start
+    from typing import IO, Any
 
 from . import __version__
 
@@ -86,6 +86,8 @@ def _scrub(v: Any) -> Any:
 
 
 def dumps(obj: Any) -> bytes:
+    import orjson  # here, not at the top: text output (e.g. `--help`) never pays its ~20 ms import
+
     try:
         return orjson.dumps(obj, default=_default)
     except (TypeError, orjson.JSONEncodeError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
+import sys
 import textwrap
 
 from . import COMMANDS, GROUP_HELP
@@ -48,8 +48,25 @@ def summary(name: str) -> str | None:
     return first
 
 
+def _columns() -> int:
+    """shutil.get_terminal_size().columns, without importing shutil (it pulls in zlib, bz2, lzma
+    and fnmatch): $COLUMNS when a positive integer, else the terminal of sys.__stdout__, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        if columns <= 0:
+            columns = 80
+    return columns
+
+
 def _width() -> int:
-    return max(min(shutil.get_terminal_size().columns, MAX_WIDTH) - 2, 50)
+    return max(min(_columns(), MAX_WIDTH) - 2, 50)
 
 
 def _wrap(text: str, width: int, indent: str = "") -> str:
