@@ -137,3 +137,94 @@ def test_the_needle_regexes_are_plain_keys():
 
     for k, rx in _RE.items():
         assert re.match(rb'"[A-Za-z]+"', rx.pattern).group(0) == b'"' + k.encode() + b'"'
+
+
+# -- readers: one-pass / fast reading against the plain reading --------------------------------
+
+def _rec_tuple(r):
+    from sessionsift.providers.base import Record
+
+    return tuple(getattr(r, f) for f in Record.__slots__)
+
+
+def _report_tuple(rep):
+    return (rep.files, rep.bytes, rep.records, list(rep.malformed_lines), rep.zero_filled_lines,
+            rep.invalid_utf8_lines, rep.torn_tail_bytes, dict(rep.unknown_kinds), rep.duplicates,
+            [(p.path, p.why) for p in rep.problems], list(rep.notes))
+
+
+def _read_all(prov, refs, raw=False):
+    from sessionsift.providers.base import ReadReport
+
+    out = []
+    for ref in refs:
+        rep = ReadReport()
+        recs = [_rec_tuple(r) for r in prov.read(ref, rep, raw=raw)]
+        out.append((ref.session_id, recs, _report_tuple(rep)))
+    return out
+
+
+def _damaged_homes(tmp_path, src_root, pattern: str):
+    """(name, root) for the sample root itself and, per damage kind, a copy of it in which every
+    file matching `pattern` carries that damage."""
+    import shutil
+
+    from tests.fastpath_corpus import damages
+
+    yield "original", src_root
+    files = sorted(p for p in src_root.rglob(pattern) if p.is_file())
+    kinds = [n for n, _ in damages(files[0].read_bytes(), 0)] if files else []
+    for j, kind in enumerate(kinds):
+        root = tmp_path / f"d{j}"
+        shutil.copytree(src_root, root, symlinks=True)
+        for i, p in enumerate(sorted(q for q in root.rglob(pattern) if q.is_file())):
+            got = dict(damages(p.read_bytes(), i))
+            if kind in got:
+                p.write_bytes(got[kind])
+        yield kind, root
+
+
+def test_gemini_one_pass_reads_what_two_passes_read(tmp_path, monkeypatch):
+    from sessionsift.providers import get
+    from sessionsift.providers.gemini import read as GR
+    from tests.fastpath_corpus import EXAMPLES
+
+    prov = get("gemini-cli")
+    n = 0
+    for src in (EXAMPLES / "gemini-home", EXAMPLES / "home" / ".gemini"):
+        for kind, root in _damaged_homes(tmp_path / src.parent.name, src, "session-*.json*"):
+            refs = prov.discover(prov.locate(explicit=str(root))).sessions
+            assert refs, kind
+            for raw in (False, True):
+                monkeypatch.setattr(GR, "ONE_PASS_BYTES", 1 << 20)
+                fast = _read_all(prov, refs, raw)
+                monkeypatch.setattr(GR, "ONE_PASS_BYTES", -1)
+                plain = _read_all(prov, refs, raw)
+                assert fast == plain, (src, kind, raw)
+                n += sum(len(x[1]) for x in fast)
+    assert n > 1000
+
+
+def test_gemini_norm_equals_the_regex_it_replaced():
+    """_norm (str.split) = the former ``_NORM.sub(" ", t).strip()``: the pattern matches exactly the
+    characters str.isspace() holds (plus ``*``), and both agree on every pair of them around words,
+    on all code points in one string and on every text of the Gemini samples."""
+    import sys
+
+    from sessionsift.providers.gemini.read import _NORM, _norm
+
+    def old(t):
+        return _NORM.sub(" ", t or "").strip()
+
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000)
+    spaces = "".join(_NORM.findall(every))
+    assert spaces == "".join(c for c in every if c.isspace() or c == "*")  # the same characters
+    texts = [None, "", "*", " ** a ** ", "**Subject** body\n\n more\t*", every, every[::-1]]
+    texts += [f"{a}x{b}*{a}y{b}" for a in spaces for b in spaces]
+    from tests.fastpath_corpus import EXAMPLES
+
+    for p in (EXAMPLES / "gemini-home").rglob("session-*.json*"):
+        texts += re.findall(r'"text":\s*"((?:[^"\\]|\\.)*)"', p.read_text("utf-8", "replace"))
+    assert len(texts) > 500
+    diff = [t for t in texts if _norm(t) != old(t)]
+    assert diff == []

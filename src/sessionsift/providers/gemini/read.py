@@ -40,6 +40,7 @@ messages with no upserts; a record's line is the first line of its message objec
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -79,16 +80,28 @@ def read(ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[
 
 # ------------------------------------------------------------------------------------------ index
 
+ONE_PASS_BYTES = 1 << 20
+"""A chat file up to this size is framed and parsed once, its lines held while the index is taken
+from them; a larger one is read twice (the index pass parses only what it needs)."""
+_PARSE = object()
+
+
 def index(path: Path) -> tuple[dict[str, int], dict[str, int]]:
     """Pass 1: the last standalone line of every message id, and the ids rewound for good (id -> the
     ``$rewindTo`` line). Only ``$set.messages``, ``$rewindTo`` and header lines are parsed; a message
     line's id is taken from its first bytes (the client writes ``{"id":`` first)."""
+    return _index_of((line.no, line.raw, _PARSE) for line in iter_lines(path))
+
+
+def _index_of(items) -> tuple[dict[str, int], dict[str, int]]:
+    """:func:`index` over ``(line number, raw bytes, parsed object or _PARSE)``: a line's object is
+    used only where the index pass would parse the line, and then it is the same object (the
+    shared reading rules' parse of those bytes)."""
     last: dict[str, int] = {}
     last_version: dict[str, int] = {}
     removed: dict[str, int] = {}
     state: dict[str, None] = {}
-    for line in iter_lines(path):
-        s = line.raw
+    for no, s, given in items:
         if b"\x00" in s:
             s = s.replace(b"\x00", b"")
         s = s.strip()
@@ -101,13 +114,16 @@ def index(path: Path) -> tuple[dict[str, int], dict[str, int]]:
                 continue
             if not s.startswith(b"{"):
                 continue
-            try:
-                obj = orjson.loads(s)
-            except orjson.JSONDecodeError:
+            if given is _PARSE:
                 try:
-                    obj = orjson.loads(s.decode("utf-8", "replace"))
+                    obj = orjson.loads(s)
                 except orjson.JSONDecodeError:
-                    continue
+                    try:
+                        obj = orjson.loads(s.decode("utf-8", "replace"))
+                    except orjson.JSONDecodeError:
+                        continue
+            else:
+                obj = given
             if not isinstance(obj, dict):
                 continue
             kind = line_kind(obj)
@@ -117,7 +133,7 @@ def index(path: Path) -> tuple[dict[str, int], dict[str, int]]:
                 gone = keys[keys.index(target):] if target in state else keys
                 for k in gone:
                     del state[k]
-                    removed[k] = line.no
+                    removed[k] = no
                 continue
             if kind == "message":
                 mid = obj["id"]
@@ -126,19 +142,19 @@ def index(path: Path) -> tuple[dict[str, int], dict[str, int]]:
                 for m in obj["$set"]["messages"]:
                     if isinstance(m, dict) and isinstance(m.get("id"), str):
                         state[m["id"]] = None
-                        last_version[m["id"]] = line.no
+                        last_version[m["id"]] = no
                 continue
             elif kind == "header" and isinstance(obj.get("messages"), list):
                 for m in obj["messages"]:
                     if isinstance(m, dict) and isinstance(m.get("id"), str):
                         state[m["id"]] = None
-                        last_version[m["id"]] = line.no
+                        last_version[m["id"]] = no
                 continue
             else:
                 continue
         state[mid] = None
-        last[mid] = line.no
-        last_version[mid] = line.no
+        last[mid] = no
+        last_version[mid] = no
     rewound = {k: n for k, n in removed.items() if n > last_version.get(k, 0)}
     return last, rewound
 
@@ -179,7 +195,9 @@ def _text_of(parts: list[dict], thought: bool = False) -> str:
 
 
 def _norm(t: str | None) -> str:
-    return _NORM.sub(" ", t or "").strip()
+    """Runs of whitespace and ``*`` as one space, stripped (``_NORM``: str.split splits on the same
+    characters as the pattern's ``\\s``)."""
+    return " ".join(t.replace("*", " ").split()) if t else ""
 
 
 def _int(x: Any) -> int | None:
@@ -216,7 +234,8 @@ class _Builder:
         self.superseded = 0
         self.turn: int | None = None
         self.rewound: dict[str, int] = {}
-        self.seen_msg: dict[tuple, tuple[str, str, int | None]] = {}
+        self.seen_msg: dict[tuple, tuple[str, str | None, int | None, str | None]] = {}
+        """key -> (locator, normalised text or None = not yet computed, turn, text) of the original."""
         self.seen_call: dict[str, tuple[str, int | None]] = {}
         self.seen_result: dict[str, tuple[str, int | None]] = {}
         self.seen_display: dict[str, tuple[str, int | None]] = {}
@@ -225,14 +244,20 @@ class _Builder:
 
     # -- framing -------------------------------------------------------------------------------
     def jsonl(self) -> Iterator[Record]:
-        last, self.rewound = index(self.path)
+        stats = ReadStats()
+        if os.stat(self.path).st_size <= ONE_PASS_BYTES:  # one framing, one parse per line
+            parsed = [(line, parse_numbered(line, self.path, stats)) for line in iter_lines(self.path, stats=stats)]
+            last, self.rewound = _index_of((line.no, line.raw, _PARSE if obj is None else obj)
+                                           for line, obj in parsed)
+            source = iter(parsed)
+        else:
+            last, self.rewound = index(self.path)
+            source = ((line, parse_numbered(line, self.path, stats)) for line in iter_lines(self.path, stats=stats))
         winners = {n: mid for mid, n in last.items()}
         pending: dict[str, tuple[dict, int, int, int]] = {}
         """Superseded versions held until their winning line has been read: when that line turns out
         unreadable (damaged bytes), the latest readable version is read instead (at its own line)."""
-        stats = ReadStats()
-        for line in iter_lines(self.path, stats=stats):
-            obj = parse_numbered(line, self.path, stats)
+        for line, obj in source:
             wid = winners.get(line.no)
             if obj is not None:
                 self._at(line.no, line.offset, len(line.raw))
@@ -372,15 +397,18 @@ class _Builder:
     def _msg_rec(self, mid, role, kind, native, raw_obj, text, lane, ts, j: int = 0, **kw) -> Record:
         """A message-level record; a later one with the same id, kind, index and text is a copy (a
         reasoning record is matched by its text alone: a replay may hold it twice, see _gemini)."""
-        key = (mid, kind, _norm(text)) if kind == "reasoning" else (mid, kind, j)
+        normed = _norm(text) if kind == "reasoning" else None
+        key = (mid, kind, normed) if kind == "reasoning" else (mid, kind, j)
         prev = self.seen_msg.get(key)
-        if prev is not None and prev[1] == _norm(text):
+        # the normalised texts are compared only when the key was seen (most records are originals)
+        if prev is not None and (prev[1] if prev[1] is not None else _norm(prev[3])) == (
+                normed if normed is not None else _norm(text)):
             return self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, copy_of=prev[0],
                             turn=prev[2], **kw)
         if kind == "prompt":
             self.turn = (self.turn or 0) + 1
         r = self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, **kw)
-        self.seen_msg[key] = (r.locator, _norm(text), r.turn)
+        self.seen_msg[key] = (r.locator, normed, r.turn, text)
         return r
 
     def _user(self, m, mid, lane, ts) -> Iterator[Record]:
@@ -413,9 +441,13 @@ class _Builder:
             j += 1
         # a resumed history keeps `thoughts` AND has them again as thought parts (`**subject** text`,
         # measured): one reasoning record per distinct thought
-        seen_here = {_norm(r.text) for r in out}
+        seen_here = None
         for p in parts:
-            if p.get("thought") and isinstance(p.get("text"), str) and _norm(p["text"]) not in seen_here:
+            if p.get("thought") and isinstance(p.get("text"), str):
+                if seen_here is None:
+                    seen_here = {_norm(r.text) for r in out}
+                if _norm(p["text"]) in seen_here:
+                    continue
                 seen_here.add(_norm(p["text"]))
                 out.append(self._msg_rec(mid, "assistant", "reasoning", "gemini:thought", p, p["text"], lane, ts, j,
                                          model=model))

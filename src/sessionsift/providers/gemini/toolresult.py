@@ -53,7 +53,9 @@ def shell_exit_code(text: str | None, status: str | None) -> int | None:
     """The exit code a recorded shell result proves (see module docstring), else None."""
     if not isinstance(text, str):
         return None
-    text = _TRUNCATED.sub("", text, count=1)  # the trailers still end the cut output
+    cut = _TRUNCATED.match(text) if text.startswith("Output too large") else None
+    if cut is not None:
+        text = text[cut.end():]  # the trailers still end the cut output
     m = _WRAP.match(text)
     body = m.group(1) if m else text
     lines = body.rstrip("\n").split("\n")
