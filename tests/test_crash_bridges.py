@@ -64,7 +64,9 @@ def test_a_destroyed_prompt_opens_its_turn_through_its_first_surviving_record():
     bad = LaneIndex.build(_lane(CRASH / "destroyed_prompt.jsonl"))
     (child, omitted, _t, opener), = bad.stats.bridges
     assert opener and omitted == m["line_no"]
-    assert min(e.no for e in bad.turn_entries(2)) == child
+    assert min(e.no for e in bad.turn_entries(2) if e.uuid) == child
+    # the destroyed prompt's enqueue/dequeue lines (no uuid) above it are turn 2's too
+    assert [e.type for e in bad.turn_entries(2) if e.no < child] == ["queue-operation"] * 2
     # the other two destroy records that open no turn
     for name in ("destroyed_tool_result", "destroyed_assistant"):
         assert not LaneIndex.build(_lane(CRASH / f"{name}.jsonl")).stats.bridges[0][3], name

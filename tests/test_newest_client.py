@@ -225,6 +225,32 @@ def test_list_prompts_agree():
     assert {r["version"] for r in b if r["kind"] == "session"} == {"2.1.332"}
 
 
+@pytest.mark.parametrize("home", (OLD, NEW), ids=("2.1.258", "2.1.332"))
+def test_a_prompts_queue_lines_are_in_its_turn(home):
+    """The client writes a prompt's enqueue (with its text) and dequeue just above the user record
+    they become; neither carries a uuid (QT-001). Both are that prompt's turn, so `show --turn N`
+    opens with them: the first prompt's are turn 1 (not "no turn"), the second's turn 2 (not 1)."""
+    sid = gt("files_basic", True)["session_id"]
+    recs = []
+    for n in ("1", "2", "3"):
+        rc, rows, err = run("show", sid, "--turn", n, home=home)
+        assert rc == 0, err
+        recs += [r for r in rows if r["kind"] == "record"]
+    recs.sort(key=lambda r: r["line"])
+    prompts = {r["record"]["message"]["content"]: r["turn"] for r in recs if r["labels"][:1] == ["user.message"]}
+    assert sorted(prompts.values()) == [1, 2, 3]
+    queued = [r for r in recs if r["type"] == "queue-operation"]
+    enq = {r["record"]["content"]: r["turn"] for r in queued if r["record"]["operation"] == "enqueue"}
+    assert enq == prompts
+    for q in queued:  # every queue line here sits right above the prompt it carried
+        nxt = next(r for r in recs if r["line"] > q["line"] and r["uuid"] is not None)
+        assert q["turn"] == nxt["turn"] == prompts[nxt["record"]["message"]["content"]], q["line"]
+    assert sum(r["type"] == "queue-operation" for r in recs) == 6  # none left outside turns 1-3
+    for n in (1, 2, 3):
+        first = [r["type"] for r in recs if r["turn"] == n][:3]
+        assert first == ["queue-operation", "queue-operation", "user"], n
+
+
 def test_agents_returned_text_agrees():
     """2.1.332 frames a synchronous agent's report in the tool_result ("[Subagent hand-back] ...
     The report follows:" + every line indented); the report itself is the same."""

@@ -585,11 +585,23 @@ class LaneIndex:
                     memo[k] = found if (found is not None or ents[k].uuid is not None) else file_order[k]
                 else:
                     memo[k] = file_order[k]
+        # A queue-operation line carries no uuid and no join key (QT-001, QT-004); the client
+        # writes the enqueue/dequeue of a prompt on the lines just above the user record it
+        # becomes, so one whose next uuid-bearing record is a numbered opener belongs to that
+        # opener's turn (the file-order fallback would hand it to the previous turn, or none).
+        queued: dict[int, int] = {}
+        nxt: int | None = None
+        for i in range(len(ents) - 1, -1, -1):
+            e = ents[i]
+            if e.uuid is not None:
+                nxt = num.get(i)
+            elif nxt is not None and e.type == "queue-operation":
+                queued[i] = nxt
         for i, e in enumerate(ents):
-            t = memo.get(i, file_order[i])
             if e.uuid is None:
-                t = file_order[i]
-            e.turn = t
+                e.turn = queued.get(i, file_order[i])
+            else:
+                e.turn = memo.get(i, file_order[i])
 
     def _line_index(self, no: int) -> int | None:
         lo, hi = 0, len(self.entries)
