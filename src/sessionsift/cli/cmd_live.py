@@ -188,11 +188,10 @@ def whoami_cmd(fmt, claude_home):
 
     Example: sessionsift whoami --format json
     """
-    hc = claude_home and Path(claude_home)
-    if hc is None:
-        from ..discover import claude_home as ch
-        hc = ch(None).path
     from ..live.whoami import whoami
+    from .options import claude_choice
+
+    hc = claude_choice(claude_home).path
 
     w = whoami(Path(hc))
     out = Out(fmt, "whoami")

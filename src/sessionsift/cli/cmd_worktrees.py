@@ -112,8 +112,9 @@ def _emit(rep, res, fmt: str, what: str) -> int:
     from ..worktrees import decide as D
 
     out = Out(fmt, "worktrees")
-    out.header(action=what, scope=rep.scope, claude_home=str(rep.roots.claude),
-               claude_home_source=rep.roots.claude_source, codex_home=str(rep.roots.codex),
+    ro = rep.roots
+    out.header(action=what, scope=rep.scope, claude_home=None if ro.claude is None else str(ro.claude),
+               claude_home_source=ro.claude_source, codex_home=None if ro.codex is None else str(ro.codex),
                codex_home_source=rep.roots.codex_source, apply=bool(res and res.applied))
     for r in rep.repos:
         out.row("repo", r.to_json())
@@ -136,6 +137,9 @@ def _emit(rep, res, fmt: str, what: str) -> int:
                      f"which gained {w.merge.behind} since they forked")
     out.text("")
     for l in rep.listings:
+        if not l.looked:
+            out.text(f"harness listing {l.harness}: {e(l.state)}")
+            continue
         out.text(f"harness listing {l.harness}: {e(l.state)} at {e(l.path)} ({l.entries} entries, {l.live} live)"
                  + (f" - {e(l.note)}" if l.note else ""))
         for p, why in l.unreadable[:5]:

@@ -9,6 +9,7 @@ command function: `root_request()` reads them back.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
@@ -133,6 +134,7 @@ def read_session_list(spec: str | None) -> list[str] | None:
 
 
 CLAUDE_ONLY_WHY = {
+    "index": "its transcripts: the index covers Claude Code's only",
     "status": "its live state (the session registry, the transcript tail)",
     "wait": "its live state (the session registry, the transcript tail)",
     "agents": "its subagent lanes and registry",
@@ -145,24 +147,69 @@ CLAUDE_ONLY_WHY = {
 }
 
 
-def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from: str | None = None) -> Scope:
-    """Claude Code's deep scope (the commands that read Claude Code's own surfaces). A target that
-    names a session of another provider is refused with a one-line reason (exit 2)."""
+def _command() -> str:
+    """This command's name as typed after the program (`status`, `audit reinjection`)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return "this command"
+    return " ".join(ctx.command_path.split()[1:]) or ctx.info_name or "this command"
+
+
+def _named_roots() -> list[str]:
+    """The root flags this command line named, as typed (`--codex-home`, `--root codex=...`)."""
     m = _meta()
-    choice = _claude_home(claude_home, home=m.get("home"))
+    out = [flag for name, flag, _h in ROOT_FLAGS if m.get(name)]
+    out += [f"--root {spec.partition('=')[0]}=..." for spec in m.get("root", [])]
+    return out
+
+
+def claude_choice(claude_home: str | None):
+    """Claude Code's data root for a command that reads only Claude Code, by the root rule
+    (docs/cli.md "Data roots"): --claude-home, else --root claude-code=DIR, else --home DIR/.claude;
+    with none of those and no root named at all, $CLAUDE_CONFIG_DIR > ~/.claude. When the command
+    line names another provider's root only, Claude Code is not looked at, and a command that
+    reads nothing else has no answer to give: refused (exit 2) with the flag that would include it
+    -- never this machine's own home."""
+    req = root_request()
+    if not claude_home and not req.looks_at("claude-code"):
+        cmd = _command()
+        why = CLAUDE_ONLY_WHY.get(cmd) or CLAUDE_ONLY_WHY.get(cmd.split()[0], "Claude Code's own records")
+        raise UsageError(f"`{cmd}` reads only Claude Code, {why}; this command line names only "
+                         f"{', '.join(_named_roots())}, so Claude Code is not looked at: pass --claude-home "
+                         f"or --home DIR")
+    explicit = claude_home or req.roots.get("claude-code")
+    choice = _claude_home(explicit, home=req.home)
+    if not claude_home and explicit:
+        choice = dataclasses.replace(choice, source="--root")
+    return choice
+
+
+def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from: str | None = None) -> Scope:
+    """Claude Code's deep scope (the commands that read Claude Code's own surfaces; its root by
+    `claude_choice`). A target that names a session of another provider is refused with a
+    one-line reason (exit 2)."""
+    try:
+        choice = claude_choice(claude_home)
+    except UsageError as exc:  # a target of the provider named says more than the root rule
+        _refuse_other_provider_session(targets, exc)
+        raise
     try:
         return resolve_targets(targets, sessions_from=read_session_list(sessions_from), choice=choice)
     except TargetError as exc:
-        other = _other_provider_session(targets)
-        if other is None:
-            raise
-        t, ref, display = other
-        ctx = click.get_current_context(silent=True)
-        cmd = ctx.info_name if ctx is not None else "this command"
-        why = CLAUDE_ONLY_WHY.get(cmd or "", "Claude Code's own records")
-        art = "an" if display[:1].lower() in "aeiou" else "a"
-        raise TargetError(f"{t!r} is {art} {display} session ({ref.session_id}): `{cmd}` reads Claude Code's own "
-                          f"surfaces ({why}) and cannot answer for a session of another provider") from exc
+        _refuse_other_provider_session(targets, exc)
+        raise
+
+
+def _refuse_other_provider_session(targets: tuple[str, ...], exc: Exception) -> None:
+    other = _other_provider_session(targets)
+    if other is None:
+        return
+    t, ref, display = other
+    cmd = _command()
+    why = CLAUDE_ONLY_WHY.get(cmd) or CLAUDE_ONLY_WHY.get(cmd.split()[0], "Claude Code's own records")
+    art = "an" if display[:1].lower() in "aeiou" else "a"
+    raise TargetError(f"{t!r} is {art} {display} session ({ref.session_id}): `{cmd}` reads Claude Code's own "
+                      f"surfaces ({why}) and cannot answer for a session of another provider") from exc
 
 
 def _other_provider_session(targets: tuple[str, ...]):

@@ -71,6 +71,12 @@ class RootRequest:
     def any_root(self) -> bool:
         return bool(self.home) or any(self.roots.values())
 
+    def looks_at(self, name: str) -> bool:
+        """Whether provider ``name`` is looked at under the root rule: it has a root of its own,
+        ``--home`` names one for every provider, or no root is named at all (then it resolves its
+        own env var > default)."""
+        return bool(self.roots.get(name)) or bool(self.home) or not self.any_root
+
 
 @dataclass
 class Entry:
@@ -153,7 +159,7 @@ def survey(req: RootRequest, env: Mapping[str, str] | None = None, *,
             continue
         prov = cls()
         explicit = req.roots.get(name)
-        if not explicit and not req.home and req.any_root:
+        if not req.looks_at(name):
             entries.append(Entry(name, display, prov, None, _cov(
                 name, display, "not_looked", f"pass {flag} or --home DIR")))
             continue

@@ -35,7 +35,7 @@ def decide(w, listings_ok: bool) -> tuple[str, str]:
     if pos:
         return "live", "alive by " + ", ".join(f"{s.signal} ({s.detail})" for s in pos)
     if not listings_ok:
-        return "unverified", "a harness listing could not be read: liveness is not proven either way"
+        return "unverified", "a harness listing was not read (unreadable, or not looked at): liveness is not proven either way"
     blind = [s for s in w.signals if s.positive is None]
     if blind:
         return "unverified", "liveness is not proven either way: " + "; ".join(

@@ -43,15 +43,29 @@ class Listing:
     root: str
     root_source: str
     state: str
-    """`present` | `absent` | `unreadable: <why>`."""
-    entries: int = 0
-    live: int = 0
+    """`present` | `absent` | `unreadable: <why>` | `not looked at (pass --<flag>)`."""
+    entries: int | None = 0
+    """Rows read; None when the listing was not looked at."""
+    live: int | None = 0
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     note: str | None = None
 
     @property
+    def looked(self) -> bool:
+        return not self.state.startswith("not looked at")
+
+    @property
     def readable(self) -> bool:
-        return not self.state.startswith("unreadable")
+        """Read (present or absent). An unread listing -- unreadable, or not looked at because
+        only the other harness's root was named -- proves nothing about running sessions."""
+        return self.looked and not self.state.startswith("unreadable")
+
+    @property
+    def stop_reason(self) -> str | None:
+        if self.readable:
+            return None
+        at = f" at {self.path}" if self.path else ""
+        return f"the {self.harness} listing of running sessions{at} is {self.state}"
 
     def to_json(self) -> dict:
         return {"harness": self.harness, "path": self.path, "root": self.root, "root_source": self.root_source,
@@ -74,6 +88,12 @@ class ClaudeRow:
     def keeps(self) -> bool:
         """Alive, or not provably dead (another pid domain, an unprobeable pid)."""
         return not self.probe.gone
+
+
+def not_looked(harness: str, source: str) -> Listing:
+    """The listing of a harness whose root the command line did not name while it named the
+    other's (the root rule, docs/cli.md "Data roots"): never read, so never this machine's own."""
+    return Listing(harness, "", "", source, source, entries=None, live=None)
 
 
 def claude_listing(home: Path, source: str) -> tuple[Listing, list[ClaudeRow]]:

@@ -114,21 +114,34 @@ class Repo:
 
 @dataclass
 class Roots:
-    claude: Path
+    claude: Path | None
+    """None: not looked at (only --codex-home was named); `claude_source` says so."""
     claude_source: str
-    codex: Path
+    codex: Path | None
     codex_source: str
 
 
+NOT_LOOKED = "not looked at (pass {flag})"
+
+
 def resolve_roots(claude_home: str | None, codex_home: str | None) -> Roots:
-    hc = resolve_claude_home(claude_home)
+    """Each harness's root by its flag > non-empty env var > default -- unless the command line
+    names the other harness's root only: then this one is not looked at (the root rule)."""
+    named = bool(claude_home) or bool(codex_home)
+    if claude_home or not named:
+        hc = resolve_claude_home(claude_home)
+        cl, cl_src = hc.path, hc.source
+    else:
+        cl, cl_src = None, NOT_LOOKED.format(flag="--claude-home")
     if codex_home:
         cx, src = Path(codex_home).expanduser(), "--codex-home"
+    elif named:
+        cx, src = None, NOT_LOOKED.format(flag="--codex-home")
     elif os.environ.get("CODEX_HOME"):
         cx, src = Path(os.environ["CODEX_HOME"]).expanduser(), "CODEX_HOME"
     else:
         cx, src = Path.home() / ".codex", "~/.codex"
-    return Roots(hc.path, hc.source, cx, src)
+    return Roots(cl, cl_src, cx, src)
 
 
 @dataclass
@@ -149,10 +162,8 @@ class ScanReport:
 
     @property
     def stop_reason(self) -> str | None:
-        bad = [l for l in self.listings if not l.readable]
-        if not bad:
-            return None
-        return "; ".join(f"the {l.harness} listing of running sessions at {l.path} is {l.state}" for l in bad)
+        bad = [l.stop_reason for l in self.listings if not l.readable]
+        return "; ".join(bad) if bad else None
 
     def tally(self) -> dict[str, int]:
         return D.tally([w.category for w in self.worktrees])
@@ -197,7 +208,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         add(got[0], got[1], "named")
 
     # the clients' own locations
-    codex_roots, cp = H.codex_worktree_roots(roots.codex)
+    codex_roots, cp = H.codex_worktree_roots(roots.codex) if roots.codex is not None else ([], [])
     problems += cp
     codex_repo_of: dict[str, str] = {}
     for wt in codex_roots:
@@ -209,9 +220,9 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         codex_repo_of[wt] = got[0]
         if not named:
             add(got[0], got[1], "codex worktrees")
-    claude_records, cp = H.claude_worktree_records(roots.claude)
+    claude_records, cp = H.claude_worktree_records(roots.claude) if roots.claude is not None else ([], [])
     problems += cp
-    if not named:
+    if not named and roots.claude is not None:
         cands = [(r["original_cwd"] or r["worktree"], "claude-code worktree-state records") for r in claude_records]
         look = REG.all_rows(roots.claude)
         for row in look.rows:
@@ -226,8 +237,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
 
     # processes first: no git child of ours runs while the snapshot is taken
     table = P.snapshot()
-    cl_list, cl_rows = H.claude_listing(roots.claude, roots.claude_source)
-    cx_list, cx_threads = H.codex_listing(roots.codex, roots.codex_source)
+    cl_list, cl_rows, cx_list, cx_threads = read_listings(roots)
 
     repo_rows: list[Repo] = []
     wts: list[Worktree] = []
@@ -282,7 +292,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
     # empty listing: the sessions keep it somewhere else (a wrong root is a dead battery)
     for lst, agent, flag in ((cl_list, "claude-code", "--claude-home"), (cx_list, "codex", "--codex-home")):
         mine = sum(1 for w in all_wts if w.agent == agent)
-        if lst.state == "absent" and not Path(lst.root).is_dir() and mine:
+        if lst.state == "absent" and lst.root and not Path(lst.root).is_dir() and mine:
             lst.state = (f"unreadable: its home {lst.root} does not exist, yet {mine} worktree(s) were made by "
                          f"{agent}: their listing is elsewhere (pass {flag})")
     orphaned = sum(1 for w in wts if w.agent == "claude-code" and not w.session_ids)
@@ -299,6 +309,16 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
     rep = ScanReport(roots, "named repositories" if named else "repositories the clients' records name",
                      repo_rows, all_wts, listings, table, problems, left_out)
     return rep
+
+
+def read_listings(roots: Roots):
+    """(Claude Code listing, its rows, Codex listing, its threads); a harness not looked at gets
+    a not-looked listing and nothing read."""
+    cl, cl_rows = (H.claude_listing(roots.claude, roots.claude_source) if roots.claude is not None
+                   else (H.not_looked("claude-code", roots.claude_source), []))
+    cx, cx_threads = (H.codex_listing(roots.codex, roots.codex_source) if roots.codex is not None
+                      else (H.not_looked("codex", roots.codex_source), {}))
+    return cl, cl_rows, cx, cx_threads
 
 
 def _orphan(path: str, agent: str, note: str, repo: str | None = None) -> Worktree:
@@ -342,11 +362,11 @@ def _attribute(w: Worktree, roots: Roots, wt_records: dict[str, list[dict]]) -> 
                          + (f" (manager {w.codex['manager']})" if w.codex.get("manager") else ""))
         if w.codex.get("owner_thread_id"):
             w.session_ids.setdefault(w.codex["owner_thread_id"], "codex ownerThreadId")
-    if P.inside(os.path.realpath(w.path), os.path.realpath(roots.codex / "worktrees")):
+    if roots.codex is not None and P.inside(os.path.realpath(w.path), os.path.realpath(roots.codex / "worktrees")):
         w.agent = w.agent or "codex"
         w.agent_kind = w.agent_kind or "session"
         w.made_by.append("its path is in codex's worktree location $CODEX_HOME/worktrees/")
-    for sid in H.claude_sessions_for(roots.claude, w.path):
+    for sid in (H.claude_sessions_for(roots.claude, w.path) if roots.claude is not None else ()):
         w.session_ids.setdefault(sid, "claude-code transcript for this worktree path")
     for r in wt_records.get(os.path.normpath(w.path), []):
         if isinstance(r.get("session_id"), str):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from . import gitcmd as G
 from . import harness as H
 from . import procs as P
-from .scan import ScanReport, Worktree, _signals, scan
+from .scan import ScanReport, Worktree, _signals, read_listings, scan
 
 
 @dataclass
@@ -97,7 +97,9 @@ def sweep(report: ScanReport, apply: bool = False) -> SweepResult:
     for w in removable:
         by_repo.setdefault(w.repo, []).append(w)
     for repo, items in sorted(by_repo.items()):
-        fresh = scan([repo], claude_home=str(report.roots.claude), codex_home=str(report.roots.codex),
+        r = report.roots
+        fresh = scan([repo], claude_home=None if r.claude is None else str(r.claude),
+                     codex_home=None if r.codex is None else str(r.codex),
                      measure_size=False, workers=2)
         if fresh.stop_reason:
             res.stopped = fresh.stop_reason
@@ -131,11 +133,11 @@ def sweep(report: ScanReport, apply: bool = False) -> SweepResult:
 
 def _remove(w: Worktree, fresh: ScanReport) -> Action:
     a = Action(w.path, w.repo, "failed", restore=restore_argv(w))
-    cl, cl_rows = H.claude_listing(fresh.roots.claude, fresh.roots.claude_source)
-    cx, cx_threads = H.codex_listing(fresh.roots.codex, fresh.roots.codex_source)
+    cl, cl_rows, cx, cx_threads = read_listings(fresh.roots)
     for lst in (cl, cx):
         if not lst.readable:
-            raise _Stop(f"the {lst.harness} listing of running sessions at {lst.path} became {lst.state}")
+            raise _Stop(f"the {lst.harness} listing of running sessions at {lst.path} became {lst.state}"
+                        if lst.looked else lst.stop_reason)
     table = P.snapshot()
     sig = _signals(w, table, cl, cl_rows, cx, cx_threads)
     if any(s.positive or s.positive is None for s in sig):

@@ -1,0 +1,131 @@
+"""The root rule on the commands that read only Claude Code (docs/cli.md "Data roots").
+
+Once any root is named, a provider without one is not looked at -- never this machine's home.
+The review found `status`, `agents`, `plan`, `verbatim`, `audit reinjection` (and `wait`,
+`whoami`, `image`, `index`) reading `$HOME/.claude` (or `$CLAUDE_CONFIG_DIR`) when the command
+line named only `--codex-home`, and `worktrees scan` reading `~/.claude/sessions` the same way.
+
+The data: a transcript the real Claude Code 2.1.258 client wrote (examples/claude-home), put where
+the machine's default resolution finds it, next to the real Codex CLI's rollouts
+(examples/codex-home).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EX = REPO / "examples"
+SRC = EX / "claude-home" / "projects" / "-tmp-ssift-rc-files-basic-work"
+SID = "8414eb07-cca2-5cca-9059-e9baedac31e1"
+
+CLAUDE_ONLY = [
+    ("status",),
+    ("agents",),
+    ("plan",),
+    ("image",),
+    ("verbatim", SID[:8]),
+    ("wait", SID[:8], "--until", "stop", "--timeout", "1"),
+    ("whoami",),
+    ("audit", "reinjection"),
+    ("index", "status"),
+    ("index", "update"),
+    ("index", "clear"),
+]
+
+
+@pytest.fixture(params=["HOME/.claude", "CLAUDE_CONFIG_DIR"])
+def machine(request, tmp_path, monkeypatch):
+    """This 'machine's' own Claude Code home, holding a real session."""
+    if request.param == "HOME/.claude":
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+        root = Path(os.environ["HOME"]) / ".claude"
+    else:
+        root = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    (root / "projects").mkdir(parents=True)
+    shutil.copytree(SRC, root / "projects" / "-x")
+    assert (root / "projects" / "-x" / f"{SID}.jsonl").is_file()
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", SID)  # whoami's source
+    return root
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+
+
+CODEX = ("--codex-home", str(EX / "codex-home"))
+CASES = [(c, CODEX) for c in CLAUDE_ONLY] + [
+    (("status",), ("--root", f"codex={EX / 'codex-home'}")),
+    (("agents",), ("--gemini-home", str(EX / "gemini-home" / ".gemini"))),
+]
+
+
+@pytest.mark.parametrize("cmd,other", CASES, ids=[" ".join(c) + " " + o[0] for c, o in CASES])
+def test_naming_only_another_providers_root_never_reads_the_machines_claude_home(machine, cmd, other):
+    p = cli(*cmd, *other, "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == 2, (p.returncode, p.stdout[-800:], p.stderr[-800:])
+    err = rows[-1]["error"]
+    assert err["kind"] == "usage" and "pass --claude-home or --home DIR" in err["message"], err
+    assert other[0] in err["message"]  # names what the command line did name
+    assert SID not in p.stdout and str(machine) not in p.stdout  # nothing of the machine's home
+    t = cli(*cmd, *other)
+    assert t.returncode == 2 and "reads only Claude Code" in t.stderr and SID not in t.stdout
+
+
+@pytest.mark.parametrize("how", ["--claude-home", "--home", "--root"])
+def test_a_named_claude_root_is_still_read(machine, tmp_path, how):
+    """The control: the same session is found when Claude Code's root is named (so the refusal
+    above is the rule at work, not a broken scope)."""
+    home = tmp_path / "h"
+    shutil.copytree(machine, home / ".claude")
+    arg = {"--claude-home": ("--claude-home", str(home / ".claude")), "--home": ("--home", str(home)),
+           "--root": ("--root", f"claude-code={home / '.claude'}")}[how]
+    p = cli("status", *arg, "--codex-home", str(EX / "codex-home"), "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == 0, p.stderr
+    assert rows[0]["claude_home"] == str(home / ".claude")
+    assert [r["session_id"] for r in rows if r["kind"] == "session"] == [SID]
+
+
+def test_worktrees_scan_with_only_codex_home_does_not_read_the_machines_claude_home(machine):
+    # a registry row the real Claude Code 2.1.258 client wrote (examples/live-snapshots)
+    row = EX / "live-snapshots" / "interactive" / "P1-turn1" / "sessions" / "20505.json"
+    shutil.copytree(row.parent, machine / "sessions")
+    reg_sid = json.loads(row.read_text())["sessionId"]
+    for sub in ("scan", "sweep"):
+        p = cli("worktrees", sub, "--codex-home", str(EX / "codex-home"), "--format", "json")
+        rows = [json.loads(x) for x in p.stdout.splitlines()]
+        head, summ = rows[0], rows[-1]
+        assert head["claude_home"] is None and head["claude_home_source"] == "not looked at (pass --claude-home)"
+        assert head["codex_home"] == str(EX / "codex-home")
+        cl = [x for x in summ["listings"] if x["harness"] == "claude-code"][0]
+        assert cl["state"] == "not looked at (pass --claude-home)" and cl["entries"] is None and cl["path"] == ""
+        assert str(machine) not in p.stdout and reg_sid not in p.stdout
+        # the sweep cannot prove liveness without that listing: it stops, and says how to include it
+        stop = summ["sweep_would_stop"] if sub == "scan" else summ["stopped"]
+        assert stop == "the claude-code listing of running sessions is not looked at (pass --claude-home)"
+        t = cli("worktrees", sub, "--codex-home", str(EX / "codex-home"))
+        assert "harness listing claude-code: not looked at (pass --claude-home)\n" in t.stdout, t.stdout
+        assert str(machine) not in t.stdout and reg_sid not in t.stdout
+
+
+def test_worktrees_scan_with_only_claude_home_does_not_read_the_machines_codex_home(tmp_path, monkeypatch):
+    cx = Path(os.environ["CODEX_HOME"])
+    (cx / "thread-writer-locks").mkdir(parents=True)
+    # hand-made: Codex's thread lock is an empty file named <thread id>.lock (docs/worktrees.md);
+    # the examples hold none (Codex leaves them under its own home, which the harness discards)
+    (cx / "thread-writer-locks" / "t.lock").write_text("")
+    p = cli("worktrees", "scan", "--claude-home", str(EX / "claude-home"), "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert rows[0]["codex_home"] is None and rows[0]["codex_home_source"] == "not looked at (pass --codex-home)"
+    cxl = [x for x in rows[-1]["listings"] if x["harness"] == "codex"][0]
+    assert cxl["state"] == "not looked at (pass --codex-home)" and cxl["entries"] is None
+    assert str(cx) not in p.stdout
