@@ -396,3 +396,28 @@ def test_damaged_lines_count_as_the_parse_counts_them(tmp_path):
             sm.pop("malformed_lines"), sm.pop("unknown_type_lines")
         assert fast == slow, q
     assert _run(_slow(A.plan(QUERIES[1])), home)[2]["hits"] > 0
+
+
+def _session_dir_by_parts(lane) -> str:
+    """The pathlib reading `_session_dir` replaced (string operations run per lane)."""
+    if not lane.is_subagent:
+        return str(lane.path.parent / lane.session_id)
+    parts = lane.path.parts
+    if "subagents" in parts:
+        return str(Path(*parts[: len(parts) - 1 - parts[::-1].index("subagents")]))
+    return str(lane.path.parent / lane.session_id)
+
+
+def test_session_dir_by_strings_equals_the_pathlib_reading():
+    from sessionsift.discover import Lane
+
+    lanes = [ln for home in CORPORA for ln in A.lanes_of(resolve_targets([], home), True)]
+    assert any(ln.is_subagent for ln in lanes)
+    lanes += [Lane(Path("/p/subagents/s/subagents/agent-a.jsonl"), "s", "agent-a", "subagent"),
+              Lane(Path("/p/s/subagents/workflows/wf_1/agent-b.jsonl"), "s", "agent-b", "workflow", "wf_1"),
+              Lane(Path("/subagents/agent-a.jsonl"), "s", "agent-a", "subagent"),
+              Lane(Path("/p/s/agent-a.jsonl"), "s", "agent-a", "subagent"),
+              Lane(Path("/s.jsonl"), "s", "main", "main"), Lane(Path("s.jsonl"), "s", "main", "main")]
+    for ln in lanes:
+        assert A._session_dir(ln) == _session_dir_by_parts(ln), ln.path
+        assert A._tool_results_dir(ln) == os.path.join(_session_dir_by_parts(ln), "tool-results")

@@ -403,7 +403,7 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
             out.bytes = size
             out.lines = nl
             if p.count_left_out and PERSISTED in p.left_out_kinds and _saved_matching(
-                    p, rx, os.path.join(_session_dir(lane), "tool-results")):
+                    p, rx, _tool_results_dir(lane)):
                 with open_map(lane.path) as m:
                     _count_persisted(p, rx, lane, m.buf, out)
             return out
@@ -656,13 +656,24 @@ _SAVED: dict[tuple[str, str], list[str]] = {}
 """(tool-results dir, regex) -> names of the saved outputs there whose text matches (per process)."""
 
 
+_SUBAGENTS = os.sep + "subagents" + os.sep
+_TOOL_RESULTS = os.sep + "tool-results"
+
+
 def _session_dir(lane: Lane) -> str:
-    if not lane.is_subagent:
-        return os.path.join(os.path.dirname(os.fspath(lane.path)), lane.session_id)
-    parts = lane.path.parts
-    if "subagents" in parts:
-        return str(Path(*parts[: len(parts) - 1 - parts[::-1].index("subagents")]))
-    return str(lane.path.parent / lane.session_id)
+    """`<project>/<session>`: the main lane's sibling dir, or what precedes a subagent lane's last
+    `subagents` component (string operations: lane paths are normalised, and this runs per lane)."""
+    s = os.fspath(lane.path)
+    if lane.kind != "main":
+        i = s.rfind(_SUBAGENTS)
+        if i >= 0:
+            return s[:i] or os.sep
+    return s[:s.rfind(os.sep) + 1] + lane.session_id
+
+
+def _tool_results_dir(lane: Lane) -> str:
+    d = _session_dir(lane)
+    return d + _TOOL_RESULTS if d != os.sep else _TOOL_RESULTS
 
 
 def _saved_matching(p: Plan, rx, d) -> list[str]:
@@ -700,8 +711,10 @@ session has a sidecar (tool-results/) is read from one listing of its project di
 def _maybe_dir(d: Path) -> bool:
     """False only when the listing of d's parent's parent shows that d's parent is no directory
     (`<project>/<session>/tool-results`: most sessions have no `<session>/`)."""
-    sess = os.path.dirname(os.fspath(d))
-    proj, name = os.path.split(sess)
+    d = os.fspath(d)
+    sess = d[:d.rfind(os.sep)]  # normalised paths: dirname and split by the last separator
+    j = sess.rfind(os.sep)
+    proj, name = (sess[:j] or os.sep) if j >= 0 else "", sess[j + 1:]
     names = _DIRS.get(proj, ())
     if names == ():
         try:
@@ -719,7 +732,7 @@ def _count_persisted(p: Plan, rx, lane: Lane, buf, out: LaneOutcome) -> None:
     """Further hits --resolve-persisted would give in this lane: tool-result pointer lines in the
     selection whose preview does not match but whose saved output (under the session's
     tool-results/, found by file name, so only files holding the needle are ever read) does."""
-    names = _saved_matching(p, rx, os.path.join(_session_dir(lane), "tool-results"))
+    names = _saved_matching(p, rx, _tool_results_dir(lane))
     if not names:
         return
     from ..read.lines import parse_line

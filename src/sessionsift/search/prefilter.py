@@ -286,34 +286,50 @@ def _buffer():
     return _BUF[0]
 
 
-def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = False) -> tuple[bool, int, int | None]:
-    """(whether the file holds one of `needles` anywhere, its size, its line count when asked and
-    the needle is absent) - read into one reused page-aligned buffer, in pieces that overlap by a
-    needle's length, so a store of many small files costs one read each (no mapping). One
-    case-sensitive needle is found with stringzilla (SIMD, whatever its first byte), several or a
-    case-insensitive one with RE2. Necessity only: a file that holds a needle may hold no match."""
+_FINDERS: dict = {}
+
+
+def _finder(needles: list[str], ignore_case: bool):
+    """(overlap, find(n) -> whether buffer[:n] holds a needle) for a needle set, made once per process."""
+    key = (tuple(needles), ignore_case)
+    f = _FINDERS.get(key)
+    if f is not None:
+        return f
     bn = [n.encode("ascii") for n in needles]
-    if not bn:
-        return False, os.stat(path).st_size, None
     mv = _buffer()
     over = max(len(b) for b in bn) - 1
     if len(bn) == 1 and not ignore_case:
         import stringzilla as sz
 
         one = bn[0]
-        find = lambda n: sz.Str(mv[:n]).find(one) >= 0  # noqa: E731
+        Str = sz.Str
+        find = lambda n: Str(mv[:n]).find(one) >= 0  # noqa: E731
     else:
-        key = (tuple(bn), ignore_case)
-        rx = _RX.get(key)
+        rkey = (tuple(bn), ignore_case)
+        rx = _RX.get(rkey)
         if rx is None:
             import re2
 
             opts = re2.Options()
             opts.log_errors = False
             alt = b"|".join(_re2_escape(n) for n in bn)
-            rx = _RX[key] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
+            rx = _RX[rkey] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
         search = rx.search
         find = lambda n: search(mv, 0, n) is not None  # noqa: E731
+    f = _FINDERS[key] = (over, find)
+    return f
+
+
+def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = False) -> tuple[bool, int, int | None]:
+    """(whether the file holds one of `needles` anywhere, its size, its line count when asked and
+    the needle is absent) - read into one reused page-aligned buffer, in pieces that overlap by a
+    needle's length, so a store of many small files costs one read each (no mapping). One
+    case-sensitive needle is found with stringzilla (SIMD, whatever its first byte), several or a
+    case-insensitive one with RE2. Necessity only: a file that holds a needle may hold no match."""
+    if not needles:
+        return False, os.stat(path).st_size, None
+    over, find = _finder(needles, ignore_case)
+    mv = _BUF[0]
     fd = os.open(path, os.O_RDONLY)
     try:
         size = os.fstat(fd).st_size
