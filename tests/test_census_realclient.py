@@ -266,7 +266,7 @@ def test_status_reports_the_todo_list_the_transcript_keeps(rc):
                                                                ("pending", "Announce the release")]
     assert _session_row(rows)["tasks"] is None  # no task directory: the list is only in the transcript
     code, out, _ = cli(gt, "status")
-    assert "todos (TodoWrite, transcript L" in out and "[pending] Announce the release" in out
+    assert "open todos (TodoWrite, transcript L" in out and "[pending] Announce the release" in out
     gt = rc["todos"]  # two TodoWrite calls, the last leaves "Write the tests" in progress
     code, rows = jcli(gt, "status")
     td = _session_row(rows)["todos"]

@@ -224,3 +224,28 @@ def test_every_label_the_client_produced_is_classified(home):
         for e in idx.entries:
             if e.type == "assistant":
                 assert e.labels, (ls.lane.path, e.no)
+
+
+def test_status_says_each_lists_state_once(home):
+    """`status` printed the todos and tasks state twice per session: as the `[todos]`/`[tasks]`
+    evidence line and again as `todos:`/`tasks:` lines below it. Each is said once now; the open
+    items of a list follow (the tasks scenario leaves task #2 pending in the client's task dir)."""
+    code, out = run(["status", "--claude-home", str(home), "--format", "json"])
+    assert code == 0
+    sessions = {r["session_id"]: {e["surface"]: e["value"] for e in r["evidence"]}
+                for r in jrows(out) if r["kind"] == "session"}
+    code, out = run(["status", "--claude-home", str(home)])
+    assert code == 0
+    blocks: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        if line and not line.startswith(" "):
+            blocks[line.split()[0]] = cur = []
+        elif line:
+            cur.append(line)
+    assert set(blocks) >= set(sessions)
+    for sid, ev in sessions.items():
+        for surface in ("todos", "tasks"):
+            said = [ln for ln in blocks[sid] if ev[surface] in ln]
+            assert said == [f"  [{surface}] {ev[surface]}"], (sid, said)
+    tasks = next(sid for sid, ev in sessions.items() if ev["tasks"] == "1 open, 1 completed")
+    assert "    #2 [pending] Write the tests" in blocks[tasks]

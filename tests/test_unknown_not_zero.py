@@ -88,7 +88,7 @@ def test_unreadable_tasks_directory_is_unknown_not_zero(home, which):
     assert ev["value"].startswith("could not be read") and ev["unreadable"]
     assert any(u["surface"] == "tasks" for u in v["unreadable"])
     rc, out = text(home, "status", TASKS)
-    assert "tasks: unknown" in out and "0 open, 0 completed" not in out
+    assert "[tasks] could not be read" in out and "0 open, 0 completed" not in out
 
 
 def test_unreadable_subagents_directory_is_unknown_not_zero(home):

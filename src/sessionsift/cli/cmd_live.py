@@ -71,22 +71,14 @@ def _text_verdict(out: Out, v: Verdict, now: float) -> None:
             out.text(f"    {t.kind} {esc(t.task_id or t.tool_use_id)} launched {short_local(t.launched_at)} "
                      f"[{esc(t.lane)} L{t.line}] {clip(t.description or t.command, 80)}; output {size} B, "
                      f"age {age} ({esc(o['output_state'])})")
+    # the [todos] and [tasks] evidence lines above say what each list holds; only its open items follow
     td = v.todos
-    if td is not None and td.line is not None:
-        out.text(f"  todos (TodoWrite, transcript L{td.line}): {len(td.open)} open, {td.completed} completed")
+    if td is not None and td.line is not None and td.open:
+        out.text(f"  open todos (TodoWrite, transcript L{td.line}):")
         for t in td.open:
             out.text(f"    [{esc(t.get('status'))}] {clip(t.get('content'), 100)}")
-    elif td is not None:
-        from ..live.verdict import todos_text
-
-        out.text(f"  todos: {esc(todos_text(td))}")
-    if v.tasks.open is None and v.tasks.unreadable:
-        out.text("  tasks: unknown: " + "; ".join(f"{p} ({w})" for p, w in v.tasks.unreadable[:3]))
-    elif v.tasks.open is None:
-        out.text("  tasks: no task directory" + (" (this session keeps its list in TodoWrite calls, above)"
-                                                 if td is not None and td.line is not None else ""))
-    else:
-        out.text(f"  tasks: {len(v.tasks.open)} open, {v.tasks.completed} completed")
+    if v.tasks.open:
+        out.text("  open tasks:")
         for t in v.tasks.open:
             out.text(f"    #{esc(t['id'])} [{esc(t['status'])}] {clip(t['subject'], 100)}")
     for n in v.notes:
