@@ -137,9 +137,10 @@ def search_summary_text(sel, sm) -> str | None:
                      for k, v in sorted(sm.not_searched.items()))
     om = {k: v for k, v in sm.omissions.items() if v and k != "unknown_kinds"}  # unknown kinds: kept, named above
     return (f"{plural(sm.hits, 'hit')} in {plural(sm.sessions, 'session')} of {', '.join(esc(n) for n in names)} "
-            f"({sm.searched} of {plural(sm.records, 'record')} searched"
-            + (f"; {plural(sm.sessions_prefiltered, 'session')} ruled out by their bytes (no file holds the pattern's "
-               "literal), not parsed" if sm.sessions_prefiltered else "")
+            f"({plural(sm.records, 'record')} read in {plural(sm.sessions_read, 'session')}, {sm.searched} of them searched"
+            + (f"; {plural(sm.sessions_prefiltered, 'session')} ruled out by "
+               f"{'its' if sm.sessions_prefiltered == 1 else 'their'} bytes (no file holds the pattern's literal), "
+               "not parsed" if sm.sessions_prefiltered else "")
             + (f"; not searched: {left}" if left else "")
             + (f"; {sm.undated_skipped} undated records left out of the time window" if sm.undated_skipped else "")
             + (f"; {len(sm.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in sm.problems[:5])
@@ -151,7 +152,8 @@ def search_summary_json(sm) -> dict:
     return {"sessions": sm.sessions, "sessions_with_hits": sm.sessions_with_hits, "hits": sm.hits,
             "records": sm.records, "records_searched": sm.searched, "copies_skipped": sm.copies,
             "not_searched_kinds": dict(sm.not_searched), "not_searched_matches": dict(sm.not_searched_hits),
-            "undated_skipped": sm.undated_skipped, "sessions_prefiltered": sm.sessions_prefiltered,
+            "undated_skipped": sm.undated_skipped, "sessions_read": sm.sessions_read,
+            "sessions_prefiltered": sm.sessions_prefiltered,
             "files": sm.files, "bytes": sm.bytes, "omissions": dict(sm.omissions),
             "problems": problems_json(sm.problems)}
 

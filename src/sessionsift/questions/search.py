@@ -80,6 +80,9 @@ class SharedSummary:
     not_searched_hits: Counter = field(default_factory=Counter)
     undated_skipped: int = 0
     sessions_prefiltered: int = 0
+    """Sessions ruled out by their bytes: not parsed, so their records are not in ``records``."""
+    sessions_read: int = 0
+    """Sessions parsed: ``records`` counts theirs (so it depends on the pattern)."""
     omissions: Counter = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
 
@@ -253,6 +256,7 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
                 sm.omissions.update(ReadReport().omissions())  # the (zero) keys a read session gives
             continue
         outs.append(o)
+        sm.sessions_read += 1
         sm.hits += o.hit_count
         sm.sessions_with_hits += bool(o.hit_count)
         sm.records += o.records

@@ -1,0 +1,50 @@
+"""The other providers' search summary says what it read, what it searched and what its bytes
+ruled out (review finding 7): "31 of 77 records searched" counted only the sessions that got
+past the byte prefilter, so its total moved with the pattern while reading as the whole corpus.
+
+Data: the real clients' corpora in examples/home (Codex CLI, Gemini CLI, opencode, Crush).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+EX = REPO / "examples"
+CODEX = ("--codex-home", str(EX / "codex-home"))
+RESUMED, SHELL = "01a230e8-bc39", "01a230e8-b40a"  # [resumed P1] Show notes.md / [shell_and_patch P1]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True,
+                          timeout=120, cwd=REPO)
+
+
+def shared(*args: str) -> tuple[dict, str]:
+    j = cli("search", *args, "--format", "json")
+    summ = [json.loads(x) for x in j.stdout.splitlines()][-1]
+    t = cli("search", *args)
+    line = [x for x in t.stdout.splitlines() if " of Codex CLI" in x][-1]
+    return summ["shared"], line
+
+
+def test_the_summary_counts_records_of_the_sessions_read_and_names_the_ones_ruled_out():
+    sm, line = shared("-F", "Show notes.md", "--home", str(EX / "home"))
+    assert sm["sessions_prefiltered"] > 0 and sm["sessions_read"] > 0
+    assert sm["sessions_read"] + sm["sessions_prefiltered"] + len(sm["problems"]) == sm["sessions"]
+    assert (f"({sm['records']} records read in {sm['sessions_read']} sessions, {sm['records_searched']} of them "
+            f"searched; {sm['sessions_prefiltered']} sessions ruled out by their bytes") in line, line
+    # an empty pattern has no needle: every session is read, and the records read are all there are
+    al, line = shared("", "--home", str(EX / "home"))
+    assert al["sessions_prefiltered"] == 0 and al["sessions_read"] == al["sessions"] == sm["sessions"]
+    assert al["records"] > sm["records"]
+    assert f"({al['records']} records read in {al['sessions']} sessions, " in line and "ruled out" not in line
+
+
+def test_one_session_ruled_out_is_said_in_the_singular():
+    sm, line = shared("-F", "Show notes.md", RESUMED, SHELL, *CODEX)
+    assert (sm["sessions"], sm["sessions_read"], sm["sessions_prefiltered"]) == (2, 1, 1)
+    assert (f"({sm['records']} records read in 1 session, {sm['records_searched']} of them searched; "
+            "1 session ruled out by its bytes (no file holds the pattern's literal), not parsed") in line, line
