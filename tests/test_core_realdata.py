@@ -249,3 +249,21 @@ def test_status_says_each_lists_state_once(home):
             assert said == [f"  [{surface}] {ev[surface]}"], (sid, said)
     tasks = next(sid for sid, ev in sessions.items() if ev["tasks"] == "1 open, 1 completed")
     assert "    #2 [pending] Write the tests" in blocks[tasks]
+
+
+def test_agents_on_a_session_with_no_subagent_is_a_definitive_zero(home, tmp_path):
+    """`agents <files_basic session>` (the real client ran no subagent there) exited 1, which
+    docs/live.md gives to "no session in scope" (status's meaning). The session was read and ran
+    no subagent: exit 0 and the text says how many sessions were read; 1 stays for no session."""
+    sid = "8414eb07-cca2-5cca-9059-e9baedac31e1"
+    code, out = run(["agents", sid, "--claude-home", str(home), "--format", "json"])
+    rows = jrows(out)
+    assert code == 0 and rows[-1]["sessions"] == 1 and rows[-1]["agents"] == 0
+    assert not [r for r in rows if r["kind"] == "agent"]
+    code, out = run(["agents", sid, "--claude-home", str(home)])
+    assert code == 0 and out.strip() == f"no subagent lanes in the 1 session read ({sid})"
+    (tmp_path / "projects").mkdir()
+    code, out = run(["agents", "--claude-home", str(tmp_path)])
+    assert code == 1 and out.strip() == "no sessions in scope"
+    code, out = run(["agents", "23ad8bf1", "--claude-home", str(home), "--format", "json"])
+    assert code == 0 and jrows(out)[-1]["agents"] == 2  # the subagents scenario: two lanes

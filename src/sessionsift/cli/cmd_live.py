@@ -291,8 +291,12 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
     out.summary(sessions=len(scope.sessions), agents=total, statuses=counts, problems=problems_json(scope.problems))
     for p in scope.problems[:10]:
         out.text(f"could not read: {p.path} ({p.why})")
-    if total == 0:
-        out.text("no subagent lanes in scope" + (" that could be read (the count is a lower bound)"
-                                                  if scope.problems else ""))
+    if not scope.sessions:
+        out.text("no sessions in scope")
         return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.NO_MATCH
+    if total == 0:  # a definitive zero: every session in scope was read and ran no subagent
+        n = len(scope.sessions)
+        which = f" ({scope.sessions[0].session_id})" if n == 1 else ""
+        out.text(f"no subagent lanes in the {n} session{'' if n == 1 else 's'} read{which}"
+                 + ("; some inputs could not be read (the count is a lower bound)" if scope.problems else ""))
     return ExitStatus.INCOMPLETE if scope.problems else ExitStatus.OK
