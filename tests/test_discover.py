@@ -80,3 +80,59 @@ def test_unreadable_project_dir_is_reported_and_rest_continue(tmp_path, monkeypa
     scope = resolve_targets([], tmp_path)
     assert [s.session_id for s in scope.sessions] == ["s1"]
     assert len(scope.problems) == 1 and "permission denied" in scope.problems[0].why
+
+
+def _real_homes():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    return [p for p in (root / "claude-home", root / "newest-client" / "2.1.332" / "claude-home") if (p / "projects").is_dir()]
+
+
+def test_listed_paths_are_the_paths_the_filesystem_names():
+    """Discovery builds each transcript's Path from its directory's (pathlib's child builder, no
+    re-parse): the paths must be the ones a walk of the data root gives, as parsed Paths."""
+    from pathlib import Path
+
+    from sessionsift.search.api import lanes_of
+
+    n = 0
+    for home in _real_homes():
+        scope = resolve_targets([], home)
+        lanes = lanes_of(scope, True)
+        walked = {os.path.join(d, f) for d, _ds, fs in os.walk(home / "projects") for f in fs
+                  if f.endswith(".jsonl") and f != "journal.jsonl"}
+        assert {os.fspath(ln.path) for ln in lanes} == walked
+        for ln in lanes:
+            fresh = Path(os.fspath(ln.path))
+            assert ln.path == fresh and ln.path.parts == fresh.parts and hash(ln.path) == hash(fresh)
+            assert ln.path.parent == fresh.parent and ln.path.name == fresh.name
+            n += 1
+    assert n > 10
+
+
+def test_a_session_copied_to_another_problems_list_keeps_every_field():
+    import dataclasses
+
+    from sessionsift.providers.claude.discover import Session, _with_problems
+
+    home = _real_homes()[0]
+    s = resolve_targets([], home).sessions[0]
+    other: list = []
+    c = _with_problems(s, other)
+    assert c.problems is other
+    for f in dataclasses.fields(Session):
+        if f.name != "problems":
+            assert getattr(c, f.name) == getattr(s, f.name), f.name
+
+
+def test_selected_sessions_report_into_their_scopes_problems():
+    from sessionsift.providers.scope import RootRequest, select, survey
+
+    for home in _real_homes():
+        for targets in ([], [resolve_targets([], home).sessions[0].session_id]):
+            sv = survey(RootRequest(roots={"claude-code": str(home)}, home=None, only=()),
+                        light=frozenset({"claude-code"}))
+            sc = select(sv, targets).claude
+            assert sc.sessions and all(s.problems is sc.problems for s in sc.sessions)
+            assert [s.session_id for s in sc.sessions] == [s.session_id for s in resolve_targets(targets, home).sessions]

@@ -11,8 +11,6 @@ loaded is ``no_adapter``. Coverage is computed from what the survey found, never
 
 from __future__ import annotations
 
-import dataclasses
-
 import os
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -287,11 +285,19 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
 
     def add_claude(sc) -> None:
         assert scope is not None
+        if not scope.sessions and not scope.problems and all(s.problems is sc.problems for s in sc.sessions):
+            # the first resolution: its sessions already report into its problems list, which
+            # becomes this scope's (no copy of each session; resolve_targets' ids are unique)
+            scope.problems = sc.problems
+            scope.sessions = list(sc.sessions)
+            scope.project_dirs += sc.project_dirs
+            scope.explicit_lanes.update(sc.explicit_lanes)
+            return
         have = {s.session_id for s in scope.sessions}
         for s in sc.sessions:
             if s.session_id not in have:
                 # what its side files cannot give is reported with this scope's problems
-                scope.sessions.append(dataclasses.replace(s, problems=scope.problems))
+                scope.sessions.append(s if s.problems is scope.problems else D._with_problems(s, scope.problems))
                 have.add(s.session_id)
         scope.problems += [p for p in sc.problems if p not in scope.problems]
         scope.project_dirs += sc.project_dirs

@@ -138,6 +138,18 @@ class Lane:
         return self.lane_id
 
 
+_CHILD = getattr(Path, "_make_child_relpath", None)
+
+
+def _child(d: Path, name: str) -> Path:
+    """`d / name` for a directory entry's name (no separator, not `.`/`..`): pathlib's own
+    `iterdir` builder where it has one (~0.8 us instead of ~3-8 us to parse a path string; a
+    store lists tens of thousands of transcripts), else `d / name`."""
+    if _CHILD is not None:
+        return _CHILD(d, name)
+    return d / name  # pragma: no cover - a pathlib without the helper
+
+
 def _entry_kind(e: os.DirEntry) -> str | None:
     """None for a regular file (following symlinks); else why a `*.jsonl` entry is no transcript."""
     try:
@@ -199,28 +211,30 @@ class Session:
         out: list[Lane] = []
         if self.sidecar is False:
             return out
-        sub = self.sidecar_dir / "subagents"
+        sub = _child(_child(self.project_dir, self.session_id), "subagents")
         for e in _scandir(sub, self.problems, "subagents directory"):
             if not e.name.endswith(".jsonl"):
                 continue
             why = _entry_kind(e)
             if why is None:
-                out.append(Lane(sub / e.name, self.session_id, e.name[:-6], "subagent"))
+                out.append(Lane(_child(sub, e.name), self.session_id, e.name[:-6], "subagent"))
             else:
                 _problem(self.problems, e.path, why)
-        for run in _scandir(sub / "workflows", self.problems, "workflows directory"):
+        wfs = _child(sub, "workflows")
+        for run in _scandir(wfs, self.problems, "workflows directory"):
             try:
                 is_run = run.name.startswith("wf_") and run.is_dir()
             except OSError:
                 is_run = False
             if not is_run:
                 continue
-            for e in _scandir(Path(run.path), self.problems, "workflow run directory"):
+            rd = _child(wfs, run.name)
+            for e in _scandir(rd, self.problems, "workflow run directory"):
                 if not e.name.endswith(".jsonl") or e.name == "journal.jsonl":
                     continue
                 why = _entry_kind(e)
                 if why is None:
-                    out.append(Lane(Path(e.path), self.session_id, e.name[:-6], "workflow", run.name))
+                    out.append(Lane(_child(rd, e.name), self.session_id, e.name[:-6], "workflow", run.name))
                 else:
                     _problem(self.problems, e.path, why)
         return out
@@ -266,7 +280,7 @@ def projects_root(home: Path) -> Path:
 def _iter_project_dirs(home: Path, problems: list[Problem]) -> list[Path]:
     root = projects_root(home)
     try:
-        return sorted(Path(e.path) for e in os.scandir(root) if e.is_dir())
+        return sorted(_child(root, e.name) for e in os.scandir(root) if e.is_dir())
     except FileNotFoundError:
         return []
     except PermissionError as exc:
@@ -299,7 +313,7 @@ def sessions_in(project_dir: Path, problems: list[Problem]) -> list[Session]:
                 _problem(problems, e.path, why)
                 continue
             sid = e.name[:-6]
-            out.append(Session(sid, project_dir, project_dir / e.name, problems,
+            out.append(Session(sid, project_dir, _child(project_dir, e.name), problems,
                                sidecar=None if dirs is None else sid in dirs))
     return out
 
