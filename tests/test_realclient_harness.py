@@ -381,6 +381,7 @@ def test_scenario_modules_launch_through_the_runner(module, names, own_inside):
     import importlib
 
     from tests.realclient import runner
+    from tests.realclient.common import netns
 
     mod = importlib.import_module(module)
     assert mod.MODULE == module
@@ -389,4 +390,6 @@ def test_scenario_modules_launch_through_the_runner(module, names, own_inside):
     assert all(n in table for n in names)
     src = Path(mod.__file__).read_text()
     assert "\"unshare\"" not in src and "argparse" not in src  # the launcher and its CLI live in runner.py only
-    assert "\"unshare\"" in Path(runner.__file__).read_text()
+    # (runner.launch builds the command with the harnesses' shared launcher, common/netns.py)
+    assert "netns.inner_command(" in Path(runner.__file__).read_text()
+    assert "\"unshare\"" in Path(netns.__file__).read_text()

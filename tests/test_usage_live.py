@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.realclient import scenarios_usage as SU
+from tests.realclient.common.netns import stop_group as _stop
 from tests.realclient.fixtures import require_realclient
 
 pytestmark = pytest.mark.realclient
@@ -30,21 +31,6 @@ def _paths(root: Path) -> tuple[Path, Path]:
     cfg = root / "usage_live" / "config"
     work = root / "usage_live" / "work"
     return cfg, cfg / "projects" / encode_project_dir(str(work)) / f"{session_uuid('usage_live')}.jsonl"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    import signal
-
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def test_live_blocks_follow_a_transcript_the_real_client_is_writing(tmp_path):

@@ -19,7 +19,6 @@ CLI:  python -m tests.realclient.runner SCENARIO [--module M] [--root R] [--vers
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import re
 import json
@@ -30,12 +29,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from . import client as clientmod
+from .common import host, netns
+from .common.truth import routes as _routes, sha256, subst as _subst
 from .mock_api import MockAnthropic, Script, _stable_id
 from .scenarios import ALL, Scenario, session_uuid
 
-REPO = Path(__file__).resolve().parents[2]
 DEFAULT_ROOT = Path("/tmp/ssift-rc")
 FAKE_KEY = "sk-ant-fake-sessionsift-0000000000000000"
 
@@ -58,18 +59,8 @@ def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     Checks the host and installs the client first (raises ``PrerequisiteMissing``). The command re-runs
     this module as ``--inside NAME --module MODULE``: the inner process imports MODULE (so scenarios it
     registers are known) and runs MODULE's own ``inside(name, root, exe)`` if it has one, else ours."""
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(version)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    if os.environ.get("SSIFT_MOCK_DUMP"):
-        env["SSIFT_MOCK_DUMP"] = "1"
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.runner", "--inside", name, "--module", module,
-           "--root", str(root), "--exe", str(exe)]
-    return cmd, env
+    exe = host.ensure(clientmod, version)
+    return netns.inner_command("tests.realclient.runner", name, root, exe, "--module", module)
 
 
 def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
@@ -79,10 +70,7 @@ def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.
     The ground truth is ``R/NAME/<module.TRUTH_FILE>`` (default ``ground-truth.json``)."""
     cmd, env = launch(name, root, version, module)
     root = Path(root)
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (root / f"{name}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    netns.run_inner(cmd, env, root / f"{name}.runner.log", timeout, f"scenario {name}")
     truth_file = getattr(importlib.import_module(module), "TRUTH_FILE", "ground-truth.json")
     return json.loads((root / name / truth_file).read_text())
 
@@ -93,8 +81,7 @@ def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSIO
 
     Its output goes to ``log`` (default ``R/NAME.live-runner.log``); it leads its own process group."""
     cmd, env = launch(name, root, version, module)
-    out = open(log or Path(root) / f"{name}.live-runner.log", "w")
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return netns.start_inner(cmd, env, log or Path(root) / f"{name}.live-runner.log")
 
 
 # ============================================================================ inner
@@ -129,10 +116,6 @@ def seed_config(s_dir: Path, work: Path, extra: dict | None = None) -> None:
         "projects": {str(work): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
     }, indent=2))
     (cfg / "settings.json").write_text(json.dumps({"skipDangerousModePermissionPrompt": True}, indent=2))
-
-
-def sha256(b: bytes) -> str:
-    return hashlib.sha256(b).hexdigest()
 
 
 class Inner:
@@ -264,7 +247,7 @@ class Inner:
         env = client_env(self.s_dir, mock.base_url, interactive=True) | self.sc.extra_env
         sock = f"ssift-{self.sc.name}-{os.getpid()}"
         tm = ["tmux", "-L", sock]
-        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [self.exe] + (
+        cmd = netns.env_i(env) + [self.exe] + (
             ["--dangerously-skip-permissions"] if self.sc.bypass else []) + [
             "--session-id", self.sid] + self.sc.extra_args
         answered: dict[int, float] = {}
@@ -428,11 +411,6 @@ class Inner:
         proj = self.s_dir / "config" / "projects" / encode_project_dir(str(self.work))
         transcripts = sorted(str(p.relative_to(self.s_dir / "config")) for p in proj.rglob("*.jsonl")) \
             if proj.is_dir() else []
-        routes: dict[str, int] = {}
-        for r in mock.requests:
-            k = str(r.get("route", r.get("method")))
-            k = k.split(":")[0]
-            routes[k] = routes.get(k, 0) + 1
         return {
             "scenario": sc.name,
             "mode": sc.mode,
@@ -458,49 +436,21 @@ class Inner:
             "client_tmp_dir": str(self.client_tmp),
             "client_tmp_files": sorted(str(f.relative_to(self.client_tmp)) for f in self.client_tmp.rglob("*")
                                        if f.is_file()) if self.client_tmp.is_dir() else [],
-            "mock_routes": routes,
+            "mock_routes": _routes(mock.requests),
             "seconds": round(secs, 1),
         }
 
 
-def _subst(x, work: str):
-    if isinstance(x, str):
-        return x.replace("{W}", work)
-    if isinstance(x, dict):
-        return {k: _subst(v, work) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_subst(v, work) for v in x]
-    return x
-
-
-def kill_leftovers(s_dir: Path) -> list[str]:
-    """End processes the client left running (e.g. a background `sleep 600`), found by their cwd.
-
-    Only processes whose working directory is inside this scenario's dir are ended, by pid."""
-    killed = []
-    me = os.getpid()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == me:
-            continue
-        try:
-            cwd = os.readlink(d / "cwd")
-            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        if cwd == str(s_dir) or cwd.startswith(str(s_dir) + "/"):
-            try:
-                os.kill(int(d.name), 9)
-                killed.append(cmdline[:120])
-            except OSError:
-                pass
-    return sorted(killed)
-
-
-def inside(name: str, root: Path, exe: str) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+def inside(name: str, root: Path, exe: str, inner_cls: type[Inner] = Inner,
+           setup: Callable[[Inner], None] | None = None) -> None:
+    """In the new namespace: loopback up, scenario ``name`` prepared by ``inner_cls`` (then ``setup``),
+    the client driven against the mock, the ground truth written and what the client left ended."""
+    netns.loopback_up()
     sc = ALL[name]
-    inner = Inner(sc, root, exe)
+    inner = inner_cls(sc, root, exe)
     inner.prepare()
+    if setup:
+        setup(inner)
     t0 = time.time()
     dump = str(inner.s_dir / "mock-bodies") if os.environ.get("SSIFT_MOCK_DUMP") else None
     with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl"), dump_dir=dump) as mock:
@@ -510,8 +460,7 @@ def inside(name: str, root: Path, exe: str) -> None:
             inner.run_interactive(mock)
         time.sleep(0.3)
         gt = inner.ground_truth(mock, time.time() - t0)
-    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
-    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+    netns.finish(inner.s_dir, gt)
 
 
 def main(argv=None, module: str = SCENARIO_MODULE, root: Path = DEFAULT_ROOT,

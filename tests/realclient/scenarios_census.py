@@ -34,7 +34,7 @@ from pathlib import Path
 
 from . import client as clientmod
 from . import runner
-from .mock_api import Conversation, MockAnthropic, Turn, api_error, text, tool
+from .mock_api import Conversation, Turn, api_error, text, tool
 from .scenarios import Prompt, Scenario, W, register
 
 MODULE = "tests.realclient.scenarios_census"
@@ -260,20 +260,7 @@ class CensusInner(runner.Inner):
 
 
 def inside(name: str, root: Path, exe: str) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    inner = CensusInner(runner.ALL[name], root, exe)
-    inner.prepare()
-    t0 = time.time()
-    dump = str(inner.s_dir / "mock-bodies") if os.environ.get("SSIFT_MOCK_DUMP") else None
-    with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl"), dump_dir=dump) as mock:
-        if inner.sc.mode == "print":
-            inner.run_print(mock)
-        else:
-            inner.run_interactive(mock)
-        time.sleep(0.3)
-        gt = inner.ground_truth(mock, time.time() - t0)
-    gt["leftover_processes_killed"] = runner.kill_leftovers(inner.s_dir)
-    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+    runner.inside(name, root, exe, inner_cls=CensusInner)
 
 
 # ============================================================================ outer

@@ -9,11 +9,11 @@ The launch itself is the harness's (runner.start_scenario with module=MODULE).
 """
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 from . import client as clientmod
+from .common import netns
 from .runner import encode_project_dir, start_scenario
 from .mock_api import Turn, text, tool
 from .scenarios import Prompt, Scenario, register, session_uuid
@@ -61,18 +61,7 @@ def start(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> sub
 
 def stop(proc: subprocess.Popen) -> None:
     """End a runner started by `start` (its own process group, by id) and reap it."""
-    import signal
-
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    netns.stop_group(proc)
 
 
 def paths(name: str, root: Path) -> dict:

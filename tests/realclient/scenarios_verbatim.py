@@ -20,6 +20,8 @@ from pathlib import Path
 
 from . import client as clientmod
 from . import runner
+from .common import netns
+from .common.truth import routes as mock_routes
 from .mock_api import MockAnthropic, Turn, text, tool
 from .scenarios import Prompt, Scenario, W
 
@@ -102,7 +104,7 @@ def install_hook(config_dir: Path) -> str:
 
 
 def inside(name: str, root: Path, exe: str) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    netns.loopback_up()
     sc = ALL[name]
     inner = runner.Inner(sc, root, exe)
     inner.prepare()
@@ -111,12 +113,8 @@ def inside(name: str, root: Path, exe: str) -> None:
     with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl")) as mock:
         inner.run_interactive(mock)
         time.sleep(0.3)
-        routes: dict[str, int] = {}
-        for r in mock.requests:
-            k = str(r.get("route", r.get("method"))).split(":")[0]
-            routes[k] = routes.get(k, 0) + 1
-    if hasattr(runner, "kill_leftovers"):
-        runner.kill_leftovers(inner.s_dir)
+        routes = mock_routes(mock.requests)
+    netns.kill_leftovers(inner.s_dir)
     proj = inner.s_dir / "config" / "projects" / runner.encode_project_dir(str(inner.work))
     truth = {
         "scenario": name,

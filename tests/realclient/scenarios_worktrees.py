@@ -13,19 +13,16 @@ observe the client while it is live: its registry row, its /proc/<pid>/cwd and i
 """
 from __future__ import annotations
 
-import json
-import os
 import shlex
 import subprocess
-import time
 from pathlib import Path
 
 from . import client as clientmod
 from .codex import client as codex_client
-from .common import host
-from .mock_api import Conversation, MockAnthropic, Turn, text, tool
-from .runner import Inner, kill_leftovers, run_scenario, start_scenario
-from .scenarios import ALL, Prompt, Scenario, register
+from .common import host, netns
+from .mock_api import Conversation, Turn, text, tool
+from .runner import inside as runner_inside, run_scenario, start_scenario
+from .scenarios import Prompt, Scenario, register
 
 MODULE = "tests.realclient.scenarios_worktrees"
 
@@ -106,20 +103,7 @@ def git_init(work: Path) -> None:
 
 def inside(name: str, root: Path, exe: str) -> None:
     """runner.inside with one step more: the work dir becomes a git repository first."""
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    inner = Inner(ALL[name], root, exe)
-    inner.prepare()
-    git_init(inner.work)
-    t0 = time.time()
-    with MockAnthropic(inner.script, str(inner.s_dir / "mock-requests.jsonl")) as mock:
-        if inner.sc.mode == "print":
-            inner.run_print(mock)
-        else:
-            inner.run_interactive(mock)
-        time.sleep(0.3)
-        gt = inner.ground_truth(mock, time.time() - t0)
-    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
-    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+    runner_inside(name, root, exe, setup=lambda inner: git_init(inner.work))
 
 
 def run(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> dict:
@@ -198,15 +182,4 @@ def start_codex_worktree_session(root: Path, prompt: str = "look around") -> tup
 
 def stop_group(p: subprocess.Popen) -> None:
     """End a process started with start_new_session=True: its own group, by id."""
-    import signal as _signal
-
-    if p.poll() is None:
-        try:
-            os.killpg(p.pid, _signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, _signal.SIGKILL)
-            p.wait()
+    netns.stop_group(p, timeout=15)

@@ -18,7 +18,6 @@ CLI:  python -m tests.realclient.codex.runner SCENARIO [--root R] [--version V]
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -30,10 +29,11 @@ from pathlib import Path
 
 from . import client as clientmod
 from .. import extra as _extra
+from ..common import host, netns
+from ..common.truth import routes as _routes, sha256, subst as _subst
 from .mock_api import MockResponses, Script, call_id
 from .scenarios import ALL, ALL_ANY, Scenario
 
-REPO = Path(__file__).resolve().parents[3]
 FAKE_KEY = "sk-mock-sessionsift-codex-0000"
 MODEL = "gpt-5.5"  # a slug of the embedded catalog: unknown slugs drop the freeform apply_patch tool
 LEGACY_MODEL = "gpt-5-codex"
@@ -70,18 +70,9 @@ enabled = false
 
 def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
            codex_home: Path | None = None) -> tuple[list[str], dict]:
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(version)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    if os.environ.get("SSIFT_MOCK_DUMP"):
-        env["SSIFT_MOCK_DUMP"] = "1"
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.codex.runner", "--inside", name,
-           "--root", str(root), "--exe", str(exe)] + (["--codex-home", str(codex_home)] if codex_home else [])
-    return cmd, env
+    exe = host.ensure(clientmod, version)
+    return netns.inner_command("tests.realclient.codex.runner", name, root, exe,
+                               *(["--codex-home", str(codex_home)] if codex_home else []))
 
 
 def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 240,
@@ -90,18 +81,11 @@ def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     CODEX_HOME shared with other scenarios (run them one after another), else ``R/S/codex-home``."""
     cmd, env = launch(name, root, version, codex_home)
     root = Path(root)
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (root / f"{_extra.short(name)}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"codex scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    netns.run_inner(cmd, env, root / f"{_extra.short(name)}.runner.log", timeout, f"codex scenario {name}")
     return json.loads((root / _extra.short(name) / "ground-truth.json").read_text())
 
 
 # ============================================================================ inner
-
-def sha256(b: bytes) -> str:
-    return hashlib.sha256(b).hexdigest()
-
 
 class Inner:
     def __init__(self, sc: Scenario, root: Path, exe: str, codex_home: Path | None = None):
@@ -142,7 +126,7 @@ class Inner:
                 args = [self.exe, "exec", *flags, "resume", "--last", self.sc.prompt_text(i)]
             else:  # older releases read the word after --last as a session id: resume by id instead
                 args = [self.exe, "exec", *flags, "resume", self.thread_ids()[0], self.sc.prompt_text(i)]
-            cmd = ["env", "-i", *[f"{k}={v}" for k, v in self.env().items()], *args]
+            cmd = [*netns.env_i(self.env()), *args]
             t0 = time.time()
             out = open(self.s_dir / f"exec-P{i + 1}.jsonl", "w")
             err = open(self.s_dir / f"client-P{i + 1}.stderr", "w+")
@@ -176,7 +160,7 @@ class Inner:
                 raise RuntimeError(f"client failed on prompt {i + 1}: rc={proc.returncode}\n{stderr[-2000:]}")
         if self.sc.archive_after:
             for tid in self.thread_ids():
-                cmd = ["env", "-i", *[f"{k}={v}" for k, v in self.env().items()], self.exe, "archive", tid]
+                cmd = [*netns.env_i(self.env()), self.exe, "archive", tid]
                 r = subprocess.run(cmd, cwd=self.work, capture_output=True, text=True, timeout=60)
                 self.archived.append({"thread_id": tid, "rc": r.returncode, "out": r.stdout.strip()})
                 if r.returncode != 0:
@@ -267,47 +251,8 @@ class Inner:
         }
 
 
-def _routes(reqs: list[dict]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for r in reqs:
-        k = str(r.get("route", r.get("method"))).split(":")[0]
-        out[k] = out.get(k, 0) + 1
-    return out
-
-
-def _subst(x, work: str):
-    if isinstance(x, str):
-        return x.replace("{W}", work)
-    if isinstance(x, dict):
-        return {k: _subst(v, work) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_subst(v, work) for v in x]
-    return x
-
-
-def kill_leftovers(s_dir: Path) -> list[str]:
-    """End processes the client left running, found by their cwd inside this scenario's dir (by pid)."""
-    killed = []
-    me = os.getpid()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == me:
-            continue
-        try:
-            cwd = os.readlink(d / "cwd")
-            cmdline = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        if cwd == str(s_dir) or cwd.startswith(str(s_dir) + "/"):
-            try:
-                os.kill(int(d.name), signal.SIGKILL)
-                killed.append(cmdline[:120])
-            except OSError:
-                pass
-    return sorted(killed)
-
-
 def inside(name: str, root: Path, exe: str, codex_home: Path | None = None) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    netns.loopback_up()
     sc = _extra.lookup(name, ALL_ANY)
     inner = Inner(sc, root, exe, codex_home)
     inner.prepare()
@@ -318,8 +263,7 @@ def inside(name: str, root: Path, exe: str, codex_home: Path | None = None) -> N
         inner.run(mock)
         time.sleep(0.2)
         gt = inner.ground_truth(mock, time.time() - t0)
-    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
-    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+    netns.finish(inner.s_dir, gt)
 
 
 def main(argv=None) -> int:

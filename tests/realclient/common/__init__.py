@@ -3,5 +3,8 @@
 * :mod:`.host`: the one ``PrerequisiteMissing``, the host checks (root, tools, a working ``unshare -n``),
   and skip-or-fail-under-CI for fixtures and tests;
 * :mod:`.npm`: the cache root outside the clone (computed from the environment at import) and
-  ``npm install`` into it under ``flock``.
+  ``npm install`` into it under ``flock``;
+* :mod:`.netns`: the outer launch under ``unshare -n``, loopback up, ``env -i``, ending by pid what a
+  client left running in its scenario dir, and ending a started process group by its id;
+* :mod:`.truth`: small ground-truth helpers (``{W}`` substitution, sha256, route counts).
 """

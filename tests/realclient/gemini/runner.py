@@ -16,7 +16,6 @@ CLI:  python -m tests.realclient.gemini.runner [SCENARIO] [--root R] [--version 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -28,10 +27,11 @@ from pathlib import Path
 
 from . import client as clientmod
 from .. import extra as _extra
+from ..common import host, netns
+from ..common.truth import routes as _routes, sha256, subst
 from .mock_api import MockGemini, Script
 from .scenarios import ALL, Scenario
 
-REPO = Path(__file__).resolve().parents[3]
 DEFAULT_ROOT = Path("/tmp/ssift-gem")
 FAKE_KEY = "fake-gemini-key-sessionsift-0000"
 MODEL = "gemini-2.5-pro"
@@ -47,42 +47,22 @@ SETTINGS = {
 # ============================================================================ outer
 
 def launch(name: str, root: Path, version: str) -> tuple[list[str], dict]:
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(version)
-    Path(root).mkdir(parents=True, exist_ok=True)
+    exe = host.ensure(clientmod, version)
     for v in {p.version for p in _extra.lookup(name, ALL).prompts if p.version}:
         clientmod.ensure_client(v)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8",
-           "SESSIONSIFT_GEMINI_CACHE": str(clientmod.CACHE_ROOT)}
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.gemini.runner", "--inside", name,
-           "--root", str(root), "--exe", str(exe)]
-    return cmd, env
+    return netns.inner_command("tests.realclient.gemini.runner", name, root, exe,
+                               env={"SESSIONSIFT_GEMINI_CACHE": str(clientmod.CACHE_ROOT)})
 
 
 def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
                  timeout: float = 400) -> dict:
     """Run scenario ``name`` in a new network namespace; return its ground truth."""
     cmd, env = launch(name, root, version)
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (Path(root) / f"{_extra.short(name)}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"gemini scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    netns.run_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log", timeout, f"gemini scenario {name}")
     return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
 # ============================================================================ inner
-
-def subst(x, work: str):
-    if isinstance(x, str):
-        return x.replace("{W}", work)
-    if isinstance(x, dict):
-        return {k: subst(v, work) for k, v in x.items()}
-    if isinstance(x, list):
-        return [subst(v, work) for v in x]
-    return x
-
 
 def client_env(s_dir: Path, base_url: str) -> dict:
     node_dir = os.path.dirname(shutil.which("node") or "/usr/bin/node")
@@ -98,10 +78,6 @@ def client_env(s_dir: Path, base_url: str) -> dict:
         "NO_COLOR": "1",
         "LANG": "C.UTF-8",
     }
-
-
-def sha256(b: bytes) -> str:
-    return hashlib.sha256(b).hexdigest()
 
 
 class Inner:
@@ -145,7 +121,7 @@ class Inner:
                 args.insert(4, "--skip-trust")
             if p.how == "resume":
                 args += ["--resume", "latest"]
-            cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + args
+            cmd = netns.env_i(env) + args
             out_p, err_p = self.s_dir / f"P{i + 1}.out", self.s_dir / f"P{i + 1}.err"
             t0 = time.time()
             with open(out_p, "w") as out, open(err_p, "w") as err:
@@ -189,8 +165,7 @@ class Inner:
         env = {k: v for k, v in client_env(self.s_dir, mock.base_url).items()} | {"TERM": "xterm-256color"}
         sock = f"ssift-gem-{self.sc.name}-{os.getpid()}"
         tm = ["tmux", "-L", sock]
-        cmd = ["env", "-i"] + [f"{k}={v}" for k, v in env.items()] + [
-            "node", self.exe, "-m", MODEL, "--yolo", "--skip-trust"]
+        cmd = netns.env_i(env) + ["node", self.exe, "-m", MODEL, "--yolo", "--skip-trust"]
         panes: list[str] = []
 
         def cap() -> str:
@@ -351,10 +326,6 @@ class Inner:
                                      "kind": head.get("kind"), "bytes": len(raw)})
         chat_files = sorted(str(p.relative_to(self.gemini_dir)) for p in (self.gemini_dir / "tmp").rglob("*.json*")
                             if "chats" in p.parts) if (self.gemini_dir / "tmp").is_dir() else []
-        routes: dict[str, int] = {}
-        for r in mock.requests:
-            k = str(r.get("route")).split(":")[0]
-            routes[k] = routes.get(k, 0) + 1
         try:
             projects = json.loads((self.gemini_dir / "projects.json").read_text())
         except (OSError, ValueError):
@@ -384,32 +355,13 @@ class Inner:
             "expected_files": expected,
             "disk_files": disk,
             "client_processes": self.cmdlines,
-            "mock_routes": routes,
+            "mock_routes": _routes(mock.requests),
             "seconds": round(secs, 1),
         }
 
 
-def kill_leftovers(s_dir: Path) -> list[str]:
-    """End, by pid, processes the client left running whose cwd is inside this scenario's dir."""
-    killed, me = [], os.getpid()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) == me:
-            continue
-        try:
-            cwd = os.readlink(d / "cwd")
-        except OSError:
-            continue
-        if cwd == str(s_dir) or cwd.startswith(str(s_dir) + "/"):
-            try:
-                os.kill(int(d.name), signal.SIGKILL)
-                killed.append((d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:120])
-            except OSError:
-                pass
-    return sorted(killed)
-
-
 def inside(name: str, root: Path, exe: str) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    netns.loopback_up()
     inner = Inner(_extra.lookup(name, ALL), root, exe)
     script = inner.prepare()
     t0 = time.time()
@@ -420,8 +372,7 @@ def inside(name: str, root: Path, exe: str) -> None:
             inner.run_prompts(mock)
         time.sleep(0.3)
         gt = inner.ground_truth(mock, time.time() - t0)
-    gt["leftover_processes_killed"] = kill_leftovers(inner.s_dir)
-    (inner.s_dir / "ground-truth.json").write_text(json.dumps(gt, indent=2, sort_keys=True) + "\n")
+    netns.finish(inner.s_dir, gt)
 
 
 def main(argv=None) -> int:

@@ -15,6 +15,7 @@ dirs are the same each run), then writes:
 """
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sqlite3
@@ -46,7 +47,9 @@ def copy_db(src_dir: Path, dst: Path) -> None:
         shutil.copy2(Path(td) / "opencode.db", dst)
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    argparse.ArgumentParser(description="Regenerate examples/opencode-home and examples/opencode-legacy-home "
+                                        f"with the real client (offline, under {ROOT}).").parse_args(argv)
     if ROOT.exists():
         shutil.rmtree(ROOT)
     shared = ROOT / "shared-data"

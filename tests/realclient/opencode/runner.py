@@ -18,7 +18,6 @@ CLI: ``python -m tests.realclient.opencode.runner [SCENARIO] [--root R] [--versi
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import signal
@@ -29,10 +28,11 @@ from pathlib import Path
 
 from . import client as clientmod
 from .. import extra as _extra
+from ..common import host, netns
+from ..common.truth import sha256, subst as _subst
 from .mock_chat import MODEL, MockChat
 from .scenarios import ALL, Scenario
 
-REPO = Path(__file__).resolve().parents[3]
 FAKE_KEY = "sk-mock-0000"
 SUMMARY = "Summary: the user asked for a file; it was written."
 DISABLE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHARE", "CLAUDE_CODE",
@@ -43,17 +43,9 @@ DISABLE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHA
 
 def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
            shared_data: Path | None = None) -> tuple[list[str], dict]:
-    problems = clientmod.check_host()
-    if problems:
-        raise clientmod.PrerequisiteMissing("; ".join(problems))
-    exe = clientmod.ensure_client(version)
-    Path(root).mkdir(parents=True, exist_ok=True)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO), "LANG": "C.UTF-8"}
-    cmd = ["unshare", "-n", sys.executable, "-m", "tests.realclient.opencode.runner", "--inside", name,
-           "--root", str(root), "--exe", str(exe)]
-    if shared_data is not None:
-        cmd += ["--shared-data", str(shared_data)]
-    return cmd, env
+    exe = host.ensure(clientmod, version)
+    return netns.inner_command("tests.realclient.opencode.runner", name, root, exe,
+                               *(["--shared-data", str(shared_data)] if shared_data is not None else []))
 
 
 def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 300,
@@ -61,18 +53,14 @@ def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     """Run one scenario; ``shared_data`` makes XDG_DATA_HOME a dir shared with other scenarios (one
     opencode.db holding several sessions, as a real user's does; run such scenarios one at a time)."""
     cmd, env = launch(name, root, version, shared_data)
-    r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-    (Path(root) / f"{_extra.short(name)}.runner.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
-    if r.returncode != 0:
-        raise RuntimeError(f"opencode scenario {name} failed (rc={r.returncode}):\n{r.stderr[-3000:]}")
+    netns.run_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log", timeout, f"opencode scenario {name}")
     return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
 def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
     """Like :func:`run_scenario` but returns the running runner (its own process group) at once."""
     cmd, env = launch(name, root, version)
-    out = open(Path(root) / f"{_extra.short(name)}.runner.log", "w")
-    return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    return netns.start_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log")
 
 
 # ============================================================================ inner
@@ -102,22 +90,6 @@ def write_config(s_dir: Path, base_url: str, limit: dict | None = None) -> None:
     d = s_dir / "xdg" / "config" / "opencode"
     d.mkdir(parents=True, exist_ok=True)
     (d / "opencode.json").write_text(json.dumps(cfg, indent=2))
-
-
-def _subst(x, work: str):
-    if isinstance(x, str):
-        return x.replace("{W}", work)
-    if isinstance(x, dict):
-        return {k: _subst(v, work) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_subst(v, work) for v in x]
-    if isinstance(x, tuple):
-        return tuple(_subst(v, work) for v in x)
-    return x
-
-
-def sha256(b: bytes) -> str:
-    return hashlib.sha256(b).hexdigest()
 
 
 def _git_init(work: Path) -> str:
@@ -156,7 +128,7 @@ def _session_ids(events: list[dict]) -> list[str]:
 
 
 def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
-    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    netns.loopback_up()
     sc: Scenario = _extra.lookup(name, ALL)
     s_dir = root / _extra.short(name)
     if s_dir.exists():
@@ -174,7 +146,7 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
     t0 = time.time()
     runs = []
     env = client_env(s_dir, shared) | sc.extra_env
-    kv = [f"{k}={v}" for k, v in sorted(env.items())]
+    env_i = netns.env_i(dict(sorted(env.items())))
     with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl"), summary=SUMMARY) as mock:
         write_config(s_dir, mock.base_url, sc.model_limit)
         for i, p in enumerate(sc.prompts):
@@ -183,7 +155,7 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
             out = open(s_dir / f"client-P{i + 1}.stdout.jsonl", "w")
             err = open(s_dir / f"client-P{i + 1}.log", "w")
             start = time.time()
-            proc = subprocess.Popen(["env", "-i", *kv, *argv], cwd=work, stdout=out, stderr=err,
+            proc = subprocess.Popen([*env_i, *argv], cwd=work, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
             killed = False
             if sc.kill_after and sc.kill_after[0] == i:
