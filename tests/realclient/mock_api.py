@@ -27,11 +27,11 @@ import hashlib
 import json
 import os
 import re
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from .common.sse import Handler, MockServer, event as sse_event
 
 # Text that appears in Claude Code's compaction (summarisation) prompt.
 COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
@@ -165,10 +165,6 @@ def _stable_id(prefix: str, *parts: Any, length: int = 24) -> str:
 
 # --------------------------------------------------------------------------- SSE
 
-def sse_event(kind: str, data: dict) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
 def materialise(turn: Turn, ns: str, key: str) -> list[dict]:
     """Fill ids / signatures into a turn's blocks (deterministic)."""
     out = []
@@ -268,42 +264,16 @@ def parse_sse(data: bytes) -> list[tuple[str, dict]]:
 
 # --------------------------------------------------------------------------- server
 
-class MockAnthropic:
+class MockAnthropic(MockServer):
     def __init__(self, script: Script, log_path: str | None = None, port: int = 0, dump_dir: str | None = None):
         self.dump_dir = dump_dir  # if set, every /v1/messages request body is saved there (debugging)
         if dump_dir:
             os.makedirs(dump_dir, exist_ok=True)
         self.script = script
-        self.log_path = log_path
-        self._lock = threading.Lock()
         self.served: list[dict] = []  # one entry per scripted turn served
-        self.requests: list[dict] = []
         self._counter = 0
-        handler = self._make_handler()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self._thread: threading.Thread | None = None
         self.fired: set[tuple[str, int]] = set()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> "MockAnthropic":
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *a):
-        self.stop()
+        super().__init__(log_path, port)
 
     # -- routing ---------------------------------------------------------
     def route(self, body: dict) -> tuple[str, Turn | None, str]:
@@ -343,37 +313,18 @@ class MockAnthropic:
         return ("<analysis>The conversation is scripted by the sessionsift mock.</analysis>\n"
                 f"<summary>{self.script.summary}</summary>")
 
-    def log(self, rec: dict) -> None:
-        with self._lock:
-            self.requests.append(rec)
-            if self.log_path:
-                with open(self.log_path, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-
-    def _make_handler(self):
+    def handler(self):
         mock = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):  # silence stderr
-                pass
-
-            def _json(self, code: int, obj: dict) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.send_header("request-id", "req_mock")
-                self.end_headers()
-                self.wfile.write(data)
+        class H(Handler):
+            extra_headers = (("request-id", "req_mock"),)
 
             def do_GET(self):
                 mock.log({"t": time.time(), "method": "GET", "path": self.path})
                 if self.path.startswith("/v1/models"):
-                    self._json(200, {"data": [], "has_more": False, "first_id": None, "last_id": None})
+                    self.send_json(200, {"data": [], "has_more": False, "first_id": None, "last_id": None})
                 else:
-                    self._json(200, {})
+                    self.send_json(200, {})
 
             def do_HEAD(self):
                 mock.log({"t": time.time(), "method": "HEAD", "path": self.path})
@@ -382,21 +333,16 @@ class MockAnthropic:
                 self.end_headers()
 
             def do_POST(self):
-                n = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(n) if n else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except Exception:
-                    body = {}
+                raw, body = self.read_json()
                 path = self.path
                 if path.startswith("/v1/messages/count_tokens"):
                     mock.log({"t": time.time(), "method": "POST", "path": path, "model": body.get("model"),
                               "route": "count_tokens"})
-                    self._json(200, {"input_tokens": max(1, len(raw) // 4)})
+                    self.send_json(200, {"input_tokens": max(1, len(raw) // 4)})
                     return
                 if not path.startswith("/v1/messages"):
                     mock.log({"t": time.time(), "method": "POST", "path": path, "route": "other"})
-                    self._json(200, {})
+                    self.send_json(200, {})
                     return
                 route, turn, key = mock.route(body)
                 model = body.get("model") or "claude-mock"
@@ -428,16 +374,11 @@ class MockAnthropic:
                 if turn.delay:
                     time.sleep(turn.delay)
                 if turn.error is not None:
-                    self._json(*turn.error)
+                    self.send_json(*turn.error)
                     return
                 msg_id = _stable_id("msg_", ns, key, "retry" if seq < 0 else "")
                 if body.get("stream"):
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.send_header("cache-control", "no-cache")
-                    self.send_header("request-id", "req_mock")
-                    self.send_header("connection", "close")
-                    self.end_headers()
+                    self.start_sse()
                     paused = not turn.stream_pause
                     for ev in stream_message(blocks, model, msg_id, turn.stop_reason, body):
                         self.wfile.write(ev)
@@ -447,7 +388,7 @@ class MockAnthropic:
                             time.sleep(turn.stream_pause)
                     self.close_connection = True
                 else:
-                    self._json(200, {
+                    self.send_json(200, {
                         "id": msg_id, "type": "message", "role": "assistant", "model": model,
                         "content": blocks, "stop_reason": turn.stop_reason, "stop_sequence": None,
                         "usage": usage(body, 10),

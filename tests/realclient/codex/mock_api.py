@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from ..common.sse import Handler, MockServer, event as sse
 
 DEFAULT_TEXT = "OK."
 COMPACT_MARKERS = ("CONTEXT CHECKPOINT COMPACTION", "handoff summary", "summarize the conversation")
@@ -134,10 +134,6 @@ def materialise(items: list[dict], conv: str, turn: int, work: str, agent_id: st
     return out
 
 
-def sse(kind: str, data: dict) -> bytes:
-    return f"event: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
 def stream_response(resp_id: str, model: str, items: list[dict], usage: dict) -> list[bytes]:
     ev = [sse("response.created", {"type": "response.created", "response": {
         "id": resp_id, "object": "response", "status": "in_progress", "model": model, "output": []}})]
@@ -195,35 +191,20 @@ def _text_of(item: dict) -> str:
 
 
 
-class MockResponses:
+class MockResponses(MockServer):
+    url_path = "/v1"
+
     def __init__(self, script: Script, log_path: str | None = None, work: str = "", dump_dir: str | None = None):
         self.script = script
         self.work = work
-        self.log_path = log_path
         self.dump_dir = dump_dir
         if dump_dir:
             os.makedirs(dump_dir, exist_ok=True)
-        self._lock = threading.Lock()
-        self.requests: list[dict] = []
         self.served: list[dict] = []  # one per scripted turn served: key, response_id, usage, items
         self.fired: set[str] = set()
         self._next: dict[str, int] = {}
         self.agent_ids: list[str] = []  # ids the client's spawn_agent returned (seen in later requests)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> "MockResponses":
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *a) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(log_path)
 
     def route(self, body: dict) -> tuple[str, Conversation | None, int]:
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
@@ -263,46 +244,21 @@ class MockResponses:
                             self.agent_ids.append(found)
         return found
 
-    def log(self, rec: dict) -> None:
-        with self._lock:
-            self.requests.append(rec)
-            if self.log_path:
-                with open(self.log_path, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-
-    def _handler(self):
+    def handler(self):
         mock = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def _json(self, code: int, obj: dict) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class H(Handler):
             def do_GET(self):
                 mock.log({"t": time.time(), "method": "GET", "path": self.path})
-                self._json(200, {"data": [], "object": "list"})
+                self.send_json(200, {"data": [], "object": "list"})
 
             def do_POST(self):
-                n = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(n) if n else b""
                 if self.headers.get("content-encoding") == "zstd":  # request compression (not seen offline)
                     mock.log({"t": time.time(), "path": self.path, "route": "compressed-body"})
-                try:
-                    body = json.loads(raw or b"{}")
-                except Exception:
-                    body = {}
+                _, body = self.read_json()
                 if not self.path.rstrip("/").endswith("/responses"):
                     mock.log({"t": time.time(), "method": "POST", "path": self.path, "route": "other"})
-                    self._json(200, {})
+                    self.send_json(200, {})
                     return
                 route, conv, turn = mock.route(body)
                 model = body.get("model") or "gpt-mock"
@@ -347,11 +303,7 @@ class MockResponses:
                         mock.served.append({"key": key, "response_id": rid, "usage": usage, "items": items,
                                             "t": time.time(), "unscripted": True})
                 try:
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.send_header("cache-control", "no-cache")
-                    self.send_header("connection", "close")
-                    self.end_headers()
+                    self.start_sse()
                     for ev in stream_response(rid, model, items, usage):
                         self.wfile.write(ev)
                         self.wfile.flush()

@@ -6,5 +6,7 @@
   ``npm install`` into it under ``flock``;
 * :mod:`.netns`: the outer launch under ``unshare -n``, loopback up, ``env -i``, ending by pid what a
   client left running in its scenario dir, and ending a started process group by its id;
-* :mod:`.truth`: small ground-truth helpers (``{W}`` substitution, sha256, route counts).
+* :mod:`.truth`: small ground-truth helpers (``{W}`` substitution, sha256, route counts);
+* :mod:`.sse`: the scripted mocks' HTTP plumbing (a ``ThreadingHTTPServer`` on 127.0.0.1 in a daemon
+  thread, the JSON-lines request log, JSON replies, SSE headers); routing and frames stay per mock.
 """

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from ..common.sse import Handler, MockServer
 
 DEFAULT_TEXT = "OK."
 
@@ -105,30 +105,13 @@ def sse_frames(turn: Turn, model: str, rid: str, usage: dict) -> list[bytes]:
     return frames
 
 
-class MockGemini:
+class MockGemini(MockServer):
     def __init__(self, script: Script, log_path: str | None = None, port: int = 0):
         self.script = script
-        self.log_path = log_path
-        self._lock = threading.Lock()
-        self.requests: list[dict] = []
         self.served: list[dict] = []
         """One entry per scripted turn served: route, key, parts, usage, t (and t_sent once sent)."""
         self.fired: set[str] = set()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> "MockGemini":
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *a) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(log_path, port)
 
     def route(self, body: dict) -> tuple[str, Turn, str]:
         contents = body.get("contents") or []
@@ -149,49 +132,24 @@ class MockGemini:
             return "default-tools", Turn([text(DEFAULT_TEXT)]), "default"
         return "default", Turn([text(DEFAULT_TEXT)]), "default"
 
-    def log(self, rec: dict) -> None:
-        with self._lock:
-            self.requests.append(rec)
-            if self.log_path:
-                with open(self.log_path, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-
-    def _handler(self):
+    def handler(self):
         mock = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def _json(self, obj: dict, code: int = 200) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class H(Handler):
             def do_GET(self):
                 mock.log({"t": time.time(), "method": "GET", "path": self.path})
-                self._json({})
+                self.send_json(200, {})
 
             def do_POST(self):
-                n = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(n) if n else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                raw, body = self.read_json()
                 path = self.path
                 model = path.split("/models/")[-1].split(":")[0] if "/models/" in path else None
                 if ":countTokens" in path:
                     mock.log({"t": time.time(), "path": path, "route": "countTokens"})
-                    return self._json({"totalTokens": max(1, len(raw) // 4)})
+                    return self.send_json(200, {"totalTokens": max(1, len(raw) // 4)})
                 if ":streamGenerateContent" not in path and ":generateContent" not in path:
                     mock.log({"t": time.time(), "path": path, "route": "other"})
-                    return self._json({})
+                    return self.send_json(200, {})
                 route, turn, key = mock.route(body)
                 usage = usage_for(key, body, turn)
                 rid = response_id(mock.script.namespace, key)
@@ -211,11 +169,7 @@ class MockGemini:
                 if turn.delay:
                     time.sleep(turn.delay)
                 if ":streamGenerateContent" in path:
-                    self.send_response(200)
-                    self.send_header("content-type", "text/event-stream")
-                    self.send_header("cache-control", "no-cache")
-                    self.send_header("connection", "close")
-                    self.end_headers()
+                    self.start_sse()
                     try:
                         for fr in sse_frames(turn, model or "", rid, usage):
                             self.wfile.write(fr)
@@ -224,9 +178,9 @@ class MockGemini:
                         entry["broken_pipe"] = True
                     self.close_connection = True
                 else:
-                    self._json({"candidates": [{"content": {"role": "model", "parts": turn.parts},
-                                                "finishReason": "STOP", "index": 0}],
-                                "usageMetadata": usage, "modelVersion": model, "responseId": rid})
+                    self.send_json(200, {"candidates": [{"content": {"role": "model", "parts": turn.parts},
+                                                         "finishReason": "STOP", "index": 0}],
+                                         "usageMetadata": usage, "modelVersion": model, "responseId": rid})
                 entry["t_sent"] = time.time()
 
         return H

@@ -24,8 +24,9 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Callable
+
+from ..common.sse import Handler, MockServer
 
 MODEL = "mock-model"
 
@@ -96,41 +97,23 @@ def usage_chunk(usage: dict, cid: str = "chatcmpl-mock") -> bytes:
     return b"data: " + json.dumps(obj).encode() + b"\n\n"
 
 
-class MockChat:
+class MockChat(MockServer):
+    url_path = "/v1"
+    log_sort_keys = True
+
     def __init__(self, conversations: list[Conversation], namespace: str, title: str = "Mock title",
                  log_path: str | None = None, port: int = 0, summary: str = "Summary: a file was written."):
         self.convs = conversations
         self.ns = namespace
         self.title = title
         self.summary = summary
-        self.log_path = log_path
         self.served: list[dict] = []  # {"conversation", "step", "calls": [...], "usage"}
-        self.lock = threading.Lock()
         self.events: dict[tuple[str, int], threading.Event] = {}
-        self.srv = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.srv.daemon_threads = True
-        self.thread = threading.Thread(target=self.srv.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.srv.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *a):
-        self.srv.shutdown()
-        self.srv.server_close()
+        super().__init__(log_path, port)
 
     def served_event(self, conv: str, step: int) -> threading.Event:
-        with self.lock:
+        with self._lock:
             return self.events.setdefault((conv, step), threading.Event())
-
-    def log(self, rec: dict) -> None:
-        if self.log_path:
-            with self.lock, open(self.log_path, "a") as f:
-                f.write(json.dumps(rec, sort_keys=True) + "\n")
 
     # ------------------------------------------------------------------ routing
     def route(self, body: dict) -> tuple[str, Conversation | None, int]:
@@ -148,40 +131,22 @@ class MockChat:
                     return "script", c, n
         return "unscripted", None, -1
 
-    def _handler(self):
+    def handler(self):
         mock = self
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def _send(self, code: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class H(Handler):
             def do_GET(self):
                 mock.log({"method": "GET", "path": self.path})
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+                    self.send_json(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
                 else:
-                    self._send(200, {"ok": True})
+                    self.send_json(200, {"ok": True})
 
             def do_POST(self):
-                n = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(n) if n else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = {}
+                _, body = self.read_json()
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     mock.log({"method": "POST", "path": self.path, "route": "other"})
-                    self._send(200, {"ok": True})
+                    self.send_json(200, {"ok": True})
                     return
                 route, conv, idx = mock.route(body)
                 tools = sorted(t.get("function", {}).get("name", "") for t in body.get("tools") or [])
@@ -198,7 +163,7 @@ class MockChat:
                     text = mock.summary if summary else mock.title
                     use = {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}
                     rec["route"] = "summary" if summary else "title"
-                    with mock.lock:
+                    with mock._lock:
                         mock.served.append({"conversation": rec["route"], "step": -1, "calls": [], "usage": use,
                                             "text": text, "reasoning": None})
                     self._stream([chunk({"role": "assistant", "content": text}), chunk({}, "stop")], use)
@@ -209,7 +174,7 @@ class MockChat:
                     rec["step"] = idx
                     mock.log(rec | {"past_script": True})
                     use = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
-                    with mock.lock:
+                    with mock._lock:
                         mock.served.append({"conversation": "unscripted", "step": idx, "calls": [], "usage": use,
                                             "text": "Done.", "reasoning": None, "after": conv.name if conv else None})
                     self._stream([chunk({"role": "assistant", "content": "Done."}), chunk({}, "stop")], use)
@@ -219,7 +184,7 @@ class MockChat:
                 use = step.usage or default_usage(ci, idx, bool(step.reasoning))
                 calls = [{"id": call_id(mock.ns, conv.name, idx, i), "name": nm, "arguments": args}
                          for i, (nm, args) in enumerate(step.calls)]
-                with mock.lock:
+                with mock._lock:
                     mock.served.append({"conversation": conv.name, "step": idx, "calls": calls, "usage": use,
                                         "text": step.text, "reasoning": step.reasoning})
                 rec.update(conversation=conv.name, step=idx, calls=[c["name"] for c in calls])
@@ -243,11 +208,7 @@ class MockChat:
                 self._stream(chunks + [chunk({}, finish)], use, stall=step.stall)
 
             def _stream(self, chunks: list[bytes], use: dict, stall: float = 0.0) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
+                self.start_sse()
                 try:
                     if stall:  # the opening chunks, then hold: the client is mid-stream
                         for c in chunks[:-1]:
