@@ -153,3 +153,35 @@ def test_codex_file_moved_by_a_patch_is_rebuilt_from_its_source(codex_review):
     move = steps[1]["locator"]
     p = cli("recover", "--file", str(work / "b.py"), *c)
     assert p.returncode == 8 and f"moved to {work / 'c.py'} at {move}" in p.stderr, p.stderr
+
+
+def test_codex_output_cut_on_disk_is_said_in_a_zero_hit_search(codex_review):
+    """Codex keeps the head and tail of a long tool output and writes `…N tokens truncated…` in
+    between: `seq 1 60000`'s 30000 is on disk nowhere. `search -F 30000` answered "0 hits ... 1
+    session ruled out by its bytes" and never mentioned the cut (review finding 6)."""
+    run = codex_review["long_haul"]
+    home = run.codex_home
+    files = [p for p in home.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".zst")]
+    blob = b"".join(p.read_bytes() for p in files)
+    assert b"tokens truncated\xe2\x80\xa6" in blob and b"30000" not in blob  # the premise, as the client wrote it
+    c = ("--codex-home", str(home))
+    p = cli("search", "-F", "30000", *c, "--format", "json")
+    assert p.returncode == 1, p.stderr
+    sh = jrows(p)[-1]["shared"]
+    assert sh["truncated_records"] == 1 and sh["sessions_prefiltered"] == 0, sh  # one big output in the script
+    t = cli("search", "-F", "30000", *c)
+    assert ("; 1 record cut on disk by its client (Codex CLI 1): the cut text is not on disk at all, "
+            "no search can find it)") in t.stdout, t.stdout
+    # the record itself says so: the seq call's output
+    rows = jrows(cli("search", "-F", "Total output lines: 60000", "-t", "tool_result", *c, "--format", "json"))
+    hits = [r for r in rows if r["kind"] == "hit"]
+    seq = [x["call_id"] for x in run.ground_truth["calls"] if (x.get("arguments") or {}).get("cmd") == "seq 1 60000"]
+    assert len(hits) == 1 and hits[0]["truncated"] is True and [hits[0]["call_id"]] == seq, hits
+    others = jrows(cli("search", "", "-t", "tool_result", *c, "--format", "json"))
+    assert sum(r["truncated"] for r in others if r["kind"] == "hit") == 1
+    # a corpus whose outputs were not cut says 0 (counted), and one with no such reader says null
+    none = jrows(cli("search", "-F", "30000", "--codex-home", str(REPO / "examples" / "codex-home"), "--format", "json"))
+    assert none[-1]["shared"]["truncated_records"] == 0
+    gem = jrows(cli("search", "-F", "30000", "--gemini-home", str(REPO / "examples" / "gemini-home" / ".gemini"),
+                    "--format", "json"))
+    assert gem[-1]["shared"]["truncated_records"] is None

@@ -142,10 +142,18 @@ def search_summary_text(sel, sm) -> str | None:
                f"{'its' if sm.sessions_prefiltered == 1 else 'their'} bytes (no file holds the pattern's literal), "
                "not parsed" if sm.sessions_prefiltered else "")
             + (f"; not searched: {left}" if left else "")
+            + (f"; {_truncated_text(sel, sm.truncated)}" if sm.truncated else "")
             + (f"; {sm.undated_skipped} undated records left out of the time window" if sm.undated_skipped else "")
             + (f"; {len(sm.problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in sm.problems[:5])
                if sm.problems else "")
             + ("; not read: " + ", ".join(f"{k}={v}" for k, v in om.items()) if om else "") + ")")
+
+
+def _truncated_text(sel, cut) -> str:
+    n = sum(cut.values())
+    who = ", ".join(f"{esc(display_of(sel, p))} {v}" for p, v in sorted(cut.items()))
+    return (f"{plural(n, 'record')} cut on disk by {'its' if n == 1 else 'their'} client ({who}): "
+            "the cut text is not on disk at all, no search can find it")
 
 
 def search_summary_json(sm) -> dict:
@@ -153,6 +161,7 @@ def search_summary_json(sm) -> dict:
             "records": sm.records, "records_searched": sm.searched, "copies_skipped": sm.copies,
             "not_searched_kinds": dict(sm.not_searched), "not_searched_matches": dict(sm.not_searched_hits),
             "undated_skipped": sm.undated_skipped, "sessions_read": sm.sessions_read,
+            "truncated_records": None if sm.truncated is None else sum(sm.truncated.values()),
             "sessions_prefiltered": sm.sessions_prefiltered,
             "files": sm.files, "bytes": sm.bytes, "omissions": dict(sm.omissions),
             "problems": problems_json(sm.problems)}

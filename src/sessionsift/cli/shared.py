@@ -68,6 +68,7 @@ def record_row(sel, ref: SessionRef, r: Record, *, raw: bool = False, content: b
         "exit_code": r.exit_code, "is_error": r.is_error,
         "file_changes": [change_json(c, content) for c in r.file_changes],
         "tokens": _tokens(r.tokens), "model": r.model, "copy_of": r.copy_of, "rewound": r.rewound,
+        "truncated": r.truncated,
         "refetch": refetch(sel, ref, r),
     }
     if raw:
@@ -89,6 +90,8 @@ def record_text_line(r: Record, width: int = 200) -> str:
         tail.append("error")
     if r.copy_of:
         tail.append(f"copy of {r.copy_of}")
+    if r.truncated:
+        tail.append("cut by its client: the rest is not on disk")
     extra = f" ({', '.join(tail)})" if tail else ""
     tool = f" {esc(r.tool_name)}" if r.tool_name else ""
     return f"{esc(r.locator)} [{r.kind} {esc(r.native)}{tool}]{extra} {short_local(r.instant)}  {clip(what, width)}"

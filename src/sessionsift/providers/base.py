@@ -196,6 +196,9 @@ class Record:
     """Set when this record repeats another (the original's locator): count it once."""
     turn: int | None = None
     """The turn it belongs to, where the reader can tell (1-based; a turn opens at a prompt)."""
+    truncated: bool = False
+    """The client wrote that it cut this record's text (e.g. Codex CLI's ``…N tokens truncated…``):
+    the cut part is not on disk at all, so no search can find it there."""
     rewound: bool = False
     """The client rewound its conversation past this record (Gemini CLI's ``/rewind``): it
     happened (its tokens were spent, its tools ran) but the conversation no longer holds it."""
@@ -275,6 +278,11 @@ class Provider:
     interpreter (Gemini CLI's comm is ``node``) names itself only in its script argument."""
     activity_granularity: ClassVar[ActivityGranularity] = "provider"
     """The finest activity signal its data allows (see clean's activity gate)."""
+    truncation_marker: ClassVar[bytes | None] = None
+    """A regular expression (RE2, over a session file's bytes) for the mark the client writes where
+    it cut a record's text and kept the rest nowhere; None: the client writes none that the reader
+    knows. A search does not rule out by its bytes a session whose files hold it (so the reader
+    can flag those records ``truncated`` and the answer count them)."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""

@@ -86,10 +86,11 @@ def _compile(needles: list[str], ci: bool):
     return re2.compile((b"(?i)" if ci else b"") + alt, opts)
 
 
-def may_match(paths: list[Path], needles: list[str], ci: bool, rx=None) -> bool:
-    """False only when no file of `paths` holds any needle (so no record can match)."""
+def may_match(paths: list[Path], needles: list[str], ci: bool, rx=None, keep: int | None = None) -> bool:
+    """False only when no file of `paths` holds any needle (so no record can match). With `rx`
+    (a compiled RE2) it is searched instead, `keep` bytes carried across compressed chunks."""
     rx = rx or _rx(needles, ci)
-    keep = max(len(n) for n in needles) - 1
+    keep = max(len(n) for n in needles) - 1 if keep is None else keep
     for p in paths:
         name = os.fspath(p)
         try:
@@ -252,4 +253,23 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
     for j, name in zst:
         if out[j] and may_match([Path(name)], nd, ci):
             out[j] = False
+    for j, (prov, ref) in enumerate(pairs):
+        mark = getattr(type(prov), "truncation_marker", None)
+        if out[j] and mark and may_match(ref.paths, [], False, rx=_marker_rx(mark), keep=MARK_KEEP):
+            out[j] = False  # parsed after all: its cut records are counted (Provider.truncation_marker)
     return out
+
+
+MARK_KEEP = 256
+"""Bytes carried across compressed chunks when looking for a truncation marker (longer than any)."""
+
+
+def _marker_rx(mark: bytes):
+    rx = _RX.get(("marker", mark))
+    if rx is None:
+        import re2
+
+        opts = re2.Options()
+        opts.log_errors = False
+        rx = _RX[("marker", mark)] = re2.compile(mark, opts)
+    return rx

@@ -62,6 +62,8 @@ class SessionOutcome:
     not_searched_hits: Counter = field(default_factory=Counter)
     """Per kind left out: how many of its records the pattern matches (the hits -t would add)."""
     undated_skipped: int = 0
+    truncated: int = 0
+    """Records searched whose text the client cut on disk (Record.truncated)."""
     prefiltered: bool = False
     """Not parsed: no file of the session holds a needle (questions/prefilter.py)."""
 
@@ -83,6 +85,9 @@ class SharedSummary:
     """Sessions ruled out by their bytes: not parsed, so their records are not in ``records``."""
     sessions_read: int = 0
     """Sessions parsed: ``records`` counts theirs (so it depends on the pattern)."""
+    truncated: Counter | None = None
+    """Per provider: records searched whose text its client cut on disk (the cut part is nowhere);
+    None when no provider in scope writes a truncation mark its reader knows (not counted)."""
     omissions: Counter = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
 
@@ -180,6 +185,8 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: b
             if (q.since is not None and d < q.since) or (q.until is not None and d > q.until):
                 continue
         o.searched += 1
+        if r.truncated:
+            o.truncated += 1
         if q.max_count is not None and o.hit_count >= q.max_count:
             continue
         if q.sessions_only and o.hit_count:
@@ -223,6 +230,8 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
     sm = SharedSummary()
     outs: list[SessionOutcome] = []
     pairs = list(pairs)
+    if any(getattr(type(p), "truncation_marker", None) for p, _r in pairs):
+        sm.truncated = Counter()
     gate: list = [None] * len(pairs)
     if q.needles and q.regex is not None:
         from .prefilter import rule_out
@@ -269,6 +278,8 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
         if o.not_searched_hits:
             sm.not_searched_hits.update(o.not_searched_hits)
         sm.undated_skipped += o.undated_skipped
+        if o.truncated and sm.truncated is not None:
+            sm.truncated[o.ref.provider] += o.truncated
         sm.omissions.update(o.report.omissions())
         sm.problems.extend(o.report.problems)
     return outs, sm

@@ -17,6 +17,7 @@ import orjson
 
 from ..base import Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
 from . import files as rf
+from .shapes import TRUNCATION_MARKER
 
 PROJECT_SOURCE = "session_meta.cwd (Codex partitions rollouts by date; the project is only this cwd)"
 SHAPE_PROBE_LINES = 16
@@ -36,6 +37,8 @@ class Codex(Provider):
     process_names = ("codex",)
     activity_granularity = "provider"
     """Codex partitions by date and keeps one cwd inside each file: no per-project signal on disk."""
+    truncation_marker = TRUNCATION_MARKER
+    """``…N tokens truncated…`` in a tool output it sent the model (shapes.py)."""
 
     # ------------------------------------------------------------------ discovery
     def discover(self, root: Root) -> Discovery:

@@ -51,7 +51,7 @@ from ..base import Problem, ReadReport, Record, SessionRef, Tokens
 from . import files as rf
 
 from .shapes import (CALL_TYPES, ECHO_WINDOW, KNOWN_TOP, MAX_HELD, META_EVENTS, OUTCOME_WINDOW, OUTPUT_TYPES,
-                     PATCH_REJECTED, SYNTHETIC_USER_PREFIXES, TURN_END_EVENTS, _exit_from_output, _file_changes,
+                     PATCH_REJECTED, SYNTHETIC_USER_PREFIXES, TRUNCATED_TEXT, TURN_END_EVENTS, _exit_from_output, _file_changes,
                      _int, _output_text, _text_parts, changes_from_patch, tokens_of)
 
 
@@ -320,7 +320,9 @@ class _Reader:
                 names = [t.get("name") for t in p.get("tools") or [] if isinstance(t, dict)]
                 text = ", ".join(str(n) for n in names) if names else None
             cid = p.get("call_id") if isinstance(p.get("call_id"), str) else None
-            return self.mk(ln, obj, "tool", "tool_result", native, call_id=cid, text=text, **kw)
+            rec = self.mk(ln, obj, "tool", "tool_result", native, call_id=cid, text=text, **kw)
+            rec.truncated = bool(text) and TRUNCATED_TEXT.search(text) is not None
+            return rec
         if pt in ("compaction", "context_compaction", "additional_tools", "compaction_trigger"):
             return self.mk(ln, obj, "harness", "meta", native, **kw)
         self.report.unknown_kinds[native] += 1

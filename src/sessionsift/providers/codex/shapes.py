@@ -37,6 +37,15 @@ CALL_TYPES = {"function_call": None, "custom_tool_call": None, "local_shell_call
               "image_generation_call": "image_generation"}
 OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output", "tool_search_output"}
 
+TRUNCATION_MARKER = "(?:\u2026|\\\\u2026)[0-9]+ (?:tokens|chars) truncated(?:\u2026|\\\\u2026)".encode()
+TRUNCATED_TEXT = re.compile("\u2026[0-9]+ (?:tokens|chars) truncated\u2026")
+"""Where the client cut a tool output it sent the model, keeping its head and tail
+(codex-rs/core/src/truncate.rs: ``…N tokens truncated…``, ``…N chars truncated…`` under the bytes
+policy; measured: `seq 1 60000` -> ``…77224 tokens truncated…``, after a ``Warning: truncated output
+(original token count: N)`` header). The middle is not on disk: the rollout's other copy, the
+``item_completed`` event's ``aggregated_output``, is cut too (``... command output truncated for
+persistence ...``)."""
+
 
 def _text_parts(content) -> str | None:
     if isinstance(content, str):
