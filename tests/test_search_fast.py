@@ -421,3 +421,34 @@ def test_session_dir_by_strings_equals_the_pathlib_reading():
     for ln in lanes:
         assert A._session_dir(ln) == _session_dir_by_parts(ln), ln.path
         assert A._tool_results_dir(ln) == os.path.join(_session_dir_by_parts(ln), "tool-results")
+
+
+def test_outcomes_cross_the_process_boundary_unchanged():
+    """Forked workers send outcomes back pickled; a plain one (size, lines, index note only) as
+    four values. Every outcome of every query on the real corpora must come back equal."""
+    import pickle
+
+    from sessionsift.search.types import LaneOutcome
+
+    plain = rich = 0
+    for home in CORPORA:
+        scope = resolve_targets([], home)
+        for q in QUERIES[:8] + [Query(patterns=("zzqqnotthere",)), Query(patterns=("the",), count_lines=True)]:
+            p = A.plan(q)
+            for u in A._units(A.lanes_of(scope, True), [1] * 10_000, 1 << 62):
+                for o in A._run_unit((p, u)):
+                    back = pickle.loads(pickle.dumps(o))
+                    assert type(back) is LaneOutcome and back == o
+                    plain += o.plain()
+                    rich += not o.plain()
+    assert plain > 10 and rich > 10
+    o = LaneOutcome(pos=3, bytes=10, lines=2, index_why="no index yet")
+    assert o.plain() and pickle.loads(pickle.dumps(o)) == o
+    for f in dataclasses.fields(LaneOutcome):  # a field plain() forgot would be lost on the way back
+        if f.name in ("pos", "bytes", "lines", "index_why"):
+            continue
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        value = {int: 1, bool: True, list: ["x"], dict: {"k": 1}}.get(type(default), "set")
+        o2 = LaneOutcome(pos=1, **{f.name: value})
+        assert not o2.plain(), f.name
+        assert pickle.loads(pickle.dumps(o2)) == o2, f.name
