@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from . import client as clientmod
-from .codex import client as codex_client
+from .codex import client as codex_client, runner as codex_runner
 from .common import host, netns
 from .mock_api import Conversation, Turn, text, tool
 from .runner import inside as runner_inside, run_scenario, start_scenario
@@ -136,26 +136,8 @@ WT_PRINT_HOLD = register(Scenario(
 CODEX_VERSION = "0.171.0"
 
 
-def codex_exe(version: str = CODEX_VERSION) -> Path:
-    """The pinned Codex CLI's static binary, installed with npm into the cache (under flock) if absent."""
-    return codex_client.ensure_client(version)
-
-
-CODEX_CONFIG = """model = "gpt-5.5"
-model_provider = "mock"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-check_for_update_on_startup = false
-[model_providers.mock]
-name = "mock"
-base_url = "http://127.0.0.1:9/v1"
-env_key = "MOCK_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-[analytics]
-enabled = false
-"""
+CODEX_CONFIG = codex_runner.CONFIG.format(model=codex_runner.MODEL, base_url="http://127.0.0.1:9/v1", extra="")
+"""The Codex harness's config, its provider on a port nothing listens on."""
 
 
 def start_codex_worktree_session(root: Path, prompt: str = "look around") -> tuple[subprocess.Popen, dict]:
