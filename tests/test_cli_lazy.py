@@ -91,3 +91,14 @@ def test_help_width_is_shutils(cols, monkeypatch):
     assert _columns() == shutil.get_terminal_size().columns
     monkeypatch.delenv("COLUMNS")
     assert _columns() == shutil.get_terminal_size().columns
+
+
+def test_search_without_hits_imports_no_census_or_lane_model():
+    # the cold search path pays for its scan, not for `stats`' census or the lane model (issue 16)
+    from pathlib import Path
+
+    home = Path(__file__).resolve().parents[1] / "examples" / "claude-home"
+    _out, info = _run(["search", "zzqqnotinanytranscript", "-c", "--claude-home", str(home), "--no-index"])
+    assert info["code"] == 1  # no hit, looked everywhere
+    for heavy in ("sessionsift.core.stats", "sessionsift.model.lane", "importlib.metadata", "rich"):
+        assert heavy not in info["mods"], heavy

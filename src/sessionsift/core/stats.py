@@ -59,11 +59,7 @@ class LaneStats:
     (a `--fork-session` fork): each original record is counted once, on the parent."""
 
 
-KNOWN_TYPES = {
-    "user", "assistant", "system", "attachment", "file-history-snapshot", "file-history-delta",
-    "queue-operation", "last-prompt", "mode", "permission-mode", "ai-title", "agent-name",
-    "summary", "fork-context-ref", "atis-latch", "bridge-session", "cost-state", "continued-in",
-}
+from ..model.known import KNOWN_TYPES  # noqa: E402,F401 - re-exported (index/search.py)
 
 
 def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> LaneStats:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..core.stats import KNOWN_TYPES
+from ..model.known import KNOWN_TYPES
 from ..discover import Lane, Scope
 from ..errors import UsageError
 from ..model import record as R
@@ -1113,13 +1113,17 @@ class SearchRun:
             ctx = mp.get_context("fork")
             self.workers = min(workers, len(units))
             _FORKED = (self.plan, units)
+            import gc
+
+            gc.freeze()  # the workers' collector never walks (so never touches, copies) the parent's objects
             try:
-                with ctx.Pool(self.workers) as pool:
+                with ctx.Pool(self.workers, initializer=gc.disable) as pool:
                     for outs in pool.imap(_run_forked, range(len(units))):
                         for o in outs:
                             yield from out(o)
             finally:
                 _FORKED = None
+                gc.unfreeze()
         else:
             for u in _units(lanes, lsizes, 1 << 62):
                 for o in _run_unit((self.plan, u)):
