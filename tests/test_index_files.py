@@ -80,3 +80,52 @@ def test_a_grown_copy(tmp_path):
         f.write(data[cut:])
     r = both(["files", "--by", "timeline", *H])
     assert r["index"]["from_index"] > 0
+
+
+REAL = sorted(p for h in HOMES for p in (h / "projects").rglob("*.jsonl"))
+
+
+def _facts(le) -> list[tuple]:
+    return [(x.no, x.turn, x.timestamp) for x in le.index.entries]
+
+
+def _events(le) -> list:
+    return ([(c.tool, c.tool_use_id, c.line, c.timestamp, c.turn, c.cwd, c.input, c.result_line, c.result_ts,
+              c.is_error, c.result_text, c.echo, c.survival, c.path) for c in le.calls]
+            + [(a.kind, a.line, a.timestamp, a.turn, a.payload, a.cwd) for a in le.attachments]
+            + [(b.line, b.kind, b.timestamp, b.path, b.version, b.backup_file) for b in le.backups]
+            + [le.snapshot_lines, le.first_cwd, le.index.stats.omissions()])
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name[-16:]}/{p.name[:12]}")
+def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path):
+    """The ``fev`` section (index/fileslots.py) is derived once and then read alone; the events
+    from it and the per-record facts (loaded lazily from the index, or from the lane when the
+    index changed meanwhile) equal the lane view's, record by record."""
+    from sessionsift.discover import Lane
+    from sessionsift.files import events as E
+    from sessionsift.index import lanes as IL, store
+
+    dest = tmp_path / path.name
+    dest.write_bytes(path.read_bytes())
+    lane = Lane(dest, dest.stem, "main", "main")
+    ref = E.lane_events(lane, keep_view=False)
+    IL.lane_stats(lane)
+    idx = store.index_path(IL.KIND, dest)
+    assert not store.IndexFile.open(idx, IL.KIND, str(dest)).has("fev")
+    first = E.lane_events_indexed(lane)
+    f = store.IndexFile.open(idx, IL.KIND, str(dest))
+    assert f.has("fev") and f.has("turns")
+    again = E.lane_events_indexed(lane)  # from the stored section
+    assert _events(first) == _events(again) == _events(ref)
+    assert _facts(first) == _facts(ref)
+    # a section derived for another choice of tools is derived again, not used
+    o = f.section("fev")
+    o["tools"] = ["Read"]
+    f.with_section("fev", o, IL.KIND, str(dest))
+    assert _events(E.lane_events_indexed(lane)) == _events(ref)
+    assert store.IndexFile.open(idx, IL.KIND, str(dest)).section("fev")["tools"] != ["Read"]
+    # facts asked for after the index was replaced: read from the lane, still equal
+    late = E.lane_events_indexed(lane)
+    idx.unlink()
+    assert _facts(late) == _facts(ref)

@@ -24,8 +24,11 @@ NOT_READ_YET = "File has not been read yet"
 STALE_NOTE = "the file had been modified on disk since you last read it"
 
 
+_WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
 def norm(p: str) -> str:
-    if re.match(r"^[A-Za-z]:[\\/]", p) or p.startswith("\\\\"):
+    if p[:1] != "/" and (_WINDOWS.match(p) or p.startswith("\\\\")):
         import ntpath
 
         return ntpath.normpath(p)
@@ -60,6 +63,14 @@ class Call:
 
     @property
     def path(self) -> str | None:
+        """The file the call names, resolved against its cwd (computed once: input and cwd are
+        not changed once the call is read)."""
+        d = self.__dict__
+        if "_path" not in d:
+            d["_path"] = self._resolve()
+        return d["_path"]
+
+    def _resolve(self) -> str | None:
         p = self.input.get("file_path") if self.tool != "NotebookEdit" else self.input.get("notebook_path")
         if not isinstance(p, str) or not p:
             return None
@@ -115,19 +126,31 @@ class LaneFacts:
     reading's omissions, and per record its line, turn and timestamp, in compact arrays. Answers
     the part of `LaneIndex` they use (`stats`, `entries`, `entry_at_line`)."""
 
-    __slots__ = ("stats", "_no", "_turn", "_ts", "_tsoff")
+    __slots__ = ("stats", "_no", "_turn", "_ts", "_tsoff", "_load")
 
-    def __init__(self, idx: LaneIndex | None = None, *, stats=None, no=None, turn=None, ts=None):
+    def __init__(self, idx: LaneIndex | None = None, *, stats=None, no=None, turn=None, ts=None, load=None):
         """From a lane view, or from its parts: `no` and `turn` arrays ('I', 'i': -1 none), `ts`
-        the timestamps (None or str per record)."""
-        from array import array
-
+        the timestamps (None or str per record); or `load`, a function returning (no, turn, ts),
+        called when a record's facts are first asked for."""
         if idx is not None:
             stats = idx.stats
-            no = array("I", (e.no for e in idx.entries))
-            turn = array("i", (-1 if e.turn is None else e.turn for e in idx.entries))
-            ts = [e.timestamp for e in idx.entries]
+            no, turn, ts = self._parts(idx)
         self.stats = stats
+        self._load = load
+        if load is None:
+            self._set(no, turn, ts)
+
+    @staticmethod
+    def _parts(idx: LaneIndex) -> tuple:
+        from array import array
+
+        return (array("I", (e.no for e in idx.entries)),
+                array("i", (-1 if e.turn is None else e.turn for e in idx.entries)),
+                [e.timestamp for e in idx.entries])
+
+    def _set(self, no, turn, ts) -> None:
+        from array import array
+
         self._no, self._turn = no, turn
         parts = [t or "" for t in ts]
         off = array("I", [0])
@@ -137,6 +160,11 @@ class LaneFacts:
         self._tsoff = off
         """record i's timestamp is _ts[_tsoff[i]:_tsoff[i + 1]] ("" when it has none)."""
 
+    def _ready(self) -> None:
+        if self._load is not None:
+            load, self._load = self._load, None
+            self._set(*load())
+
     def _fact(self, i: int) -> LineFact:
         t = self._turn[i]
         ts = self._ts[self._tsoff[i]:self._tsoff[i + 1]]
@@ -144,11 +172,13 @@ class LaneFacts:
 
     @property
     def entries(self):
+        self._ready()
         return (self._fact(i) for i in range(len(self._no)))
 
     def entry_at_line(self, no: int) -> LineFact | None:
         import bisect
 
+        self._ready()
         i = bisect.bisect_left(self._no, no)
         return self._fact(i) if i < len(self._no) and self._no[i] == no else None
 
@@ -167,7 +197,7 @@ class LaneEvents:
     first_cwd: str | None = None
 
 
-_WANT_ATT = {"edited_text_file", "file", "read_truncation_notice", "plan_mode", "plan_file_reference"}
+_WANT_ATT = frozenset({"edited_text_file", "file", "read_truncation_notice", "plan_mode", "plan_file_reference"})
 
 
 def lane_events(lane: Lane, keep_view: bool = True) -> LaneEvents:
@@ -333,14 +363,16 @@ _CALL_TOOLS = FILE_TOOLS | frozenset(SHELL_TOOLS) | {"ExitPlanMode"}
 def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
     """`lane_events(lane, keep_view=False)` from the lane's index: only the records that carry
     file events are read and parsed (tool calls of file tools, Bash and ExitPlanMode, their
-    results, file attachments, file-history lines); turns and survival come from the index. Slugs
-    are not gathered (`plan` reads the lane itself). None when the index cannot answer (then read
-    the lane)."""
+    results, file attachments, file-history lines), as the index's ``fev`` section lists them
+    (index/fileslots.py); turns and survival come from the index. Slugs are not gathered (`plan`
+    reads the lane itself). The per-record facts (`LaneFacts`: line, turn, timestamp of every
+    record) are read from the index when first asked for. None when the index cannot answer
+    (then read the lane)."""
     from bisect import bisect_right
 
-    from ..index import codec, config, lanes as IL, store
+    from ..index import config, lanes as IL, store
+    from ..index.turns import SURVIVAL_NAME
     from ..read.lines import parse_line
-    from .. import read as _read  # noqa: F401
 
     if config.why_off() is not None:
         return None
@@ -353,31 +385,12 @@ def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
         return None
     if f is None or verdict != store.FRESH or f.identity.end != st.st_size:
         return None
-    so, co = f.section("stats"), f.section("cols")
-    if so is None or co is None:
+    fs = IL.file_slots(lane, f, _CALL_TOOLS, _WANT_ATT)
+    if fs is None:
         return None
-    cols = codec.cols_from(co)
-    turns = IL.turns_of(lane, f, cols)
-    if turns is None:
-        return None
-    keys = list(cols.kid)
-    call_ids: set[str] = set()
-    pick: list[int] = []
-    for i, k in enumerate(cols.key):
-        t, _sub, att, _labels = keys[k]
-        if t == "assistant":
-            u = cols.uses.get(i)
-            if u and any(x for x, _n in u) and any(isinstance(n, str) and n in _CALL_TOOLS for _x, n in u):
-                pick.append(i)
-                call_ids.update(str(x) for x, n in u if isinstance(n, str) and n in _CALL_TOOLS)
-        elif t == "user":
-            r = cols.res.get(i)
-            if r and any(r) and any(str(x) in call_ids for x in r):
-                pick.append(i)
-        elif t in ("file-history-snapshot", "file-history-delta") or (t == "attachment" and att in _WANT_ATT):
-            pick.append(i)
-    cw_slots = sorted(cols.cwd)
-    cw_vals = [cols.cwd[s] for s in cw_slots]
+    from ..index import codec
+
+    cw_slots, cw_vals = fs.cw_slots, fs.cw_vals
 
     def cwd_at(e) -> str | None:
         j = bisect_right(cw_slots, e.slot) - 1
@@ -385,26 +398,41 @@ def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
 
     ev = LaneEvents(lane)
     ev.first_cwd = cw_vals[0] if cw_vals else None
-    ev.index = LaneFacts(stats=codec.read_from(so["read"]), no=cols.no, turn=turns.turn,
-                         ts=[t if t is not None else cols.snap.get(i) for i, t in enumerate(cols.ts)])
+    ident = f.identity
+    ev.index = LaneFacts(stats=codec.read_from(fs.read), load=lambda: _facts_of(lane, ident))
     fd = os.open(lane.path, os.O_RDONLY)
+    kinds = fs.kinds
 
     def pairs():
-        for i in pick:
-            raw = os.pread(fd, cols.ln[i], cols.off[i])
-            obj = parse_line(raw) or {}
-            t, sub, att, labels = keys[cols.key[i]]
-            yield _Ent(i, cols.no[i], t, sub, att if t == "attachment" else None,
-                       cols.ts[i] if cols.ts[i] is not None else cols.snap.get(i),
-                       turns.turn_of(i), turns.survival_of(i),
-                       tuple(str(x) for x, _n in cols.uses.get(i, ()) if x),
-                       tuple(str(x) for x in cols.res.get(i, ()) if x)), obj
+        for j in range(len(fs.slot)):
+            obj = parse_line(os.pread(fd, fs.ln[j], fs.off[j])) or {}
+            t, sub, att = kinds[fs.kind[j]]
+            turn = fs.turn[j]
+            yield _Ent(fs.slot[j], fs.no[j], t, sub, att, fs.ts[j], None if turn < 0 else turn,
+                       SURVIVAL_NAME[fs.surv[j]], tuple(fs.uses[j]), tuple(fs.res[j])), obj
 
     try:
         _events_of(ev, pairs(), cwd_at)
     finally:
         os.close(fd)
     return ev
+
+
+def _facts_of(lane: Lane, ident) -> tuple:
+    """(no, turn, ts) of every record of a lane (`LaneFacts`), from its index while that is still
+    the one the events were read from (same identity), else from the lane itself."""
+    from ..index import codec, lanes as IL, store
+
+    f = store.IndexFile.open(store.index_path(IL.KIND, lane.path), IL.KIND, str(lane.path))
+    if f is not None and f.identity == ident:
+        co = f.section("cols")
+        if co is not None:
+            cols = codec.cols_from(co)
+            turns = IL.turns_of(lane, f, cols)
+            if turns is not None:
+                return cols.no, turns.turn, [t if t is not None else cols.snap.get(i) for i, t in enumerate(cols.ts)]
+    idx = LaneIndex.build(lane)
+    return LaneFacts._parts(idx)
 
 
 class _Ent:

@@ -647,9 +647,20 @@ def parse_at(spec: str | None) -> Cutoff | None:
     return Cutoff(instant=dt.timestamp(), spec=s)
 
 
+_TS: dict = {}
+
+
 def _ts(x: str | None) -> float | None:
-    d = parse_ts(x) if x else None
-    return d.timestamp() if d else None
+    """The instant of a timestamp string (memoised: a store's events read each several times)."""
+    r = _TS.get(x, _TS)
+    if r is _TS:
+        d = parse_ts(x) if x else None
+        r = d.timestamp() if d else None
+        if len(_TS) >= 1 << 17:
+            _TS.clear()
+        if type(x) is str or x is None:
+            _TS[x] = r
+    return r
 
 
 def collect(scope: Scope, subagents: bool = True, use_index: bool = False,

@@ -209,22 +209,62 @@ def remove(lane: Lane) -> int | None:
         return None
 
 
-def turns_of(lane: Lane, f: "store.IndexFile", cols) -> "object | None":
-    """The lane's turns section (index/turns.py), derived and stored on first need; None when the
-    index cannot give it."""
+def turns_of(lane: Lane, f: "store.IndexFile", cols, store_it: bool = True) -> "object | None":
+    """The lane's turns section (index/turns.py), derived and stored on first need (unless
+    `store_it` is False: the caller stores it with others); None when the index cannot give it.
+    `.derived` on the result: it was derived now."""
     from . import turns as T
 
     o = f.section("turns")
+    derived = o is None
     if o is None:
         po = f.section("part")
         if po is None:
             return None
         o = T.derive(lane, po, cols)
-        try:
-            f.with_section("turns", o, KIND, str(lane.path))
-        except (OSError, ValueError):
-            pass
+        if store_it:
+            try:
+                f.with_section("turns", o, KIND, str(lane.path))
+            except (OSError, ValueError):
+                pass
     try:
-        return T.Turns(o)
+        t = T.Turns(o)
+    except (KeyError, TypeError, ValueError):
+        return None
+    t.derived = o if derived else None
+    return t
+
+
+def file_slots(lane: Lane, f: "store.IndexFile", call_tools: frozenset, attachments: frozenset):
+    """The lane's ``fev`` section (index/fileslots.py) decoded, derived and stored on first need
+    (with the turns section when that was derived too: one rewrite); None when the index cannot
+    give it."""
+    from . import fileslots as FS
+
+    o = f.section("fev")
+    if o is not None:
+        try:
+            fs = FS.FileSlots(o)
+            if fs.matches(call_tools, attachments):
+                return fs
+        except (KeyError, TypeError, ValueError):
+            pass
+    so, co = f.section("stats"), f.section("cols")
+    if so is None or co is None:
+        return None
+    cols = codec.cols_from(co)
+    turns = turns_of(lane, f, cols, store_it=False)
+    if turns is None:
+        return None
+    o = FS.derive(cols, turns, so["read"], call_tools, attachments)
+    add = {"fev": o}
+    if turns.derived is not None:
+        add["turns"] = turns.derived
+    try:
+        f.with_sections(add, KIND, str(lane.path))
+    except (OSError, ValueError):
+        pass
+    try:
+        return FS.FileSlots(o)
     except (KeyError, TypeError, ValueError):
         return None

@@ -300,13 +300,17 @@ class IndexFile:
     def with_section(self, name: str, obj: Any, kind: str, path: str) -> None:
         """Rewrite this index file with one more section, the identity unchanged (when the file
         on disk is still the one read: another writer may have replaced it)."""
+        self.with_sections({name: obj}, kind, path)
+
+    def with_sections(self, objs: dict[str, Any], kind: str, path: str) -> None:
+        """`with_section` for several sections at once (one rewrite)."""
         cur = IndexFile.open(self.dest, kind, path)
         if cur is None or cur.identity != self.identity:
             return
         raw = cur.raw_sections()
         if raw is None:
             return
-        write(self.dest, kind, path, self.identity, {name: obj}, cur.extra, raw_sections=raw)
+        write(self.dest, kind, path, self.identity, objs, cur.extra, raw_sections=raw)
 
     def section(self, name: str) -> Any:
         """The decoded section, or None when it is missing or does not check."""
