@@ -41,7 +41,7 @@ from typing import Iterator, Literal
 import orjson
 
 from ..discover import Lane
-from ..read.lines import ReadStats, iter_lines, open_map, parse_numbered
+from ..read.lines import ReadStats, Releaser, iter_lines, open_map, parse_numbered
 from . import record as R
 
 Survival = Literal["live", "abandoned", "pre-cut"]
@@ -640,9 +640,14 @@ class LaneIndex:
         return load_at(self.lane.path, e.offset, e.length)
 
     def load_many(self, es: list[Entry]) -> Iterator[tuple[Entry, dict]]:
+        """(entry, its record re-read by offset) for each of `es`; the pages read are released
+        behind the reader (entries in file order: the mapping does not stay resident)."""
         with open_map(self.lane.path) as m:
+            buf = m.buf
+            rel = Releaser(buf)
             for e in es:
-                raw = bytes(m.buf[e.offset : e.offset + e.length])
+                raw = bytes(buf[e.offset : e.offset + e.length])
+                rel.passed(e.offset)
                 yield e, _loads(raw)
 
 

@@ -124,6 +124,36 @@ def open_map(path: str | os.PathLike[str]) -> _Map:
     return _Map(path)
 
 
+def release(buf: "mmap.mmap | bytes", lo: int, hi: int) -> None:
+    """Let the mapped pages of buf[lo:hi] go (MADV_DONTNEED, whole pages inside the range): a
+    read-only file mapping counts in the resident size for every page touched until it is
+    unmapped, so a scan of a large file releases what it has passed. Reading those bytes again
+    is still correct (the page comes back from the page cache). A no-op on bytes."""
+    drop = getattr(buf, "madvise", None) if _DONTNEED is not None else None
+    if drop is None:
+        return
+    lo = lo - lo % PAGE
+    hi = min(hi, len(buf))
+    hi -= hi % PAGE
+    if hi > lo:
+        drop(_DONTNEED, lo, hi - lo)
+
+
+class Releaser:
+    """Releases a mapping's pages behind a reader that moves forward (`passed(pos)`: nothing
+    before `pos` is needed any more), BATCH_BYTES at a time."""
+
+    __slots__ = ("buf", "done")
+
+    def __init__(self, buf: "mmap.mmap | bytes", start: int = 0):
+        self.buf, self.done = buf, start
+
+    def passed(self, pos: int) -> None:
+        if pos - self.done >= BATCH_BYTES:
+            release(self.buf, self.done, pos)
+            self.done = pos - pos % PAGE
+
+
 def iter_lines(
     path: str | os.PathLike[str],
     start: int = 0,
