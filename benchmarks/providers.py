@@ -1,6 +1,10 @@
 """Benchmark for the providers layer (issue 12): `search` and `stats` over a home holding Claude
 Code, Codex CLI and Gemini CLI sessions, sessionsift vs ripgrep in the same run (`rg -z` for the
-compressed Codex rollouts), wall time (best and median of N interleaved runs, warm cache), peak RSS and the load average.
+compressed Codex rollouts), wall time (best and median of N interleaved runs, warm cache), CPU
+seconds (user + sys of the process and its children, best run), peak RSS and the load average.
+On a shared machine the wall ratio mostly measures the scheduler (rg's threads take a larger
+share of busy cores); the CPU ratio is the work each side did. Sources are byte-compiled first
+(as an install has them) and both sides run with the same niceness.
 
     .venv/bin/python benchmarks/providers.py [--size-mb 120] [--repeat 5] [--before CHECKOUT] [--cases NAME]
 
@@ -123,13 +127,25 @@ def build(dest: Path, size_mb: int) -> Path:
     return dest
 
 
-def _runs(cmd: list[str], env: dict | None = None):
-    return peak_rss_run(cmd, env)
+def _runs(cmd: list[str], env: dict | None = None) -> tuple[float, int, bytes, float]:
+    """(wall s, peak RSS KiB, stdout, CPU s = user + sys of the child and its children)."""
+    if not os.path.exists("/usr/bin/time"):
+        return (*peak_rss_run(cmd, env), float("nan"))
+    import time
+
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", *cmd], capture_output=True, env=env)
+    wall = time.perf_counter() - t0
+    try:
+        rss, user, sys_ = p.stderr.strip().splitlines()[-1].split()
+        return wall, int(rss), p.stdout, float(user) + float(sys_)
+    except (ValueError, IndexError):
+        return wall, -1, p.stdout, float("nan")
 
 
 def bench(ssift: list[str], rg: list[str], repeat: int, env: dict | None = None):
     """Interleaved runs (ssift, rg, ssift, rg, ...) so both see the same load; per side: best and
-    median wall, max peak RSS, last stdout."""
+    median wall, max peak RSS, last stdout, least CPU."""
     s_runs, r_runs = [], []
     for _ in range(repeat):
         s_runs.append(_runs(ssift, env))
@@ -137,13 +153,17 @@ def bench(ssift: list[str], rg: list[str], repeat: int, env: dict | None = None)
     out = []
     for runs in (s_runs, r_runs):
         walls = sorted(r[0] for r in runs)
-        out.append((walls[0], statistics.median(walls), max(r[1] for r in runs), runs[-1][2]))
+        out.append((walls[0], statistics.median(walls), max(r[1] for r in runs), runs[-1][2],
+                    min(r[3] for r in runs)))
     return out
 
 
 def before_cmd(src: str) -> tuple[list[str], dict]:
     """The same CLI from another checkout's sources (for a before/after in the same run)."""
     env = dict(os.environ, PYTHONPATH=str(Path(src).resolve() / "src"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(src).resolve() / "src")], env=env,
+                   capture_output=True)
     return [sys.executable, "-m", "sessionsift"], env
 
 
@@ -190,20 +210,24 @@ def main() -> None:
     ]
     if a.cases:
         cases = [c for c in cases if a.cases in c[0]]
-    sides = [("now", SSIFT, None)]
+    now_env = dict(os.environ)
+    now_env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode as a user's install has it (compiled once)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "src")], env=now_env, capture_output=True)
+    sides = [("now", SSIFT, now_env)]
     if a.before:
         bc, benv = before_cmd(a.before)
         sides.insert(0, ("before", bc, benv))
     print(f"{'case':<26} {'side':<6} {'ssift best/med s':>16} {'rg best/med s':>14} {'ratio best/med':>14} "
-          f"{'goal':>5} {'RSS MB':>6} {'load':>5}")
+          f"{'goal':>5} {'CPU s ssift/rg':>14} {'CPU ratio':>9} {'RSS MB':>6} {'load':>5}")
     for name, sc, rc in cases:
         for side, cmd, env in sides:
-            (sb, sm, sr, sout), (rb, rm, _rr, _) = bench([*cmd, *sc], rc, a.repeat, env)
+            (sb, sm, sr, sout, sc_cpu), (rb, rm, _rr, _, rc_cpu) = bench([*cmd, *sc], rc, a.repeat, env)
             goal = GOALS.get(name)
             ratio_b, ratio_m = (sb / rb if rb else float("inf")), (sm / rm if rm else float("inf"))
             mark = "" if goal is None else ("met" if ratio_b <= goal else "MISS")
             print(f"{name:<26} {side:<6} {sb:7.2f}/{sm:<8.2f} {rb:6.2f}/{rm:<7.2f} {ratio_b:6.1f}/{ratio_m:<7.1f} "
-                  f"{('<=' + str(goal)) if goal else '-':>5} {sr / 1024:6.0f} {os.getloadavg()[0]:5.1f} {mark}")
+                  f"{('<=' + str(goal)) if goal else '-':>5} {sc_cpu:6.2f}/{rc_cpu:<7.2f} "
+                  f"{(sc_cpu / rc_cpu if rc_cpu else float('inf')):9.1f} {sr / 1024:6.0f} {os.getloadavg()[0]:5.1f} {mark}")
             lines = sout.decode("utf-8", "replace").strip().splitlines() if sout else []
             if lines and not lines[-1].startswith("{"):
                 print(f"    ssift: {' | '.join(lines[-3:])[:300]}")
