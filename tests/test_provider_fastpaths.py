@@ -184,25 +184,75 @@ def _damaged_homes(tmp_path, src_root, pattern: str):
         yield kind, root
 
 
+_BOOKKEEPING_EDITS = {
+    # the client's bookkeeping line at the edges of the reader's byte gate (hand-made: no client
+    # writes these; each must read as the plain parse reads it)
+    "invalid utf-8 in the value": lambda ln: ln.replace(b'":"', b'":"\xff\xfe', 1),
+    "escaped quote in the value": lambda ln: ln.replace(b'":"', b'":"a\\"b', 1),
+    "control character in the value": lambda ln: ln.replace(b'":"', b'":"\x01', 1),
+    "trailing space": lambda ln: ln + b" ",
+    "nul inside": lambda ln: ln[:5] + b"\x00" + ln[5:],
+    "a second key": lambda ln: ln[:-2] + b',"summary":"s"}}',
+    "cut short": lambda ln: ln[:-1],
+    "as the unterminated last line": None,
+}
+
+
+def _bookkeeping_variants(data: bytes):
+    lines = data.split(b"\n")
+    marks = [i for i, ln in enumerate(lines) if ln.startswith(b'{"$set":{"lastUpdated":"')]
+    for name, edit in _BOOKKEEPING_EDITS.items():
+        if not marks:
+            return
+        if edit is None:
+            yield name, data.rstrip(b"\n") + b"\n" + lines[marks[0]]
+            continue
+        out = list(lines)
+        for i in marks[::2]:
+            out[i] = edit(out[i])
+        yield name, b"\n".join(out)
+
+
 def test_gemini_one_pass_reads_what_two_passes_read(tmp_path, monkeypatch):
+    """The one-pass reading and the bookkeeping-line gate (each on and off) read what the plain
+    two-pass, parse-every-line reading reads, on the samples, their damaged copies and copies
+    whose bookkeeping lines are edited at the gate's edges."""
     from sessionsift.providers import get
     from sessionsift.providers.gemini import read as GR
     from tests.fastpath_corpus import EXAMPLES
 
     prov = get("gemini-cli")
-    n = 0
+    n = gated = 0
+    homes = []
     for src in (EXAMPLES / "gemini-home", EXAMPLES / "home" / ".gemini"):
-        for kind, root in _damaged_homes(tmp_path / src.parent.name, src, "session-*.json*"):
-            refs = prov.discover(prov.locate(explicit=str(root))).sessions
-            assert refs, kind
-            for raw in (False, True):
-                monkeypatch.setattr(GR, "ONE_PASS_BYTES", 1 << 20)
+        homes += list(_damaged_homes(tmp_path / src.parent.name, src, "session-*.json*"))
+    src = EXAMPLES / "gemini-home"
+    for j, (what, _e) in enumerate(_BOOKKEEPING_EDITS.items()):
+        import shutil
+
+        root = tmp_path / f"bk{j}"
+        shutil.copytree(src, root, symlinks=True)
+        for p in root.rglob("session-*.jsonl"):
+            got = dict(_bookkeeping_variants(p.read_bytes()))
+            if what in got:
+                p.write_bytes(got[what])
+        homes.append((what, root))
+    for kind, root in homes:
+        refs = prov.discover(prov.locate(explicit=str(root))).sessions
+        assert refs, kind
+        for raw in (False, True):
+            monkeypatch.setattr(GR, "ONE_PASS_BYTES", -1)
+            monkeypatch.setattr(GR, "GATE_BOOKKEEPING", False)
+            plain = _read_all(prov, refs, raw)
+            for one_pass, gate in ((1 << 20, True), (1 << 20, False), (-1, True)):
+                monkeypatch.setattr(GR, "ONE_PASS_BYTES", one_pass)
+                monkeypatch.setattr(GR, "GATE_BOOKKEEPING", gate)
                 fast = _read_all(prov, refs, raw)
-                monkeypatch.setattr(GR, "ONE_PASS_BYTES", -1)
-                plain = _read_all(prov, refs, raw)
-                assert fast == plain, (src, kind, raw)
-                n += sum(len(x[1]) for x in fast)
-    assert n > 1000
+                assert fast == plain, (kind, raw, one_pass, gate)
+            n += sum(len(x[1]) for x in plain)
+    for p in (EXAMPLES / "gemini-home").rglob("session-*.jsonl"):
+        gated += sum(1 for ln in p.read_bytes().split(b"\n") if GR._BOOKKEEPING.fullmatch(ln))
+    assert n > 1000 and gated > 20  # the samples hold lines the gate skips
 
 
 def test_gemini_norm_equals_the_regex_it_replaced():
