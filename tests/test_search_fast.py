@@ -27,7 +27,8 @@ import pytest
 
 from sessionsift.discover import resolve_targets
 from sessionsift.model import record as R
-from sessionsift.read.lines import iter_lines
+from sessionsift.read import lines as L
+from sessionsift.read.lines import iter_lines, open_map
 from sessionsift.search import Query
 from sessionsift.search import api as A
 from sessionsift.search import prefilter as PF
@@ -120,8 +121,12 @@ def test_fast_paths_equal_slow_paths(home, monkeypatch):
     for q in QUERIES:
         p = A.plan(q)
         monkeypatch.setattr(PF, "DENSE_GAP", 0)  # RE2 throughout
+        monkeypatch.setattr(PF, "SZ", False)  # not stringzilla
+        monkeypatch.setattr(L, "SCAN_WHOLE", -1)  # every file mapped, none read whole
         slow = _run(_slow(p), home)
         monkeypatch.setattr(PF, "DENSE_GAP", 1 << 40)  # find() after the 8th candidate of a file
+        monkeypatch.setattr(PF, "SZ", True)
+        monkeypatch.setattr(L, "SCAN_WHOLE", 16 << 20)
         fast = _run(p, home)
         assert fast == slow, q
         scope = resolve_targets([], home)
@@ -201,11 +206,16 @@ def test_candidate_engines_agree(monkeypatch):
             data = f.read_bytes()
             for needles, ci in ((['"user"'], False), (['"assistant"', '"user"'], False), (["tool_use"], False),
                                 (['"attachment"', "queue-operation", '"system"'], False), (["file"], True)):
+                monkeypatch.setattr(PF, "SZ", False)
                 monkeypatch.setattr(PF, "DENSE_GAP", 0)
                 a = list(PF.candidate_spans(data, needles, ci))
                 monkeypatch.setattr(PF, "DENSE_GAP", 1 << 40)
                 b = list(PF.candidate_spans(data, needles, ci))
                 assert a == b, (f, needles)
+                monkeypatch.setattr(PF, "SZ", True)  # stringzilla for case-sensitive needles
+                with open_map(f) as m:
+                    c = list(PF.candidate_spans(m.buf, needles, ci))  # on a mapping, as files > SCAN_WHOLE
+                assert c == list(PF.candidate_spans(data, needles, ci)) == a, (f, needles)
                 want = [(l.offset, l.offset + len(l.raw)) for l in iter_lines(f)
                         if any((n.lower() if ci else n).encode() in (l.raw.lower() if ci else l.raw) for n in needles)]
                 assert a == want, (f, needles)
@@ -391,7 +401,11 @@ def test_damaged_lines_count_as_the_parse_counts_them(tmp_path):
     home = _crash_home(tmp_path, [b"".join(lines[:i] + torn + lines[i + 1:])])
     for q in QUERIES:
         p = A.plan(q)
-        fast, slow = _run(p, home), _run(_slow(p), home)
+        fast = _run(p, home)
+        with pytest.MonkeyPatch.context() as mp:  # the slow path on mappings, without stringzilla
+            mp.setattr(PF, "SZ", False)
+            mp.setattr(L, "SCAN_WHOLE", -1)
+            slow = _run(_slow(p), home)
         for sm in (fast[2], slow[2]):
             sm.pop("malformed_lines"), sm.pop("unknown_type_lines")
         assert fast == slow, q
@@ -452,3 +466,17 @@ def test_outcomes_cross_the_process_boundary_unchanged():
         o2 = LaneOutcome(pos=1, **{f.name: value})
         assert not o2.plain(), f.name
         assert pickle.loads(pickle.dumps(o2)) == o2, f.name
+
+
+def test_open_scan_gives_the_mappings_bytes(tmp_path):
+    files = _jsonl(CORPORA[0])[:5] + sorted((ROOT / "examples" / "crash").glob("*.jsonl"))[:3]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for f in files + [empty]:
+        with open_map(f) as m:
+            want = bytes(m.buf)
+        for whole in (None, 0, -1, 1 << 30):
+            with L.open_scan(f, whole) as s:
+                assert bytes(s.buf) == want, (f, whole)
+                if want:  # (an empty file is b"" either way)
+                    assert isinstance(s.buf, bytes) == (len(want) <= (L.SCAN_WHOLE if whole is None else whole))

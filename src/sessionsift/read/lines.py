@@ -154,6 +154,39 @@ class Releaser:
             self.done = pos - pos % PAGE
 
 
+class _Whole:
+    """A file read whole into bytes (the same interface as _Map)."""
+
+    def __init__(self, data: bytes):
+        self.buf = data
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "_Whole":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+SCAN_WHOLE = 16 << 20
+"""`open_scan` reads a file of at most this many bytes rather than mapping it."""
+
+
+def open_scan(path: str | os.PathLike[str], whole: int | None = None) -> "_Map | _Whole":
+    """The bytes of a file to scan from end to end: read with one call when it holds at most
+    `whole` bytes (SCAN_WHOLE), else mapped. A scan touches every page; a mapping pays a page
+    fault per 4 KiB on top of the copy (~2x the CPU of `read` over a store of small files), and
+    a freed buffer of the same size is reused by the allocator for the next file."""
+    limit = SCAN_WHOLE if whole is None else whole
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= limit:
+            return _Whole(f.readall())
+    return _Map(path)
+
+
 def iter_lines(
     path: str | os.PathLike[str],
     start: int = 0,

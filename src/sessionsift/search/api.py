@@ -23,7 +23,7 @@ from ..discover import Lane, Scope
 from ..errors import UsageError
 from ..model import record as R
 from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, LEAVES, ROLES, expand_selector, expand_selectors
-from ..read.lines import Line, ReadStats, open_map, parse_numbered
+from ..read.lines import Line, ReadStats, open_map, open_scan, parse_numbered
 from ..timefmt import parse_ts
 from . import prefilter as PF
 from .types import COUNT_BY, Hit, LaneOutcome, Opener, Query, Summary
@@ -427,7 +427,7 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
     watch_types = p.watch_types
     from ..read.lines import parse_line
     try:
-        m = open_map(lane.path)
+        m = open_scan(lane.path)
     except OSError as exc:
         out.unreadable = exc.strerror or str(exc)
         return out

@@ -226,6 +226,9 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
     bneedles = [n.encode("ascii") for n in needles]
     if not bneedles:
         return
+    if SZ and not ignore_case:
+        yield from _sz_spans(buf, bneedles)
+        return
     key = (tuple(bneedles), ignore_case)
     rx = _RX.get(key)
     if rx is None:
@@ -271,6 +274,40 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
                 next_hit = lambda pos: find(one, pos)  # noqa: E731
             else:
                 next_hit = by_find
+
+
+SZ = True
+"""Case-sensitive needles are found with stringzilla (SIMD: ~15 GB/s on `"user"`, whose first
+byte `"` is the most frequent byte of JSON, where RE2 and `find` run at ~1.5 GB/s)."""
+
+
+def _sz_spans(buf, bneedles: list[bytes]) -> Iterator[tuple[int, int]]:
+    """candidate_spans for case-sensitive needles: each needle's occurrences found with
+    stringzilla, merged in file order; a line is yielded once, whichever needles it holds."""
+    import stringzilla as sz
+
+    find, rfind = sz.find, sz.rfind
+    mv = buf if isinstance(buf, bytes) else memoryview(buf)  # stringzilla takes no mmap itself
+    try:
+        size = len(mv)
+        nxt = [find(mv, b, 0) for b in bneedles]
+        pos = 0
+        while pos < size:
+            for j, b in enumerate(bneedles):
+                if 0 <= nxt[j] < pos:
+                    nxt[j] = find(mv, b, pos)
+            i = min((x for x in nxt if x >= 0), default=-1)
+            if i < 0:
+                return
+            s = rfind(mv, b"\n", 0, i) + 1
+            e = find(mv, b"\n", i)
+            if e < 0:
+                e = size
+            yield s, e
+            pos = e + 1
+    finally:
+        if mv is not buf:
+            mv.release()  # the mapping can close
 
 
 _BUF: list = []
