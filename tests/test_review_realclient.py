@@ -7,6 +7,8 @@ library (tests/realclient/*/scenarios_review.py), each checked against what the 
 - opencode cuts a long bash output (its tail only) and saves the whole of it under
   `<data dir>/tool-output/` (metadata.outputPath): the same bare "0 hits"; in a copied data dir the
   recorded absolute path no longer exists.
+- Claude Code answers an Edit whose old_string is absent with an error result, and `files` counted
+  that call as an edit (`a.py edit=2`, one of them `status error`) without saying so.
 """
 from __future__ import annotations
 
@@ -185,3 +187,35 @@ def test_codex_output_cut_on_disk_is_said_in_a_zero_hit_search(codex_review):
     gem = jrows(cli("search", "-F", "30000", "--gemini-home", str(REPO / "examples" / "gemini-home" / ".gemini"),
                     "--format", "json"))
     assert gem[-1]["shared"]["truncated_records"] is None
+
+
+@pytest.fixture(scope="module")
+def claude_review(tmp_path_factory):
+    from tests.realclient import runner
+    from tests.realclient.common.host import prereq
+
+    return prereq(runner.run_scenario, "review_long", tmp_path_factory.mktemp("claude-review"),
+                  module="tests.realclient.scenarios_review")
+
+
+def test_claude_failed_edit_is_counted_apart_not_as_an_edit(claude_review):
+    """review_long: a.py is written, edited (A = 1 -> A = 10), then an Edit of "NOT THERE" fails
+    (the client's `<tool_use_error>String to replace not found`): one edit, one failed call."""
+    home = claude_review["config_dir"]
+    a = f"{claude_review['cwd']}/a.py"
+    p = cli("files", "--claude-home", home, "--format", "json")
+    rows = jrows(p)
+    row = next(r for r in rows if r["kind"] == "file" and r["file"] == a)
+    assert row["ops"] == {"create": 1, "edit": 1} and row["failed"] == {"edit": 1}, row
+    assert len(row["touches"]) == 3  # the failed call is still listed, addressable
+    assert rows[-1]["failed"] == {"edit": 1} and rows[-1]["ops"]["edit"] == 2  # a.py's and shared.txt's
+    t = [r for r in jrows(cli("files", "--claude-home", home, "--by", "timeline", "--format", "json"))
+         if r["kind"] == "touch" and r["file"] == a and r["op"] == "edit"]
+    assert [x["status"] for x in t] == ["ok", "error"]
+    p = cli("files", "--claude-home", home)
+    line = next(x for x in p.stdout.splitlines() if x.startswith(a + "  "))
+    assert line.startswith(f"{a}  create=1, edit=1 (+1 failed)  [main]"), line
+    assert "(1 failed: changed nothing)" in p.stdout
+    d = next(r for r in jrows(cli("files", "--claude-home", home, "--by", "dir", "--format", "json"))
+             if r["kind"] == "dir" and r["dir"] == claude_review["cwd"])
+    assert d["failed"] == {"edit": 1} and d["ops"]["edit"] == 2

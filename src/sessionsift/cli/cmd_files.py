@@ -86,7 +86,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
 
         gfiles = by_file(gch)
         for d in touched.group_by_file(ts):
-            out.row("file", {"file": d["path"], "ops": d["ops"], "first": instant(d["first"]),
+            out.row("file", {"file": d["path"], "ops": d["ops"], "failed": d["failed"], "first": instant(d["first"]),
                              "last": instant(d["last"]), "lanes": d["lanes"], "lines": d["lines"],
                              "touches": [{"session_id": t.lane.session_id, "lane": t.lane.display,
                                           "is_subagent": t.lane.is_subagent,
@@ -94,7 +94,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                                           "refetch": refetch(t.lane, t.line, claude_home)}
                                          for t in ts if t.path == d["path"] and t.copy_of is None]
                                         + [change_row(sel, c) for c in gfiles.pop(d["path"], [])]})
-            out.text(f"{esc(d['path'])}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items()))
+            out.text(f"{esc(d['path'])}  " + touched.ops_text(d["ops"], d["failed"])
                      + f"  [{', '.join(esc(x) for x in d['lanes'])}] {short_local(d['first'])} .. {short_local(d['last'])}")
         for path, cs in gfiles.items():
             _shared_file_row(out, sel, path, cs)
@@ -111,15 +111,13 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
             for c in gdirs.pop(d["dir"], []):
                 d["ops"][c.change.action] = d["ops"].get(c.change.action, 0) + 1
             out.row("dir", d)
-            out.text(f"{esc(d['dir'])}/  {plural(d['files'], 'file')}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
+            out.text(f"{esc(d['dir'])}/  {plural(d['files'], 'file')}  " + touched.ops_text(d["ops"], d["failed"]))
         for dname, cs in gdirs.items():
-            d = {"dir": dname, "ops": _count(c.change.action for c in cs), "files": len({c.path for c in cs})}
+            d = {"dir": dname, "ops": _count(c.change.action for c in cs), "failed": {}, "files": len({c.path for c in cs})}
             out.row("dir", d)
             out.text(f"{esc(dname)}/  {plural(d['files'], 'file')}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
-    ops: dict[str, int] = {}
     ts = [t for t in ts if t.copy_of is None]  # each original record counted once
-    for t in ts:
-        ops[t.op] = ops.get(t.op, 0) + 1
+    ops, failed = touched.count_ops(ts)
     gops = _count(c.change.action for c in gch)
     files = len({t.path for t in ts if t.path} | {c.path for c in gch})
     unresolved = sum(1 for t in ts if t.path is None)
@@ -127,6 +125,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     covs = sel.coverage()
     out.summary(transcripts=res.transcripts, files_unreadable=len(problems), problems=problems_json(problems),
                 touches=len(ts), files=files, unresolved=unresolved, unparsed_commands=res.unparsed, ops=ops,
+                failed=failed,
                 copies=res.copies,
                 omissions=res.omissions, index=irep.as_json(),
                 shared={"sessions": len(sel.refs), "changes": len(gch), "files": _n_files(gch),
@@ -140,7 +139,8 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                  f"({unresolved} unresolved/markers) in {plural(res.transcripts, 'transcript')}" + (f", {len(res.problems)} unreadable" if res.problems else "")
                  + (f"; {res.copies} touches on a fork's copies of another session's records not counted"
                     if res.copies else "")
-                 + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items())) if by == "summary" else ""))
+                 + (f" ({sum(failed.values())} failed: changed nothing)" if failed else "")
+                 + ("; " + touched.ops_text(ops, failed) if by == "summary" else ""))
     if sel.refs:
         out.text(f"{plural(len(gch), 'recorded change')} of {plural(_n_files(gch), 'file')} in "
                  f"{plural(len(sel.refs), 'session')} of "
@@ -192,7 +192,7 @@ def _shared_file_row(out: Out, sel, path: str, cs: list) -> None:
         if name not in lanes:
             lanes.append(name)
     ops = _count(c.change.action for c in cs)
-    out.row("file", {"file": path, "ops": ops, "first": instant(ts[0]) if ts else None,
+    out.row("file", {"file": path, "ops": ops, "failed": {}, "first": instant(ts[0]) if ts else None,
                      "last": instant(ts[-1]) if ts else None, "lanes": lanes,
                      "lines": [c.record.line for c in cs], "touches": [change_row(sel, c) for c in cs]})
     out.text(f"{esc(path)}  " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items()))

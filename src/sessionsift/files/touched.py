@@ -37,6 +37,14 @@ class Touch:
     copy_of: tuple[str, int] | None = None
     """(session id, line) of the original this touch copies (a fork's copied record)."""
 
+    @property
+    def failed(self) -> bool:
+        """A structured tool call whose result is an error (an Edit whose old_string was not
+        found, a Write refused because the file changed since read, a Read of a missing file):
+        the tool did nothing. A shell command that exits non-zero may still have written
+        (`echo x > f; exit 4`), so its touches are never `failed`."""
+        return self.via == "tool" and self.status == "error"
+
 
 @dataclass
 class FilesResult:
@@ -199,14 +207,14 @@ def group_by_file(ts: list[Touch]) -> list[dict]:
     for t in ts:
         if t.path is None or t.copy_of is not None:
             continue
-        d = g.setdefault(t.path, {"path": t.path, "ops": defaultdict(int), "first": t.timestamp, "last": t.timestamp,
-                                  "lanes": [], "lines": []})
-        d["ops"][t.op] += 1
+        d = g.setdefault(t.path, {"path": t.path, "ops": defaultdict(int), "failed": defaultdict(int),
+                                  "first": t.timestamp, "last": t.timestamp, "lanes": [], "lines": []})
+        d["failed" if t.failed else "ops"][t.op] += 1
         d["last"] = t.timestamp or d["last"]
         if t.lane.display not in d["lanes"]:
             d["lanes"].append(t.lane.display)
         d["lines"].append(t.line)
-    return [{**d, "ops": dict(d["ops"])} for d in g.values()]
+    return [{**d, "ops": dict(d["ops"]), "failed": dict(d["failed"])} for d in g.values()]
 
 
 def group_by_dir(ts: list[Touch]) -> list[dict]:
@@ -215,7 +223,26 @@ def group_by_dir(ts: list[Touch]) -> list[dict]:
         if t.path is None or t.copy_of is not None:
             continue
         k = posixpath.dirname(t.path)
-        d = g.setdefault(k, {"dir": k, "ops": defaultdict(int), "files": set()})
-        d["ops"][t.op] += 1
+        d = g.setdefault(k, {"dir": k, "ops": defaultdict(int), "failed": defaultdict(int), "files": set()})
+        d["failed" if t.failed else "ops"][t.op] += 1
         d["files"].add(t.path)
-    return [{"dir": d["dir"], "ops": dict(d["ops"]), "files": len(d["files"])} for d in g.values()]
+    return [{"dir": d["dir"], "ops": dict(d["ops"]), "failed": dict(d["failed"]), "files": len(d["files"])}
+            for d in g.values()]
+
+
+def count_ops(ts: list[Touch]) -> tuple[dict[str, int], dict[str, int]]:
+    """(ops, failed): touches per op, a failed tool call (`Touch.failed`) counted apart: it
+    changed nothing, so a failed Edit is no edit."""
+    ops: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    for t in ts:
+        d = failed if t.failed else ops
+        d[t.op] = d.get(t.op, 0) + 1
+    return ops, failed
+
+
+def ops_text(ops: dict[str, int], failed: dict[str, int] | None = None) -> str:
+    """`create=1, edit=1 (+1 failed)`: an op that only failed reads `edit=0 (+1 failed)`."""
+    failed = failed or {}
+    return ", ".join(f"{k}={ops.get(k, 0)}" + (f" (+{failed[k]} failed)" if k in failed else "")
+                     for k in sorted(set(ops) | set(failed)))
