@@ -271,3 +271,30 @@ def test_batch_framing_equals_iter_lines(path, batch, monkeypatch):
         two = [raw for b in L.iter_line_batches(m.buf, 0, len(m.buf), st2) for raw in b]
     assert one == two
     assert (st1.lines, st1.torn_tail_bytes, st1.zero_filled_lines) == (st2.lines, st2.torn_tail_bytes, st2.zero_filled_lines)
+
+
+def test_census_scan_runs_without_the_collector_and_restores_it(monkeypatch):
+    import gc
+
+    from sessionsift.core import stats as S
+
+    seen = []
+    real = S._scan
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(S, "_scan", spy)
+    data = next((Path(__file__).resolve().parents[1] / "examples" / "claude-home").rglob("*.jsonl")).read_bytes()
+    assert gc.isenabled()
+    S.scan_part(data, 0, len(data), "x.jsonl", parallel=False)
+    assert seen == [False] and gc.isenabled()
+
+    def boom(*a, **k):
+        raise RuntimeError("x")
+
+    monkeypatch.setattr(S, "_scan", boom)
+    with pytest.raises(RuntimeError):
+        S.scan_part(data, 0, len(data), "x.jsonl", parallel=False)
+    assert gc.isenabled()

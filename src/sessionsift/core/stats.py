@@ -16,6 +16,7 @@ from ..model import record as R
 from ..model.lane import (ABANDONED, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
                           conv_state, skeleton_flags)
 from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
+from ..read.fanout import no_gc
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -78,9 +79,10 @@ def scan_part(buf, start: int, end: int, path, strict: bool = False, parallel: b
     range is split at a line boundary and its second half read by a forked worker (`parallel`,
     not `strict`). `cols`: also collect the per-record columns an index keeps."""
     split = _split_point(buf, end, start) if parallel and not strict else None
-    if split is None:
-        return _scan(buf, start, end, path, strict, cols)
-    return _scan_two(buf, start, split, end, path, cols)
+    with no_gc():  # records are acyclic; a collection pass would walk the skeleton and counters
+        if split is None:
+            return _scan(buf, start, end, path, strict, cols)
+        return _scan_two(buf, start, split, end, path, cols)
 
 
 def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] | None = None) -> LaneStats:
