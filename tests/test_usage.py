@@ -549,3 +549,32 @@ def test_codex_running_totals_restart_per_process_and_the_check_sums_each_run():
             assert rows[sid]["input_tokens"] == sum(runs), sid
             restarted += len(runs) > 1
     assert restarted >= 1
+
+
+def test_opencode_messages_without_usage_are_counted_per_message():
+    """opencode records usage once per assistant message, on its step-finish part; the message's
+    text parts carry none. `usage` counted each assistant text part as a message "without usage"
+    (examples/opencode-home: "18 +10?"), though only the killed session's last message, cut off
+    mid-step by SIGKILL (ground truth `killed`), recorded none. The oracle: the real client's
+    database, assistant messages with no step-finish part and no non-zero tokens of their own."""
+    import sqlite3
+
+    home = REPO / "examples" / "opencode-home"
+    db = sqlite3.connect(f"file:{home / 'opencode.db'}?mode=ro", uri=True)
+    finished = {m for (m,) in db.execute("select message_id from part where json_extract(data, '$.type') = 'step-finish'")}
+    unpaid: dict[str, int] = {}
+    for mid, sid, data in db.execute("select id, session_id, data from message"):
+        d = json.loads(data)
+        toks = d.get("tokens") or {}
+        spent = any(v for k, v in toks.items() if k != "cache") or any((toks.get("cache") or {}).values())
+        if d.get("role") == "assistant" and mid not in finished and not spent:
+            unpaid[sid] = unpaid.get(sid, 0) + 1
+    killed = json.loads((REPO / "examples" / "opencode-ground-truth" / "killed.json").read_text())
+    assert unpaid == {killed["session_ids_from_client_events"][0]: 1}  # the premise, from the client's own rows
+    code, out = run(["usage", "session", "--opencode-home", str(home), "--format", "json"])
+    rows = jrows(out)
+    got = {r["session_id"]: r["messages_without_usage"] for r in rows if r["kind"] == "session"}
+    assert {s: n for s, n in got.items() if n} == unpaid and len(got) >= 6
+    assert rows[-1]["messages_without_usage"] == 1 and rows[-1]["messages"] == 18
+    code, out = run(["usage", "session", "--opencode-home", str(home)])
+    assert "18 +1?" in out and "1 assistant message without usage" in out

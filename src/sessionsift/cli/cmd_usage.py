@@ -91,8 +91,9 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
                 problems=problems_json(problems), files_unreadable=len(problems), notes=notes, **(extra or {}))
     if not out.json:
         t = rep_totals
-        out.text(f"taken over {t.messages:,} responses with usage ({col.ledger.copies_merged:,} repeated records merged), "
-                 f"{t.without_usage:,} assistant messages without usage")
+        out.text(f"taken over {t.messages:,} response{'' if t.messages == 1 else 's'} with usage "
+                 f"({col.ledger.copies_merged:,} repeated records merged), "
+                 f"{t.without_usage:,} assistant message{'' if t.without_usage == 1 else 's'} without usage")
         for n in notes:
             out.text(f"note: {esc(n)}")
         for p in problems[:5]:

@@ -202,6 +202,11 @@ class Record:
     rewound: bool = False
     """The client rewound its conversation past this record (Gemini CLI's ``/rewind``): it
     happened (its tokens were spent, its tools ran) but the conversation no longer holds it."""
+    message_id: str | None = None
+    """The provider's message this record is one part of, where one message spans several records
+    (opencode: a message's text, reasoning, tool and step-finish parts). Usage is recorded once
+    per message, on one of its records, so a record without ``tokens`` whose message has them is
+    not a message without usage (usage/collect.py). None: the record is its own unit."""
     raw: Any = None
     """The raw record (parsed JSON object or row dict); None when the caller did not ask."""
 

@@ -179,13 +179,15 @@ class SessionMapper:
                 toks = tokens_from(data.get("tokens"), mid)
             yield self._rec(f"message:{mid}", "user" if role == "user" else "assistant", "meta", native, inst,
                             data, model=model, tokens=toks, text=err_text,
-                            is_error=True if err else None)
+                            is_error=True if err else None, message_id=mid)
         step_key_by_part = {}
         finishes = [p[0] for p in parts if p[1].get("type") == "step-finish"]
         for pid in finishes:
             step_key_by_part[pid] = mid if len(finishes) == 1 else f"{mid}/{pid}"
         for pid, pd, pms in parts:
-            yield from self.part(pid, pd, pms, role, model, step_key_by_part, pid != prompt_pid)
+            for r in self.part(pid, pd, pms, role, model, step_key_by_part, pid != prompt_pid):
+                r.message_id = mid
+                yield r
 
     def part(self, pid: str, p: dict, row_ms: Any, role: Any, model: str | None, step_keys: dict,
              not_the_prompt: bool) -> Iterator[Record]:

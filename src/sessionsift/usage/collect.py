@@ -270,6 +270,10 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         report = ReadReport()
         per: list[Event] = []
         cumulative: list[tuple[float | None, object, str | None]] = []
+        # the unit that records usage is the message: one spanning several records (opencode's
+        # parts, Record.message_id) lacks usage only when none of its records carries tokens
+        msg_usage: dict[str, bool] = {}
+        msg_unpaid: dict[str, float | None] = {}
         try:
             for rec in prov.read(ref, report, raw=want_raw):
                 t = rec.tokens
@@ -277,10 +281,16 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                     if t is not None:
                         out.ledger.copies_merged += 1
                     continue
+                mid = rec.message_id
+                if mid is not None and t is not None:
+                    msg_usage[mid] = True
                 if t is None:
                     if rec.role == "assistant" and rec.kind == "message":
-                        info.without_usage += 1
-                        out.without_usage.append((name, owner, _ts_of(rec.instant)))
+                        if mid is not None:
+                            msg_unpaid.setdefault(mid, _ts_of(rec.instant))
+                        else:
+                            info.without_usage += 1
+                            out.without_usage.append((name, owner, _ts_of(rec.instant)))
                     continue
                 if t.cumulative:
                     cumulative.append((_ts_of(rec.instant), t, rec.model))
@@ -293,6 +303,10 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         except Exception as exc:  # noqa: BLE001
             out.problems.append(Problem(str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
                                         f"read failed: {type(exc).__name__}: {exc}"))
+        for mid, ts in msg_unpaid.items():
+            if mid not in msg_usage:
+                info.without_usage += 1
+                out.without_usage.append((name, owner, ts))
         tally.files += report.files
         tally.bytes += report.bytes
         tally.malformed += len(report.malformed_lines)
