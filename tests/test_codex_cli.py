@@ -45,7 +45,8 @@ def test_list_json_has_every_thread_with_its_project_prompts_and_parent():
     sessions = {r["session_id"]: r for r in rows if r["kind"] == "session"}
     want_ids = {t for g in GT.values() for t in g["thread_ids_reported"] + g["spawned_agent_ids"]}
     assert set(sessions) == want_ids
-    assert codex_cov(rows) == {**codex_cov(rows), "state": "ok", "sessions": len(want_ids)}
+    kids = {t for g in GT.values() for t in g["spawned_agent_ids"]}
+    assert codex_cov(rows) == {**codex_cov(rows), "state": "ok", "sessions": len(want_ids - kids), "subagents": len(kids)}
     for name, g in GT.items():
         root = sessions[g["thread_ids_reported"][0]]
         assert root["provider"] == "codex" and root["project"] == g["cwd"]
@@ -59,8 +60,10 @@ def test_list_json_has_every_thread_with_its_project_prompts_and_parent():
 def test_list_text_ends_with_the_computed_coverage_line():
     code, out = run(["list", "--home", str(REPO / "examples" / "home")])
     assert code in (0, 3)
-    n = sum(len(g["thread_ids_reported"] + g["spawned_agent_ids"]) for g in GT.values())
-    assert out.rstrip().splitlines()[-1].startswith("coverage: ") and f"Codex CLI {n}" in out.splitlines()[-1]
+    n = sum(len(g["thread_ids_reported"]) for g in GT.values())
+    k = sum(len(g["spawned_agent_ids"]) for g in GT.values())
+    assert out.rstrip().splitlines()[-1].startswith("coverage: ")
+    assert f"Codex CLI {n} (+{k} subagent{'' if k == 1 else 's'})" in out.splitlines()[-1]
 
 
 def test_missing_codex_home_is_absent_zero_not_an_error(tmp_path):

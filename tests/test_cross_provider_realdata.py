@@ -66,8 +66,12 @@ def test_list_names_every_providers_sessions_and_computes_coverage(listed):
     assert {sid for gt in GM_GT.values() for sid in gt["session_ids"]} <= {
         r["session_id"] for r in sess if r["provider"] == "gemini-cli"}
     cov = {c["provider"]: c for c in listed[-1]["coverage"]}
+    top = Counter(r["provider"] for r in sess if not r["is_subagent"])  # coverage: top-level sessions,
+    kids = Counter(r["provider"] for r in sess if r["is_subagent"])    # subagents apart (docs/cli.md)
     for name, n in by.items():
-        assert cov[name]["state"] == "ok" and cov[name]["sessions"] == n
+        assert cov[name]["state"] == "ok" and cov[name]["sessions"] == top[name]
+        if name != "claude-code":
+            assert cov[name]["subagents"] == kids[name] and top[name] + kids[name] == n
     # every known client is named; one without data or a reader says so with a null count
     assert set(cov) >= {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
     for c in cov.values():
@@ -78,7 +82,7 @@ def test_list_names_every_providers_sessions_and_computes_coverage(listed):
         assert row["parent_session_id"] == gt["parent"] and row["is_subagent"] == (gt["parent"] is not None)
     p = cli("list", "--home", str(HOME))
     last = p.stdout.strip().splitlines()[-1]
-    assert last.startswith(f"coverage: Claude Code {by['claude-code']} sessions · ") and f"Crush {by['crush']}" in last
+    assert last.startswith(f"coverage: Claude Code {by['claude-code']} sessions ") and f"Crush {top['crush']} (+" in last
 
 
 def test_a_home_without_claude_data_works(tmp_path):
@@ -110,7 +114,7 @@ def test_search_finds_each_prompt_in_its_session_with_its_turn(listed):
     p = cli("search", "no-such-phrase-k8q2", "--home", str(HOME))
     assert p.returncode == 1
     lines = p.stdout.strip().splitlines()
-    assert lines[-1].startswith("coverage: Claude Code 8 sessions · ")
+    assert lines[-1].startswith("coverage: Claude Code 8 sessions (+2 subagents) · ")
     others = [r for r in listed if r["kind"] == "session" and r["provider"] != "claude-code"]
     names = ", ".join(sorted({c["display"] for c in listed[-1]["coverage"]
                               if c["provider"] in {r["provider"] for r in others}}))
@@ -328,7 +332,7 @@ def test_a_named_session_includes_its_subagents_as_claude_code_sessions_include_
     got = jrows(cli("files", parent, flag, str(r[0]), "--by", "timeline", "--format", "json"))
     assert {(x["session_id"], x["file"]) for x in own} <= {(x["session_id"], x["file"]) for x in got if x["kind"] == "change"}
     cov = {c["provider"]: c for c in got[-1]["coverage"]}
-    assert sum(c["sessions"] or 0 for c in cov.values()) >= 2
+    assert cov[kid["provider"]]["sessions"] == 1 and cov[kid["provider"]]["subagents"] >= 1  # the parent, its subagent apart
     p = cli("recover", parent, "--file", own[0]["file"], flag, str(r[0]))
     assert p.returncode == 0, p.stderr
     shown = jrows(cli("show", parent, "--turn", "1", flag, str(r[0]), "--format", "json"))

@@ -53,8 +53,8 @@ def test_list_rows_equal_the_ground_truth():
         assert r["parent_session_id"] is None
     subs = [r for r in sess.values() if r["parent_session_id"]]
     assert [s["parent_session_id"] for s in subs] == [main_id("subagent")]
-    cov = gemini_coverage(rows)
-    assert (cov["state"], cov["sessions"]) == ("ok", len(all_ids()))
+    cov = gemini_coverage(rows)  # top-level sessions; the subagent counted apart
+    assert (cov["state"], cov["sessions"], cov["subagents"]) == ("ok", len(all_ids()) - len(subs), len(subs))
 
 
 @pytest.mark.parametrize("name", sorted(GT))
@@ -80,7 +80,8 @@ def test_search_finds_originals_and_says_zero():
     hits = [r for r in rows if r["kind"] == "hit"]
     assert sorted(h["exit_code"] for h in hits) == [3, 127] and {h["session_id"] for h in hits} == {main_id("failing")}
     rc, rows = cli("search", "no such text anywhere zq")
-    assert rc == 1 and rows[-1]["hits"] == 0 and gemini_coverage(rows)["sessions"] == len(all_ids())
+    cov = gemini_coverage(rows)
+    assert rc == 1 and rows[-1]["hits"] == 0 and cov["sessions"] + cov["subagents"] == len(all_ids())
 
 
 def test_stats_tool_calls_errors_and_tokens():

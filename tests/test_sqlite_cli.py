@@ -46,10 +46,14 @@ def test_list_shows_both_with_computed_coverage():
     cr = [x for x in sess if x["provider"] == "crush"]
     cgt = json.loads((EXAMPLES / "crush-ground-truth.json").read_text())
     assert {x["session_id"] for x in cr} == set(cgt["sessions"])
-    assert (_cov(rows, "opencode")["state"], _cov(rows, "opencode")["sessions"]) == ("ok", n)
-    assert _cov(rows, "crush")["sessions"] == 8 and "moved corpus" in _cov(rows, "crush")["reason"]
+    oc_cov, cr_cov = _cov(rows, "opencode"), _cov(rows, "crush")  # top-level sessions, subagents apart
+    assert (oc_cov["state"], oc_cov["sessions"], oc_cov["subagents"]) == ("ok", n - 1, 1)
+    cr_kids = sum(1 for t in cgt["sessions"].values() if t["parent"] is not None)
+    assert (cr_cov["sessions"], cr_cov["subagents"]) == (len(cgt["sessions"]) - cr_kids, cr_kids) and cr_kids
+    assert "moved corpus" in cr_cov["reason"]
     text = ssift("list", "--home", str(EXAMPLES / "home"), "--provider", "opencode", "--provider", "crush").stdout
-    assert text.rstrip().splitlines()[-1].endswith(f"opencode {n} sessions · Crush 8")
+    assert text.rstrip().splitlines()[-1].endswith(
+        f"opencode {n - 1} sessions (+1 subagent) · Crush {len(cgt['sessions']) - cr_kids} (+{cr_kids} subagents)")
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "unknown_schema"])

@@ -391,7 +391,9 @@ def test_opencode_sessions_equal_the_clients_own_sums_and_children_join_their_pa
         assert r["cost_usd"] is None and r["no_price"] == ["mock-model"]
         assert r["client_recorded"]["source"] == "opencode session.cost" and r["client_recorded"]["cost_usd"] == 0.0
     cov = {c["provider"]: c for c in jrows(out)[-1]["coverage"]}
-    assert cov["opencode"]["sessions"] == len(refs) and cov["claude-code"]["state"] == "not_looked"
+    kids = sum(1 for r in refs if r.parent_session_id is not None)  # counted apart (docs/cli.md "Coverage")
+    assert (cov["opencode"]["sessions"], cov["opencode"]["subagents"]) == (len(refs) - kids, kids) and kids
+    assert cov["claude-code"]["state"] == "not_looked"
 
 
 def test_crush_keeps_no_per_message_usage_so_its_tokens_are_unknown():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 
 from ..core import listing, show as show_mod, stats as stats_mod
@@ -57,7 +59,7 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     """
     from ..questions.listing import list_refs, sort_key
 
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     rows: list[tuple[float, str, object]] = []
     res = None
     if sel.claude is not None:
@@ -68,11 +70,14 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     rows.sort(key=lambda x: x[0], reverse=True)
     out = Out(fmt, "list")
     out.header(**selection_header(sel))
+    kids: Counter | None = None  # a child session of another provider is its parent's subagent
+    if sel.subagents:
+        kids = Counter((r.provider, r.parent_session_id) for r in sel.refs if r.parent_session_id is not None)
     for _k, which, r in rows:
         if which == "claude":
             _claude_row(out, r)
         else:
-            _ref_row(out, r, sel)
+            _ref_row(out, r, sel, kids)
     problems = sel.problems() + (res.problems if res else []) + gen.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
     covs = sel.coverage()
@@ -122,7 +127,7 @@ def _claude_row(out: Out, r) -> None:
         out.text(f"  note: {esc(n)}")
 
 
-def _ref_row(out: Out, r, sel) -> None:
+def _ref_row(out: Out, r, sel, kids=None) -> None:
     ref = r.ref
     e = sel.survey.entry(ref.provider)
     display = e.display if e else ref.provider
@@ -137,12 +142,15 @@ def _ref_row(out: Out, r, sel) -> None:
         "last_agent_message": r.last_agent_message, "last_agent_message_at": instant(r.last_agent_message_at),
         "first_at": instant(r.first_at), "last_at": instant(r.last_at),
         "git_branch": None, "version": ref.version, "size_bytes": ref.size,
-        "subagents": None, "bytes_read": r.report.bytes, "records": r.records, "prompts": r.prompts,
+        "subagents": None if kids is None else kids.get((ref.provider, ref.session_id), 0),
+        "bytes_read": r.report.bytes, "records": r.records, "prompts": r.prompts,
         "models": r.models, "omissions": r.report.omissions(), "notes": r.notes,
     })
     size = f"{ref.size} B" if ref.size is not None else "size not attributable"
     out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
-             f"{size}, {r.records} records" + (f", child of {esc(ref.parent_session_id)}" if ref.parent_session_id else ""))
+             f"{size}, {r.records} records" + (f", child of {esc(ref.parent_session_id)}" if ref.parent_session_id else "")
+             + (f", {_plural(kids[(ref.provider, ref.session_id)], 'subagent')}"
+                if kids and kids.get((ref.provider, ref.session_id)) else ""))
     if ref.title:
         out.text(f"  title: {clip(ref.title, 100)}")
     out.text(f"  first: {clip(r.first_prompt, 100)}")
@@ -309,7 +317,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     Example: sessionsift stats . --format json
     Example: sessionsift stats --home examples/home --shared
     """
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     scope = claude_scope(sel)
     from ..index.report import IndexReport
 

@@ -51,7 +51,7 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
 
     if no_subagents and subagents_only:
         raise UsageError("--no-subagents and --subagents-only exclude each other")
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     scope = claude_scope(sel)
     irep, hows = _index_report(scope)
     res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only, use_index=irep.on,
@@ -229,7 +229,7 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     if not file:
         raise UsageError("--file PATH is required")
     path = rec_mod.resolve_file_arg(file)
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     scope = claude_scope(sel)
     out = Out(fmt, "recover")
     cut = rec_mod.parse_at(at)

@@ -158,7 +158,7 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     from ..questions.kinds import selected_kinds
 
     selected_kinds(tuple(include), tuple(exclude))
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     scope = claude_scope(sel, empty=bool(include) and not c_include)
     from ..index.report import IndexReport
 

@@ -226,12 +226,14 @@ def _other_provider_session(targets: tuple[str, ...]):
     return None
 
 
-def make_selection(targets: tuple[str, ...], sessions_from: str | None = None):
-    """Every provider's sessions named by `targets` (providers.scope.select)."""
+def make_selection(targets: tuple[str, ...], sessions_from: str | None = None, subagents: bool = True):
+    """Every provider's sessions named by `targets` (providers.scope.select); `subagents=False`
+    (`--no-subagents`): without other providers' child sessions (Selection.main_only)."""
     from ..providers.scope import select, survey
 
     sv = survey(root_request(), light=frozenset({"claude-code"}))
-    return select(sv, list(targets), read_session_list(sessions_from))
+    sel = select(sv, list(targets), read_session_list(sessions_from))
+    return sel if subagents else sel.main_only()
 
 
 def claude_scope(sel, empty: bool = False) -> Scope:
@@ -293,7 +295,9 @@ def coverage_line(covs: list) -> str:
     unit = False
     for c in covs:
         if c.state == "ok":
-            parts.append(f"{esc(c.display)} {c.sessions}" + ("" if unit else (" session" if c.sessions == 1 else " sessions")))
+            k = getattr(c, "subagents", None)
+            parts.append(f"{esc(c.display)} {c.sessions}" + ("" if unit else (" session" if c.sessions == 1 else " sessions"))
+                         + (f" (+{k} subagent{'' if k == 1 else 's'})" if k else ""))
             unit = True
         elif c.state == "no_adapter":
             parts.append(f"{esc(c.display)} no adapter")

@@ -87,6 +87,9 @@ class Coverage:
     reason: str | None = None
     root: str | None = None
     root_source: str | None = None
+    subagents: int | None = None
+    """Its subagents in the answer, counted apart from ``sessions`` (Claude Code's subagent lanes,
+    another provider's child sessions); None when not counted."""
 
     def __post_init__(self) -> None:
         if self.state in ("ok", "absent"):
@@ -99,8 +102,8 @@ class Coverage:
 
     def to_json(self) -> dict:
         return {"provider": self.provider, "display": self.display, "state": self.state,
-                "sessions": self.sessions, "reason": self.reason, "root": self.root,
-                "root_source": self.root_source}
+                "sessions": self.sessions, "subagents": self.subagents, "reason": self.reason,
+                "root": self.root, "root_source": self.root_source}
 
 
 @dataclass

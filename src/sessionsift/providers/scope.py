@@ -105,7 +105,22 @@ class Survey:
         return None
 
     def coverage(self) -> list[Coverage]:
-        return [e.coverage for e in self.entries]
+        """Each provider's coverage in the unit every answer uses (Selection.coverage): top-level
+        sessions, subagents apart (Claude Code's lanes as its full discovery listed them, null
+        after a light one; another provider's child sessions)."""
+        out = []
+        for e in self.entries:
+            c = e.coverage
+            if c.state == "ok":
+                kids: int | None = sum(1 for r in e.sessions if r.parent_session_id is not None)
+                if e.name == CLAUDE:
+                    kids = None if any(r.extra.get("light") or "lanes" not in r.extra for r in e.sessions) else \
+                        sum(len(r.extra["lanes"]) - 1 for r in e.sessions)
+                c = replace(c, sessions=sum(1 for r in e.sessions if r.parent_session_id is None), subagents=kids)
+            elif c.state == "absent":
+                c = replace(c, subagents=0)
+            out.append(c)
+        return out
 
     def problems(self) -> list[Problem]:
         return [p for e in self.entries for p in e.problems]
@@ -207,8 +222,12 @@ class Selection:
     """``(provider, session_id)`` of the child sessions (subagents) in ``refs`` only because a
     target named their parent: a named session includes its subagents, as a Claude Code session
     includes its lanes. Commands that answer for one session (``show``) leave them out."""
+    subagents: bool = True
+    """False (``--no-subagents``): the answer leaves subagents out -- other providers' child
+    sessions are not in ``refs`` and no provider's subagents are counted (coverage: null)."""
 
     def counts(self) -> dict[str, int]:
+        """Every session in the answer per provider, child sessions included."""
         out: dict[str, int] = {}
         if self.claude is not None:
             out["claude-code"] = len(self.claude.sessions)  # type: ignore[attr-defined]
@@ -216,16 +235,61 @@ class Selection:
             out[r.provider] = out.get(r.provider, 0) + 1
         return out
 
+    def main_only(self) -> "Selection":
+        """This selection without subagents (``--no-subagents``): other providers' child sessions
+        dropped, as Claude Code's commands leave its subagent lanes out."""
+        return replace(self, refs=[r for r in self.refs if r.parent_session_id is None], children=frozenset(),
+                       subagents=False)
+
+    def subagent_counts(self) -> dict[str, int | None]:
+        """Subagents per provider, counted apart from its sessions: Claude Code's subagent lanes
+        (``subagents/*.jsonl``, workflow agents), every other provider's child sessions (a
+        SessionRef with ``parent_session_id``). None where a subagents directory could not be
+        listed (not a 0). Computed once per selection."""
+        got = self.__dict__.get("_subagents")
+        if got is not None:
+            return got
+        out: dict[str, int | None] = {}
+        if self.claude is not None:
+            n: int | None = 0
+            for s in self.claude.sessions:  # type: ignore[attr-defined]
+                lanes = s.subagent_lanes()
+                bad = str(s.sidecar_dir / "subagents")
+                if any(p.path == bad for p in s.problems):
+                    n = None
+                elif n is not None:
+                    n += len(lanes)
+            out["claude-code"] = n
+        for r in self.refs:
+            if r.parent_session_id is not None:
+                out[r.provider] = (out.get(r.provider) or 0) + 1
+        self.__dict__["_subagents"] = out
+        return out
+
     def coverage(self) -> list[Coverage]:
-        """Each provider's coverage with the count of ITS sessions in this answer."""
-        n = self.counts()
+        """Each provider's coverage in one unit: ``sessions`` its top-level sessions in this
+        answer, ``subagents`` its subagents (Claude Code's lanes, other providers' child
+        sessions) apart; ``subagents`` null with ``--no-subagents`` or where it could not be
+        counted."""
+        top: dict[str, int] = {}
+        if self.claude is not None:
+            top["claude-code"] = len(self.claude.sessions)  # type: ignore[attr-defined]
+        for r in self.refs:
+            if r.parent_session_id is None:
+                top[r.provider] = top.get(r.provider, 0) + 1
+        kids = self.subagent_counts() if self.subagents else {}
+        named = self.counts()
         out = []
         for e in self.survey.entries:
             c = e.coverage
+            k = kids.get(e.name, 0) if self.subagents else None
             if c.state == "ok":
-                c = replace(c, sessions=n.get(e.name, 0))
-            elif c.state == "absent" and n.get(e.name):  # a session file named by path, outside the root
-                c = replace(c, state="ok", sessions=n[e.name], reason=f"named by path; the root holds none ({c.reason})")
+                c = replace(c, sessions=top.get(e.name, 0), subagents=k)
+            elif c.state == "absent" and named.get(e.name):  # a session file named by path, outside the root
+                c = replace(c, state="ok", sessions=top.get(e.name, 0), subagents=k,
+                            reason=f"named by path; the root holds none ({c.reason})")
+            elif c.state == "absent":
+                c = replace(c, subagents=0 if self.subagents else None)
             out.append(c)
         return out
 

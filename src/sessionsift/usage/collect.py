@@ -398,6 +398,8 @@ def _cross_check(out: Collected, name, owner, per, cumulative) -> None:
 def collect_selection(sel, subagents: bool = True) -> Collected:
     """Every provider's usage in a `providers.scope.Selection` (what `make_selection` returns):
     Claude Code's deep scope through the fast path, every other session through its reader."""
+    if not subagents:
+        sel = sel.main_only()  # other providers' child sessions are their subagents
     out = Collected()
     out.coverage = sel.coverage()
     out.problems = list(sel.problems())
