@@ -226,3 +226,26 @@ def test_hostile_session_path_is_one_escaped_line(tmp_path):
     p, _ = _run("audit", "size", "--claude-home", str(home))
     assert p.returncode == 0, p.stderr
     assert "\x1b" not in p.stdout and "\nfake" not in p.stdout
+
+
+def test_text_names_providers_by_display_name_and_counts_in_the_singular():
+    """The review saw `1 sessions` and `(codex)` (the internal name) in the text; every session
+    line now names its provider as the coverage line does, and one of anything is singular."""
+    p, rows = _run("audit", "size", "--home", str(HOME), "--top", "100", "--format", "json")
+    display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
+    want = {r["session_id"]: display[r["provider"]] for r in rows if r["kind"] == "session"}
+    assert len(set(want.values())) == 5
+    p, _ = _run("audit", "size", "--home", str(HOME), "--top", "100")
+    seen = {}
+    for line in p.stdout.splitlines():
+        sid, _, rest = line.partition(" (")
+        if sid in want:
+            seen[sid] = rest.split(") ", 1)[0]
+    assert seen == want
+    assert "(codex)" not in p.stdout and "(claude-code)" not in p.stdout
+    sid = "8414eb07-cca2-5cca-9059-e9baedac31e1"
+    p, rows = _run("audit", "size", sid, "--claude-home", str(EX / "claude-home"))
+    assert p.returncode == 0, p.stderr
+    assert "\n1 session, " in p.stdout and "1 sessions" not in p.stdout
+    p, _ = _run("audit", "size", "--home", str(HOME), "--top", str(len(want) - 1))  # one not shown
+    assert "... 1 smaller session not shown" in p.stdout

@@ -8,6 +8,7 @@ from .exit import ExitStatus
 from .options import (common_options, coverage_json, coverage_line, make_selection, problems_json, provider_options,
                       scope_options, selection_header)
 from .output import Out, esc
+from ..render import plural
 
 SIZE_INVISIBLE = [
     "Bytes of a line are its bytes on disk with its newline (a compressed rollout: its decompressed bytes); a "
@@ -37,6 +38,12 @@ def _pairs_txt(d: dict[str, list[int]], n: int = 6) -> str:
 
 def _cb(d: dict[str, list[int]], a: str) -> dict:
     return {k: {a: c, "bytes": b} for k, (c, b) in sorted(d.items())}
+
+
+def _display(sel, provider: str) -> str:
+    """The provider's display name (`Codex CLI`), not its internal one (`codex`)."""
+    e = sel.survey.entry(provider)
+    return e.display if e else provider
 
 
 @click.command("size")
@@ -102,7 +109,8 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
             continue
         fp = f", {_sz(ss.footprint_bytes)} footprint" if ss.footprint_bytes is not None else ""
         cap = f", capture keeps {_sz(ss.capture_bytes)}" if ss.capture_bytes is not None else ""
-        out.text(f"{esc(ref.session_id)} ({esc(ref.provider)}) {_sz(ss.bytes)} in {ss.lines} records"
+        out.text(f"{esc(ref.session_id)} ({esc(_display(sel, ref.provider))}) {_sz(ss.bytes)} in "
+                 f"{plural(ss.lines, 'record')}"
                  f"{fp}{cap} [{ss.measured}]")
         out.text(f"  kinds: {_pairs_txt(ss.kinds)}")
         if ss.payloads:
@@ -117,7 +125,8 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
         for p in ss.report.problems[:3]:
             out.text(f"  unreadable: {esc(p.path)} ({esc(p.why)})")
     if not out.json and len(sessions) > top:
-        out.text(f"... {len(sessions) - top} smaller sessions not shown (--top N, or --format json)")
+        out.text(f"... {len(sessions) - top} smaller {'session' if len(sessions) - top == 1 else 'sessions'} "
+                 "not shown (--top N, or --format json)")
     groups = res.duplicate_groups()
     for g in groups:
         out.row("duplicate", {"sha256": g.sha256, "category": g.category, "media_type": g.media_type, "size": g.size,
@@ -140,18 +149,19 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
                 capture_reclaim_bytes=(fp_cap - cap_total) if cap_known else None,
                 capture_unknown_sessions=cap_unknown, problems=problems_json(res.problems),
                 invisible=SIZE_INVISIBLE, coverage=coverage_json(covs))
-    out.text(f"{len(res.sessions)} sessions, {_sz(total)} of records ({_sz(fp_total)} footprint on disk)")
+    out.text(f"{plural(len(res.sessions), 'session')}, {_sz(total)} of records ({_sz(fp_total)} footprint on disk)")
     if payload_tot:
         out.text(f"payloads: {_pairs_txt(payload_tot, 10)}")
     if att_tot:
         out.text(f"inline attachments: {_pairs_txt(att_tot)}")
     out.text("kinds: " + _pairs_txt(kind_tot, 8))
     if dedup is not None:
-        out.text(f"duplicates: {len(groups)} payloads stored more than once; deduplication would reclaim {_sz(dedup)}"
+        out.text(f"duplicates: {plural(len(groups), 'payload')} stored more than once; deduplication would reclaim {_sz(dedup)}"
                  + (" (hash table full: a lower bound)" if res.duplicates_truncated else ""))
     if cap_known:
         out.text(f"capture (zstd) would keep {_sz(cap_total)} of {_sz(fp_cap)}: reclaims {_sz(fp_cap - cap_total)}"
-                 + (f"; {cap_unknown} sessions have no files of their own (unknown)" if cap_unknown else ""))
+                 + (f"; {plural(cap_unknown, 'session')} {'has' if cap_unknown == 1 else 'have'} no files of their own "
+                    "(unknown)" if cap_unknown else ""))
     for p in res.problems[:5]:
         out.text(f"unreadable: {esc(p.path)} ({esc(p.why)})")
     out.text(coverage_line(covs))
