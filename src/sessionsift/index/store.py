@@ -187,6 +187,9 @@ def _codec():
     return marshal, zlib
 
 
+_FIRST_READ = 64 << 10
+"""IndexFile.open reads this much at once: most index files are whole in it."""
+
 _HEAD = len(MAGIC) + 4 + 16
 """Bytes before the header: magic, its length, its digest."""
 
@@ -241,10 +244,13 @@ def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str,
 class IndexFile:
     """An index file opened for reading: its header, and each section on demand (checked)."""
 
-    def __init__(self, dest: Path, header: dict, base: int):
+    def __init__(self, dest: Path, header: dict, base: int, data: bytes | None = None):
         self.dest = dest
         self.header = header
         self.base = base
+        self.data = data
+        """The whole file when the first read took it all (a small index: sections are sliced
+        from it, not read again)."""
         self.identity = Identity.from_obj(header["identity"])
         self.extra: dict = header.get("extra") or {}
 
@@ -255,7 +261,8 @@ class IndexFile:
         try:
             fd = os.open(dest, os.O_RDONLY)
             try:
-                head = os.read(fd, 4096)
+                head = os.read(fd, _FIRST_READ)
+                whole = len(head) < _FIRST_READ and os.read(fd, 1) == b""
                 if head[:8] != MAGIC or len(head) < _HEAD:
                     return None
                 (n,) = struct.unpack("<I", head[8:12])
@@ -274,7 +281,7 @@ class IndexFile:
                     or h.get("path") != os.fsencode(os.path.abspath(path))
                     or not isinstance(h.get("sections"), dict)):
                 return None
-            return cls(dest, h, _HEAD + n)
+            return cls(dest, h, _HEAD + n, head if whole else None)
         except Exception:  # noqa: BLE001 - a corrupt header is an absent index
             return None
 
@@ -320,9 +327,12 @@ class IndexFile:
             return None
         try:
             off, n, raw_n, digest = ent
-            with open(self.dest, "rb") as f:
-                f.seek(self.base + off)
-                comp = f.read(n)
+            if self.data is not None:
+                comp = self.data[self.base + off:self.base + off + n]
+            else:
+                with open(self.dest, "rb") as f:
+                    f.seek(self.base + off)
+                    comp = f.read(n)
             if len(comp) != n or hashlib.blake2b(comp, digest_size=16).hexdigest() != digest:
                 return None
             raw = zlib.decompress(comp)
