@@ -129,3 +129,14 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path):
     late = E.lane_events_indexed(lane)
     idx.unlink()
     assert _facts(late) == _facts(ref)
+
+
+@pytest.mark.parametrize("xs", [[], [""], [None], ["a", None, ""], ["\x01"], ["a\x00b", "c"], [None, "\x01x"]])
+def test_packed_string_lists_come_back_exactly(xs):
+    """fileslots packs string lists into one string; a value holding a separator (JSON can carry
+    \\u0000) keeps the list form. Hand-made values: no client writes these into a timestamp."""
+    from sessionsift.index import fileslots as FS
+
+    assert FS._unpack(FS._pack(xs), len(xs)) == xs
+    rows = [[x or "" for x in xs if x is not None]] + [[]] + [[y for y in (xs[:1] if xs and xs[0] else [])]]
+    assert FS._unpack_ids(FS._pack_ids(rows), len(rows)) == [tuple(r) for r in rows]

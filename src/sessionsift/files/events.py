@@ -409,7 +409,7 @@ def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
             t, sub, att = kinds[fs.kind[j]]
             turn = fs.turn[j]
             yield _Ent(fs.slot[j], fs.no[j], t, sub, att, fs.ts[j], None if turn < 0 else turn,
-                       SURVIVAL_NAME[fs.surv[j]], tuple(fs.uses[j]), tuple(fs.res[j])), obj
+                       SURVIVAL_NAME[fs.surv[j]], fs.uses[j], fs.res[j]), obj
 
     try:
         _events_of(ev, pairs(), cwd_at)

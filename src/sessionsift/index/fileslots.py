@@ -10,7 +10,7 @@ needs them (`recover --at`: files/events.py `LaneFacts` loads them lazily).
 
 Per picked record (file order): slot, line, offset, length, (type, subtype, attachment kind),
 timestamp (a file-history snapshot's own instant when the record has none), turn (-1: none),
-survival code, tool_use ids, tool_result ids. Per lane: the working-directory runs (slot where
+survival code, tool_use ids, tool_result ids (string lists packed into one string: `_pack`). Per lane: the working-directory runs (slot where
 the cwd changes, and its value), the reading's counts (`ReadStats`).
 """
 
@@ -51,14 +51,49 @@ def derive(cols, turns, read: list, call_tools: frozenset, attachments: frozense
         "off": array("Q", (cols.off[i] for i in pick)).tobytes(),
         "ln": array("I", (cols.ln[i] for i in pick)).tobytes(),
         "kinds": [list(k) for k in kinds], "kind": kind.tobytes(),
-        "ts": [cols.ts[i] if cols.ts[i] is not None else cols.snap.get(i) for i in pick],
+        "ts": _pack([cols.ts[i] if cols.ts[i] is not None else cols.snap.get(i) for i in pick]),
         "turn": array("i", (turns.turn[i] for i in pick)).tobytes(),
         "surv": bytes(turns.survival[i] for i in pick),
-        "uses": [[str(x) for x, _n in cols.uses.get(i, ()) if x] for i in pick],
-        "res": [[str(x) for x in cols.res.get(i, ()) if x] for i in pick],
-        "cw_slots": cw_slots, "cw_vals": [cols.cwd[s] for s in cw_slots],
+        "uses": _pack_ids([[str(x) for x, _n in cols.uses.get(i, ()) if x] for i in pick]),
+        "res": _pack_ids([[str(x) for x in cols.res.get(i, ()) if x] for i in pick]),
+        "cw_slots": cw_slots, "cw_vals": _pack([cols.cwd[s] for s in cw_slots]),
         "read": read, "tools": sorted(call_tools), "atts": sorted(attachments),
     }
+
+
+# Lists of strings are kept as one string joined by NUL (None as a lone SOH): unmarshalling one
+# string and splitting it costs a tenth of unmarshalling the list. A list holding a string with
+# either character (JSON can carry \u0000) is kept as the list.
+_SEP, _NONE, _SUB = "\x00", "\x01", "\x01"
+
+
+def _pack(xs: list) -> "str | list":
+    if any(x is not None and (_SEP in x or x == _NONE) for x in xs):
+        return xs
+    return _SEP.join(_NONE if x is None else x for x in xs)
+
+
+def _unpack(o, n: int) -> list:
+    if isinstance(o, list):
+        return o
+    if n == 0:
+        return []
+    return [None if x == _NONE else x for x in o.split(_SEP)]
+
+
+def _pack_ids(rows: list[list[str]]) -> "str | list":
+    """Per record its ids joined by SOH, the records joined by NUL (an empty id: kept as lists)."""
+    if any(not x or _SEP in x or _SUB in x for r in rows for x in r):
+        return rows
+    return _SEP.join(_SUB.join(r) for r in rows)
+
+
+def _unpack_ids(o, n: int) -> list[tuple]:
+    if isinstance(o, list):
+        return [tuple(r) for r in o]
+    if n == 0:
+        return []
+    return [tuple(x.split(_SUB)) if x else () for x in o.split(_SEP)]
 
 
 def _arr(code: str, b: bytes) -> array:
@@ -78,12 +113,13 @@ class FileSlots:
         self.off, self.ln = _arr("Q", o["off"]), _arr("I", o["ln"])
         self.kinds = [tuple(k) for k in o["kinds"]]
         self.kind = _arr("I", o["kind"])
-        self.ts, self.turn, self.surv = o["ts"], _arr("i", o["turn"]), o["surv"]
-        self.uses, self.res = o["uses"], o["res"]
-        self.cw_slots, self.cw_vals = o["cw_slots"], o["cw_vals"]
+        n = len(self.slot)
+        self.ts, self.turn, self.surv = _unpack(o["ts"], n), _arr("i", o["turn"]), o["surv"]
+        self.uses, self.res = _unpack_ids(o["uses"], n), _unpack_ids(o["res"], n)
+        self.cw_slots = o["cw_slots"]
+        self.cw_vals = _unpack(o["cw_vals"], len(self.cw_slots))
         self.read = o["read"]
         self.tools, self.atts = o["tools"], o["atts"]
-        n = len(self.slot)
         if not (len(self.no) == len(self.off) == len(self.ln) == len(self.kind) == len(self.ts) == len(self.turn)
                 == len(self.surv) == len(self.uses) == len(self.res) == n) or len(self.cw_slots) != len(self.cw_vals):
             raise ValueError("fev section: columns of unequal length")

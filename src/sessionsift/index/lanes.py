@@ -53,8 +53,10 @@ def _end_of(buf, start: int, size: int) -> int:
 
 
 def _open(lane: Lane) -> tuple[store.IndexFile | None, os.stat_result, str]:
-    st = os.stat(lane.path)
-    f = store.IndexFile.open(store.index_path(KIND, lane.path), KIND, str(lane.path))
+    p = os.fspath(lane.path)
+    st = os.stat(p)
+    ab = os.fsencode(os.path.abspath(p))
+    f = store.IndexFile.open(store.index_str(KIND, ab), KIND, p, ab)
     if f is None:
         return None, st, "absent"
     try:

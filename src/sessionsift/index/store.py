@@ -83,8 +83,14 @@ def _root_str() -> str:
 
 
 def index_path(kind: str, path: str | os.PathLike[str]) -> Path:
-    h = hashlib.blake2b(os.fsencode(os.path.abspath(path)), digest_size=16).hexdigest()
-    return Path(f"{_root_str()}/{kind}/{h[:2]}/{h}.idx")
+    return Path(index_str(kind, os.fsencode(os.path.abspath(path))))
+
+
+def index_str(kind: str, abs_b: bytes) -> str:
+    """`index_path` as a string, from the indexed file's absolute path as bytes (the hot path:
+    no Path object, the absolute path computed once by the caller)."""
+    h = hashlib.blake2b(abs_b, digest_size=16).hexdigest()
+    return f"{_root_str()}/{kind}/{h[:2]}/{h}.idx"
 
 
 def _private_dirs(d: Path) -> None:
@@ -223,6 +229,7 @@ def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str,
         off += len(comp)
     header = mp.dumps({"version": VERSION, "py": _PY, "kind": kind, "path": os.fsencode(os.path.abspath(path)),
                          "identity": ident.as_obj(), "sections": table, "extra": extra or {}})
+    dest = Path(dest)
     _private_dirs(dest.parent)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".idx", dir=dest.parent)
     try:
@@ -255,8 +262,9 @@ class IndexFile:
         self.extra: dict = header.get("extra") or {}
 
     @classmethod
-    def open(cls, dest: Path, kind: str, path: str) -> "IndexFile | None":
-        """The index file at `dest` for `path`, or None when absent or not to be trusted."""
+    def open(cls, dest: Path | str, kind: str, path: str, abs_b: bytes | None = None) -> "IndexFile | None":
+        """The index file at `dest` for `path` (`abs_b`: its absolute path as bytes, when the
+        caller has it), or None when absent or not to be trusted."""
         mp, _z = _codec()
         try:
             fd = os.open(dest, os.O_RDONLY)
@@ -278,7 +286,7 @@ class IndexFile:
                 return None
             h = mp.loads(hb)
             if (not isinstance(h, dict) or h.get("version") != VERSION or h.get("py") != _PY or h.get("kind") != kind
-                    or h.get("path") != os.fsencode(os.path.abspath(path))
+                    or h.get("path") != (abs_b if abs_b is not None else os.fsencode(os.path.abspath(path)))
                     or not isinstance(h.get("sections"), dict)):
                 return None
             return cls(dest, h, _HEAD + n, head if whole else None)
