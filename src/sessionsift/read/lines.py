@@ -180,10 +180,21 @@ def open_scan(path: str | os.PathLike[str], whole: int | None = None) -> "_Map |
     fault per 4 KiB on top of the copy (~2x the CPU of `read` over a store of small files), and
     a freed buffer of the same size is reused by the allocator for the next file."""
     limit = SCAN_WHOLE if whole is None else whole
-    with open(path, "rb", buffering=0) as f:
-        size = os.fstat(f.fileno()).st_size
-        if size <= limit:
-            return _Whole(f.readall())
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size <= limit:  # the bytes present at the fstat, as a mapping of the file would hold
+            parts = []
+            got = 0
+            while got < size:
+                chunk = os.read(fd, size - got)
+                if not chunk:
+                    break  # it shrank meanwhile
+                parts.append(chunk)
+                got += len(chunk)
+            return _Whole(parts[0] if len(parts) == 1 else b"".join(parts))
+    finally:
+        os.close(fd)
     return _Map(path)
 
 
