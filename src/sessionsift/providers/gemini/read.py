@@ -59,7 +59,9 @@ _NORM = re.compile(r"[\s*]+")
 
 
 def read(ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
-    path = Path(ref.paths[0])
+    path = ref.paths[0]
+    if not isinstance(path, Path):
+        path = Path(path)
     b = _Builder(ref, path, report, raw)
     try:
         if path.suffix == ".json":
@@ -233,6 +235,7 @@ def tokens_of(t: Any, message_id: str) -> Tokens | None:
 class _Builder:
     def __init__(self, ref: SessionRef, path: Path, report: ReadReport, raw: bool):
         self.ref, self.path, self.report, self.raw = ref, path, report, raw
+        self.path_s = str(path)
         self.sid = ref.session_id
         self.subagent = ref.extra.get("kind") == "subagent" or ref.parent_session_id is not None
         self.count = 0
@@ -286,7 +289,7 @@ class _Builder:
                 if kind == "message" and obj["id"] == wid:
                     pending.pop(wid, None)
                     wid = None
-                yield from self._dispatch(obj, kind)
+                yield from self._dispatch(obj, kind)  # a list: every record of the line
             if wid is not None and wid in pending:  # the winning write is unreadable: fall back
                 yield from self._fallback(pending.pop(wid))
         for held in list(pending.values()):
@@ -301,23 +304,25 @@ class _Builder:
                                  f"{obj['id']!r} that could not be read")
         yield from self.message(obj)
 
-    def _dispatch(self, obj: dict, kind: str) -> Iterator[Record]:
+    def _dispatch(self, obj: dict, kind: str) -> list[Record]:
+        """Every record of one line, in order (lists, not nested generators: a line's records are
+        few and each generator level costs per record)."""
         if kind == "message":
-            yield from self.message(obj)
-        elif kind == "set":
-            yield from self.patch(obj, obj["$set"])
-        elif kind == "header":
-            yield self.rec("harness", "meta", "header", obj, text=_header_text(obj),
-                           instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)
+            return self.message(obj)
+        if kind == "set":
+            return self.patch(obj, obj["$set"])
+        if kind == "header":
+            out = [self.rec("harness", "meta", "header", obj, text=_header_text(obj),
+                            instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)]
             for m in obj.get("messages") or [] if isinstance(obj.get("messages"), list) else []:
                 if isinstance(m, dict) and isinstance(m.get("id"), str):
-                    yield from self.message(m)
-        elif kind == "rewind":
-            yield self.rec("harness", "meta", "$rewindTo", obj, text=f"rewind to message {obj['$rewindTo']}")
-        else:
-            native = "line:" + (next(iter(obj), "") if obj else "{}")
-            self.report.unknown_kinds[native] += 1
-            yield self.rec("harness", "unknown", native, obj)
+                    out += self.message(m)
+            return out
+        if kind == "rewind":
+            return [self.rec("harness", "meta", "$rewindTo", obj, text=f"rewind to message {obj['$rewindTo']}")]
+        native = "line:" + (next(iter(obj), "") if obj else "{}")
+        self.report.unknown_kinds[native] += 1
+        return [self.rec("harness", "unknown", native, obj)]
 
     def legacy(self) -> Iterator[Record]:
         data = self.path.read_bytes()
@@ -372,44 +377,48 @@ class _Builder:
         loc = f"L{no}" if self._k == 0 else f"L{no}#{self._k}"
         self._k += 1
         self.count += 1
-        kw.setdefault("turn", self.turn)
+        if "turn" not in kw:
+            kw["turn"] = self.turn
         if kw.get("lane") == "rewound":  # still this session's own conversation, not a subagent lane
             kw["lane"], kw["rewound"] = "main", True
         if kw.get("copy_of"):
             self.report.duplicates += 1
-        return Record(PROVIDER, self.sid, loc, role, kind, native, path=str(self.path), line=no, offset=offset,
+        return Record(PROVIDER, self.sid, loc, role, kind, native, path=self.path_s, line=no, offset=offset,
                       length=length, raw=raw_obj if self.raw else None, **kw)
 
     # -- lines ---------------------------------------------------------------------------------
-    def patch(self, obj: dict, s: dict) -> Iterator[Record]:
+    def patch(self, obj: dict, s: dict) -> list[Record]:
+        out: list[Record] = []
         msgs = s.get("messages")
         if isinstance(msgs, list):
             for m in msgs:
                 if isinstance(m, dict) and isinstance(m.get("id"), str):
-                    yield from self.message(m)
+                    out += self.message(m)
         keys = [k for k in s if k not in ("messages", "lastUpdated")]
         if keys:
             summary = s.get("summary")
             text = summary if keys == ["summary"] and isinstance(summary, str) else "set " + ", ".join(keys)
-            yield self.rec("harness", "meta", "$set:" + ",".join(keys), obj, text=text)
+            out.append(self.rec("harness", "meta", "$set:" + ",".join(keys), obj, text=text))
+        return out
 
-    def message(self, m: dict) -> Iterator[Record]:
+    def message(self, m: dict) -> list[Record]:
         mid, typ = m["id"], m.get("type")
         if not isinstance(typ, str):
             typ = f"<{type(typ).__name__}>"
         lane = "rewound" if mid in self.rewound else "main"
-        ts = m.get("timestamp") if isinstance(m.get("timestamp"), str) else None
+        ts = m.get("timestamp")
+        if not isinstance(ts, str):
+            ts = None
         if typ == "user":
-            yield from self._user(m, mid, lane, ts)
-        elif typ == "gemini":
-            yield from self._gemini(m, mid, lane, ts)
-        elif typ in HARNESS_TYPES:
-            yield self._msg_rec(mid, "harness", "meta", typ, m, _text_of(_parts(m.get("content"))), lane, ts)
-        else:
-            native = f"message:{typ}"
-            self.report.unknown_kinds[native] += 1
-            yield self.rec("harness", "unknown", native, m, instant=ts, lane=lane,
-                           text=_text_of(_parts(m.get("content"))) or None)
+            return self._user(m, mid, lane, ts)
+        if typ == "gemini":
+            return self._gemini(m, mid, lane, ts)
+        if typ in HARNESS_TYPES:
+            return [self._msg_rec(mid, "harness", "meta", typ, m, _text_of(_parts(m.get("content"))), lane, ts)]
+        native = f"message:{typ}"
+        self.report.unknown_kinds[native] += 1
+        return [self.rec("harness", "unknown", native, m, instant=ts, lane=lane,
+                         text=_text_of(_parts(m.get("content"))) or None)]
 
     def _msg_rec(self, mid, role, kind, native, raw_obj, text, lane, ts, j: int = 0, **kw) -> Record:
         """A message-level record; a later one with the same id, kind, index and text is a copy (a
@@ -428,23 +437,25 @@ class _Builder:
         self.seen_msg[key] = (r.locator, normed, r.turn, text)
         return r
 
-    def _user(self, m, mid, lane, ts) -> Iterator[Record]:
+    def _user(self, m, mid, lane, ts) -> list[Record]:
         parts = _parts(m.get("content"))
         text = _text_of(parts)
         shown = _text_of(_parts(m.get("displayContent"))) if m.get("displayContent") is not None else None
         responses = [p["functionResponse"] for p in parts if isinstance(p.get("functionResponse"), dict)]
+        out: list[Record] = []
         if text or not responses:
             if text.lstrip().startswith(CONTEXT_PREFIXES):
-                yield self._msg_rec(mid, "user", "meta", "user:context", m, text, lane, ts)
+                out.append(self._msg_rec(mid, "user", "meta", "user:context", m, text, lane, ts))
             elif self.subagent:
-                yield self._msg_rec(mid, "user", "message", "user", m, text, lane, ts)
+                out.append(self._msg_rec(mid, "user", "message", "user", m, text, lane, ts))
             else:
-                yield self._msg_rec(mid, "user", "prompt", "user", m, shown if shown else text, lane, ts)
+                out.append(self._msg_rec(mid, "user", "prompt", "user", m, shown if shown else text, lane, ts))
         for fr in responses:
-            yield self._result(fr.get("id"), fr.get("name"), fr.get("response"), None, None, m, lane, ts,
-                               "user:functionResponse")
+            out.append(self._result(fr.get("id"), fr.get("name"), fr.get("response"), None, None, m, lane, ts,
+                                    "user:functionResponse"))
+        return out
 
-    def _gemini(self, m, mid, lane, ts) -> Iterator[Record]:
+    def _gemini(self, m, mid, lane, ts) -> list[Record]:
         parts = _parts(m.get("content"))
         model = m.get("model") if isinstance(m.get("model"), str) else None
         out: list[Record] = []
@@ -511,7 +522,7 @@ class _Builder:
             first = next((r for r in orig if r.kind == "message"), orig[0] if orig else None)
             if first is not None:
                 first.tokens = tokens
-        yield from out
+        return out
 
     def _call(self, cid, name, args, raw_obj, lane, ts, model, native) -> Record:
         prev = self.seen_call.get(cid) if cid else None
