@@ -278,3 +278,66 @@ def test_gemini_norm_equals_the_regex_it_replaced():
     assert len(texts) > 500
     diff = [t for t in texts if _norm(t) != old(t)]
     assert diff == []
+
+
+def _span_plain(records):
+    """list's former first/last instant fold (each comparison parsing both sides again)."""
+    from sessionsift.questions.listing import _earlier
+
+    first = last = None
+    for r in records:
+        if r.copy_of is not None or not r.instant:
+            continue
+        if first is None or _earlier(r.instant, first):
+            first = r.instant
+        if last is None or _earlier(last, r.instant):
+            last = r.instant
+    return first, last
+
+
+def test_list_span_parses_each_instant_once_with_the_same_answer():
+    """summarize's first/last instants = the former fold, on every sample session of the readers
+    in examples/ and on hand-made instants no client writes (unparseable, offsets, naive, equal
+    instants spelled differently: a reader passes disk strings through, so these can occur)."""
+    from dataclasses import replace
+
+    from sessionsift.providers import get
+    from sessionsift.providers.base import ReadReport, Record, SessionRef
+    from sessionsift.questions.listing import summarize
+    from tests.fastpath_corpus import EXAMPLES
+
+    class Fixed:
+        def __init__(self, recs):
+            self.recs = recs
+
+        def read(self, ref, report, raw=False):
+            return iter(self.recs)
+
+    homes = {"gemini-cli": [EXAMPLES / "gemini-home"], "codex": [EXAMPLES / "codex-home"],
+             "opencode": [EXAMPLES / "opencode-home"], "crush": [EXAMPLES / "crush-home"]}
+    seen = 0
+    for name, roots in homes.items():
+        prov = get(name)
+        for root in roots:
+            if not root.exists():
+                continue
+            for ref in prov.discover(prov.locate(explicit=str(root))).sessions:
+                recs = list(prov.read(ref, ReadReport()))
+                row = summarize(Fixed(recs), replace(ref, first_at=None, last_at=None))
+                assert (row.first_at, row.last_at) == _span_plain(recs), (name, ref.session_id)
+                seen += sum(1 for r in recs if r.instant)
+    assert seen > 500
+    odd = [None, "", "garbage", "2026-12-01T10:00:00Z", "2026-12-01T10:00:00.000+00:00", "2026-12-01T11:00:00+02:00",
+           "2026-12-01T09:00:00", "not a time", "2026-12-01T10:00:00.5Z", "2025-01-01T00:00:00Z", "2027-01-01T00:00:00Z",
+           "garbage2"]
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    ref = SessionRef(provider="x", session_id="s", paths=[])
+    cases = [list(p) for p in itertools.permutations(odd[:5])] + [list(p) for p in itertools.permutations(odd[3:7])]
+    cases += [rng.sample(odd, rng.randint(1, len(odd))) for _ in range(600)]
+    for seq in cases:
+        recs = [Record("x", "s", f"L{i}", "user", "message", "n", instant=t) for i, t in enumerate(seq)]
+        row = summarize(Fixed(recs), ref)
+        assert (row.first_at, row.last_at) == _span_plain(recs), seq

@@ -39,15 +39,19 @@ def _earlier(a: str | None, b: str | None) -> bool:
 def summarize(provider: Provider, ref: SessionRef) -> RefRow:
     row = RefRow(ref)
     rep = row.report
+    first_d = last_d = None  # parse_ts(row.first_at), parse_ts(row.last_at): each instant is parsed once
     for r in provider.read(ref, rep):
         if r.copy_of is not None:
             continue
         row.records += 1
-        if r.instant:
-            if row.first_at is None or _earlier(r.instant, row.first_at):
-                row.first_at = r.instant
-            if row.last_at is None or _earlier(row.last_at, r.instant):
-                row.last_at = r.instant
+        inst = r.instant
+        if inst:
+            d = parse_ts(inst)
+            # = _earlier(inst, row.first_at) and _earlier(row.last_at, inst) on the parsed values
+            if row.first_at is None or (d is not None and (first_d is None or d < first_d)):
+                row.first_at, first_d = inst, d
+            if row.last_at is None or (last_d is not None and (d is None or last_d < d)):
+                row.last_at, last_d = inst, d
         if r.model and r.model not in row.models:
             row.models.append(r.model)
         if r.kind == "prompt" and r.lane == "main":
