@@ -423,3 +423,26 @@ def test_ignored_files_do_not_hold_a_worktree_but_are_named_before_they_go(tmp_p
     assert sorted(w.status.ignored_sample) == [".env", "build/"]
     p = cli("worktrees", "sweep", str(repo), "--claude-home", str(homes[0]), "--codex-home", str(homes[1]))
     assert "2 ignored entries go with it and cannot be brought back: " in p.stdout and "build/" in p.stdout
+
+
+def test_home_names_both_harness_roots(tmp_path):
+    """`--home DIR` (every other command's way to name all roots) was refused by worktrees scan
+    and sweep ("No such option '--home'"). It names DIR/.claude and DIR/.codex; a harness flag
+    given too wins for its harness. The worktree is made by git where Codex keeps its own."""
+    home = tmp_path / "h"
+    (home / ".claude").mkdir(parents=True)
+    repo = make_repo(tmp_path / "repo")
+    wt = add_worktree(repo, home / ".codex" / "worktrees" / "cd34" / "repo")
+    for action in ("scan", "sweep"):
+        p = cli("worktrees", action, "--home", str(home), "--format", "json")
+        assert p.returncode == 0, p.stderr
+        out = rows(p.stdout)
+        h = out[0]
+        assert (h["claude_home"], h["claude_home_source"]) == (str(home / ".claude"), "--home")
+        assert (h["codex_home"], h["codex_home_source"]) == (str(home / ".codex"), "--home")
+        assert list(by_path(out)) == [str(wt)] and by_path(out)[str(wt)]["agent"] == "codex"
+    other = tmp_path / "other-codex"
+    other.mkdir()
+    h = rows(cli("worktrees", "scan", "--home", str(home), "--codex-home", str(other), "--format", "json").stdout)
+    assert (h[0]["codex_home"], h[0]["codex_home_source"]) == (str(other), "--codex-home")
+    assert h[0]["claude_home_source"] == "--home" and not by_path(h)

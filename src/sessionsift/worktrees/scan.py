@@ -124,9 +124,15 @@ class Roots:
 NOT_LOOKED = "not looked at (pass {flag})"
 
 
-def resolve_roots(claude_home: str | None, codex_home: str | None) -> Roots:
-    """Each harness's root by its flag > non-empty env var > default -- unless the command line
-    names the other harness's root only: then this one is not looked at (the root rule)."""
+def resolve_roots(claude_home: str | None, codex_home: str | None, home: str | None = None) -> Roots:
+    """Each harness's root by its flag > `--home DIR` (DIR/.claude, DIR/.codex) > non-empty env var
+    > default -- unless the command line names the other harness's root only: then this one is not
+    looked at (the root rule)."""
+    if home:  # both roots named: a flag given too wins for its harness
+        hc = resolve_claude_home(claude_home or str(Path(home).expanduser() / ".claude"))
+        cx = Path(codex_home or Path(home).expanduser() / ".codex").expanduser()
+        return Roots(hc.path, hc.source if claude_home else "--home",
+                     cx, "--codex-home" if codex_home else "--home")
     named = bool(claude_home) or bool(codex_home)
     if claude_home or not named:
         hc = resolve_claude_home(claude_home)
@@ -187,8 +193,8 @@ def _repo_of(path: str) -> tuple[str, str] | None:
 
 
 def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None, codex_home: str | None = None,
-         measure_size: bool = True, workers: int = 4) -> ScanReport:
-    roots = resolve_roots(claude_home, codex_home)
+         measure_size: bool = True, workers: int = 4, home: str | None = None) -> ScanReport:
+    roots = resolve_roots(claude_home, codex_home, home)
     problems: list[tuple[str, str]] = []
     found: dict[str, tuple[str, list[str]]] = {}  # common dir -> (main path, found_by)
     orphans: list[Worktree] = []
