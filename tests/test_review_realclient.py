@@ -131,7 +131,8 @@ def codex_review(tmp_path_factory):
     from tests.realclient.codex.fixtures import run_corpus
 
     return run_corpus(tmp_path_factory.mktemp("codex-review"),
-                      names=["tests.realclient.codex.scenarios_review:long_haul"])
+                      names=["tests.realclient.codex.scenarios_review:long_haul",
+                             "tests.realclient.codex.scenarios_review:forked"])
 
 
 def test_codex_file_moved_by_a_patch_is_rebuilt_from_its_source(codex_review):
@@ -184,9 +185,9 @@ def test_codex_output_cut_on_disk_is_said_in_a_zero_hit_search(codex_review):
     # a corpus whose outputs were not cut says 0 (counted), and one with no such reader says null
     none = jrows(cli("search", "-F", "30000", "--codex-home", str(REPO / "examples" / "codex-home"), "--format", "json"))
     assert none[-1]["shared"]["truncated_records"] == 0
-    gem = jrows(cli("search", "-F", "30000", "--gemini-home", str(REPO / "examples" / "gemini-home" / ".gemini"),
+    gem = jrows(cli("search", "-F", "30000", "--gemini-home", str(REPO / "examples" / "gemini-home"),
                     "--format", "json"))
-    assert gem[-1]["shared"]["truncated_records"] is None
+    assert gem[-1]["shared"]["sessions"] > 0 and gem[-1]["shared"]["truncated_records"] is None
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +220,23 @@ def test_claude_failed_edit_is_counted_apart_not_as_an_edit(claude_review):
     d = next(r for r in jrows(cli("files", "--claude-home", home, "--by", "dir", "--format", "json"))
              if r["kind"] == "dir" and r["dir"] == claude_review["cwd"])
     assert d["failed"] == {"edit": 1} and d["ops"]["edit"] == 2
+
+
+def test_codex_fork_fills_forked_from_and_forks_in_list(codex_review):
+    """`codex exec fork <id>` (the real client) records the parent in the fork's session_meta
+    (`forked_from_id`): `list` rows of Codex lacked the documented `forked_from`/`forks` (review
+    finding 4); other providers' clients record no lineage: null, not []."""
+    run = codex_review["forked"]
+    parent, fork = run.ground_truth["thread_ids_reported"]
+    rows = jrows(cli("list", "--codex-home", str(run.codex_home), "--format", "json"))
+    by = {r["session_id"]: r for r in rows if r["kind"] == "session"}
+    assert set(by) == {parent, fork}
+    f = by[fork]["forked_from"]
+    assert f["session_id"] == parent and f["path"] == by[parent]["path"] and f["ordinal_exclusive"] > 0, f
+    assert f["line"] is None and f["uuid"] is None and f["copied_records"] == 0  # 0.171.0 copies no record
+    assert by[parent]["forked_from"] is None and by[parent]["forks"] == [fork] and by[fork]["forks"] == []
+    t = cli("list", "--codex-home", str(run.codex_home)).stdout
+    assert f"  forked from {parent} (before its record ordinal {f['ordinal_exclusive']})" in t and f"  forks: {fork}" in t
+    gem = jrows(cli("list", "--gemini-home", str(REPO / "examples" / "gemini-home"), "--format", "json"))
+    gs = [r for r in gem if r["kind"] == "session"]
+    assert gs and {(r["forked_from"], r["forks"]) for r in gs} == {(None, None)}

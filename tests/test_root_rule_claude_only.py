@@ -63,7 +63,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 CODEX = ("--codex-home", str(EX / "codex-home"))
 CASES = [(c, CODEX) for c in CLAUDE_ONLY] + [
     (("status",), ("--root", f"codex={EX / 'codex-home'}")),
-    (("agents",), ("--gemini-home", str(EX / "gemini-home" / ".gemini"))),
+    (("agents",), ("--gemini-home", str(EX / "gemini-home"))),
 ]
 
 

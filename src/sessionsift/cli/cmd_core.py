@@ -73,11 +73,12 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     kids: Counter | None = None  # a child session of another provider is its parent's subagent
     if sel.subagents:
         kids = Counter((r.provider, r.parent_session_id) for r in sel.refs if r.parent_session_id is not None)
+    lineage = _lineage(sel)
     for _k, which, r in rows:
         if which == "claude":
             _claude_row(out, r)
         else:
-            _ref_row(out, r, sel, kids)
+            _ref_row(out, r, sel, kids, lineage)
     problems = sel.problems() + (res.problems if res else []) + gen.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
     covs = sel.coverage()
@@ -127,10 +128,35 @@ def _claude_row(out: Out, r) -> None:
         out.text(f"  note: {esc(n)}")
 
 
-def _ref_row(out: Out, r, sel, kids=None) -> None:
+def _lineage(sel) -> dict:
+    """(provider, session id) -> (forked_from, forks) for every provider whose client records forks
+    (Provider.records_forks): forks are found among all the sessions its discovery saw, so a parent
+    listed alone still names them; (None, None) for a provider that records no lineage."""
+    out: dict = {}
+    for e in sel.survey.entries:
+        prov = e.provider
+        if prov is None or e.name == "claude-code" or not getattr(type(prov), "records_forks", False):
+            continue
+        paths = {r.session_id: str(r.paths[0]) if r.paths else None for r in e.sessions}
+        forks: dict[str, list[str]] = {}
+        for r in e.sessions:
+            f = prov.forked_from(r)
+            if f is not None:
+                if f.get("path") is None:
+                    f = {**f, "path": paths.get(f["session_id"])}
+                forks.setdefault(f["session_id"], []).append(r.session_id)
+            out[(e.name, r.session_id)] = [f, None]
+        for (name, sid), v in out.items():
+            if name == e.name:
+                v[1] = sorted(forks.get(sid, []))
+    return out
+
+
+def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
     ref = r.ref
     e = sel.survey.entry(ref.provider)
     display = e.display if e else ref.provider
+    fk = (lineage or {}).get((ref.provider, ref.session_id), (None, None))
     out.row("session", {
         "provider": ref.provider,
         "session_id": ref.session_id, "is_subagent": ref.parent_session_id is not None,
@@ -145,6 +171,7 @@ def _ref_row(out: Out, r, sel, kids=None) -> None:
         "subagents": None if kids is None else kids.get((ref.provider, ref.session_id), 0),
         "bytes_read": r.report.bytes, "records": r.records, "prompts": r.prompts,
         "models": r.models, "omissions": r.report.omissions(), "notes": r.notes,
+        "forked_from": fk[0], "forks": fk[1],
     })
     size = f"{ref.size} B" if ref.size is not None else "size not attributable"
     out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
@@ -153,6 +180,12 @@ def _ref_row(out: Out, r, sel, kids=None) -> None:
                 if kids and kids.get((ref.provider, ref.session_id)) else ""))
     if ref.title:
         out.text(f"  title: {clip(ref.title, 100)}")
+    if fk[0]:
+        out.text(f"  forked from {esc(fk[0]['session_id'])}"
+                 + (f" (before its record ordinal {fk[0]['ordinal_exclusive']})" if fk[0].get("ordinal_exclusive")
+                    is not None else ""))
+    if fk[1]:
+        out.text(f"  forks: {', '.join(esc(x) for x in fk[1])}")
     out.text(f"  first: {clip(r.first_prompt, 100)}")
     out.text(f"  last:  {clip(r.last_prompt, 100)}")
     out.text(f"  agent: {clip(r.last_agent_message, 100)}")

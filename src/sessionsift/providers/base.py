@@ -319,6 +319,16 @@ class Provider:
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:  # pragma: no cover
         raise NotImplementedError
 
+    records_forks: ClassVar[bool] = False
+    """True when the client records that a session was forked from another (then
+    :meth:`forked_from` answers, and a session without such a record is known to be no fork)."""
+
+    def forked_from(self, ref: SessionRef) -> dict | None:
+        """``{session_id, path, line, uuid, copied_records, ...}`` of the session ``ref`` was forked
+        from, as the client recorded it (a field it does not record is None); None when it is no
+        fork, or (``records_forks`` False) when the client records no lineage. Default: None."""
+        return None
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file and folder that belongs to this one session alone (clean captures and
         deletes exactly these, as one unit). Default: ``ref.paths``."""

@@ -122,6 +122,8 @@ class Inner:
                 flags += ["-c", kv]
             if p.how == "new":
                 args = [self.exe, "exec", *flags, self.sc.prompt_text(i)]
+            elif p.how == "fork":  # a new thread (its own rollout) from the first one's history
+                args = [self.exe, "exec", *flags, "fork", self.thread_ids()[0], self.sc.prompt_text(i)]
             elif self.model == MODEL:
                 args = [self.exe, "exec", *flags, "resume", "--last", self.sc.prompt_text(i)]
             else:  # older releases read the word after --last as a session id: resume by id instead

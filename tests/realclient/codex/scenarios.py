@@ -69,6 +69,7 @@ class Prompt:
     text: str
     turns: list[Turn] = field(default_factory=list)
     how: str = "new"  # "new" (codex exec PROMPT) | "resume" (codex exec resume --last PROMPT)
+    #                 | "fork" (codex exec fork <first thread id> PROMPT: a new thread from its history)
 
 
 @dataclass

@@ -42,4 +42,21 @@ LONG_HAUL = Scenario(
     ],
 )
 
-ALL: dict[str, Scenario] = {s.name: s for s in (LONG_HAUL,)}
+FORKED = Scenario(
+    name="forked",
+    notes="P1: a shell call and an answer. P2: `codex exec fork <P1's thread id>`: a new thread, its own rollout, "
+          "whose session_meta names the thread it was forked from (forked_from_id); a shell call and an answer.",
+    setup_files={"notes.md": b"# Notes\n\n- first\n"},
+    prompts=[
+        Prompt("Show notes.md.", turns=[
+            Turn([exec_cmd("cat notes.md")]),
+            Turn([say("notes.md has one item.")]),
+        ]),
+        Prompt("In a fork: count the items.", how="fork", turns=[
+            Turn([exec_cmd("grep -c '^- ' notes.md")]),
+            Turn([say("One item.")]),
+        ]),
+    ],
+)
+
+ALL: dict[str, Scenario] = {s.name: s for s in (LONG_HAUL, FORKED)}

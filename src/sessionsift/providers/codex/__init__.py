@@ -39,6 +39,23 @@ class Codex(Provider):
     """Codex partitions by date and keeps one cwd inside each file: no per-project signal on disk."""
     truncation_marker = TRUNCATION_MARKER
     """``…N tokens truncated…`` in a tool output it sent the model (shapes.py)."""
+    records_forks = True
+    """`codex fork` / `codex exec fork <id>` start a thread whose ``session_meta`` names the thread
+    it came from (``forked_from_id``, ``forked_from_ordinal_exclusive``)."""
+
+    def forked_from(self, ref: SessionRef) -> dict | None:
+        """From ``session_meta.forked_from_id``. Codex 0.171.0 copies none of the parent's records
+        into the fork's rollout (measured: its first line is the fork's own session_meta; the
+        history is referenced by ``forked_from_ordinal_exclusive``, the parent's first record
+        ordinal NOT shared), so ``copied_records`` is 0 for such a file; ``line`` and ``uuid`` are
+        not recorded (None)."""
+        fid = ref.extra.get("forked_from_id")
+        if not isinstance(fid, str) or not fid:
+            return None
+        excl = ref.extra.get("forked_from_ordinal_exclusive")
+        return {"session_id": fid, "path": None, "line": None, "uuid": None,
+                "copied_records": 0 if isinstance(excl, int) else None,
+                "ordinal_exclusive": excl if isinstance(excl, int) else None}
 
     # ------------------------------------------------------------------ discovery
     def discover(self, root: Root) -> Discovery:
@@ -137,7 +154,7 @@ class Codex(Provider):
             extra["shadowed"] = str(f.shadowed)
             extra["shadowed_note"] = "a compressed sibling exists; the plain file wins"
         for k in ("originator", "model_provider", "agent_nickname", "agent_role", "thread_source",
-                  "forked_from_id", "session_id"):
+                  "forked_from_id", "forked_from_ordinal_exclusive", "session_id"):
             if meta.get(k) is not None:
                 extra[k] = meta[k]
         if src is not None:
