@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -113,6 +114,27 @@ def test_truncation_rewrite_and_replacement_rebuild(path, tmp_path):
     os.replace(repl, dest)
     got, how = _indexed(dest)
     assert how == "built" and got == _scan(dest)
+
+
+def test_copies_are_detected(tmp_path):
+    """`cp -p` of another transcript over an indexed one (same inode, the source's mtime) is
+    stale; a copy of an indexed transcript to a new path is indexed there on its own (the index
+    is per path), and the original's index stays fresh."""
+    a, b = REAL[0], REAL[1]
+    dest = tmp_path / a.name
+    dest.write_bytes(a.read_bytes())
+    assert _indexed(dest)[1] == "built"
+    ino = dest.stat().st_ino
+    shutil.copy2(b, dest)
+    assert dest.stat().st_ino == ino
+    got, how = _indexed(dest)
+    assert how == "built" and got == _scan(dest) == _scan(b)
+    twin = tmp_path / "copied" / a.name
+    twin.parent.mkdir()
+    shutil.copy2(dest, twin)
+    got, how = _indexed(twin)
+    assert how == "built" and got == _scan(twin)
+    assert _indexed(dest)[1] == "index"
 
 
 def test_a_torn_tail_is_held_and_taken_in_once_complete(tmp_path):

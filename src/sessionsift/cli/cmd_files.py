@@ -54,8 +54,9 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     scope = claude_scope(sel)
     irep, hows = _index_report(scope)
-    res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only, use_index=irep.on,
-                          outcomes=hows)
+    with _progress(irep):
+        res = touched.touches(scope, subagents=not no_subagents, subagents_only=subagents_only, use_index=irep.on,
+                              outcomes=hows)
     _index_done(irep, hows)
     gres = shared_changes(pairs_of(sel))
     gch = [c for c in gres.changes  # a child session (another provider's subagent) is not a main lane
@@ -156,6 +157,8 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                  "(the figures are lower bounds)")
     for p in problems[:5]:
         out.text(f"could not read: {p.path} ({p.why})")
+    if irep.on and irep.counts["scanned"]:
+        out.text(irep.text())  # the transcripts read without the index, and why
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or res.unparsed or sel.incomplete() else ExitStatus.OK
 
@@ -165,6 +168,30 @@ def _index_report(scope):
     from ..index.report import IndexReport
 
     return IndexReport.for_root(scope.home.path), []
+
+
+class _progress:
+    """A long first build of the index shows progress on the terminal (index/progress.py), as
+    `stats` and `index update` do."""
+
+    def __init__(self, irep):
+        self.on = irep.on
+
+    def __enter__(self):
+        if self.on:
+            from ..index import lanes as IL
+            from ..index.progress import Progress
+
+            IL.PROGRESS = Progress()
+
+    def __exit__(self, *exc):
+        if self.on:
+            from ..index import lanes as IL
+
+            if IL.PROGRESS is not None:
+                IL.PROGRESS.done()
+            IL.PROGRESS = None
+        return False
 
 
 def _index_done(irep, hows: list) -> None:
@@ -234,7 +261,8 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     out = Out(fmt, "recover")
     cut = rec_mod.parse_at(at)
     irep, hows = _index_report(scope)
-    lane_evs, problems = rec_mod.collect(scope, not no_subagents, irep.on, hows)
+    with _progress(irep):
+        lane_evs, problems = rec_mod.collect(scope, not no_subagents, irep.on, hows)
     _index_done(irep, hows)
     if sel.refs and not list_backups:
         # other providers' sessions in scope: their complete views (FileChange.new_content) answer
@@ -253,6 +281,8 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     say = out.err if content_view else out.text
     if file != path and not out.json:
         say(f"file: {path} (resolved from {file} against {os.getcwd()})")
+    if irep.on and irep.counts["scanned"] and not out.json:
+        say(irep.text())  # the transcripts read without the index, and why
     if list_backups:
         rows = rec_mod.list_backups(scope, path, lane_evs)
         for r in rows:

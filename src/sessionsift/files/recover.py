@@ -699,6 +699,10 @@ def _lane_events(ln, use_index: bool, outcomes: list | None) -> LaneEvents:
         if le is not None:
             if outcomes is not None:
                 outcomes.append(how)
+            from ..index import lanes as IL
+
+            if IL.PROGRESS is not None and le.index is not None:
+                IL.PROGRESS.step(le.index.stats.bytes, how in ("built", "appended"))
             return le
     if outcomes is not None:
         outcomes.append("scanned")
