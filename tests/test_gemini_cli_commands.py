@@ -130,7 +130,13 @@ def test_files_and_recover_from_new_content():
         assert GT[owner]["disk_files"][path]["text"] == content
         rc, rows = cli("recover", "--file", path)
         summary = rows[-1]
-        assert rc == 0 and summary["status"] == "complete_view" and summary["content"] == content, path
+        assert summary["status"] == "complete_view" and summary["content"] == content, path
+        # a scripted command that runs an interpreter after the last write (`python3 app.py`) may have
+        # written the file: at risk (exit 5), each such command named in a shell_risk row
+        risks = [r for r in rows if r["kind"] == "shell_risk"]
+        scripted = {c["args"]["command"] for c in GT[owner]["tool_calls"] if c["name"] == "run_shell_command"}
+        assert all(r["effect"] == "possible" and r["command"] in scripted for r in risks), risks
+        assert rc == (5 if risks else 0) and summary["at_risk"] == bool(risks), path
 
 
 def test_usage_totals_equal_what_the_api_sent():

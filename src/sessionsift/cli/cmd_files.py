@@ -298,12 +298,22 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     rec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems)
     unread = [p.path for p in rec.unreadable]
     if rec.state is None and rec.exists is None:
-        msg = f"no record of this file in {plural(rec.transcripts, 'transcript')}" + (f" up to --at {at}" if at else "")
+        failed = [s for s in rec.steps if s.what == "rejected"]
+        upto = f" up to --at {at}" if at else ""
+        if failed:  # calls named it and failed: the sessions never wrote it, but they did name it
+            msg = (f"no content of this file in {plural(rec.transcripts, 'transcript')}{upto}: "
+                   f"{plural(len(failed), 'call')} named it and failed ("
+                   + ", ".join(f"L{s.line} {s.lane} {s.detail.split(' failed:')[0]}" for s in failed[:5])
+                   + (", ..." if len(failed) > 5 else "") + ")")
+        else:
+            msg = f"no record of this file in {plural(rec.transcripts, 'transcript')}{upto}"
         if unread:
             msg += f" ({len(unread)} unreadable: {', '.join(unread[:5])})"
+        for s in rec.steps if out.json else ():
+            out.row("step", _step_row(s, claude_home))
         out.summary(status="no_record", file=path, transcripts=rec.transcripts, files_unreadable=len(unread),
                     problems=problems_json(rec.unreadable), message=msg, exit_status=int(ExitStatus.NO_MATCH),
-                    coverage=coverage_json(sel.coverage()), index=irep.as_json())
+                    failed_calls=len(failed), coverage=coverage_json(sel.coverage()), index=irep.as_json())
         if not out.json:
             say(f"{path}: {msg}")
             say(coverage_line(sel.coverage()))

@@ -18,9 +18,14 @@ from .options import coverage_json, coverage_line, problems_json, selection_head
 from .output import Out, esc, plural
 
 
+def clip_cmd(cmd: str, n: int = 80) -> str:
+    one = " ".join(cmd.split())
+    return one if len(one) <= n else one[:n - 1] + "…"
+
+
 def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *, coverage: bool, patches: bool,
                    out_file: str | None, claude_transcripts: int | None) -> int:
-    from ..questions.files import changes, rebuild
+    from ..questions.files import against_shells, changes, rebuild
     from .cmd_shared import change_row, display_of, pairs_of
 
     if cut is not None and cut.instant is None:
@@ -40,6 +45,7 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
         upto = [c for c in upto if (d := parse_ts(c.record.instant)) is not None and d <= lim]
     mine = [c for c in upto if path in (c.change.path, c.change.move_to)]
     rb = rebuild(upto, path)  # every change: a file moved here is rebuilt from its source's
+    rb, risks = against_shells(rb, upto, res.shells, path, until)  # a later shell command may have changed it
     used_ids = {id(c) for c in ([rb.anchor] if rb.anchor else []) + rb.applied}
     mine = [c for c in upto if id(c) in used_ids or path in (c.change.path, c.change.move_to)]
     covs = sel.coverage()
@@ -82,6 +88,8 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
             say(f"{esc(path)}: {esc(msg)}")
             say(coverage_line(covs))
         return status
+    last = rb.applied[-1] if rb.applied else rb.anchor
+    possible = [r for r in risks if r.effect == "possible"]
     text = rb.content
     written = None
     if out_file and text is not None:
@@ -91,10 +99,20 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
         op.write_bytes(text.encode("utf-8", "surrogateescape"))
         written = str(op)
     src = rb.anchor.record
-    last = rb.applied[-1] if rb.applied else rb.anchor
     status = {"stale": ExitStatus.RECOVER_PARTIAL, "deleted": ExitStatus.RECOVER_DELETED,
               "moved": ExitStatus.RECOVER_DELETED}.get(rb.status, ExitStatus.OK)
+    if status == ExitStatus.OK and possible:
+        status = ExitStatus.RECOVER_AT_RISK
+    for r in risks:
+        row = {"session_id": r.shell.ref.session_id, "provider": r.shell.ref.provider,
+               "locator": r.shell.record.locator, "line": r.shell.record.line,
+               "timestamp": instant(r.shell.record.instant), "command": r.shell.command, "cwd": r.shell.cwd,
+               "effect": r.effect, "why": r.why}
+        if out.json:
+            out.row("shell_risk", row)
     out.summary(status=rb.status, exit_status=int(status), complete=rb.complete,
+                at_risk=bool(possible) and rb.complete,
+                shell_risks=len(risks),
                 exists=None if rb.status == "stale" and text is None else rb.status not in ("deleted", "moved"),
                 sha256=hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
                 content=text if out.json and content_view else None, out=written,
@@ -103,8 +121,9 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
                 diffs_applied=len(rb.applied), as_of={"locator": last.record.locator, "timestamp": instant(last.record.instant)},
                 stopped_at=None if rb.stopped_at is None else {"locator": rb.stopped_at.record.locator,
                                                                 "session_id": rb.stopped_at.ref.session_id, "why": rb.why},
-                invisible="a change made outside the client's file tools (a shell command, another process) "
-                          "leaves no trace in these records", **base)
+                invisible="a change made outside the client's file tools leaves no trace in these records: a "
+                          "shell command the session ran is read for the files it names or may write (shell_risk "
+                          "rows), what it did to them is not recorded; another process is not seen at all", **base)
     if content_view and not out.json and text is not None:
         if out.stream.isatty():  # a terminal gets escaped lines; a pipe or file the bytes themselves
             for line in text.split("\n"):
@@ -114,9 +133,16 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
         if text and not text.endswith("\n"):
             out.err("sessionsift: note: the file does not end with a newline")
     what = {"complete_view": "complete view", "rebuilt": f"complete view + {len(rb.applied)} diff(s) applied",
-            "stale": f"STALE: content as of {last.record.locator}; {rb.why or ''}", "deleted": "deleted",
+            "stale": f"STALE: content as of {last.record.locator}; {rb.why or ''}",
+            "deleted": "deleted" + (f" ({rb.why})" if rb.why else ""),
             "moved": f"moved away ({rb.why})"}[rb.status]
+    if possible and rb.complete:
+        n = len({id(r.shell) for r in possible})
+        what += f", AT RISK: {plural(n, 'later shell command')} may have written it"
     say(f"-- {esc(path)}: {esc(what)}; from {esc(rb.anchor.ref.session_id)} ({esc(display_of(sel, rb.anchor.ref.provider))}) "
         f"{esc(src.locator)} {short_local(src.instant)}" + (f"; written to {esc(written)}" if written else ""))
+    for r in risks:
+        say(f"   {'risk' if r.effect == 'possible' else r.effect}: {esc(r.shell.record.locator)} "
+            f"{esc(r.shell.ref.session_id)} `{esc(clip_cmd(r.shell.command))}`: {esc(r.why)}")
     say(coverage_line(covs))
     return status

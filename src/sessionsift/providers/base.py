@@ -291,6 +291,12 @@ class Provider:
     it cut a record's text and kept the rest nowhere; None: the client writes none that the reader
     knows. A search does not rule out by its bytes a session whose files hold it (so the reader
     can flag those records ``truncated`` and the answer count them)."""
+    shell_tools: ClassVar[dict[str, tuple[str, str | None]]] = {}
+    """The client's shell tools: tool name -> (the ``tool_input`` key holding the command, the key
+    holding the directory it ran in, or None). A shell command a session ran leaves no
+    ``FileChange`` even when it writes a file; `recover` reads these to say that a command after
+    the last recorded content may have changed the file (a string, or an argv such as Codex's
+    ``["bash", "-lc", CMD]``). Empty: the reader names no shell tool."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""
@@ -328,6 +334,27 @@ class Provider:
         from, as the client recorded it (a field it does not record is None); None when it is no
         fork, or (``records_forks`` False) when the client records no lineage. Default: None."""
         return None
+
+    def shell_command(self, ref: SessionRef, record: Record) -> tuple[str, str | None] | None:
+        """The command a ``tool_call`` record ran in the shell and the directory it ran in (the
+        call's own, else the session's project, else None), or None when it is no shell call of
+        :attr:`shell_tools`."""
+        spec = self.shell_tools.get(record.tool_name or "") if record.kind == "tool_call" else None
+        inp = record.tool_input
+        if spec is None or not isinstance(inp, dict):
+            return None
+        cmd = inp.get(spec[0])
+        if isinstance(cmd, list) and all(isinstance(x, str) for x in cmd) and cmd:
+            if len(cmd) >= 3 and cmd[-2] in ("-c", "-lc") and os.path.basename(cmd[0]) in ("bash", "sh", "zsh"):
+                cmd = cmd[-1]
+            else:
+                import shlex
+
+                cmd = shlex.join(cmd)
+        if not isinstance(cmd, str) or not cmd:
+            return None
+        cwd = inp.get(spec[1]) if spec[1] else None
+        return cmd, cwd if isinstance(cwd, str) and cwd else ref.project
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file and folder that belongs to this one session alone (clean captures and

@@ -91,6 +91,7 @@ class Crush(Provider):
     default_rel = ".local/share/crush"
     process_names = ("crush",)
     activity_granularity = "project"
+    shell_tools = {"bash": ("command", None)}
     usage_unrecorded = ("Crush keeps no per-message usage (its sessions row holds only the last step's counts "
                         "and a running cost)")
 

@@ -59,6 +59,7 @@ class Opencode(Provider):
     default_rel = ".local/share/opencode"
     process_names = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
+    shell_tools = {"bash": ("command", "workdir")}
 
     # ------------------------------------------------------------------ where
     def locate(self, explicit: str | None = None, home: str | None = None,

@@ -3,7 +3,9 @@
 Each ``FileChange`` on a record is one change row (path, action, whether the record holds the
 whole new content, the old content, or a diff). Reads are not changes and are not listed for
 these providers (Claude Code's own `files` path also lists reads and shell writes). A change
-the client made without recording it (a shell command that writes) is invisible here.
+the client made without recording it (a shell command that writes) leaves no ``FileChange``: the
+shell calls themselves are kept (``Shell``, from the reader's ``shell_tools``) so `recover` can say
+when one ran after the content it rebuilt (:func:`shell_after`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ class Change:
     ref: SessionRef
     record: Record
     change: FileChange
+    seq: int = 0
+    """The record's place in its session's read."""
 
     @property
     def path(self) -> str:
@@ -28,8 +32,20 @@ class Change:
 
 
 @dataclass
+class Shell:
+    """A shell call of a session (its command as recorded, the directory it ran in)."""
+    ref: SessionRef
+    record: Record
+    command: str
+    cwd: str | None
+    seq: int
+    """The record's place in its session's read (orders calls that share an instant)."""
+
+
+@dataclass
 class SharedChanges:
     changes: list[Change] = field(default_factory=list)
+    shells: list[Shell] = field(default_factory=list)
     reports: list[ReadReport] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
@@ -40,20 +56,26 @@ class SharedChanges:
         return dict(c)
 
 
-def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], ReadReport, Problem | None]:
+def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], ReadReport, Problem | None,
+                                                                 list[Shell]]:
     prov, ref = pair
     rep = ReadReport()
     got: list[Change] = []
+    shells: list[Shell] = []
     try:
-        for r in prov.read(ref, rep):
+        for i, r in enumerate(prov.read(ref, rep)):
             if r.copy_of is not None:
                 continue
             for fc in r.file_changes:
-                got.append(Change(ref, r, fc))
+                got.append(Change(ref, r, fc, i))
+            if r.kind == "tool_call" and prov.shell_tools:
+                sc = prov.shell_command(ref, r)
+                if sc is not None:
+                    shells.append(Shell(ref, r, sc[0], sc[1], i))
     except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
         return got, rep, Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                 f"reader failed: {type(exc).__name__}: {exc}")
-    return got, rep, None
+                                 f"reader failed: {type(exc).__name__}: {exc}"), shells
+    return got, rep, None, shells
 
 
 def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
@@ -63,8 +85,9 @@ def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
     pairs = list(pairs)
     with no_gc():
         results = map_halves(_session_changes, pairs, [r.size for _, r in pairs])
-    for got, rep, prob in results:
+    for got, rep, prob, shells in results:
         out.changes.extend(got)
+        out.shells.extend(shells)
         if prob is not None:
             out.problems.append(prob)
         out.reports.append(rep)
@@ -213,3 +236,117 @@ def _apply(out: Rebuild, later: list[Change], path: str) -> Rebuild:
         out.applied.append(c)
         out.status = "rebuilt"
     return out
+
+
+@dataclass
+class ShellRisk:
+    """A shell call after the content `recover` rebuilt that may have changed the file."""
+    shell: Shell
+    effect: str
+    """``write`` (it names the file: the content is not the file's any more), ``delete`` (it
+    removes or moves the file away), ``possible`` (it may write files it does not name)."""
+    why: str
+
+
+def _later(a: "Shell | Change", b: "Shell | Change") -> bool:
+    """Whether `a` came after `b`: by their place in the read within one session, else by instant
+    (an instant that cannot be read counts as later: the cautious side)."""
+    if a.ref.session_id == b.ref.session_id and a.ref.provider == b.ref.provider:
+        return a.seq > b.seq
+    da, db = parse_ts(a.record.instant), parse_ts(b.record.instant)
+    return da is None or db is None or da > db
+
+
+def shell_after(shells: list[Shell], path: str, last: Change, until: str | None = None) -> list[ShellRisk]:
+    """The shell calls after `last` (the rebuild's anchor; up to the instant `until`) that may
+    have changed `path`, each with what it does to it (the Bash grammar's
+    analysis, files/shell.py: a named write, a delete or move away, or a command that writes files
+    it does not name -- an interpreter, a formatter, an unresolved operand, an unparsable line --
+    counted when it ran in the anchor's session or from a directory that holds the file)."""
+    from ..files.shell import analyze
+
+    cut = parse_ts(until) if until else None
+    out: list[ShellRisk] = []
+    for sh in shells:
+        if not _later(sh, last):
+            continue
+        if cut is not None and ((d := parse_ts(sh.record.instant)) is None or d > cut):
+            continue
+        an = analyze(sh.command, sh.cwd)
+        # an unnamed write is counted where it could plausibly land: in the anchor's own session,
+        # or run from a directory holding the file (not every interpreter run of every project)
+        near = (sh.ref.session_id == last.ref.session_id and sh.ref.provider == last.ref.provider) or \
+            bool(sh.cwd and path.startswith(sh.cwd.rstrip("/") + "/"))
+        for m in an.mutations:
+            if m.op in ("read", "mkdir"):
+                continue
+            if m.path is None:
+                if near:
+                    out.append(ShellRisk(sh, "possible", f"`{m.verb}` {m.op} of unresolved operand {m.raw!r}"))
+                continue
+            inside = path.startswith(m.path.rstrip("/") + "/")
+            if m.path != path and not inside:
+                continue
+            if m.op in ("delete", "move-src"):
+                out.append(ShellRisk(sh, "delete", f"`{m.verb}` removes it ({m.op})"))
+            elif m.op == "touch":
+                continue  # content unchanged if it existed
+            else:
+                out.append(ShellRisk(sh, "write", f"`{m.verb}` {m.op} of it"))
+        for mk in an.markers if near else ():
+            out.append(ShellRisk(sh, "possible", f"class marker {mk}: mutates files it does not name"))
+        if an.parse_error and near:
+            out.append(ShellRisk(sh, "possible", "the shell parser could not read this command: it may have written "
+                                                 "the file"))
+    return out
+
+
+def against_shells(rb: Rebuild, chs: list[Change], shells: list[Shell], path: str,
+                   until: str | None = None) -> tuple[Rebuild, list[ShellRisk]]:
+    """`rb` checked against the shell calls after its anchor: a command that names the file as
+    written (``sed -i f``, ``>> f``) stops the rebuild there (``stale``: the content as of the last
+    change before it; a removal with nothing recorded after it: ``deleted``); commands that may
+    write files they do not name are returned as ``possible`` risks (the caller says the content
+    is at risk). Changes recorded after a named shell write are not applied over it: a diff's
+    context checks only its own lines."""
+    if rb.anchor is None or rb.status in ("no_record", "no_complete_view"):
+        return rb, []
+    risks = shell_after(shells, path, rb.anchor, until)
+    hard = [r for r in risks if r.effect in ("write", "delete")]
+    if not hard or rb.status == "moved":
+        return rb, risks
+    first = hard[0]
+    kept = [c for c in rb.applied if not _later(c, first.shell)]
+    later = [c for c in rb.applied if _later(c, first.shell)]
+    loc = first.shell.record.locator
+    if first.effect == "delete" and not later and all(r.effect == "delete" for r in hard) \
+            and rb.stopped_at is None:
+        return Rebuild("deleted", None, rb.anchor, kept, _Stop(first.shell),
+                       f"{first.why} at {loc} (a shell command)"), risks
+    if rb.stopped_at is not None and not later and not _later(rb.stopped_at, first.shell):
+        return rb, risks  # the rebuild had already stopped before the shell command
+    out = _apply(Rebuild("complete_view" if rb.anchor.change.new_content is not None else "deleted",
+                         rb.anchor.change.new_content, rb.anchor), kept, path)
+    if out.status in ("moved", "stale"):
+        return out, risks
+    out.status, out.stopped_at = "stale", _Stop(first.shell)
+    out.why = f"{first.why} at {loc} (a shell command: what it wrote is not recorded)"
+    return out, risks
+
+
+@dataclass
+class _Stop:
+    """A shell call where a rebuild stopped (``Rebuild.stopped_at`` is read for its record and ref)."""
+    shell: Shell
+
+    @property
+    def record(self) -> Record:
+        return self.shell.record
+
+    @property
+    def ref(self) -> SessionRef:
+        return self.shell.ref
+
+    @property
+    def seq(self) -> int:
+        return self.shell.seq

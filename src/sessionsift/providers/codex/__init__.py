@@ -57,6 +57,10 @@ class Codex(Provider):
                 "copied_records": 0 if isinstance(excl, int) else None,
                 "ordinal_exclusive": excl if isinstance(excl, int) else None}
 
+    shell_tools = {"exec_command": ("cmd", "workdir"), "shell": ("command", "workdir"),
+                   "shell_command": ("command", "workdir"), "local_shell": ("command", "working_directory")}
+    """``exec_command`` (0.171.0), ``shell`` (older releases: an argv), ``local_shell_call`` items."""
+
     # ------------------------------------------------------------------ discovery
     def discover(self, root: Root) -> Discovery:
         path = root.path

@@ -33,6 +33,7 @@ class GeminiCli(Provider):
     a parent ``node .../gemini.js`` and a child ``node --max-old-space-size=N .../gemini.js`` (measured
     with 0.61.0). See :meth:`is_client_argv`."""
     activity_granularity: ClassVar[str] = "project"
+    shell_tools: ClassVar[dict] = {"run_shell_command": ("command", "dir_path")}
 
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:
