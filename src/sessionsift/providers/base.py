@@ -198,7 +198,8 @@ class Record:
     copy_of: str | None = None
     """Set when this record repeats another (the original's locator): count it once."""
     turn: int | None = None
-    """The turn it belongs to, where the reader can tell (1-based; a turn opens at a prompt)."""
+    """The turn it belongs to, where the reader can tell (1-based; a turn opens at a prompt, and in
+    a child session -- a subagent's -- at the task its parent delegated, which is no prompt)."""
     truncated: bool = False
     """The client wrote that it cut this record's text (e.g. Codex CLI's ``…N tokens truncated…``):
     the cut part is not on disk at all, so no search can find it there."""

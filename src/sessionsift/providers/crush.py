@@ -404,8 +404,8 @@ class _Session:
         summary = bool(m.get("is_summary_message"))
         for i, p in enumerate(parts):
             for r in self._part(f"messages:{mid}#{i}", role, p, inst, model, prompt_taken, summary):
-                if r.kind == "prompt":
-                    prompt_taken = True
+                if r.kind == "prompt" or (self.is_child and r.role == "user" and r.native == "part/text"):
+                    prompt_taken = True  # one turn opener per message (a child's: the delegated task)
                 yield r
 
     def _part(self, loc: str, role: str, p: Any, inst: str | None, model: str | None, prompt_taken: bool,
@@ -420,6 +420,8 @@ class _Session:
                 self.turn += 1
                 yield self.rec(loc, "user", "prompt", native, inst, p, text=txt)
             elif role == "user":
+                if self.is_child and not prompt_taken:  # the task its parent delegated opens a turn
+                    self.turn += 1
                 yield self.rec(loc, "user", "meta" if self.is_child else "message", native, inst, p, text=txt)
             else:
                 yield self.rec(loc, role, "message", native + ("/summary" if summary else ""), inst, p, text=txt,

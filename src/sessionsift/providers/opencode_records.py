@@ -158,8 +158,8 @@ class SessionMapper:
         time = _d(data.get("time"))
         inst = iso_ms(time.get("created")) or iso_ms(row_ms)
         parts = list(parts)
-        prompt_pid = None  # a turn opens at what a person typed (not at a compaction or synthetic message)
-        if role == "user" and not self.is_child:
+        prompt_pid = None  # a turn opens at what a person typed (not at a compaction or synthetic message),
+        if role == "user":  # in a child session at the task its parent delegated
             prompt_pid = next((pid for pid, pd, _ in parts if pd.get("type") == "text" and isinstance(pd.get("text"), str)
                                and not pd.get("synthetic") and not pd.get("ignored")), None)
             if prompt_pid is not None:

@@ -60,11 +60,14 @@ def session_stats(prov: Provider, ref: SessionRef) -> SessionStats:
     errors: dict[str, str | None] = {}
     anon = 0
     answered = False
+    top_turn = 0
     for r in prov.read(ref, st.report):
         if r.copy_of is not None:
             st.copies += 1
             continue
         st.records += 1
+        if r.turn is not None and r.turn > top_turn:
+            top_turn = r.turn
         st.kinds[r.kind] += 1
         answered = answered or (r.role == "assistant" and r.kind in ("message", "reasoning", "tool_call"))
         st.file_changes += len(r.file_changes)
@@ -107,7 +110,8 @@ def session_stats(prov: Provider, ref: SessionRef) -> SessionStats:
     if answered and not per_key and not cum:
         st.tokens_by_model = None
         st.tokens_unknown = getattr(prov, "usage_unrecorded", None) or "no record of this session carries usage"
-    st.turns = st.prompts
+    # a child session's turn opens at the task its parent delegated (no prompt): the reader numbers it
+    st.turns = max(st.prompts, top_turn)
     return st
 
 

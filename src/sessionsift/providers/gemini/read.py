@@ -431,7 +431,8 @@ class _Builder:
                 normed if normed is not None else _norm(text)):
             return self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, copy_of=prev[0],
                             turn=prev[2], **kw)
-        if kind == "prompt":
+        if kind == "prompt" or (self.subagent and role == "user" and kind == "message"):
+            # a turn opens at a prompt; in a subagent's session at the task its parent delegated
             self.turn = (self.turn or 0) + 1
         r = self.rec(role, kind, native, raw_obj, text=text, lane=lane, instant=ts, **kw)
         self.seen_msg[key] = (r.locator, normed, r.turn, text)
