@@ -140,3 +140,36 @@ def test_packed_string_lists_come_back_exactly(xs):
     assert FS._unpack(FS._pack(xs), len(xs)) == xs
     rows = [[x or "" for x in xs if x is not None]] + [[]] + [[y for y in (xs[:1] if xs and xs[0] else [])]]
     assert FS._unpack_ids(FS._pack_ids(rows), len(rows)) == [tuple(r) for r in rows]
+
+
+def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_path, monkeypatch):
+    """After one warm `files` the data root's file-events summary (index/filesummary.py) answers
+    the next with a stat per transcript (the per-transcript index files gone: not read); a
+    transcript that changed is not taken from it; recover --at, which needs every record's turn,
+    reads them from the lane when its index is gone - and every answer equals the scan's."""
+    from sessionsift.index import lanes as IL, store
+
+    monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / "index"))
+    home = tmp_path / "claude"
+    shutil.copytree(HOMES[1], home)
+    H = ["--claude-home", str(home)]
+    both(["files", "--by", "timeline", *H])
+    assert (store.root_dir() / "claude-root-fev").is_dir()
+    ref = run(["files", "--by", "timeline", *H, "--no-index"])
+    files = [x["file"] for x in run(["files", "--by", "file", *H, "--no-index"])[1] if x.get("kind") == "file"]
+    at_ref = run(["recover", "--file", files[0], "--at", "turn1", *H, "--no-index"])
+    for p in (store.root_dir() / IL.KIND).rglob("*.idx"):
+        p.unlink()  # only the root summaries are left
+    got = run(["files", "--by", "timeline", *H])
+    assert got[1][-1]["index"]["from_index"] == got[1][-1]["transcripts"] > 0
+    assert not list((store.root_dir() / IL.KIND).rglob("*.idx"))  # answered without a lane index
+    strip = lambda r: (r[0], [{k: v for k, v in x.items() if k != "index"} for x in r[1]])  # noqa: E731
+    assert strip(got) == strip(ref)
+    at = run(["recover", "--file", files[0], "--at", "turn1", *H])
+    assert strip(at) == strip(at_ref)
+    lane = max((home / "projects").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    data = lane.read_bytes()
+    lane.write_bytes(data[: data.rfind(b"\n", 0, len(data) // 2) + 1])  # truncated: not from the summary
+    got = run(["files", "--by", "timeline", *H])
+    assert got[1][-1]["index"]["built"] >= 1
+    assert strip(got) == strip(run(["files", "--by", "timeline", *H, "--no-index"]))

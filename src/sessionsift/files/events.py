@@ -360,13 +360,15 @@ def parse_gutter(text: str) -> list[tuple[int, str]]:
 _CALL_TOOLS = FILE_TOOLS | frozenset(SHELL_TOOLS) | {"ExitPlanMode"}
 
 
-def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
+def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
     """`lane_events(lane, keep_view=False)` from the lane's index: only the records that carry
     file events are read and parsed (tool calls of file tools, Bash and ExitPlanMode, their
     results, file attachments, file-history lines), as the index's ``fev`` section lists them
     (index/fileslots.py); turns and survival come from the index. Slugs are not gathered (`plan`
     reads the lane itself). The per-record facts (`LaneFacts`: line, turn, timestamp of every
-    record) are read from the index when first asked for. None when the index cannot answer
+    record) are read from the index when first asked for. `root`: the data root's
+    index/filesummary.py FilesSummary, which answers (a stat, no index file read) while the
+    transcript is unchanged, and takes the sections read here. None when the index cannot answer
     (then read the lane)."""
     from bisect import bisect_right
 
@@ -376,18 +378,41 @@ def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
 
     if config.why_off() is not None:
         return None
-    try:
-        f, st, verdict = IL._open(lane)
-        if f is not None and verdict == store.GROWN:
-            IL.lane_stats(lane)
-            f, st, verdict = IL._open(lane)
-    except OSError:
-        return None
-    if f is None or verdict != store.FRESH or f.identity.end != st.st_size:
-        return None
-    fs = IL.file_slots(lane, f, _CALL_TOOLS, _WANT_ATT)
+    fs = None
+    if root is not None:
+        from ..index.fileslots import FileSlots
+
+        ab = os.path.abspath(lane.path)
+        try:
+            st = os.stat(lane.path)
+        except OSError:
+            return None
+        o = root.get(ab, st)
+        if o is not None:
+            try:
+                fs = FileSlots(o)
+            except (KeyError, TypeError, ValueError):
+                fs = None
+            if fs is not None and fs.matches(_CALL_TOOLS, _WANT_ATT):
+                ident = store.identity_of(st, st.st_size, ())
+            else:
+                fs = None
     if fs is None:
-        return None
+        try:
+            f, st, verdict = IL._open(lane)
+            if f is not None and verdict == store.GROWN:
+                IL.lane_stats(lane)
+                f, st, verdict = IL._open(lane)
+        except OSError:
+            return None
+        if f is None or verdict != store.FRESH or f.identity.end != st.st_size:
+            return None
+        fs = IL.file_slots(lane, f, _CALL_TOOLS, _WANT_ATT)
+        if fs is None:
+            return None
+        ident = f.identity
+        if root is not None:
+            root.put(ab, ident, fs.obj)
     from ..index import codec
 
     cw_slots, cw_vals = fs.cw_slots, fs.cw_vals
@@ -398,7 +423,6 @@ def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
 
     ev = LaneEvents(lane)
     ev.first_cwd = cw_vals[0] if cw_vals else None
-    ident = f.identity
     ev.index = LaneFacts(stats=codec.read_from(fs.read), load=lambda: _facts_of(lane, ident))
     fd = os.open(lane.path, os.O_RDONLY)
     kinds = fs.kinds
@@ -418,13 +442,17 @@ def lane_events_indexed(lane: Lane) -> "LaneEvents | None":
     return ev
 
 
+def _stat_part(i) -> tuple:
+    return (i.end, i.size, i.dev, i.ino, i.mtime_ns, i.ctime_ns)
+
+
 def _facts_of(lane: Lane, ident) -> tuple:
     """(no, turn, ts) of every record of a lane (`LaneFacts`), from its index while that is still
     the one the events were read from (same identity), else from the lane itself."""
     from ..index import codec, lanes as IL, store
 
     f = store.IndexFile.open(store.index_path(IL.KIND, lane.path), IL.KIND, str(lane.path))
-    if f is not None and f.identity == ident:
+    if f is not None and _stat_part(f.identity) == _stat_part(ident):
         co = f.section("cols")
         if co is not None:
             cols = codec.cols_from(co)

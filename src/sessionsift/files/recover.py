@@ -669,32 +669,42 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
     (sessionsift/index; indexed now when it has none), `outcomes` collects how each lane was read
     ("index", "built", "scanned")."""
     evs, problems = [], []
+    root = None
+    if use_index:
+        from ..index import config
+        from ..index.filesummary import FilesSummary
+
+        home = getattr(scope.home, "path", None)
+        if config.why_off() is None and home is not None and scope.sessions:
+            root = FilesSummary.load(home)
     for s in scope.sessions:
         lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
         for ln in lanes:
             try:
-                le = _lane_events(ln, use_index, outcomes)
+                le = _lane_events(ln, use_index, outcomes, root)
                 evs.append(le)
             except OSError as exc:
                 from ..discover import Problem
 
                 problems.append(Problem(str(ln.path), exc.strerror or str(exc)))
+    if root is not None:
+        root.save()
     _mark_copies(scope, evs)
     # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
     return evs, list(scope.problems) + [p for p in problems if p not in scope.problems]
 
 
-def _lane_events(ln, use_index: bool, outcomes: list | None) -> LaneEvents:
+def _lane_events(ln, use_index: bool, outcomes: list | None, root=None) -> LaneEvents:
     if use_index:
         from .events import lane_events_indexed
 
-        le = lane_events_indexed(ln)
+        le = lane_events_indexed(ln, root)
         how = "index"
         if le is None:
             from ..index import lanes as IL
 
             _ls, o = IL.lane_stats(ln)
-            le = lane_events_indexed(ln) if o.how != "scanned" else None
+            le = lane_events_indexed(ln, root) if o.how != "scanned" else None
             how = o.how
         if le is not None:
             if outcomes is not None:

@@ -106,9 +106,11 @@ class FileSlots:
     """The section, decoded."""
 
     __slots__ = ("slot", "no", "off", "ln", "kinds", "kind", "ts", "turn", "surv", "uses", "res", "cw_slots",
-                 "cw_vals", "read", "tools", "atts")
+                 "cw_vals", "read", "tools", "atts", "obj")
 
     def __init__(self, o: dict):
+        self.obj = o
+        """The section as stored (index/filesummary.py keeps a copy)."""
         self.slot, self.no = _arr("I", o["slot"]), _arr("I", o["no"])
         self.off, self.ln = _arr("Q", o["off"]), _arr("I", o["ln"])
         self.kinds = [tuple(k) for k in o["kinds"]]
