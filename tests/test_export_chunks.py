@@ -224,3 +224,24 @@ def test_database_sessions_are_fingerprinted_by_rows(exported):
             prov, ref = next(x for x in _pairs(home=str(HOME)) if x[1].session_id == r["session_id"])
             assert ledger.fingerprint_rows(prov.read(ref, ReadReport(), raw=True)) == r["fingerprint"]
             assert ledger.is_kept(r["provider"], r["session_id"], r["fingerprint"], root=ledger_root)[0]
+
+
+def test_text_names_providers_by_display_name(tmp_path):
+    """Each exported session's text line named the provider by its internal name (`(crush)`,
+    `(codex)`), as `audit size` did (review finding 13); one session read `1 sessions`."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
+    p, rows = _run("export", "markdown", "--home", str(HOME), "--out", str(tmp_path / "o"), "--format", "json", env=env)
+    display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
+    want = {r["session_id"]: display[r["provider"]] for r in rows if r["kind"] == "export"}
+    assert len(set(want.values())) == 5
+    p, _ = _run("export", "markdown", "--home", str(HOME), "--out", str(tmp_path / "t"), env=env)
+    assert p.returncode == 0, p.stderr
+    seen = {}
+    for line in p.stdout.splitlines():
+        sid, _, rest = line.partition(" (")
+        if sid in want:
+            seen[sid] = rest.split(") ", 1)[0]
+    assert seen == want
+    sid = "8414eb07-cca2-5cca-9059-e9baedac31e1"
+    p, _ = _run("export", "chunks", sid, "--claude-home", str(EX / "claude-home"), "--out", str(tmp_path / "c"), env=env)
+    assert p.returncode == 0 and "\n1 session: 1 written" in p.stdout, p.stdout

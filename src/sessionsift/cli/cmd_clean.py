@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import common_options, coverage_json, coverage_line, problems_json, provider_options, root_request
+from .options import (common_options, coverage_json, coverage_line, display_name, problems_json, provider_options,
+                      root_request)
 from .output import Out, esc
 
 
@@ -218,7 +219,7 @@ def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> 
         out.row("session", v.to_json())
     for r in oc.recovered:
         out.row("recovered", r.to_json())
-        out.text(f"recovered {e(r.provider)} {e(r.session_id)}: {e(r.status)} ({e(r.reason)})")
+        out.text(f"recovered {e(display_name(r.provider))} {e(r.session_id)}: {e(r.status)} ({e(r.reason)})")
     verb = "capture and remove" if action == "capture" else "protect (capture, keep in place)"
     if not apply:
         for v in oc.selected:
@@ -231,7 +232,7 @@ def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> 
                      + (" [kept waived]" if v.gates["kept"].waived else ""))
     for r in oc.results:
         out.row("action", r.to_json())
-        out.text(f"{e(r.status)}: {e(r.session_id)} ({e(r.provider)}) {r.files} file(s) {size(r.bytes)}"
+        out.text(f"{e(r.status)}: {e(r.session_id)} ({e(display_name(r.provider))}) {r.files} file(s) {size(r.bytes)}"
                  + (f" -> {size(r.stored)} stored" if r.stored else "") + (f", capture {e(r.capture_id)}" if r.capture_id else "")
                  + (f": {e(r.reason)}" if r.reason else ""))
     for v, why in oc.skipped:

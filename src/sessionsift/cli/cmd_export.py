@@ -9,8 +9,8 @@ import click
 
 from ..errors import UsageError
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, problems_json, provider_options, read_session_list,
-                      root_request, scope_options, selection_header)
+from .options import (common_options, coverage_json, coverage_line, display_name, problems_json, provider_options,
+                      read_session_list, root_request, scope_options, selection_header)
 from .output import Out, esc
 
 
@@ -64,7 +64,7 @@ def report(out: Out, sel, fmt_name: str, outcomes: list, extra_summary: dict | N
     covs = sel.coverage()
     out.summary(format=fmt_name, sessions=len(outcomes), **counts, ledger=str(ledger.ledger_path()),
                 problems=problems_json(sel.problems()), coverage=coverage_json(covs), **(extra_summary or {}))
-    out.text(f"{len(outcomes)} sessions: {counts['written']} written, {counts['current']} already current, "
+    out.text(f"{len(outcomes)} session{'' if len(outcomes) == 1 else 's'}: {counts['written']} written, {counts['current']} already current, "
              f"{counts['failed']} failed; recorded in {esc(ledger.ledger_path())}")
     out.text(coverage_line(covs))
     if counts["failed"] or sel.incomplete():
@@ -74,7 +74,7 @@ def report(out: Out, sel, fmt_name: str, outcomes: list, extra_summary: dict | N
 
 def print_outcome(out: Out, o, what: str) -> None:
     out.row("export", outcome_row(o))
-    head = f"{esc(o.ref.session_id)} ({esc(o.ref.provider)}) "
+    head = f"{esc(o.ref.session_id)} ({esc(display_name(o.ref.provider))}) "
     if o.status == "failed":
         out.text(head + f"FAILED: {esc(o.why)}")
     elif o.status == "current":
@@ -178,7 +178,7 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
                          "superseded": oc.superseded, "fingerprint": oc.fingerprint,
                          "fingerprint_kind": oc.fingerprint_kind, "reader_version": oc.reader_version,
                          "why": oc.why, "omissions": oc.omissions, "ledger": str(ledger.ledger_path())})
-        head = f"{esc(oc.ref.session_id)} ({esc(oc.ref.provider)}) "
+        head = f"{esc(oc.ref.session_id)} ({esc(display_name(oc.ref.provider))}) "
         if oc.status == "failed":
             o.text(head + f"FAILED: {esc(oc.why)}")
         else:

@@ -311,6 +311,13 @@ def coverage_line(covs: list) -> str:
 # -- lane fields and refetch commands (every command that prints Claude Code records) --
 
 
+def display_name(provider: str) -> str:
+    """A provider's name as people read it (`Codex CLI`), for text; JSON keeps `provider` (`codex`)."""
+    from ..providers import KNOWN
+
+    return KNOWN.get(provider, provider)
+
+
 def lane_fields(lane) -> dict:
     return {
         "session_id": lane.session_id,
