@@ -9,7 +9,8 @@ each copy is a distinct session with the client's own row shapes. Prints, best o
 
 * the reader alone (library: discover + read all sessions, counting records), its peak RSS;
 * ``sessionsift search hello --opencode-home DIR`` against ``rg -a -c hello opencode.db`` (rg only
-  scans the bytes: it is a floor, not a peer -- the database pages hold the same JSON);
+  scans the bytes: it is a floor, not a peer -- the database pages hold the same JSON), and the
+  same for a literal found in no row (selective: the rows are gated in SQL first).
 """
 from __future__ import annotations
 
@@ -96,6 +97,12 @@ def main() -> int:
     t_rg, _ = best(["rg", "-a", "-c", "hello", str(db)], a.runs)
     t_s, out = best([sys.executable, "-m", "sessionsift", "search", "hello", "--opencode-home", str(OUT)], a.runs)
     print(f"search hello: {t_s:.2f} s; rg -a -c hello: {t_rg:.3f} s; ratio {t_s / t_rg:.0f}x")
+    print("  " + (out.strip().splitlines() or ["?"])[-2][:160])
+    # a selective literal (in no row): the rows are gated in SQL (Opencode.rule_out_rows)
+    t_rg, _ = best(["rg", "-a", "-c", "zqxsqlcanary7731", str(db)], a.runs)
+    t_s, out = best([sys.executable, "-m", "sessionsift", "search", "zqxsqlcanary7731", "--opencode-home", str(OUT)],
+                    a.runs)
+    print(f"search zqxsqlcanary7731 (selective): {t_s:.2f} s; rg -a -c: {t_rg:.3f} s; ratio {t_s / t_rg:.0f}x")
     print("  " + (out.strip().splitlines() or ["?"])[-2][:160])
     return 0
 

@@ -47,4 +47,4 @@ def test_one_session_ruled_out_is_said_in_the_singular():
     sm, line = shared("-F", "Show notes.md", RESUMED, SHELL, *CODEX)
     assert (sm["sessions"], sm["sessions_read"], sm["sessions_prefiltered"]) == (2, 1, 1)
     assert (f"({sm['records']} records read in 1 session, {sm['records_searched']} of them searched; "
-            "1 session ruled out by its bytes (no file holds the pattern's literal), not parsed") in line, line
+            "1 session ruled out by its bytes (no file or database row holds the pattern's literal), not parsed") in line, line

@@ -139,7 +139,7 @@ def search_summary_text(sel, sm) -> str | None:
     return (f"{plural(sm.hits, 'hit')} in {plural(sm.sessions, 'session')} of {', '.join(esc(n) for n in names)} "
             f"({plural(sm.records, 'record')} read in {plural(sm.sessions_read, 'session')}, {sm.searched} of them searched"
             + (f"; {plural(sm.sessions_prefiltered, 'session')} ruled out by "
-               f"{'its' if sm.sessions_prefiltered == 1 else 'their'} bytes (no file holds the pattern's literal), "
+               f"{'its' if sm.sessions_prefiltered == 1 else 'their'} bytes (no file or database row holds the pattern's literal), "
                "not parsed" if sm.sessions_prefiltered else "")
             + (f"; not searched: {left}" if left else "")
             + (f"; {_truncated_text(sel, sm.truncated)}" if sm.truncated else "")

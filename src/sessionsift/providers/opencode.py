@@ -245,6 +245,56 @@ class Opencode(Provider):
                 yield Record(PROVIDER, sid, f"session_input:{rid}", "user", "unknown", native, path=mapper.path,
                              text=prompt if isinstance(prompt, str) else None)
 
+    # ------------------------------------------------------------------ search's prefilter
+    def rule_out_rows(self, refs: list[SessionRef], needles: list[str] | None, ci: bool,
+                      kinds: frozenset[str]) -> list[bool]:
+        """For each ref: True when none of the rows its session is read from holds a needle, so no
+        record can match (questions/prefilter.py's guarantee, at row level: outside ``meta``, whose
+        texts the mapper composes or reads from saved files, a record's matchable text is JSON
+        string values of its ``part``/``message`` rows; opencode's JSON.stringify leaves printable
+        ASCII other than quote and backslash as is). SQLite's ``instr`` looks inside each value,
+        whole (the file's bytes would not do: a long value is split across overflow pages). Never
+        True for a case-insensitive or ``meta`` query, a legacy JSON session, a session with
+        ``session_input`` rows (a plain text column, not modelled), or a database that fails."""
+        out = [False] * len(refs)
+        if ci or not needles or "meta" in kinds:
+            return out
+        by_db: dict[str, list[int]] = {}
+        for j, ref in enumerate(refs):
+            db = ref.extra.get("db_path")
+            if ref.extra.get("store") == "sqlite" and isinstance(db, str):
+                by_db.setdefault(db, []).append(j)
+        for db, idx in by_db.items():
+            try:
+                holding = self._sessions_holding(Path(db), list(needles))
+            except Exception:  # the gate only saves time: such a database is read
+                continue
+            for j in idx:
+                out[j] = refs[j].session_id not in holding
+        return out
+
+    def _sessions_holding(self, db: Path, needles: list[str]) -> set:
+        """Ids of the sessions that may hold a needle: whose message rows or part rows (by the
+        part's own session_id and by its message's) hold one, and every session with
+        session_input rows."""
+        con, cols = self._cons().get(db, NEED)
+        if cols is None:
+            raise sqlite_ro.StoreError("unknown_format", "not migrated")
+        def cond(col: str) -> str:
+            return "(" + " OR ".join(f"instr({col}, ?) > 0" for _ in needles) + ")"
+        found: set = set()
+        with sqlite_ro.snapshot(con, db):
+            for a, b in sqlite_ro.retry(lambda: con.execute(
+                    f"SELECT p.session_id, m.session_id FROM part p LEFT JOIN message m ON m.id = p.message_id "
+                    f"WHERE {cond('p.data')}", needles).fetchall(), db):
+                found.update((a, b))
+            found.update(r[0] for r in sqlite_ro.retry(lambda: con.execute(
+                f"SELECT DISTINCT session_id FROM message WHERE {cond('data')}", needles).fetchall(), db))
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "session_input" in tables:
+                found.update(r[0] for r in con.execute("SELECT DISTINCT session_id FROM session_input"))
+        return found
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:
         nothing can be removed without writing to the database, which sessionsift never does."""

@@ -5,7 +5,8 @@ printable ASCII that JSON encoding cannot alter (no quote, backslash or whitespa
 For a provider whose records' matchable text is made of JSON string values written in the
 session's own files (`text_in_bytes`), a session none of whose files holds a needle cannot hold a
 match: it is not parsed. Compressed files (`.zst`) are searched through the decompressor. A
-database, a directory, or a provider without that guarantee is always read.
+database (unless its reader gates the rows itself: ``rule_out_rows(refs, needles, ci, kinds) ->
+[bool]``, opencode's, with SQL), a directory, or a provider without that guarantee is always read.
 
 Many sessions are gated at once (:func:`rule_out`): their small files are read back to back into
 one page-aligned buffer (one ``readv`` per file, no mapping, no Python object per file beyond its
@@ -227,7 +228,11 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
     names: list[str] = []
     owner: list[int] = []
     zst: list[tuple[int, str]] = []
+    by_rows: dict[int, tuple] = {}  # a reader that gates its database rows itself (rule_out_rows)
     for j, (prov, ref) in enumerate(pairs):
+        if callable(getattr(prov, "rule_out_rows", None)):
+            by_rows.setdefault(id(prov), (prov, []))[1].append(j)
+            continue
         if not ref.paths or not safe_for(prov, kinds):
             continue
         mine: list[str] = []
@@ -253,6 +258,13 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
     for j, name in zst:
         if out[j] and may_match([Path(name)], nd, ci):
             out[j] = False
+    for prov, idx in by_rows.values():
+        try:
+            got = prov.rule_out_rows([pairs[j][1] for j in idx], nd, ci, kinds)
+        except Exception:  # the gate only saves time: these sessions are read
+            continue
+        for j, ruled in zip(idx, got):
+            out[j] = ruled is True
     for j, (prov, ref) in enumerate(pairs):
         mark = getattr(type(prov), "truncation_marker", None)
         if out[j] and mark and may_match(ref.paths, [], False, rx=_marker_rx(mark), keep=MARK_KEEP):

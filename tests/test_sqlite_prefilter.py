@@ -1,0 +1,125 @@
+"""The row-level prefilter of opencode's database sessions (Opencode.rule_out_rows, used by
+questions/prefilter.rule_out) is sound on the REAL-client samples (opencode 1.18.33 in
+examples/opencode-home and examples/home): every needle-safe fragment of every record's matchable
+text (kinds outside ``meta``) is found by the same SQL in the rows its session is read from, so a
+session whose rows hold no needle holds no match; searches with and without it give the same hits;
+a word found nowhere rules every database session out, a case-insensitive or ``meta`` query none."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessionsift.providers import get
+from sessionsift.providers.base import ReadReport
+from sessionsift.questions.kinds import DEFAULT_KINDS
+from sessionsift.questions.prefilter import _STRUCTURAL, session_needles
+from sessionsift.questions.search import SharedQuery, record_text, search
+from sessionsift.search.api import compile_regex
+from sessionsift.search.prefilter import needles_for, safe_fragments
+
+REPO = Path(__file__).resolve().parents[1]
+HOMES = [REPO / "examples" / "opencode-home", REPO / "examples" / "home" / ".local" / "share" / "opencode"]
+
+
+def _sessions():
+    prov = get("opencode")
+    out = []
+    for h in HOMES:
+        if h.exists():
+            out += [r for r in prov.discover(prov.locate(explicit=str(h))).sessions if r.extra.get("store") == "sqlite"]
+    if not out:
+        pytest.skip("no opencode.db sample under examples/")
+    return prov, out
+
+
+def _pieces(text: str) -> set[str]:
+    return {p for f in safe_fragments(text, False) for p in _STRUCTURAL.split(f) if len(p) >= 3}
+
+
+def test_every_fragment_of_matchable_text_is_found_in_the_sessions_rows():
+    prov, refs = _sessions()
+    assert _check_fragments(prov, refs) > 100
+
+
+def test_parts_filed_under_another_session_or_no_message(tmp_path):
+    """Hand-made (no client writes these; the reader reads such a part under its message's session
+    AND, as an orphan, under the session its own row names): the gate finds the text under both."""
+    import shutil
+    import sqlite3
+
+    prov, refs = _sessions()
+    src = Path(refs[0].extra["db_path"])
+    db = tmp_path / "opencode.db"
+    shutil.copy(src, db)
+    con = sqlite3.connect(db)
+    sids = [r[0] for r in con.execute("SELECT id FROM session ORDER BY time_created, id")]
+    parts = con.execute("SELECT p.id, m.session_id FROM part p JOIN message m ON m.id = p.message_id "
+                        "WHERE p.data LIKE '%\"text\"%' ORDER BY p.id").fetchall()
+    assert len(sids) > 2 and len(parts) > 4
+    for k, (pid, owner) in enumerate(parts[:6]):
+        other = next(s for s in sids if s != owner)
+        if k % 2:
+            con.execute("UPDATE part SET session_id = ? WHERE id = ?", (other, pid))
+        else:
+            con.execute("UPDATE part SET session_id = ?, message_id = 'msg_gone' WHERE id = ?", (other, pid))
+    con.commit()
+    con.close()
+    moved = [r for r in prov.discover(prov.locate(explicit=str(tmp_path))).sessions]
+    assert _check_fragments(prov, moved) > 100
+
+
+def _check_fragments(prov, refs) -> int:
+    checked = 0
+    for ref in refs:
+        pieces: set[str] = set()
+        for r in prov.read(ref, ReadReport()):
+            if r.kind != "meta":
+                pieces |= _pieces(record_text(r))
+        for piece in sorted(pieces):
+            assert prov.rule_out_rows([ref], [piece], False, DEFAULT_KINDS) == [False], (ref.session_id, piece)
+            checked += 1
+    return checked
+
+
+def test_the_row_prefilter_changes_speed_never_hits():
+    prov, refs = _sessions()
+    words = ["hello", "exit", "notes.md", "README", "bash", "zqx-nowhere-7731"]
+    ruled = {}
+    for w in words:
+        rx = compile_regex((w,), False, True)
+        needles, ci = needles_for((w,), False, True)
+        base = SharedQuery(regex=rx, kinds=DEFAULT_KINDS)
+        fast = SharedQuery(regex=rx, kinds=base.kinds, needles=tuple(needles or ()), needles_ci=ci)
+        outs_a, sm_a = search([(prov, r) for r in refs], base)
+        outs_b, sm_b = search([(prov, r) for r in refs], fast)
+        assert [(o.ref.session_id, [h.record.locator for h in o.hits]) for o in outs_a if o.hit_count] == \
+               [(o.ref.session_id, [h.record.locator for h in o.hits]) for o in outs_b if o.hit_count], w
+        assert sm_a.hits == sm_b.hits and sm_a.sessions_with_hits == sm_b.sessions_with_hits, w
+        assert sm_a.sessions_prefiltered == 0
+        ruled[w] = sm_b.sessions_prefiltered
+    assert ruled["zqx-nowhere-7731"] == len(refs)  # nothing parsed
+    assert any(0 < ruled[w] < len(refs) for w in words)  # some sessions hold a word and others do not
+    nd = session_needles(["zqx-nowhere-7731"])
+    # case-insensitive, or a kind whose text the reader composes (meta): never ruled out
+    assert prov.rule_out_rows(refs, nd, True, DEFAULT_KINDS) == [False] * len(refs)
+    assert prov.rule_out_rows(refs, nd, False, DEFAULT_KINDS | {"meta"}) == [False] * len(refs)
+
+
+def test_a_damaged_or_missing_database_is_never_ruled_out(tmp_path):
+    import shutil
+
+    prov, refs = _sessions()
+    db = Path(refs[0].extra["db_path"])
+    bad = tmp_path / "opencode.db"
+    shutil.copy(db, bad)
+    data = bytearray(bad.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the first page's b-tree header and cells
+    bad.write_bytes(bytes(data))
+    from dataclasses import replace
+
+    moved = [replace(r, paths=[bad], extra=dict(r.extra, db_path=str(bad))) for r in refs[:3]]
+    gone = [replace(r, paths=[tmp_path / "none.db"], extra=dict(r.extra, db_path=str(tmp_path / "none.db")))
+            for r in refs[:2]]
+    nd = session_needles(["zqx-nowhere-7731"])
+    assert prov.rule_out_rows(moved + gone, nd, False, DEFAULT_KINDS) == [False] * 5
