@@ -160,9 +160,15 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
     at_ref = run(["recover", "--file", files[0], "--at", "turn1", *H, "--no-index"])
     for p in (store.root_dir() / IL.KIND).rglob("*.idx"):
         p.unlink()  # only the root summaries are left
+    from sessionsift.model import lineage
+
+    heads_read: list = []
+    real_head = lineage._read_head
+    monkeypatch.setattr(lineage, "_read_head", lambda p: heads_read.append(p) or real_head(p))
     got = run(["files", "--by", "timeline", *H])
     assert got[1][-1]["index"]["from_index"] == got[1][-1]["transcripts"] > 0
     assert not list((store.root_dir() / IL.KIND).rglob("*.idx"))  # answered without a lane index
+    assert heads_read == []  # fork detection took every head from the summary
     strip = lambda r: (r[0], [{k: v for k, v in x.items() if k != "index"} for x in r[1]])  # noqa: E731
     assert strip(got) == strip(ref)
     at = run(["recover", "--file", files[0], "--at", "turn1", *H])

@@ -387,7 +387,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
             st = os.stat(lane.path)
         except OSError:
             return None
-        o = root.get(ab, st)
+        o = root.get(ab, st, os.fspath(lane.path))
         if o is not None:
             try:
                 fs = FileSlots(o)
@@ -412,7 +412,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
             return None
         ident = f.identity
         if root is not None:
-            root.put(ab, ident, fs.obj)
+            root.put(ab, ident, fs.obj, os.fspath(lane.path))
     from ..index import codec
 
     cw_slots, cw_vals = fs.cw_slots, fs.cw_vals

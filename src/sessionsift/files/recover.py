@@ -689,7 +689,12 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
                 problems.append(Problem(str(ln.path), exc.strerror or str(exc)))
     if root is not None:
         root.save()
-    _mark_copies(scope, evs)
+        from ..model.lineage import known_heads
+
+        with known_heads(root.heads):  # the heads of the transcripts the summary answered for
+            _mark_copies(scope, evs)
+    else:
+        _mark_copies(scope, evs)
     # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
     return evs, list(scope.problems) + [p for p in problems if p not in scope.problems]
 
