@@ -121,8 +121,8 @@ def _size(p) -> int:
 @common_options
 @scope_options
 def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
-    """Remove the index files of the transcripts in scope (or `--all` of them). Only the index's
-    own files are removed; commands rebuild what they need."""
+    """Remove the index files of the transcripts in scope and their data root's summaries (or
+    `--all` of them). Only the index's own files are removed; commands rebuild what they need."""
     from ..index import lanes as L, store
 
     out = Out(fmt, "index")
@@ -140,6 +140,20 @@ def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
                 removed += 1
                 freed += n
                 out.row("lane", {**lane_fields(lane), "removed_bytes": n})
+        # the data root's summaries hold copies of what those files held: they go too
+        from ..index import filesummary, summary
+
+        home = getattr(scope.home, "path", None)
+        for name, kind in (("census", summary.KIND), ("files", filesummary.KIND)) if home is not None else ():
+            p = store.index_path(kind, home)
+            try:
+                n = p.stat().st_size
+                p.unlink()
+            except OSError:
+                continue
+            removed += 1
+            freed += n
+            out.row("root_summary", {"summary": name, "data_root": str(home), "removed_bytes": n})
     out.summary(action="clear", removed=removed, removed_bytes=freed)
     out.text(f"removed {removed} index file(s), {_mb(freed)}")
     return ExitStatus.OK
