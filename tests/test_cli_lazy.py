@@ -47,9 +47,9 @@ print("\\n" + json.dumps({"code": code, "mods": sorted(sys.modules)}), file=sys.
 """
 
 
-def _run(args: list[str], env_cols: str = "80") -> tuple[str, dict]:
+def _run(args: list[str], env_cols: str = "80", extra: dict | None = None) -> tuple[str, dict]:
     p = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True,
-                       env={"PATH": "/usr/bin:/bin", "COLUMNS": env_cols, "HOME": "/nonexistent"})
+                       env={"PATH": "/usr/bin:/bin", "COLUMNS": env_cols, "HOME": "/nonexistent", **(extra or {})})
     return p.stdout, json.loads(p.stderr.strip().splitlines()[-1])
 
 
@@ -101,4 +101,24 @@ def test_search_without_hits_imports_no_census_or_lane_model():
     _out, info = _run(["search", "zzqqnotinanytranscript", "-c", "--claude-home", str(home), "--no-index"])
     assert info["code"] == 1  # no hit, looked everywhere
     for heavy in ("sessionsift.core.stats", "sessionsift.model.lane", "importlib.metadata", "rich"):
+        assert heavy not in info["mods"], heavy
+
+
+def test_a_warm_stats_imports_no_other_commands_module_nor_a_writer():
+    """`stats` answered from the index pays for its census, not for `show`'s module (cmd_core
+    holds both commands) nor for tempfile (only an index writer needs it)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "examples" / "claude-home"
+    with tempfile.TemporaryDirectory() as d:
+        home = Path(d) / "claude"
+        shutil.copytree(src, home)
+        env = {"SESSIONSIFT_INDEX_DIR": str(Path(d) / "index")}
+        _run(["stats", "--claude-home", str(home)], extra=env)  # builds the index
+        _out, info = _run(["stats", "--claude-home", str(home), "--format", "json"], extra=env)
+    assert info["code"] == 0
+    assert json.loads(_out.splitlines()[-1])["index"]["from_index"] > 0
+    for heavy in ("sessionsift.core.show", "tempfile"):
         assert heavy not in info["mods"], heavy

@@ -6,7 +6,7 @@ from collections import Counter
 
 import click
 
-from ..core import listing, show as show_mod, stats as stats_mod
+from ..core import listing, stats as stats_mod
 from ..discover import Lane
 from ..model.lane import Entry
 from ..model import record as R
@@ -213,6 +213,8 @@ def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, br
     Example: sessionsift show 3f2a --turn -1
     Example: sessionsift show ses_4b1c --locator part:prt_9a2 --home examples/home
     """
+    from ..core import show as show_mod  # show's own module: no other command pays for it
+
     from ..errors import TargetError, UsageError
 
     sel = make_selection((target,))

@@ -33,7 +33,6 @@ import hashlib
 import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -229,6 +228,8 @@ def write(dest: Path, kind: str, path: str, ident: Identity, sections: dict[str,
         off += len(comp)
     header = mp.dumps({"version": VERSION, "py": _PY, "kind": kind, "path": os.fsencode(os.path.abspath(path)),
                          "identity": ident.as_obj(), "sections": table, "extra": extra or {}})
+    import tempfile  # only a writer needs it (a warm answer writes nothing)
+
     dest = Path(dest)
     _private_dirs(dest.parent)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".idx", dir=dest.parent)
