@@ -7,6 +7,9 @@ compared with what the script implies and with the files on disk.
   a shell call after the last recorded content was never looked at for other providers. Now a
   named shell write stops the rebuild (stale, exit 6, the command in a `shell_risk` row) and an
   interpreter run after it (`python3 test_calc.py`) puts the content at risk (exit 5).
+- Codex CLI: calc.py existed before the session and was only patched (diffs); the model printed it
+  whole with `cat calc.py` and `sed -n '1,200p' calc.py`. `recover` answered no_complete_view
+  (exit 7): a whole-file shell read is now a complete view (Provider.shell_stdout).
 - Claude Code: a subagent's Write of report.md was refused by the client and the parent's later
   Edit failed (the file never existed): `recover` said "no record of this file" although both
   calls name it; it now says they named it and failed.
@@ -80,18 +83,22 @@ def test_codex_shell_write_after_the_last_patch_stops_the_rebuild(fresh):
     assert {r["command"] for r in risks if r["effect"] == "possible"} == runs
 
 
-def test_codex_interpreter_after_a_complete_rebuild_puts_it_at_risk(fresh, tmp_path):
+def _just_before(x: tuple, needle: str) -> str:
+    """The instant 1 ms before the shell call whose command holds `needle` (for --at)."""
+    from datetime import datetime, timedelta
+
+    p = cli("search", "-F", needle, "-t", "tool_call", *x, "--format", "json")
+    hit = next(r for r in jrows(p) if r["kind"] == "hit")
+    t = datetime.fromisoformat(hit["timestamp"]["utc"].replace("Z", "+00:00"))
+    return (t - timedelta(milliseconds=1)).isoformat()
+
+
+def test_codex_interpreter_after_a_complete_rebuild_puts_it_at_risk(fresh):
     """The same test_calc.py up to the instant before the append: complete, but `python3` ran after."""
     gt = fresh["codex"]
     x = ("--codex-home", gt["codex_home"])
     path = f"{gt['cwd']}/test_calc.py"
-    p = cli("search", "-F", ">> test_calc.py", "-t", "tool_call", *x, "--format", "json")
-    hit = next(r for r in jrows(p) if r["kind"] == "hit")
-    from datetime import datetime, timedelta
-
-    before = (datetime.fromisoformat(hit["timestamp"]["utc"].replace("Z", "+00:00"))
-              - timedelta(milliseconds=1)).isoformat()
-    p = cli("recover", *x, "--file", path, "--at", before, "--format", "json")
+    p = cli("recover", *x, "--file", path, "--at", _just_before(x, ">> test_calc.py"), "--format", "json")
     rows = jrows(p)
     sm = rows[-1]
     from tests.realclient.codex.scenarios_fresh import TEST
@@ -99,8 +106,39 @@ def test_codex_interpreter_after_a_complete_rebuild_puts_it_at_risk(fresh, tmp_p
     assert p.returncode == 5 and sm["status"] == "complete_view" and sm["at_risk"] is True, p.stderr
     assert sm["content"] == TEST
     assert {r["effect"] for r in rows if r["kind"] == "shell_risk"} == {"possible"}
-    # calc.py: a pre-existing file changed by patches (diffs) and sed, never recorded whole
-    p = cli("recover", *x, "--file", f"{gt['cwd']}/calc.py", "--format", "json")
+
+
+def test_codex_pre_existing_file_rebuilt_from_what_the_shell_printed(fresh):
+    """calc.py existed before the session and was only ever patched (diffs): the whole file is in
+    the outputs of `cat calc.py` and `sed -n '1,200p' calc.py` (fewer lines than asked). Before,
+    recover answered no_complete_view (exit 7) at every instant."""
+    from tests.realclient.codex.scenarios_fresh import CALC3
+
+    gt = fresh["codex"]
+    x = ("--codex-home", gt["codex_home"])
+    path = f"{gt['cwd']}/calc.py"
+    p = cli("recover", *x, "--file", path, "--format", "json")
+    sm = jrows(p)[-1]
+    assert p.returncode == 0 and sm["status"] == "complete_view", p.stderr
+    assert sm["content"] == Path(path).read_text()  # the last view, after the sed and the last patch
+    view = next(c for c in gt["calls"] if c.get("arguments", {}).get("cmd") == "sed -n '1,200p' calc.py")
+    assert sm["source"]["locator"] == jrows(cli("search", "-F", "sed -n '1,200p'", "-t", "tool_call", *x,
+                                                "--format", "json"))[1]["locator"] and view["served"]
+    # before the agent's own sed -i: the first view (`cat`) and the three patches after it
+    p = cli("recover", *x, "--file", path, "--at", _just_before(x, "sed -i"), "--format", "json")
+    rows = jrows(p)
+    sm = rows[-1]
+    assert p.returncode == 5 and sm["status"] == "rebuilt" and sm["diffs_applied"] == 3, p.stderr
+    assert sm["content"] == CALC3 and sm["at_risk"] is True
+    steps = [r for r in rows if r["kind"] == "step"]
+    assert steps[0]["action"] == "read" and steps[0]["step_kind"] == "complete_view" and steps[0]["used"]
+    # after the sed -i and the patch, before the second view: stopped at the sed (its result unrecorded)
+    p = cli("recover", *x, "--file", path, "--at", _just_before(x, "sed -n"), "--format", "json")
+    sm = jrows(p)[-1]
+    assert p.returncode == 6 and sm["status"] == "stale" and sm["content"] == CALC3
+    assert "sed" in sm["stopped_at"]["why"]
+    # notes.txt existed before too, patched without ever being printed: said so, not guessed
+    p = cli("recover", *x, "--file", f"{gt['cwd']}/notes.txt", "--format", "json")
     assert p.returncode == 7 and jrows(p)[-1]["status"] == "no_complete_view"
 
 

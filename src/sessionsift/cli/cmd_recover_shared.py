@@ -25,7 +25,7 @@ def clip_cmd(cmd: str, n: int = 80) -> str:
 
 def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *, coverage: bool, patches: bool,
                    out_file: str | None, claude_transcripts: int | None) -> int:
-    from ..questions.files import against_shells, changes, rebuild
+    from ..questions.files import against_shells, changes, rebuild, with_views
     from .cmd_shared import change_row, display_of, pairs_of
 
     if cut is not None and cut.instant is None:
@@ -37,7 +37,7 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
 
         until = datetime.fromtimestamp(cut.instant, tz=timezone.utc).isoformat()
     res = changes(pairs_of(sel))
-    upto = res.changes
+    upto = with_views(res.changes, res.views, path)  # a whole-file `cat` a shell printed is a view too
     if until is not None:
         from ..timefmt import parse_ts
 

@@ -54,7 +54,8 @@ true 0). ``unreadable``: the store exists but could not be read (permissions, co
 for this client. ``not_looked``: the caller narrowed the question (``--provider``, or explicit
 roots for other providers only) -- named so an answer narrower than the question says so."""
 
-FileAction = Literal["create", "update", "delete", "move", "unknown"]
+FileAction = Literal["create", "update", "delete", "move", "unknown", "read"]
+"""``read``: no change, a whole view of the file a record holds (recover's anchors, never a `files` row)."""
 
 
 @dataclass(frozen=True)
@@ -356,6 +357,13 @@ class Provider:
             return None
         cwd = inp.get(spec[1]) if spec[1] else None
         return cmd, cwd if isinstance(cwd, str) and cwd else ref.project
+
+    def shell_stdout(self, record: Record) -> str | None:
+        """The whole output of a shell call as its ``tool_result`` record holds it, when the reader
+        can tell it exactly (the command exited 0, the client did not cut the text, no wrapper
+        left around it); None otherwise. `recover` takes a whole-file ``cat FILE`` so read as a
+        complete view of the file. Default: None (the reader vouches for no output)."""
+        return None
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file and folder that belongs to this one session alone (clean captures and

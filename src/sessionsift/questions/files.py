@@ -46,6 +46,10 @@ class Shell:
 class SharedChanges:
     changes: list[Change] = field(default_factory=list)
     shells: list[Shell] = field(default_factory=list)
+    views: list[Change] = field(default_factory=list)
+    """Whole views of files a shell read printed (``cat F``; ``head``/``sed -n 1,Np`` that printed
+    fewer lines than asked), as ``read`` changes on the shell call: anchors for `recover`, not
+    changes (never listed by `files`)."""
     reports: list[ReadReport] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
@@ -62,6 +66,8 @@ def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], R
     rep = ReadReport()
     got: list[Change] = []
     shells: list[Shell] = []
+    views: list[Change] = []
+    readers: dict[str, Shell] = {}  # call id -> a shell call that may print a whole file
     try:
         for i, r in enumerate(prov.read(ref, rep)):
             if r.copy_of is not None:
@@ -71,11 +77,35 @@ def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], R
             if r.kind == "tool_call" and prov.shell_tools:
                 sc = prov.shell_command(ref, r)
                 if sc is not None:
-                    shells.append(Shell(ref, r, sc[0], sc[1], i))
+                    sh = Shell(ref, r, sc[0], sc[1], i)
+                    shells.append(sh)
+                    if r.call_id and any(w in sc[0] for w in ("cat", "head", "sed")):
+                        readers[r.call_id] = sh
+            elif r.kind == "tool_result" and r.call_id in readers:
+                v = _view(prov, readers.pop(r.call_id), r, i)
+                if v is not None:
+                    views.append(v)
     except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
         return got, rep, Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                 f"reader failed: {type(exc).__name__}: {exc}"), shells
-    return got, rep, None, shells
+                                 f"reader failed: {type(exc).__name__}: {exc}"), shells, views
+    return got, rep, None, shells, views
+
+
+def _view(prov: Provider, sh: Shell, result: Record, seq: int) -> Change | None:
+    """The whole file a shell read printed, as a ``read`` change on the call (at the result's place)."""
+    from ..files.shell import analyze
+
+    ra = analyze(sh.command, sh.cwd).read
+    if ra is None or ra.path is None or ra.start != 1:
+        return None
+    out = prov.shell_stdout(result)
+    if out is None:
+        return None
+    if ra.count is not None:  # head -n N / sed -n 1,Np: whole only when it printed fewer lines than asked
+        lines = out.count("\n") + (0 if out.endswith("\n") or not out else 1)
+        if lines >= ra.count:
+            return None
+    return Change(sh.ref, sh.record, FileChange(ra.path, "read", new_content=out), seq)
 
 
 def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
@@ -85,15 +115,25 @@ def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
     pairs = list(pairs)
     with no_gc():
         results = map_halves(_session_changes, pairs, [r.size for _, r in pairs])
-    for got, rep, prob, shells in results:
+    for got, rep, prob, shells, views in results:
         out.changes.extend(got)
         out.shells.extend(shells)
+        out.views.extend(views)
         if prob is not None:
             out.problems.append(prob)
         out.reports.append(rep)
         out.problems.extend(rep.problems)
     out.changes.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))
+    out.views.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))
     return out
+
+
+def with_views(chs: list[Change], views: list[Change], path: str) -> list[Change]:
+    """`chs` with the whole views of `path` merged in their place (instant, then read order)."""
+    mine = [v for v in views if v.change.path == path]
+    if not mine:
+        return chs
+    return sorted(chs + mine, key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
 
 
 def _ts(s: str | None) -> float:

@@ -43,12 +43,18 @@ THIRD["expect_changes"] = [{"path": f"{W}/calc.py", "action": "update", "before"
 AFTER_SED = patch(_p(f"*** Update File: {W}/calc.py\n@@\n-def sub(a, b):\n+def subtract(a, b):\n"))
 AFTER_SED["expect_changes"] = [{"path": f"{W}/calc.py", "action": "update", "before": CALC4, "content": CALC5}]
 
+UNSEEN = patch(_p(f"*** Update File: {W}/notes.txt\n@@\n-b\n+B\n"))
+UNSEEN["expect_changes"] = [{"path": f"{W}/notes.txt", "action": "update", "before": "a\nb\n", "content": "a\nB\n"}]
+"""A patch of a pre-existing file the model never printed: no complete view anywhere."""
+
 FRESH_PATCHES = Scenario(
     name="fresh_patches",
     notes="P1: cat of a pre-existing calc.py, a two-hunk patch of it, one patch updating it and adding "
-          "test_calc.py, a run (exit 0) and one exiting 1, a third patch of calc.py. P2 (resume): the shell "
-          "edits calc.py (sed -i), a patch after that, `false` (1), a missing command (127), and an append to test_calc.py by the shell after its last patch.",
-    setup_files={"calc.py": CALC0.encode()},
+          "test_calc.py, a run (exit 0) and one exiting 1, a third patch of calc.py, a patch of notes.txt (pre-existing, never printed). P2 (resume): the shell "
+          "edits calc.py (sed -i), a patch after that, `sed -n '1,200p' calc.py` (the whole file: fewer "
+          "lines than asked), `false` (1), a missing command (127), and an append to test_calc.py by the "
+          "shell after its last patch.",
+    setup_files={"calc.py": CALC0.encode(), "notes.txt": b"a\nb\n"},
     prompts=[
         Prompt("Make calc.py coerce to int, add mul and a test, then run it.", turns=[
             Turn([think("Look first."), exec_cmd("cat calc.py")]),
@@ -57,11 +63,13 @@ FRESH_PATCHES = Scenario(
             Turn([exec_cmd("python3 test_calc.py")]),
             Turn([exec_cmd("python3 -c 'import sys; sys.exit(1)'", expect_exit=1)]),
             Turn([THIRD]),
+            Turn([UNSEEN]),
             Turn([say("calc.py coerces to int and has mul; test_calc.py passes.")]),
         ]),
         Prompt("Swap the operands of add with sed, rename sub, and check two commands.", how="resume", turns=[
             Turn([exec_cmd("sed -i 's/int(a) + int(b)/int(b) + int(a)/' calc.py")]),
             Turn([AFTER_SED]),
+            Turn([exec_cmd("sed -n '1,200p' calc.py")]),
             Turn([exec_cmd("false", expect_exit=1)]),
             Turn([exec_cmd("no-such-tool-fresh --version", expect_exit=127)]),
             Turn([exec_cmd("echo 'print(\"end\")' >> test_calc.py")]),

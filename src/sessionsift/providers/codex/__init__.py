@@ -10,6 +10,7 @@ stores in :mod:`.sidestore`.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterator
 
@@ -19,6 +20,8 @@ from ..base import Discovery, Problem, Provider, ReadReport, Record, Root, Sessi
 from . import files as rf
 from .shapes import TRUNCATION_MARKER
 
+_EXEC_OUTPUT = re.compile(r"Chunk ID: [^\n]*\nWall time: [^\n]*\nProcess exited with code 0\n"
+                          r"(?:Original token count: \d+\n)?Output:\n")
 PROJECT_SOURCE = "session_meta.cwd (Codex partitions rollouts by date; the project is only this cwd)"
 SHAPE_PROBE_LINES = 16
 """How many leading records discovery parses to decide a rollout's format."""
@@ -60,6 +63,27 @@ class Codex(Provider):
     shell_tools = {"exec_command": ("cmd", "workdir"), "shell": ("command", "workdir"),
                    "shell_command": ("command", "workdir"), "local_shell": ("command", "working_directory")}
     """``exec_command`` (0.171.0), ``shell`` (older releases: an argv), ``local_shell_call`` items."""
+
+    def shell_stdout(self, record: Record) -> str | None:
+        """An ``exec_command`` output (``Chunk ID: ..`` / ``Wall time: ..`` / ``Process exited with
+        code 0`` / ``Original token count: N`` / ``Output:`` then the command's output as it was,
+        measured on 0.171.0) or an older release's JSON ``{"output", "metadata": {"exit_code": 0}}``;
+        None when the command did not exit 0, is still running, or the client cut the text."""
+        text = record.text
+        if record.kind != "tool_result" or record.truncated or not isinstance(text, str):
+            return None
+        m = _EXEC_OUTPUT.match(text)
+        if m:
+            return text[m.end():]
+        if text.startswith("{"):
+            try:
+                o = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                return None
+            md = o.get("metadata") if isinstance(o, dict) else None
+            if isinstance(md, dict) and md.get("exit_code") == 0 and isinstance(o.get("output"), str):
+                return o["output"]
+        return None
 
     # ------------------------------------------------------------------ discovery
     def discover(self, root: Root) -> Discovery:
