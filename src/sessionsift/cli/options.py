@@ -187,17 +187,44 @@ def claude_choice(claude_home: str | None):
 def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from: str | None = None) -> Scope:
     """Claude Code's deep scope (the commands that read Claude Code's own surfaces; its root by
     `claude_choice`). A target that names a session of another provider is refused with a
-    one-line reason (exit 2)."""
+    one-line reason (exit 2). Other providers the command line names (`--home`, their flags) are
+    not read: a note on stderr says so (and the header's `not_read`)."""
     try:
         choice = claude_choice(claude_home)
     except UsageError as exc:  # a target of the provider named says more than the root rule
         _refuse_other_provider_session(targets, exc)
         raise
     try:
-        return resolve_targets(targets, sessions_from=read_session_list(sessions_from), choice=choice)
+        scope = resolve_targets(targets, sessions_from=read_session_list(sessions_from), choice=choice)
     except TargetError as exc:
         _refuse_other_provider_session(targets, exc)
         raise
+    left = not_read()
+    if left:
+        from ..render import err_line
+
+        err_line(f"note: {left[0]['reason']}; not read: {', '.join(x['display'] for x in left)} "
+                 f"(named by {', '.join(dict.fromkeys(x['named_by'] for x in left))})")
+    return scope
+
+
+def not_read() -> list[dict]:
+    """The other providers this command line names a root for (their flag, `--root NAME=DIR`,
+    or `--home DIR`, which names every one) that a command reading only Claude Code does not
+    read: the answer is narrower than the question, so it says what it left out."""
+    from ..providers import KNOWN
+
+    req = root_request()
+    names = [n for n in KNOWN if n != "claude-code" and (req.home or req.roots.get(n))]
+    names += [n for n in req.roots if n not in KNOWN and req.roots.get(n)]
+    if not names:
+        return []
+    cmd = _command()
+    why = CLAUDE_ONLY_WHY.get(cmd) or CLAUDE_ONLY_WHY.get(cmd.split()[0], "Claude Code's own records")
+    reason = f"`{cmd}` reads only Claude Code, {why}"
+    flag = {name: f for name, f, _h in ROOT_FLAGS}
+    return [{"provider": n, "display": KNOWN.get(n, n), "reason": reason,
+             "named_by": (flag.get(n, f"--root {n}=...") if req.roots.get(n) else "--home")} for n in names]
 
 
 def _refuse_other_provider_session(targets: tuple[str, ...], exc: Exception) -> None:
@@ -255,6 +282,7 @@ def scope_header(scope: Scope) -> dict:
         "claude_home": str(scope.home.path),
         "claude_home_source": scope.home.source,
         "sessions": len(scope.sessions),
+        "not_read": not_read(),
     }
 
 
