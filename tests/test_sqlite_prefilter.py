@@ -1,9 +1,10 @@
-"""The row-level prefilter of opencode's database sessions (Opencode.rule_out_rows, used by
-questions/prefilter.rule_out) is sound on the REAL-client samples (opencode 1.18.33 in
-examples/opencode-home and examples/home): every needle-safe fragment of every record's matchable
-text (kinds outside ``meta``) is found by the same SQL in the rows its session is read from, so a
-session whose rows hold no needle holds no match; searches with and without it give the same hits;
-a word found nowhere rules every database session out, a case-insensitive or ``meta`` query none."""
+"""The row-level prefilter of the database readers' sessions (Opencode.rule_out_rows and
+Crush.rule_out_rows, used by questions/prefilter.rule_out) is sound on the REAL-client samples
+(opencode 1.18.33 in examples/opencode-home and examples/home; Crush in examples/crush-home and
+examples/home): every needle-safe fragment of every record's matchable text (kinds outside
+``meta``) is found by the same SQL in the rows its session is read from, so a session whose rows
+hold no needle holds no match; searches with and without it give the same hits; a word found
+nowhere rules every database session out, a case-insensitive or ``meta`` query none."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,17 +20,22 @@ from sessionsift.search.api import compile_regex
 from sessionsift.search.prefilter import needles_for, safe_fragments
 
 REPO = Path(__file__).resolve().parents[1]
-HOMES = [REPO / "examples" / "opencode-home", REPO / "examples" / "home" / ".local" / "share" / "opencode"]
+HOMES = {
+    "opencode": ("sqlite", [REPO / "examples" / "opencode-home", REPO / "examples" / "home" / ".local" / "share" / "opencode"]),
+    "crush": ("crush.db", [REPO / "examples" / "crush-home", REPO / "examples" / "home" / ".local" / "share" / "crush"]),
+}
+NAMES = sorted(HOMES)
 
 
-def _sessions():
-    prov = get("opencode")
+def _sessions(name: str = "opencode"):
+    prov = get(name)
+    store, homes = HOMES[name]
     out = []
-    for h in HOMES:
+    for h in homes:
         if h.exists():
-            out += [r for r in prov.discover(prov.locate(explicit=str(h))).sessions if r.extra.get("store") == "sqlite"]
+            out += [r for r in prov.discover(prov.locate(explicit=str(h))).sessions if r.extra.get("store") == store]
     if not out:
-        pytest.skip("no opencode.db sample under examples/")
+        pytest.skip(f"no {name} database sample under examples/")
     return prov, out
 
 
@@ -37,8 +43,9 @@ def _pieces(text: str) -> set[str]:
     return {p for f in safe_fragments(text, False) for p in _STRUCTURAL.split(f) if len(p) >= 3}
 
 
-def test_every_fragment_of_matchable_text_is_found_in_the_sessions_rows():
-    prov, refs = _sessions()
+@pytest.mark.parametrize("name", NAMES)
+def test_every_fragment_of_matchable_text_is_found_in_the_sessions_rows(name):
+    prov, refs = _sessions(name)
     assert _check_fragments(prov, refs) > 100
 
 
@@ -82,8 +89,9 @@ def _check_fragments(prov, refs) -> int:
     return checked
 
 
-def test_the_row_prefilter_changes_speed_never_hits():
-    prov, refs = _sessions()
+@pytest.mark.parametrize("name", NAMES)
+def test_the_row_prefilter_changes_speed_never_hits(name):
+    prov, refs = _sessions(name)
     words = ["hello", "exit", "notes.md", "README", "bash", "zqx-nowhere-7731"]
     ruled = {}
     for w in words:
@@ -106,12 +114,13 @@ def test_the_row_prefilter_changes_speed_never_hits():
     assert prov.rule_out_rows(refs, nd, False, DEFAULT_KINDS | {"meta"}) == [False] * len(refs)
 
 
-def test_a_damaged_or_missing_database_is_never_ruled_out(tmp_path):
+@pytest.mark.parametrize("name", NAMES)
+def test_a_damaged_or_missing_database_is_never_ruled_out(tmp_path, name):
     import shutil
 
-    prov, refs = _sessions()
+    prov, refs = _sessions(name)
     db = Path(refs[0].extra["db_path"])
-    bad = tmp_path / "opencode.db"
+    bad = tmp_path / db.name
     shutil.copy(db, bad)
     data = bytearray(bad.read_bytes())
     data[100:4096] = b"\xff" * (4096 - 100)  # the first page's b-tree header and cells

@@ -268,6 +268,28 @@ class Crush(Provider):
         except Exception as e:
             report.problems.append(Problem(str(db), sqlite_ro.classify(e, db).reason))
 
+    # ------------------------------------------------------------------ search's prefilter
+    def rule_out_rows(self, refs: list[SessionRef], needles: list[str] | None, ci: bool,
+                      kinds: frozenset[str]) -> list[bool]:
+        """For each ref: True when none of its session's ``messages.parts`` holds a needle, so no
+        record can match (questions/prefilter.py's guarantee at row level: outside ``meta``, whose
+        texts the reader composes or takes from the files tables, a record's matchable text is JSON
+        string values of its message's ``parts``; Go's encoding/json leaves printable ASCII as is
+        but ``<``, ``>`` and ``&``, written ``\\u003c`` etc., so a needle holding one is not gated).
+        Never True for a case-insensitive or ``meta`` query or a database that fails."""
+        if ci or not needles or "meta" in kinds or any(c in n for n in needles for c in "<>&"):
+            return [False] * len(refs)
+        return sqlite_ro.rule_out_by_db(refs, "crush.db", lambda db: self._sessions_holding(db, list(needles)))
+
+    def _sessions_holding(self, db: Path, needles: list[str]) -> set:
+        con, cols = self._cons().get(db, NEED)
+        if cols is None:
+            raise sqlite_ro.StoreError("unknown_format", "not migrated")
+        with sqlite_ro.snapshot(con, db):
+            return {r[0] for r in sqlite_ro.retry(lambda: con.execute(
+                f"SELECT DISTINCT session_id FROM messages WHERE {sqlite_ro.instr_any('parts', len(needles))}",
+                needles).fetchall(), db)}
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Rows inside a project's shared crush.db: no file belongs to one session alone."""
         return []

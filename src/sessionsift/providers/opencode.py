@@ -256,22 +256,9 @@ class Opencode(Provider):
         whole (the file's bytes would not do: a long value is split across overflow pages). Never
         True for a case-insensitive or ``meta`` query, a legacy JSON session, a session with
         ``session_input`` rows (a plain text column, not modelled), or a database that fails."""
-        out = [False] * len(refs)
         if ci or not needles or "meta" in kinds:
-            return out
-        by_db: dict[str, list[int]] = {}
-        for j, ref in enumerate(refs):
-            db = ref.extra.get("db_path")
-            if ref.extra.get("store") == "sqlite" and isinstance(db, str):
-                by_db.setdefault(db, []).append(j)
-        for db, idx in by_db.items():
-            try:
-                holding = self._sessions_holding(Path(db), list(needles))
-            except Exception:  # the gate only saves time: such a database is read
-                continue
-            for j in idx:
-                out[j] = refs[j].session_id not in holding
-        return out
+            return [False] * len(refs)
+        return sqlite_ro.rule_out_by_db(refs, "sqlite", lambda db: self._sessions_holding(db, list(needles)))
 
     def _sessions_holding(self, db: Path, needles: list[str]) -> set:
         """Ids of the sessions that may hold a needle: whose message rows or part rows (by the
@@ -281,7 +268,7 @@ class Opencode(Provider):
         if cols is None:
             raise sqlite_ro.StoreError("unknown_format", "not migrated")
         def cond(col: str) -> str:
-            return "(" + " OR ".join(f"instr({col}, ?) > 0" for _ in needles) + ")"
+            return sqlite_ro.instr_any(col, len(needles))
         found: set = set()
         with sqlite_ro.snapshot(con, db):
             for a, b in sqlite_ro.retry(lambda: con.execute(

@@ -243,3 +243,30 @@ class Connections:
             self.close()
         except Exception:
             pass
+
+
+def rule_out_by_db(refs: list, store: str, holding) -> list[bool]:
+    """For each ref: True when its session is not in ``holding(db_path)`` (the ids of the sessions
+    of that database whose rows may hold a needle), for the refs whose ``extra["store"]`` is
+    `store`; False for every other ref and for every ref of a database `holding` fails on (a
+    prefilter only saves time: such sessions are read)."""
+    out = [False] * len(refs)
+    by_db: dict[str, list[int]] = {}
+    for j, ref in enumerate(refs):
+        db = ref.extra.get("db_path")
+        if ref.extra.get("store") == store and isinstance(db, str):
+            by_db.setdefault(db, []).append(j)
+    for db, idx in by_db.items():
+        try:
+            found = holding(Path(db))
+        except Exception:
+            continue
+        for j in idx:
+            out[j] = refs[j].session_id not in found
+    return out
+
+
+def instr_any(col: str, n: int) -> str:
+    """An SQL condition: `col` holds one of n needles (``instr``: the whole value, whatever pages
+    it spans; case-sensitive)."""
+    return "(" + " OR ".join(f"instr({col}, ?) > 0" for _ in range(n)) + ")"
