@@ -284,3 +284,9 @@ def test_index_status_update_clear(tmp_path):
     assert _cli("index", "status", "--claude-home", str(home))[-1]["states"]["absent"] == 3
     again = _cli("files", "--claude-home", str(home))
     assert again[-1]["index"]["built"] == 3, again[-1]  # nothing answered from a summary left behind
+
+
+@pytest.mark.parametrize("p", ["/a/b.jsonl", "/", "//a/b", "/a//b", "/a/./b", "/a/../b", "/a/b/", "/a/.", "/a/..",
+                               "a/b", ".", "", "/a/.b/..c", "/a/b\x1b[31m", "/a/ b/c.jsonl", "/a/b/.."])
+def test_the_fast_abspath_is_abspath(p):
+    assert store.abspath(p) == os.path.abspath(p)

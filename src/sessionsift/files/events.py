@@ -382,7 +382,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
     if root is not None:
         from ..index.fileslots import FileSlots
 
-        ab = os.path.abspath(lane.path)
+        ab = store.abspath(os.fspath(lane.path))
         try:
             st = os.stat(lane.path)
         except OSError:

@@ -55,7 +55,7 @@ def _end_of(buf, start: int, size: int) -> int:
 def _open(lane: Lane) -> tuple[store.IndexFile | None, os.stat_result, str]:
     p = os.fspath(lane.path)
     st = os.stat(p)
-    ab = os.fsencode(os.path.abspath(p))
+    ab = os.fsencode(store.abspath(p))
     f = store.IndexFile.open(store.index_str(KIND, ab), KIND, p, ab)
     if f is None:
         return None, st, "absent"

@@ -81,6 +81,14 @@ def _root_str() -> str:
     return _ROOT[1]
 
 
+def abspath(p: str) -> str:
+    """`os.path.abspath(p)`, without its work when `p` is already absolute and normal (the hot
+    paths call it once per transcript with paths discovery built from an absolute root)."""
+    if p[:1] == "/" and "//" not in p and "/./" not in p and "/../" not in p and not p.endswith(("/", "/.", "/..")):
+        return p
+    return os.path.abspath(p)
+
+
 def index_path(kind: str, path: str | os.PathLike[str]) -> Path:
     return Path(index_str(kind, os.fsencode(os.path.abspath(path))))
 

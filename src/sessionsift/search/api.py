@@ -607,6 +607,12 @@ def copies_of(p: Plan, lane: Lane) -> frozenset[int] | None:
     return p.copies.get(str(lane.path)) if p.copies else None
 
 
+def _abs(p: str) -> str:
+    from ..index.store import abspath
+
+    return abspath(p)
+
+
 def copies_of_root(p: Plan, lane: Lane, root, stats: dict | None = None) -> frozenset[int] | None:
     """`copies_of`, with the heads of the transcripts the root summary knows taken from it
     (`stats`: path -> stat already taken, so a file is not stat'ed twice)."""
@@ -617,7 +623,7 @@ def copies_of_root(p: Plan, lane: Lane, root, stats: dict | None = None) -> froz
 
             heads = {}
             for _sid, path in p.scope_dirs.get(d, ()):
-                e = root.lanes.get(os.path.abspath(path))
+                e = root.lanes.get(_abs(path))
                 if e is not None and len(e) > 5 and e[5] is not None:
                     st = stats.get(path) if stats else None
                     if st is None:
@@ -1076,7 +1082,7 @@ class SearchRun:
             st = stats.get(os.fspath(lane.path))
             if st is None:
                 continue
-            e = root.get(os.path.abspath(lane.path), st)
+            e = root.get(_abs(os.fspath(lane.path)), st)
             if e is None or copies_of_root(self.plan, lane, root, stats) is not None:
                 continue
             v = entry_view(e, root.keys, lane)
