@@ -580,3 +580,18 @@ def test_opencode_messages_without_usage_are_counted_per_message():
     assert rows[-1]["messages_without_usage"] == 1 and rows[-1]["messages"] == 18
     code, out = run(["usage", "session", "--opencode-home", str(home)])
     assert "18 +1?" in out and "1 assistant message without usage" in out
+
+
+def test_blocks_say_why_other_providers_are_left_out_when_no_provider_was_named():
+    """`usage blocks --home examples/home` (no --provider typed) named the four other providers
+    `not looked (not in --provider)`; it is blocks' own default (a Claude subscription's windows)."""
+    code, out = run(["usage", "blocks", "--home", str(REPO / "examples" / "home"), "--format", "json"])
+    cov = {c["provider"]: c for c in jrows(out)[-1]["coverage"]}
+    assert cov["claude-code"]["state"] == "ok"
+    for p in ("codex", "gemini-cli", "opencode", "crush"):
+        assert cov[p]["state"] == "not_looked"
+        assert cov[p]["reason"] == "blocks cover Claude Code unless --provider names others", cov[p]
+    code, out = run(["usage", "blocks", "--home", str(REPO / "examples" / "home"), "--provider", "claude",
+                     "--provider", "codex", "--format", "json"])
+    cov = {c["provider"]: c for c in jrows(out)[-1]["coverage"]}
+    assert cov["codex"]["state"] == "ok" and cov["crush"]["reason"] == "not in --provider"

@@ -215,7 +215,8 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
     from .options import root_request
 
     provs = list(root_request().only)
-    if not provs:  # the windows a Claude subscription meters: Claude Code only unless asked
+    implied = not provs
+    if implied:  # the windows a Claude subscription meters: Claude Code only unless asked
         provs = ["claude-code"]
         ctx = click.get_current_context()
         ctx.meta.setdefault("sessionsift.roots", {})["provider"] = list(provs)
@@ -228,6 +229,10 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
         return L.run(out, sel, provs, z, s, u, pricer, None if align == "none" else align, active_only, live_for,
                      not no_subagents)
     col = _prepare(targets, sessions_from, not no_subagents)
+    if implied:  # nobody typed --provider: say why the others were left out, and how to add them
+        for c in col.coverage:
+            if c.state == "not_looked" and c.reason == "not in --provider":
+                c.reason = "blocks cover Claude Code unless --provider names others"
     evs = [e for e in col.events if e.provider in provs and UR.in_range(e.ts, z, s, u)]
     now = V.now_utc()
     ws = windows(evs, pricer, align=None if align == "none" else align, now=now)
