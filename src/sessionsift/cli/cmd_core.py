@@ -425,7 +425,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
         })
         out.text(f"{ls.lane.session_id} {ls.lane.display}: {_plural(ls.read.lines, 'line')}, {_plural(ls.turns, 'turn')}, "
                  f"{_plural(ls.compactions, 'compaction')}, {ls.narration_blocks} narration / "
-                 f"{ls.thinking_blocks} thinking blocks")
+                 f"{_plural(ls.thinking_blocks, 'thinking block')}")
         if not out.json:
             for k, v in sorted(ls.line_types.items(), key=lambda kv: -kv[1]):
                 out.text(f"  type {esc(k):<28} {v}")
@@ -440,7 +440,7 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
                     else f"{k}={v}" for k, v in d.items())
                     + "".join(f", {k}=? (all {ls.messages_by_model[m]} API messages lack it)"
                               for k in miss if k not in d)
-                    + f" over {ls.messages_by_model[m]} API messages")
+                    + f" over {_plural(ls.messages_by_model[m], 'API message')}")
             if ls.tool_calls or ls.tool_errors:
                 out.text("  tools: " + _tools_text(ls.tool_calls, ls.tool_errors))
             out.text(("  seed prompts (written by the parent agent): " if ls.lane.is_subagent else "  human prompts: ")

@@ -221,7 +221,7 @@ def stats_shared(out: Out, sel, refs=None):
             out.text(f"  tokens unknown: {esc(s.tokens_unknown)}")
         for m, d in (s.tokens_by_model or {}).items():
             out.text(f"  tokens {esc(m)}: " + ", ".join(f"{k}={v}" for k, v in d.items())
-                     + f" over {s.usage_units_by_model[m]} usage records")
+                     + f" over {s.usage_units_by_model[m]} usage record{'' if s.usage_units_by_model[m] == 1 else 's'}")
         for m, d in s.tokens_cumulative_by_model.items():
             out.text(f"  tokens {esc(m)} (running total, not summed): " + ", ".join(f"{k}={v}" for k, v in d.items()))
         for k, v in s.report.unknown_kinds.items():
