@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -155,6 +156,11 @@ def test_files_lists_the_recorded_changes_of_every_session():
                 for ch in c.get("expect_changes") or []:
                     want.setdefault(ch["path"], {}).setdefault(ch["action"], 0)
                     want[ch["path"]][ch["action"]] += 1
+    # a scripted command writing by redirect (`> data.txt`, `> job.log`) is a shell:write on its file
+    for g in GT.values():
+        for c in g["calls"]:
+            for m in re.findall(r"(?<![0-9&])> ?([\w.]+)", (c.get("arguments") or {}).get("cmd") or ""):
+                want.setdefault(f"{g['cwd']}/{m}", {})["shell:write"] = 1
     assert code == 0 and {f: r["ops"] for f, r in files.items()} == want
     created = [t for r in files.values() for t in r["touches"] if t["action"] == "create"]
     assert created and all(t["has_new_content"] and t["is_error"] is False for t in created)

@@ -15,6 +15,7 @@ Providers whose sample corpus is not committed yet are checked only for an hones
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -215,10 +216,16 @@ def test_codex_sessions_calls_failures_and_changes_match_the_script(listed):
             assert kids[0]["tool_calls"] == dict(Counter(c["name"] for c in theirs)), name
     # recorded changes: every change the script expects, on the file it names
     p = cli("files", "--by", "timeline", "--codex-home", str(EX / "codex-home"), "--format", "json")
-    got = Counter((r["file"], r["action"]) for r in jrows(p) if r["kind"] == "change")
+    rows = [r for r in jrows(p) if r["kind"] == "change"]
+    got = Counter((r["file"], r["action"]) for r in rows if not r["action"].startswith("shell:"))
     want = Counter((ch["path"], ch["action"]) for gt in CX_GT.values() for c in gt["calls"]
                    for ch in c.get("expect_changes") or [])
     assert got == want
+    # and the files the scripted commands write by redirect (`> data.txt`, `> job.log`), on their call
+    shell = Counter((r["file"], r["action"], r["call_id"]) for r in rows if r["action"].startswith("shell:"))
+    redirects = Counter((f"{gt['cwd']}/{m}", "shell:write", c["call_id"]) for gt in CX_GT.values() for c in gt["calls"]
+                        for m in re.findall(r"(?<![0-9&])> ?([\w.]+)", (c.get("arguments") or {}).get("cmd") or ""))
+    assert shell == redirects and len(redirects) == 2
     # a prompt is found in its thread, with its turn
     gt = CX_GT["failing_command"]
     p = cli("search", gt["prompts"][0]["text"], "-F", "-t", "prompt", "--codex-home", str(EX / "codex-home"),

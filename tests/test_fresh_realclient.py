@@ -7,6 +7,8 @@ compared with what the script implies and with the files on disk.
   a shell call after the last recorded content was never looked at for other providers. Now a
   named shell write stops the rebuild (stale, exit 6, the command in a `shell_risk` row) and an
   interpreter run after it (`python3 test_calc.py`) puts the content at risk (exit 5).
+- Codex CLI: `files` listed only the patches: the agent's `sed -i calc.py` and `>> test_calc.py`
+  were missing; they are `shell:<op>` rows now.
 - Codex CLI: calc.py existed before the session and was only patched (diffs); the model printed it
   whole with `cat calc.py` and `sed -n '1,200p' calc.py`. `recover` answered no_complete_view
   (exit 7): a whole-file shell read is now a complete view (Provider.shell_stdout).
@@ -140,6 +142,26 @@ def test_codex_pre_existing_file_rebuilt_from_what_the_shell_printed(fresh):
     # notes.txt existed before too, patched without ever being printed: said so, not guessed
     p = cli("recover", *x, "--file", f"{gt['cwd']}/notes.txt", "--format", "json")
     assert p.returncode == 7 and jrows(p)[-1]["status"] == "no_complete_view"
+
+
+def test_codex_files_lists_what_the_shell_wrote_beside_the_patches(fresh):
+    gt = fresh["codex"]
+    rows = jrows(cli("files", "--codex-home", gt["codex_home"], "--format", "json"))
+    got = {r["file"]: r["ops"] for r in rows if r["kind"] == "file"}
+    want: dict[str, dict[str, int]] = {}
+    for c in gt["calls"]:
+        for ch in c.get("expect_changes") or []:
+            ops = want.setdefault(ch["path"], {})
+            ops[ch["action"]] = ops.get(ch["action"], 0) + 1
+    # the script's two shell writes: `sed -i ... calc.py` and `echo ... >> test_calc.py`
+    want[f"{gt['cwd']}/calc.py"]["shell:edit-in-place"] = 1
+    want[f"{gt['cwd']}/test_calc.py"]["shell:append"] = 1
+    assert got == want
+    sh = rows[-1]["shared"]
+    assert sh["changes"] == sum(len(c.get("expect_changes") or []) for c in gt["calls"]) and sh["shell_touches"] == 2
+    # python3 test_calc.py, python3 -c ...: may write files they do not name, counted
+    assert sh["shell_unnamed_writers"] == sum(1 for c in gt["calls"] if c["name"] == "exec_command"
+                                              and c["arguments"]["cmd"].startswith("python3"))
 
 
 def test_codex_counts_equal_the_script(fresh):

@@ -149,11 +149,23 @@ def test_codex_file_moved_by_a_patch_is_rebuilt_from_its_source(codex_review):
     p = cli("recover", "--file", str(work / "c.py"), *c)
     assert p.returncode == 0, p.stderr
     assert hashlib.sha256(p.stdout.encode()).hexdigest() == gt["disk_files"][str(work / "c.py")]["sha256"]
+    # the model's own `cat c.py` (P3) printed it whole: the latest complete view
     rows = jrows(cli("recover", "--file", str(work / "c.py"), "--coverage", *c, "--format", "json"))
     steps = [r for r in rows if r["kind"] == "step"]
+    assert [(r["step_kind"], r["used"], r["action"]) for r in steps] == [("diff", False, "move"),
+                                                                           ("complete_view", True, "read")]
+    assert rows[-1]["status"] == "complete_view" and rows[-1]["exit_status"] == 0
+    move = steps[0]["locator"]
+    # up to just before that cat: b.py's create and the move's diff
+    from datetime import datetime, timedelta
+
+    cat = next(r for r in jrows(cli("search", "-F", "cat c.py", "-t", "tool_call", *c, "--format", "json"))
+               if r["kind"] == "hit")
+    at = (datetime.fromisoformat(cat["timestamp"]["utc"].replace("Z", "+00:00")) - timedelta(milliseconds=1)).isoformat()
+    rows = jrows(cli("recover", "--file", str(work / "c.py"), "--coverage", "--at", at, *c, "--format", "json"))
+    steps = [r for r in rows if r["kind"] == "step"]
     assert [(r["step_kind"], r["used"]) for r in steps] == [("complete_view", True), ("diff", True)]
-    assert rows[-1]["status"] == "rebuilt" and rows[-1]["exit_status"] == 0
-    move = steps[1]["locator"]
+    assert rows[-1]["status"] == "rebuilt" and rows[-1]["exit_status"] == 0 and steps[1]["locator"] == move
     p = cli("recover", "--file", str(work / "b.py"), *c)
     assert p.returncode == 8 and f"moved to {work / 'c.py'} at {move}" in p.stderr, p.stderr
 

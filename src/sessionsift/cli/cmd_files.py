@@ -59,9 +59,18 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                               outcomes=hows)
     _index_done(irep, hows)
     gres = shared_changes(pairs_of(sel))
-    gch = [c for c in gres.changes  # a child session (another provider's subagent) is not a main lane
-           if not (no_subagents and (c.record.lane != "main" or c.ref.parent_session_id is not None))
-           and not (subagents_only and c.record.lane == "main" and c.ref.parent_session_id is None)]
+    from ..questions.files import shell_touches
+
+    stouch, unnamed_shell = shell_touches(gres.shells)  # what their shell calls name as written
+
+    def keep(c) -> bool:  # a child session (another provider's subagent) is not a main lane
+        return not (no_subagents and (c.record.lane != "main" or c.ref.parent_session_id is not None)) \
+            and not (subagents_only and c.record.lane == "main" and c.ref.parent_session_id is None)
+
+    recorded = [c for c in gres.changes if keep(c)]
+    from ..questions.listing import sort_key as _sk
+
+    gch = sorted(recorded + [c for c in stouch if keep(c)], key=lambda c: (_sk(c.record.instant), c.ref.session_id, c.seq))
     out = Out(fmt, "files")
     out.header(**selection_header(sel), by=by)
     ts = res.touches
@@ -129,8 +138,9 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                 failed=failed,
                 copies=res.copies,
                 omissions=res.omissions, index=irep.as_json(),
-                shared={"sessions": len(sel.refs), "changes": len(gch), "files": _n_files(gch),
+                shared={"sessions": len(sel.refs), "changes": len(recorded), "files": _n_files(gch),
                         "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
+                        "shell_touches": len(gch) - len(recorded), "shell_unnamed_writers": unnamed_shell,
                         "omissions": gres.omissions()},
                 coverage=coverage_json(covs),
                 invisible="writes by other processes leave no trace unless a freshness signal or a file-history "
@@ -143,10 +153,15 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
                  + (f" ({sum(failed.values())} failed: changed nothing)" if failed else "")
                  + ("; " + touched.ops_text(ops, failed) if by == "summary" else ""))
     if sel.refs:
-        out.text(f"{plural(len(gch), 'recorded change')} of {plural(_n_files(gch), 'file')} in "
+        ns = len(gch) - len(recorded)
+        out.text(f"{plural(len(recorded), 'recorded change')}"
+                 + (f" and {plural(ns, 'shell write')} named by a command" if ns else "")
+                 + f" of {plural(_n_files(gch), 'file')} in "
                  f"{plural(len(sel.refs), 'session')} of "
                  + ", ".join(sorted({esc(display_of(sel, r.provider)) for r in sel.refs}))
                  + (f", {len(gres.problems)} unreadable" if gres.problems else "")
+                 + (f"; {plural(unnamed_shell, 'shell command')} may have written files they do not name "
+                    "(an interpreter, a formatter, an unresolved operand): not listed" if unnamed_shell else "")
                  + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(gops.items())) if by == "summary" and gops else ""))
     lost = {k: v for k, v in res.omissions.items() if v}
     if lost:

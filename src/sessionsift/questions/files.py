@@ -390,3 +390,24 @@ class _Stop:
     @property
     def seq(self) -> int:
         return self.shell.seq
+
+
+def shell_touches(shells: list[Shell]) -> tuple[list[Change], int]:
+    """The files the sessions' shell calls name as written (the Bash analysis, files/shell.py), as
+    ``shell:<op>`` changes on the call (``shell:write``, ``shell:append``, ``shell:edit-in-place``,
+    ``shell:delete``, ``shell:move-src``/``move-dest``, ``shell:copy-dest``, ...): what `files`
+    lists beside the recorded changes (never an anchor or a diff for `recover`); plus how many
+    calls wrote files they do not name or could not be parsed (unresolved operands, markers)."""
+    from ..files.shell import analyze
+
+    out: list[Change] = []
+    unnamed = 0
+    for sh in shells:
+        an = analyze(sh.command, sh.cwd)
+        for m in an.mutations:
+            if m.op != "read" and m.path is not None:
+                out.append(Change(sh.ref, sh.record, FileChange(m.path, f"shell:{m.op}"), sh.seq))  # type: ignore[arg-type]
+        if an.markers or an.parse_error or any(m.path is None and m.op != "read" for m in an.mutations):
+            unnamed += 1
+    out.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
+    return out, unnamed
