@@ -397,3 +397,16 @@ def test_count_by_tool_counts_each_call_once_in_every_provider():
     rows = jrows(cli("search", "", "--count-by", "tool", "-t", "tool_result", *h, "--format", "json"))
     res = {r["key"]: r["count"] for r in rows if r["kind"] == "count"}
     assert res and sum(res.values()) <= sum(want.values()) and "(no tool)" not in res
+
+
+def test_every_hit_and_touch_row_names_its_provider():
+    """A search or files answer over examples/home mixes five providers in one stream; Claude
+    Code's rows (the lane shape) carried no `provider`, every other provider's did."""
+    home = Path(__file__).resolve().parents[1] / "examples" / "home"
+    for args, kinds in ((["search", "hello"], {"hit"}), (["files", "--by", "timeline"], {"touch", "change"})):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--home", str(home), "--format", "json"],
+                           capture_output=True, text=True)
+        rows = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+        got = [r for r in rows if r["kind"] in kinds]
+        assert got and all(r.get("provider") for r in got), [r for r in got if not r.get("provider")][:1]
+        assert {r["provider"] for r in got} == {"claude-code", "codex", "gemini-cli", "opencode", "crush"}

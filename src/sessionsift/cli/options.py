@@ -348,6 +348,7 @@ def display_name(provider: str) -> str:
 
 def lane_fields(lane) -> dict:
     return {
+        "provider": "claude-code",  # every row names its provider (other providers' rows do too)
         "session_id": lane.session_id,
         "lane": lane.display,
         "is_subagent": lane.is_subagent,
