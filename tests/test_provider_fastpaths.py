@@ -341,3 +341,55 @@ def test_list_span_parses_each_instant_once_with_the_same_answer():
         recs = [Record("x", "s", f"L{i}", "user", "message", "n", instant=t) for i, t in enumerate(seq)]
         row = summarize(Fixed(recs), ref)
         assert (row.first_at, row.last_at) == _span_plain(recs), seq
+
+
+def test_truncation_marks_searched_in_the_batch_rule_out_what_a_second_read_rules_out(tmp_path, monkeypatch):
+    """prefilter.rule_out with Codex's truncation marker searched in the batch's bytes (one read of
+    a plain file) = the former second read of every still-ruled-out session's files, on the real
+    Codex samples and copies with the marker planted (hand-made: raw and \\u-escaped, in plain and
+    .zst rollouts, one per session at most) and for words found in some, all and no sessions."""
+    import shutil
+
+    import zstandard
+
+    from sessionsift.providers import get
+    from sessionsift.questions import prefilter as PF
+    from sessionsift.questions.kinds import DEFAULT_KINDS
+    from tests.fastpath_corpus import EXAMPLES
+
+    prov = get("codex")
+    root = tmp_path / "codex"
+    shutil.copytree(EXAMPLES / "codex-home", root, symlinks=True)
+    files = sorted(p for p in root.rglob("rollout-*.jsonl*") if p.is_file())
+    for i, p in enumerate(files):
+        if i % 3 == 2:
+            continue
+        mark = "\u202677224 tokens truncated\u2026".encode() if i % 2 else b"\\u20263 chars truncated\\u2026"
+        raw = p.read_bytes()
+        zst = p.name.endswith(".zst")
+        data = zstandard.ZstdDecompressor().stream_reader(raw).read() if zst else raw
+        at = data.find(b'"output":"')
+        if at < 0:
+            continue
+        data = data[:at + 10] + mark + data[at + 10:]
+        p.write_bytes(zstandard.ZstdCompressor().compress(data) if zst else data)
+    homes = [EXAMPLES / "codex-home", root]
+    if (EXAMPLES / "home" / ".codex").exists():
+        homes.append(EXAMPLES / "home" / ".codex")
+    n = flips = 0
+    for home in homes:
+        refs = prov.discover(prov.locate(explicit=str(home))).sessions
+        pairs = [(prov, r) for r in refs]
+        assert pairs
+        for word, ci in [(w, ci) for w in ("hello", "exit", "P1]", "zqx-nowhere-7731", "rollout", "HELLO")
+                         for ci in (False, True)]:
+            needles = [word]
+            monkeypatch.setattr(PF, "MARKS_IN_BATCH", False)
+            plain = PF.rule_out(pairs, needles, ci, DEFAULT_KINDS)
+            monkeypatch.setattr(PF, "MARKS_IN_BATCH", True)
+            fast = PF.rule_out(pairs, needles, ci, DEFAULT_KINDS)
+            assert fast == plain, (home, word, ci)
+            n += len(fast)
+            if home == root and word == "zqx-nowhere-7731":
+                flips = len(fast) - sum(fast)  # sessions kept for their planted marker
+    assert n > 50 and flips > 0

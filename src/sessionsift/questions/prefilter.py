@@ -151,14 +151,23 @@ def _searcher(needles: list[str], ci: bool):
     return find_rx
 
 
-def scan_files(names: list[str], needles: list[str], ci: bool) -> list[bool]:
+def scan_files(names: list[str], needles: list[str], ci: bool, marks: list | None = None) -> list[bool]:
     """For each plain file (``.jsonl``/``.json``): whether it may hold a needle (True also when it
-    cannot be read: the reader then says what is wrong). Files up to SMALL bytes are read back to
-    back into one page-aligned buffer (an anonymous mapping) and each one's span searched there;
-    larger ones are mapped and searched alone."""
+    cannot be read: the reader then says what is wrong), or, with `marks` (per file a compiled
+    RE2 or None), that file's mark (a provider's truncation marker: searched in the same bytes,
+    not read again). Files up to SMALL bytes are read back to back into one page-aligned buffer
+    (an anonymous mapping) and each one's span searched there; larger ones are mapped and
+    searched alone."""
     import mmap
 
-    find = _searcher(needles, ci)
+    find_nd = _searcher(needles, ci)
+    if marks is None or not any(m is not None for m in marks):
+        def find(buf, start, end, k):
+            return find_nd(buf, start, end)
+    else:
+        def find(buf, start, end, k):
+            mk = marks[k]
+            return find_nd(buf, start, end) or (mk is not None and mk.search(buf, start, end) is not None)
     out = [True] * len(names)
     buf = mmap.mmap(-1, BUF)
     mv = memoryview(buf)
@@ -174,17 +183,17 @@ def scan_files(names: list[str], needles: list[str], ci: bool) -> list[bool]:
             try:
                 size = os.fstat(fd).st_size
                 if size > SMALL:
-                    out[i] = _mapped_may_match(fd, find)
+                    out[i] = _mapped_may_match(fd, find, i)
                     continue
                 if fill + size + 1 > BUF:
                     for st, en, k in spans:
-                        out[k] = find(mv, st, en)
+                        out[k] = find(mv, st, en, k)
                     spans.clear()
                     fill = 0
                 # one byte more than fstat said: a file that grew since is seen whole, alone
                 got = os.readv(fd, [mv[fill:fill + size + 1]])
                 if got > size:
-                    out[i] = _mapped_may_match(fd, find)
+                    out[i] = _mapped_may_match(fd, find, i)
                     continue
                 spans.append((fill, fill + got, i))
                 fill += got
@@ -193,14 +202,14 @@ def scan_files(names: list[str], needles: list[str], ci: bool) -> list[bool]:
             finally:
                 os.close(fd)
         for st, en, k in spans:
-            out[k] = find(mv, st, en)
+            out[k] = find(mv, st, en, k)
     finally:
         mv.release()
         buf.close()
     return out
 
 
-def _mapped_may_match(fd: int, find) -> bool:
+def _mapped_may_match(fd: int, find, k: int) -> bool:
     import mmap
 
     if os.fstat(fd).st_size == 0:
@@ -211,7 +220,7 @@ def _mapped_may_match(fd: int, find) -> bool:
         return True
     try:
         with memoryview(m) as v:
-            return find(v, 0, len(m))
+            return find(v, 0, len(m), k)
     finally:
         m.close()
 
@@ -227,6 +236,7 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
         return out
     names: list[str] = []
     owner: list[int] = []
+    marks: list = []
     zst: list[tuple[int, str]] = []
     by_rows: dict[int, tuple] = {}  # a reader that gates its database rows itself (rule_out_rows)
     for j, (prov, ref) in enumerate(pairs):
@@ -252,11 +262,20 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
         out[j] = True
         names += mine
         owner += [j] * len(mine)
-    for j, hit in zip(owner, scan_files(names, nd, ci)):
+        mark = getattr(type(prov), "truncation_marker", None) if MARKS_IN_BATCH else None
+        marks += [_marker_rx(mark) if mark else None] * len(mine)
+    for j, hit in zip(owner, scan_files(names, nd, ci, marks)):
         if hit:
             out[j] = False
     for j, name in zst:
-        if out[j] and may_match([Path(name)], nd, ci):
+        if not out[j]:
+            continue
+        mark = getattr(type(pairs[j][0]), "truncation_marker", None) if MARKS_IN_BATCH else None
+        if mark:  # needles and the marker in one decompression
+            if may_match([Path(name)], nd, ci, rx=_with_marker(nd, ci, mark),
+                         keep=max(MARK_KEEP, max(len(n) for n in nd) - 1)):
+                out[j] = False
+        elif may_match([Path(name)], nd, ci):
             out[j] = False
     for prov, idx in by_rows.values():
         try:
@@ -267,9 +286,36 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
             out[j] = ruled is True
     for j, (prov, ref) in enumerate(pairs):
         mark = getattr(type(prov), "truncation_marker", None)
-        if out[j] and mark and may_match(ref.paths, [], False, rx=_marker_rx(mark), keep=MARK_KEEP):
+        if not (out[j] and mark):
+            continue
+        # searched for the marker with the needles (plain files in the batch, compressed ones above)
+        left = [p for p in ref.paths if not os.fspath(p).endswith((".jsonl", ".json", ".zst"))] if MARKS_IN_BATCH \
+            else ref.paths
+        if left and may_match(left, [], False, rx=_marker_rx(mark), keep=MARK_KEEP):
             out[j] = False  # parsed after all: its cut records are counted (Provider.truncation_marker)
     return out
+
+
+MARKS_IN_BATCH = True
+"""A provider's truncation marker is searched with the needles (in the batch's bytes of a plain
+file, in the same decompression of a .zst): each file is read once; off, every file of a session
+still ruled out is read (and decompressed) again for it."""
+
+
+def _with_marker(needles: list[str], ci: bool, mark: bytes):
+    """One RE2 for the needles (case-insensitive when `ci`) or a truncation marker."""
+    key = ("with-marker", tuple(needles), ci, mark)
+    rx = _RX.get(key)
+    if rx is None:
+        import re2
+
+        from ..search.prefilter import _re2_escape
+
+        opts = re2.Options()
+        opts.log_errors = False
+        alt = b"|".join(_re2_escape(n.encode("ascii")) for n in needles)
+        rx = _RX[key] = re2.compile(b"(?:" + (b"(?i:" + alt + b")" if ci else alt) + b")|(?:" + mark + b")", opts)
+    return rx
 
 
 MARK_KEEP = 256
