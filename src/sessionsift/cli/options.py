@@ -199,6 +199,9 @@ def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from:
     except TargetError as exc:
         _refuse_other_provider_session(targets, exc)
         raise
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and (targets or sessions_from):  # the question named its sessions: none is left out
+        ctx.meta.setdefault(_META, {})["targeted"] = True
     left = not_read()
     if left:
         from ..render import err_line
@@ -211,9 +214,12 @@ def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from:
 def not_read() -> list[dict]:
     """The other providers this command line names a root for (their flag, `--root NAME=DIR`,
     or `--home DIR`, which names every one) that a command reading only Claude Code does not
-    read: the answer is narrower than the question, so it says what it left out."""
+    read: the answer is narrower than the question, so it says what it left out. A command
+    given its sessions (TARGETs, --sessions-from) left nothing out: `[]`."""
     from ..providers import KNOWN
 
+    if _meta().get("targeted"):
+        return []
     req = root_request()
     names = [n for n in KNOWN if n != "claude-code" and (req.home or req.roots.get(n))]
     names += [n for n in req.roots if n not in KNOWN and req.roots.get(n)]
