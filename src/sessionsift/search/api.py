@@ -1108,28 +1108,24 @@ class SearchRun:
             else:
                 yield self.lanes[o.pos], o
 
-        if workers > 1 and total >= PARALLEL_MIN_BYTES and len(lanes) > 1:
+        from ..read.fanout import can_fork
+
+        if workers > 1 and total >= PARALLEL_MIN_BYTES and len(lanes) > 1 and can_fork():
             # about 8 byte-balanced batches per worker: small enough to even out, few enough that
             # the per-task cost stays negligible; workers are forked and read the batches from
-            # the inherited _FORKED (a task is its index)
+            # the inherited _FORKED (a task is its index); each takes the next batch when free
             global _FORKED
             units = _units(lanes, lsizes, max(MIN_BATCH_BYTES, total // (workers * 8)))
-            import multiprocessing as mp
+            from ..read.fanout import imap_forked
 
-            ctx = mp.get_context("fork")
             self.workers = min(workers, len(units))
             _FORKED = (self.plan, units)
-            import gc
-
-            gc.freeze()  # the workers' collector never walks (so never touches, copies) the parent's objects
             try:
-                with ctx.Pool(self.workers, initializer=gc.disable) as pool:
-                    for outs in pool.imap(_run_forked, range(len(units))):
-                        for o in outs:
-                            yield from out(o)
+                for outs in imap_forked(_run_forked, len(units), self.workers):
+                    for o in outs:
+                        yield from out(o)
             finally:
                 _FORKED = None
-                gc.unfreeze()
         else:
             for u in _units(lanes, lsizes, 1 << 62):
                 for o in _run_unit((self.plan, u)):
