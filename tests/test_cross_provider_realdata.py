@@ -410,3 +410,21 @@ def test_every_hit_and_touch_row_names_its_provider():
         got = [r for r in rows if r["kind"] in kinds]
         assert got and all(r.get("provider") for r in got), [r for r in got if not r.get("provider")][:1]
         assert {r["provider"] for r in got} == {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
+
+
+def test_show_refusals_name_the_provider_by_its_display_name():
+    """`show <crush session> --line 3` said `crush session ... is not stored in lines`, a missing
+    record `(codex)`: the internal names (review finding 13's class); `it has 1 turns`."""
+    home = Path(__file__).resolve().parents[1] / "examples" / "home"
+
+    def err(*a):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "show", *a, "--home", str(home)],
+                           capture_output=True, text=True)
+        assert p.returncode == 2, p
+        return p.stderr
+
+    assert "usage error: Crush session 7449d26b-0aff-492a-91fc-684f5edb6126 is not stored in lines" in err("7449d26b", "--line", "3")
+    assert "opencode session ses_dcf071d40ffeBPwlzPM2yWoLYO is not stored in lines" in err("ses_dcf071d40", "--line", "3")
+    assert "L999 in session 01a230e8-df36-7813-95f9-60782839b250 (Codex CLI)" in err("01a230e8-df36", "--line", "999")
+    assert "no such record: nope in session 7449d26b-0aff-492a-91fc-684f5edb6126 (Crush)" in err("7449d26b", "--locator", "nope")
+    assert "(it has 1 turn)" in err("7449d26b", "--turn", "4")
