@@ -245,3 +245,23 @@ def test_text_names_providers_by_display_name(tmp_path):
     sid = "8414eb07-cca2-5cca-9059-e9baedac31e1"
     p, _ = _run("export", "chunks", sid, "--claude-home", str(EX / "claude-home"), "--out", str(tmp_path / "c"), env=env)
     assert p.returncode == 0 and "\n1 session: 1 written" in p.stdout, p.stdout
+
+
+def test_documents_name_providers_by_display_name(tmp_path):
+    """The Markdown and HTML documents (and their index pages) read `crush session ...`, `codex ·`:
+    the internal names, in documents written for people."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path / "home")}
+    for fmt in ("markdown", "html"):
+        p, rows = _run("export", fmt, "--home", str(HOME), "--out", str(tmp_path / fmt), "--format", "json", env=env)
+        assert p.returncode == 0, p.stderr
+        display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
+        docs = [r for r in rows if r["kind"] == "export"]
+        assert len({r["provider"] for r in docs}) == 5
+        for r in docs:
+            text = Path(r["path"]).read_text()
+            want = f"{display[r['provider']]} session " + ("`" if fmt == "markdown" else "<code>")
+            assert want in text, (r["provider"], r["path"])
+        index = (tmp_path / fmt / fmt / ("index.md" if fmt == "markdown" else "index.html")).read_text()
+        for name in ("codex", "crush", "gemini-cli", "claude-code"):
+            assert f" {name} `" not in index and f'"meta">{name} ' not in index
+        assert all(d in index for d in display.values())

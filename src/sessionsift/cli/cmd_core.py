@@ -231,7 +231,9 @@ def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, br
         return show_shared(sel, named[0], fmt, lane=lane, lines=lines, locator=locator, uuid=uuid,
                            turn=turn, raw=raw, branch_points=branch_points)
     if named or sel.claude is None:
-        ids = [f"{r.session_id} ({r.provider})" for r in named[:10]]
+        from .options import display_name
+
+        ids = [f"{r.session_id} ({display_name(r.provider)})" for r in named[:10]]
         raise TargetError(f"this command needs exactly one session; the target matched {sel.total()}"
                           + (f": {', '.join(ids)}" if ids else ""),
                           hint="name a session id (or unique prefix) or a transcript path")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 from datetime import datetime, timezone
 
+from ..providers import KNOWN
 from ..providers.base import SessionRef
 from .document import Block, Document, Lane, nested_lanes, summary_line
 
@@ -137,7 +138,7 @@ def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, 
         return cache[name]
 
     parts = [f"<h1>{e(title_of(doc))}</h1>",
-             f'<p class="meta">{e(ref.provider)} session <code>{e(ref.session_id)}</code>'
+             f'<p class="meta">{e(KNOWN.get(ref.provider, ref.provider))} session <code>{e(ref.session_id)}</code>'
              + (f" · project <code>{e(ref.project)}</code>" if ref.project else "")
              + (f" · {e(ref.first_at)} … {e(ref.last_at)}" if ref.first_at else "")
              + (f" · child of <code>{e(ref.parent_session_id)}</code>" if ref.parent_session_id else "")
@@ -163,7 +164,7 @@ def index(rows: list[dict]) -> str:
     def li(r: dict) -> str:
         ref = r["ref"]
         kids = "".join(li(c) for c in r.get("children", []))
-        return (f'<li><a href="{e(r["href"])}">{e(r["title"])}</a> <span class="meta">{e(ref.provider)} · '
+        return (f'<li><a href="{e(r["href"])}">{e(r["title"])}</a> <span class="meta">{e(KNOWN.get(ref.provider, ref.provider))} · '
                 f"<code>{e(ref.session_id)}</code>{' · ' + e(ref.project) if ref.project else ''}"
                 f"{' · ' + e(ref.last_at) if ref.last_at else ''}</span>"
                 + (f"<ul>{kids}</ul>" if kids else "") + "</li>")

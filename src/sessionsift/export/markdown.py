@@ -14,6 +14,7 @@ import html
 import re
 from datetime import datetime, timezone
 
+from ..providers import KNOWN
 from ..providers.base import SessionRef
 from .document import Block, Document, Lane, nested_lanes, summary_line
 from .html import title_of
@@ -103,7 +104,7 @@ def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, 
                             "binary_attachments_in_records": doc.binary_attachments, "images_shown_inline": doc.images_shown,
                             "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets}.items() if v}
     parts = [f"# {inline(title_of(doc))}\n",
-             f"{inline(ref.provider)} session `{ref.session_id}`" if "`" not in ref.session_id else inline(ref.session_id),
+             f"{inline(KNOWN.get(ref.provider, ref.provider))} session `{ref.session_id}`" if "`" not in ref.session_id else inline(ref.session_id),
              (f" · project {inline(ref.project)}" if ref.project else "")
              + (f" · {inline(ref.first_at)} … {inline(ref.last_at)}" if ref.first_at else "")
              + (f" · child of {inline(ref.parent_session_id)}" if ref.parent_session_id else "")
@@ -126,7 +127,7 @@ def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, 
 def index(rows: list[dict]) -> str:
     def li(r: dict, depth: int) -> str:
         ref = r["ref"]
-        s = ("  " * depth + f"- [{inline(r['title'])}]({r['href']}) {inline(ref.provider)} `{ref.session_id}`"
+        s = ("  " * depth + f"- [{inline(r['title'])}]({r['href']}) {inline(KNOWN.get(ref.provider, ref.provider))} `{ref.session_id}`"
              + (f" {inline(ref.project)}" if ref.project else "") + "\n")
         return s + "".join(li(c, depth + 1) for c in r.get("children", []))
 
