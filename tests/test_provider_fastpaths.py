@@ -386,10 +386,28 @@ def test_truncation_marks_searched_in_the_batch_rule_out_what_a_second_read_rule
             needles = [word]
             monkeypatch.setattr(PF, "MARKS_IN_BATCH", False)
             plain = PF.rule_out(pairs, needles, ci, DEFAULT_KINDS)
-            monkeypatch.setattr(PF, "MARKS_IN_BATCH", True)
-            fast = PF.rule_out(pairs, needles, ci, DEFAULT_KINDS)
-            assert fast == plain, (home, word, ci)
+            for lits in (False, True):
+                monkeypatch.setattr(PF, "MARKS_IN_BATCH", True)
+                monkeypatch.setattr(PF, "MARK_LITERALS", lits)
+                fast = PF.rule_out(pairs, needles, ci, DEFAULT_KINDS)
+                assert fast == plain, (home, word, ci, lits)
             n += len(fast)
             if home == root and word == "zqx-nowhere-7731":
                 flips = len(fast) - sum(fast)  # sessions kept for their planted marker
     assert n > 50 and flips > 0
+
+
+def test_the_truncation_literal_is_in_every_match_of_the_marker():
+    """One of Codex's truncation_literal bytes is in every match of its marker: the marker's
+    alternatives spelled out (hand-made: both ellipsis spellings, both units, digit runs)."""
+    import re
+
+    from sessionsift.providers.codex import Codex
+
+    lit, rx = Codex.truncation_literal, re.compile(Codex.truncation_marker)
+    samples = [a + d + b" " + u + b" truncated" + z for a in ("\u2026".encode(), b"\\u2026")
+               for z in ("\u2026".encode(), b"\\u2026") for u in (b"tokens", b"chars") for d in (b"0", b"77224")]
+    matched = [m.group(0) for s in samples for m in [rx.search(s)] if m]
+    assert len(matched) == len(samples)
+    assert all(any(x in m for x in lit) for m in matched)
+    assert set(re.findall(rb"[a-z]+", Codex.truncation_marker)) <= {b"u", b"tokens", b"chars", b"truncated"}

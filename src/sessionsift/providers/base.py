@@ -293,6 +293,10 @@ class Provider:
     it cut a record's text and kept the rest nowhere; None: the client writes none that the reader
     knows. A search does not rule out by its bytes a session whose files hold it (so the reader
     can flag those records ``truncated`` and the answer count them)."""
+    truncation_literal: ClassVar[tuple[bytes, ...] | None] = None
+    """Byte strings one of which every match of ``truncation_marker`` contains (optional): a file
+    holding none is not searched with the expression (plain finds are many times faster than the
+    RE2 scan)."""
     shell_tools: ClassVar[dict[str, tuple[str, str | None]]] = {}
     """The client's shell tools: tool name -> (the ``tool_input`` key holding the command, the key
     holding the directory it ran in, or None). A shell command a session ran leaves no

@@ -165,9 +165,20 @@ def scan_files(names: list[str], needles: list[str], ci: bool, marks: list | Non
         def find(buf, start, end, k):
             return find_nd(buf, start, end)
     else:
+        import stringzilla as sz
+
+        Str = sz.Str
+
         def find(buf, start, end, k):
+            if find_nd(buf, start, end):
+                return True
             mk = marks[k]
-            return find_nd(buf, start, end) or (mk is not None and mk.search(buf, start, end) is not None)
+            if mk is None:
+                return False
+            rx, lits = mk
+            if lits is not None and all(Str(buf).find(x, start, end) < 0 for x in lits):
+                return False  # none of the marker's literals: no match of it
+            return rx.search(buf, start, end) is not None
     out = [True] * len(names)
     buf = mmap.mmap(-1, BUF)
     mv = memoryview(buf)
@@ -263,7 +274,8 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
         names += mine
         owner += [j] * len(mine)
         mark = getattr(type(prov), "truncation_marker", None) if MARKS_IN_BATCH else None
-        marks += [_marker_rx(mark) if mark else None] * len(mine)
+        lit = getattr(type(prov), "truncation_literal", None) if MARK_LITERALS else None
+        marks += [(_marker_rx(mark), lit) if mark else None] * len(mine)
     for j, hit in zip(owner, scan_files(names, nd, ci, marks)):
         if hit:
             out[j] = False
@@ -272,8 +284,8 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
             continue
         mark = getattr(type(pairs[j][0]), "truncation_marker", None) if MARKS_IN_BATCH else None
         if mark:  # needles and the marker in one decompression
-            if may_match([Path(name)], nd, ci, rx=_with_marker(nd, ci, mark),
-                         keep=max(MARK_KEEP, max(len(n) for n in nd) - 1)):
+            lit = getattr(type(pairs[j][0]), "truncation_literal", None) if MARK_LITERALS else None
+            if _zst_may_match(name, nd, ci, mark, lit):
                 out[j] = False
         elif may_match([Path(name)], nd, ci):
             out[j] = False
@@ -296,26 +308,39 @@ def rule_out(pairs: list, needles: tuple[str, ...] | list[str] | None, ci: bool,
     return out
 
 
+MARK_LITERALS = True
+"""A plain file is searched with a truncation marker's expression only when it holds the
+provider's ``truncation_literal`` bytes (off: every file is)."""
 MARKS_IN_BATCH = True
 """A provider's truncation marker is searched with the needles (in the batch's bytes of a plain
 file, in the same decompression of a .zst): each file is read once; off, every file of a session
 still ruled out is read (and decompressed) again for it."""
 
 
-def _with_marker(needles: list[str], ci: bool, mark: bytes):
-    """One RE2 for the needles (case-insensitive when `ci`) or a truncation marker."""
-    key = ("with-marker", tuple(needles), ci, mark)
-    rx = _RX.get(key)
-    if rx is None:
-        import re2
+def _zst_may_match(name: str, needles: list[str], ci: bool, mark: bytes, lits: tuple | None) -> bool:
+    """``may_match`` of a compressed file for the needles or a truncation marker, in one
+    decompression (the marker's expression only on chunks holding its literal, when known): False
+    only when neither occurs."""
+    rx, mrx = _rx(needles, ci), _marker_rx(mark)
+    keep = max(MARK_KEEP, max(len(n) for n in needles) - 1)
+    try:
+        import zstandard
 
-        from ..search.prefilter import _re2_escape
-
-        opts = re2.Options()
-        opts.log_errors = False
-        alt = b"|".join(_re2_escape(n.encode("ascii")) for n in needles)
-        rx = _RX[key] = re2.compile(b"(?:" + (b"(?i:" + alt + b")" if ci else alt) + b")|(?:" + mark + b")", opts)
-    return rx
+        with open(name, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f) as r:
+            tail = b""
+            while True:
+                chunk = r.read(CHUNK)
+                if not chunk:
+                    break
+                buf = tail + chunk
+                if rx.search(buf) is not None:
+                    return True
+                if (lits is None or any(x in buf for x in lits)) and mrx.search(buf) is not None:
+                    return True
+                tail = chunk[-keep:]
+    except Exception:  # unreadable or corrupt: let the reader say what is wrong
+        return True
+    return False
 
 
 MARK_KEEP = 256

@@ -42,6 +42,8 @@ class Codex(Provider):
     """Codex partitions by date and keeps one cwd inside each file: no per-project signal on disk."""
     truncation_marker = TRUNCATION_MARKER
     """``…N tokens truncated…`` in a tool output it sent the model (shapes.py)."""
+    truncation_literal = (" truncated\u2026".encode(), b" truncated\\u2026")
+    """One of them ends every match of the marker (held by tests/test_provider_fastpaths.py)."""
     records_forks = True
     """`codex fork` / `codex exec fork <id>` start a thread whose ``session_meta`` names the thread
     it came from (``forked_from_id``, ``forked_from_ordinal_exclusive``)."""
