@@ -15,7 +15,7 @@ for the multi-provider case providers.py's home (Claude, Codex rollouts - a thir
 by `rg -z` -, Gemini chats).
 
 Each case prints sessionsift's and rg's best/median wall, their ratio (best/best and
-median/median), sessionsift's CPU time (user+sys, all processes: a load-independent figure),
+median/median), both CPU times (user+sys, all processes, least of the runs: a load-independent figure),
 its peak RSS, and the goal with met/MISSED. `--before CHECKOUT` also runs another checkout's
 sources on the cold cases (before/after under the same load). Nothing here is a timed test.
 """
@@ -166,7 +166,7 @@ def report(name: str, mode: str, s: dict, r: dict, goal, note: str = "") -> None
     la = os.getloadavg()[0]
     ROWS.append(dict(name=name, mode=mode, s=s, r=r, rb=rb, rm=rm, goal=goal, met=met, load=la))
     print(f"{name:<34} {mode:<5} ssift {s['best']:6.3f}/{s['median']:6.3f}s cpu {s['cpu']:6.2f}s "
-          f"rss {s['rss'] / 1024:5.0f}MB | rg {r['best']:6.3f}/{r['median']:6.3f}s | "
+          f"rss {s['rss'] / 1024:5.0f}MB | rg {r['best']:6.3f}/{r['median']:6.3f}s cpu {r['cpu']:5.2f}s | "
           f"{rb:5.2f}x / {rm:5.2f}x  goal {gtxt:>13} {met:<6} load {la:5.2f} {note}",
           flush=True)
 

@@ -254,10 +254,12 @@ class Selection:
             n: int | None = 0
             for s in self.claude.sessions:  # type: ignore[attr-defined]
                 lanes = s.subagent_lanes()
-                bad = str(s.sidecar_dir / "subagents")
-                if any(p.path == bad for p in s.problems):
-                    n = None
-                elif n is not None:
+                if s.problems:  # (the path is built only when there is a problem to match it to)
+                    bad = str(s.sidecar_dir / "subagents")
+                    if any(p.path == bad for p in s.problems):
+                        n = None
+                        continue
+                if n is not None:
                     n += len(lanes)
             out["claude-code"] = n
         for r in self.refs:
