@@ -93,3 +93,26 @@ def test_what_falls_back_to_a_full_parse():
     want = orjson.loads(big)["message"]["usage"]["input_tokens"]
     assert type(want) is float and (pr is None or type(pr["message"]["usage"]["input_tokens"]) is float)
     assert R.classify(P.project(line)) == R.classify(o)
+
+
+def test_records_labelled_from_their_type_alone(tmp_path):
+    """The census reads records other than user/assistant from their Struct (type, system subtype,
+    attachment type) without a dict: every real non-conversation record, then each one with its
+    subtype/attachment/operation replaced by the shapes that table must not be fooled by
+    (hand-made: a string or list attachment, a numeric subtype, a hook or queued_command
+    attachment, an enqueue; no client writes the damaged ones, a torn rewrite could), held equal to
+    the full parse."""
+    rows = [orjson.loads(l) for p in REAL for l in p.read_bytes().split(b"\n") if l.strip()]
+    rows = [o for o in rows if isinstance(o, dict) and o.get("type") not in ("user", "assistant")]
+    assert {"system", "attachment", "queue-operation"} <= {o.get("type") for o in rows}
+    out = list(rows)
+    for i, o in enumerate(rows[:200]):
+        for j, (k, v) in enumerate( (("attachment", "text"), ("attachment", [1]), ("attachment", None),
+                     ("attachment", {"type": "hook_additional_context"}), ("attachment", {"type": 7}),
+                     ("attachment", {"type": "queued_command", "prompt": "hi"}), ("subtype", 3),
+                     ("subtype", "compact_boundary"), ("operation", "enqueue"), ("content", "typed"),
+                     ("type", "system"), ("type", "attachment"), ("type", "queue-operation"), ("type", 5))):
+            out.append({**o, k: v, "uuid": f"mutant-{i}-{j}"})  # not a replay: counted
+    p = tmp_path / "t.jsonl"
+    p.write_bytes(b"\n".join(orjson.dumps(o) for o in out) + b"\n")
+    _both(p)

@@ -395,17 +395,59 @@ def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> 
     combos, first, umsg, per_msg = part.combos, part.first, part.umsg, part.per_msg
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
-    project = _projector()
+    P = _projected()
     classify, opens, attachment_kind = R.classify, R.opens_turn, R.attachment_kind
     labels_cache: dict[tuple[str, ...], bool] = {}
     prev_assistant: tuple[str | None, str | None] | None = (None, None) if start == 0 else None
     no = 0
+    if P is not None:
+        decode, project, att_type, absent = P.decode, P.project_struct, P.attachment_type, P._ABSENT
+    fast_keys: dict = {}
+    slow = _SLOW_TYPES if C is None else _ALL_SLOW
     for batch in iter_line_batches(buf, start, end, st):
         for raw in batch:
             no += 1
             at = off
             off += len(raw) + 1
-            obj = project(raw) if project is not None else None
+            obj = None
+            if P is not None:
+                r = decode(raw)
+                if r is not None:
+                    t = r.type
+                    if type(t) is str and t not in slow:
+                        # a record whose labels are fixed by (type, system subtype, attachment type):
+                        # no dict, no classify (_fast_key holds the table to classify itself)
+                        if t == "system":
+                            sub = r.subtype
+                            fk = (t, sub if type(sub) is str else None, None)
+                        elif t == "attachment":
+                            a = att_type(r)
+                            fk = (t, None, a) if a is not absent and a != "queued_command" else None
+                        elif t == "queue-operation":
+                            fk = (t, None, None) if r.operation != "enqueue" else None
+                        else:
+                            fk = (t, None, None)
+                        if fk is not None:
+                            kf = fast_keys.get(fk)
+                            if kf is None:
+                                kf = fast_keys[fk] = _fast_key(fk)
+                            if kf is not False:
+                                st.records += 1
+                                key, flags = kf
+                                uuid = r.uuid
+                                parent = r.parentUuid
+                                logical = r.logicalParentUuid
+                                slot = add(uuid if type(uuid) is str else None,
+                                           parent if type(parent) is str else None,
+                                           logical if type(logical) is str else None, flags, no)
+                                c = combos.get(key)
+                                if c is None:
+                                    combos[key] = 1
+                                    first[key] = slot
+                                else:
+                                    combos[key] = c + 1
+                                continue
+                    obj = project(r)
             if obj is None:
                 try:
                     obj = loads(raw)
@@ -517,13 +559,32 @@ PROJECT = True
 """Decode records through model/projected.py (only the fields the census reads; off: orjson for
 every line - the reference the tests hold it to)."""
 
+_SLOW_TYPES = frozenset(("user", "assistant"))
+"""Record types whose labels need more than the type: read through the projected dict."""
+_ALL_SLOW = type("_All", (), {"__contains__": lambda self, t: True})()
+"""Every type (an index build collects per-record columns from the dict)."""
 
-def _projector():
+
+def _projected():
     if not PROJECT:
         return None
-    from ..model.projected import project
+    from ..model import projected
 
-    return project
+    return projected
+
+
+def _fast_key(fk: tuple):
+    """(combo key, skeleton flags) of a record of type `fk[0]` whose only fields `R.classify`
+    reads are its system subtype `fk[1]` and attachment type `fk[2]` (str or None; a queue
+    operation that is not an enqueue): classify itself labels a record holding just those.
+    False when such a record could open a turn (then it takes the full path)."""
+    t, sub, att = fk
+    probe = {"type": t, "subtype": sub, "attachment": {"type": att}, "operation": None}
+    labels = tuple(R.classify(probe))
+    if labels and _may_open(labels):
+        return False
+    key = (t, sub if t == "system" else None, att if t == "attachment" else None, labels)
+    return key, skeleton_flags(t, labels, False, False)
 
 
 def _collect(C: Cols, slot: int, no: int, at: int, raw: bytes, obj: dict, t: str | None, key: tuple) -> None:

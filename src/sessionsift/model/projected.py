@@ -130,10 +130,35 @@ def _val(raw: Raw):
 
 def project(raw: bytes) -> dict | None:
     """The census view of one line, or None (parse it in full instead)."""
+    r = decode(raw)
+    return None if r is None else project_struct(r)
+
+
+def decode(raw: bytes) -> "_Rec | None":
+    """The top-level Struct of one line, or None (parse it in full instead)."""
     try:
-        r = _DEC.decode(raw)
+        return _DEC.decode(raw)
     except _ERR:
         return None
+
+
+def attachment_type(r: _Rec):
+    """`R.attachment_kind` of a decoded record without building its dict: the attachment's
+    `type` when a string, else None; `_ABSENT` when the attachment does not decode as project()
+    reads it (the caller then takes project()'s path, which falls back to a full parse)."""
+    a = r.attachment
+    if a is _RN:
+        return None
+    try:
+        a = _ATT.decode(a)
+    except _ERR:
+        return _ABSENT
+    t = a.type if a is not None else None
+    return t if type(t) is str else None
+
+
+def project_struct(r: _Rec) -> dict | None:
+    """The census view of a decoded line (`decode`), or None (parse it in full instead)."""
     t = r.type
     o = {"type": t, "uuid": r.uuid, "parentUuid": r.parentUuid, "logicalParentUuid": r.logicalParentUuid,
          "isMeta": r.isMeta, "isCompactSummary": r.isCompactSummary, "subtype": r.subtype,
