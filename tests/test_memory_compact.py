@@ -88,3 +88,73 @@ def test_release_keeps_the_mapping_readable(tmp_path):
         L.release(m.buf, 5, len(m.buf) - 5)
         assert bytes(m.buf[:]) == before
     L.release(b"abc", 0, 3)  # bytes: nothing to release
+
+
+def _todo_reference(path: Path):
+    """The todo reading before one-pass error lookup: every call id looked for over the whole file."""
+    from sessionsift.live import todos as T
+    from sessionsift.model import record as R
+
+    st = T.todo_state(path)  # calls, line, items: unchanged code; errors re-derived the old way
+    data = path.read_bytes()
+    ids = set()
+    for raw in data.split(b"\n"):
+        if T.NEEDLE in raw:
+            o = L.parse_line(raw)
+            if o is not None and o.get("type") == "assistant":
+                ids |= {b["id"] for b in R.tool_uses(o) if b.get("name") == "TodoWrite" and isinstance(b.get("id"), str)}
+    errors = set()
+    for cid in ids:
+        j = data.find(cid.encode())
+        while j >= 0:
+            s = data.rfind(b"\n", 0, j) + 1
+            e = data.find(b"\n", j)
+            e = len(data) if e < 0 else e
+            o = L.parse_line(data[s:e])
+            if o is not None and o.get("type") == "user" and any(
+                    b.get("tool_use_id") == cid and b.get("is_error") is True for b in R.tool_results(o)):
+                errors.add(cid)
+            j = data.find(cid.encode(), e)
+    return st, len(errors)
+
+
+def test_todo_errors_in_one_pass_equal_the_per_id_search(corpus, tmp_path, monkeypatch):
+    """status's todo line: failed TodoWrite calls found in one pass over the `is_error` lines equal
+    a search of every call id over the whole file; with windows of one page (every find releases).
+    The real todos session's two TodoWrite calls both failed (client 2.1.258); a copy where they
+    succeed is hand-made (the results' is_error turned false: no offline run was kept where the
+    same calls pass)."""
+    from sessionsift.live import todos as T
+
+    monkeypatch.setattr(L, "SCAN_WINDOW", L.PAGE)
+    src = EX / "claude-home" / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
+    ok = tmp_path / "todo-ok.jsonl"
+    ok.write_bytes(src.read_bytes().replace(b'"is_error":true', b'"is_error":false'))
+    for p in [*corpus, ok]:
+        st, n_err = _todo_reference(p)
+        assert st.failed == n_err, p
+    assert T.todo_state(src).failed == 2 and T.todo_state(src).line is None
+    good = T.todo_state(ok)
+    assert good.failed == 0 and good.line is not None and good.items
+
+
+def test_status_candidate_lines_in_windows_equal_one_pass(corpus, monkeypatch):
+    """status's background scan: candidate lines, their numbers and the newline count, found in
+    line-aligned windows of about one page (each released once scanned), equal one pass over
+    the whole region; so does a tool_result found by id across windows."""
+    from sessionsift.live import background as BG
+    from sessionsift.live import prefilter as P
+
+    def scan(p: Path):
+        with L.open_map(p) as m:
+            end = m.buf.rfind(b"\n") + 1
+            got = P.candidate_lines(m.buf, BG._PATS, 0, end)
+            ids = [x.group(1) for x in __import__("re").finditer(rb'"tool_use_id":"([^"]+)"', bytes(m.buf[:end]))]
+            found = [P.find_id(m.buf, b'"tool_use_id":"' + i + b'"', 0, end) for i in ids[:20]]
+        return [list(a) for a in got[:3]], got[3], found
+
+    monkeypatch.setattr(P, "RESULT_WINDOW", 64)
+    whole = [scan(p) for p in corpus]
+    monkeypatch.setattr(P, "WINDOW", L.PAGE)
+    assert [scan(p) for p in corpus] == whole
+    assert sum(len(w[0][0]) for w in whole) > 20 and any(w[2] for w in whole)

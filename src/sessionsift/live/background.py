@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..discover import Lane, Session
 from ..model import record as R
-from ..read.lines import open_map, parse_line
+from ..read.lines import Releaser, open_map, parse_line
 from ..timefmt import parse_ts
 from .prefilter import candidate_lines, compile_needles, count_newlines, find_id, run_split
 
@@ -320,7 +320,9 @@ class _Region:
     def run(self, a: int, b: int) -> _Part:
         buf, part = self.buf, self.part
         starts, ends, nos, part.newlines = candidate_lines(buf, _PATS, a, b)
+        rel = Releaser(buf, a)
         for ls, le, no in zip(starts, ends, nos):
+            rel.passed(ls)  # candidates and the results looked for ahead: let passed pages go
             raw = buf[ls:le]
             q = _QOP.match(raw)
             if q is not None and not (q.group(1) == b"enqueue" and b"<task-notification>" in raw):

@@ -24,6 +24,8 @@ from typing import Callable, TypeVar
 
 import re2
 
+from ..read.lines import release
+
 T = TypeVar("T")
 
 PARALLEL_MIN = 64 << 20
@@ -41,41 +43,61 @@ def count_newlines(buf, a: int, b: int) -> int:
     """Newlines in buf[a:b] (memchr per line; see the module doc for why not bytes.count)."""
     n = 0
     find = buf.find
-    pos = find(b"\n", a, b)
-    while pos >= 0:
-        n += 1
-        pos = find(b"\n", pos + 1, b)
+    while a < b:
+        wb = min(b, a + WINDOW)
+        pos = find(b"\n", a, wb)
+        while pos >= 0:
+            n += 1
+            pos = find(b"\n", pos + 1, wb)
+        if wb - a >= WINDOW:
+            release(buf, a, wb)  # a long count: let the pages it passed go
+        a = wb
     return n
+
+
+WINDOW = 32 << 20
+"""`candidate_lines` scans a region this much at a time (cut at a line end) and releases each
+window's mapped pages once scanned: the resident size stays at about one window, not the file."""
 
 
 def candidate_lines(buf, pats, a: int, b: int) -> tuple[array, array, array, int]:
     """Sorted (starts, ends, line numbers relative to `a` (1-based), newlines in [a, b)) of the
     lines of buf[a:b] that hold a match of one of `pats`. `a` is a line start, `b` just after a
-    newline (complete lines only)."""
-    starts: set[int] = set()
+    newline (complete lines only). The region is scanned in line-aligned windows (a needle never
+    spans a newline, so the lines found are the same)."""
+    ss, es, nos = array("q"), array("q"), array("q")
     rfind, find = buf.rfind, buf.find
-    for pat in pats:
-        line_end = -1
-        for m in pat.finditer(buf, a, b):
-            p = m.start()
-            if p < line_end:  # same line as the previous hit of this needle
-                continue
-            ls = rfind(b"\n", a, p) + 1
-            starts.add(ls if ls > a else a)
-            line_end = find(b"\n", p, b)
-            if line_end < 0:
-                line_end = b
-    ss = array("q", sorted(starts))
-    es = array("q")
-    nos = array("q")
-    prev, no = a, 1
-    for ls in ss:
-        no += count_newlines(buf, prev, ls)
-        prev = ls
-        nos.append(no)
-        le = find(b"\n", ls, b)
-        es.append(b if le < 0 else le)
-    return ss, es, nos, no - 1 + count_newlines(buf, prev, b)
+    no = 1
+    wa = a
+    while wa < b:
+        wb = b
+        if b - wa > WINDOW:
+            nl = find(b"\n", wa + WINDOW, b)
+            wb = b if nl < 0 else nl + 1
+        starts: set[int] = set()
+        for pat in pats:
+            line_end = -1
+            for m in pat.finditer(buf, wa, wb):
+                p = m.start()
+                if p < line_end:  # same line as the previous hit of this needle
+                    continue
+                ls = rfind(b"\n", wa, p) + 1
+                starts.add(ls if ls > wa else wa)
+                line_end = find(b"\n", p, wb)
+                if line_end < 0:
+                    line_end = wb
+        prev = wa
+        for ls in sorted(starts):
+            no += count_newlines(buf, prev, ls)
+            prev = ls
+            ss.append(ls)
+            nos.append(no)
+            le = find(b"\n", ls, wb)
+            es.append(wb if le < 0 else le)
+        no += count_newlines(buf, prev, wb)
+        release(buf, wa, wb)
+        wa = wb
+    return ss, es, nos, no - 1
 
 
 def find_id(buf, needle: bytes, after: int, end: int) -> int:
@@ -90,10 +112,17 @@ def find_id(buf, needle: bytes, after: int, end: int) -> int:
     cut = next((i for i, c in enumerate(key) if 65 <= c <= 90), 0)
     pat = re2.compile(re2.escape(key[cut:]))
     lead = len(needle) - len(key) + cut
-    for m in pat.finditer(buf, max(after, stop - len(needle)) + lead, end):
-        p = m.start() - lead
-        if buf[p:p + len(needle)] == needle:
-            return p
+    w = max(after, stop - len(needle)) + lead
+    while w < end:
+        we = min(end, w + WINDOW)
+        for m in pat.finditer(buf, w, min(end, we + len(key))):
+            if m.start() >= we:
+                break  # the next window's
+            p = m.start() - lead
+            if buf[p:p + len(needle)] == needle:
+                return p
+        release(buf, w, we)
+        w = we
     return -1
 
 

@@ -10,13 +10,17 @@ parsed.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import record as R
-from ..read.lines import open_map, parse_line
+from ..read.lines import count_released, find_released, open_map, parse_line
 
 NEEDLE = b"TodoWrite"
+ERROR_KEY = b'"is_error"'
+_ERROR_TRUE = re.compile(rb'"is_error"\s*:\s*true')
+"""A line whose `is_error` key is not followed by `true` holds no error result (no parse)."""
 
 
 @dataclass
@@ -43,12 +47,7 @@ class TodoState:
 
 
 def _newlines(buf, a: int, b: int) -> int:
-    n = 0
-    while a < b:
-        c = min(b, a + (1 << 20))
-        n += buf[a:c].count(b"\n")
-        a = c
-    return n
+    return count_released(buf, a, b)
 
 
 def todo_state(path: Path) -> TodoState:
@@ -62,7 +61,7 @@ def todo_state(path: Path) -> TodoState:
     errors: set[str] = set()
     with m:
         buf = m.buf
-        i = buf.find(NEEDLE)
+        i = find_released(buf, NEEDLE)
         last_pos, no = 0, 1
         while i >= 0:
             s = buf.rfind(b"\n", 0, i) + 1
@@ -78,21 +77,24 @@ def todo_state(path: Path) -> TodoState:
                         todos = inp.get("todos")
                         ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
                         calls.append((no, b["id"], ts, todos if isinstance(todos, list) else []))
-            i = buf.find(NEEDLE, e)
+            i = find_released(buf, NEEDLE, e)
         ids = {c[1] for c in calls}
         if ids:
-            # results name the call by id only: find the error results among the lines holding an id
-            for cid in ids:
-                j = buf.find(cid.encode())
-                while j >= 0:
-                    s = buf.rfind(b"\n", 0, j) + 1
-                    e = buf.find(b"\n", j)
-                    e = len(buf) if e < 0 else e
-                    obj = parse_line(bytes(buf[s:e]))
-                    if obj is not None and obj.get("type") == "user":
-                        if any(b.get("tool_use_id") == cid and b.get("is_error") is True for b in R.tool_results(obj)):
+            # results name the call by id only: an error result carries the `is_error` key, so one
+            # pass over the lines holding that key finds them all (not one pass per call id)
+            j = find_released(buf, ERROR_KEY)
+            while j >= 0:
+                s = buf.rfind(b"\n", 0, j) + 1
+                e = buf.find(b"\n", j)
+                e = len(buf) if e < 0 else e
+                raw = bytes(buf[s:e])
+                obj = parse_line(raw) if _ERROR_TRUE.search(raw) else None
+                if obj is not None and obj.get("type") == "user":
+                    for b in R.tool_results(obj):
+                        cid = b.get("tool_use_id")
+                        if b.get("is_error") is True and isinstance(cid, str) and cid in ids:
                             errors.add(cid)
-                    j = buf.find(cid.encode(), e)
+                j = find_released(buf, ERROR_KEY, e)
     st.calls = len(calls)
     st.failed = sum(1 for c in calls if c[1] in errors)
     for no, cid, ts, todos in reversed(calls):

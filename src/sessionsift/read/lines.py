@@ -139,6 +139,42 @@ def release(buf: "mmap.mmap | bytes", lo: int, hi: int) -> None:
         drop(_DONTNEED, lo, hi - lo)
 
 
+SCAN_WINDOW = 32 << 20
+"""`find_released` and `count_released` look at a mapping this much at a time."""
+
+
+def find_released(buf: "mmap.mmap | bytes", needle: bytes, start: int = 0, end: int | None = None) -> int:
+    """`buf.find(needle, start, end)`, looked for one window at a time with each window's pages
+    released once searched (a find across a large mapping would leave all of it resident)."""
+    size = len(buf)
+    end = size if end is None else min(end, size)
+    if getattr(buf, "madvise", None) is None or end - start <= SCAN_WINDOW:
+        return buf.find(needle, start, end)
+    over = max(0, len(needle) - 1)
+    pos = start
+    while pos < end:
+        stop = min(end, pos + SCAN_WINDOW)
+        i = buf.find(needle, pos, min(end, stop + over))
+        release(buf, pos, stop)
+        if i >= 0:
+            return i
+        pos = stop
+    return -1
+
+
+def count_released(buf: "mmap.mmap | bytes", a: int, b: int, byte: bytes = b"\n") -> int:
+    """`buf[a:b].count(byte)` in 1 MB copies, releasing the pages counted past (`byte`: one byte)."""
+    n = 0
+    rel = Releaser(buf, a)
+    while a < b:
+        c = min(b, a + (1 << 20))
+        n += buf[a:c].count(byte)
+        a = c
+        rel.passed(a)
+    release(buf, rel.done, b)
+    return n
+
+
 class Releaser:
     """Releases a mapping's pages behind a reader that moves forward (`passed(pos)`: nothing
     before `pos` is needed any more), BATCH_BYTES at a time."""
