@@ -115,7 +115,7 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path):
     assert not store.IndexFile.open(idx, IL.KIND, str(dest)).has("fev")
     first = E.lane_events_indexed(lane)
     f = store.IndexFile.open(idx, IL.KIND, str(dest))
-    assert f.has("fev") and f.has("turns")
+    assert f.has("fev") and f.has("turns.2")
     again = E.lane_events_indexed(lane)  # from the stored section
     assert _events(first) == _events(again) == _events(ref)
     assert _facts(first) == _facts(ref)

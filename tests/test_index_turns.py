@@ -50,3 +50,32 @@ def test_damaged_copies(tmp_path):
         bridged += b
         replays += r
     assert replays > 0
+
+
+def test_a_turns_section_written_under_older_rules_is_not_read(tmp_path):
+    """An index written before queue-operation lines joined the turn of the prompt below them
+    holds the old numbers. MUTATED INDEX (not a transcript): a copy of the real 2.1.332
+    files_basic session indexed, then its turns stored the old way under the section's old name,
+    as an index from before would hold it. The turns read back are today's."""
+    src = next((ROOT / "examples" / "newest-client" / "2.1.332" / "claude-home" / "projects").glob(
+        "*files-basic*/8414eb07-*.jsonl"))
+    dest = tmp_path / src.name
+    dest.write_bytes(src.read_bytes())
+    lane = Lane(dest, dest.stem, "main", "main")
+    IL.lane_stats(lane)
+    path = store.index_path(IL.KIND, dest)
+    f = store.IndexFile.open(path, IL.KIND, str(dest))
+    cols = codec.cols_from(f.section("cols"))
+    now = LaneIndex.build(lane)
+    queue = [i for i, e in enumerate(now.entries) if e.type == "queue-operation"]
+    assert [now.entries[i].turn for i in queue] == [1, 1, 2, 2, 3, 3]
+    old = T.derive(lane, f.section("part"), cols)
+    stale = T.Turns(old).turn
+    for i, t in zip(queue, [-1, -1, 1, 1, 2, 2]):  # what the file-order rule gave them
+        stale[i] = t
+    old["turn"] = stale.tobytes()
+    f.with_section("turns", old, IL.KIND, str(dest))
+    f = store.IndexFile.open(path, IL.KIND, str(dest))
+    got = IL.turns_of(lane, f, cols)
+    assert [got.turn_of(i) for i in queue] == [1, 1, 2, 2, 3, 3]
+    assert [got.turn_of(i) for i in range(len(now.entries))] == [e.turn for e in now.entries]

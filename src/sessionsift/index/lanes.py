@@ -217,7 +217,7 @@ def turns_of(lane: Lane, f: "store.IndexFile", cols, store_it: bool = True) -> "
     `.derived` on the result: it was derived now."""
     from . import turns as T
 
-    o = f.section("turns")
+    o = f.section(T.SECTION)
     derived = o is None
     if o is None:
         po = f.section("part")
@@ -226,7 +226,7 @@ def turns_of(lane: Lane, f: "store.IndexFile", cols, store_it: bool = True) -> "
         o = T.derive(lane, po, cols)
         if store_it:
             try:
-                f.with_section("turns", o, KIND, str(lane.path))
+                f.with_section(T.SECTION, o, KIND, str(lane.path))
             except (OSError, ValueError):
                 pass
     try:
@@ -261,7 +261,9 @@ def file_slots(lane: Lane, f: "store.IndexFile", call_tools: frozenset, attachme
     o = FS.derive(cols, turns, so["read"], call_tools, attachments)
     add = {"fev": o}
     if turns.derived is not None:
-        add["turns"] = turns.derived
+        from .turns import SECTION
+
+        add[SECTION] = turns.derived
     try:
         f.with_sections(add, KIND, str(lane.path))
     except (OSError, ValueError):

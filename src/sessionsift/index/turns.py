@@ -13,6 +13,11 @@ from ..discover import Lane
 from ..model.lane import F_LEMPTY, F_OPENER, F_PEMPTY, F_UUID, Entry, LaneIndex, Skeleton
 from . import codec
 
+SECTION = "turns.2"
+"""The section's name carries its rules' version: a change of the turn rules renames it, so an
+index written before is derived again, never read stale (2: a queue-operation line joins the turn
+of the opener below it)."""
+
 SURVIVAL_CODE = {None: 0, "live": 1, "abandoned": 2, "pre-cut": 3}
 SURVIVAL_NAME = (None, "live", "abandoned", "pre-cut")
 
