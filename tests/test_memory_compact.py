@@ -158,3 +158,20 @@ def test_status_candidate_lines_in_windows_equal_one_pass(corpus, monkeypatch):
     monkeypatch.setattr(P, "WINDOW", L.PAGE)
     assert [scan(p) for p in corpus] == whole
     assert sum(len(w[0][0]) for w in whole) > 20 and any(w[2] for w in whole)
+
+
+def test_search_spans_in_windows_equal_one_pass(corpus, monkeypatch):
+    """search's candidate lines on a mapping, searched one page at a time (each released), equal
+    one search over the whole file: several needles, case-sensitive and not."""
+    from sessionsift.search import prefilter as PF
+
+    cases = [(['"type":"user"'], False), (['tool_use_id', '"Bash"'], False), (['HELLO'], True), (['zzqq'], False)]
+
+    def spans(p: Path):
+        with L.open_map(p) as m:
+            return [list(PF.candidate_spans(m.buf, n, ci)) for n, ci in cases]
+
+    whole = [spans(p) for p in corpus if p.stat().st_size]
+    monkeypatch.setattr(PF, "SCAN_WINDOW", L.PAGE)
+    assert [spans(p) for p in corpus if p.stat().st_size] == whole
+    assert sum(len(w[0]) for w in whole) > 100 and sum(len(w[2]) for w in whole) > 0

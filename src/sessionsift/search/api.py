@@ -23,7 +23,7 @@ from ..discover import Lane, Scope
 from ..errors import UsageError
 from ..model import record as R
 from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, LEAVES, ROLES, expand_selector, expand_selectors
-from ..read.lines import Line, ReadStats, open_map, open_scan, parse_numbered
+from ..read.lines import Line, ReadStats, Releaser, count_released, open_map, open_scan, parse_numbered
 from ..timefmt import parse_ts
 from . import prefilter as PF
 from .types import COUNT_BY, Hit, LaneOutcome, Opener, Query, Summary
@@ -330,12 +330,7 @@ _CHUNK = 1 << 20
 
 def _count_nl(buf, a: int, b: int) -> int:
     """Newlines in buf[a:b] (mmap has no count(): count cache-sized copies, ~1.8 GB/s)."""
-    n = 0
-    while a < b:
-        e = min(b, a + _CHUNK)
-        n += buf[a:e].count(b"\n")
-        a = e
-    return n
+    return count_released(buf, a, b)
 
 
 def _lines_in(buf) -> int:
@@ -438,7 +433,9 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         out.lines = _lines_in(buf) if q.count_lines else None
         untermed = bool(size) and buf[size - 1 : size] != b"\n"
         last_pos, last_no = 0, 1
+        rel = Releaser(buf)
         for s, e in _spans(p, buf):
+            rel.passed(s)  # a large mapping: let the pages scanned past go (bounded RSS)
             # the bytes decide where they can (a possibly torn final line is always parsed)
             ht = None
             if shapes and not (untermed and e == size):

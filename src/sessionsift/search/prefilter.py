@@ -17,6 +17,8 @@ import os
 import re
 from typing import Iterable, Iterator
 
+from ..read.lines import SCAN_WINDOW, release
+
 try:  # Python 3.11+: the stdlib parser, used only to read the pattern's structure
     import re._parser as _sre_parse  # type: ignore[import-not-found]
     import re._constants as _sre_c  # type: ignore[import-not-found]
@@ -242,9 +244,23 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
     dense_gap = DENSE_GAP * len(bneedles)
     nxt: list[int] = []
 
+    over = max(len(n) for n in bneedles) - 1
+    windowed = getattr(buf, "madvise", None) is not None
+
     def by_re2(pos: int) -> int:
-        m = search(buf, pos)
-        return -1 if m is None else m.start()
+        if not windowed:
+            m = search(buf, pos)
+            return -1 if m is None else m.start()
+        # a mapping is searched a window at a time, each released once searched: a search that
+        # runs far ahead would leave all it passed resident (the leftmost match is the same)
+        while pos < size:
+            stop = min(size, pos + SCAN_WINDOW)
+            m = search(buf, pos, min(size, stop + over))
+            release(buf, pos, stop)
+            if m is not None:
+                return m.start()
+            pos = stop
+        return -1
 
     def by_find(pos: int) -> int:
         # merge the per-needle occurrence streams (each needle scanned once, forward)
