@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from ..providers.base import FileChange, Problem, Provider, ReadReport, Record, SessionRef
@@ -93,7 +94,6 @@ def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], R
 
 def _view(prov: Provider, sh: Shell, result: Record, seq: int) -> Change | None:
     """The whole file a shell read printed, as a ``read`` change on the call (at the result's place)."""
-    from ..files.shell import analyze
 
     ra = analyze(sh.command, sh.cwd).read
     if ra is None or ra.path is None or ra.start != 1:
@@ -134,6 +134,15 @@ def with_views(chs: list[Change], views: list[Change], path: str) -> list[Change
     if not mine:
         return chs
     return sorted(chs + mine, key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
+
+
+@lru_cache(maxsize=8192)
+def analyze(command: str, cwd: str | None):
+    """files/shell.py's analysis, once per (command, cwd) in a process (agents repeat commands;
+    nobody changes an analysis)."""
+    from ..files.shell import analyze as _analyze
+
+    return _analyze(command, cwd)
 
 
 def _ts(s: str | None) -> float:
@@ -303,7 +312,6 @@ def shell_after(shells: list[Shell], path: str, last: Change, until: str | None 
     analysis, files/shell.py: a named write, a delete or move away, or a command that writes files
     it does not name -- an interpreter, a formatter, an unresolved operand, an unparsable line --
     counted when it ran in the anchor's session or from a directory that holds the file)."""
-    from ..files.shell import analyze
 
     cut = parse_ts(until) if until else None
     out: list[ShellRisk] = []
@@ -398,7 +406,6 @@ def shell_touches(shells: list[Shell]) -> tuple[list[Change], int]:
     ``shell:delete``, ``shell:move-src``/``move-dest``, ``shell:copy-dest``, ...): what `files`
     lists beside the recorded changes (never an anchor or a diff for `recover`); plus how many
     calls wrote files they do not name or could not be parsed (unresolved operands, markers)."""
-    from ..files.shell import analyze
 
     out: list[Change] = []
     unnamed = 0
