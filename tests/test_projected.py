@@ -116,3 +116,37 @@ def test_records_labelled_from_their_type_alone(tmp_path):
     p = tmp_path / "t.jsonl"
     p.write_bytes(b"\n".join(orjson.dumps(o) for o in out) + b"\n")
     _both(p)
+
+
+def test_assistant_records_read_from_their_struct(tmp_path):
+    """Assistant records are counted from their Struct (core/stats.py `_assistant`): every real
+    one, then copies with the shapes its rules must read as the dict rules do (hand-made: no
+    client writes a null message, a string or absent content, a usage that is not an object or
+    holds a bool or an integer past 64 bits, blocks without ids or names or with a numeric id, narration and
+    unknown signature tags, or a SendMessage that signals; the last is sent back to the dict), held equal to the full parse."""
+    from tests.test_claims_classification import signature  # the protobuf layout NAR-002 measured
+
+    rows = [orjson.loads(l) for p in REAL for l in p.read_bytes().split(b"\n") if l.strip()]
+    rows = [o for o in rows if isinstance(o, dict) and o.get("type") == "assistant"
+            and isinstance(o.get("message"), dict)]
+    assert rows
+    out = list(rows)
+    tu = {"type": "tool_use", "id": "toolu_x", "name": "Bash", "input": {}}
+    for i, o in enumerate(rows[:100]):
+        m = o["message"]
+        for j, msg in enumerate((None, {**m, "content": "text"}, {k: v for k, v in m.items() if k != "content"},
+                                 {**m, "usage": [1]}, {**m, "usage": {"input_tokens": True, "output_tokens": 1 << 70}},
+                                 {**m, "id": None, "stop_reason": 3, "model": ""},
+                                 {**m, "content": [{"type": "tool_use", "name": 5}, {"type": "tool_use"},
+                                                   {"type": "tool_use", "id": 7}, tu, tu]},
+                                 {**m, "content": [{"type": "tool_use", "id": f"s{i}", "name": "SendMessage",
+                                                    "input": {"type": "shutdown_request"}}]},
+                                 {**m, "content": [{"type": "thinking", "signature": 5}, {"type": ["x"]},
+                                                   {"type": "redacted_thinking", "signature": "QUJD"}]},
+                                 {**m, "content": [{"type": "thinking", "signature": signature([b"narration"])[0]},
+                                                   {"type": "thinking", "signature": signature([b"other"])[0]}]})):
+            out.append({**o, "message": msg, "uuid": f"mutant-{i}-{j}"})
+        out.append({k: v for k, v in o.items() if k != "message"} | {"uuid": f"bare-{i}"})
+    p = tmp_path / "a.jsonl"
+    p.write_text("\n".join(json.dumps(o) for o in out) + "\n")  # json: integers past 64 bits too
+    _both(p)

@@ -245,16 +245,20 @@ def _count_thinking(ls: "LaneStats | _Part", obj: dict) -> None:
     for b in R.blocks_of(obj):
         if b.get("type") not in ("thinking", "redacted_thinking"):
             continue
-        sig = b.get("signature")
-        tag = R.signature_tag(sig) if isinstance(sig, str) and sig else None
-        if tag == "narration":
-            ls.narration_blocks += 1
-        else:
-            ls.thinking_blocks += 1
-            if tag is None:
-                ls.untagged_thinking_blocks += 1
-            elif tag != "thinking":
-                ls.unknown_thinking_tags[tag] += 1
+        _count_tag(ls, b.get("signature"))
+
+
+def _count_tag(ls: "LaneStats | _Part", sig) -> None:
+    """Count one thinking block by its signature's tag."""
+    tag = R.signature_tag(sig) if isinstance(sig, str) and sig else None
+    if tag == "narration":
+        ls.narration_blocks += 1
+    else:
+        ls.thinking_blocks += 1
+        if tag is None:
+            ls.untagged_thinking_blocks += 1
+        elif tag != "thinking":
+            ls.unknown_thinking_tags[tag] += 1
 
 
 # -- the streaming census ------------------------------------------------------------------
@@ -402,6 +406,7 @@ def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> 
     no = 0
     if P is not None:
         decode, project, att_type, absent = P.decode, P.project_struct, P.attachment_type, P._ABSENT
+        msg_t = P._Msg
     fast_keys: dict = {}
     slow = _SLOW_TYPES if C is None else _ALL_SLOW
     for batch in iter_line_batches(buf, start, end, st):
@@ -447,6 +452,12 @@ def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> 
                                 else:
                                     combos[key] = c + 1
                                 continue
+                    elif t == "assistant" and C is None:
+                        pa = _assistant(part, r, no, prev_assistant, msg_t)
+                        if pa is not None:
+                            st.records += 1
+                            prev_assistant = pa
+                            continue
                     obj = project(r)
             if obj is None:
                 try:
@@ -571,6 +582,109 @@ def _projected():
     from ..model import projected
 
     return projected
+
+
+_I64_MIN, _U64_MAX = -(1 << 63), (1 << 64) - 1
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def _assistant(part: _Part, r, no: int, prev, msg_t):
+    """The census of one assistant record read from its Struct (model/projected.py `_Rec`)
+    exactly as `_scan` reads its projected dict: the labels `R.classify` gives, the skeleton slot,
+    tool calls, usage and thinking tags. Returns the (uuid, message id) the next record's
+    continuation test needs, or None when a block needs the dict (a SendMessage call: its input
+    decides its label) -- nothing is counted then."""
+    m = r.message
+    if type(m) is not msg_t:  # null or absent
+        m = None
+        blocks = ()
+    else:
+        blocks = m.content
+        if type(blocks) is not list:
+            blocks = ()
+    labs: list[str] = []
+    for b in blocks:  # = R.classify on an assistant record
+        bt = b.type
+        if bt == "text":
+            lab = "agent.message"
+        elif bt in _THINKING:
+            sig = b.signature
+            lab = "agent.thinking.narration" if isinstance(sig, str) and sig and R.is_narration(sig) else "agent.thinking"
+        elif bt == "tool_use":
+            if "agent.tool.use" not in labs:
+                labs.append("agent.tool.use")
+            name = b.name
+            if isinstance(name, str) and name in R.SPAWN_TOOLS:
+                lab = "agent.communication.sent"
+            elif name == "SendMessage":
+                return None
+            else:
+                continue
+        else:
+            continue
+        if lab not in labs:
+            labs.append(lab)
+    labels = tuple(labs)  # never an opener: an assistant record opens no turn
+    uuid = r.uuid
+    if type(uuid) is not str:
+        uuid = None
+    parent = r.parentUuid
+    if type(parent) is not str:
+        parent = None
+    logical = r.logicalParentUuid
+    mid = m.id if m is not None else None
+    if type(mid) is not str:
+        mid = None
+    sk = part.sk
+    cont = False
+    if prev is None:
+        part.head_assistant = (len(sk), parent, mid)
+    else:
+        cont = mid is not None and parent is not None and (parent, mid) == prev
+    slot = sk.add(uuid, parent, logical if type(logical) is str else None,
+                  skeleton_flags("assistant", labels, False, cont), no)
+    key = ("assistant", None, None, labels)
+    sr = m.stop_reason if m is not None else None
+    sk.conv = conv_state("assistant", False, sr if type(sr) is str else None)
+    part.asst.append(slot)
+    if m is not None:
+        uses = part.uses
+        for i, b in enumerate(blocks):  # = _tool_blocks
+            if b.type == "tool_use":
+                bid = b.id
+                k = bid if type(bid) is str and bid else (no, i)
+                if k not in uses:
+                    nm = b.name
+                    uses[k] = nm if type(nm) is str else "(no name)"
+        u = m.usage
+        model = m.model
+        per_msg = part.per_msg
+        if type(u) is not dict and type(model) is str and model:
+            per_msg.setdefault((model, mid or no), {})
+        if type(u) is dict:
+            mk = (model if type(model) is str and model else "(unknown model)", mid or no)
+            cur = per_msg.get(mk)
+            if cur is None:
+                cur = per_msg[mk] = {}
+            for f in USAGE_FIELDS:
+                v = u.get(f)
+                # an integer past 64 bits is a float to orjson (projected._int): not counted
+                if isinstance(v, int) and _I64_MIN <= v <= _U64_MAX:
+                    c0 = cur.get(f)
+                    if c0 is None or v > c0:
+                        cur[f] = v
+    if "agent.thinking" in labels or "agent.thinking.narration" in labels:
+        for b in blocks:  # = _count_thinking
+            if b.type in _THINKING:
+                _count_tag(part, b.signature)
+    combos = part.combos
+    c = combos.get(key)
+    if c is None:
+        combos[key] = 1
+        part.first[key] = slot
+    else:
+        combos[key] = c + 1
+    return (uuid, mid)
 
 
 def _fast_key(fk: tuple):
