@@ -416,7 +416,8 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
     prev_assistant: tuple[str | None, str | None] | None = (None, None) if start == 0 else None
     no = 0
     if P is not None:
-        decode, project, att_type, absent = P.decode, P.project_struct, P.attachment_type, P._ABSENT
+        decode, decode_errors = P._DEC.decode, P._ERR
+        project, att_type, absent = P.project_struct, P.attachment_type, P._ABSENT
         msg_t = P._Msg
     fast_keys: dict = {}
     slow = _SLOW_TYPES if C is None else _ALL_SLOW
@@ -427,7 +428,10 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
             off += len(raw) + 1
             obj = None
             if P is not None:
-                r = decode(raw)
+                try:  # = P.decode, inline
+                    r = decode(raw)
+                except decode_errors:
+                    r = None
                 if r is not None:
                     t = r.type
                     if type(t) is str and t not in slow:
