@@ -562,7 +562,7 @@ def test_opencode_messages_without_usage_are_counted_per_message():
     import sqlite3
 
     home = REPO / "examples" / "opencode-home"
-    db = sqlite3.connect(f"file:{home / 'opencode.db'}?mode=ro", uri=True)
+    db = sqlite3.connect(f"file:{home / 'opencode.db'}?mode=ro&immutable=1", uri=True)
     finished = {m for (m,) in db.execute("select message_id from part where json_extract(data, '$.type') = 'step-finish'")}
     unpaid: dict[str, int] = {}
     for mid, sid, data in db.execute("select id, session_id, data from message"):
