@@ -257,11 +257,15 @@ class SessionMapper:
             return  # pending/running: no result on disk (yet)
         meta = _d(st.get("metadata"))
         ex = _int(meta.get("exit"))
+        # opencode records a command that exits non-zero as ``completed`` with ``metadata.exit`` N:
+        # that exit code is the client's record of the failure, so the result is an error, as
+        # every other provider's is (docs/providers.md, "What is_error means")
         out = _s(st.get("output")) if status == "completed" else _s(st.get("error"))
         fcs = file_changes(tool or "", st) if status == "completed" else ()
         yield self._rec(f"part:{pid}#output", "tool", "tool_result", "part/tool#output",
                         iso_ms(stime.get("end")) or inst, p, tool_name=tool, call_id=call, text=out,
-                        exit_code=ex, is_error=(status == "error"), file_changes=fcs)
+                        exit_code=ex, is_error=(status == "error") or (ex is not None and ex != 0),
+                        file_changes=fcs)
         if meta.get("truncated") is True and _s(meta.get("outputPath")):
             yield self._saved_output(pid, p, iso_ms(stime.get("end")) or inst, tool, call, _s(meta["outputPath"]))
 

@@ -64,6 +64,15 @@ class _Slot:
         self.output_seen = False
 
 
+def _merge_outcome(result: Record, call: Record) -> None:
+    """The call's outcome (exit code, error flag) on its result record too, as every provider's
+    result carries it (docs/providers.md, "Codex CLI")."""
+    if call.exit_code is not None:
+        result.exit_code = call.exit_code
+    if call.is_error is not None:
+        result.is_error = call.is_error
+
+
 class _Reader:
     def __init__(self, ref: SessionRef, report: ReadReport, raw: bool):
         self.ref, self.report, self.raw = ref, report, raw
@@ -72,6 +81,7 @@ class _Reader:
         self.q: deque[_Slot] = deque()
         self.calls: dict[str, _Slot] = {}
         self.early_outcome: dict[str, tuple] = {}
+        self.results: dict[str, list[Record]] = {}          # call_id -> result records awaiting its outcome
         self.by_id: dict[str, tuple[str, str]] = {}          # item id -> (locator, kind)
         self.by_text: dict[tuple[str, str], deque] = {}      # (role, text) -> unmatched (locator, kind)
         self.text_loc: dict[tuple[str, str], tuple[str, str]] = {}  # (role, text) -> last original (locator, kind)
@@ -197,6 +207,8 @@ class _Reader:
             r.file_changes = changes
         s.outcome = True
         s.hold = None
+        for res in self.results.pop(call_id, ()):
+            _merge_outcome(res, r)
 
     # ------------------------------------------------------------------ the line loop
     def run(self) -> Iterator[Record]:
@@ -395,6 +407,14 @@ class _Reader:
                 if cs.hold:
                     cs.output_seen = True
                     cs.deadline = ln.no + OUTCOME_WINDOW
+            if cs is not None:
+                _merge_outcome(rec, cs.rec)
+                if cs.hold:  # the outcome may still come: it reaches this result too (held behind its call)
+                    self.results.setdefault(rec.call_id, []).append(rec)
+            else:
+                code = _exit_from_output(rec.text)
+                if code is not None:
+                    rec.exit_code, rec.is_error = code, code != 0
         self.push(slot)
 
     # ------------------------------------------------------------------ events
