@@ -126,7 +126,7 @@ def test_search_whole_turn_context_kinds_counts_and_zero_hits(env):
     assert p.returncode == 1
     lines = p.stdout.strip().splitlines()
     assert lines[-1].startswith("coverage: Claude Code 8 sessions") and "Plumbing (test) 1" in lines[-1]
-    assert lines[-2].startswith("0 hits in 1 session of Plumbing (test) (11 records read in 1 session, 8 of them searched; not searched: "
+    assert lines[-2].startswith("0 hits in 0 of 1 session of Plumbing (test) (11 records read in 1 session, 8 of them searched; not searched: "
                                 "meta 2 (0 would match, -t meta), unknown 1 (0 would match, -t unknown))")
 
 

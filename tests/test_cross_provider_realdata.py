@@ -119,7 +119,7 @@ def test_search_finds_each_prompt_in_its_session_with_its_turn(listed):
     others = [r for r in listed if r["kind"] == "session" and r["provider"] != "claude-code"]
     names = ", ".join(sorted({c["display"] for c in listed[-1]["coverage"]
                               if c["provider"] in {r["provider"] for r in others}}))
-    assert any(l.startswith(f"0 hits in {len(others)} sessions of {names} (") for l in lines[:-1]), lines
+    assert any(l.startswith(f"0 hits in 0 of {len(others)} sessions of {names} (") for l in lines[:-1]), lines
 
 
 def test_a_tool_call_and_its_result_are_found_by_input_and_output():

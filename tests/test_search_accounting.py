@@ -48,3 +48,12 @@ def test_one_session_ruled_out_is_said_in_the_singular():
     assert (sm["sessions"], sm["sessions_read"], sm["sessions_prefiltered"]) == (2, 1, 1)
     assert (f"({sm['records']} records read in 1 session, {sm['records_searched']} of them searched; "
             "1 session ruled out by its bytes (no file or database row holds the pattern's literal), not parsed") in line, line
+
+
+def test_the_hits_are_placed_in_the_sessions_that_hold_them():
+    """'24 hits in 33 sessions' read as hits spread over 33 sessions when 17 were read and fewer
+    held a hit: the line names the sessions with a hit out of the sessions in scope."""
+    sm, line = shared("-F", "Show notes.md", "--home", str(EX / "home"))
+    assert 0 < sm["sessions_with_hits"] < sm["sessions_read"] < sm["sessions"]
+    assert line.startswith(f"{sm['hits']} hit{'s' if sm['hits'] != 1 else ''} in {sm['sessions_with_hits']} of "
+                           f"{sm['sessions']} sessions of "), line

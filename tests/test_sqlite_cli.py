@@ -179,7 +179,7 @@ def test_stats_says_crush_tokens_are_unknown_never_an_empty_sum():
 def test_counts_of_one_read_in_the_singular():
     home = str(EXAMPLES / "home")
     text = ssift("search", "-F", "[failing_command P1] Run the check", "--home", home, "--provider", "codex").stdout
-    assert "1 hit in 7 sessions of Codex CLI" in text, text
+    assert "1 hit in 1 of 7 sessions of Codex CLI" in text, text
     text = ssift("files", "--home", home, "--provider", "crush", "592afbcf").stdout
     assert "1 recorded change of 1 file in 3 sessions of Crush" in text, text
     text = ssift("stats", "a09a50a1", "--claude-home", str(EXAMPLES / "claude-home")).stdout

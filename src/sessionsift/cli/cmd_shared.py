@@ -136,7 +136,8 @@ def search_summary_text(sel, sm) -> str | None:
     left = ", ".join(f"{k} {v} ({sm.not_searched_hits.get(k, 0)} would match, -t {k})"
                      for k, v in sorted(sm.not_searched.items()))
     om = {k: v for k, v in sm.omissions.items() if v and k != "unknown_kinds"}  # unknown kinds: kept, named above
-    return (f"{plural(sm.hits, 'hit')} in {plural(sm.sessions, 'session')} of {', '.join(esc(n) for n in names)} "
+    return (f"{plural(sm.hits, 'hit')} in {sm.sessions_with_hits} of {plural(sm.sessions, 'session')} of "
+            f"{', '.join(esc(n) for n in names)} "
             f"({plural(sm.records, 'record')} read in {plural(sm.sessions_read, 'session')}, {sm.searched} of them searched"
             + (f"; {plural(sm.sessions_prefiltered, 'session')} ruled out by "
                f"{'its' if sm.sessions_prefiltered == 1 else 'their'} bytes (no file or database row holds the pattern's literal), "
