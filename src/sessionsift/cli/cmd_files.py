@@ -441,7 +441,7 @@ def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
         out.text(f"{b.session_id}  {esc(b.plan_path) if b.plan_path else '(no plan bound)'}  via {b.source or '-'}"
                  + (f" L{b.line}" if b.line else "") + f"  exists={b.plan_exists if b.plan_exists is not None else '-'}"
                  + ("  minted_at_compaction" if b.minted_at_compaction else ""))
-        out.text(f"  plans dir: {esc(b.plans_dir)} ({esc(b.plans_dir_source)})")
+        out.text(f"  plans dir: {esc(b.plans_dir)}; source: {esc(b.plans_dir_source)}")
         for n in b.notes:
             out.text(f"  note: {esc(n)}")
         for a in b.audit:
