@@ -55,8 +55,10 @@ def test_scan_of_the_sample_corpora_names_every_session_and_every_gate():
     assert sum(summ["blocked_by"].values()) == summ["blocked"] == len(sess)
     # the human lines, in the shape
     t = cli("clean", "--home", "examples/home", "--older-than", "1h", cwd=Path(__file__).resolve().parents[1]).stdout
-    line = next(l for l in t.splitlines() if l.startswith(f"{len(sess)} sessions |"))
-    assert re.fullmatch(r"\d+ sessions \| 0 eligible \| \d+ blocked \(age \d+, live \d+, not kept \d+"
+    top = sum(c["sessions"] for c in summ["coverage"])
+    subs = sum(c["subagents"] for c in summ["coverage"])
+    line = next(l for l in t.splitlines() if l.startswith(f"{top} sessions (+{subs} subagents) |"))
+    assert re.fullmatch(r"\d+ sessions \(\+\d+ subagents\) \| 0 eligible \| \d+ blocked \(age \d+, live \d+, not kept \d+"
                         r"(, delete unsupported \d+)?\) \| \d+\.\d MiB held", line), line
     cov = next(l for l in t.splitlines() if l.startswith("coverage: "))
     assert "Claude Code" in cov and "Codex CLI" in cov and "Gemini CLI" in cov and "opencode" in cov and "Crush" in cov

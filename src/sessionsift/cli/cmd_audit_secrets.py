@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, make_selection, problems_json, provider_options,
+from .options import (common_options, coverage_json, coverage_line, sessions_unit, make_selection, problems_json, provider_options,
                       scope_options, selection_header)
 from .output import Out, esc
 
@@ -73,7 +73,7 @@ def secrets_cmd(targets, fmt, claude_home, sessions_from, entropy, allowlist):
                 candidate_strings=res.candidates, omissions=omis, problems=problems_json(res.problems),
                 invisible=SECRETS_INVISIBLE, coverage=coverage_json(covs))
     n = len(res.findings)
-    out.text(f"{n} finding{'s' if n != 1 else ''} in {len(by_session)} of {res.sessions} sessions"
+    out.text(f"{n} finding{'s' if n != 1 else ''} in {len(by_session)} of {sessions_unit(res.sessions, covs)}"
              + (": " + ", ".join(f"{esc(k)} {v}" for k, v in sorted(types.items())) if types else "")
              + (f"; {res.allowlisted} known false positives skipped ({esc(allow_file)})" if res.allowlisted else ""))
     if allow_state.startswith("unreadable"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, make_selection, problems_json, provider_options,
+from .options import (common_options, coverage_json, coverage_line, sessions_unit, make_selection, problems_json, provider_options,
                       scope_options, selection_header)
 from .output import Out, esc
 from ..render import plural
@@ -149,7 +149,7 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
                 capture_reclaim_bytes=(fp_cap - cap_total) if cap_known else None,
                 capture_unknown_sessions=cap_unknown, problems=problems_json(res.problems),
                 invisible=SIZE_INVISIBLE, coverage=coverage_json(covs))
-    out.text(f"{plural(len(res.sessions), 'session')}, {_sz(total)} of records ({_sz(fp_total)} footprint on disk)")
+    out.text(f"{sessions_unit(len(res.sessions), covs)}, {_sz(total)} of records ({_sz(fp_total)} footprint on disk)")
     if payload_tot:
         out.text(f"payloads: {_pairs_txt(payload_tot, 10)}")
     if att_tot:

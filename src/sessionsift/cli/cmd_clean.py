@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, display_name, problems_json, provider_options,
+from .options import (common_options, coverage_json, coverage_line, sessions_unit, display_name, problems_json, provider_options,
                       root_request)
 from .output import Out, esc
 
@@ -157,13 +157,13 @@ def _age(v) -> str:
     return f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.0f} d"
 
 
-def summary_line(t: dict) -> str:
+def summary_line(t: dict, covs: list | None = None) -> str:
     b = t["blocked_by"]
     parts = [f"age {b['age']}", f"live {b['live']}", f"not kept {b['not kept']}"]
     if b["delete unsupported"]:
         parts.append(f"delete unsupported {b['delete unsupported']}")
     n = t["sessions"]
-    return (f"{n} session{'s' if n != 1 else ''} | {t['eligible']} eligible | {t['blocked']} blocked "
+    return (f"{sessions_unit(n, covs) if covs is not None else str(n) + (' sessions' if n != 1 else ' session')} | {t['eligible']} eligible | {t['blocked']} blocked "
             f"({', '.join(parts)}) | {t['bytes_held'] / 1048576:.1f} MiB held")
 
 
@@ -195,7 +195,7 @@ def _close(out: Out, rep, extra: dict | None) -> int:
     probs = rep.survey.problems()
     for path, why in rep.problems:
         out.text(f"problem: {e(path)}: {e(why)}")
-    out.text(summary_line(t))
+    out.text(summary_line(t, covs))
     if t["size_unknown"]:
         out.text(f"  ({t['size_unknown']} session(s) are rows in shared databases: size not attributable, not counted)")
     out.text(coverage_line(covs))

@@ -12,7 +12,7 @@ from ..model.lane import Entry
 from ..model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
-from .options import (claude_root_arg, claude_scope, lane_fields, refetch, refetch_at, common_options, coverage_json, coverage_line, make_selection,
+from .options import (claude_root_arg, sessions_unit, claude_scope, lane_fields, refetch, refetch_at, common_options, coverage_json, coverage_line, make_selection,
                       problems_json, provider_options, scope_options, selection_header)
 from .output import Out, clip, esc
 
@@ -95,7 +95,7 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
         dirs = sel.claude.project_dirs or len({str(s.project_dir) for s in sel.claude.sessions})
         where = (f"; Claude Code: {len(res.rows) if res else 0} in {_plural(dirs, 'project dir')} under "
                  f"{esc(sel.claude.home.path)}")
-    out.text(f"{_plural(n, 'session')}{where}; read {bytes_read} of {bytes_total} bytes{unread}")
+    out.text(f"{sessions_unit(n, covs)}{where}; read {bytes_read} of {bytes_total} bytes{unread}")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
 

@@ -9,7 +9,7 @@ import click
 
 from ..errors import UsageError
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, display_name, problems_json, provider_options,
+from .options import (common_options, coverage_json, coverage_line, sessions_unit, display_name, problems_json, provider_options,
                       read_session_list, root_request, scope_options, selection_header)
 from .output import Out, esc
 
@@ -64,7 +64,7 @@ def report(out: Out, sel, fmt_name: str, outcomes: list, extra_summary: dict | N
     covs = sel.coverage()
     out.summary(format=fmt_name, sessions=len(outcomes), **counts, ledger=str(ledger.ledger_path()),
                 problems=problems_json(sel.problems()), coverage=coverage_json(covs), **(extra_summary or {}))
-    out.text(f"{len(outcomes)} session{'' if len(outcomes) == 1 else 's'}: {counts['written']} written, {counts['current']} already current, "
+    out.text(f"{sessions_unit(len(outcomes), covs)}: {counts['written']} written, {counts['current']} already current, "
              f"{counts['failed']} failed; recorded in {esc(ledger.ledger_path())}")
     out.text(coverage_line(covs))
     if counts["failed"] or sel.incomplete():

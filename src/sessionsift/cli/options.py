@@ -321,6 +321,22 @@ def coverage_json(covs: list) -> list[dict]:
     return [c.to_json() for c in covs]
 
 
+def sessions_unit(n: int, covs: list) -> str:
+    """``n`` sessions of a selection in the coverage line's unit: ``36 sessions (+7 subagents)``
+    (sessions = top-level, subagents apart: Claude Code's lanes, other providers' child sessions).
+    ``n`` counts every selected session file/row (other providers' child sessions included,
+    Claude Code's lanes not): when it is not the coverage's total, it is printed as it is."""
+    ok = [c for c in covs if c.state == "ok"]
+    top = sum(c.sessions or 0 for c in ok)
+    kids = [getattr(c, "subagents", None) for c in ok]
+    other_kids = sum(k or 0 for c, k in zip(ok, kids) if c.provider != "claude-code")
+    word = lambda k, w: f"{k} {w}{'' if k == 1 else 's'}"  # noqa: E731
+    if n != top + other_kids:
+        return word(n, "session")
+    subs = sum(k or 0 for k in kids)
+    return word(top, "session") + (f" (+{word(subs, 'subagent')})" if subs else "")
+
+
 def coverage_line(covs: list) -> str:
     """`coverage: Claude Code 8 sessions · Codex CLI 3 · Gemini CLI absent (no /x/.gemini) · ...`"""
     from .output import esc

@@ -1,0 +1,36 @@
+"""The session count of list, clean, audit size and audit secrets is in the coverage line's unit
+(sessions = top-level, subagents apart; commit 1529f93): '41 sessions' next to
+'coverage: ... 36 sessions (+7 subagents)' counted other providers' child sessions as sessions.
+JSON `summary.sessions` keeps counting every selected session (docs/json.md). Data: examples/home,
+written by the real clients."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HOME = REPO / "examples" / "home"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sessionsift", *args, "--home", str(HOME)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
+@pytest.mark.parametrize("cmd,prefix", [(("list",), ""), (("clean",), ""), (("audit", "size"), ""),
+                                        (("audit", "secrets"), "0 findings in 0 of ")],
+                         ids=["list", "clean", "audit-size", "audit-secrets"])
+def test_count_is_in_the_coverage_unit(cmd, prefix):
+    summ = [json.loads(x) for x in cli(*cmd, "--format", "json").stdout.splitlines() if x.strip()][-1]
+    ok = [c for c in summ["coverage"] if c["state"] == "ok"]
+    top, subs = sum(c["sessions"] for c in ok), sum(c["subagents"] or 0 for c in ok)
+    others = sum(c["subagents"] or 0 for c in ok if c["provider"] != "claude-code")
+    assert subs > others > 0 and summ["sessions"] == top + others  # JSON: every selected session
+    want = f"{prefix}{top} sessions (+{subs} subagents)"
+    lines = cli(*cmd).stdout.splitlines()
+    assert any(ln.startswith(want) for ln in lines if not ln.startswith("coverage:")), (want, lines[-3:])
+    assert not any(ln.startswith(f"{prefix}{summ['sessions']} sessions") for ln in lines), lines[-3:]
