@@ -18,6 +18,19 @@ os.environ.setdefault("SESSIONSIFT_REAL_HOME", REAL_HOME)
 import tempfile as _tempfile  # noqa: E402
 
 _RUN_DIR = _tempfile.mkdtemp(prefix="ssift-test-run-")
+
+
+def _remove_run_dir(pid: int = os.getpid()) -> None:
+    """At the end of the run, in the process that made it (a forked child's exit must not)."""
+    if os.getpid() == pid:
+        import shutil
+
+        shutil.rmtree(_RUN_DIR, ignore_errors=True)
+
+
+import atexit as _atexit  # noqa: E402
+
+_atexit.register(_remove_run_dir)
 for _var in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
     os.environ[_var] = os.path.join(_RUN_DIR, _var.lower())
 # the index cache (docs/index.md); not XDG_CACHE_HOME, which the real-client harness reads (at

@@ -31,9 +31,18 @@ INT = "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"  # interactive (compacted, file-his
 PM = "ec27c29c-095c-5e46-ad22-2abf8d79741a"   # plan_mode
 HELLO = "/tmp/ssift-rc-2.1.332/files_basic/work/hello.py"
 APP = "/tmp/ssift-rc-2.1.332/interactive/work/app.py"
+import atexit  # noqa: E402
 import tempfile  # noqa: E402
 
 EXPORT_OUT = tempfile.mkdtemp(prefix="ssift-contract-export-")  # fresh per run (the ledger: conftest.py)
+
+
+def _remove_export_out(pid: int = os.getpid()) -> None:
+    if os.getpid() == pid:  # not from a forked child's exit
+        shutil.rmtree(EXPORT_OUT, ignore_errors=True)
+
+
+atexit.register(_remove_export_out)
 
 # every command, with invocations that produce rows (no --claude-home / --format: added below)
 INVOCATIONS: dict[str, list[list[str]]] = {
