@@ -290,3 +290,33 @@ def test_index_status_update_clear(tmp_path):
                                "a/b", ".", "", "/a/.b/..c", "/a/b\x1b[31m", "/a/ b/c.jsonl", "/a/b/.."])
 def test_the_fast_abspath_is_abspath(p):
     assert store.abspath(p) == os.path.abspath(p)
+
+
+def test_index_status_totals_are_unknown_when_a_lane_is_unreadable(tmp_path, monkeypatch, capsys):
+    """A lane whose stat fails between discovery and `index status` (made here by failing
+    os.stat for that one real transcript: no client produces the race on demand) has no size:
+    the summary's byte totals are null, not the sum of the readable ones."""
+    from sessionsift.cli import main
+
+    home = tmp_path / "claude"
+    proj = home / "projects" / "-p"
+    proj.mkdir(parents=True)
+    for s in REAL[:2]:
+        (proj / s.name).write_bytes(s.read_bytes())
+    gone = str(proj / REAL[1].name)
+    real_stat = IL.os.stat
+
+    def stat(p, *a, **k):
+        if os.fspath(p) == gone:
+            raise PermissionError(13, "Permission denied", gone)
+        return real_stat(p, *a, **k)
+
+    monkeypatch.setattr(IL.os, "stat", stat)
+    with pytest.raises(SystemExit):
+        main(["index", "status", "--claude-home", str(home), "--format", "json"])
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    summ = rows[-1]
+    assert summ["states"]["unreadable"] == 1 and summ["states"]["absent"] == 1
+    assert summ["bytes"] is None and summ["covered_bytes"] is None and summ["index_bytes"] is None
+    lane = next(r for r in rows if r.get("kind") == "lane" and r["state"] == "absent")
+    assert lane["size"] == REAL[0].stat().st_size  # the readable lane still reports its own

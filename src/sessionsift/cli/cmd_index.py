@@ -19,6 +19,10 @@ def _lanes(scope, subagents: bool = True):
             yield from s.lanes(subagents)
 
 
+def _plus(total: int | None, n: int | None) -> int | None:
+    return None if total is None or n is None else total + n
+
+
 def _mb(n: int | None) -> str:
     return "?" if n is None else f"{n / 1e6:,.1f} MB"
 
@@ -55,9 +59,11 @@ def status_cmd(targets, fmt, claude_home, sessions_from):
     for lane in _lanes(scope):
         st = L.state(lane)
         counts[st.state] += 1
-        size += st.size or 0
-        covered += st.covered or 0
-        idx_bytes += st.index_bytes or 0
+        # a figure a lane could not give (unreadable) makes the total unknown, never smaller; an
+        # absent index holds no bytes (0 is the fact there)
+        size = _plus(size, st.size)
+        covered = _plus(covered, st.covered)
+        idx_bytes = _plus(idx_bytes, 0 if st.state == "absent" else st.index_bytes)
         out.row("lane", {**lane_fields(lane), "state": st.state, "size": st.size, "covered_bytes": st.covered,
                          "index_bytes": st.index_bytes, "why": st.why})
         out.text(f"{lane.session_id} {esc(lane.display)}: {st.state}" + (f" ({esc(st.why)})" if st.why else ""))
