@@ -34,3 +34,20 @@ def test_count_is_in_the_coverage_unit(cmd, prefix):
     lines = cli(*cmd).stdout.splitlines()
     assert any(ln.startswith(want) for ln in lines if not ln.startswith("coverage:")), (want, lines[-3:])
     assert not any(ln.startswith(f"{prefix}{summ['sessions']} sessions") for ln in lines), lines[-3:]
+
+
+def test_an_uncounted_subagent_dir_is_a_lower_bound_not_zero():
+    """A provider whose subagents could not be counted (coverage `subagents: null`, e.g. an
+    unlistable subagent dir) must not print as if it had none. Pure function on coverage values
+    (hand-made: the unlistable dir itself is covered by the Gemini reader's own tests)."""
+    from types import SimpleNamespace as C
+
+    from sessionsift.cli.options import sessions_unit
+
+    covs = [C(state="ok", provider="claude-code", sessions=3, subagents=2),
+            C(state="ok", provider="gemini", sessions=2, subagents=None)]
+    assert sessions_unit(5, covs) == "5 sessions (+2 subagents or more: some could not be counted)"
+    covs[1].subagents = 1
+    assert sessions_unit(6, covs) == "5 sessions (+3 subagents)"
+    covs[0].sessions = None
+    assert sessions_unit(6, covs) == "6 sessions"

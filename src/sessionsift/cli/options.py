@@ -327,13 +327,17 @@ def sessions_unit(n: int, covs: list) -> str:
     ``n`` counts every selected session file/row (other providers' child sessions included,
     Claude Code's lanes not): when it is not the coverage's total, it is printed as it is."""
     ok = [c for c in covs if c.state == "ok"]
-    top = sum(c.sessions or 0 for c in ok)
-    kids = [getattr(c, "subagents", None) for c in ok]
-    other_kids = sum(k or 0 for c, k in zip(ok, kids) if c.provider != "claude-code")
     word = lambda k, w: f"{k} {w}{'' if k == 1 else 's'}"  # noqa: E731
+    if any(c.sessions is None for c in ok):
+        return word(n, "session")
+    top = sum(c.sessions for c in ok)
+    kids = [getattr(c, "subagents", None) for c in ok]
+    other_kids = sum(k for c, k in zip(ok, kids) if k is not None and c.provider != "claude-code")
     if n != top + other_kids:
         return word(n, "session")
-    subs = sum(k or 0 for k in kids)
+    subs = sum(k for k in kids if k is not None)
+    if any(k is None for k in kids):  # a count not taken: a lower bound, never a smaller fact
+        return word(top, "session") + f" (+{subs} subagents or more: some could not be counted)"
     return word(top, "session") + (f" (+{word(subs, 'subagent')})" if subs else "")
 
 
