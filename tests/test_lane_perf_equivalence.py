@@ -164,7 +164,9 @@ def test_failed_worker_falls_back_to_one_process(monkeypatch):
         def dumps(*_a, **_k):
             raise RuntimeError("worker failure")
 
-    monkeypatch.setattr(S, "pickle", Boom)
+    from sessionsift.read import fanout  # the forked worker stats uses
+
+    monkeypatch.setattr(fanout, "pickle", Boom)
     assert census(S.lane_stats(_lane(path))) == whole
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pickle
 from array import array
 import threading
 import traceback
@@ -17,7 +16,7 @@ from ..model import record as R
 from ..model.lane import (ABANDONED, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
                           conv_state, skeleton_flags)
 from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
-from ..read.fanout import no_gc
+from ..read.fanout import _Worker, no_gc  # one forked-worker implementation
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -757,53 +756,6 @@ def _collect(C: Cols, slot: int, no: int, at: int, raw: bytes, obj: dict, t: str
                 C.res[slot] = r
     if t not in KNOWN_TYPES:
         C.mask[slot] = sum(1 << i for i, n in enumerate(_NEEDLE_BYTES) if n in raw)
-
-
-class _Worker:
-    """`job()` computed in a forked process; `result()` is its (pickled) return value, or None
-    when the worker failed: the caller then does the work itself (a failure costs time only)."""
-
-    def __init__(self, job) -> None:
-        self.pid = 0
-        self.reader = None
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(r)
-            os.close(w)
-            return
-        if pid == 0:  # the worker: compute, send, exit without running the parent's cleanup
-            code = 1
-            try:
-                os.close(r)
-                data = pickle.dumps(job(), pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(w, "wb") as f:
-                    f.write(data)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(w)
-        self.pid = pid
-        self.reader = os.fdopen(r, "rb")
-
-    def result(self):
-        if self.reader is None:
-            return None
-        try:
-            data = self.reader.read()
-        finally:
-            status = self.close()
-        return pickle.loads(data) if status == 0 and data else None
-
-    def close(self) -> int | None:
-        """Idempotent. Closing our end first: a worker still writing fails and exits."""
-        if self.reader is None:
-            return None
-        self.reader.close()
-        self.reader = None
-        _, status = os.waitpid(self.pid, 0)
-        return status
 
 
 def _scan_two(buf, start: int, split: int, size: int, path, cols: bool = False) -> _Part:
