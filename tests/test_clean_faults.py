@@ -297,12 +297,26 @@ def test_a_client_appending_continuously_loses_no_byte(tmp_path):
             i += 1
             time.sleep(0.0005)
 
+    def fault(name):
+        # The appender must provably write inside the capture window: at the step after the
+        # bytes were stored, wait until it appended at least one more line (on a loaded machine
+        # the thread can be starved for the whole capture, and then the file really was quiet
+        # and `removed` would be right: that run tested nothing).
+        if name == "stored":
+            n = len(written)
+            deadline = time.monotonic() + 10
+            while len(written) == n and time.monotonic() < deadline:
+                time.sleep(0.001)
+            assert len(written) > n, "the appender never ran during the capture"
+
     th = threading.Thread(target=appender)
     th.start()
+    C.FAULT = fault
     try:
         time.sleep(0.01)
         oc = _capture(home, tmp_path / "d", (SUB,))
     finally:
+        C.FAULT = None
         stop.set()
         th.join()
     (r,) = oc.results
