@@ -458,9 +458,12 @@ class _Session:
         elif typ == "tool_result":
             name = _s(data.get("name"))
             content = _s(data.get("content"))
+            code = _bash_exit(name, content, data)
+            flag = data.get("is_error")
+            # the client's failure flag or a non-zero exit it wrote (docs/providers.md "What is_error means")
+            err = True if flag is True or (code is not None and code != 0) else (False if flag is False else None)
             yield self.rec(loc, "tool", "tool_result", native, inst, p, tool_name=name,
-                           call_id=_s(data.get("tool_call_id")), text=content,
-                           is_error=bool(data.get("is_error")), exit_code=_bash_exit(name, content, data))
+                           call_id=_s(data.get("tool_call_id")), text=content, is_error=err, exit_code=code)
         elif typ == "finish":
             reason = _s(data.get("reason"))
             msg = _s(data.get("message"))

@@ -408,6 +408,8 @@ class _Reader:
                     cs.output_seen = True
                     cs.deadline = ln.no + OUTCOME_WINDOW
             if cs is not None:
+                if rec.tool_name is None:
+                    rec.tool_name = cs.rec.tool_name  # the output names no tool: its call does
                 _merge_outcome(rec, cs.rec)
                 if cs.hold:  # the outcome may still come: it reaches this result too (held behind its call)
                     self.results.setdefault(rec.call_id, []).append(rec)
