@@ -250,6 +250,51 @@ def _step_row(s: rec_mod.Step, home) -> dict:
             "known_pieces": s.known, "total_pieces": s.total, "complete": s.complete, "tool_use_id": s.tool_use_id}
 
 
+def _recover_file_arg(targets: tuple[str, ...], file: str | None) -> tuple[tuple[str, ...], str]:
+    """`recover [TARGET...] PATH` or `recover [TARGET...] --file PATH`: without --file the last
+    positional is the file; with it, a last positional naming the same file is the same request
+    (dropped), and one that is no session target but a file of its own is a second file (a usage
+    error naming both)."""
+    if not file:
+        if not targets:
+            raise UsageError("give the file: recover [TARGET...] PATH (or --file PATH)")
+        *rest, last = targets
+        if (not rest and os.sep not in last and "." not in last and not os.path.lexists(last)
+                and _names_a_session(last)):
+            raise UsageError(f"{last!r} names a session, not a file: give the file too "
+                             f"(recover {last} PATH, or --file PATH)")
+        return tuple(rest), last
+    if targets:
+        last = targets[-1]
+        if rec_mod.resolve_file_arg(last) == rec_mod.resolve_file_arg(file):
+            return targets[:-1], file
+    return targets, file
+
+
+def _two_files(targets: tuple[str, ...], file: str) -> UsageError | None:
+    """With --file given, a last positional that reads as a file (it is one, or is spelled as a
+    path: a separator or a dot) and names no session (nor a directory of them) is a second file:
+    the usage error naming both. A bare token stays a bad target (its own error)."""
+    last = targets[-1] if targets else None
+    if last is None or Path(last).expanduser().is_dir():
+        return None
+    if not (Path(last).expanduser().is_file() or os.sep in last or "." in last) or _names_a_session(last):
+        return None
+    return UsageError(f"two files given: --file {file} and {last} (positional); give one "
+                      "(the positionals before the file name sessions)")
+
+
+def _names_a_session(t: str) -> bool:
+    """Whether target `t` resolves to a session of a provider looked at."""
+    from ..errors import TargetError
+
+    try:
+        sel = make_selection((t,))
+    except (TargetError, UsageError):
+        return False
+    return bool(sel.refs) or bool(sel.claude is not None and sel.claude.sessions)
+
+
 @click.command("recover")
 @click.argument("targets", nargs=-1)
 @common_options
@@ -266,12 +311,22 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
                 no_subagents):
     """Rebuild a file's content from the Read/Write/Edit stream, with every gap named.
 
-    Example: sessionsift recover 3f2a --file src/app.py --coverage
+    \b
+    The file is --file PATH or the last positional (recover [TARGET...] PATH).
+    Example: sessionsift recover 3f2a src/app.py --coverage
+    Example: sessionsift recover 3f2a --file src/app.py
     """
-    if not file:
-        raise UsageError("--file PATH is required")
+    from ..errors import TargetError
+
+    given_file = bool(file)
+    targets, file = _recover_file_arg(targets, file)
     path = rec_mod.resolve_file_arg(file)
-    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    try:
+        sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    except TargetError:
+        if given_file and (two := _two_files(targets, file)) is not None:
+            raise two from None
+        raise
     scope = claude_scope(sel)
     out = Out(fmt, "recover")
     cut = rec_mod.parse_at(at)
