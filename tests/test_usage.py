@@ -595,3 +595,26 @@ def test_blocks_say_why_other_providers_are_left_out_when_no_provider_was_named(
                      "--provider", "codex", "--format", "json"])
     cov = {c["provider"]: c for c in jrows(out)[-1]["coverage"]}
     assert cov["codex"]["state"] == "ok" and cov["crush"]["reason"] == "not in --provider"
+
+
+def test_live_blocks_say_what_they_read():
+    """`usage blocks --live` kept the old reason `not in --provider` when no --provider was
+    typed (f32bfa4 fixed the non-live view only), and with `--provider codex` it counted Codex's
+    sessions in its coverage although the live view reads Claude Code only. Data: examples/home
+    (real clients); --live-for stops the view after its first refresh."""
+    home = str(REPO / "examples" / "home")
+    code, out = run(["usage", "blocks", "--live", "--live-for", "0.1", "--home", home, "--format", "json"])
+    rows = jrows(out)
+    assert [r["kind"] for r in rows][:2] == ["header", "refresh"] and rows[-1]["kind"] == "summary"
+    cov = {c["provider"]: c for c in rows[-1]["coverage"]}
+    assert cov["claude-code"]["state"] == "ok" and cov["claude-code"]["sessions"] > 0
+    for p in ("codex", "gemini-cli", "opencode", "crush"):
+        assert cov[p]["reason"] == "blocks cover Claude Code unless --provider names others", cov[p]
+    code, out = run(["usage", "blocks", "--live", "--live-for", "0.1", "--home", home, "--provider", "claude",
+                     "--provider", "codex", "--format", "json"])
+    summ = jrows(out)[-1]
+    cov = {c["provider"]: c for c in summ["coverage"]}
+    assert cov["codex"]["state"] == "not_looked" and cov["codex"]["sessions"] is None
+    assert "--live follows Claude Code transcripts only" in cov["codex"]["reason"], cov["codex"]
+    assert cov["crush"]["reason"] == "not in --provider"
+    assert "Codex CLI not looked (--live follows Claude Code" in summ["coverage_line"]

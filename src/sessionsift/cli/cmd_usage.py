@@ -227,7 +227,7 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
 
         sel = make_selection(tuple(targets), sessions_from)
         return L.run(out, sel, provs, z, s, u, pricer, None if align == "none" else align, active_only, live_for,
-                     not no_subagents)
+                     not no_subagents, implied)
     col = _prepare(targets, sessions_from, not no_subagents)
     if implied:  # nobody typed --provider: say why the others were left out, and how to add them
         for c in col.coverage:

@@ -8,7 +8,28 @@ import sys
 import time
 
 
-def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents) -> int:
+LIVE_ONLY = "--live follows Claude Code transcripts only (without --live, blocks read it)"
+IMPLIED = "blocks cover Claude Code unless --provider names others"
+
+
+def live_coverage(sel, implied: bool) -> list:
+    """The coverage of a live view, in what it read: Claude Code; a provider that --provider
+    named is not read live (not_looked, saying so, never its discovery count as if read); with
+    no --provider typed the others are left out by blocks' own rule (said as the non-live view
+    says it, not 'not in --provider')."""
+    from dataclasses import replace
+
+    out = []
+    for c in sel.coverage():
+        if c.provider != "claude-code" and c.state not in ("not_looked", "no_adapter"):
+            c = replace(c, state="not_looked", sessions=None, subagents=None, reason=LIVE_ONLY)
+        elif implied and c.state == "not_looked" and c.reason == "not in --provider":
+            c = replace(c, reason=IMPLIED)
+        out.append(c)
+    return out
+
+
+def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents, implied=False) -> int:
     from ..live.wait import change_waiter
     from ..usage import claude as C
     from ..usage.blocks import windows
@@ -33,6 +54,7 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
     notes = []
     if [p for p in provs if p != C.PROVIDER]:
         notes.append("--live follows Claude Code only; other providers were not read")
+    covs = live_coverage(sel, implied)
     refreshes = 0
     t0 = time.monotonic()
 
@@ -83,11 +105,11 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
         st = getattr(waiter, "stop", None)
         if st is not None:
             st.set()
-    out.summary(refreshes=refreshes, files=len(inc.files), coverage=coverage_json(sel.coverage()),
-                coverage_line=coverage_line(sel.coverage()), notes=notes, interrupted=interrupted, watcher=how)
+    out.summary(refreshes=refreshes, files=len(inc.files), coverage=coverage_json(covs),
+                coverage_line=coverage_line(covs), notes=notes, interrupted=interrupted, watcher=how)
     if not out.json:
         for n in notes:
             out.text(f"note: {n}")
-        out.text(coverage_line(sel.coverage()))
+        out.text(coverage_line(covs))
     sys.stdout.flush()
     return ExitStatus.OK
