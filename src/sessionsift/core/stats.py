@@ -226,16 +226,22 @@ def _tool_blocks(obj: dict, no: int, uses: dict, errs: dict) -> None:
 def _tokens(ls: LaneStats, per_msg: dict) -> None:
     """Per model: messages, the sum of each usage field over the messages that carry it, and how
     many lack it (an assistant record with a model but no usage object lacks every field)."""
-    carried: dict[str, Counter] = {}
+    carried: dict[str, dict[str, int]] = {}
+    msgs, tokens = ls.messages_by_model, ls.tokens
     for (model, _mid), fields in per_msg.items():
-        ls.messages_by_model[model] += 1
-        agg = ls.tokens.setdefault(model, {})
-        seen = carried.setdefault(model, Counter())
+        msgs[model] += 1
+        agg = tokens.get(model)
+        if agg is None:
+            agg = tokens[model] = {}
+        seen = carried.get(model)
+        if seen is None:
+            seen = carried[model] = dict.fromkeys(USAGE_FIELDS, 0)
         for f, v in fields.items():
             agg[f] = agg.get(f, 0) + v  # a sum over the messages that wrote this field
-            seen[f] += 1
-    for model, n in ls.messages_by_model.items():
-        miss = {f: n - carried[model][f] for f in USAGE_FIELDS if carried[model][f] < n}
+            seen[f] = seen.get(f, 0) + 1
+    for model, n in msgs.items():
+        c = carried[model]
+        miss = {f: n - c[f] for f in USAGE_FIELDS if c[f] < n}
         if miss:
             ls.tokens_missing[model] = miss
 
@@ -800,10 +806,18 @@ def _merge(a: _Part, b: _Part) -> None:
             a.combos[key] = c
             a.first[key] = b.first[key] + slots
     a.umsg += [(s + slots, labels) for s, labels in b.umsg]
-    for (model, mid), fields in b.per_msg.items():
-        cur = a.per_msg.setdefault((model, mid + lines if type(mid) is int else mid), {})
-        for f, v in fields.items():
-            cur[f] = max(cur.get(f, v), v)
+    apm = a.per_msg
+    for k, fields in b.per_msg.items():
+        if type(k[1]) is int:
+            k = (k[0], k[1] + lines)
+        cur = apm.get(k)
+        if cur is None:
+            apm[k] = dict(fields)
+        else:
+            for f, v in fields.items():
+                c0 = cur.get(f)
+                if c0 is None or v > c0:  # = max(cur.get(f, v), v)
+                    cur[f] = v
     for k, nm in b.uses.items():
         a.uses.setdefault((k[0] + lines, k[1]) if type(k) is tuple else k, nm)
     for k in b.errs:
@@ -882,11 +896,15 @@ def _finish(lane: Lane, part: _Part) -> LaneStats:
     for code in sorted((c for c in (LIVE, ABANDONED, PRECUT) if c in state), key=state.find):
         ls.survival[SURVIVAL_NAMES[code]] = state.count(code)
     ls.turns = sk.turn_count(state)
-    per_msg: dict[tuple[str, str], dict[str, int]] = {}
-    for (model, mid), fields in part.per_msg.items():
-        cur = per_msg.setdefault((model, f"line:{mid}" if type(mid) is int else mid), {})
-        for f, v in fields.items():
-            cur[f] = max(cur.get(f, v), v)
+    per_msg = part.per_msg
+    if any(type(mid) is int for _model, mid in per_msg):
+        # messages without an id are keyed by line: the same keys LaneIndex gives them (one of
+        # which a written id "line:N" could equal: then their fields merge)
+        per_msg = {}
+        for (model, mid), fields in part.per_msg.items():
+            cur = per_msg.setdefault((model, f"line:{mid}" if type(mid) is int else mid), {})
+            for f, v in fields.items():
+                cur[f] = max(cur.get(f, v), v)
     _tokens(ls, per_msg)
     ls.narration_blocks = part.narration_blocks
     ls.thinking_blocks = part.thinking_blocks
