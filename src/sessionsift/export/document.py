@@ -14,7 +14,7 @@ import binascii
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -171,14 +171,13 @@ def _spawns(ref: SessionRef) -> dict[str, str]:
     return out
 
 
-def build(prov: Provider, ref: SessionRef, *, redact: Callable[[str], tuple[str, int]] | None = None,
-          meta: bool = False) -> Document:
-    """Read the session once and arrange it. ``meta``: keep harness bookkeeping records too."""
-    doc = Document(ref)
-    spawned = _spawns(ref)
-    calls: dict[str, Block] = {}
+def blocks(prov: Provider, ref: SessionRef, doc: Document, *,
+           redact: Callable[[str], tuple[str, int]] | None = None, meta: bool = False) -> Iterator[Block]:
+    """The session's blocks in read order, one record at a time (copies and, unless ``meta``,
+    bookkeeping records left out), counting into ``doc`` (counts, binary attachments, images,
+    redactions) as it goes: what :func:`build` arranges and the streaming export renders."""
     last_raw = None
-    counts: dict[str, int] = {}
+    counts = doc.counts
     for r, labels in read_session(prov, ref, doc.report, raw=True):
         if r.raw is not None and r.raw is not last_raw:
             last_raw = r.raw
@@ -200,8 +199,20 @@ def build(prov: Provider, ref: SessionRef, *, redact: Callable[[str], tuple[str,
         if redact is not None and text:
             text, n = redact(text)
             doc.redacted += n
-        b = Block(kind, r, labels, text, imgs)
         doc.images_shown += len(imgs)
+        yield Block(kind, r, labels, text, imgs)
+
+
+def build(prov: Provider, ref: SessionRef, *, redact: Callable[[str], tuple[str, int]] | None = None,
+          meta: bool = False) -> Document:
+    """Read the session once and arrange it (the whole session in memory: the export streams
+    instead, export/stream.py; this stays as its oracle and for callers that want the model).
+    ``meta``: keep harness bookkeeping records too."""
+    doc = Document(ref)
+    spawned = _spawns(ref)
+    calls: dict[str, Block] = {}
+    for b in blocks(prov, ref, doc, redact=redact, meta=meta):
+        r, kind = b.record, b.kind
         lane = doc.lanes.get(r.lane)
         if lane is None:
             lane = doc.lanes[r.lane] = Lane(r.lane, spawned_by=spawned.get(r.lane))
@@ -216,7 +227,6 @@ def build(prov: Provider, ref: SessionRef, *, redact: Callable[[str], tuple[str,
     for name, lane in doc.lanes.items():
         if lane.spawned_by and lane.spawned_by in calls and name != "main":
             calls[lane.spawned_by].lanes.append(name)
-    doc.counts = counts
     return doc
 
 

@@ -73,17 +73,8 @@ def _block(doc: Document, b: Block, rendered_lane) -> str:
         return (f'<div class="compaction"><b>Compaction boundary</b>: earlier context was summarised here {loc}'
                 + (f"<details><summary>Summary</summary>{_pre(b.text)}</details>" if b.text else "") + "</div>")
     if b.kind == "tool":
-        res = ""
-        if b.result is not None:
-            rr = b.result.record
-            tag = " error" if (rr.is_error or rr.exit_code not in (None, 0)) else ""
-            ex = f" (exit {e(rr.exit_code)})" if rr.exit_code is not None else ""
-            res = (f'<details class="result{tag}"><summary>Result{ex} <span class="label">{e(rr.locator)}</span>'
-                   f"</summary>{_pre(b.result.text)}{_imgs(b.result)}</details>")
-        sub = "".join(f'<details class="subagent" open><summary>Subagent {e(n)}</summary>{rendered_lane(n)}</details>'
-                      for n in b.lanes)
-        return (f'<details class="tool"><summary>{_summary_of(b)} {loc}</summary>'
-                f"<b>Input</b>{_pre(b.text)}{res}</details>{sub}")
+        return (tool_open(b) + (result_part(b.result) if b.result is not None else "") + TOOL_MID
+                + "".join(sub_open(n) + rendered_lane(n) + SUB_CLOSE for n in b.lanes) + TOOL_CLOSE)
     if b.kind == "result":
         return f'<details class="result"><summary>Result {loc}</summary>{_pre(b.text)}{_imgs(b)}</details>'
     if b.kind == "unknown":
@@ -91,13 +82,60 @@ def _block(doc: Document, b: Block, rendered_lane) -> str:
     return f'<p class="meta">{e(r.native)} {loc}</p>' + (_pre(b.text) if b.text else "") + _imgs(b)
 
 
+SEP = "\n"
+"""Between the items (turn headings, blocks) of one lane."""
+TOP_SEP = "\n"
+"""Between the page's parts (the top, the main lane, each other lane, the children)."""
+TOOL_MID = "</details>"
+SUB_CLOSE = "</details>"
+TOOL_CLOSE = ""
+LANE_CLOSE = "</details>"
+
+
+def _loc(b: Block) -> str:
+    r = b.record
+    return f'<span class="label">{e(r.locator)}{" · " + e(", ".join(b.labels)) if b.labels else ""}</span>'
+
+
+def tool_open(b: Block) -> str:
+    """A tool call up to where its result goes (then TOOL_MID, its subagent lanes, TOOL_CLOSE)."""
+    return f'<details class="tool"><summary>{_summary_of(b)} {_loc(b)}</summary><b>Input</b>{_pre(b.text)}'
+
+
+def result_part(res: Block) -> str:
+    """A tool call's result, folded into the call."""
+    rr = res.record
+    tag = " error" if (rr.is_error or rr.exit_code not in (None, 0)) else ""
+    ex = f" (exit {e(rr.exit_code)})" if rr.exit_code is not None else ""
+    return (f'<details class="result{tag}"><summary>Result{ex} <span class="label">{e(rr.locator)}</span>'
+            f"</summary>{_pre(res.text)}{_imgs(res)}</details>")
+
+
+def sub_open(name: str) -> str:
+    return f'<details class="subagent" open><summary>Subagent {e(name)}</summary>'
+
+
+def turn_head(lane_name: str, number: int | None) -> str:
+    head = f"Turn {number}" if number is not None else "Before the first prompt"
+    return f"<h2>{e(head)}{'' if lane_name == 'main' else ' · ' + e(lane_name)}</h2>"
+
+
+def block(b: Block) -> str:
+    """One block with no subagent lane nested under it."""
+    return _block(None, b, None)
+
+
+def lane_open(name: str) -> str:
+    """A lane no tool call spawned (rendered after main, then LANE_CLOSE)."""
+    return f'<details class="subagent" open><summary>Lane {e(name)}</summary>'
+
+
 def _lane(doc: Document, lane: Lane, rendered_lane) -> str:
     out = []
     for t in lane.turns:
-        head = f"Turn {t.number}" if t.number is not None else "Before the first prompt"
-        out.append(f"<h2>{e(head)}{'' if lane.name == 'main' else ' · ' + e(lane.name)}</h2>")
+        out.append(turn_head(lane.name, t.number))
         out += [_block(doc, b, rendered_lane) for b in t.blocks]
-    return "\n".join(out)
+    return SEP.join(out)
 
 
 def title_of(doc: Document) -> str:
@@ -126,8 +164,35 @@ def omissions_html(doc: Document, extra: dict) -> str:
             f"harness bookkeeping records are left out; what the reading could not take in: {body}.</p>")
 
 
-def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, secrets: int = 0) -> str:
+_PAGE_HEAD = ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+              f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+              '<meta name="referrer" content="no-referrer">')
+BOTTOM = "\n</body></html>\n"
+
+
+def top(doc: Document, title: str, secrets: int = 0) -> str:
+    """Everything before the main lane: the page's head, title, session line, omissions."""
     ref = doc.ref
+    return (f"{_PAGE_HEAD}<title>{e(title)}</title><style>{CSS}</style></head><body>\n" + TOP_SEP.join([
+        f"<h1>{e(title)}</h1>",
+        f'<p class="meta">{e(KNOWN.get(ref.provider, ref.provider))} session <code>{e(ref.session_id)}</code>'
+        + (f" · project <code>{e(ref.project)}</code>" if ref.project else "")
+        + (f" · {e(ref.first_at)} … {e(ref.last_at)}" if ref.first_at else "")
+        + (f" · child of <code>{e(ref.parent_session_id)}</code>" if ref.parent_session_id else "")
+        + f" · exported {e(datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))}</p>",
+        omissions_html(doc, {"copies_not_repeated": doc.counts.get("copies", 0),
+                             "binary_attachments_in_records": doc.binary_attachments, "images_shown_inline": doc.images_shown,
+                             "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets})]))
+
+
+def children_part(children: list[tuple[SessionRef, str]]) -> str:
+    return "<h2>Subagent sessions</h2><ul>" + "".join(
+        f'<li><a href="{e(href)}">{e(c.session_id)}</a> {e(c.title or "")}</li>' for c, href in children) + "</ul>"
+
+
+def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, secrets: int = 0) -> str:
+    """The whole page as one string (the export streams it instead: export/stream.py; this is
+    its oracle in tests)."""
     nested = nested_lanes(doc)
     cache: dict[str, str] = {}
 
@@ -137,26 +202,16 @@ def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, 
             cache[name] = _lane(doc, lane, rendered_lane) if lane is not None else ""
         return cache[name]
 
-    parts = [f"<h1>{e(title_of(doc))}</h1>",
-             f'<p class="meta">{e(KNOWN.get(ref.provider, ref.provider))} session <code>{e(ref.session_id)}</code>'
-             + (f" · project <code>{e(ref.project)}</code>" if ref.project else "")
-             + (f" · {e(ref.first_at)} … {e(ref.last_at)}" if ref.first_at else "")
-             + (f" · child of <code>{e(ref.parent_session_id)}</code>" if ref.parent_session_id else "")
-             + f" · exported {e(datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))}</p>",
-             omissions_html(doc, {"copies_not_repeated": doc.counts.get("copies", 0),
-                                  "binary_attachments_in_records": doc.binary_attachments, "images_shown_inline": doc.images_shown,
-                                  "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets})]
+    parts = [top(doc, title_of(doc), secrets)]
     main = doc.lanes.get("main")
     if main is not None:
         parts.append(_lane(doc, main, rendered_lane))
     for name, lane in doc.lanes.items():
         if name != "main" and name not in nested:
-            parts.append(f'<details class="subagent" open><summary>Lane {e(name)}</summary>'
-                         f"{rendered_lane(name)}</details>")
+            parts.append(lane_open(name) + rendered_lane(name) + LANE_CLOSE)
     if children:
-        parts.append("<h2>Subagent sessions</h2><ul>" + "".join(
-            f'<li><a href="{e(href)}">{e(c.session_id)}</a> {e(c.title or "")}</li>' for c, href in children) + "</ul>")
-    return page(title_of(doc), "\n".join(parts))
+        parts.append(children_part(children))
+    return TOP_SEP.join(parts) + BOTTOM
 
 
 def index(rows: list[dict]) -> str:

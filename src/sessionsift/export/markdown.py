@@ -62,17 +62,8 @@ def _block(b: Block, rendered_lane) -> str:
         return ("\n---\n\n**⟲ Compaction boundary**: earlier context was summarised here " + loc + "\n"
                 + (_details("Summary", fence(b.text)) if b.text else "") + "\n---\n")
     if b.kind == "tool":
-        first = summary_line(b)
-        body = "**Input**\n" + fence(b.text, "json" if b.text.startswith(("{", "[")) else "text")
-        if b.result is not None:
-            rr = b.result.record
-            ex = f" (exit {rr.exit_code})" if rr.exit_code is not None else ""
-            err = " ⚠ error" if rr.is_error else ""
-            body += _details(f"Result{ex}{err} {html.escape(rr.locator)}", fence(b.result.text) + _imgs(b.result))
-        for n in b.lanes:
-            body += _details(f"🤖 Subagent {html.escape(n)}", rendered_lane(n), open_=True)
-        return _details(f"🔧 {html.escape(r.tool_name or '?')}: <code>{html.escape(first)}</code> "
-                        f"{html.escape(r.locator)}", body)
+        return (tool_open(b) + (result_part(b.result) if b.result is not None else "") + TOOL_MID
+                + "".join(sub_open(n) + rendered_lane(n) + SUB_CLOSE for n in b.lanes) + TOOL_CLOSE)
     if b.kind == "result":
         return _details(f"Result {html.escape(r.locator)}", fence(b.text) + _imgs(b))
     if b.kind == "unknown":
@@ -80,17 +71,86 @@ def _block(b: Block, rendered_lane) -> str:
     return f"\n_{inline(r.native)}_ {loc}\n" + (fence(b.text) if b.text else "") + _imgs(b)
 
 
+SEP = ""
+"""Between the items (turn headings, blocks) of one lane."""
+TOP_SEP = ""
+"""Between the document's parts (the top, the main lane, each other lane, the children)."""
+TOOL_MID = ""
+SUB_CLOSE = "\n</details>\n"
+TOOL_CLOSE = "\n</details>\n"
+LANE_CLOSE = "\n</details>\n"
+
+
+def tool_open(b: Block) -> str:
+    """A tool call up to where its result goes (then TOOL_MID, its subagent lanes, TOOL_CLOSE)."""
+    r = b.record
+    return (f"\n<details><summary>🔧 {html.escape(r.tool_name or '?')}: <code>{html.escape(summary_line(b))}</code> "
+            f"{html.escape(r.locator)}</summary>\n" + "**Input**\n" + fence(b.text, "json" if b.text.startswith(("{", "[")) else "text"))
+
+
+def result_part(res: Block) -> str:
+    """A tool call's result, folded into the call."""
+    rr = res.record
+    ex = f" (exit {rr.exit_code})" if rr.exit_code is not None else ""
+    err = " ⚠ error" if rr.is_error else ""
+    return _details(f"Result{ex}{err} {html.escape(rr.locator)}", fence(res.text) + _imgs(res))
+
+
+def sub_open(name: str) -> str:
+    return f"\n<details open><summary>🤖 Subagent {html.escape(name)}</summary>\n"
+
+
+def turn_head(lane_name: str, number: int | None) -> str:
+    head = f"Turn {number}" if number is not None else "Before the first prompt"
+    return f"\n## {head}{'' if lane_name == 'main' else ' · ' + inline(lane_name)}\n"
+
+
+def block(b: Block) -> str:
+    """One block with no subagent lane nested under it."""
+    return _block(b, None)
+
+
+def lane_open(name: str) -> str:
+    """A lane no tool call spawned (rendered after main, then LANE_CLOSE)."""
+    return f"\n<details open><summary>Lane {html.escape(name)}</summary>\n"
+
+
+def top(doc: Document, title: str, secrets: int = 0) -> str:
+    """Everything before the main lane: title, session line, what the reading could not take in."""
+    ref = doc.ref
+    om = {k: v for k, v in {**doc.report.omissions(), "copies_not_repeated": doc.counts.get("copies", 0),
+                            "binary_attachments_in_records": doc.binary_attachments, "images_shown_inline": doc.images_shown,
+                            "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets}.items() if v}
+    return "".join([f"# {inline(title)}\n",
+                    f"{inline(KNOWN.get(ref.provider, ref.provider))} session `{ref.session_id}`" if "`" not in ref.session_id else inline(ref.session_id),
+                    (f" · project {inline(ref.project)}" if ref.project else "")
+                    + (f" · {inline(ref.first_at)} … {inline(ref.last_at)}" if ref.first_at else "")
+                    + (f" · child of {inline(ref.parent_session_id)}" if ref.parent_session_id else "")
+                    + f" · exported {datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')}\n",
+                    "\n> **Not an exact copy.** A reading of the transcript: harness bookkeeping records are left out; "
+                    "what the reading could not take in: "
+                    + (", ".join(f"{k} {v}" for k, v in sorted(om.items())) or "none counted") + ".\n"])
+
+
+def children_part(children: list[tuple[SessionRef, str]]) -> str:
+    return "\n## Subagent sessions\n\n" + "".join(
+        f"- [{inline(c.session_id)}]({href}) {inline(c.title or '')}\n" for c, href in children)
+
+
+BOTTOM = ""
+
+
 def _lane(lane: Lane, rendered_lane) -> str:
     out = []
     for t in lane.turns:
-        head = f"Turn {t.number}" if t.number is not None else "Before the first prompt"
-        out.append(f"\n## {head}{'' if lane.name == 'main' else ' · ' + inline(lane.name)}\n")
+        out.append(turn_head(lane.name, t.number))
         out += [_block(b, rendered_lane) for b in t.blocks]
-    return "".join(out)
+    return SEP.join(out)
 
 
 def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, secrets: int = 0) -> str:
-    ref = doc.ref
+    """The whole document as one string (the export streams it instead: export/stream.py; this
+    is its oracle in tests)."""
     nested = nested_lanes(doc)
     cache: dict[str, str] = {}
 
@@ -100,28 +160,16 @@ def render(doc: Document, children: list[tuple[SessionRef, str]] | None = None, 
             cache[name] = _lane(lane, rendered_lane) if lane is not None else ""
         return cache[name]
 
-    om = {k: v for k, v in {**doc.report.omissions(), "copies_not_repeated": doc.counts.get("copies", 0),
-                            "binary_attachments_in_records": doc.binary_attachments, "images_shown_inline": doc.images_shown,
-                            "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets}.items() if v}
-    parts = [f"# {inline(title_of(doc))}\n",
-             f"{inline(KNOWN.get(ref.provider, ref.provider))} session `{ref.session_id}`" if "`" not in ref.session_id else inline(ref.session_id),
-             (f" · project {inline(ref.project)}" if ref.project else "")
-             + (f" · {inline(ref.first_at)} … {inline(ref.last_at)}" if ref.first_at else "")
-             + (f" · child of {inline(ref.parent_session_id)}" if ref.parent_session_id else "")
-             + f" · exported {datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')}\n",
-             "\n> **Not an exact copy.** A reading of the transcript: harness bookkeeping records are left out; "
-             "what the reading could not take in: "
-             + (", ".join(f"{k} {v}" for k, v in sorted(om.items())) or "none counted") + ".\n"]
+    parts = [top(doc, title_of(doc), secrets)]
     main = doc.lanes.get("main")
     if main is not None:
         parts.append(_lane(main, rendered_lane))
     for name, lane in doc.lanes.items():
         if name != "main" and name not in nested:
-            parts.append(_details(f"Lane {html.escape(name)}", rendered_lane(name), open_=True))
+            parts.append(lane_open(name) + rendered_lane(name) + LANE_CLOSE)
     if children:
-        parts.append("\n## Subagent sessions\n\n" + "".join(
-            f"- [{inline(c.session_id)}]({href}) {inline(c.title or '')}\n" for c, href in children))
-    return "".join(parts)
+        parts.append(children_part(children))
+    return TOP_SEP.join(parts) + BOTTOM
 
 
 def index(rows: list[dict]) -> str:

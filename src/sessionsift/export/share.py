@@ -8,6 +8,7 @@ child sessions nested under their parents).
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -37,7 +38,7 @@ def export_documents(pairs: Iterable[tuple[Provider, SessionRef]], fmt: str, out
     from ..audit.secrets import allowlist_path, detector, load_allowlist, redact as redact_text, scan_sessions
     from . import html as H
     from . import markdown as M
-    from .document import build
+    from .stream import write_document
 
     mod = H if fmt == "html" else M
     ext = EXT[fmt]
@@ -64,12 +65,11 @@ def export_documents(pairs: Iterable[tuple[Provider, SessionRef]], fmt: str, out
     base = Path(out_dir) / fmt
 
     def write(prov: Provider, ref: SessionRef, dest: Path, reading: dict) -> dict:
-        doc = build(prov, ref, redact=red if redact else None)
         kids = [(c, f"../{quote(c.provider)}/{quote(_stable(c, ext))}") for c in children.get((ref.provider, ref.session_id), [])]
         found = 0 if redact else per_session.get((ref.provider, ref.session_id), 0)
-        text = mod.render(doc, kids, secrets=found)
-        keep.write_atomic(dest, lambda f: f.write(text))
-        return {"title": mod.title_of(doc) if hasattr(mod, "title_of") else None, "redacted": redact,
+        # rendered and written as it is read (export/stream.py): memory does not follow the session
+        doc, title = write_document(mod, prov, ref, dest, redact=red if redact else None, children=kids, secrets=found)
+        return {"title": title, "redacted": redact,
                 "secrets_redacted": doc.redacted, "secrets_found_not_redacted": found,
                 "images": doc.images_shown, "omissions": doc.report.omissions(), "lanes": list(doc.lanes)}
 
@@ -79,8 +79,8 @@ def export_documents(pairs: Iterable[tuple[Provider, SessionRef]], fmt: str, out
         res.outcomes.append(o)
         if o.path is not None and o.path.is_file():
             stable = base / o.ref.provider / _stable(o.ref, ext)
-            data = o.path.read_bytes()
-            keep.write_atomic(stable, lambda f: f.write(data), binary=True)
+            with open(o.path, "rb") as src:
+                keep.write_atomic(stable, lambda f: shutil.copyfileobj(src, f, 1 << 20), binary=True)
             title = o.facts.get("title") or (o.entry or {}).get("extra", {}).get("title") or o.ref.title or o.ref.session_id
             rows[(o.ref.provider, o.ref.session_id)] = {
                 "ref": o.ref, "title": title, "href": f"{quote(o.ref.provider)}/{quote(_stable(o.ref, ext))}",
