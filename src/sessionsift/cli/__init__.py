@@ -57,8 +57,6 @@ def __getattr__(name: str):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from ..errors import MalformedLine, SessionsiftError
-
     raw = list(argv if argv is not None else sys.argv[1:])
     if raw in (["--help"], ["-h"]):
         from .fasthelp import group_help
@@ -72,43 +70,58 @@ def main(argv: list[str] | None = None) -> None:
                 out.text(line)
             sys.stdout.flush()
             sys.exit(0)
-    import click
-
-    from .app import PipeClosed, cli
     traceback = "--traceback" in raw
     args = [a for a in raw if a != "--traceback"]
+    from .fastsearch import parse
+
+    run = parse(args)  # a plain one-off search: no click before its scan (issue 16)
+    if run is None:
+        from .app import cli
+
+        def run():
+            return cli.main(args=args, prog_name="sessionsift", standalone_mode=False)
     try:
-        rv = cli.main(args=args, prog_name="sessionsift", standalone_mode=False)
+        rv = run()
         status = int(rv) if isinstance(rv, int) else 0
         sys.stdout.flush()
-    except PipeClosed:
+    except (Exception, KeyboardInterrupt) as exc:
+        _handle(exc, args, traceback)
+        raise  # --traceback: the error itself
+    sys.exit(status)
+
+
+def _handle(exc: BaseException, args: list[str], traceback: bool) -> None:
+    """End a run that raised as documented (exit codes in GROUP_HELP); returns only when the
+    caller should re-raise it (--traceback). click is imported here if the run did not (the fast
+    path)."""
+    import click
+
+    from ..errors import MalformedLine, SessionsiftError
+    from .app import PipeClosed
+
+    if isinstance(exc, (PipeClosed, BrokenPipeError)):
         _quiet_pipe()
         sys.exit(ExitStatus.OK)
-    except BrokenPipeError:
-        _quiet_pipe()
-        sys.exit(ExitStatus.OK)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    if isinstance(exc, (click.exceptions.Abort, KeyboardInterrupt)):
         sys.exit(ExitStatus.INTERRUPTED)
-    except click.exceptions.Exit as exc:  # --help, --version
+    if isinstance(exc, click.exceptions.Exit):  # --help, --version
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
+    if isinstance(exc, click.ClickException):
         exc.show()
         _fail(exc, ExitStatus.USAGE, args)
-    except SessionsiftError as exc:
+    if isinstance(exc, SessionsiftError):
         if traceback:
-            raise
+            return
         _error(exc)
         _fail(exc, ExitStatus.ERROR if isinstance(exc, MalformedLine) or type(exc) is SessionsiftError
               else ExitStatus.USAGE, args)
-    except Exception as exc:  # noqa: BLE001 - an internal error still ends as documented
-        if traceback:
-            raise
-        from .output import err_line
+    if traceback:
+        return
+    from .output import err_line
 
-        err_line(f"sessionsift: internal error: {type(exc).__name__}: {exc}")
-        err_line("sessionsift: hint: run again with --traceback and report it")
-        _fail(exc, ExitStatus.ERROR, args)
-    sys.exit(status)
+    err_line(f"sessionsift: internal error: {type(exc).__name__}: {exc}")
+    err_line("sessionsift: hint: run again with --traceback and report it")
+    _fail(exc, ExitStatus.ERROR, args)
 
 
 def _fail(exc: BaseException, status: int, args: list[str]) -> None:

@@ -111,7 +111,7 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
                             "labels": [r.kind], "turn": h.turn, "turn_context": tc})
             if out.json:
                 continue
-            from .cmd_search import _snippet
+            from .search_run import _snippet
 
             head = f"{esc(r.locator)} [{r.kind}{' ' + esc(r.tool_name) if r.tool_name else ''}] {short_local(r.instant)}"
             if context:

@@ -4,7 +4,9 @@ Roots (docs/cli.md "Data roots"): `--claude-home` (a parameter of every command)
 `--codex-home`, `--gemini-home`, `--opencode-home`, `--crush-home`, `--root NAME=DIR` (readers
 from outside the package) and, on the cross-provider commands, `--provider NAME` (repeatable).
 All but `--claude-home` are stored in the click context (`ctx.meta`) rather than passed to each
-command function: `root_request()` reads them back.
+command function: `root_request()` reads them back. click is imported only where an option is
+declared or the context is read: `search`'s fast path (cli/fastsearch.py) parses its command line
+without click and hands its roots over through `set_fast_meta`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any, Callable
-
-import click
 
 from ..discover import Scope, claude_home as _claude_home, resolve_targets
 from ..errors import TargetError, UsageError
@@ -50,6 +50,8 @@ def _no_index(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
 
 
 def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    import click
+
     f = click.option("--no-index", is_flag=True, expose_value=False, callback=_no_index, is_eager=True,
                      help="Scan the transcripts: neither use nor update the index (docs/index.md).")(f)
     f = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -71,21 +73,44 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def provider_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """`--provider NAME` (repeatable): the cross-provider commands only."""
+    import click
+
     return click.option("--provider", "provider", multiple=True, expose_value=False, callback=_store("provider"),
                         metavar="NAME", help="Only these providers (repeatable): claude-code, codex, gemini-cli, "
                                              "opencode, crush, or an installed outside reader.")(f)
 
 
 def scope_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    import click
+
     f = click.option("--sessions-from", type=str, default=None,
                      help="Restrict the scope to the session ids listed in FILE (or - for stdin); "
                           "an empty list is an empty scope.")(f)
     return f
 
 
+_FAST_META: dict | None = None
+"""The roots of a command line parsed without click (cli/fastsearch.py), else None."""
+
+
+def set_fast_meta(meta: dict | None) -> None:
+    """What `root_request()` and the other readers of the command line's roots see when no click
+    context runs (the fast path): the same keys `_store` puts in `ctx.meta`."""
+    global _FAST_META
+    _FAST_META = meta
+
+
+def _ctx():
+    """The running click context, or None (also when click was never imported: the fast path)."""
+    click = sys.modules.get("click")
+    return click.get_current_context(silent=True) if click is not None else None
+
+
 def _meta() -> dict:
-    ctx = click.get_current_context(silent=True)
-    return ctx.meta.get(_META, {}) if ctx is not None else {}
+    ctx = _ctx()
+    if ctx is None:
+        return _FAST_META if _FAST_META is not None else {}
+    return ctx.meta.get(_META, {})
 
 
 def root_request():
@@ -149,8 +174,10 @@ CLAUDE_ONLY_WHY = {
 
 def _command() -> str:
     """This command's name as typed after the program (`status`, `audit reinjection`)."""
-    ctx = click.get_current_context(silent=True)
+    ctx = _ctx()
     if ctx is None:
+        if _FAST_META is not None and _FAST_META.get("command"):
+            return _FAST_META["command"]
         return "this command"
     return " ".join(ctx.command_path.split()[1:]) or ctx.info_name or "this command"
 
@@ -199,7 +226,7 @@ def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from:
     except TargetError as exc:
         _refuse_other_provider_session(targets, exc)
         raise
-    ctx = click.get_current_context(silent=True)
+    ctx = _ctx()
     if ctx is not None and (targets or sessions_from):  # the question named its sessions: none is left out
         ctx.meta.setdefault(_META, {})["targeted"] = True
     left = not_read()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import config, store
+from . import config
 
 HOWS = ("index", "appended", "built", "scanned")
 
@@ -22,8 +22,11 @@ class IndexReport:
     @classmethod
     def for_root(cls, data_root=None) -> "IndexReport":
         off = config.why_off()
-        if off is None and not store.usable_for(data_root):
-            off = f"the index directory {store.cache_dir()} lies inside the data root {data_root}"
+        if off is None:
+            from . import store  # (only when the index is on: a --no-index answer never loads it)
+
+            if not store.usable_for(data_root):
+                off = f"the index directory {store.cache_dir()} lies inside the data root {data_root}"
         return cls(off)
 
     @property
@@ -39,6 +42,8 @@ class IndexReport:
             self.why_scanned[outcome.why] += 1
 
     def as_json(self) -> dict:
+        from . import store
+
         return {"enabled": self.on, "off_reason": self.off, "from_index": self.counts["index"],
                 "appended": self.counts["appended"], "built": self.counts["built"],
                 "scanned": self.counts["scanned"],

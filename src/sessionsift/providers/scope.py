@@ -252,8 +252,11 @@ class Selection:
         out: dict[str, int | None] = {}
         if self.claude is not None:
             n: int | None = 0
+            listed = getattr(self.claude, "listed_lanes", None) or {}  # what this answer's walk listed
             for s in self.claude.sessions:  # type: ignore[attr-defined]
-                lanes = s.subagent_lanes()
+                lanes = listed.get(s.session_id)
+                if lanes is None:
+                    lanes = s.subagent_lanes()
                 if s.problems:  # (the path is built only when there is a problem to match it to)
                     bad = str(s.sidecar_dir / "subagents")
                     if any(p.path == bad for p in s.problems):

@@ -940,15 +940,22 @@ class Unit:
 
 def lanes_of(scope: Scope, subagents: bool) -> list[Lane]:
     """Every lane to scan, in scope order. A session has subagent lanes only under its sidecar
-    directory `<project>/<session_id>/`: each project directory is listed once, and sessions
-    without a sidecar skip the per-session directory probes (`Session.subagent_lanes`)."""
+    directory `<project>/<session_id>/`: the project listing of discovery says which sessions
+    have one (`Session.sidecar`; else each project directory is listed once here), and sessions
+    without one skip the per-session directory probes. The subagent lanes listed are kept in
+    `scope.listed_lanes` for this answer's coverage count (Selection.subagent_counts)."""
     out: list[Lane] = []
     sidecars: dict[Path, set[str] | None] = {}
+    listed = scope.listed_lanes
     for s in scope.sessions:
         if s.session_id in scope.explicit_lanes:
             out.append(scope.explicit_lanes[s.session_id])
             continue
-        if subagents:
+        if not subagents:
+            out.append(s.main)
+            continue
+        has = s.sidecar
+        if has is None:
             names = sidecars.get(s.project_dir, ())
             if names == ():
                 try:
@@ -957,10 +964,15 @@ def lanes_of(scope: Scope, subagents: bool) -> list[Lane]:
                 except OSError:
                     names = None  # cannot tell: probe per session
                 sidecars[s.project_dir] = names
-            if names is not None and s.session_id not in names:
-                out.append(s.main)
-                continue
-        out.extend(s.lanes(subagents))
+            has = names is None or s.session_id in names
+        if not has:
+            listed[s.session_id] = []
+            out.append(s.main)
+            continue
+        subs = s.subagent_lanes()
+        listed[s.session_id] = subs
+        out.append(s.main)
+        out.extend(subs)
     return out
 
 

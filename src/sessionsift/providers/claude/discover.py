@@ -271,6 +271,10 @@ class Scope:
     project_dirs: int = 0
     explicit_lanes: dict[str, Lane] = field(default_factory=dict)
     """Sessions addressed through a subagent transcript path: session_id -> that lane."""
+    listed_lanes: dict[str, list[Lane]] = field(default_factory=dict, compare=False, repr=False)
+    """session_id -> its subagent lanes as one answer's walk listed them (search's `lanes_of`),
+    so counting that answer's subagents (the coverage line) does not list every sidecar again.
+    Only what this answer listed: never refreshed, never kept across answers."""
 
 
 def projects_root(home: Path) -> Path:

@@ -1,0 +1,96 @@
+"""`search`'s fast path: the plain command lines of a one-off search, parsed without click (whose
+import is ~50 ms before the scan could start, issue 16) and run through the very function the
+click command runs (search_run.run), so the output and the exit status are the same bytes.
+
+Recognised (any order, each option at most once): `search PATTERN [-c|--count] [--no-index]
+[--claude-home DIR|--claude-home=DIR] [--format text|json|--format=...]`. Anything else -- another
+option, a second positional (a target), a PATTERN that starts with `-`, an option value that
+starts with `-` or is empty, a repeated option, a --claude-home click would refuse (an existing
+file, an unreadable directory) -- returns None and click parses the line as always.
+tests/test_cli_fastsearch.py holds the two paths' stdout, stderr and exit status equal on many
+command lines.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Callable
+
+_FLAGS = {"-c": "count", "--count": "count", "--no-index": "no_index"}
+_VALUED = {"--claude-home": "claude_home", "--format": "fmt"}
+
+
+def parse(args: list[str]) -> Callable[[], int] | None:
+    """The run of command line `args` (after the program name, without --traceback), or None
+    when it is not one this path answers."""
+    if len(args) < 2 or args[0] != "search":
+        return None
+    got: dict[str, object] = {}
+    pattern: str | None = None
+    i = 1
+    n = len(args)
+    while i < n:
+        a = args[i]
+        i += 1
+        key = _FLAGS.get(a)
+        if key is not None:
+            if key in got:
+                return None
+            got[key] = True
+            continue
+        name, eq, value = a.partition("=")
+        key = _VALUED.get(name) if name.startswith("--") else None
+        if key is not None:
+            if not eq:
+                if i >= n:
+                    return None
+                value = args[i]
+                i += 1
+                if value.startswith("-"):
+                    return None  # click's reading of such a value is its own business
+            if key in got or not value:
+                return None
+            got[key] = value
+            continue
+        if a.startswith("-") or pattern is not None:
+            return None
+        pattern = a
+    if pattern is None:
+        return None
+    fmt = got.get("fmt", "text")
+    if fmt not in ("text", "json"):
+        return None
+    home = got.get("claude_home")
+    if home is not None and not _dir_ok(str(home)):
+        return None
+
+    def run() -> int:
+        from ..index import config
+        from . import options
+        from .search_run import run as search_run
+
+        (config.disable if got.get("no_index") else config.enable)()
+        options.set_fast_meta({"claude-code": home, "command": "search"} if home else {"command": "search"})
+        try:
+            return search_run(args=(pattern,), regexps=(), ignore_case=False, fixed=False, include=(), exclude=(),
+                              attachments=False, additional_context=False, since=None, until=None, max_count=None,
+                              no_subagents=False, no_context=False, sessions_only=False, count=bool(got.get("count")),
+                              count_by=None, resolve_persisted=False, count_lines=False, fmt=fmt, claude_home=home,
+                              sessions_from=None)
+        finally:
+            options.set_fast_meta(None)  # (an in-process caller's next command starts clean)
+
+    return run
+
+
+def _dir_ok(path: str) -> bool:
+    """Whether click.Path(file_okay=False) takes `path` as it is: absent, or present and not a
+    regular file, and readable."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True
+    except ValueError:  # a NUL in the path: whatever click says about it, it says it
+        return False
+    return not stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)

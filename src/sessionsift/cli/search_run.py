@@ -1,0 +1,288 @@
+"""`search`'s body without click: the command's run once its command line is parsed (by click in
+cmd_search.py, or by the fast path of cli/fastsearch.py, which must print the same bytes), and
+the text of its summary lines."""
+
+from __future__ import annotations
+
+import os
+
+from .exit import ExitStatus
+from .options import claude_scope, coverage_json, coverage_line, make_selection, selection_header
+from .output import Out, clip, esc
+
+
+def _snippet(text: str, span: tuple[int, int] | None, width: int = 240) -> str:
+    if span is None:
+        return clip(text, width)
+    a, b = span
+    lo = max(0, a - 80)
+    hi = min(len(text), max(b, a) + (width - 80))
+    s = ("…" if lo > 0 else "") + esc(text[lo:hi]) + ("…" if hi < len(text) else "")
+    return s
+
+
+def _summary_line(sm, workers: int) -> str:
+    unread = ""
+    if sm.unreadable:
+        unread = f"; {len(sm.unreadable)} unreadable: " + "; ".join(
+            f"{esc(u['path'])} ({esc(u['why'])})" for u in sm.unreadable[:5]) + (" …" if len(sm.unreadable) > 5 else "")
+    else:
+        unread = "; 0 unreadable"
+    extra = ""
+    if sm.malformed_lines:
+        extra += f"; {sm.malformed_lines} malformed among parsed lines"
+    if sm.copies_skipped:
+        extra += f"; {sm.copies_skipped} hits on copies of another session's records (a fork) counted once, on the original"
+    if sm.undated_skipped:
+        extra += f"; {sm.undated_skipped} records without a timestamp left out of the time window"
+    if sm.unknown_type_lines:
+        extra += "; not searched (record types sessionsift does not read): " + ", ".join(
+            f"{esc(k)} {v}" for k, v in sorted(sm.unknown_type_lines.items()))
+    if sm.persisted_unresolved:
+        extra += f"; {len(sm.persisted_unresolved)} persisted outputs unresolved: " + "; ".join(
+            f"{esc(x['persisted_path'])} ({esc(x['why'])})" for x in sm.persisted_unresolved[:3])
+    size = f"{sm.lines} lines" if sm.lines is not None else _human_bytes(sm.bytes)
+    return (f"{_n(sm.hits, 'hit')} in {_n(sm.files, 'transcript')} ({size}, {_n(sm.sessions, 'session')}"
+            f"{unread}{extra}){_left_out_text(sm.left_out, sm.left_out_note)}")
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+_KIND_NAMES = {"harness.meta.attachment": "attachments", "hook-context": "hook context",
+               "persisted-output": "persisted outputs", "harness.meta.snapshot": "snapshots",
+               "harness.meta.system": "system records"}
+
+
+def _left_out_text(left_out: list[dict], note: str | None) -> str:
+    """What the summary line says about the kinds and sources the query did not search."""
+    if not left_out:
+        return ""
+    name = lambda x: _KIND_NAMES.get(x["kind"], x["kind"].removeprefix("harness.meta."))  # noqa: E731
+    if any(x["further_hits"] is None for x in left_out):
+        return f"; not searched ({note or 'further hits not counted'}): " + ", ".join(name(x) for x in left_out)
+    more = [x for x in left_out if x["further_hits"]]
+    if not more:
+        return "; no match in the kinds not searched (" + ", ".join(name(x) for x in left_out) + ")"
+    rest = len(left_out) - len(more)
+    return ("; not searched: " + ", ".join(f"{name(x)} {x['further_hits']} more ({x['flag']})" for x in more)
+            + (f"; no match in the other {rest} kinds not searched" if rest else ""))
+
+
+def _human_bytes(n: int) -> str:
+    """Decimal units, 3 significant digits (the JSON summary carries the exact `bytes`)."""
+    if n < 1000:
+        return f"{n} bytes"
+    for unit in ("kB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 999.5 or unit == "TB":
+            return f"{n:.3g} {unit}"
+    return f"{n} bytes"  # pragma: no cover
+
+
+
+def run(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
+        max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
+        claude_home, sessions_from) -> int:
+    """The search command once parsed (cmd_search.search_cmd's parameters); returns its exit status."""
+    from ..errors import UsageError
+    from ..search import Query, search
+    from ..search.api import merge_counts
+    from ..timefmt import instant, parse_when
+
+    args = list(args)
+    if regexps:
+        patterns = tuple(regexps)
+        targets = tuple(args)
+    else:
+        if not args:
+            raise UsageError("search needs a PATTERN (use '' to match every record) or -e PATTERN")
+        patterns = (args[0],)
+        targets = tuple(args[1:])
+    if count and count_by:
+        raise UsageError("-c/--count and --count-by are exclusive")
+    if sessions_only and (count or count_by):
+        raise UsageError("-l cannot be combined with -c/--count-by")
+    from ..questions.kinds import claude_selectors
+
+    # -t/-T take Claude Code labels and the shared kinds alike (questions/kinds.py)
+    c_include, c_exclude = claude_selectors(include), claude_selectors(exclude)
+    query = Query(
+        patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=c_include, exclude=c_exclude,
+        attachments=attachments, additional_context=additional_context,
+        since=parse_when(since) if since else None, until=parse_when(until) if until else None,
+        max_count=max_count, subagents=not no_subagents, context=not no_context,
+        count_by=count_by or ("total" if count else None), sessions_only=sessions_only,
+        resolve_persisted=resolve_persisted, count_lines=count_lines,
+    )
+    from ..search.api import plan as _plan
+
+    pl = _plan(query)  # usage errors before touching the data root
+    from ..questions.kinds import selected_kinds
+
+    selected_kinds(tuple(include), tuple(exclude))
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    scope = claude_scope(sel, empty=bool(include) and not c_include)
+    from ..index.report import IndexReport
+
+    irep = IndexReport.for_root(scope.home.path)
+    run = search(query, scope, use_index=irep.on)
+    out = Out(fmt, "search")
+    out.header(**selection_header(sel), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
+               include=list(include), exclude=list(exclude), count_by=query.count_by,
+               since=instant(query.since), until=instant(query.until))
+    counts: dict = {}
+    sessions_seen: list[str] = []
+    last_group = None
+    from .options import lane_fields, refetch
+
+    for lane, o in run.outcomes():
+        if query.count_by not in (None, "total"):
+            merge_counts(query.count_by, counts, o.counts)
+            continue
+        if query.count_by == "total":
+            continue
+        if sessions_only:
+            if o.hit_count and lane.session_id not in sessions_seen:
+                sessions_seen.append(lane.session_id)
+                out.row("session", {"session_id": lane.session_id, "project": lane.path.parent.name
+                                    if not lane.is_subagent else None})
+                out.text(lane.session_id)
+            continue
+        lf = lane_fields(lane)
+        for h in o.hits:
+            tc = None
+            if h.opener is not None:
+                tc = {"turn": h.turn, "opener": {"line": h.opener.line, "uuid": h.opener.uuid,
+                                                  "labels": h.opener.labels,
+                                                  "timestamp": instant(h.opener.timestamp),
+                                                  "text": h.opener.text}}
+            out.row("hit", {
+                **lf, "line": h.line, "uuid": h.uuid, "type": h.type, "timestamp": instant(h.timestamp),
+                "labels": h.labels, "tool_names": h.tool_names, "attachment": h.attachment,
+                "turn": h.turn, "survival": h.survival, "text": h.text,
+                "match": {"start": h.span[0], "end": h.span[1]} if h.span else None,
+                "persisted_resolved": h.persisted, "turn_context": tc,
+                "refetch": refetch(lane, h.line, claude_home),
+            })
+            if out.json:
+                continue
+            lab = ",".join(h.labels) or "(unlabelled)"
+            if h.tool_names:
+                lab += " " + ",".join(esc(n) for n in h.tool_names)
+            when = ""
+            from ..timefmt import short_local
+
+            when = short_local(h.timestamp)
+            if query.context:
+                group = (lane.path, h.turn)
+                if group != last_group:
+                    out.text(f"{lane.session_id} {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}")
+                    if h.opener is not None and h.opener.line != h.line:
+                        out.text(f"  L{h.opener.line} [{','.join(h.opener.labels)}] {short_local(h.opener.timestamp)}  "
+                                 f"{clip(h.opener.text, 200)}")
+                    last_group = group
+                out.text(f"> L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+            else:
+                out.text(f"{lane.session_id} {esc(lane.display)} L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+    from .cmd_shared import search_shared, search_summary_json, search_summary_text
+
+    gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,
+                        until=query.until, max_count=max_count, count_by=query.count_by,
+                        sessions_only=sessions_only, context=query.context, counts=counts,
+                        needles=pl.needles, needles_ci=pl.needles_ci)
+    sm = run.summary
+    hits = sm.hits + gsm.hits
+    if query.count_by == "total":
+        out.row("count", {"by": None, "key": None, "count": hits})
+        out.text(str(hits))
+    elif query.count_by is not None:
+        _print_counts(out, query.count_by, counts, run.plan.tool_count if query.count_by == "tool" else None)
+    covs = sel.coverage()
+    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions,
+                sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
+                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
+                unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
+                unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
+                left_out_note=sm.left_out_note,
+                workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs),
+                index=_index_json(irep, sm, run.plan.use_index))
+    line = _summary_line(sm, run.workers)
+    gline = search_summary_text(sel, gsm)
+    if not out.json:
+        if sessions_only and hits:
+            out.stream.flush()
+            if sel.claude is not None:
+                out.err(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1])
+            if gline:
+                out.err(gline)
+            out.err(coverage_line(covs))
+        else:
+            if sel.claude is not None:
+                out.text(("Claude Code: " if gline else "") + line)
+                note = _index_note(sm, run.plan.use_index)
+                if note:
+                    out.text(("Claude Code: " if gline else "") + note)
+            if gline:
+                out.text(gline)
+            out.text(coverage_line(covs))
+    if sm.unreadable or sm.persisted_unresolved or gsm.problems or sel.incomplete():
+        return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
+    return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+
+
+def _index_json(irep, sm, census: bool) -> dict:
+    """The summary's `index` (docs/index.md): transcripts answered (a census) or relabelled from
+    the index, updated first, or scanned, and why a census transcript was scanned."""
+    return {"enabled": irep.on, "off_reason": irep.off, "census": census,
+            "from_index": sm.index_counts.get("index", 0), "appended": sm.index_counts.get("appended", 0),
+            "built": sm.index_counts.get("built", 0), "scanned": sm.index_counts.get("scanned", 0),
+            "scanned_why": dict(sm.index_why) or None}
+
+
+def _index_note(sm, census: bool) -> str | None:
+    """A census that scanned some transcripts says so (a pattern search scans by nature)."""
+    if not census or not sm.index_why:
+        return None
+    n = sum(sm.index_why.values())
+    return (f"index: {n} transcript(s) scanned without it (" + "; ".join(f"{k}: {v}" for k, v in sm.index_why.items())
+            + "); `sessionsift index update` indexes them")
+
+
+def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> None:
+    if by == "pairing":
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], str(kv[0])))
+        for k, (uses, ret, unret) in rows:
+            out.row("count", {"by": by, "key": k, "count": uses, "returned": ret, "unreturned": unret})
+    else:
+        rows = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        for k, n in rows:
+            out.row("count", {"by": by, "key": k, "count": n, **({"of": of} if of else {})})
+    if out.json:
+        return
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    keyw = max([len(esc(k)) for k, _ in rows] + [10])
+    buf = io.StringIO()
+    con = Console(file=buf, markup=False, highlight=False, emoji=False,
+                  no_color=bool(os.environ.get("NO_COLOR")), width=max(80, keyw + 50),
+                  force_terminal=False)
+    t = Table(show_edge=False, box=None, pad_edge=False)
+    t.add_column(by)
+    if by == "pairing":
+        t.add_column("uses", justify="right")
+        t.add_column("returned", justify="right")
+        t.add_column("unreturned", justify="right")
+        for k, (uses, ret, unret) in rows:
+            t.add_row(esc(k), str(uses), str(ret), str(unret))
+    else:
+        t.add_column(of or "hits", justify="right")
+        for k, n in rows:
+            t.add_row(esc(k), str(n))
+    con.print(t)
+    for ln in buf.getvalue().rstrip("\n").split("\n"):
+        out.text(ln)  # through the one rendering path, like every other line
