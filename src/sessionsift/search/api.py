@@ -1066,7 +1066,7 @@ class SearchRun:
             for i in range(len(self.lanes)):
                 o = pre.get(i) or got.get(i)
                 if o is not None:
-                    yield from self._emit(o, sess_hit)
+                    yield self._emit(o, sess_hit), o
         if root is not None:
             root.save()
         self._finish(sess_hit)
@@ -1107,15 +1107,16 @@ class SearchRun:
         total = sum(lsizes)
         workers = os.cpu_count() or 1
 
-        def out(o: LaneOutcome):
+        all_lanes = self.lanes
+        account = self._emit
+
+        def out(o: LaneOutcome) -> Lane:
+            # (a plain function, not a generator: it runs once per lane, ~10k times a store)
             o.pos = idxs[o.pos]
             if root is not None and o.view is not None:
-                root.put(os.path.abspath(self.lanes[o.pos].path), o.view)
+                root.put(os.path.abspath(all_lanes[o.pos].path), o.view)
             o.view = None
-            if emit:
-                yield from self._emit(o, sess_hit)
-            else:
-                yield self.lanes[o.pos], o
+            return account(o, sess_hit) if emit else all_lanes[o.pos]
 
         from ..read.fanout import can_fork
 
@@ -1132,13 +1133,13 @@ class SearchRun:
             try:
                 for outs in imap_forked(_run_forked, len(units), self.workers):
                     for o in outs:
-                        yield from out(o)
+                        yield out(o), o
             finally:
                 _FORKED = None
         else:
             for u in _units(lanes, lsizes, 1 << 62):
                 for o in _run_unit((self.plan, u)):
-                    yield from out(o)
+                    yield out(o), o
 
     def _finish(self, sess_hit: set[str]) -> None:
         sm = self.summary
@@ -1152,7 +1153,8 @@ class SearchRun:
                                 else "further hits not counted: -m/-l stop the scan early")
         self._done = True
 
-    def _emit(self, o: LaneOutcome, sess_hit: set[str]) -> Iterator[tuple[Lane, LaneOutcome]]:
+    def _emit(self, o: LaneOutcome, sess_hit: set[str]) -> Lane:
+        """Account lane outcome `o` in the summary; its lane."""
         sm = self.summary
         lane = self.lanes[o.pos]
         if o.unreadable is not None:
@@ -1182,7 +1184,7 @@ class SearchRun:
             sm.gated_hits[k] = sm.gated_hits.get(k, 0) + v
         if o.hit_count:
             sess_hit.add(lane.session_id)
-        yield lane, o
+        return lane
 
 
 def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
