@@ -50,3 +50,34 @@ def test_messages_without_an_id_merge_by_line(tmp_path):
     p.write_text("\n".join(json.dumps(x) for x in out) + "\n")
     ref = _all_ways(p)
     assert ref["messages_by_model"] and ref["tokens"]
+
+
+import pytest  # noqa: E402
+
+from sessionsift.read import lines as L  # noqa: E402
+from tests.test_lane_perf_equivalence import CRASH  # noqa: E402
+
+
+@pytest.mark.parametrize("splitter", ["stringzilla", "find-loop"])
+@pytest.mark.parametrize("batch", [64, 1 << 22])
+def test_view_batches_with_and_without_stringzilla(batch, splitter, monkeypatch):
+    """Lines as stringzilla Str views and as memoryviews found one newline at a time are the lines
+    `iter_lines` frames, with the same counts, on every crash artefact and real transcript."""
+    monkeypatch.setattr(L, "BATCH_BYTES", batch)
+    if splitter == "find-loop":
+        monkeypatch.setattr(L, "_sz_split", lambda: None)
+    kinds = set()
+    for path in CRASH + REAL[:6]:
+        st1, st2 = L.ReadStats(), L.ReadStats()
+        one = [ln.raw for ln in L.iter_lines(path, stats=st1)]
+        with L.open_map(path) as m:
+            two = []
+            for b in L.iter_line_batches(m.buf, 0, len(m.buf), st2, views=True):
+                kinds.update(type(raw).__name__ for raw in b)
+                two += [bytes(raw) for raw in b]
+            del b
+        assert one == two, path
+        assert (st1.lines, st1.torn_tail_bytes, st1.zero_filled_lines) == (st2.lines, st2.torn_tail_bytes,
+                                                                         st2.zero_filled_lines)
+    view, other = ("Str", "memoryview") if splitter == "stringzilla" else ("memoryview", "Str")
+    assert view in kinds and other not in kinds  # (a final fragment is a bytes copy)

@@ -481,7 +481,7 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                     obj = project(r)
             if obj is None:
                 try:
-                    obj = loads(raw)
+                    obj = loads(raw if C is not None else memoryview(raw))  # a Str view: orjson takes buffers
                 except decode_error:
                     obj = None
             if type(obj) is dict:

@@ -373,21 +373,34 @@ def iter_line_batches(
     line boundary). Counts `stats.lines` and the torn tail, not `files`/`bytes` (the caller
     knows which part of the file it read).
 
-    `views`: the lines of a batch are memoryviews of `buf`, not copies (a 500 MB file: about
-    0.3 s CPU less than copying and splitting it). The caller must drop every view (and what
-    holds one, such as a msgspec Raw) before the mapping is closed, an exception included."""
+    `views`: the lines of a batch are views of `buf`, not copies (a 500 MB file: about 0.3 s CPU
+    less than copying and splitting it): stringzilla `Str`s (buffer objects msgspec decodes and
+    `bytes()` copies; orjson takes only `memoryview(line)`), or memoryviews without stringzilla.
+    A batch is then a sequence, not a list. The caller must drop every view (and what holds one,
+    such as a msgspec Raw) before the mapping is closed, an exception included."""
     pos = start
     rfind, find = buf.rfind, buf.find
     drop = getattr(buf, "madvise", None) if _DONTNEED is not None else None
     mv = memoryview(buf) if views else None
+    split = _sz_split() if views else None
     try:
-        yield from _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv)
+        yield from _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv, split)
     finally:
         if mv is not None:
             mv.release()
 
 
-def _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv):
+def _sz_split():
+    """stringzilla's split of a view into views of its lines (SIMD; about 2.5x cheaper than
+    finding the newlines one by one from Python), or None without it."""
+    try:
+        from stringzilla import Str
+    except ImportError:  # pragma: no cover - a dependency; the find loop gives the same lines
+        return None
+    return lambda v: Str(v).split("\n")
+
+
+def _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv, split=None):
     while pos < end:
         stop = min(pos + BATCH_BYTES, end)
         nl = rfind(b"\n", pos, stop)
@@ -400,6 +413,8 @@ def _batches(buf, pos, end, stats, hold_torn, rfind, find, drop, mv):
             return
         if mv is None:
             lines = buf[pos:nl].split(b"\n")
+        elif split is not None:  # the same lines as bytes.split: stringzilla Strs (views of buf)
+            lines = split(mv[pos:nl])
         else:  # the same lines as the split: views of buf[pos:nl) between its newlines
             lines = []
             app = lines.append
