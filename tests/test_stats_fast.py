@@ -81,3 +81,97 @@ def test_view_batches_with_and_without_stringzilla(batch, splitter, monkeypatch)
                                                                          st2.zero_filled_lines)
     view, other = ("Str", "memoryview") if splitter == "stringzilla" else ("memoryview", "Str")
     assert view in kinds and other not in kinds  # (a final fragment is a bytes copy)
+
+
+def _taken(monkeypatch, path: Path) -> list[bool]:
+    """What the user-record fast path answered per user record of `path` (True: counted there)."""
+    seen: list[bool] = []
+    real = S._UserFast.__call__
+
+    def spy(self, r, no):
+        out = real(self, r, no)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(S._UserFast, "__call__", spy)
+    S.lane_stats(_lane(path), parallel=False)
+    monkeypatch.undo()
+    return seen
+
+
+def test_user_tool_results_read_from_their_struct(tmp_path, monkeypatch):
+    """User records carrying tool results are counted from their Struct (core/stats.py
+    `_UserFast`): every real user record, then copies with the shapes its rules must read as the
+    dict rules do (hand-made: no client writes an is_error that is not a bool, a result without a
+    tool_use_id or with a numeric one, a toolUseResult that is a list, a number, null, an empty or
+    non-object `answers`, a blank `response`, a compact summary or meta record carrying results,
+    or an attachment that is a string on a user record; a damaged or foreign transcript could) and
+    results whose text carries a marker phrasing, plain or \\u-escaped (sent back to the dict
+    path), held equal to the full parse, the LaneIndex census and every cut."""
+    rows = _real("user")
+    res = [o for o in rows if isinstance(o.get("message"), dict) and isinstance(o["message"].get("content"), list)
+           and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in o["message"]["content"])]
+    assert res and len(res) < len(rows)  # real prompts (string content) are in the corpus too
+    out = list(rows)
+    for i, o in enumerate(res[:60]):
+        m = o["message"]
+        tr = next(b for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+        tid = tr.get("tool_use_id")
+        shapes = [
+            ({"message": {**m, "content": [{**tr, "is_error": True}]}}),
+            ({"message": {**m, "content": [{**tr, "is_error": 1, "tool_use_id": f"{tid}-1"},
+                                           {**tr, "is_error": "yes", "tool_use_id": f"{tid}-2"}]}}),
+            ({"message": {**m, "content": [{k: v for k, v in tr.items() if k != "tool_use_id"} | {"is_error": True},
+                                           {**tr, "tool_use_id": 7, "is_error": True},
+                                           {**tr, "tool_use_id": "", "is_error": True}]}}),
+            ({"toolUseResult": {"answers": {"q": "a"}}}),
+            ({"toolUseResult": {"answers": {}, "response": "  typed  "}}),
+            ({"toolUseResult": {"answers": {}}}),
+            ({"toolUseResult": {"answers": [1], "response": "   "}}),
+            ({"toolUseResult": {"answers": {"q": "a"}}, "message": {**m, "content": [{**tr, "is_error": True}]}}),
+            ({"toolUseResult": [{"type": "text", "text": "x"}]}),
+            ({"toolUseResult": 5}),
+            ({"toolUseResult": None}),
+            ({"toolUseResult": "Error: no"}),
+            ({"toolUseResult": True}),
+            ({"isCompactSummary": True}),
+            ({"isMeta": True}),
+            ({"attachment": "text"}),
+            ({"message": {**m, "content": [{**tr, "content": "The user doesn't want to proceed with this tool use. "
+                                            "To tell you how to proceed, the user said: no"}]}}),
+            ({"message": {**m, "content": [{**tr, "content": "The user answered: yes"}]}, "toolUseResult": None}),
+            ({"message": {**m, "content": [{**tr, "content": [{"type": "text", "text": "Your questions have been "
+                                                               "answered: ok"}]}]}}),
+            ({"message": {**m, "content": [{"type": "text", "text": "hi"}, {**tr, "content": None}]}}),
+            ({"message": {**m, "content": [{**tr, "content": "\u00e9t\u00e9 \u001b[0m"}]}}),
+            ({"message": {**m, "content": [{**tr, "type": 5}]}}),
+            ({"message": {**m, "content": [tr, {"type": "tool_result", "tool_use_id": tid}]}}),
+        ]
+        for j, extra in enumerate(shapes):
+            out.append({**o, **extra, "uuid": f"mutant-{i}-{j}"})
+        out.append({**o, "type": "user-v2", "uuid": f"unknown-{i}"})  # an unknown kind: passes through, counted
+    # a line lost after a meta result that followed a finished turn: whether the record after it,
+    # bridged across the loss, opens a turn depends on the meta record leaving the turn ended
+    a = next(x for x in _real("assistant") if isinstance(x.get("message"), dict)
+             and x["message"].get("stop_reason") == "end_turn")
+    # (and before them, on the same live chain, a question answered through its toolUseResult: a
+    # turn opener)
+    plain = {**res[0], "message": {**res[0]["message"], "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_q", "content": "ok"}]}}
+    out += [{**a, "uuid": "chain-a", "parentUuid": None},
+            {**plain, "uuid": "chain-answer", "parentUuid": "chain-a", "toolUseResult": {"answers": {"q": "a"}}},
+            {**a, "uuid": "end-a", "parentUuid": "chain-answer"},
+            {**plain, "uuid": "meta-r", "parentUuid": "end-a", "isMeta": True},
+            {**plain, "uuid": "after-loss", "parentUuid": "lost-record", "isMeta": False}]
+    p = tmp_path / "u.jsonl"
+    # json.dumps escapes non-ASCII as \\u: those results go back to the dict path
+    text = [json.dumps(x, ensure_ascii=i % 2 == 0) for i, x in enumerate(out)]
+    p.write_text("\n".join(text[:-1] + ['{"type":"user","uuid":"lost-rec'] + text[-1:]) + "\n")
+    ref = _all_ways(p)
+    assert dict(ref["read"])["malformed_lines"] and dict(ref["read"])["bridges"]
+    assert dict(ref["unknown_line_types"])["user-v2"] == min(len(res), 60)
+    taken = _taken(monkeypatch, p)
+    assert taken.count(True) >= len(res) // 2 and False in taken  # both paths ran
+    for path in REAL:
+        _all_ways(path) if path.stat().st_size < 400_000 else _both(path)
+    assert any(_taken(monkeypatch, path).count(True) for path in REAL)

@@ -13,7 +13,7 @@ import orjson
 
 from ..discover import Lane, Problem, Scope
 from ..model import record as R
-from ..model.lane import (ABANDONED, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
+from ..model.lane import (ABANDONED, CONV_OPEN, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
                           conv_state, skeleton_flags)
 from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
 from ..read.fanout import _Worker, no_gc  # one forked-worker implementation
@@ -422,8 +422,9 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
     no = 0
     if P is not None:
         decode, decode_errors = P._DEC.decode, P._ERR
-        project, att_type, absent = P.project_struct, P.attachment_type, P._ABSENT
+        project, att_t = P.project_struct, P._Att
         msg_t = P._Msg
+        user_fast = _UserFast(part, P)
     fast_keys: dict = {}
     slow = _SLOW_TYPES if C is None else _ALL_SLOW
     for batch in iter_line_batches(buf, start, end, st, views=C is None):
@@ -446,8 +447,14 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                             sub = r.subtype
                             fk = (t, sub if type(sub) is str else None, None)
                         elif t == "attachment":
-                            a = att_type(r)
-                            fk = (t, None, a) if a is not absent and a != "queued_command" else None
+                            a = r.attachment  # = P.attachment_type, inline
+                            if type(a) is att_t:
+                                a = a.type
+                                if type(a) is not str:
+                                    a = None
+                            else:  # absent or null
+                                a = None
+                            fk = (t, None, a) if a != "queued_command" else None
                         elif t == "queue-operation":
                             fk = (t, None, None) if r.operation != "enqueue" else None
                         else:
@@ -478,6 +485,9 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                             st.records += 1
                             prev_assistant = pa
                             continue
+                    elif t == "user" and C is None and user_fast(r, no):
+                        st.records += 1
+                        continue
                     obj = project(r)
             if obj is None:
                 try:
@@ -705,6 +715,88 @@ def _assistant(part: _Part, r, no: int, prev, msg_t):
     else:
         combos[key] = c + 1
     return (uuid, mid)
+
+
+class _UserFast:
+    """The census of a user record that carries tool results, read from its Struct exactly as
+    `_scan` reads its projected dict (`R.classify`'s tool-result labels, `opens_turn`, the skeleton
+    slot, errored results). Called with (record, line): True when counted; False (nothing
+    counted) for any other user record (string or text content, a compact summary) and for one
+    whose result content could hold a marker phrasing (model/projected.py _MARKERS): those take
+    the dict path."""
+
+    __slots__ = ("part", "msg_t", "tur_t", "raw_null", "sz", "markers", "flags")
+
+    def __init__(self, part: "_Part", P) -> None:
+        self.part = part
+        self.msg_t, self.tur_t, self.raw_null, self.sz, self.markers = P._Msg, P._TUR, P._RN, P._sz, P._MARKERS
+        self.flags: dict[tuple, int] = {}
+
+    def __call__(self, r, no: int) -> bool:
+        m = r.message
+        if type(m) is not self.msg_t or r.isCompactSummary:
+            return False
+        blocks = m.content
+        if type(blocks) is not list:
+            return False
+        tur = r.toolUseResult
+        answers = None  # whether a non-errored result is an answer (R.is_answered_auq), computed once
+        labs: list[str] = []
+        raw_null, sz = self.raw_null, self.sz
+        m0, m1, m2 = self.markers
+        for b in blocks:
+            if b.type != "tool_result":
+                continue
+            c = b.content
+            if c is not raw_null:
+                cb = sz(memoryview(c))
+                if cb.find(m0) >= 0 or cb.find(m1) >= 0 or cb.find(m2) >= 0:
+                    return False  # its text could start with a marker: the dict path decodes it
+            # no marker in its text: an answer only by its toolUseResult, never a typed rejection
+            if b.is_error:
+                lab = "agent.tool.result"
+            else:
+                if answers is None:
+                    answers = False
+                    if type(tur) is self.tur_t:
+                        a = tur.answers
+                        if type(a) is dict and a:
+                            answers = True
+                        else:
+                            rs = tur.response
+                            answers = isinstance(rs, str) and bool(rs.strip())
+                lab = "user.answer" if answers else "agent.tool.result"
+            if lab not in labs:
+                labs.append(lab)
+        if not labs:
+            return False
+        part = self.part
+        labels = tuple(labs)
+        flags = self.flags.get(labels)
+        if flags is None:  # an answer opens a turn (R.opens_turn on a user record)
+            flags = self.flags[labels] = skeleton_flags("user", labels, labels[0] == "user.answer", False)
+        uuid = r.uuid
+        parent = r.parentUuid
+        logical = r.logicalParentUuid
+        sk = part.sk
+        slot = sk.add(uuid if type(uuid) is str else None, parent if type(parent) is str else None,
+                      logical if type(logical) is str else None, flags, no)
+        if not r.isMeta:
+            sk.conv = CONV_OPEN
+        errs = part.errs
+        for i, b in enumerate(blocks):  # = _tool_blocks
+            if b.is_error is True and b.type == "tool_result":
+                tid = b.tool_use_id
+                errs[tid if type(tid) is str and tid else (no, i)] = None
+        key = ("user", None, None, labels)
+        combos = part.combos
+        c = combos.get(key)
+        if c is None:
+            combos[key] = 1
+            part.first[key] = slot
+        else:
+            combos[key] = c + 1
+        return True
 
 
 def _fast_key(fk: tuple):

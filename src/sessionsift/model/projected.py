@@ -10,8 +10,9 @@ What is left out, and why that cannot change an answer:
 - a tool result's `content`: read only for the rejection and answered-question marker phrasings
   (model/record.py); it is decoded when its bytes could hold one (a marker's ASCII bytes, or any
   `\\u` escape that could spell one), else replaced by "" (which holds none);
-- `toolUseResult`: decoded through a Struct that keeps `answers` and `response` (all
-  `is_answered_auq` reads); another JSON type stays that type (a str, a list...), null stays None.
+- `toolUseResult`: decoded (in the same pass as the record, like `attachment`) through a Struct
+  that keeps `answers` and `response` (all `is_answered_auq` reads); another JSON type stays that
+  type (a str, a list of Raw items...), null stays None.
 A line that does not decode this way (not an object, a value of an unexpected shape, JSON orjson
 would read differently) returns None: the caller parses it as before. tests/test_projected.py holds
 the census of every real transcript (and damaged and reserialised copies) equal both ways.
@@ -70,6 +71,18 @@ class _Msg(Struct):
     content: Union[list[_Block], str, None] = None
 
 
+class _TUR(Struct):
+    answers: Any = None
+    response: Any = None
+
+
+class _Att(Struct):
+    type: Any = None
+    commandMode: Any = None
+    origin: Any = None
+    prompt: Any = None
+
+
 class _Rec(Struct):
     type: Any = None
     uuid: Any = None
@@ -82,36 +95,25 @@ class _Rec(Struct):
     cwd: Any = None
     operation: Any = None
     message: Union[_Msg, None, msgspec.UnsetType] = msgspec.UNSET
-    attachment: Raw = _RN
-    toolUseResult: Raw = _RN
+    attachment: Union[_Att, None, msgspec.UnsetType] = msgspec.UNSET
+    """Typed (not a Raw decoded again): an attachment that is not an object or null fails the
+    record's decode, which then takes the full parse."""
+    toolUseResult: Union[_TUR, str, list[Raw], int, float, bool, None, msgspec.UnsetType] = msgspec.UNSET
+    """Only `answers`/`response` of an object are read (`R.is_answered_auq`); another JSON type
+    stays that type (a list's items Raw); UNSET when absent."""
     origin: Raw = _RN
     content: Raw = _RN
     snapshot: Raw = _RN
-
-
-class _TUR(Struct):
-    answers: Any = None
-    response: Any = None
 
 
 class _Snap(Struct):
     timestamp: Any = None
 
 
-class _Att(Struct):
-    type: Any = None
-    commandMode: Any = None
-    origin: Any = None
-    prompt: Any = None
-
-
 _DEC = msgspec.json.Decoder(_Rec)
 _ANY = msgspec.json.Decoder()
-_MSG = msgspec.json.Decoder(Union[_Msg, None])
-_BLOCKS = msgspec.json.Decoder(Union[list[_Block], str, None])
-_TURD = msgspec.json.Decoder(Union[_TUR, str, list, int, float, bool, None])
 _SNAP = msgspec.json.Decoder(Union[_Snap, None])
-_ATT = msgspec.json.Decoder(Union[_Att, None])
+_UNSET = msgspec.UNSET
 _ERR = (msgspec.DecodeError, msgspec.ValidationError)
 _NULL = b"null"
 _ABSENT = object()
@@ -144,16 +146,11 @@ def decode(raw: bytes) -> "_Rec | None":
 
 def attachment_type(r: _Rec):
     """`R.attachment_kind` of a decoded record without building its dict: the attachment's
-    `type` when a string, else None; `_ABSENT` when the attachment does not decode as project()
-    reads it (the caller then takes project()'s path, which falls back to a full parse)."""
+    `type` when a string, else None."""
     a = r.attachment
-    if a is _RN:
+    if a is None or a is _UNSET:
         return None
-    try:
-        a = _ATT.decode(a)
-    except _ERR:
-        return _ABSENT
-    t = a.type if a is not None else None
+    t = a.type
     return t if type(t) is str else None
 
 
@@ -174,17 +171,17 @@ def project_struct(r: _Rec) -> dict | None:
                             "content": _content(c, t) if type(c) is list else c}
         elif m is None:
             o["message"] = None
-        if r.attachment is not _RN:
-            a = _ATT.decode(r.attachment)
+        a = r.attachment
+        if a is not _UNSET:
             o["attachment"] = a if a is None else {"type": a.type, "commandMode": a.commandMode,
                                                   "origin": a.origin, "prompt": a.prompt}
         if r.origin is not _RN:
             o["origin"] = _ANY.decode(r.origin)
         if r.content is not _RN:
             o["content"] = _ANY.decode(r.content)
-        if r.toolUseResult is not _RN:
-            tur = _TURD.decode(r.toolUseResult)
-            if isinstance(tur, _TUR):
+        tur = r.toolUseResult
+        if tur is not _UNSET:
+            if type(tur) is _TUR:
                 tur = {"answers": tur.answers, "response": tur.response}
             o["toolUseResult"] = tur
         if r.snapshot is not _RN and r.timestamp is None:
