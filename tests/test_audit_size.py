@@ -202,8 +202,11 @@ def test_cli_json_every_provider():
     summ = rows[-1]
     assert summ["kind"] == "summary"
     assert {r["provider"] for r in sess} == {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
-    assert summ["sessions"] == len(sess) == sum(c["sessions"] + (c["subagents"] if c["provider"] != "claude-code" else 0)
-                                                for c in summ["coverage"])  # rows: another provider's child is one
+    # rows: another provider's child session (subagent or helper) is one; `sessions` top-level only
+    assert summ["sessions"] + summ["child_sessions"] == len(sess) == sum(
+        c["sessions"] + (c["subagents"] + c["helper_sessions"] if c["provider"] != "claude-code" else 0)
+        for c in summ["coverage"])
+    assert summ["sessions"] == sum(c["sessions"] for c in summ["coverage"]) == rows[0]["sessions"]
     assert summ["bytes"] == sum(r["bytes"] for r in sess)
     assert summ["dedup_reclaim_bytes"] == sum(r["reclaim_bytes"] for r in rows if r["kind"] == "duplicate") > 0
     assert summ["capture_unknown_sessions"] == sum(1 for r in sess if r["capture_bytes"] is None) > 0

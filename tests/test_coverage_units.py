@@ -57,7 +57,9 @@ def test_the_same_shape_reads_the_same_in_claude_code_and_gemini_cli():
 def test_every_provider_counts_top_level_sessions_and_subagents_apart(cmd):
     listed = rows("list", "--home", str(HOME))
     sess = [r for r in listed if r["kind"] == "session"]
-    top = Counter(r["provider"] for r in sess if not r["is_subagent"])
+    top = Counter(r["provider"] for r in sess if r["parent_session_id"] is None)
+    helpers = Counter(r["provider"] for r in sess if r.get("helper"))
+    assert helpers == {"crush": 1}  # Crush's title-generation row: neither a session nor a subagent
     kids = Counter(r["provider"] for r in sess if r["is_subagent"])
     kids["claude-code"] = sum(r["subagents"] for r in sess if r["provider"] == "claude-code")
     assert all(kids[p] > 0 for p in ("claude-code", "codex", "gemini-cli", "opencode", "crush")), kids
@@ -65,11 +67,12 @@ def test_every_provider_counts_top_level_sessions_and_subagents_apart(cmd):
     for r in sess:
         if r["provider"] != "claude-code":
             assert r["subagents"] == sum(1 for x in sess if x["parent_session_id"] == r["session_id"]
-                                         and x["provider"] == r["provider"]), r["session_id"]
+                                         and x["provider"] == r["provider"] and x["is_subagent"]), r["session_id"]
     p = cli(*cmd, "--home", str(HOME), "--format", "json")
     c = cov([json.loads(x) for x in p.stdout.splitlines()])
     for name in top:
-        assert (c[name]["sessions"], c[name]["subagents"]) == (top[name], kids[name]), (name, c[name])
+        assert (c[name]["sessions"], c[name]["subagents"], c[name]["helper_sessions"]) == (
+            top[name], kids[name], helpers[name]), (name, c[name])
 
 
 @pytest.mark.parametrize("cmd", [("list",), ("stats",), ("files",), ("search", "-F", "zzqqzz"), ("usage",)])

@@ -67,12 +67,14 @@ def test_list_names_every_providers_sessions_and_computes_coverage(listed):
     assert {sid for gt in GM_GT.values() for sid in gt["session_ids"]} <= {
         r["session_id"] for r in sess if r["provider"] == "gemini-cli"}
     cov = {c["provider"]: c for c in listed[-1]["coverage"]}
-    top = Counter(r["provider"] for r in sess if not r["is_subagent"])  # coverage: top-level sessions,
-    kids = Counter(r["provider"] for r in sess if r["is_subagent"])    # subagents apart (docs/cli.md)
+    top = Counter(r["provider"] for r in sess if r["parent_session_id"] is None)  # coverage: top-level sessions,
+    kids = Counter(r["provider"] for r in sess if r["is_subagent"])    # subagents apart (docs/cli.md),
+    helpers = Counter(r["provider"] for r in sess if r["helper"])     # helper sessions apart too
     for name, n in by.items():
         assert cov[name]["state"] == "ok" and cov[name]["sessions"] == top[name]
         if name != "claude-code":
-            assert cov[name]["subagents"] == kids[name] and top[name] + kids[name] == n
+            assert cov[name]["subagents"] == kids[name] and cov[name]["helper_sessions"] == helpers[name]
+            assert top[name] + kids[name] + helpers[name] == n
     # every known client is named; one without data or a reader says so with a null count
     assert set(cov) >= {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
     for c in cov.values():
@@ -80,7 +82,10 @@ def test_list_names_every_providers_sessions_and_computes_coverage(listed):
     # a child session names its parent
     for sid, gt in CR_GT.items():
         row = next(r for r in sess if r["session_id"] == sid)
-        assert row["parent_session_id"] == gt["parent"] and row["is_subagent"] == (gt["parent"] is not None)
+        assert row["parent_session_id"] == gt["parent"]
+        # Crush's title-<parent> row (session.go CreateTitleSession) is a helper, not an agent
+        assert row["is_subagent"] == (gt["parent"] is not None and gt["scenario"] != "title")
+        assert row["helper"] == ("title generation" if gt["scenario"] == "title" else None)
     p = cli("list", "--home", str(HOME))
     last = p.stdout.strip().splitlines()[-1]
     assert last.startswith(f"coverage: Claude Code {by['claude-code']} sessions ") and f"Crush {top['crush']} (+" in last

@@ -203,3 +203,46 @@ def test_committed_sample_reads_back_as_its_ground_truth():
         for path, content in last.items():  # the files the sessions wrote were copied with the sample
             rel = Path(path).relative_to(gt["built_at"])
             assert (EXAMPLES / rel).read_text() == content
+
+
+def test_title_session_is_a_helper_not_a_subagent_and_its_cost_is_the_parents(tmp_path):
+    """Crush's ``title-<parent>`` row is session.go's CreateTitleSession (parent set, title
+    "Generate a title"): the parent's title generation, not an agent lane. Crush 37f36e93 never
+    fills it (GenerateTitle writes the title and ADDS its tokens and cost to the parent's row:
+    UpdateSessionTitleAndUsage); its open PR #3494 saves the same cost on the title row as well
+    ("the parent keeps the money"). So the title row is a helper, and usage does not add its
+    cost to the parent's again. Data: the committed sample (Crush's own migrations and queries);
+    the PR's second write is made here through Crush's own UpdateSession query on a copy."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from tests.crush.crushdb import queries
+
+    home = tmp_path / "crush-home"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "examples" / "crush-home", home)
+    disc, sessions = _read(home)
+    parent = "592afbcf-a292-4429-91dd-c27824bf49fa"
+    title = sessions["title-" + parent][0]
+    assert (title.helper, title.is_subagent, title.parent_session_id) == ("title generation", False, parent)
+    task = next(r for r, _, _ in sessions.values() if r.extra["session_kind"] == "task")
+    assert task.is_subagent and task.helper is None
+    db = home / "projects" / "app" / ".crush" / "crush.db"
+    con = sqlite3.connect(db, isolation_level=None)
+    q = queries()
+    con.execute(q["UpdateSessionTitleAndUsage"], ("Delegated", 40, 4, 0.0005, parent))  # GenerateTitle
+    row = con.execute("SELECT title, summary_message_id, todos FROM sessions WHERE id = ?", (title.session_id,)).fetchone()
+    con.execute(q["UpdateSession"], (row[0], 40, 4, row[1], 0.0005, row[2], title.session_id))  # PR #3494's mirror
+    parent_cost, child_cost = (con.execute("SELECT cost FROM sessions WHERE id = ?", (sid,)).fetchone()[0]
+                               for sid in (parent, task.session_id))
+    con.close()
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "usage", "session", "--crush-home", str(home),
+                        "--format", "json"], capture_output=True, text=True, timeout=300)
+    rows = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+    got = next(r for r in rows if r.get("kind") == "session" and r["session_id"] == parent)
+    assert got["client_recorded"]["cost_usd"] == pytest.approx(parent_cost + child_cost)  # the title's once, on its parent
+    text = subprocess.run([sys.executable, "-m", "sessionsift", "list", "--crush-home", str(home)],
+                          capture_output=True, text=True, timeout=300).stdout
+    assert f"title generation for {parent} (a helper session, not a subagent)" in text
+    assert "1 subagent" in next(ln for ln in text.splitlines() if ln.startswith(parent))
+    assert text.rstrip().splitlines()[-1].endswith("Crush 6 sessions (+1 subagent, +1 helper session)")

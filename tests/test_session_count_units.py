@@ -1,8 +1,9 @@
 """The session count of list, clean, audit size and audit secrets is in the coverage line's unit
 (sessions = top-level, subagents apart; commit 1529f93): '41 sessions' next to
 'coverage: ... 36 sessions (+7 subagents)' counted other providers' child sessions as sessions.
-JSON `summary.sessions` keeps counting every selected session (docs/json.md). Data: examples/home,
-written by the real clients."""
+JSON `summary.sessions` is top-level sessions too, other providers' child sessions (subagents and
+helper sessions, rows of their own) in `child_sessions` (docs/json.md). Data: examples/home,
+written by the real clients (Crush's sample by its own migrations and queries)."""
 from __future__ import annotations
 
 import json
@@ -21,19 +22,27 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, cwd=REPO)
 
 
-@pytest.mark.parametrize("cmd,prefix", [(("list",), ""), (("clean",), ""), (("audit", "size"), ""),
+@pytest.mark.parametrize("cmd,prefix", [(("list",), ""), (("clean",), "41 candidates ("), (("audit", "size"), ""),
                                         (("audit", "secrets"), "0 findings in 0 of ")],
                          ids=["list", "clean", "audit-size", "audit-secrets"])
 def test_count_is_in_the_coverage_unit(cmd, prefix):
-    summ = [json.loads(x) for x in cli(*cmd, "--format", "json").stdout.splitlines() if x.strip()][-1]
+    rows = [json.loads(x) for x in cli(*cmd, "--format", "json").stdout.splitlines() if x.strip()]
+    head, summ = rows[0], rows[-1]
     ok = [c for c in summ["coverage"] if c["state"] == "ok"]
     top, subs = sum(c["sessions"] for c in ok), sum(c["subagents"] or 0 for c in ok)
+    helpers = sum(c["helper_sessions"] or 0 for c in ok)
     others = sum(c["subagents"] or 0 for c in ok if c["provider"] != "claude-code")
-    assert subs > others > 0 and summ["sessions"] == top + others  # JSON: every selected session
-    want = f"{prefix}{top} sessions (+{subs} subagents)"
+    assert subs > others > 0 and helpers == 1  # Crush's title-generation session
+    assert summ["sessions"] == top and summ["child_sessions"] == others + helpers
+    if "sessions" in head:  # every cross-provider header: the same unit
+        assert (head["sessions"], head["subagents"], head["helper_sessions"]) == (top, subs, helpers)
+    if cmd == ("clean",):
+        want = f"{prefix}{top} sessions + {others + helpers} child sessions"
+    else:
+        want = f"{prefix}{top} sessions (+{subs} subagents, +1 helper session)"
     lines = cli(*cmd).stdout.splitlines()
     assert any(ln.startswith(want) for ln in lines if not ln.startswith("coverage:")), (want, lines[-3:])
-    assert not any(ln.startswith(f"{prefix}{summ['sessions']} sessions") for ln in lines), lines[-3:]
+    assert not any(ln.startswith(f"{prefix}{top + others + helpers} sessions") for ln in lines), lines[-3:]
 
 
 def test_an_uncounted_subagent_dir_is_a_lower_bound_not_zero():

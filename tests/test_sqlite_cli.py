@@ -48,12 +48,15 @@ def test_list_shows_both_with_computed_coverage():
     assert {x["session_id"] for x in cr} == set(cgt["sessions"])
     oc_cov, cr_cov = _cov(rows, "opencode"), _cov(rows, "crush")  # top-level sessions, subagents apart
     assert (oc_cov["state"], oc_cov["sessions"], oc_cov["subagents"]) == ("ok", n - 1, 1)
-    cr_kids = sum(1 for t in cgt["sessions"].values() if t["parent"] is not None)
-    assert (cr_cov["sessions"], cr_cov["subagents"]) == (len(cgt["sessions"]) - cr_kids, cr_kids) and cr_kids
+    cr_kids = sum(1 for t in cgt["sessions"].values() if t["parent"] is not None and t["scenario"] != "title")
+    cr_title = sum(1 for t in cgt["sessions"].values() if t["scenario"] == "title")  # a helper, not a subagent
+    assert (cr_cov["sessions"], cr_cov["subagents"], cr_cov["helper_sessions"]) == (
+        len(cgt["sessions"]) - cr_kids - cr_title, cr_kids, cr_title) and cr_kids and cr_title
     assert "moved corpus" in cr_cov["reason"]
     text = ssift("list", "--home", str(EXAMPLES / "home"), "--provider", "opencode", "--provider", "crush").stdout
     assert text.rstrip().splitlines()[-1].endswith(
-        f"opencode {n - 1} sessions (+1 subagent) · Crush {len(cgt['sessions']) - cr_kids} (+{cr_kids} subagents)")
+        f"opencode {n - 1} sessions (+1 subagent) · Crush {len(cgt['sessions']) - cr_kids - cr_title} "
+        f"(+{cr_kids} subagent, +{cr_title} helper session)")
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "unknown_schema"])

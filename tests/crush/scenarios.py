@@ -194,7 +194,8 @@ def build(base: Path) -> Truth:
     k.create_message(s4, "tool", [c.tool_result(cid, "agent", "sub.txt written.")])
     a.step(say="The subagent wrote sub.txt.")
     truth.sessions[s4].update(title="Delegated", scenario="subagent")
-    # a title session (GenerateTitle runs as a child "title-<id>")
+    # a title session (session.go CreateTitleSession: "title-<id>", parent set; Crush 37f36e93 never
+    # calls it -- GenerateTitle adds its usage to the parent's row -- an open PR records it there)
     tsid = k.create_title_session(s4)
     truth.session(tsid, parent=s4, scenario="title", title="Generate a title")
     # killed: the second step dies mid-stream (tool call not finished, no finish part)

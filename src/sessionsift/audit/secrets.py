@@ -77,6 +77,9 @@ class SecretsResult:
     findings: list[Finding] = field(default_factory=list)
     allowlisted: int = 0
     sessions: int = 0
+    """Every session scanned (file or row): top-level and child sessions."""
+    child_sessions: int = 0
+    """Of ``sessions``, other providers' child sessions (rows of their own)."""
     strings: int = 0
     candidates: int = 0
     reports: list[tuple[SessionRef, ReadReport]] = field(default_factory=list)
@@ -344,6 +347,7 @@ def scan_sessions(pairs: Iterable[tuple[Provider, SessionRef]], *, entropy: bool
     allow = allow or set()
     for prov, ref in pairs:
         res.sessions += 1
+        res.child_sessions += ref.parent_session_id is not None
         rep = ReadReport()
         for loc, line, path, instant, obj in _records(prov, ref, rep):
             for fld, s in iter_strings(obj):

@@ -55,6 +55,8 @@ class Verdict:
     """Sessions of the same provider whose files lie inside this one's footprint (a Gemini main
     session's subagents dir): captured and deleted with it, so their gates are its gates too."""
     contained_in: str | None = None
+    helper: str | None = None
+    """``SessionRef.helper``: a helper session (e.g. Crush's title generation), not a subagent."""
 
     @property
     def eligible(self) -> bool:
@@ -81,7 +83,8 @@ class Verdict:
 
     def to_json(self) -> dict:
         return {"provider": self.provider, "session_id": self.session_id,
-                "is_subagent": self.parent_session_id is not None, "parent_session_id": self.parent_session_id,
+                "is_subagent": self.parent_session_id is not None and self.helper is None,
+                "parent_session_id": self.parent_session_id, "helper": self.helper,
                 "project": self.project, "root": self.root, "footprint": self.footprint,
                 "size_bytes": self.size, "size_note": self.size_note, "last_at": instant(self.last_at),
                 "age_source": self.age_source,
@@ -128,9 +131,14 @@ class Report:
             if b is not None:
                 blocked[b] += 1
         known = [v.size for v in self.verdicts if v.size is not None]
-        return {"sessions": len(self.verdicts), "eligible": sum(1 for v in self.verdicts if v.eligible),
+        # one unit for every count but `sessions`/`child_sessions`: the candidate (one verdict: a
+        # top-level session, or another provider's child session, a row of its own; Claude Code's
+        # subagent lanes are inside their session's footprint)
+        return {"sessions": sum(1 for v in self.verdicts if v.parent_session_id is None),
+                "child_sessions": sum(1 for v in self.verdicts if v.parent_session_id is not None),
+                "candidates": len(self.verdicts), "eligible": sum(1 for v in self.verdicts if v.eligible),
                 "blocked": sum(blocked.values()), "blocked_by": blocked, "bytes_held": sum(known),
-                "size_unknown": sum(1 for v in self.verdicts if v.size is None)}
+                "sized": len(known), "size_unknown": sum(1 for v in self.verdicts if v.size is None)}
 
 
 def _iso(ts: float) -> str:
@@ -314,7 +322,7 @@ def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_
             rr.soon += 1
     return Verdict(prov.name, prov.display, ref.session_id, ref.project, str(root) if root else None, fp, size,
                    size_note, last, src, newest, {"age": age, "activity": act, "kept": kept}, deletable, why,
-                   fingerprint, proj, ref.parent_session_id, problems)
+                   fingerprint, proj, ref.parent_session_id, problems, helper=ref.helper)
 
 
 def _kept(prov, ref, fp, manifest, led, arch, data) -> tuple[A.Gate, str | None]:

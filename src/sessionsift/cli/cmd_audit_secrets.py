@@ -68,7 +68,8 @@ def secrets_cmd(targets, fmt, claude_home, sessions_from, entropy, allowlist):
     for f in res.findings:
         types[f.type] = types.get(f.type, 0) + 1
     covs = sel.coverage()
-    out.summary(audit="secrets", sessions=res.sessions, findings=len(res.findings), by_type=types,
+    out.summary(audit="secrets", sessions=res.sessions - res.child_sessions, child_sessions=res.child_sessions,
+                findings=len(res.findings), by_type=types,
                 sessions_with_findings=len(by_session), allowlisted=res.allowlisted, strings_scanned=res.strings,
                 candidate_strings=res.candidates, omissions=omis, problems=problems_json(res.problems),
                 invisible=SECRETS_INVISIBLE, coverage=coverage_json(covs))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, sessions_unit, make_selection, problems_json, provider_options,
+from .options import (common_options, coverage_json, coverage_line, session_split, sessions_unit, make_selection, problems_json, provider_options,
                       scope_options, selection_header)
 from .output import Out, esc
 from ..render import plural
@@ -94,7 +94,7 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
         reclaim = (ss.footprint_bytes - ss.capture_bytes) if (ss.capture_bytes is not None
                                                               and ss.footprint_bytes is not None) else None
         out.row("session", {
-            "provider": ref.provider, "session_id": ref.session_id, "is_subagent": ref.parent_session_id is not None,
+            "provider": ref.provider, "session_id": ref.session_id, "is_subagent": ref.is_subagent,
             "parent_session_id": ref.parent_session_id, "project": ref.project,
             "paths": [str(p) for p in ref.paths], "measured": ss.measured, "bytes": ss.bytes, "records": ss.lines,
             "footprint_bytes": ss.footprint_bytes, "side_files": ss.side_files,
@@ -140,7 +140,7 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
     dedup = None if no_duplicates else res.dedup_reclaim()
     cap_known = not no_capture and fp_cap > 0
     covs = sel.coverage()
-    out.summary(audit="size", sessions=len(res.sessions), bytes=total, footprint_bytes=fp_total,
+    out.summary(audit="size", **session_split([s.ref for s in res.sessions]), bytes=total, footprint_bytes=fp_total,
                 kinds=_cb(kind_tot, "records"), payloads=_cb(payload_tot, "count"),
                 attachments=_cb(att_tot, "count"),
                 duplicate_groups=None if no_duplicates else len(groups), dedup_reclaim_bytes=dedup,

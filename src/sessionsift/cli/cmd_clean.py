@@ -158,13 +158,31 @@ def _age(v) -> str:
 
 
 def summary_line(t: dict, covs: list | None = None) -> str:
+    """Every figure counts candidates (one verdict each: a top-level session, or another
+    provider's child session; Claude Code's subagent lanes go with their session) and says so."""
     b = t["blocked_by"]
     parts = [f"age {b['age']}", f"live {b['live']}", f"not kept {b['not kept']}"]
     if b["delete unsupported"]:
         parts.append(f"delete unsupported {b['delete unsupported']}")
-    n = t["sessions"]
-    return (f"{sessions_unit(n, covs) if covs is not None else str(n) + (' sessions' if n != 1 else ' session')} | {t['eligible']} eligible | {t['blocked']} blocked "
-            f"({', '.join(parts)}) | {t['bytes_held'] / 1048576:.1f} MiB held")
+    n, kids = t["candidates"], t["child_sessions"]
+    word = lambda k, w: f"{k} {w}{'' if k == 1 else 's'}"  # noqa: E731
+    what = word(t["sessions"], "session") + (f" + {word(kids, 'child session')}" if kids else "")
+    lanes = _claude_lanes(covs)
+    if lanes:
+        what += f"; Claude Code's {word(lanes, 'subagent lane')} go with their sessions"
+    held = f"{t['bytes_held'] / 1048576:.1f} MiB held by {word(t['sized'], 'candidate')}"
+    if t["size_unknown"]:
+        k = t["size_unknown"]
+        held += f" ({word(k, 'candidate')} {'is a row' if k == 1 else 'are rows'} in shared databases: size not attributable)"
+    return (f"{word(n, 'candidate')} ({what}) | {word(t['eligible'], 'candidate')} eligible | "
+            f"{word(t['blocked'], 'candidate')} blocked (by {', '.join(parts)}) | {held}")
+
+
+def _claude_lanes(covs: list | None) -> int | None:
+    for c in covs or ():
+        if c.provider == "claude-code" and c.state == "ok":
+            return c.subagents
+    return None
 
 
 def _close(out: Out, rep, extra: dict | None) -> int:
@@ -196,8 +214,6 @@ def _close(out: Out, rep, extra: dict | None) -> int:
     for path, why in rep.problems:
         out.text(f"problem: {e(path)}: {e(why)}")
     out.text(summary_line(t, covs))
-    if t["size_unknown"]:
-        out.text(f"  ({t['size_unknown']} session(s) are rows in shared databases: size not attributable, not counted)")
     out.text(coverage_line(covs))
     summ = {**t, "coverage": coverage_json(covs), "problems": problems_json(probs)
             + [{"path": p, "why": w} for p, w in rep.problems]}

@@ -72,7 +72,7 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     out.header(**selection_header(sel))
     kids: Counter | None = None  # a child session of another provider is its parent's subagent
     if sel.subagents:
-        kids = Counter((r.provider, r.parent_session_id) for r in sel.refs if r.parent_session_id is not None)
+        kids = Counter((r.provider, r.parent_session_id) for r in sel.refs if r.is_subagent)
     lineage = _lineage(sel)
     for _k, which, r in rows:
         if which == "claude":
@@ -85,7 +85,7 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     bytes_total = (res.bytes_total if res else 0) + sum(r.report.bytes for r in gen.rows)
     bytes_read = (res.bytes_read if res else 0) + sum(r.report.bytes for r in gen.rows)
     n = len(rows)
-    out.summary(sessions=n, files_read=(len(res.rows) if res else 0) + sum(r.report.files for r in gen.rows),
+    out.summary(sessions=sel.top_level(), child_sessions=sel.child_sessions(), files_read=(len(res.rows) if res else 0) + sum(r.report.files for r in gen.rows),
                 files_unreadable=len(problems), problems=problems_json(problems), bytes_total=bytes_total,
                 bytes_read=bytes_read, coverage=coverage_json(covs))
     unread = f"; {len(problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in problems[:5]) if problems else ""
@@ -103,7 +103,7 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
 def _claude_row(out: Out, r) -> None:
     out.row("session", {
         "provider": "claude-code",
-        "session_id": r.session_id, "is_subagent": False, "parent_session_id": None,
+        "session_id": r.session_id, "is_subagent": False, "parent_session_id": None, "helper": None,
         "path": r.path, "project": r.project,
         "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
         "last_prompt": r.last_prompt, "last_prompt_at": instant(r.last_prompt_at),
@@ -159,8 +159,8 @@ def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
     fk = (lineage or {}).get((ref.provider, ref.session_id), (None, None))
     out.row("session", {
         "provider": ref.provider,
-        "session_id": ref.session_id, "is_subagent": ref.parent_session_id is not None,
-        "parent_session_id": ref.parent_session_id,
+        "session_id": ref.session_id, "is_subagent": ref.is_subagent,
+        "parent_session_id": ref.parent_session_id, "helper": ref.helper,
         "path": str(ref.paths[0]) if ref.paths else None, "paths": [str(p) for p in ref.paths],
         "project": ref.project, "project_source": ref.project_source, "title": ref.title,
         "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
@@ -175,7 +175,9 @@ def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
     })
     size = f"{ref.size} B" if ref.size is not None else "size not attributable"
     out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
-             f"{size}, {r.records} records" + (f", child of {esc(ref.parent_session_id)}" if ref.parent_session_id else "")
+             f"{size}, {r.records} records" + (
+                 f", {esc(ref.helper)} for {esc(ref.parent_session_id)} (a helper session, not a subagent)" if ref.helper
+                 else f", child of {esc(ref.parent_session_id)}" if ref.parent_session_id else "")
              + (f", {_plural(kids[(ref.provider, ref.session_id)], 'subagent')}"
                 if kids and kids.get((ref.provider, ref.session_id)) else ""))
     if ref.title:

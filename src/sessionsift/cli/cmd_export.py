@@ -48,7 +48,7 @@ def out_option(f):
 def outcome_row(o) -> dict:
     from .. import ledger
 
-    return {"provider": o.ref.provider, "session_id": o.ref.session_id, "is_subagent": o.ref.parent_session_id is not None,
+    return {"provider": o.ref.provider, "session_id": o.ref.session_id, "is_subagent": o.ref.is_subagent,
             "parent_session_id": o.ref.parent_session_id, "project": o.ref.project,
             "status": o.status, "path": None if o.path is None else str(o.path), "version": o.version,
             "supersedes": o.supersedes, "fingerprint": o.fingerprint, "fingerprint_kind": o.fingerprint_kind,
@@ -62,7 +62,9 @@ def report(out: Out, sel, fmt_name: str, outcomes: list, extra_summary: dict | N
     for o in outcomes:
         counts[o.status] += 1
     covs = sel.coverage()
-    out.summary(format=fmt_name, sessions=len(outcomes), **counts, ledger=str(ledger.ledger_path()),
+    from .options import session_split
+
+    out.summary(format=fmt_name, **session_split([o.ref for o in outcomes]), **counts, ledger=str(ledger.ledger_path()),
                 problems=problems_json(sel.problems()), coverage=coverage_json(covs), **(extra_summary or {}))
     out.text(f"{sessions_unit(len(outcomes), covs)}: {counts['written']} written, {counts['current']} already current, "
              f"{counts['failed']} failed; recorded in {esc(ledger.ledger_path())}")
@@ -171,7 +173,7 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
         outcomes.append(oc)
         rows += oc.rows if oc.status != "failed" else 0
         o.row("export", {"provider": oc.ref.provider, "session_id": oc.ref.session_id,
-                         "is_subagent": oc.ref.parent_session_id is not None,
+                         "is_subagent": oc.ref.is_subagent,
                          "parent_session_id": oc.ref.parent_session_id, "project": oc.ref.project,
                          "status": oc.status, "path": str(oc.files[0]) if oc.files else None,
                          "paths": [str(p) for p in oc.files], "version": oc.version, "rows": oc.rows,

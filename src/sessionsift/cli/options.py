@@ -327,7 +327,11 @@ def selection_header(sel) -> dict:
     return {
         "claude_home": str(root.path) if root is not None and root.path is not None else None,
         "claude_home_source": _claude_source(root.source) if root is not None else None,
-        "sessions": sel.total(),
+        # one unit in every header and summary (docs/json.md): top-level sessions, subagents and
+        # helper sessions apart (null: not counted)
+        "sessions": sel.top_level(),
+        "subagents": sel.subagents_total(),
+        "helper_sessions": sum(sel.helper_counts().values()) if sel.subagents else None,
         "roots": [{"provider": e.name, "root": None if e.root is None or e.root.path is None else str(e.root.path),
                    "root_source": None if e.root is None else e.root.source} for e in sel.survey.entries],
     }
@@ -348,24 +352,36 @@ def coverage_json(covs: list) -> list[dict]:
     return [c.to_json() for c in covs]
 
 
+def session_split(refs) -> dict:
+    """A summary's session figures over the SessionRefs it answered for, in the unit of every
+    header (docs/json.md): ``sessions`` top-level, ``child_sessions`` other providers' child
+    sessions (rows of their own: subagents and helper sessions) apart."""
+    kids = sum(1 for r in refs if r.parent_session_id is not None)
+    return {"sessions": len(refs) - kids, "child_sessions": kids}
+
+
 def sessions_unit(n: int, covs: list) -> str:
     """``n`` sessions of a selection in the coverage line's unit: ``36 sessions (+7 subagents)``
     (sessions = top-level, subagents apart: Claude Code's lanes, other providers' child sessions).
-    ``n`` counts every selected session file/row (other providers' child sessions included,
-    Claude Code's lanes not): when it is not the coverage's total, it is printed as it is."""
+    ``n`` counts every selected session file/row (other providers' child sessions and helper
+    sessions included, Claude Code's lanes not): when it is not the coverage's total, it is
+    printed as it is."""
     ok = [c for c in covs if c.state == "ok"]
     word = lambda k, w: f"{k} {w}{'' if k == 1 else 's'}"  # noqa: E731
     if any(c.sessions is None for c in ok):
         return word(n, "session")
     top = sum(c.sessions for c in ok)
     kids = [getattr(c, "subagents", None) for c in ok]
+    helps = sum(getattr(c, "helpers", None) or 0 for c in ok)
     other_kids = sum(k for c, k in zip(ok, kids) if k is not None and c.provider != "claude-code")
-    if n != top + other_kids:
+    if n != top + other_kids + helps:
         return word(n, "session")
     subs = sum(k for k in kids if k is not None)
+    tail = f", +{word(helps, 'helper session')}" if helps else ""
     if any(k is None for k in kids):  # a count not taken: a lower bound, never a smaller fact
-        return word(top, "session") + f" (+{subs} subagents or more: some could not be counted)"
-    return word(top, "session") + (f" (+{word(subs, 'subagent')})" if subs else "")
+        return word(top, "session") + f" (+{subs} subagents or more: some could not be counted{tail})"
+    inner = (f"+{word(subs, 'subagent')}" if subs else "") + (tail if subs else tail[2:])
+    return word(top, "session") + (f" ({inner})" if inner else "")
 
 
 def coverage_line(covs: list) -> str:
@@ -377,8 +393,11 @@ def coverage_line(covs: list) -> str:
     for c in covs:
         if c.state == "ok":
             k = getattr(c, "subagents", None)
+            h = getattr(c, "helpers", None)
+            extra = ([f"+{k} subagent{'' if k == 1 else 's'}"] if k else []) + (
+                [f"+{h} helper session{'' if h == 1 else 's'}"] if h else [])
             parts.append(f"{esc(c.display)} {c.sessions}" + ("" if unit else (" session" if c.sessions == 1 else " sessions"))
-                         + (f" (+{k} subagent{'' if k == 1 else 's'})" if k else ""))
+                         + (f" ({', '.join(extra)})" if extra else ""))
             unit = True
         elif c.state == "no_adapter":
             parts.append(f"{esc(c.display)} no adapter")

@@ -200,7 +200,8 @@ def run(args, regexps, ignore_case, fixed, include, exclude, attachments, additi
     elif query.count_by is not None:
         _print_counts(out, query.count_by, counts, run.plan.tool_count if query.count_by == "tool" else None)
     covs = sel.coverage()
-    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions,
+    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions - gsm.child_sessions,
+                child_sessions=gsm.child_sessions,
                 sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
                 malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,

@@ -38,7 +38,7 @@ def session_fields(ref: SessionRef, r: Record | None = None) -> dict:
     if lane != "main":
         is_sub, parent = True, ref.session_id
     else:
-        is_sub, parent = ref.parent_session_id is not None, ref.parent_session_id
+        is_sub, parent = ref.is_subagent, ref.parent_session_id
     return {"provider": ref.provider, "session_id": ref.session_id, "lane": lane, "is_subagent": is_sub,
             "parent_session_id": parent}
 

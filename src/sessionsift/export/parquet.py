@@ -125,7 +125,7 @@ def row_of(ref: SessionRef, r: Record, labels: tuple[str, ...]) -> tuple[str, di
         ti = r.tool_input if isinstance(r.tool_input, str) else orjson.dumps(r.tool_input, default=str).decode(
             "utf-8", "replace")
     text = r.text
-    is_sub = r.lane != "main" or ref.parent_session_id is not None
+    is_sub = r.lane != "main" or ref.is_subagent
     return (inst.strftime("%Y-%m-%d") if inst else "unknown"), {
         "schema_version": SCHEMA_VERSION, "session_id": ref.session_id, "project": ref.project,
         "parent_session_id": ref.session_id if r.lane != "main" and ref.parent_session_id is None else ref.parent_session_id,

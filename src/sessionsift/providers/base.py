@@ -90,7 +90,11 @@ class Coverage:
     root_source: str | None = None
     subagents: int | None = None
     """Its subagents in the answer, counted apart from ``sessions`` (Claude Code's subagent lanes,
-    another provider's child sessions); None when not counted."""
+    another provider's child sessions that are agents); None when not counted."""
+    helpers: int | None = None
+    """Its helper sessions in the answer (``SessionRef.helper``: child sessions the client made
+    for its own bookkeeping, not agent lanes, e.g. Crush's title-generation sessions), counted
+    apart from both; None when not counted."""
 
     def __post_init__(self) -> None:
         if self.state in ("ok", "absent"):
@@ -103,7 +107,8 @@ class Coverage:
 
     def to_json(self) -> dict:
         return {"provider": self.provider, "display": self.display, "state": self.state,
-                "sessions": self.sessions, "subagents": self.subagents, "reason": self.reason,
+                "sessions": self.sessions, "subagents": self.subagents, "helper_sessions": self.helpers,
+                "reason": self.reason,
                 "root": self.root, "root_source": self.root_source}
 
 
@@ -131,6 +136,16 @@ class SessionRef:
     """The client version that wrote it, where recorded."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Provider-specific facts (e.g. ``archived``, ``compressed``, ``db_path``)."""
+    helper: str | None = None
+    """For a child session the client made for its own bookkeeping rather than as an agent lane:
+    what it is for (Crush's ``title-<parent>`` rows: ``"title generation"``). A helper is no
+    subagent and no session of its own in counts (``Coverage.helpers``); it belongs to its
+    parent, whose usage holds what it cost."""
+
+    @property
+    def is_subagent(self) -> bool:
+        """A child session that is an agent lane (``parent_session_id`` set, not a helper)."""
+        return self.parent_session_id is not None and self.helper is None
 
 
 @dataclass(frozen=True, slots=True)

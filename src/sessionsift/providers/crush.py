@@ -238,6 +238,7 @@ class Crush(Provider):
                 first_at=iso_epoch(r["created_at"]), last_at=iso_epoch(r["updated_at"]), size=None,
                 title=r["title"] if isinstance(r["title"], str) else None,
                 parent_session_id=r["parent_session_id"] or None, version=None,
+                helper="title generation" if kind == "title" else None,
                 extra={"store": "crush.db", "db_path": str(db), "data_dir": pr["data_dir"],
                        "relocated_from": pr["relocated_from"], "session_kind": kind,
                        "message_count": r.get("message_count"),

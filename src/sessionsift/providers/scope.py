@@ -112,13 +112,14 @@ class Survey:
         for e in self.entries:
             c = e.coverage
             if c.state == "ok":
-                kids: int | None = sum(1 for r in e.sessions if r.parent_session_id is not None)
+                kids: int | None = sum(1 for r in e.sessions if r.is_subagent)
                 if e.name == CLAUDE:
                     kids = None if any(r.extra.get("light") or "lanes" not in r.extra for r in e.sessions) else \
                         sum(len(r.extra["lanes"]) - 1 for r in e.sessions)
-                c = replace(c, sessions=sum(1 for r in e.sessions if r.parent_session_id is None), subagents=kids)
+                c = replace(c, sessions=sum(1 for r in e.sessions if r.parent_session_id is None), subagents=kids,
+                            helpers=sum(1 for r in e.sessions if r.helper is not None))
             elif c.state == "absent":
-                c = replace(c, subagents=0)
+                c = replace(c, subagents=0, helpers=0)
             out.append(c)
         return out
 
@@ -227,7 +228,8 @@ class Selection:
     sessions are not in ``refs`` and no provider's subagents are counted (coverage: null)."""
 
     def counts(self) -> dict[str, int]:
-        """Every session in the answer per provider, child sessions included."""
+        """Every session file/row in the answer per provider, child sessions included (Claude
+        Code's lanes are not sessions of their own)."""
         out: dict[str, int] = {}
         if self.claude is not None:
             out["claude-code"] = len(self.claude.sessions)  # type: ignore[attr-defined]
@@ -266,10 +268,40 @@ class Selection:
                     n += len(lanes)
             out["claude-code"] = n
         for r in self.refs:
-            if r.parent_session_id is not None:
+            if r.is_subagent:
                 out[r.provider] = (out.get(r.provider) or 0) + 1
         self.__dict__["_subagents"] = out
         return out
+
+    def helper_counts(self) -> dict[str, int]:
+        """Helper sessions per provider (``SessionRef.helper``: not agents, not sessions)."""
+        out: dict[str, int] = {}
+        for r in self.refs:
+            if r.helper is not None:
+                out[r.provider] = out.get(r.provider, 0) + 1
+        return out
+
+    def top_level(self) -> int:
+        """Top-level sessions in the answer (every provider): the unit of ``sessions`` in every
+        header and summary (docs/json.md)."""
+        n = len(self.claude.sessions) if self.claude is not None else 0  # type: ignore[attr-defined]
+        return n + sum(1 for r in self.refs if r.parent_session_id is None)
+
+    def subagents_total(self) -> int | None:
+        """Subagents in the answer in coverage's unit (Claude Code's lanes, other providers'
+        child sessions that are agents); None when not counted (``--no-subagents``, a subagents
+        directory that could not be listed)."""
+        if not self.subagents:
+            return None
+        got = self.subagent_counts()
+        if any(v is None for v in got.values()):
+            return None
+        return sum(v for v in got.values() if v is not None)
+
+    def child_sessions(self) -> int:
+        """Other providers' child sessions in ``refs`` (subagents and helpers: rows of their
+        own, unlike Claude Code's lanes)."""
+        return sum(1 for r in self.refs if r.parent_session_id is not None)
 
     def coverage(self) -> list[Coverage]:
         """Each provider's coverage in one unit: ``sessions`` its top-level sessions in this
@@ -283,18 +315,20 @@ class Selection:
             if r.parent_session_id is None:
                 top[r.provider] = top.get(r.provider, 0) + 1
         kids = self.subagent_counts() if self.subagents else {}
+        helps = self.helper_counts() if self.subagents else {}
         named = self.counts()
         out = []
         for e in self.survey.entries:
             c = e.coverage
             k = kids.get(e.name, 0) if self.subagents else None
+            h = helps.get(e.name, 0) if self.subagents else None
             if c.state == "ok":
-                c = replace(c, sessions=top.get(e.name, 0), subagents=k)
+                c = replace(c, sessions=top.get(e.name, 0), subagents=k, helpers=h)
             elif c.state == "absent" and named.get(e.name):  # a session file named by path, outside the root
-                c = replace(c, state="ok", sessions=top.get(e.name, 0), subagents=k,
+                c = replace(c, state="ok", sessions=top.get(e.name, 0), subagents=k, helpers=h,
                             reason=f"named by path; the root holds none ({c.reason})")
             elif c.state == "absent":
-                c = replace(c, subagents=0 if self.subagents else None)
+                c = replace(c, subagents=0 if self.subagents else None, helpers=0 if self.subagents else None)
             out.append(c)
         return out
 

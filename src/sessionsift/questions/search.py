@@ -71,6 +71,8 @@ class SessionOutcome:
 @dataclass
 class SharedSummary:
     sessions: int = 0
+    """Sessions searched, each file/row: child sessions included (``child_sessions`` of them)."""
+    child_sessions: int = 0
     sessions_with_hits: int = 0
     hits: int = 0
     records: int = 0
@@ -255,6 +257,7 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
         got = dict(zip(todo, map_halves(one, todo, [pairs[k][1].size for k in todo])))
     for k in range(len(pairs)):
         sm.sessions += 1
+        sm.child_sessions += pairs[k][1].parent_session_id is not None
         o = got.get(k)
         if isinstance(o, Problem):
             sm.problems.append(o)

@@ -327,6 +327,10 @@ def _client_recorded(info: SessionInfo, name: str, ref) -> None:
     """The provider's own per-session cost (opencode `session.cost` with its token sums, Crush
     `sessions.cost`), summed over the session and its child sessions."""
     ex = ref.extra or {}
+    if getattr(ref, "helper", None) is not None:
+        # a helper session's cost is on its parent's row already (Crush's title generation:
+        # UpdateSessionTitleAndUsage adds it to the parent's cost; a title row only mirrors it)
+        return
     cost = ex.get("recorded_cost")
     if not isinstance(cost, (int, float)) or isinstance(cost, bool):
         return
