@@ -359,6 +359,38 @@ def test_parallel_workers_give_the_serial_results(monkeypatch):
         assert _run(p, home) == serial, q
 
 
+def _without_plain(p: A.Plan, home: Path) -> tuple[list, dict, int]:
+    scope = resolve_targets([], home)
+    run = A.SearchRun(p, scope, A.lanes_of(scope, p.query.subagents))
+    rows = [(str(lane.path), dataclasses.asdict(o)) for lane, o in run.outcomes(plain=False)]
+    return rows, dataclasses.asdict(run.summary), run.workers
+
+
+@pytest.mark.parametrize("forked", [False, True])
+def test_outcomes_without_the_plain_lanes_keep_the_summary(monkeypatch, forked):
+    """`outcomes(plain=False)` (what `search` prints from): the lanes that are not plain, each the
+    same outcome, and the same summary as yielding every lane -- in-process and forked, where a
+    worker sends its plain lanes as sums."""
+    monkeypatch.setattr(A, "PARALLEL_MIN_BYTES", 0 if forked else 1 << 62)
+    monkeypatch.setattr(A, "MIN_BATCH_BYTES", 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    folded_some = False
+    for home in CORPORA:
+        for q in (QUERIES[1], QUERIES[6], QUERIES[16], QUERIES[19], Query(patterns=("zqx-nowhere",), count_by="total"),
+                  Query(patterns=("ENOENT|Bash",), count_by="total", count_lines=True)):
+            p = A.plan(q)
+            scope = resolve_targets([], home)
+            run = A.SearchRun(p, scope, A.lanes_of(scope, p.query.subagents))
+            every = [(str(lane.path), dataclasses.asdict(o)) for lane, o in run.outcomes()]
+            rows, sm, workers = _without_plain(A.plan(q), home)
+            assert workers == (2 if forked else 1)
+            assert sm == dataclasses.asdict(run.summary), q
+            assert rows == [(path, o) for path, o in every if not A.LaneOutcome(**o).plain()], q
+            folded_some |= len(rows) < len(every)
+            assert sm["files"] == len(every) and sm["files"] > 0
+    assert folded_some
+
+
 def test_lanes_of_lists_every_lane_like_the_sessions():
     """lanes_of lists each project directory once instead of probing every session's sidecar."""
     subs = 0

@@ -992,15 +992,33 @@ def _units(lanes: list[Lane], sizes: list[int], target: int) -> list[Unit]:
     return units
 
 
-_FORKED: tuple[Plan, list[Unit]] | None = None
-"""The plan and units of the running parallel search, inherited by forked workers (so a task is an
-index, not a pickled batch of lanes)."""
+_FORKED: tuple[Plan, list[Unit], bool] | None = None
+"""The plan and units of the running parallel search, and whether plain outcomes are folded,
+inherited by forked workers (so a task is an index, not a pickled batch of lanes)."""
 
 
-def _run_forked(i: int) -> list[LaneOutcome]:
+def _run_forked(i: int):
     assert _FORKED is not None
-    p, units = _FORKED
-    return _run_unit((p, units[i]))
+    p, units, fold = _FORKED
+    outs = _run_unit((p, units[i]))
+    return _fold_plain(outs) if fold else outs
+
+
+def _fold_plain(outs: list[LaneOutcome]) -> tuple[list[LaneOutcome], int, int, int]:
+    """(the outcomes that are not plain, and the plain ones' count, bytes and lines): a plain
+    outcome (LaneOutcome.plain: no hit, nothing parsed, nothing unusual - most lanes of a
+    selective search) adds only those three to the summary, so a worker sends them as sums."""
+    kept = []
+    n = size = lines = 0
+    for o in outs:
+        if o.index_why is None and o.plain():
+            n += 1
+            size += o.bytes
+            if o.lines is not None:
+                lines += o.lines
+        else:
+            kept.append(o)
+    return kept, n, size, lines
 
 
 def _run_unit(args: tuple[Plan, Unit]) -> list[LaneOutcome]:
@@ -1039,7 +1057,10 @@ class SearchRun:
     workers: int = 1
     _done: bool = False
 
-    def outcomes(self) -> Iterator[tuple[Lane, LaneOutcome]]:
+    def outcomes(self, plain: bool = True) -> Iterator[tuple[Lane, LaneOutcome]]:
+        """(lane, outcome) of every lane in scope order; `plain=False`: not the plain ones
+        (LaneOutcome.plain), which a caller that prints hits and counts has nothing to do with
+        (the summary still counts them: it is the same either way)."""
         sm = self.summary
         sm.lines = 0 if self.plan.query.count_lines else None
         sm.sessions = len(self.scope.sessions)
@@ -1060,7 +1081,8 @@ class SearchRun:
             root, pre = self._from_root_summary(sizes)
             todo = [i for i in todo if i not in pre]
         if not pre:
-            yield from self._scan_all(list(range(len(self.lanes))), sizes, sess_hit, root)
+            yield from self._scan_all(list(range(len(self.lanes))), sizes, sess_hit, root,
+                                      fold=not plain and not self.plan.use_index)
         else:
             got = {o.pos: o for o in self._collect(todo, sizes, root)}
             for i in range(len(self.lanes)):
@@ -1101,7 +1123,9 @@ class SearchRun:
     def _collect(self, idxs: list[int], sizes: list[int], root) -> list[LaneOutcome]:
         return [o for _l, o in self._scan_all(idxs, sizes, None, root, emit=False)]
 
-    def _scan_all(self, idxs: list[int], sizes: list[int], sess_hit, root, emit: bool = True):
+    def _scan_all(self, idxs: list[int], sizes: list[int], sess_hit, root, emit: bool = True, fold: bool = False):
+        """`fold`: plain outcomes are summed where they are made (a worker) and not yielded (never
+        with the index: a census lane's outcome carries why it was scanned)."""
         lanes = [self.lanes[i] for i in idxs]
         lsizes = [sizes[i] for i in idxs]
         total = sum(lsizes)
@@ -1129,17 +1153,34 @@ class SearchRun:
             from ..read.fanout import imap_forked
 
             self.workers = min(workers, len(units))
-            _FORKED = (self.plan, units)
+            _FORKED = (self.plan, units, fold)
             try:
                 for outs in imap_forked(_run_forked, len(units), self.workers):
+                    if fold:
+                        outs = self._add_plain(*outs)
                     for o in outs:
                         yield out(o), o
             finally:
                 _FORKED = None
         else:
             for u in _units(lanes, lsizes, 1 << 62):
-                for o in _run_unit((self.plan, u)):
+                outs = _run_unit((self.plan, u))
+                if fold:
+                    outs = self._add_plain(*_fold_plain(outs))
+                for o in outs:
                     yield out(o), o
+
+    def _add_plain(self, kept: list[LaneOutcome], n: int, size: int, lines: int) -> list[LaneOutcome]:
+        """Account `n` plain outcomes of `size` bytes and `lines` lines (what `_emit` adds for each:
+        a file read, scanned without the index); the outcomes that are not plain."""
+        sm = self.summary
+        if n:
+            sm.files += n
+            sm.bytes += size
+            if sm.lines is not None:
+                sm.lines += lines
+            sm.index_counts["scanned"] = sm.index_counts.get("scanned", 0) + n
+        return kept
 
     def _finish(self, sess_hit: set[str]) -> None:
         sm = self.summary
