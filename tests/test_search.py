@@ -347,6 +347,50 @@ def test_resolve_persisted(home, tmp_path):
     assert [u["persisted_path"] for u in unres] == [str(missing)] and unres[0]["line"] == 2
 
 
+def test_saved_outputs_are_counted_in_a_sidecar_and_skipped_without_one(home, tmp_path):
+    """The left-out count of persisted outputs (a saved output under `<project>/<session>/tool-results/`
+    matching where the transcript's preview does not) looks only where a session has a sidecar
+    directory: sessions whose project listing shows none are skipped (Plan.no_sidecar), with the
+    same count as looking everywhere. Hand-made pointer as in test_resolve_persisted."""
+    from sessionsift.search import api as A
+
+    lane, e, obj = None, None, None
+    for ln, idx in all_lanes(home):
+        for x in idx.entries:
+            if x.labels[:1] == ("agent.tool.result",):
+                lane, e, obj = ln, x, idx.load(x)
+                break
+        if e:
+            break
+    assert e is not None
+    dest = tmp_path / "h" / "projects" / "-p"
+    sid = "22222222-2222-4222-8222-222222222222"
+    saved = dest / sid / "tool-results" / "toolu_saved.txt"
+    saved.parent.mkdir(parents=True)
+    saved.write_text("the external payload says wombat-5521\n")
+    o = json.loads(json.dumps(obj))
+    blk = next(b for b in o["message"]["content"] if b.get("type") == "tool_result")
+    blk["content"] = (f"<persisted-output>\nOutput too large (40KB). Full output saved to: {saved}\n\n"
+                      f"Preview (first 2KB):\nhead\n</persisted-output>")
+    o["toolUseResult"] = {"stdout": "", "stderr": "", "persistedOutputPath": str(saved)}
+    (dest / f"{sid}.jsonl").write_text(json.dumps(o, separators=(",", ":")) + "\n")
+    for src in sorted((home / "projects").rglob("*.jsonl"))[:5]:  # real sessions without a sidecar
+        if "subagents" not in src.parts:
+            shutil.copy(src, dest / src.name)
+    scope = resolve_targets([], tmp_path / "h")
+    assert sum(s.sidecar is False for s in scope.sessions) >= 3
+    q = Query(patterns=("wombat-5521",), count_by="total")
+    counts = []
+    for skip in (True, False):
+        r = search(q, scope)
+        assert len(r.plan.no_sidecar) == sum(s.sidecar is False for s in scope.sessions)
+        if not skip:
+            r.plan.no_sidecar = frozenset()
+        list(r.outcomes())
+        counts.append({x["kind"]: x["further_hits"] for x in r.summary.left_out}[A.PERSISTED])
+    assert counts == [1, 1]
+
+
 def test_needles_are_necessary_and_json_safe():
     assert needles_for(["hello world"], False) == (["hello"], False)
     assert needles_for(['say "hi" there'], False) == (["there"], False)  # quotes never in a needle

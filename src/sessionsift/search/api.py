@@ -101,6 +101,9 @@ class Plan:
     """The kinds of `left_out`."""
     index_relabel: bool = False
     """Hits that need only their final labels (no turn context shown) take them from the index."""
+    no_sidecar: frozenset = frozenset()
+    """Main transcripts (paths as strings) whose session has no `<project>/<session>/` directory,
+    as discovery's project listing showed: no saved tool output (tool-results/) to look for."""
 
 
 def _re2():
@@ -397,7 +400,8 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         if not held:
             out.bytes = size
             out.lines = nl
-            if p.count_left_out and PERSISTED in p.left_out_kinds and _saved_matching(
+            if p.count_left_out and PERSISTED in p.left_out_kinds and not (
+                    lane.kind == "main" and os.fspath(lane.path) in p.no_sidecar) and _saved_matching(
                     p, rx, _tool_results_dir(lane)):
                 with open_map(lane.path) as m:
                     _count_persisted(p, rx, lane, m.buf, out)
@@ -1242,6 +1246,8 @@ def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
         if config.enabled():
             p.use_index = IS.usable(p)
             p.index_relabel = not p.listing
+    if p.count_left_out and PERSISTED in p.left_out_kinds:
+        p.no_sidecar = frozenset(os.fspath(s.path) for s in scope.sessions if s.sidecar is False)
     return SearchRun(p, scope, lanes_of(scope, query.subagents))
 
 
