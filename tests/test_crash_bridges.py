@@ -110,3 +110,38 @@ def test_status_judges_the_tail_not_a_call_whose_result_was_destroyed(tmp_path):
     tail = next(e for e in v["evidence"] if e["surface"] == "tail")
     assert tail["pending"] == [] and [p["name"] for p in tail["superseded"]] == ["Bash"]
     assert any("has no result on disk, but the conversation went on" in n for n in v["notes"])
+
+
+def _text(home: Path, *args: str) -> str:
+    p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--claude-home", str(home)],
+                       capture_output=True, text=True, timeout=120)
+    return p.stdout
+
+
+def test_search_summary_declares_the_bridges_it_used_and_the_chains_it_skipped(tmp_path):
+    """A search over a crash artefact said '2 hits in 1 transcript (...; 0 unreadable)' and
+    nothing else: the destroyed prompt's record is not searchable and the turns shown were joined
+    across its line, or (a census that builds no chain) were not computed at all. The summary now
+    says which (an answer narrower than the question says what it left out). Data: the real
+    files_basic transcript with its P2 prompt zero-filled (tests/realclient/mutations.py)."""
+    home = _home(tmp_path, "destroyed_prompt")
+    rc, rows = _run(home, "search", "files_basic", "-t", "user.message")
+    hits = [r for r in rows if r["kind"] == "hit"]
+    assert [h["turn"] for h in hits] == [1, 3]  # P2 is lost; P3 keeps its turn through the bridge
+    assert rows[-1]["bridges"] == {"records": 1, "transcripts": 1, "omitted_lines": 1, "unchained_transcripts": 0}
+    t = _text(home, "search", "files_basic", "-t", "user.message")
+    assert "1 omitted line (zero-filled or malformed: their records are lost, not searched); turns and survival " \
+           "joined across them: 1 record bridged in 1 transcript" in t, t
+    rc, rows = _run(home, "search", "", "-t", "user.message", "--count")  # a census: no chain is built
+    assert rows[-1]["hits"] == 2 and rows[-1]["bridges"] == {"records": 0, "transcripts": 0, "omitted_lines": 0,
+                                                            "unchained_transcripts": 1}
+    t = _text(home, "search", "", "-t", "user.message", "--count")
+    assert "1 transcript with hits holds omitted lines" in t and "no bridge looked for" in t, t
+    # the undamaged transcript: nothing to declare
+    good = tmp_path / "g"
+    d = good / "projects" / "-tmp-ssift-rc-files-basic-work"
+    d.mkdir(parents=True)
+    shutil.copy(SRC, d / f"{SID}.jsonl")
+    rc, rows = _run(good, "search", "files_basic", "-t", "user.message")
+    assert rows[-1]["hits"] == 3 and rows[-1]["bridges"]["records"] == 0 and rows[-1]["bridges"]["omitted_lines"] == 0
+    assert "omitted line" not in _text(good, "search", "", "-t", "user.message", "--count")

@@ -31,6 +31,19 @@ def _summary_line(sm, workers: int) -> str:
     extra = ""
     if sm.malformed_lines:
         extra += f"; {sm.malformed_lines} malformed among parsed lines"
+    if sm.omitted_lines or sm.bridged_records:
+        # an answer narrower than the question says so: the omitted lines' records are lost, and
+        # the turns shown were joined across them
+        extra += (f"; {_n(sm.omitted_lines, 'omitted line')} (zero-filled or malformed: their records are lost, "
+                  f"not searched)")
+        if sm.bridged_records:
+            extra += (f"; turns and survival joined across them: {_n(sm.bridged_records, 'record')} bridged in "
+                      f"{_n(sm.bridged_transcripts, 'transcript')} (`show`/`stats` list the bridges)")
+    if sm.unchained_transcripts:
+        extra += (f"; {_n(sm.unchained_transcripts, 'transcript')} with hits "
+                  f"{'holds' if sm.unchained_transcripts == 1 else 'hold'} omitted lines (zero-filled or "
+                  "malformed: their records are lost, not searched), not chained: no turns computed, no bridge "
+                  "looked for")
     if sm.copies_skipped:
         extra += f"; {sm.copies_skipped} hits on copies of another session's records (a fork) counted once, on the original"
     if sm.undated_skipped:
@@ -213,7 +226,10 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions - gsm.child_sessions,
                 child_sessions=gsm.child_sessions,
                 sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
-                malformed_lines=sm.malformed_lines, shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
+                malformed_lines=sm.malformed_lines,
+                bridges={"records": sm.bridged_records, "transcripts": sm.bridged_transcripts,
+                         "omitted_lines": sm.omitted_lines, "unchained_transcripts": sm.unchained_transcripts},
+                shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
                 left_out_note=sm.left_out_note,

@@ -548,8 +548,13 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         not full_user_view or any(v > 1 for v in user_msg_parents.values()) or "user.message" not in p.allowed)
     if hits and (relabel or (p.listing and q.context)):
         if not (p.index_relabel and not p.listing and _relabel_from_index(p, lane, hits, out)):
-            _apply_index(p, lane, hits)
+            _apply_index(p, lane, hits, out)
         out.indexed = True
+    elif hits:
+        # no chain was built for these hits: a zero-filled run in the file (a crash's NULs, whichever
+        # lines the scan parsed: the answer must not depend on the path) means no bridge was
+        # looked for across it
+        out.unchained = stats.zero_filled_lines or int(_holds_nul(lane.path))
     # tool names of result carriers (stored provisionally as ids)
     for h in hits:
         if h.type == "user" and not out.indexed:
@@ -826,10 +831,27 @@ def _result_ids(lane: Lane) -> set[str]:
     return ids
 
 
-def _apply_index(p: Plan, lane: Lane, hits: list[Hit]) -> None:
+def _holds_nul(path) -> bool:
+    """Whether the file holds a NUL byte (a zero-filled line: what a crash leaves), read in 1 MiB
+    chunks through the page cache (no mapping: the scan's released pages stay released)."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            buf = bytearray(1 << 20)
+            while (n := f.readinto(buf)):
+                if buf.find(b"\x00", 0, n) >= 0:
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _apply_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome | None = None) -> None:
     from ..model.lane import LaneIndex
 
     idx = LaneIndex.build(lane)
+    if out is not None:  # the chain the hits' turns and survival come from, with its bridges declared
+        out.bridged = len(idx.stats.bridges)
+        out.omitted = idx.stats.zero_filled_lines + len(idx.stats.malformed_lines)
     openers: dict[int, object] = {}
     names: dict[str, str] = {}
     for e in idx.entries:
@@ -1214,6 +1236,13 @@ class SearchRun:
         sm.hits += o.hit_count
         sm.records_parsed += o.parsed
         sm.malformed_lines += o.malformed
+        if o.bridged:
+            sm.bridged_records += o.bridged
+            sm.bridged_transcripts += 1
+        if o.omitted:
+            sm.omitted_lines += o.omitted
+        if o.unchained:
+            sm.unchained_transcripts += 1
         sm.undated_skipped += o.undated_skipped
         sm.copies_skipped += o.copies_skipped
         if o.from_index is not None:

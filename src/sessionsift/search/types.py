@@ -110,6 +110,16 @@ class LaneOutcome:
     """Why a census lane was scanned instead (no index yet, changed, damaged lines, ...)."""
     view: object = None
     """The index view a census lane was answered from (kept in the root summary, index/summary.py)."""
+    bridged: int | None = None
+    """Records the lane view built for the hits bridged across omitted lines (model/lane.py: their
+    parent lay in a zero-filled or malformed line), so the hits' turns and survival are joined
+    across them; None when no lane view was built."""
+    omitted: int | None = None
+    """Zero-filled and malformed lines that lane view found (their records are lost: never
+    searched); None when no lane view was built."""
+    unchained: int = 0
+    """Omitted lines the scan met in a lane whose hits got no lane view (no turns computed, so no
+    bridge was looked for)."""
 
     def plain(self) -> bool:
         """Nothing but its size, line count and why the index was not used: most lanes of a
@@ -118,7 +128,8 @@ class LaneOutcome:
                 and not self.parsed and not self.malformed and not self.persisted_problems
                 and not self.undated_skipped and not self.indexed and not self.shape_skipped
                 and not self.shape_counted and not self.unknown_type_lines and not self.copies_skipped
-                and not self.gated_hits and self.from_index is None and self.view is None)
+                and not self.gated_hits and self.from_index is None and self.bridged is None
+                and self.omitted is None and not self.unchained and self.view is None)
 
     def __reduce__(self):
         # a forked worker sends back one outcome per lane: a plain one as four values (pickling
@@ -149,6 +160,14 @@ class Summary:
     hits: int = 0
     records_parsed: int = 0
     malformed_lines: int = 0
+    bridged_records: int = 0
+    """Records bridged across omitted lines in the lane views built for hits (LaneOutcome.bridged)."""
+    bridged_transcripts: int = 0
+    omitted_lines: int = 0
+    """Zero-filled and malformed lines those lane views found (records lost: not searched)."""
+    unchained_transcripts: int = 0
+    """Transcripts with hits and omitted lines met by the scan whose hits got no lane view (turns
+    not computed: bridges not looked for)."""
     shape_skipped: int = 0
     """Candidate lines whose record type (or tool-result shape) read from the first bytes put them
     outside the selection, so they were not parsed."""
