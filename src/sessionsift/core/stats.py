@@ -425,13 +425,21 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
         project, att_t = P.project_struct, P._Att
         msg_t = P._Msg
         user_fast = _UserFast(part, P)
-    fast_keys: dict = {}
+    # records whose labels are fixed by (type, system subtype, attachment type): per such type,
+    # subtype and attachment type, [combo key, skeleton flags, records, first slot] (counted into
+    # `combos` after the scan), or False when such a record could open a turn (full path)
+    type_keys: dict = {}
+    sys_keys: dict = {}
+    att_keys: dict = {}
+    fast = 0  # records counted on the fast paths
+    at = 0
     slow = _SLOW_TYPES if C is None else _ALL_SLOW
     for batch in iter_line_batches(buf, start, end, st, views=C is None):
         for raw in batch:
             no += 1
-            at = off
-            off += len(raw) + 1
+            if C is not None:
+                at = off
+                off += len(raw) + 1
             obj = None
             if P is not None:
                 try:  # = P.decode, inline
@@ -445,7 +453,11 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                         # no dict, no classify (_fast_key holds the table to classify itself)
                         if t == "system":
                             sub = r.subtype
-                            fk = (t, sub if type(sub) is str else None, None)
+                            if type(sub) is not str:
+                                sub = None
+                            kf = sys_keys.get(sub)
+                            if kf is None:
+                                kf = sys_keys[sub] = _fast_key((t, sub, None))
                         elif t == "attachment":
                             a = r.attachment  # = P.attachment_type, inline
                             if type(a) is att_t:
@@ -454,39 +466,37 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                                     a = None
                             else:  # absent or null
                                 a = None
-                            fk = (t, None, a) if a != "queued_command" else None
-                        elif t == "queue-operation":
-                            fk = (t, None, None) if r.operation != "enqueue" else None
-                        else:
-                            fk = (t, None, None)
-                        if fk is not None:
-                            kf = fast_keys.get(fk)
+                            kf = att_keys.get(a)
                             if kf is None:
-                                kf = fast_keys[fk] = _fast_key(fk)
-                            if kf is not False:
-                                st.records += 1
-                                key, flags = kf
-                                uuid = r.uuid
-                                parent = r.parentUuid
-                                logical = r.logicalParentUuid
-                                slot = add(uuid if type(uuid) is str else None,
-                                           parent if type(parent) is str else None,
-                                           logical if type(logical) is str else None, flags, no)
-                                c = combos.get(key)
-                                if c is None:
-                                    combos[key] = 1
-                                    first[key] = slot
-                                else:
-                                    combos[key] = c + 1
-                                continue
+                                kf = att_keys[a] = _fast_key((t, None, a)) if a != "queued_command" else False
+                        elif t == "queue-operation" and r.operation == "enqueue":
+                            kf = False
+                        else:
+                            kf = type_keys.get(t)
+                            if kf is None:
+                                kf = type_keys[t] = _fast_key((t, None, None))
+                        if kf is not False:
+                            fast += 1
+                            uuid = r.uuid
+                            parent = r.parentUuid
+                            logical = r.logicalParentUuid
+                            slot = add(uuid if type(uuid) is str else None,
+                                       parent if type(parent) is str else None,
+                                       logical if type(logical) is str else None, kf[1], no)
+                            if kf[2]:
+                                kf[2] += 1
+                            else:
+                                kf[2] = 1
+                                kf[3] = slot
+                            continue
                     elif t == "assistant" and C is None:
                         pa = _assistant(part, r, no, prev_assistant, msg_t)
                         if pa is not None:
-                            st.records += 1
+                            fast += 1
                             prev_assistant = pa
                             continue
                     elif t == "user" and C is None and user_fast(r, no):
-                        st.records += 1
+                        fast += 1
                         continue
                     obj = project(r)
             if obj is None:
@@ -593,7 +603,31 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                 _collect(C, slot, no, at, raw, obj, t, key)
     if prev_assistant is not None:
         part.last_assistant = prev_assistant
+    st.records += fast
+    _fold_fast(part, (type_keys, sys_keys, att_keys))
     return part
+
+
+def _fold_fast(part: "_Part", tables) -> None:
+    """Count the fast paths' records into `part.combos`, which stays in order of first slot."""
+    combos, first = part.combos, part.first
+    added = False
+    for table in tables:
+        for kf in table.values():
+            if kf is False or not kf[2]:
+                continue
+            key, _flags, n, slot = kf
+            added = True
+            c = combos.get(key)
+            if c is None:
+                combos[key] = n
+                first[key] = slot
+            else:
+                combos[key] = c + n
+                if slot < first[key]:
+                    first[key] = slot
+    if added:
+        part.combos = dict(sorted(combos.items(), key=lambda kv: first[kv[0]]))
 
 
 PROJECT = True
@@ -803,14 +837,15 @@ def _fast_key(fk: tuple):
     """(combo key, skeleton flags) of a record of type `fk[0]` whose only fields `R.classify`
     reads are its system subtype `fk[1]` and attachment type `fk[2]` (str or None; a queue
     operation that is not an enqueue): classify itself labels a record holding just those.
-    False when such a record could open a turn (then it takes the full path)."""
+    False when such a record could open a turn (then it takes the full path). As a list
+    [key, flags, records counted, first slot] (`_scan_lines` counts into it)."""
     t, sub, att = fk
     probe = {"type": t, "subtype": sub, "attachment": {"type": att}, "operation": None}
     labels = tuple(R.classify(probe))
     if labels and _may_open(labels):
         return False
     key = (t, sub if t == "system" else None, att if t == "attachment" else None, labels)
-    return key, skeleton_flags(t, labels, False, False)
+    return [key, skeleton_flags(t, labels, False, False), 0, -1]
 
 
 def _collect(C: Cols, slot: int, no: int, at: int, raw: bytes, obj: dict, t: str | None, key: tuple) -> None:

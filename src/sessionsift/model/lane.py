@@ -231,13 +231,15 @@ class Skeleton:
 
     def add(self, uuid: str | None, parent: str | None, logical: str | None, flags: int, line: int = 0) -> int:
         """Append one record; `parent`/`logical` are the string values (None when not strings)."""
-        n = len(self.flags)
+        fl = self.flags
+        n = len(fl)
         if uuid is None:
             self.parent.append(_NONE)
-            self.flags.append(flags)
+            fl.append(flags)
             return n
         flags |= F_UUID
-        first = self.index.setdefault(uuid, n)
+        index = self.index
+        first = index.setdefault(uuid, n)
         if first != n:
             self.replay[n] = first
             flags |= F_REPLAY
@@ -248,15 +250,17 @@ class Skeleton:
         else:
             if not parent:
                 flags |= F_PEMPTY
-            p = self._ref(n, 0, parent)
-            if p == _DANGLING:
+            p = index.get(parent)  # = self._ref(n, 0, parent), inline
+            if p is None:
+                self.pending.append((n, 0, parent))
                 self.lines[n] = line
+                p = _DANGLING
             self.parent.append(p)
         if logical is not None:
             if not logical:
                 flags |= F_LEMPTY
             self.logical[n] = self._ref(n, 1, logical)
-        self.flags.append(flags)
+        fl.append(flags)
         return n
 
     def _ref(self, n: int, which: int, uuid: str) -> int:
