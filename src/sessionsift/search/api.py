@@ -23,7 +23,7 @@ from ..discover import Lane, Scope
 from ..errors import UsageError
 from ..model import record as R
 from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, LEAVES, ROLES, expand_selector, expand_selectors
-from ..read.lines import Line, ReadStats, Releaser, count_released, open_map, open_scan, parse_numbered
+from ..read.lines import Line, ReadStats, Releaser, _Whole, count_released, open_map, open_scan, parse_numbered
 from ..timefmt import parse_ts
 from . import prefilter as PF
 from .types import COUNT_BY, Hit, LaneOutcome, Opener, Query, Summary
@@ -540,6 +540,9 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
                 break
         if p.count_left_out and PERSISTED in p.left_out_kinds:
             _count_persisted(p, rx, lane, buf, out)
+        # a zero-filled run (a crash's NULs) in a file with hits, looked for in the bytes read
+        # whole (memchr); a mapped file is read again in chunks only if its hits get no chain
+        nul = None if not hits or not isinstance(m, _Whole) else buf.find(b"\x00") >= 0
     out.malformed = len(stats.malformed_lines)
     # relabelling and turns need the lane view; build it only for lanes with hits
     # (without a needle every user record was read: no parent with two user.message children means
@@ -554,7 +557,7 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         # no chain was built for these hits: a zero-filled run in the file (a crash's NULs, whichever
         # lines the scan parsed: the answer must not depend on the path) means no bridge was
         # looked for across it
-        out.unchained = stats.zero_filled_lines or int(_holds_nul(lane.path))
+        out.unchained = stats.zero_filled_lines or int(nul if nul is not None else _holds_nul(lane.path))
     # tool names of result carriers (stored provisionally as ids)
     for h in hits:
         if h.type == "user" and not out.indexed:
