@@ -154,7 +154,9 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
     shutil.copytree(HOMES[1], home)
     H = ["--claude-home", str(home)]
     both(["files", "--by", "timeline", *H])
-    assert (store.root_dir() / "claude-root-fev").is_dir()
+    from sessionsift.index import filesummary
+
+    assert (store.root_dir() / filesummary.KIND).is_dir()
     ref = run(["files", "--by", "timeline", *H, "--no-index"])
     files = [x["file"] for x in run(["files", "--by", "file", *H, "--no-index"])[1] if x.get("kind") == "file"]
     at_ref = run(["recover", "--file", files[0], "--at", "turn1", *H, "--no-index"])

@@ -46,6 +46,13 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     Example: sessionsift files 3f2a --by timeline
     Example: sessionsift files --home examples/home --by file
     """
+    from ..read.fanout import no_gc
+
+    with no_gc():  # a store's events are hundreds of thousands of acyclic objects: no collector passes
+        return _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only)
+
+
+def _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only):
     from ..questions.files import changes as shared_changes
     from .cmd_shared import change_line, change_row, display_of, pairs_of
 
@@ -316,6 +323,15 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     Example: sessionsift recover 3f2a src/app.py --coverage
     Example: sessionsift recover 3f2a --file src/app.py
     """
+    from ..read.fanout import no_gc
+
+    with no_gc():  # as `files`
+        return _recover(targets, fmt, claude_home, sessions_from, file, coverage, at, patches, out_file,
+                        list_backups, no_subagents)
+
+
+def _recover(targets, fmt, claude_home, sessions_from, file, coverage, at, patches, out_file, list_backups,
+             no_subagents):
     from ..errors import TargetError
 
     given_file = bool(file)

@@ -150,7 +150,8 @@ def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
         from ..index import filesummary, summary
 
         home = getattr(scope.home, "path", None)
-        for name, kind in (("census", summary.KIND), ("files", filesummary.KIND)) if home is not None else ():
+        kinds = [("census", summary.KIND), ("files", filesummary.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
+        for name, kind in kinds if home is not None else ():
             p = store.index_path(kind, home)
             try:
                 n = p.stat().st_size

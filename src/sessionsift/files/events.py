@@ -56,6 +56,13 @@ class Call:
     copy_of: tuple[str, int] | None = None
     """(session id, line) of the record this one copies (a `--fork-session` fork whose parent is
     in scope, model/lineage.py): counted once, on the original."""
+    light: bool = False
+    """Made from the index's call facts (files/facts.py), not from the records: `input`, `echo`
+    and `result_text` are empty and `shell` keeps no heredoc body (`Operand.heredoc` is "" where
+    one was, None elsewhere), while every derived fact below (`path`, `raw_path`, `touch`, `hint`)
+    and the shell analysis' paths, verbs, markers and read anchor are the records' own. `files`
+    reads nothing else; `recover` reads the records of the calls that name its file
+    (facts.py `hydrate`)."""
 
     @property
     def pos(self) -> int:
@@ -82,6 +89,57 @@ class Call:
     def ok(self) -> bool:
         return self.is_error is False
 
+    @property
+    def raw_path(self):
+        """The path the call's input names, as written (`files` rows' `raw`; any JSON value)."""
+        d = self.__dict__
+        if "_raw" not in d:
+            d["_raw"] = self.input.get("file_path") or self.input.get("notebook_path")
+        return d["_raw"]
+
+    @property
+    def touch(self) -> tuple[str, str | None] | None:
+        """(op, detail) of a file tool's call as `files` lists it; None for other tools."""
+        d = self.__dict__
+        if "_touch" not in d:
+            d["_touch"] = _touch_of(self)
+        return d["_touch"]
+
+    @property
+    def hint(self) -> tuple[list[str], bool]:
+        """`stale_hint_paths`: the paths a Bash result's staleReadFileStateHint names (FH-005),
+        and whether it names more than it lists."""
+        d = self.__dict__
+        if "_hint" not in d:
+            d["_hint"] = _hint_of(self)
+        return d["_hint"]
+
+
+TOOL_OP = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "multiedit", "NotebookEdit": "notebook-edit"}
+
+
+def _touch_of(c: Call) -> tuple[str, str | None] | None:
+    if c.tool not in TOOL_OP:
+        return None
+    op = TOOL_OP[c.tool]
+    detail = None
+    if c.tool == "Write" and isinstance(c.echo, dict) and c.echo.get("type") in ("create", "update"):
+        op = c.echo["type"]
+    if c.is_error and MODIFIED_SINCE_READ in (c.result_text or ""):
+        detail = "rejected: modified since read"
+    elif c.is_error:
+        detail = (c.result_text or "")[:200]
+    if isinstance(c.echo, dict) and c.echo.get("staleRecovered"):
+        detail = "staleRecovered: applied to a file changed on disk since the last Read"
+    if c.tool == "Read" and isinstance(c.echo, dict):
+        f = c.echo.get("file") if isinstance(c.echo.get("file"), dict) else {}
+        if c.echo.get("type") == "file_unchanged":
+            detail = "file_unchanged"
+        elif isinstance(f.get("startLine"), int) and isinstance(f.get("numLines"), int):
+            detail = f"lines {f['startLine']}+{f['numLines']} of {f.get('totalLines')}" + (
+                " truncatedByTokenCap" if f.get("truncatedByTokenCap") else "")
+    return op, detail
+
 
 @dataclass
 class Attach:
@@ -94,6 +152,8 @@ class Attach:
     cwd: str | None
     slug: str | None = None
     copy_of: tuple[str, int] | None = None
+    light: bool = False
+    """Made from the index's facts (files/facts.py): `payload` holds only the `filename`."""
 
 
 @dataclass
@@ -195,6 +255,9 @@ class LaneEvents:
     """The lane's full view while the events are read (`lane_events`), then `LaneFacts` (`keep_view`
     False: what files/recover hold for a whole store)."""
     first_cwd: str | None = None
+    source: object = None
+    """Where the records of a lane made from the index's facts are (files/facts.py `Source`):
+    `recover` reads the ones it needs whole from there."""
 
 
 _WANT_ATT = frozenset({"edited_text_file", "file", "read_truncation_notice", "plan_mode", "plan_file_reference"})
@@ -317,7 +380,12 @@ def _backup(lane: Lane, no: int, kind: str, ts: str | None, p: str, b: dict, cwd
 
 
 def stale_hint_paths(call: Call) -> tuple[list[str], bool]:
-    """Paths named by a Bash `staleReadFileStateHint` (FH-005), and whether more were unnamed."""
+    """Paths named by a Bash `staleReadFileStateHint` (FH-005), and whether more were unnamed
+    (`Call.hint`: taken once; the list is not to be changed)."""
+    return call.hint
+
+
+def _hint_of(call: Call) -> tuple[list[str], bool]:
     echo = call.echo if isinstance(call.echo, dict) else {}
     h = echo.get("staleReadFileStateHint")
     if not isinstance(h, str):
@@ -375,6 +443,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
     from ..index import config, lanes as IL, store
     from ..index.turns import SURVIVAL_NAME
     from ..read.lines import parse_line
+    from . import facts as F
 
     if config.why_off() is not None:
         return None
@@ -387,16 +456,26 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
             st = os.stat(lane.path)
         except OSError:
             return None
-        o = root.get(ab, st, os.fspath(lane.path))
-        if o is not None:
-            try:
-                fs = FileSlots(o)
-            except (KeyError, TypeError, ValueError):
-                fs = None
-            if fs is not None and fs.matches(_CALL_TOOLS, _WANT_ATT):
-                ident = store.identity_of(st, st.st_size, ())
-            else:
-                fs = None
+        e = root.get(ab, st, os.fspath(lane.path))
+        if e is not None:
+            ident = store.identity_of(st, st.st_size, ())
+            kept = root.facts(ab, F.rules())
+            if kept is not None:
+                try:
+                    ev = F.light(lane, kept, root.read(ab), _loader(lane, ident))
+                except (KeyError, TypeError, ValueError):
+                    ev = None
+                if ev is not None:
+                    ev.source = F.Source(lambda: root.fev(ab), _ident(st))
+                    return ev
+            o = root.fev(ab)
+            if o is not None:
+                try:
+                    fs = FileSlots(o)
+                except (KeyError, TypeError, ValueError):
+                    fs = None
+                if fs is not None and not fs.matches(_CALL_TOOLS, _WANT_ATT):
+                    fs = None
     if fs is None:
         try:
             f, st, verdict = IL._open(lane)
@@ -423,7 +502,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
 
     ev = LaneEvents(lane)
     ev.first_cwd = cw_vals[0] if cw_vals else None
-    ev.index = LaneFacts(stats=codec.read_from(fs.read), load=lambda: _facts_of(lane, ident))
+    ev.index = LaneFacts(stats=codec.read_from(fs.read), load=_loader(lane, ident))
     fd = os.open(lane.path, os.O_RDONLY)
     kinds = fs.kinds
 
@@ -439,7 +518,23 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
         _events_of(ev, pairs(), cwd_at)
     finally:
         os.close(fd)
-    return ev
+    kept = F.encode(ev)
+    if root is not None:
+        root.put_facts(ab, ident, F.rules(), kept)
+    # the events as a later run makes them from the facts (the records' content let go: a store's
+    # tool results are gigabytes); recover reads again the few it needs whole
+    out = F.light(lane, kept, fs.read, _loader(lane, ident))
+    obj = fs.obj
+    out.source = F.Source(lambda: obj, _ident(st))
+    return out
+
+
+def _loader(lane: Lane, ident):
+    return lambda: _facts_of(lane, ident)
+
+
+def _ident(st: os.stat_result) -> list:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _stat_part(i) -> tuple:

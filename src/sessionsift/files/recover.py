@@ -670,6 +670,7 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
     ("index", "built", "scanned")."""
     evs, problems = [], []
     root = None
+    fast = None
     if use_index:
         from ..index import config
         from ..index.filesummary import FilesSummary
@@ -677,11 +678,21 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
         home = getattr(scope.home, "path", None)
         if config.why_off() is None and home is not None and scope.sessions:
             root = FilesSummary.load(home)
+            from .facts import from_summary, rules
+
+            rs = rules()
+            fast = lambda ln: from_summary(ln, root, rs)  # noqa: E731
     for s in scope.sessions:
         lanes = [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
         for ln in lanes:
             try:
-                le = _lane_events(ln, use_index, outcomes, root)
+                le = fast(ln) if fast is not None else None
+                if le is not None:  # the summary's facts answer: nothing else read for this lane
+                    if outcomes is not None:
+                        outcomes.append("index")
+                    _progress(le, "index")
+                else:
+                    le = _lane_events(ln, use_index, outcomes, root)
                 evs.append(le)
             except OSError as exc:
                 from ..discover import Problem
@@ -714,14 +725,18 @@ def _lane_events(ln, use_index: bool, outcomes: list | None, root=None) -> LaneE
         if le is not None:
             if outcomes is not None:
                 outcomes.append(how)
-            from ..index import lanes as IL
-
-            if IL.PROGRESS is not None and le.index is not None:
-                IL.PROGRESS.step(le.index.stats.bytes, how in ("built", "appended"))
+            _progress(le, how)
             return le
     if outcomes is not None:
         outcomes.append("scanned")
     return lane_events(ln, keep_view=False)
+
+
+def _progress(le: LaneEvents, how: str) -> None:
+    from ..index import lanes as IL
+
+    if IL.PROGRESS is not None and le.index is not None:
+        IL.PROGRESS.step(le.index.stats.bytes, how in ("built", "appended"))
 
 
 def _mark_copies(scope: Scope, evs: list[LaneEvents]) -> None:
@@ -773,7 +788,7 @@ def recover(scope: Scope, file: str, at: Cutoff | None = None, subagents: bool =
     rp.rec.transcripts = len(lane_evs)
     rp.rec.unreadable = problems or []
     seen = False
-    for t, _, pos, kind, x, li in _ordered(lane_evs):
+    for t, _, pos, kind, x, li in _whole(_ordered(lane_evs), lane_evs, path):
         le = lane_evs[li]
         if at is not None:
             if at.instant is not None and t > at.instant:
@@ -809,6 +824,26 @@ def recover(scope: Scope, file: str, at: Cutoff | None = None, subagents: bool =
         rp.rec.steps = [s for s in rp.rec.steps if s.what != "possible-write"]
         rp.rec.risks_since_anchor = []
     return rp.rec
+
+
+def _whole(items: list, lane_evs: list[LaneEvents], path: str) -> list:
+    """`items` with each event made from the index's facts (`light`) that names `path` read whole
+    from its records (files/facts.py `hydrate`): the replay reads their content. The others are
+    replayed as they are: what the replay reads of an event that does not name the file (its
+    path, a shell command's operands and markers, the hint's paths) the facts hold."""
+    want: dict[int, list] = {}
+    for it in items:
+        x = it[4]
+        if getattr(x, "light", False) and _mentions(x, it[3], path):
+            want.setdefault(it[5], []).append(x)
+    if not want:
+        return items
+    from .facts import hydrate
+
+    got: dict[int, object] = {}
+    for li, xs in want.items():
+        got.update(hydrate(lane_evs[li], xs))
+    return [(t, a, pos, kind, got.get(id(x), x), li) for t, a, pos, kind, x, li in items]
 
 
 def _main_line_instant(lane_evs: list[LaneEvents], line: int) -> float | None:

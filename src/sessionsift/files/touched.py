@@ -7,12 +7,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from ..discover import Scope
-from .events import MODIFIED_SINCE_READ, Call, LaneEvents, norm, stale_hint_paths
+from .events import TOOL_OP, Call, LaneEvents, norm, stale_hint_paths
 from .recover import _ts, collect
 
 from ..model import record as R
 
-TOOL_OP = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "multiedit", "NotebookEdit": "notebook-edit"}
 MUTATING = R.MUTATING_FILE_TOOLS  # FH-037
 
 
@@ -82,24 +81,8 @@ def touches(scope: Scope, subagents: bool = True, subagents_only: bool = False,
         n0 = len(res.touches)
         for c in le.calls:
             if c.tool in TOOL_OP:
-                op = TOOL_OP[c.tool]
-                detail = None
-                if c.tool == "Write" and isinstance(c.echo, dict) and c.echo.get("type") in ("create", "update"):
-                    op = c.echo["type"]
-                if c.is_error and MODIFIED_SINCE_READ in (c.result_text or ""):
-                    detail = "rejected: modified since read"
-                elif c.is_error:
-                    detail = (c.result_text or "")[:200]
-                if isinstance(c.echo, dict) and c.echo.get("staleRecovered"):
-                    detail = "staleRecovered: applied to a file changed on disk since the last Read"
-                if c.tool == "Read" and isinstance(c.echo, dict):
-                    f = c.echo.get("file") if isinstance(c.echo.get("file"), dict) else {}
-                    if c.echo.get("type") == "file_unchanged":
-                        detail = "file_unchanged"
-                    elif isinstance(f.get("startLine"), int) and isinstance(f.get("numLines"), int):
-                        detail = f"lines {f['startLine']}+{f['numLines']} of {f.get('totalLines')}" + (
-                            " truncatedByTokenCap" if f.get("truncatedByTokenCap") else "")
-                res.touches.append(Touch(c.path, c.input.get("file_path") or c.input.get("notebook_path"), op, "tool",
+                op, detail = c.touch
+                res.touches.append(Touch(c.path, c.raw_path, op, "tool",
                                          c.tool, c.tool, "structured", _status(c), c.lane, c.pos,
                                          c.result_ts or c.timestamp, c.turn, c.tool_use_id, detail))
             elif c.tool == "Bash" and c.shell is not None:
