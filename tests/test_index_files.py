@@ -54,32 +54,62 @@ def test_files_and_recover_from_the_index(home):
     files = [x["file"] for x in both(["files", "--by", "file", *H])["ref"][1] if x.get("kind") == "file"]
     assert files
     for f in files:
+        both(["recover", "--file", f, *H])  # the content view: json carries the content
         both(["recover", "--file", f, "--coverage", *H])
         both(["recover", "--file", f, "--patches", *H])
         both(["recover", "--file", f, "--at", "turn1", *H])
         both(["recover", "--file", f, "--at", "L20", *H])
+        both(["recover", "--file", f, "--list-backups", *H])
+
+
+def _every_answer(H: list[str], pick=None) -> list[str]:
+    """`files` in every grouping and `recover` of every file it lists (`pick`: of those it
+    keeps), each equal with and without the index; the files."""
+    for by in ("summary", "timeline", "file", "dir"):
+        both(["files", "--by", by, *H])
+    files = [x["file"] for x in run(["files", "--by", "file", *H, "--no-index"])[1] if x.get("kind") == "file"]
+    for f in (files if pick is None else pick(files)):
+        both(["recover", "--file", f, *H])
+        both(["recover", "--file", f, "--coverage", *H])
+    return files
 
 
 def test_crash_artefacts(tmp_path):
     home = _home_with_crash(tmp_path)
-    for by in ("summary", "timeline"):
-        both(["files", "--by", by, "--claude-home", str(home)])
+    _every_answer(["--claude-home", str(home)])
 
 
-def test_a_grown_copy(tmp_path):
+def test_the_multi_provider_home():
+    """examples/home: Claude Code's transcripts beside the other providers' sessions (recovered:
+    the files Claude Code's transcripts touch, and three only the others' sessions touch)."""
+    claude = {x["file"] for x in run(["files", "--by", "file", "--claude-home", str(HOMES[0]), "--no-index"])[1]
+              if x.get("kind") == "file"}
+    files = _every_answer(["--home", str(ROOT / "examples" / "home")],
+                          lambda fs: [f for f in fs if f in claude] + [f for f in fs if f not in claude][:3])
+    assert claude <= set(files) and len(files) > len(claude)
+
+
+def test_a_grown_and_a_rewritten_copy(tmp_path):
     home = tmp_path / "claude"
     shutil.copytree(HOMES[1], home)
     H = ["--claude-home", str(home)]
-    both(["files", "--by", "timeline", *H])
+    _every_answer(H)
     main_lane = max((home / "projects").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
     data = main_lane.read_bytes()
     cut = data.rfind(b"\n", 0, len(data) // 2) + 1
     main_lane.write_bytes(data[:cut])
-    both(["files", "--by", "timeline", *H])
+    _every_answer(H)
     with open(main_lane, "ab") as f:
         f.write(data[cut:])
+    _every_answer(H)
     r = both(["files", "--by", "timeline", *H])
     assert r["index"]["from_index"] > 0
+    # rewritten in place, same size: every path the lane names changes case; the facts kept for
+    # the old bytes are not used (the answers name the new paths)
+    assert b"app.py" in data
+    main_lane.write_bytes(data.replace(b"app.py", b"APP.py"))
+    files = _every_answer(H)
+    assert any(f.endswith("/APP.py") for f in files) and not any(f.endswith("/app.py") for f in files)
 
 
 REAL = sorted(p for h in HOMES for p in (h / "projects").rglob("*.jsonl"))
@@ -89,19 +119,51 @@ def _facts(le) -> list[tuple]:
     return [(x.no, x.turn, x.timestamp) for x in le.index.entries]
 
 
+def _call(c) -> tuple:
+    return (c.tool, c.tool_use_id, c.line, c.timestamp, c.turn, c.cwd, c.input, c.result_line, c.result_ts,
+            c.is_error, c.result_text, c.echo, c.survival, c.path, c.shell)
+
+
 def _events(le) -> list:
-    return ([(c.tool, c.tool_use_id, c.line, c.timestamp, c.turn, c.cwd, c.input, c.result_line, c.result_ts,
-              c.is_error, c.result_text, c.echo, c.survival, c.path) for c in le.calls]
+    """Everything of a lane's events, their content too (whole events only)."""
+    return ([_call(c) for c in le.calls]
             + [(a.kind, a.line, a.timestamp, a.turn, a.payload, a.cwd) for a in le.attachments]
             + [(b.line, b.kind, b.timestamp, b.path, b.version, b.backup_file) for b in le.backups]
             + [le.snapshot_lines, le.first_cwd, le.index.stats.omissions()])
 
 
+def _light(le) -> list:
+    """What files and recover read of events that do not name their file: the facts (light events
+    made from the index have these and no content)."""
+    from sessionsift.files import facts as F
+
+    sh = lambda s: None if s is None else (s.parse_error, s.command[:200] if s.parse_error else None,  # noqa: E731
+                                           s.markers, [(m.raw, m.path, m.resolution, m.op, m.verb,
+                                                        m.heredoc is not None) for m in s.mutations], s.read)
+    return ([(c.tool, c.tool_use_id, c.line, c.timestamp, c.turn, c.cwd, c.result_line, c.result_ts, c.is_error,
+              c.survival, c.path, c.raw_path, c.touch, tuple(c.hint), sh(c.shell), c.pos, c.ok) for c in le.calls]
+            + [(a.kind, a.line, a.timestamp, a.turn, a.payload.get("filename"), a.cwd, a.slug) for a in le.attachments]
+            + [(b.line, b.kind, b.timestamp, b.path, b.tracked_as, b.version, b.backup_file, b.backup_time)
+               for b in le.backups]
+            + [le.snapshot_lines, le.first_cwd, le.index.stats.omissions(), F.encode(le)])
+
+
+def _hydrated(le) -> list:
+    """Every light event of `le` read whole from its records (files/facts.py `hydrate`)."""
+    from sessionsift.files import facts as F
+
+    got = F.hydrate(le, list(le.calls) + list(le.attachments))
+    assert len(got) == len(le.calls) + len(le.attachments)
+    return ([_call(got[id(c)]) for c in le.calls]
+            + [(a.kind, a.line, a.timestamp, a.turn, a.payload, a.cwd) for a in map(lambda x: got[id(x)], le.attachments)])
+
+
 @pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name[-16:]}/{p.name[:12]}")
-def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path):
+def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path, monkeypatch):
     """The ``fev`` section (index/fileslots.py) is derived once and then read alone; the events
-    from it and the per-record facts (loaded lazily from the index, or from the lane when the
-    index changed meanwhile) equal the lane view's, record by record."""
+    from it (light: their facts, files/facts.py) and the per-record facts (loaded lazily from the
+    index, or from the lane when the index changed meanwhile) equal the lane view's, record by
+    record, and each event read whole again from its records equals the lane view's whole."""
     from sessionsift.discover import Lane
     from sessionsift.files import events as E
     from sessionsift.index import lanes as IL, store
@@ -117,18 +179,26 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path):
     f = store.IndexFile.open(idx, IL.KIND, str(dest))
     assert f.has("fev") and f.has("turns.2")
     again = E.lane_events_indexed(lane)  # from the stored section
-    assert _events(first) == _events(again) == _events(ref)
+    assert all(c.light for c in first.calls + again.calls) and all(a.light for a in first.attachments)
+    assert _light(first) == _light(again) == _light(ref)
+    whole = _events(ref)[:len(ref.calls) + len(ref.attachments)]
+    with monkeypatch.context() as m:  # each from its own records, not from a reading of the lane
+        m.setattr(E, "lane_events", lambda *a, **k: pytest.fail("read the whole lane"))
+        assert _hydrated(first) == _hydrated(again) == whole
     assert _facts(first) == _facts(ref)
     # a section derived for another choice of tools is derived again, not used
     o = f.section("fev")
     o["tools"] = ["Read"]
     f.with_section("fev", o, IL.KIND, str(dest))
-    assert _events(E.lane_events_indexed(lane)) == _events(ref)
+    assert _light(E.lane_events_indexed(lane)) == _light(ref)
     assert store.IndexFile.open(idx, IL.KIND, str(dest)).section("fev")["tools"] != ["Read"]
     # facts asked for after the index was replaced: read from the lane, still equal
     late = E.lane_events_indexed(lane)
     idx.unlink()
     assert _facts(late) == _facts(ref)
+    # the transcript rewritten (same bytes, a new identity): its events read whole from the lane
+    dest.write_bytes(path.read_bytes())
+    assert _hydrated(again) == whole
 
 
 @pytest.mark.parametrize("xs", [[], [""], [None], ["a", None, ""], ["\x01"], ["a\x00b", "c"], [None, "\x01x"]])
@@ -181,3 +251,53 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
     got = run(["files", "--by", "timeline", *H])
     assert got[1][-1]["index"]["built"] >= 1
     assert strip(got) == strip(run(["files", "--by", "timeline", *H, "--no-index"]))
+
+
+def test_warm_files_parses_no_record_and_recover_only_the_records_naming_its_file(tmp_path, monkeypatch):
+    """After the facts are kept (files/facts.py), a warm `files` parses no record at all, and a
+    warm `recover --file X` parses exactly the records of the events that name X (a call's
+    tool_use and tool_result records, an attachment's), none else; facts kept under other rules
+    (another version of the code that derives them) are derived again, not used. Every answer
+    equals the scan's."""
+    from sessionsift.files import facts as F, recover as R
+    from sessionsift.read import lines
+
+    monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / "index"))
+    H = ["--claude-home", str(HOMES[1])]
+    strip = lambda r: (r[0], [{k: v for k, v in x.items() if k != "index"} for x in r[1]])  # noqa: E731
+    refs = {by: run(["files", "--by", by, *H, "--no-index"]) for by in ("summary", "timeline", "file", "dir")}
+    files = [x["file"] for x in refs["file"][1] if x.get("kind") == "file"]
+    rrefs = {f: run(["recover", "--file", f, "--patches", *H, "--no-index"]) for f in files}
+    parsed: list[int] = []
+    real = lines._parse
+    monkeypatch.setattr(lines, "_parse", lambda raw, stats: parsed.append(1) or real(raw, stats))
+    assert strip(run(["files", "--by", "timeline", *H])) == strip(refs["timeline"])  # derives the facts
+    assert parsed
+    for by, ref in refs.items():
+        parsed.clear()
+        assert strip(run(["files", "--by", by, *H])) == strip(ref)
+        assert parsed == [], by
+    want: list[int] = []
+    real_recover = R.recover
+
+    def recover(scope, file, at=None, subagents=True, lane_evs=None, problems=None):
+        assert all(getattr(c, "light", False) for le in lane_evs for c in le.calls)
+        want.append(sum((1 + (x.result_line is not None)) if kind == "call" else 1
+                        for _t, _a, _p, kind, x, _li in R._ordered(lane_evs)
+                        if kind != "bk" and R._mentions(x, kind, R.norm(file))))
+        return real_recover(scope, file, at, subagents, lane_evs, problems)
+
+    monkeypatch.setattr(R, "recover", recover)
+    for f in files:
+        parsed.clear()
+        want.clear()
+        assert strip(run(["recover", "--file", f, "--patches", *H])) == strip(rrefs[f])
+        assert want and len(parsed) == want[0] > 0, f  # the records naming f, and no other
+    # facts kept under other rules are not used: derived again (records parsed), still equal
+    monkeypatch.setattr(F, "_RULES", "facts.0:another-version")
+    parsed.clear()
+    assert strip(run(["files", "--by", "timeline", *H])) == strip(refs["timeline"])
+    assert parsed
+    parsed.clear()
+    assert strip(run(["files", "--by", "timeline", *H])) == strip(refs["timeline"])
+    assert parsed == []
