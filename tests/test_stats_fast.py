@@ -175,3 +175,46 @@ def test_user_tool_results_read_from_their_struct(tmp_path, monkeypatch):
     for path in REAL:
         _all_ways(path) if path.stat().st_size < 400_000 else _both(path)
     assert any(_taken(monkeypatch, path).count(True) for path in REAL)
+
+
+def _tokens_reference(ls, per_msg) -> None:
+    """The per-message token sums as first written (one message at a time): the reference
+    `S._tokens` (grouped by model) is held to."""
+    from collections import Counter
+
+    carried: dict = {}
+    for (model, _mid), fields in per_msg.items():
+        ls.messages_by_model[model] += 1
+        agg = ls.tokens.setdefault(model, {})
+        seen = carried.setdefault(model, Counter())
+        for f, v in fields.items():
+            agg[f] = agg.get(f, 0) + v
+            seen[f] += 1
+    for model, n in ls.messages_by_model.items():
+        miss = {f: n - carried[model][f] for f in S.USAGE_FIELDS if carried[model][f] < n}
+        if miss:
+            ls.tokens_missing[model] = miss
+
+
+def test_token_sums_grouped_by_model_equal_the_per_message_sums():
+    """Random messages (hand-made: field subsets in any order, as lines of one message merge
+    them, bools and zeros, models without any usage) give the same sums, counts, missing fields
+    and the same order of models and of fields."""
+    import random
+
+    rng = random.Random(16)
+    for trial in range(300):
+        per_msg = {}
+        for i in range(rng.randrange(0, 40)):
+            model = rng.choice(["m1", "m2", "(unknown model)", "m3"])
+            fields = rng.sample(S.USAGE_FIELDS, rng.randrange(0, 5))
+            per_msg[(model, f"id{i}" if rng.random() < 0.8 else i)] = {
+                f: rng.choice([0, 1, True, 10 ** rng.randrange(1, 12)]) for f in fields}
+        a = S.LaneStats(None, None)
+        b = S.LaneStats(None, None)
+        S._tokens(a, per_msg)
+        _tokens_reference(b, per_msg)
+        for got, want in ((a.tokens, b.tokens), (a.tokens_missing, b.tokens_missing),
+                          (a.messages_by_model, b.messages_by_model)):
+            assert [(k, list(v.items()) if isinstance(v, dict) else v) for k, v in got.items()] == \
+                [(k, list(v.items()) if isinstance(v, dict) else v) for k, v in want.items()], trial

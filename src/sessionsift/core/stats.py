@@ -19,6 +19,7 @@ from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_num
 from ..read.fanout import _Worker, no_gc  # one forked-worker implementation
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_USAGE_SET = frozenset(USAGE_FIELDS)
 
 
 @dataclass
@@ -225,25 +226,38 @@ def _tool_blocks(obj: dict, no: int, uses: dict, errs: dict) -> None:
 
 def _tokens(ls: LaneStats, per_msg: dict) -> None:
     """Per model: messages, the sum of each usage field over the messages that carry it, and how
-    many lack it (an assistant record with a model but no usage object lacks every field)."""
-    carried: dict[str, dict[str, int]] = {}
-    msgs, tokens = ls.messages_by_model, ls.tokens
+    many lack it (an assistant record with a model but no usage object lacks every field). Models
+    and each model's fields are in order of first appearance."""
+    by_model: dict[str, list[dict[str, int]]] = {}
     for (model, _mid), fields in per_msg.items():
-        msgs[model] += 1
-        agg = tokens.get(model)
-        if agg is None:
-            agg = tokens[model] = {}
-        seen = carried.get(model)
-        if seen is None:
-            seen = carried[model] = dict.fromkeys(USAGE_FIELDS, 0)
-        for f, v in fields.items():
-            agg[f] = agg.get(f, 0) + v  # a sum over the messages that wrote this field
-            seen[f] = seen.get(f, 0) + 1
-    for model, n in msgs.items():
-        c = carried[model]
-        miss = {f: n - c[f] for f in USAGE_FIELDS if c[f] < n}
+        lst = by_model.get(model)
+        if lst is None:
+            by_model[model] = [fields]
+        else:
+            lst.append(fields)
+    msgs, tokens = ls.messages_by_model, ls.tokens
+    for model, lst in by_model.items():
+        n = len(lst)
+        msgs[model] += n
+        order: list[str] = []
+        for fields in lst:  # the fields in order of first appearance (the first message has them all, usually)
+            for f in fields:
+                if f not in order:
+                    order.append(f)
+            if len(order) >= len(USAGE_FIELDS) and _USAGE_SET.issubset(order):
+                break
+        agg = tokens.setdefault(model, {})
+        miss = {}
+        for f in order:
+            vals = [fields[f] for fields in lst if f in fields]
+            agg[f] = agg.get(f, 0) + sum(vals)  # a sum over the messages that wrote this field
+            if len(vals) < n:
+                miss[f] = n - len(vals)
+        for f in USAGE_FIELDS:
+            if f not in agg:
+                miss[f] = n
         if miss:
-            ls.tokens_missing[model] = miss
+            ls.tokens_missing[model] = {f: miss[f] for f in USAGE_FIELDS if f in miss}
 
 
 def _count_thinking(ls: "LaneStats | _Part", obj: dict) -> None:
