@@ -222,12 +222,18 @@ def test_codex_sessions_calls_failures_and_changes_match_the_script(listed):
     # recorded changes: every change the script expects, on the file it names
     p = cli("files", "--by", "timeline", "--codex-home", str(EX / "codex-home"), "--format", "json")
     rows = [r for r in jrows(p) if r["kind"] == "change"]
-    got = Counter((r["file"], r["action"]) for r in rows if not r["action"].startswith("shell:"))
+    got = Counter((r["file"], r["action"]) for r in rows if not r["action"].startswith("shell:") and not r["failed"])
     want = Counter((ch["path"], ch["action"]) for gt in CX_GT.values() for c in gt["calls"]
                    for ch in c.get("expect_changes") or [])
     assert got == want
+    # the patch the client rejected: a failed row of the file its text names, on its call
+    fails = Counter((r["file"], r["action"], r["call_id"]) for r in rows if r["failed"])
+    rejected = Counter((m, "update", c["call_id"]) for gt in CX_GT.values() for c in gt["calls"] if c.get("expect_rejected")
+                       for m in re.findall(r"^\*\*\* Update File: (.+)$", c["input"], re.M))
+    assert fails == rejected and len(rejected) == 1
     # and the files the scripted commands write by redirect (`> data.txt`, `> job.log`), on their call
-    shell = Counter((r["file"], r["action"], r["call_id"]) for r in rows if r["action"].startswith("shell:"))
+    shell = Counter((r["file"], r["action"], r["call_id"]) for r in rows if r["action"].startswith("shell:")
+                    and r["action"] != "shell:read")
     redirects = Counter((f"{gt['cwd']}/{m}", "shell:write", c["call_id"]) for gt in CX_GT.values() for c in gt["calls"]
                         for m in re.findall(r"(?<![0-9&])> ?([\w.]+)", (c.get("arguments") or {}).get("cmd") or ""))
     assert shell == redirects and len(redirects) == 2

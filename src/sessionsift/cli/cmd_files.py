@@ -75,9 +75,12 @@ def _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents
             and not (subagents_only and c.record.lane == "main" and c.ref.parent_session_id is None)
 
     recorded = [c for c in gres.changes if keep(c)]
+    skept = [c for c in stouch if keep(c)]
+    sreads = [c for c in gres.reads if keep(c)]  # read tool calls (read_file, read, view), as Claude Code's Read
+    sfailed = [c for c in gres.failed if keep(c)]  # change calls that failed: changed nothing
     from ..questions.listing import sort_key as _sk
 
-    gch = sorted(recorded + [c for c in stouch if keep(c)], key=lambda c: (_sk(c.record.instant), c.ref.session_id, c.seq))
+    gch = sorted(recorded + skept + sreads + sfailed, key=lambda c: (_sk(c.record.instant), c.ref.session_id, c.seq))
     out = Out(fmt, "files")
     out.header(**selection_header(sel), by=by)
     ts = res.touches
@@ -126,16 +129,20 @@ def _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents
         gdirs = by_dir(gch)
         for d in touched.group_by_dir(ts):
             for c in gdirs.pop(d["dir"], []):
-                d["ops"][c.change.action] = d["ops"].get(c.change.action, 0) + 1
+                k = "failed" if c.failed else "ops"
+                d[k][c.change.action] = d[k].get(c.change.action, 0) + 1
             out.row("dir", d)
             out.text(f"{esc(d['dir'])}/  {plural(d['files'], 'file')}  " + touched.ops_text(d["ops"], d["failed"]))
         for dname, cs in gdirs.items():
-            d = {"dir": dname, "ops": _count(c.change.action for c in cs), "failed": {}, "files": len({c.path for c in cs})}
+            d = {"dir": dname, "ops": _count(c.change.action for c in cs if not c.failed),
+                 "failed": _count(c.change.action for c in cs if c.failed), "files": len({c.path for c in cs})}
             out.row("dir", d)
-            out.text(f"{esc(dname)}/  {plural(d['files'], 'file')}  " + ", ".join(f"{k}={v}" for k, v in sorted(d["ops"].items())))
+            out.text(f"{esc(dname)}/  {plural(d['files'], 'file')}  " + touched.ops_text(d["ops"], d["failed"]))
     ts = [t for t in ts if t.copy_of is None]  # each original record counted once
     ops, failed = touched.count_ops(ts)
-    gops = _count(c.change.action for c in gch)
+    gops = _count(c.change.action for c in gch if not c.failed)
+    gfailed = _count(c.change.action for c in gch if c.failed)
+    nsw = sum(1 for c in skept if c.change.action != "shell:read")
     files = len({t.path for t in ts if t.path} | {c.path for c in gch})
     unresolved = sum(1 for t in ts if t.path is None)
     problems = res.problems + gres.problems
@@ -146,8 +153,9 @@ def _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents
                 copies=res.copies,
                 omissions=res.omissions, index=irep.as_json(),
                 shared={"sessions": len(sel.refs), "changes": len(recorded), "files": _n_files(gch),
-                        "actions": gops, "complete_views": sum(c.change.new_content is not None for c in gch),
-                        "shell_touches": len(gch) - len(recorded), "shell_unnamed_writers": unnamed_shell,
+                        "actions": gops, "failed": gfailed, "reads": len(sreads),
+                        "complete_views": sum(c.change.new_content is not None for c in gch),
+                        "shell_touches": len(skept), "shell_unnamed_writers": unnamed_shell,
                         "omissions": gres.omissions()},
                 coverage=coverage_json(covs),
                 invisible="writes by other processes leave no trace unless a freshness signal or a file-history "
@@ -160,16 +168,20 @@ def _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents
                  + (f" ({sum(failed.values())} failed: changed nothing)" if failed else "")
                  + ("; " + touched.ops_text(ops, failed) if by == "summary" else ""))
     if sel.refs:
-        ns = len(gch) - len(recorded)
+        ns = nsw
+        nsr = len(skept) - nsw
+        nf = sum(gfailed.values())
         out.text(f"{plural(len(recorded), 'recorded change')}"
                  + (f" and {plural(ns, 'shell write')} named by a command" if ns else "")
+                 + (f", {plural(len(sreads) + nsr, 'read')}" if sreads or nsr else "")
+                 + (f", {plural(nf, 'failed call')} (changed nothing)" if nf else "")
                  + f" of {plural(_n_files(gch), 'file')} in "
                  f"{plural(len(sel.refs), 'session')} of "
                  + ", ".join(sorted({esc(display_of(sel, r.provider)) for r in sel.refs}))
                  + (f", {len(gres.problems)} unreadable" if gres.problems else "")
                  + (f"; {plural(unnamed_shell, 'shell command')} may have written files they do not name "
                     "(an interpreter, a formatter, an unresolved operand): not listed" if unnamed_shell else "")
-                 + ("; " + ", ".join(f"{k}={v}" for k, v in sorted(gops.items())) if by == "summary" and gops else ""))
+                 + ("; " + touched.ops_text(gops, gfailed) if by == "summary" and (gops or gfailed) else ""))
     lost = {k: v for k, v in res.omissions.items() if v}
     if lost:
         out.text("lines not read (touches on them are not counted; the figures are lower bounds): "
@@ -240,11 +252,12 @@ def _shared_file_row(out: Out, sel, path: str, cs: list) -> None:
         name = f"{c.ref.provider}:{c.ref.session_id}" + ("" if c.record.lane == "main" else f"/{c.record.lane}")  # escaped when printed
         if name not in lanes:
             lanes.append(name)
-    ops = _count(c.change.action for c in cs)
-    out.row("file", {"file": path, "ops": ops, "failed": {}, "first": instant(ts[0]) if ts else None,
+    ops = _count(c.change.action for c in cs if not c.failed)
+    failed = _count(c.change.action for c in cs if c.failed)
+    out.row("file", {"file": path, "ops": ops, "failed": failed, "first": instant(ts[0]) if ts else None,
                      "last": instant(ts[-1]) if ts else None, "lanes": lanes,
                      "lines": [c.record.line for c in cs], "touches": [change_row(sel, c) for c in cs]})
-    out.text(f"{esc(path)}  " + ", ".join(f"{k}={v}" for k, v in sorted(ops.items()))
+    out.text(f"{esc(path)}  " + touched.ops_text(ops, failed)
              + f"  [{', '.join(esc(x) for x in lanes)}] {short_local(ts[0] if ts else None)} .. {short_local(ts[-1] if ts else None)}")
 
 

@@ -48,16 +48,26 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
     rb, risks = against_shells(rb, upto, res.shells, path, until)  # a later shell command may have changed it
     used_ids = {id(c) for c in ([rb.anchor] if rb.anchor else []) + rb.applied}
     mine = [c for c in upto if id(c) in used_ids or path in (c.change.path, c.change.move_to)]
+    # calls of the client's file tools that named the file and failed (changed nothing): listed, never applied
+    fails = [c for c in res.failed if c.path == path]
+    rds = [c for c in res.reads if c.path == path and not c.failed]  # read calls that printed it (whole or not)
+    if until is not None:
+        fails = [c for c in fails if (d := parse_ts(c.record.instant)) is not None and d <= lim]
+        rds = [c for c in rds if (d := parse_ts(c.record.instant)) is not None and d <= lim]
+    from ..questions.files import _ts as _order
+
+    steps = sorted(mine + fails, key=lambda c: (_order(c.record.instant), c.ref.session_id, c.seq))
     covs = sel.coverage()
     out.header(**selection_header(sel), file=path, file_given=given, at=at)
     content_view = not (coverage or patches)
     say = out.err if content_view else out.text
     used = {id(c) for c in ([rb.anchor] if rb.anchor else []) + rb.applied}
-    for i, c in enumerate(mine):
-        kind = ("complete_view" if c.change.new_content is not None else
+    for i, c in enumerate(steps):
+        kind = ("rejected" if c.failed else "complete_view" if c.change.new_content is not None else
                 "delete" if c.change.action == "delete" else "diff" if c.change.diff is not None else "change")
         row = {"seq": i, **change_row(sel, c), "step_kind": kind, "complete": c.change.new_content is not None,
-               "used": id(c) in used, "stopped_here": c is rb.stopped_at}
+               "used": id(c) in used, "stopped_here": c is rb.stopped_at,
+               "evidence": c.evidence}
         if patches and c.change.diff is not None:
             row["patch"] = c.change.diff
         if coverage or patches or out.json:
@@ -71,17 +81,30 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
                 out.text("    " + esc(line))
     problems = res.problems
     base = dict(file=path, transcripts=claude_transcripts, files_unreadable=len(problems),
-                problems=problems_json(problems), at=at, coverage=coverage_json(covs))
+                problems=problems_json(problems), at=at, coverage=coverage_json(covs), failed_calls=len(fails),
+                reads=len(rds))
     if rb.status in ("no_record", "no_complete_view"):
-        if mine:
+        names = ", ".join(sorted({display_of(sel, r.provider) for r in sel.refs}))
+        if rb.status == "no_record" and rds:  # read, never wholly: named, nothing complete known
+            rb.status = "no_complete_view"
+            msg = (f"{plural(len(rds), 'read')} of this file in other providers' sessions, none printing it whole as "
+                   "far as the client's output proves (" + ", ".join(f"{c.record.locator} {c.ref.session_id[:8]} "
+                                                                   f"{c.record.tool_name or '?'}" for c in rds[:5])
+                   + (", ..." if len(rds) > 5 else "") + "): not rebuilt"
+                   + (f"; {plural(len(fails), 'call')} named it and failed" if fails else ""))
+        elif rb.status == "no_record" and fails:  # calls named it and failed: never written, but named
+            msg = (f"no content of this file in {plural(len(sel.refs), 'session')} of {names or 'other providers'}"
+                   + (f" up to --at {at}" if at else "") + f": {plural(len(fails), 'call')} named it and failed ("
+                   + ", ".join(f"{c.record.locator} {c.ref.session_id[:8]} {c.record.tool_name or '?'}" for c in fails[:5])
+                   + (", ..." if len(fails) > 5 else "") + ")")
+        elif mine:
             msg = (f"{len(mine)} recorded change(s) of this file in other providers' sessions, none holding its whole "
                    "content (diffs or edits only): not rebuilt from them")
         else:
-            names = ", ".join(sorted({display_of(sel, r.provider) for r in sel.refs}))
             msg = f"no record of this file in {plural(len(sel.refs), 'session')} of {names or 'other providers'}" + (
                 f" (and {plural(claude_transcripts, 'Claude Code transcript')})" if claude_transcripts else "") + (
                 f" up to --at {at}" if at else "")
-        status = ExitStatus.RECOVER_NONE if mine else ExitStatus.NO_MATCH
+        status = ExitStatus.RECOVER_NONE if mine or rds else ExitStatus.NO_MATCH
         out.summary(status=rb.status, message=msg, complete=False, exists=None, sha256=None, content=None,
                     exit_status=int(status), **base)
         if not out.json:
@@ -117,7 +140,8 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
                 sha256=hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest() if text is not None else None,
                 content=text if out.json and content_view else None, out=written,
                 source={"provider": rb.anchor.ref.provider, "session_id": rb.anchor.ref.session_id,
-                        "locator": src.locator, "line": src.line, "timestamp": instant(src.instant)},
+                        "locator": src.locator, "line": src.line, "timestamp": instant(src.instant),
+                        "action": rb.anchor.change.action, "evidence": rb.anchor.evidence},
                 diffs_applied=len(rb.applied), as_of={"locator": last.record.locator, "timestamp": instant(last.record.instant)},
                 stopped_at=None if rb.stopped_at is None else {"locator": rb.stopped_at.record.locator,
                                                                 "session_id": rb.stopped_at.ref.session_id, "why": rb.why},

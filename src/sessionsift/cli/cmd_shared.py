@@ -241,7 +241,8 @@ def change_row(sel, c) -> dict:
     return {**session_fields(c.ref, r), "line": r.line, "locator": r.locator, "timestamp": instant(r.instant),
             "turn": r.turn, "file": c.change.path, "tool": r.tool_name, "call_id": r.call_id,
             **{k: v for k, v in change_json(c.change).items() if k != "path"},
-            "exit_code": r.exit_code, "is_error": r.is_error, "refetch": refetch(sel, c.ref, r)}
+            "exit_code": r.exit_code, "is_error": r.is_error, "failed": getattr(c, "failed", False),
+            "refetch": refetch(sel, c.ref, r)}
 
 
 def change_line(sel, c) -> str:
@@ -250,4 +251,5 @@ def change_line(sel, c) -> str:
     return (f"{short_local(r.instant)} {esc(r.locator)} {esc(c.ref.session_id)} ({esc(display_of(sel, c.ref.provider))}) "
             f"{ch.action:<7} {esc(ch.path)}" + (f" -> {esc(ch.move_to)}" if ch.move_to else "")
             + (f" via {esc(r.tool_name)}" if r.tool_name else "")
-            + ("  [whole new content]" if ch.new_content is not None else "") + ("  [diff]" if ch.diff is not None else ""))
+            + ("  [whole new content]" if ch.new_content is not None else "") + ("  [diff]" if ch.diff is not None else "")
+            + ("  [failed: changed nothing]" if getattr(c, "failed", False) else ""))

@@ -318,6 +318,12 @@ class Provider:
     ``FileChange`` even when it writes a file; `recover` reads these to say that a command after
     the last recorded content may have changed the file (a string, or an argv such as Codex's
     ``["bash", "-lc", CMD]``). Empty: the reader names no shell tool."""
+    file_tools: ClassVar[dict[str, tuple[str, str]]] = {}
+    """The client's structured file tools: tool name -> (the ``tool_input`` key naming the file, the
+    op: ``read`` for a read tool, else the action a change would be: ``update`` for an edit,
+    ``write`` for a write whose create/update is not known beforehand). `files` lists a read
+    call as a ``read`` row and a change call whose result is an error as a failed row (a
+    successful change is its reader's ``FileChange``). Empty: the reader names none."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""
@@ -376,6 +382,30 @@ class Provider:
             return None
         cwd = inp.get(spec[1]) if spec[1] else None
         return cmd, cwd if isinstance(cwd, str) and cwd else ref.project
+
+    def file_calls(self, ref: SessionRef, record: Record) -> list[tuple[str, str]]:
+        """The files a ``tool_call`` record names, each with its op (:attr:`file_tools`): an
+        absolute path (a relative one joined to the session's project), or nothing when the call
+        names none. Default: from :attr:`file_tools`."""
+        spec = self.file_tools.get(record.tool_name or "") if record.kind == "tool_call" else None
+        inp = record.tool_input
+        if spec is None or not isinstance(inp, dict):
+            return []
+        path = inp.get(spec[0])
+        if not isinstance(path, str) or not path:
+            return []
+        if not os.path.isabs(path):
+            if not ref.project:
+                return []
+            path = os.path.join(ref.project, path)
+        return [(os.path.normpath(path), spec[1])]
+
+    def read_view(self, call: Record, result: Record) -> tuple[str, str] | None:
+        """(the whole file, the evidence) when the ``tool_result`` of a read call (:attr:`file_tools`
+        op ``read``) provably holds the whole file as the client read it: its format says every line
+        is there, none was cut, and nothing was added around it; None otherwise. `recover` takes it
+        as a complete view. Default: None (the reader vouches for no read output)."""
+        return None
 
     def shell_stdout(self, record: Record) -> str | None:
         """The whole output of a shell call as its ``tool_result`` record holds it, when the reader

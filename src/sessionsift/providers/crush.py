@@ -92,6 +92,8 @@ class Crush(Provider):
     process_names = ("crush",)
     activity_granularity = "project"
     shell_tools = {"bash": ("command", None)}
+    file_tools = {"view": ("file_path", "read"), "edit": ("file_path", "update"), "multiedit": ("file_path", "update"),
+                  "write": ("file_path", "write")}
     usage_unrecorded = ("Crush keeps no per-message usage (its sessions row holds only the last step's counts "
                         "and a running cost)")
 

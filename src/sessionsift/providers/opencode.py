@@ -60,6 +60,8 @@ class Opencode(Provider):
     process_names = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
     shell_tools = {"bash": ("command", "workdir")}
+    file_tools = {"read": ("filePath", "read"), "edit": ("filePath", "update"), "multiedit": ("filePath", "update"),
+                  "write": ("filePath", "write")}
 
     # ------------------------------------------------------------------ where
     def locate(self, explicit: str | None = None, home: str | None = None,

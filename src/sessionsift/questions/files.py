@@ -1,8 +1,9 @@
 """`files` over the shared records: the file changes a provider's records hold.
 
 Each ``FileChange`` on a record is one change row (path, action, whether the record holds the
-whole new content, the old content, or a diff). Reads are not changes and are not listed for
-these providers (Claude Code's own `files` path also lists reads and shell writes). A change
+whole new content, the old content, or a diff). The reader's file tools (``Provider.file_tools``)
+add a ``read`` row per read call and a failed row per change call whose result is an error, as
+Claude Code's own `files` path lists its Read calls and failed Edits. A change
 the client made without recording it (a shell command that writes) leaves no ``FileChange``: the
 shell calls themselves are kept (``Shell``, from the reader's ``shell_tools``) so `recover` can say
 when one ran after the content it rebuilt (:func:`shell_after`).
@@ -26,6 +27,11 @@ class Change:
     change: FileChange
     seq: int = 0
     """The record's place in its session's read."""
+    failed: bool = False
+    """A file tool call whose result is an error (an edit whose old string was not found, a
+    rejected patch, a read of a missing file): it changed nothing; `files` counts it apart."""
+    evidence: str | None = None
+    """For a view (``action: read`` with ``new_content``): why the output is the whole file."""
 
     @property
     def path(self) -> str:
@@ -51,6 +57,14 @@ class SharedChanges:
     """Whole views of files a shell read printed (``cat F``; ``head``/``sed -n 1,Np`` that printed
     fewer lines than asked), as ``read`` changes on the shell call: anchors for `recover`, not
     changes (never listed by `files`)."""
+    reads: list[Change] = field(default_factory=list)
+    """Read calls of the client's read tools (``Provider.file_tools`` op ``read``: Gemini CLI
+    ``read_file``, opencode ``read``, Crush ``view``), one ``read`` change each (``failed`` when
+    the result is an error): listed by `files` as Claude Code's Read calls are."""
+    failed: list[Change] = field(default_factory=list)
+    """Change calls of the client's file tools whose result is an error (a ``replace`` whose old
+    string was not found, a rejected ``apply_patch``, a failed ``edit``), one per file the call
+    names, with the action it would have been: listed by `files` as failed, never applied."""
     reports: list[ReadReport] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
@@ -61,35 +75,68 @@ class SharedChanges:
         return dict(c)
 
 
-def _session_changes(pair: tuple[Provider, SessionRef]) -> tuple[list[Change], ReadReport, Problem | None,
-                                                                 list[Shell]]:
+def _session_changes(pair: tuple[Provider, SessionRef]):
+    """(changes, report, problem, shells, views, reads, failed) of one session."""
     prov, ref = pair
     rep = ReadReport()
     got: list[Change] = []
     shells: list[Shell] = []
     views: list[Change] = []
+    reads: list[Change] = []
+    failed: list[Change] = []
     readers: dict[str, Shell] = {}  # call id -> a shell call that may print a whole file
+    named: dict[str, tuple[Record, list[tuple[str, str]], int]] = {}  # call id -> a file tool call
     try:
         for i, r in enumerate(prov.read(ref, rep)):
             if r.copy_of is not None:
                 continue
             for fc in r.file_changes:
                 got.append(Change(ref, r, fc, i))
-            if r.kind == "tool_call" and prov.shell_tools:
-                sc = prov.shell_command(ref, r)
-                if sc is not None:
-                    sh = Shell(ref, r, sc[0], sc[1], i)
-                    shells.append(sh)
-                    if r.call_id and any(w in sc[0] for w in ("cat", "head", "sed")):
-                        readers[r.call_id] = sh
-            elif r.kind == "tool_result" and r.call_id in readers:
-                v = _view(prov, readers.pop(r.call_id), r, i)
-                if v is not None:
-                    views.append(v)
+            if r.kind == "tool_call":
+                if prov.file_tools or type(prov).file_calls is not Provider.file_calls:
+                    fcs = prov.file_calls(ref, r)
+                    if fcs:
+                        if r.call_id:
+                            named[r.call_id] = (r, fcs, i)
+                        else:
+                            _named(ref, r, fcs, i, None, prov, reads, failed, views)
+                if prov.shell_tools:
+                    sc = prov.shell_command(ref, r)
+                    if sc is not None:
+                        sh = Shell(ref, r, sc[0], sc[1], i)
+                        shells.append(sh)
+                        if r.call_id and any(w in sc[0] for w in ("cat", "head", "sed")):
+                            readers[r.call_id] = sh
+            elif r.kind == "tool_result":
+                if r.call_id in named:
+                    call, fcs, ci = named.pop(r.call_id)
+                    _named(ref, call, fcs, ci, (r, i), prov, reads, failed, views)
+                if r.call_id in readers:
+                    v = _view(prov, readers.pop(r.call_id), r, i)
+                    if v is not None:
+                        views.append(v)
+        for call, fcs, ci in named.values():  # no result on disk (a killed session): the call's own outcome
+            _named(ref, call, fcs, ci, None, prov, reads, failed, views)
     except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
         return got, rep, Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                 f"reader failed: {type(exc).__name__}: {exc}"), shells, views
-    return got, rep, None, shells, views
+                                 f"reader failed: {type(exc).__name__}: {exc}"), shells, views, reads, failed
+    return got, rep, None, shells, views, reads, failed
+
+
+def _named(ref: SessionRef, call: Record, fcs: list[tuple[str, str]], seq: int, result: tuple[Record, int] | None,
+           prov: Provider, reads: list[Change], failed: list[Change], views: list[Change]) -> None:
+    """A file tool call with its result (or none): a ``read`` row per read (a complete view too when
+    the reader vouches for its output), a failed row per change of a call that failed."""
+    bad = call.is_error is True or (result is not None and result[0].is_error is True)
+    for path, op in fcs:
+        if op == "read":
+            reads.append(Change(ref, call, FileChange(path, "read"), seq, failed=bad))
+            got = prov.read_view(call, result[0]) if result is not None and not bad else None
+            if got is not None:
+                views.append(Change(ref, call, FileChange(path, "read", new_content=got[0]), result[1],
+                                    evidence=got[1]))
+        elif bad:
+            failed.append(Change(ref, call, FileChange(path, op), seq, failed=True))  # type: ignore[arg-type]
 
 
 def _view(prov: Provider, sh: Shell, result: Record, seq: int) -> Change | None:
@@ -105,7 +152,9 @@ def _view(prov: Provider, sh: Shell, result: Record, seq: int) -> Change | None:
         lines = out.count("\n") + (0 if out.endswith("\n") or not out else 1)
         if lines >= ra.count:
             return None
-    return Change(sh.ref, sh.record, FileChange(ra.path, "read", new_content=out), seq)
+    return Change(sh.ref, sh.record, FileChange(ra.path, "read", new_content=out), seq,
+                  evidence=f"the output of `{ra.kind}` that printed the whole file, as the reader vouches for it "
+                           "(exited 0, not cut by the client)")
 
 
 def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
@@ -115,16 +164,20 @@ def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
     pairs = list(pairs)
     with no_gc():
         results = map_halves(_session_changes, pairs, [r.size for _, r in pairs])
-    for got, rep, prob, shells, views in results:
+    for got, rep, prob, shells, views, reads, failed in results:
         out.changes.extend(got)
         out.shells.extend(shells)
         out.views.extend(views)
+        out.reads.extend(reads)
+        out.failed.extend(failed)
         if prob is not None:
             out.problems.append(prob)
         out.reports.append(rep)
         out.problems.extend(rep.problems)
     out.changes.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))
     out.views.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))
+    out.reads.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
+    out.failed.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
     return out
 
 
@@ -403,7 +456,8 @@ class _Stop:
 def shell_touches(shells: list[Shell]) -> tuple[list[Change], int]:
     """The files the sessions' shell calls name as written (the Bash analysis, files/shell.py), as
     ``shell:<op>`` changes on the call (``shell:write``, ``shell:append``, ``shell:edit-in-place``,
-    ``shell:delete``, ``shell:move-src``/``move-dest``, ``shell:copy-dest``, ...): what `files`
+    ``shell:delete``, ``shell:move-src``/``move-dest``, ``shell:copy-dest``, ...), and the file a
+    read command prints (``shell:read``, as Claude Code's Bash reads are listed): what `files`
     lists beside the recorded changes (never an anchor or a diff for `recover`); plus how many
     calls wrote files they do not name or could not be parsed (unresolved operands, markers)."""
 
@@ -414,6 +468,8 @@ def shell_touches(shells: list[Shell]) -> tuple[list[Change], int]:
         for m in an.mutations:
             if m.op != "read" and m.path is not None:
                 out.append(Change(sh.ref, sh.record, FileChange(m.path, f"shell:{m.op}"), sh.seq))  # type: ignore[arg-type]
+        if an.read is not None and an.read.path:  # `cat F`, `head -n N F`, `sed -n A,Bp F`: Claude Code's shell:read
+            out.append(Change(sh.ref, sh.record, FileChange(an.read.path, "shell:read"), sh.seq))  # type: ignore[arg-type]
         if an.markers or an.parse_error or any(m.path is None and m.op != "read" for m in an.mutations):
             unnamed += 1
     out.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))

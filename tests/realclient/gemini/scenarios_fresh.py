@@ -44,3 +44,26 @@ ALL["fresh_edits"] = Scenario(
     exit_codes={"python3 -c 'raise SystemExit(5)'": 5, "python3 app.py && grep -q mode conf.ini": 1,
                 "sed -i 's/prod/live/' app.py": 0},
 )
+
+
+KEEP = "alpha\nbeta\ngamma\n"
+BIG = "".join(f"row {i}\n" for i in range(1, 2501))  # past read_file's 2000-line default: the client cuts it
+PART = "p1\np2\np3\np4\n"
+
+ALL["fresh_reads"] = Scenario(
+    "fresh_reads",
+    [Prompt("Look at the files, then try two edits that cannot apply.", [
+        Turn([call("read_file", file_path="{W}/keep.txt")]),
+        Turn([call("read_file", file_path="{W}/big.txt")]),
+        Turn([call("read_file", file_path="{W}/part.txt", start_line=2, end_line=3)]),
+        Turn([call("replace", file_path="{W}/part.txt", old_string="no such line", new_string="x",
+                   instruction="cannot match")]),
+        Turn([call("replace", file_path="{W}/missing.txt", old_string="a", new_string="b",
+                   instruction="the file does not exist")]),
+        Turn([text("keep.txt read whole; big.txt and part.txt in part; both replaces failed.")]),
+    ])],
+    setup_files={"keep.txt": KEEP, "big.txt": BIG, "part.txt": PART},
+    notes="read_file of a small pre-existing file (whole), of a 2,500-line file (the client shows 2,000 lines "
+          "under its truncation header), of lines 2-3 of another (a range: truncation header too); a replace "
+          "whose old_string is not in the file and a replace of a file that does not exist (both fail).",
+)

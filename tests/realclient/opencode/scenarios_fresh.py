@@ -41,3 +41,30 @@ ALL["fresh_files"] = Scenario(
            " (--continue): an edit, sed -i on base.txt by bash, an edit after it, an overwrite of notes.md,"
            " a command that prints then exits 1, an append to notes.md by bash after its last write"],
 )
+
+
+KEEP = "alpha\nbeta\ngamma\n"
+NOEOL = "first\nlast"
+PART = "p1\np2\np3\np4\n"
+
+ALL["fresh_reads"] = Scenario(
+    name="fresh_reads",
+    title="Fresh reads",
+    git=True,
+    setup_files={"keep.txt": KEEP, "noeol.txt": NOEOL, "part.txt": PART, "edited.txt": KEEP},
+    prompts=[
+        Prompt("[fresh_reads P1] Look at the files, then edit.", [
+            Step(calls=[("read", {"filePath": "{W}/keep.txt"})]),
+            Step(calls=[("read", {"filePath": "{W}/noeol.txt"})]),
+            Step(calls=[("read", {"filePath": "{W}/part.txt", "offset": 2, "limit": 2})]),
+            Step(calls=[("read", {"filePath": "{W}/edited.txt"})]),
+            Step(calls=[edit("edited.txt", "gamma", "GAMMA")]),
+            Step(calls=[edit("part.txt", "no such line", "x")]),
+            Step(calls=[edit("missing.txt", "a", "b")]),
+            Step(text="Read four files; edited.txt edited; two edits failed."),
+        ]),
+    ],
+    notes=["a read of a whole file ending with a newline, of one without a final newline, of lines 2-3 of a "
+           "third (offset/limit), a read then an edit of the last line of a fourth (its diff says whether the "
+           "file ended with a newline), an edit whose oldString is not in the file, an edit of a missing file"],
+)

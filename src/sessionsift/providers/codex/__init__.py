@@ -66,6 +66,26 @@ class Codex(Provider):
                    "shell_command": ("command", "workdir"), "local_shell": ("command", "working_directory")}
     """``exec_command`` (0.171.0), ``shell`` (older releases: an argv), ``local_shell_call`` items."""
 
+    def file_calls(self, ref: SessionRef, record: Record) -> list[tuple[str, str]]:
+        """The files an ``apply_patch`` call's patch text names, with the action each would be
+        (``create``, ``update``, ``delete``, ``move``); relative paths joined to the session's cwd.
+        Reads are shell commands here (``cat F``: `files` lists them from the Bash analysis)."""
+        if record.kind != "tool_call" or record.tool_name != "apply_patch":
+            return []
+        from .shapes import changes_from_patch
+
+        inp = record.tool_input
+        text = inp if isinstance(inp, str) else inp.get("input") if isinstance(inp, dict) else None
+        out = []
+        for fc in changes_from_patch(text):
+            p = fc.path
+            if not os.path.isabs(p):
+                if not ref.project:
+                    continue
+                p = os.path.join(ref.project, p)
+            out.append((os.path.normpath(p), fc.action))
+        return out
+
     def shell_stdout(self, record: Record) -> str | None:
         """An ``exec_command`` output (``Chunk ID: ..`` / ``Wall time: ..`` / ``Process exited with
         code 0`` / ``Original token count: N`` / ``Output:`` then the command's output as it was,

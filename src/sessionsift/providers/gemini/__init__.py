@@ -34,6 +34,20 @@ class GeminiCli(Provider):
     with 0.61.0). See :meth:`is_client_argv`."""
     activity_granularity: ClassVar[str] = "project"
     shell_tools: ClassVar[dict] = {"run_shell_command": ("command", "dir_path")}
+    file_tools: ClassVar[dict] = {"read_file": ("file_path", "read"), "replace": ("file_path", "update"),
+                                  "write_file": ("file_path", "write")}
+
+    def file_calls(self, ref: SessionRef, record: Record) -> list[tuple[str, str]]:
+        got = super().file_calls(ref, record)
+        if not got and record.tool_name == "read_file" and isinstance(record.tool_input, dict) \
+                and isinstance(record.tool_input.get("absolute_path"), str):  # releases before file_path
+            return [(os.path.normpath(record.tool_input["absolute_path"]), "read")]
+        return got
+
+    def read_view(self, call: Record, result: Record) -> tuple[str, str] | None:
+        from .toolresult import read_file_view
+
+        return read_file_view(call, result)
 
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:

@@ -122,3 +122,28 @@ def _dumps(x: Any) -> str:
         return orjson.dumps(x).decode()
     except TypeError:
         return repr(x)
+
+
+# read_file (0.61.0's bundle, ``ReadFileInvocation.execute`` and ``processSingleFileContent``): a text
+# file's lines are split on ``\r?\n`` and joined with ``\n`` (so the final newline is kept); a cut
+# read (more than 2000 lines, a start_line/end_line range short of the whole file, or a line longer
+# than 2000 characters) gets this header before the lines; discovered project context is appended
+# after them; a binary or large SVG file gets a sentence instead of content.
+READ_TRUNCATED = "\nIMPORTANT: The file content has been truncated."
+READ_JIT = "\n\n--- Newly Discovered Project Context ---\n"
+READ_NOT_CONTENT = ("Cannot display content of ", "Output too large")
+
+
+def read_file_view(call, result) -> tuple[str, str] | None:
+    """(the file, the evidence) when a ``read_file`` result holds the whole text file: the call
+    succeeded (status ``success``), the output is a string without the truncation header, without
+    appended project context, not a binary-file sentence and not cut by the client for the model.
+    What it cannot show: a CRLF file's ``\r`` (the client splits lines on ``\r?\n``) and a
+    byte-order mark (decoded away); the evidence says so."""
+    t = result.text
+    if result.kind != "tool_result" or result.is_error is not False or result.truncated or not isinstance(t, str):
+        return None
+    if t.startswith(READ_TRUNCATED) or READ_JIT in t or t.startswith(READ_NOT_CONTENT):
+        return None
+    return t, ("Gemini CLI read_file output with no truncation header: every line of the file as the client "
+               "decoded it (line breaks as \\n: a CRLF file's \\r and a byte-order mark are not in it)")
