@@ -156,9 +156,11 @@ def test_codex_files_lists_what_the_shell_wrote_beside_the_patches(fresh):
     # the script's two shell writes: `sed -i ... calc.py` and `echo ... >> test_calc.py`
     want[f"{gt['cwd']}/calc.py"]["shell:edit-in-place"] = 1
     want[f"{gt['cwd']}/test_calc.py"]["shell:append"] = 1
+    # and its two reads, `cat calc.py` and `sed -n '1,200p' calc.py`, as Claude Code's Bash reads are listed
+    want[f"{gt['cwd']}/calc.py"]["shell:read"] = 2
     assert got == want
     sh = rows[-1]["shared"]
-    assert sh["changes"] == sum(len(c.get("expect_changes") or []) for c in gt["calls"]) and sh["shell_touches"] == 2
+    assert sh["changes"] == sum(len(c.get("expect_changes") or []) for c in gt["calls"]) and sh["shell_touches"] == 4
     # python3 test_calc.py, python3 -c ...: may write files they do not name, counted
     assert sh["shell_unnamed_writers"] == sum(1 for c in gt["calls"] if c["name"] == "exec_command"
                                               and c["arguments"]["cmd"].startswith("python3"))
