@@ -121,10 +121,38 @@ def test_opencode_files_lists_reads_and_failed_edits(runs):
         f"{w}/noeol.txt": ({"read": 1}, {}),
         f"{w}/part.txt": ({"read": 1}, {"update": 1}),
         f"{w}/edited.txt": ({"read": 1, "update": 1}, {}),
+        f"{w}/edited_noeol.txt": ({"read": 1, "update": 1}, {}),
         f"{w}/missing.txt": ({}, {"update": 1}),
     }
     sh = got[""]["shared"]
-    assert sh["reads"] == 4 and sh["failed"] == {"update": 2} and sh["changes"] == 1
+    assert sh["reads"] == 5 and sh["failed"] == {"update": 2} and sh["changes"] == 2
+
+
+def test_opencode_recover_uses_a_read_only_with_its_final_newline_proven(runs):
+    gt = runs["opencode"]
+    w = gt["cwd"]
+    # keep.txt (ends with a newline) and noeol.txt (does not) print the same way: neither is a view
+    for name in ("keep.txt", "noeol.txt"):
+        p = cli("recover", *_oc(gt), "--file", f"{w}/{name}", "--format", "json")
+        sm = jrows(p)[-1]
+        assert p.returncode == 7 and sm["status"] == "no_complete_view" and sm["content"] is None, (name, p.stdout)
+        assert "not whether the last ends with a newline" in sm["message"]
+    # read, then an edit of the last line: its diff shows the line's ending (jsdiff's "\ No newline")
+    for name in ("edited.txt", "edited_noeol.txt"):
+        p = cli("recover", *_oc(gt), "--file", f"{w}/{name}", "--format", "json")
+        rows = jrows(p)
+        sm = rows[-1]
+        assert p.returncode == 0 and sm["status"] == "rebuilt", (name, p.stdout)
+        assert sm["content"] == Path(f"{w}/{name}").read_text() == gt["expected_files"][name]["content"]
+        assert sm["source"]["action"] == "read" and "final newline" in sm["source"]["evidence"]
+    assert gt["expected_files"]["edited_noeol.txt"]["content"].endswith("LAST")
+    # lines 2-3 (offset/limit) and a failed edit: no view, the failure said
+    p = cli("recover", *_oc(gt), "--file", f"{w}/part.txt", "--format", "json")
+    sm = jrows(p)[-1]
+    assert p.returncode == 7 and sm["reads"] == 1 and sm["failed_calls"] == 1
+    p = cli("recover", *_oc(gt), "--file", f"{w}/missing.txt", "--format", "json")
+    sm = jrows(p)[-1]
+    assert p.returncode == 1 and sm["failed_calls"] == 1 and "1 call named it and failed" in sm["message"]
 
 
 def test_codex_files_lists_the_rejected_patch_and_the_cat():

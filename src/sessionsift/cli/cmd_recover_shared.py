@@ -89,7 +89,9 @@ def recover_shared(out: Out, sel, path: str, given: str, at: str | None, cut, *,
             rb.status = "no_complete_view"
             msg = (f"{plural(len(rds), 'read')} of this file in other providers' sessions, none printing it whole as "
                    "far as the client's output proves (" + ", ".join(f"{c.record.locator} {c.ref.session_id[:8]} "
-                                                                   f"{c.record.tool_name or '?'}" for c in rds[:5])
+                                                                   f"{c.record.tool_name or '?'}"
+                                                                   + (f": {c.evidence}" if c.evidence else "")
+                                                                   for c in rds[:5])
                    + (", ..." if len(rds) > 5 else "") + "): not rebuilt"
                    + (f"; {plural(len(fails), 'call')} named it and failed" if fails else ""))
         elif rb.status == "no_record" and fails:  # calls named it and failed: never written, but named

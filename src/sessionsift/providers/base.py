@@ -400,11 +400,14 @@ class Provider:
             path = os.path.join(ref.project, path)
         return [(os.path.normpath(path), spec[1])]
 
-    def read_view(self, call: Record, result: Record) -> tuple[str, str] | None:
-        """(the whole file, the evidence) when the ``tool_result`` of a read call (:attr:`file_tools`
-        op ``read``) provably holds the whole file as the client read it: its format says every line
-        is there, none was cut, and nothing was added around it; None otherwise. `recover` takes it
-        as a complete view. Default: None (the reader vouches for no read output)."""
+    def read_view(self, call: Record, result: Record) -> tuple[str, str, bool] | None:
+        """(the whole file, the evidence, final newline known) when the ``tool_result`` of a read
+        call (:attr:`file_tools` op ``read``) provably holds every line of the file as the client
+        read it: its format says every line is there, none was cut, and nothing was added around
+        it; None otherwise. When the output cannot say whether the last line ended with a newline
+        (the third item False), the content is given without one and the caller settles it from a
+        later diff of the file (questions/files.py), or does not use the view. `recover` takes a
+        settled one as a complete view. Default: None (the reader vouches for no read output)."""
         return None
 
     def shell_stdout(self, record: Record) -> str | None:

@@ -63,6 +63,15 @@ class Opencode(Provider):
     file_tools = {"read": ("filePath", "read"), "edit": ("filePath", "update"), "multiedit": ("filePath", "update"),
                   "write": ("filePath", "write")}
 
+    def read_view(self, call: Record, result: Record) -> tuple[str, str, bool] | None:
+        from .opencode_records import read_output_lines
+
+        lines = read_output_lines(call, result)
+        if lines is None:
+            return None
+        return ("\n".join(lines), "opencode read output: every line of the file, numbered from 1, ending "
+                "'(End of file - total N lines)', none cut (its lines as decoded: line breaks as \\n)", not lines)
+
     # ------------------------------------------------------------------ where
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:

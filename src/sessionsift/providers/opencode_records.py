@@ -21,6 +21,8 @@ opencode's ``output`` moved meaning between releases: 1.1.x counts reasoning ins
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -297,3 +299,42 @@ class SessionMapper:
         return self._rec(f"part:{pid}#saved_output", "tool", "meta", "part/tool#outputPath", inst, p,
                          tool_name=tool, call_id=call, text=text)
 
+
+
+# The `read` tool's output for a text file (1.18.33's ReadTool.execute, read in its binary's bundled
+# source): `<path>P</path>`, `<type>file</type>`, `<content>`, the lines `N: text` (a line longer than
+# 2,000 characters is cut and ends `... (line truncated to 2000 chars)`), then a blank line and
+# `(End of file - total N lines)` when every line from offset 1 was shown (else `(Showing lines ...`
+# or `(Output capped at 50 KB. ...`), `</content>`, and possibly a `<system-reminder>` after it. The
+# lines come from a stream line splitter that drops the final newline: the output does not say
+# whether the file ended with one.
+_READ = re.compile(r"<path>([^\n]*)</path>\n<type>file</type>\n<content>\n(.*)\n\n"
+                   r"\(End of file - total (\d+) lines\)\n</content>(?:\n<system-reminder>.*)?", re.S)
+_LINE_CUT = "... (line truncated to 2000 chars)"
+
+
+def read_output_lines(call, result) -> list[str] | None:
+    """The file's lines when a `read` result shows all of them (see above), else None."""
+    t = result.text
+    if result.kind != "tool_result" or result.is_error is not False or result.truncated or not isinstance(t, str):
+        return None
+    inp = call.tool_input if isinstance(call.tool_input, dict) else {}
+    if inp.get("offset") not in (None, 0, 1):
+        return None
+    m = _READ.fullmatch(t)
+    named = inp.get("filePath")
+    if m is None or not os.path.isabs(m.group(1)) or (isinstance(named, str) and os.path.isabs(named)
+                                                      and os.path.normpath(named) != os.path.normpath(m.group(1))):
+        return None
+    n = int(m.group(3))
+    body = m.group(2)
+    rows = body.split("\n") if n else ([] if body == "" else None)
+    if rows is None or len(rows) != n:
+        return None
+    out = []
+    for i, row in enumerate(rows, 1):
+        pre = f"{i}: "
+        if not row.startswith(pre) or row.endswith(_LINE_CUT):
+            return None
+        out.append(row[len(pre):])
+    return out

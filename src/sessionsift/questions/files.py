@@ -32,6 +32,8 @@ class Change:
     rejected patch, a read of a missing file): it changed nothing; `files` counts it apart."""
     evidence: str | None = None
     """For a view (``action: read`` with ``new_content``): why the output is the whole file."""
+    settled: bool = True
+    """For a view: False while its final newline is unknown (the content is given without one)."""
 
     @property
     def path(self) -> str:
@@ -117,6 +119,7 @@ def _session_changes(pair: tuple[Provider, SessionRef]):
                         views.append(v)
         for call, fcs, ci in named.values():  # no result on disk (a killed session): the call's own outcome
             _named(ref, call, fcs, ci, None, prov, reads, failed, views)
+        views = [v for v in (_settle(v, got, shells) for v in views) if v is not None]
     except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
         return got, rep, Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
                                  f"reader failed: {type(exc).__name__}: {exc}"), shells, views, reads, failed
@@ -132,11 +135,74 @@ def _named(ref: SessionRef, call: Record, fcs: list[tuple[str, str]], seq: int, 
         if op == "read":
             reads.append(Change(ref, call, FileChange(path, "read"), seq, failed=bad))
             got = prov.read_view(call, result[0]) if result is not None and not bad else None
+            if got is not None and not got[2]:
+                reads[-1].evidence = "every line, not whether the last ends with a newline"
             if got is not None:
                 views.append(Change(ref, call, FileChange(path, "read", new_content=got[0]), result[1],
-                                    evidence=got[1]))
+                                    evidence=got[1], settled=got[2]))
         elif bad:
             failed.append(Change(ref, call, FileChange(path, op), seq, failed=True))  # type: ignore[arg-type]
+
+
+def _settle(v: Change, got: list[Change], shells: list[Shell]) -> Change | None:
+    """A view whose final newline its output cannot show (opencode's ``read``), settled by the next
+    recorded change of the file in the session when nothing may have written it between (no shell
+    call naming it or writing files it does not name): its old content, or a diff hunk reaching the
+    last viewed line (jsdiff writes ``\\ No newline at end of file`` after a line without one), each
+    checked against the viewed lines. None when nothing settles it: the view is not used."""
+    if v.settled:
+        return v
+    path = v.change.path
+    nxt = next((c for c in got if c.seq > v.seq and path in (c.change.path, c.change.move_to)), None)
+    if nxt is None or nxt.change.path != path:
+        return None
+    for sh in shells:
+        if v.seq < sh.seq < nxt.seq:
+            an = analyze(sh.command, sh.cwd)
+            if an.markers or an.parse_error or any(m.op not in ("read", "mkdir") and (m.path is None or m.path == path)
+                                                   for m in an.mutations):
+                return None
+    lines = (v.change.new_content or "").split("\n")
+    old = nxt.change.old_content
+    eol: bool | None = None
+    if old is not None:
+        if old in (v.change.new_content, (v.change.new_content or "") + "\n"):
+            eol = old.endswith("\n") if old else False
+    elif nxt.change.diff is not None:
+        eol = _diff_eol(nxt.change.diff, lines)
+    if eol is None:
+        return None
+    content = (v.change.new_content or "") + ("\n" if eol else "")
+    how = "its old content" if old is not None else "its diff"
+    return Change(v.ref, v.record, FileChange(path, "read", new_content=content), v.seq,
+                  evidence=f"{v.evidence}; the final newline ({'present' if eol else 'absent'}) from the next "
+                           f"recorded change of the file, {nxt.record.locator} ({how})", settled=True)
+
+
+def _diff_eol(diff: str, lines: list[str]) -> bool | None:
+    """Whether the old file's last line (line ``len(lines)``) ended with a newline, as a unified diff
+    shows it (each old line it quotes checked against ``lines``); None when no hunk reaches it or a
+    quoted line differs."""
+    import re
+
+    n = len(lines)
+    rows = diff.split("\n")
+    k = None
+    for i, row in enumerate(rows):
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", row)
+        if m:
+            k = int(m.group(1))
+            if m.group(2) == "0":
+                k = None
+            continue
+        if k is None or not row or row[0] not in " -":
+            continue
+        if k > n or row[1:] != lines[k - 1]:
+            return None
+        if k == n:
+            return not (i + 1 < len(rows) and rows[i + 1].startswith("\\"))
+        k += 1
+    return None
 
 
 def _view(prov: Provider, sh: Shell, result: Record, seq: int) -> Change | None:

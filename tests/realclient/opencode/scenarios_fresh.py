@@ -51,7 +51,7 @@ ALL["fresh_reads"] = Scenario(
     name="fresh_reads",
     title="Fresh reads",
     git=True,
-    setup_files={"keep.txt": KEEP, "noeol.txt": NOEOL, "part.txt": PART, "edited.txt": KEEP},
+    setup_files={"keep.txt": KEEP, "noeol.txt": NOEOL, "part.txt": PART, "edited.txt": KEEP, "edited_noeol.txt": NOEOL},
     prompts=[
         Prompt("[fresh_reads P1] Look at the files, then edit.", [
             Step(calls=[("read", {"filePath": "{W}/keep.txt"})]),
@@ -59,12 +59,14 @@ ALL["fresh_reads"] = Scenario(
             Step(calls=[("read", {"filePath": "{W}/part.txt", "offset": 2, "limit": 2})]),
             Step(calls=[("read", {"filePath": "{W}/edited.txt"})]),
             Step(calls=[edit("edited.txt", "gamma", "GAMMA")]),
+            Step(calls=[("read", {"filePath": "{W}/edited_noeol.txt"})]),
+            Step(calls=[edit("edited_noeol.txt", "last", "LAST")]),
             Step(calls=[edit("part.txt", "no such line", "x")]),
             Step(calls=[edit("missing.txt", "a", "b")]),
-            Step(text="Read four files; edited.txt edited; two edits failed."),
+            Step(text="Read five files; two edited; two edits failed."),
         ]),
     ],
     notes=["a read of a whole file ending with a newline, of one without a final newline, of lines 2-3 of a "
-           "third (offset/limit), a read then an edit of the last line of a fourth (its diff says whether the "
-           "file ended with a newline), an edit whose oldString is not in the file, an edit of a missing file"],
+           "third (offset/limit), a read then an edit of the last line of a fourth and of a fifth without a final "
+           "newline (each diff says whether the file ended with a newline), an edit whose oldString is not in the file, an edit of a missing file"],
 )

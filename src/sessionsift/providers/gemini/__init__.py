@@ -44,7 +44,7 @@ class GeminiCli(Provider):
             return [(os.path.normpath(record.tool_input["absolute_path"]), "read")]
         return got
 
-    def read_view(self, call: Record, result: Record) -> tuple[str, str] | None:
+    def read_view(self, call: Record, result: Record) -> tuple[str, str, bool] | None:
         from .toolresult import read_file_view
 
         return read_file_view(call, result)

@@ -134,7 +134,7 @@ READ_JIT = "\n\n--- Newly Discovered Project Context ---\n"
 READ_NOT_CONTENT = ("Cannot display content of ", "Output too large")
 
 
-def read_file_view(call, result) -> tuple[str, str] | None:
+def read_file_view(call, result) -> tuple[str, str, bool] | None:
     """(the file, the evidence) when a ``read_file`` result holds the whole text file: the call
     succeeded (status ``success``), the output is a string without the truncation header, without
     appended project context, not a binary-file sentence and not cut by the client for the model.
@@ -146,4 +146,4 @@ def read_file_view(call, result) -> tuple[str, str] | None:
     if t.startswith(READ_TRUNCATED) or READ_JIT in t or t.startswith(READ_NOT_CONTENT):
         return None
     return t, ("Gemini CLI read_file output with no truncation header: every line of the file as the client "
-               "decoded it (line breaks as \\n: a CRLF file's \\r and a byte-order mark are not in it)")
+               "decoded it (line breaks as \\n: a CRLF file's \\r and a byte-order mark are not in it)"), True
