@@ -161,7 +161,20 @@ def test_files_lists_the_recorded_changes_of_every_session():
         for c in g["calls"]:
             for m in re.findall(r"(?<![0-9&])> ?([\w.]+)", (c.get("arguments") or {}).get("cmd") or ""):
                 want.setdefault(f"{g['cwd']}/{m}", {})["shell:write"] = 1
+            cmd = (c.get("arguments") or {}).get("cmd") or ""
+            if re.fullmatch(r"cat [\w.]+", cmd):  # a shell read, listed as Claude Code's Bash reads are
+                ops = want.setdefault(f"{g['cwd']}/{cmd[4:]}", {})
+                ops["shell:read"] = ops.get("shell:read", 0) + 1
+    # a patch the client rejected changed nothing: counted in `failed`, not `ops`
+    fails: dict[str, dict[str, int]] = {}
+    for g in GT.values():
+        for c in g["calls"]:
+            if c.get("expect_rejected"):
+                for m in re.findall(r"^\*\*\* Update File: (.+)$", c["input"], re.M):
+                    want.setdefault(m, {})
+                    fails.setdefault(m, {})["update"] = fails.get(m, {}).get("update", 0) + 1
     assert code == 0 and {f: r["ops"] for f, r in files.items()} == want
+    assert {f: r["failed"] for f, r in files.items() if r["failed"]} == fails and fails
     created = [t for r in files.values() for t in r["touches"] if t["action"] == "create"]
     assert created and all(t["has_new_content"] and t["is_error"] is False for t in created)
 

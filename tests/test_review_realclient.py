@@ -152,7 +152,9 @@ def test_codex_file_moved_by_a_patch_is_rebuilt_from_its_source(codex_review):
     # the model's own `cat c.py` (P3) printed it whole: the latest complete view
     rows = jrows(cli("recover", "--file", str(work / "c.py"), "--coverage", *c, "--format", "json"))
     steps = [r for r in rows if r["kind"] == "step"]
+    # P3's patch of c.py (`-C = 99`) was rejected by the client: listed, never applied
     assert [(r["step_kind"], r["used"], r["action"]) for r in steps] == [("diff", False, "move"),
+                                                                           ("rejected", False, "update"),
                                                                            ("complete_view", True, "read")]
     assert rows[-1]["status"] == "complete_view" and rows[-1]["exit_status"] == 0
     move = steps[0]["locator"]
@@ -164,7 +166,9 @@ def test_codex_file_moved_by_a_patch_is_rebuilt_from_its_source(codex_review):
     at = (datetime.fromisoformat(cat["timestamp"]["utc"].replace("Z", "+00:00")) - timedelta(milliseconds=1)).isoformat()
     rows = jrows(cli("recover", "--file", str(work / "c.py"), "--coverage", "--at", at, *c, "--format", "json"))
     steps = [r for r in rows if r["kind"] == "step"]
-    assert [(r["step_kind"], r["used"]) for r in steps] == [("complete_view", True), ("diff", True)]
+    assert [(r["step_kind"], r["used"]) for r in steps if r["step_kind"] != "rejected"] == [("complete_view", True),
+                                                                                            ("diff", True)]
+    steps = [r for r in steps if r["step_kind"] != "rejected"]
     assert rows[-1]["status"] == "rebuilt" and rows[-1]["exit_status"] == 0 and steps[1]["locator"] == move
     p = cli("recover", "--file", str(work / "b.py"), *c)
     assert p.returncode == 8 and f"moved to {work / 'c.py'} at {move}" in p.stderr, p.stderr
