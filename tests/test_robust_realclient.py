@@ -162,8 +162,37 @@ def test_a_file_created_only_in_the_abandoned_branch_is_not_there(rr):
     assert rc == 8 and sm["status"] == "deleted" and sm["exists"] is False
     whats = [r["what"] for r in rows if r["kind"] == "step"]
     assert "rewound-write" in whats and whats[-1] == "checkpoint-absent"
-    rc, rows, _ = run(gt, "recover", "--file", f"{gt['cwd']}/a.txt")
-    assert rows[-1]["status"] != "complete" and rc != 0  # its last change was rewound away
+
+
+def test_a_file_put_back_by_restore_code_is_rebuilt_from_the_backup_that_proves_it(rr, tmp_path):
+    """Was `partial` (exit 6): the Edit of the abandoned branch was undone by 'Restore code', the
+    client's edited_text_file snippet then kept one line. The P3 prompt's snapshot still names the
+    backup made before that Edit (FH-015: a new backup only when the bytes differ), so the file is
+    that backup's bytes: rebuilt complete, equal to disk."""
+    gt = rr["robust_rewind"]
+    a = f"{gt['cwd']}/a.txt"
+    rc, rows, _ = run(gt, "recover", "--file", a)
+    sm = rows[-1]
+    steps = [r for r in rows if r["kind"] == "step"]
+    assert rc == 0 and sm["status"] == "complete" and sm["exists"] is True, sm
+    assert sm["sha256"] == sha(gt, "a.txt")
+    restore = next(s for s in steps if s["what"] == "checkpoint-restore")
+    assert restore["step_kind"] == "anchor" and "Restore code" in restore["detail"]
+    rc, out, _ = run(gt, "recover", "--file", a, fmt="text")
+    assert hashlib.sha256(out).hexdigest() == sha(gt, "a.txt")
+    # the client prunes its store (FH-024): without the backup the gap is declared, never filled
+    import shutil
+
+    home = tmp_path / "cfg"
+    shutil.copytree(gt["config_dir"], home, symlinks=True)
+    blob = home / "file-history" / gt["session_id"] / restore["detail"].split("content from file-history/")[1].split(
+        "/")[1].split(":")[0]
+    blob.unlink()  # hand-made: the pruning the client does after 100 snapshots, done here at once
+    rc, rows, _ = run({**gt, "config_dir": str(home)}, "recover", "--file", a)
+    sm = rows[-1]
+    gap = next(r for r in rows if r["kind"] == "step" and r["what"] == "checkpoint-restore")
+    assert rc != 0 and sm["status"] != "complete" and gap["step_kind"] == "boundary"
+    assert "its content is unknown: the backup is not on disk" in gap["detail"], gap
 
 
 def test_a_rewound_prompt_that_was_answered_is_no_draft(rr):

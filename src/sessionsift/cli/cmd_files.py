@@ -391,7 +391,8 @@ def _recover(targets, fmt, claude_home, sessions_from, file, coverage, at, patch
             for n in r["notes"]:
                 out.text(f"  note: {n}")
         out.summary(backups=len(rows), file=path, merged_into_reconstruction=False, coverage=coverage_json(sel.coverage()))
-        out.text(f"{len(rows)} checkpoint(s); checkpoint content is never merged into a reconstruction")
+        out.text(f"{len(rows)} checkpoint(s); listed only: a checkpoint's content enters a reconstruction only where "
+                 "a later snapshot proves the file equals it (checkpoint-restore)")
         out.text(coverage_line(sel.coverage()))
         return ExitStatus.OK if rows else ExitStatus.NO_MATCH
     rec = rec_mod.recover(scope, path, cut, not no_subagents, lane_evs, problems)

@@ -542,6 +542,8 @@ class Replayer:
             return
         if b.backup_file is None:
             return self.absent_at_checkpoint(b)
+        if self.restored_at_checkpoint(b):
+            return
         if self.home is None:
             return
         if not self.rec.complete:
@@ -559,9 +561,54 @@ class Replayer:
         if data != mine:
             self.set(_all_unknown(f"file-history checkpoint {b.backup_file} (L{b.line}) disagrees"), exists=None)
             self.step(b, "boundary", "checkpoint-rebase", f"checkpoint {b.backup_file} differs from the "
-                      "reconstruction; the reconstruction is dropped (checkpoint content is never merged)",
+                      "reconstruction; the reconstruction is dropped (a checkpoint's content enters only where a later "
+                      "snapshot proves the file equals it: checkpoint-restore)",
                       line=b.line, ts=b.timestamp)
 
+
+    def restored_at_checkpoint(self, b: Backup) -> bool:
+        """A prompt's snapshot taken after the last change we replayed that still names a backup
+        made BEFORE that change: the client compared the file with that backup (FH-015: a new
+        backup only when the bytes differ) and found it unchanged, so the changes since were
+        undone -- a rewind's 'Restore code' put it back. The backup's bytes are then the file's
+        content (its generation proven by the blob's mtime, FH-025); a backup not on disk (pruned:
+        FH-024) or of another generation leaves the whole file a declared gap."""
+        if b.kind != "snapshot" or self.rec.state is None or self.rec.exists is False:
+            return False
+        bt, snap = _ts(b.backup_time), _ts(b.timestamp)
+        if bt is None or snap is None or self.last_change is None or not bt < self.last_change < snap:
+            return False
+        name = f"{b.backup_file} (version {b.version})" if b.version is not None else str(b.backup_file)
+        why = None
+        data = None
+        if self.home is None:
+            why = "no data root to read it from"
+        else:
+            blob = self.home / "file-history" / b.lane.session_id / str(b.backup_file)
+            try:
+                data = blob.read_bytes()
+                mt = blob.stat().st_mtime
+            except OSError as exc:
+                why = f"not on disk ({exc.strerror or exc}: the client prunes its store)"
+            else:
+                if abs(bt - mt) > 5:
+                    why = "the blob on disk is of another generation (its mtime is not the recorded backupTime)"
+                    data = None
+        said = (f"the snapshot at L{b.line} ({b.timestamp}) still names backup {name} of {b.backup_time}, made "
+                "before the last change: the client found the file equal to it, so the changes since were undone "
+                "(a rewind's 'Restore code')")
+        if data is None:
+            self.set(_all_unknown(f"put back to file-history backup {name} at L{b.line}; {why}"), exists=None)
+            self.step(b, "boundary", "checkpoint-restore", f"{said}; its content is unknown: the backup is {why}",
+                      line=b.line, ts=b.timestamp)
+            return True
+        text = data.decode("utf-8", "surrogateescape")
+        before = self.rec.text()
+        self.set(known(text), full_anchor=True, exists=True)
+        self.step(b, "anchor", "checkpoint-restore", f"{said}; content from file-history/{b.lane.session_id}/"
+                  f"{b.backup_file}: {len(data)} bytes",
+                  patch=_diff(before, text, self.path) if before is not None else None, line=b.line, ts=b.timestamp)
+        return True
 
     def absent_at_checkpoint(self, b: Backup) -> None:
         """A snapshot entry with no backup, taken after the last change we replayed: the client
@@ -911,7 +958,8 @@ def render_text(rec: Recovery) -> str:
 
 
 def list_backups(scope: Scope, file: str, lane_evs: list[LaneEvents] | None = None) -> list[dict]:
-    """The client's checkpoint store for this file (FH-023..025). Listing only: never merged."""
+    """The client's checkpoint store for this file (FH-023..025). Listing only (a backup's content
+    enters a reconstruction only as a `checkpoint-restore` anchor: Replayer.restored_at_checkpoint)."""
     path = norm(file)
     h = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     if lane_evs is None:
