@@ -78,7 +78,13 @@ def show_shared(sel, ref, fmt, *, lane, lines, locator, uuid, turn, raw, branch_
 def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_count, count_by,
                   sessions_only, context, counts: dict, needles=None, needles_ci: bool = False):
     """Search every non-Claude session in `sel`; rows go to `out`; `--count-by` tallies merge
-    into `counts`. Returns the SharedSummary."""
+    into `counts`. Returns the SharedSummary (an empty one, without loading the shared search, when
+    no other provider's session is in the answer)."""
+    pairs = pairs_of(sel)
+    if not pairs:
+        from ..questions.shared_summary import SharedSummary
+
+        return SharedSummary()
     from ..questions.kinds import selected_kinds
     from ..questions.search import SharedQuery, search
     from ..search.api import merge_counts
@@ -86,7 +92,7 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
     q = SharedQuery(regex=regex, kinds=selected_kinds(tuple(include), tuple(exclude)), since=since, until=until,
                     max_count=max_count, count_by=count_by, sessions_only=sessions_only,
                     needles=tuple(needles) if needles else None, needles_ci=needles_ci)
-    outs, sm = search(pairs_of(sel), q)
+    outs, sm = search(pairs, q)
     last_group = None
     for o in outs:
         ref = o.ref

@@ -19,6 +19,7 @@ import orjson
 
 from ..providers.base import Problem, Provider, ReadReport, Record, SessionRef
 from ..timefmt import parse_ts
+from .shared_summary import SharedSummary  # noqa: F401 - its own module: an empty answer does not load this one
 
 COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model", "pairing")
 
@@ -66,32 +67,6 @@ class SessionOutcome:
     """Records searched whose text the client cut on disk (Record.truncated)."""
     prefiltered: bool = False
     """Not parsed: no file of the session holds a needle (questions/prefilter.py)."""
-
-
-@dataclass
-class SharedSummary:
-    sessions: int = 0
-    """Sessions searched, each file/row: child sessions included (``child_sessions`` of them)."""
-    child_sessions: int = 0
-    sessions_with_hits: int = 0
-    hits: int = 0
-    records: int = 0
-    searched: int = 0
-    copies: int = 0
-    bytes: int = 0
-    files: int = 0
-    not_searched: Counter = field(default_factory=Counter)
-    not_searched_hits: Counter = field(default_factory=Counter)
-    undated_skipped: int = 0
-    sessions_prefiltered: int = 0
-    """Sessions ruled out by their bytes: not parsed, so their records are not in ``records``."""
-    sessions_read: int = 0
-    """Sessions parsed: ``records`` counts theirs (so it depends on the pattern)."""
-    truncated: Counter | None = None
-    """Per provider: records searched whose text its client cut on disk (the cut part is nowhere);
-    None when no provider in scope writes a truncation mark its reader knows (not counted)."""
-    omissions: Counter = field(default_factory=Counter)
-    problems: list[Problem] = field(default_factory=list)
 
 
 def record_text(r: Record) -> str:
