@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from collections import Counter
 from datetime import datetime, timezone
@@ -233,3 +234,199 @@ def test_the_root_summary_answers_alone_and_only_while_files_are_unchanged(tmp_p
     got = _run(q, home, True)
     assert got[:3] == _run(q, home, False)[:3]
     assert got[3][None] == 1 and got[3]["index"] == len(ref[2]) - 1
+
+
+# -- whole answers kept per data root (index/answers.py) -------------------------------------
+
+
+def _census(q: Query, home: Path, use_index: bool):
+    """`SearchRun.census()` as the CLI calls it: (merged counts, summary without cost fields)."""
+    run = A.search(q, resolve_targets([], home), use_index=use_index)
+    counts = run.census()
+    sm = dataclasses.asdict(run.summary)
+    for k in ("records_parsed", "shape_skipped", "shape_counted", "index_counts", "index_why"):
+        sm.pop(k)
+    return counts, sm, dict(run.summary.index_counts)
+
+
+def _replayed(monkeypatch, q: Query, home: Path):
+    """The census answered whole from the kept answer (no transcript's outcome computed)."""
+    def no(*_a, **_k):
+        raise AssertionError("answered per transcript, not from the kept answer")
+
+    with monkeypatch.context() as m:
+        m.setattr(A.SearchRun, "outcomes", no)
+        return _census(q, home, True)
+
+
+@pytest.mark.parametrize("home", HOMES, ids=["2.1.258", "2.1.332"])
+def test_a_kept_whole_answer_equals_the_scan(home, monkeypatch):
+    """Every census shape (each count_by, selections, gated kinds, windows, no subagents): the
+    answer kept after a run from the index is replayed whole, and equals the scan's."""
+    _index_all(home)
+    for q in queries(home)[::3]:
+        ref = _census(q, home, False)
+        first = _census(q, home, True)  # per transcript from the index, then kept
+        assert first[:2] == ref[:2], q
+        got = _replayed(monkeypatch, q, home)
+        assert got[:2] == ref[:2] and got[2] == first[2], q
+
+
+def _home(tmp_path: Path) -> Path:
+    home = tmp_path / "claude"
+    shutil.copytree(HOMES[1], home)
+    _index_all(home)
+    return home
+
+
+CENSUS = [Query(patterns=("",), include=("user.message",), count_by="total"),
+          Query(patterns=("",), count_by="label"), Query(patterns=("",), count_by="session"),
+          Query(patterns=("",), include=("agent.tool.use",), count_by="tool")]
+
+
+def _keep_all(home: Path, monkeypatch) -> list:
+    out = []
+    for q in CENSUS:
+        ref = _census(q, home, False)
+        assert _census(q, home, True)[:2] == ref[:2]
+        assert _replayed(monkeypatch, q, home)[:2] == ref[:2]
+        out.append(ref)
+    return out
+
+
+def _after_change(home: Path, monkeypatch, before: list) -> None:
+    """After a change to the store no kept answer is replayed; each equals the scan of the
+    store as it is now, and is kept again for the next run."""
+    changed = False
+    for q, old in zip(CENSUS, before):
+        ref = _census(q, home, False)
+        changed |= ref[:2] != old[:2]
+        with pytest.raises(AssertionError, match="per transcript"):
+            _replayed(monkeypatch, q, home)
+        assert _census(q, home, True)[:2] == ref[:2]
+    _index_all(home)  # `index update`: an added transcript is indexed, the changed ones are fresh
+    for q in CENSUS:
+        ref = _census(q, home, False)
+        assert _census(q, home, True)[:2] == ref[:2]  # every transcript from the index: kept
+        assert _replayed(monkeypatch, q, home)[:2] == ref[:2]
+    assert changed  # the change made a difference the kept answers would have hidden
+
+
+def _user_lines(p: Path) -> list[int]:
+    lines = p.read_bytes().split(b"\n")
+    return [i for i, ln in enumerate(lines) if b'"type":"user"' in ln]
+
+
+def _biggest(home: Path) -> Path:
+    return max((home / "projects").glob("*/*.jsonl"), key=lambda p: len(_user_lines(p)))
+
+
+def test_a_kept_answer_is_not_used_after_a_transcript_grew(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    before = _keep_all(home, monkeypatch)
+    main = _biggest(home)
+    lines = main.read_bytes().split(b"\n")
+    with open(main, "ab") as f:
+        f.write(lines[_user_lines(main)[0]] + b"\n")  # a real user line appended (a replay)
+    _after_change(home, monkeypatch, before)
+
+
+def test_a_kept_answer_is_not_used_after_a_truncation(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    before = _keep_all(home, monkeypatch)
+    main = _biggest(home)
+    data = main.read_bytes()
+    main.write_bytes(data[:data.rfind(b"\n", 0, len(data) // 2) + 1])
+    _after_change(home, monkeypatch, before)
+
+
+def _same_size_rewrite(main: Path) -> bytes:
+    """The transcript's bytes with one user record's type changed, same length (unknown type)."""
+    data = main.read_bytes()
+    at = data.find(b'"type":"user"')
+    assert at >= 0
+    return data[:at] + b'"type":"usex"' + data[at + len(b'"type":"user"'):]
+
+
+def test_a_kept_answer_is_not_used_after_a_same_size_rewrite_with_the_old_mtime(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    before = _keep_all(home, monkeypatch)
+    main = _biggest(home)
+    st = main.stat()
+    new = _same_size_rewrite(main)
+    with open(main, "r+b") as f:  # in place: same inode, same size; mtime set back below
+        f.write(new)
+    os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert main.stat().st_ino == st.st_ino and main.stat().st_size == st.st_size
+    _after_change(home, monkeypatch, before)
+
+
+def test_a_kept_answer_is_not_used_after_a_replacement(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    before = _keep_all(home, monkeypatch)
+    main = _biggest(home)
+    st = main.stat()
+    tmp = main.with_suffix(".tmp")
+    tmp.write_bytes(_same_size_rewrite(main))
+    os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(tmp, main)  # another inode over the path, same size and mtime
+    _after_change(home, monkeypatch, before)
+
+
+def test_a_kept_answer_is_not_used_after_a_transcript_was_removed(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    before = _keep_all(home, monkeypatch)
+    _biggest(home).unlink()
+    _after_change(home, monkeypatch, before)
+
+
+def test_a_kept_answer_is_not_used_after_a_subagent_lane_was_removed(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    lanes = sorted((home / "projects").rglob("subagents/*.jsonl"), key=lambda p: -len(_user_lines(p)))
+    assert lanes and _user_lines(lanes[0])
+    before = _keep_all(home, monkeypatch)
+    lanes[0].unlink()
+    _after_change(home, monkeypatch, before)
+
+
+def test_a_kept_answer_is_not_used_after_a_transcript_was_added(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    before = _keep_all(home, monkeypatch)
+    src = max((HOMES[0] / "projects").glob("*/*.jsonl"), key=lambda p: len(_user_lines(p)))
+    dest = _biggest(home).parent / src.name  # a session of the other corpus (its own uuids: no fork)
+    assert not dest.exists()
+    shutil.copy(src, dest)
+    _after_change(home, monkeypatch, before)
+
+
+def test_a_kept_answer_is_not_used_with_the_index_off(tmp_path, monkeypatch):
+    home = _home(tmp_path)
+    _keep_all(home, monkeypatch)
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    with pytest.raises(AssertionError, match="per transcript"):
+        _replayed(monkeypatch, CENSUS[0], home)
+
+
+def test_the_cli_census_replays_the_same_output(tmp_path):
+    """`search '' -t user.message --count` (text and JSON): the run that keeps the answer, the run
+    that replays it and a --no-index scan print the same (the JSON's `index` field aside)."""
+    from click.testing import CliRunner
+
+    from sessionsift.cli.app import cli
+
+    home = _home(tmp_path)
+    for fmt in ("text", "json"):
+        for args in (["-t", "user.message", "--count"], ["--count-by", "label"], ["-T", "harness", "--count-by", "project"]):
+            argv = ["search", "", *args, "--claude-home", str(home), "--format", fmt]
+            outs = [CliRunner().invoke(cli, argv) for _ in range(3)]
+            scan = CliRunner().invoke(cli, [*argv, "--no-index"])
+            assert all(o.exit_code == 0 for o in outs + [scan]), [o.output for o in outs + [scan]]
+            assert outs[0].output == outs[1].output == outs[2].output
+            if fmt == "json":
+                rows = [[json.loads(x) for x in o.output.splitlines()] for o in (outs[2], scan)]
+                for r in rows:
+                    r[-1].pop("index")
+                assert rows[0] == rows[1]
+            else:
+                assert [l for l in outs[2].output.splitlines() if not l.startswith("index:")] == \
+                    [l for l in scan.output.splitlines() if not l.startswith("index:")]

@@ -111,7 +111,6 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
          claude_home, sessions_from) -> int:
     from ..errors import UsageError
     from ..search import Query, search
-    from ..search.api import merge_counts
     from ..timefmt import instant, parse_when
 
     args = list(args)
@@ -160,12 +159,10 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     last_group = None
     from .options import lane_fields, refetch
 
-    for lane, o in run.outcomes(plain=False):  # a plain lane prints nothing (the summary counts it)
-        if query.count_by not in (None, "total"):
-            merge_counts(query.count_by, counts, o.counts)
-            continue
-        if query.count_by == "total":
-            continue
+    if query.count_by is not None:
+        counts = run.census()  # a census: merged counts (kept whole per data root: index/answers.py)
+    # a plain lane prints nothing (the summary counts it)
+    for lane, o in run.outcomes(plain=False) if query.count_by is None else ():
         if sessions_only:
             if o.hit_count and lane.session_id not in sessions_seen:
                 sessions_seen.append(lane.session_id)

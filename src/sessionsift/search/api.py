@@ -1085,6 +1085,7 @@ class SearchRun:
     summary: Summary = field(default_factory=Summary)
     workers: int = 1
     _done: bool = False
+    _stats: list | None = None
 
     def outcomes(self, plain: bool = True) -> Iterator[tuple[Lane, LaneOutcome]]:
         """(lane, outcome) of every lane in scope order; `plain=False`: not the plain ones
@@ -1096,18 +1097,14 @@ class SearchRun:
         sm.unreadable = [{"path": pr.path, "why": pr.why} for pr in self.scope.problems]
         sm.prefilter = self.plan.needles if self.plan.needles is not None else (
             self.plan.label_needles if self.plan.label_needles is not None else None)
-        sizes = []
-        for ln in self.lanes:
-            try:
-                sizes.append(os.stat(ln.path).st_size)
-            except OSError:
-                sizes.append(0)
+        stats = self._stat_lanes()
+        sizes = [st.st_size if st is not None else 0 for st in stats]
         sess_hit: set[str] = set()
         todo = list(range(len(self.lanes)))
         pre: dict[int, LaneOutcome] = {}
         root = None
         if self.plan.use_index:
-            root, pre = self._from_root_summary(sizes)
+            root, pre = self._from_root_summary(stats)
             todo = [i for i in todo if i not in pre]
         if not pre:
             yield from self._scan_all(list(range(len(self.lanes))), sizes, sess_hit, root,
@@ -1122,7 +1119,67 @@ class SearchRun:
             root.save()
         self._finish(sess_hit)
 
-    def _from_root_summary(self, sizes: list[int]):
+    def _stat_lanes(self) -> list:
+        """One stat per lane (None: could not), taken once per run: the root summary, the sizes
+        and the answer cache's digest all judge the same stat."""
+        if self._stats is None:
+            out = []
+            for ln in self.lanes:
+                try:
+                    out.append(os.stat(ln.path))
+                except OSError:
+                    out.append(None)
+            self._stats = out
+        return self._stats
+
+    def census(self) -> dict:
+        """A census query (`count_by` set, no cap): the merged counts (empty for "total"); the
+        summary is complete after. Answered whole from the data root's kept answers
+        (index/answers.py) when they hold this query over exactly these transcripts, unchanged;
+        else folded from `outcomes()`, and kept when every transcript came from a fresh index."""
+        by = self.plan.query.count_by
+        cache = k = dig = None
+        if self.plan.use_index and by is not None and self.plan.query.max_count is None \
+                and not self.plan.query.sessions_only:
+            from ..index import answers
+
+            dig = answers.digest(self.lanes, self._stat_lanes(), self.scope.sessions)
+            if dig is not None:
+                cache = answers.Answers.load(self.scope.home.path)
+                k = answers.key(self.plan.query)
+                got = cache.get(k, dig)
+                if got is not None:
+                    return self._replay(got)
+        counts: dict = {}
+        froms: dict = {}
+        for _lane, o in self.outcomes(plain=cache is not None):  # to keep it: every lane's source
+            if by != "total":
+                merge_counts(by, counts, o.counts)
+            froms[o.from_index] = froms.get(o.from_index, 0) + 1
+        sm = self.summary
+        if cache is not None and list(froms) == ["index"] and not sm.unreadable and not sm.persisted_unresolved \
+                and self.workers == 1:
+            from ..index import answers
+
+            ans = {f: getattr(sm, f) for f in answers.FIELDS}
+            ans["counts"] = counts
+            cache.put(k, dig, ans)
+        return counts
+
+    def _replay(self, got: dict) -> dict:
+        from ..index import answers
+
+        sm = self.summary
+        sm.sessions = len(self.scope.sessions)
+        sm.unreadable = [{"path": pr.path, "why": pr.why} for pr in self.scope.problems]
+        sm.prefilter = self.plan.needles if self.plan.needles is not None else (
+            self.plan.label_needles if self.plan.label_needles is not None else None)
+        for f in answers.FIELDS:
+            setattr(sm, f, got[f])
+        self._finish(None)
+        return got["counts"]
+
+    def _from_root_summary(self, stat_list: list):
         """Census outcomes of the lanes the data root's summary answers (index/summary.py): a stat
         each, no index file read. The rest are scanned or read from their own index."""
         from ..index import search as IS
@@ -1132,12 +1189,7 @@ class SearchRun:
             return None, {}
         root = RootSummary.load(self.scope.home.path)
         pre: dict[int, LaneOutcome] = {}
-        stats: dict = {}
-        for lane in self.lanes:
-            try:
-                stats[os.fspath(lane.path)] = os.stat(lane.path)
-            except OSError:
-                pass
+        stats: dict = {os.fspath(ln.path): st for ln, st in zip(self.lanes, stat_list) if st is not None}
         for i, lane in enumerate(self.lanes):
             st = stats.get(os.fspath(lane.path))
             if st is None:
@@ -1211,9 +1263,10 @@ class SearchRun:
             sm.index_counts["scanned"] = sm.index_counts.get("scanned", 0) + n
         return kept
 
-    def _finish(self, sess_hit: set[str]) -> None:
+    def _finish(self, sess_hit: set[str] | None) -> None:
         sm = self.summary
-        sm.sessions_with_hits = len(sess_hit)
+        if sess_hit is not None:  # None: replayed (sessions_with_hits is set)
+            sm.sessions_with_hits = len(sess_hit)
         p = self.plan
         sm.left_out = [{"kind": k, "flag": f, "further_hits": (
             sm.gated_hits.get(k, 0) if p.count_left_out else (0 if k == PERSISTED and p.regex is None else None))}
