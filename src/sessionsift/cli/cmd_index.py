@@ -147,10 +147,10 @@ def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
                 freed += n
                 out.row("lane", {**lane_fields(lane), "removed_bytes": n})
         # the data root's summaries hold copies of what those files held: they go too
-        from ..index import filesummary, summary
+        from ..index import answers, filesummary, summary
 
         home = getattr(scope.home, "path", None)
-        kinds = [("census", summary.KIND), ("files", filesummary.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
+        kinds = [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
         for name, kind in kinds if home is not None else ():
             p = store.index_path(kind, home)
             try:

@@ -34,10 +34,14 @@ KIND = "claude-answers"
 SCHEMA = 1
 KEEP = 16
 
-FIELDS = ("files", "lines", "bytes", "sessions_with_hits", "hits", "records_parsed", "malformed_lines",
-          "shape_skipped", "shape_counted", "undated_skipped", "copies_skipped", "unknown_type_lines",
-          "gated_hits", "index_counts", "index_why")
-"""Summary fields the transcripts' outcomes make (search/types.py Summary); kept and replayed."""
+LIVE = ("sessions", "unreadable", "prefilter", "left_out", "left_out_note")
+"""Summary fields (search/types.py Summary) the scope and the plan make, recomputed on a replay;
+every other field is what the transcripts' outcomes made, kept and replayed (an answer kept
+without one of them - a field added since - is not used)."""
+
+
+def kept_fields(summary) -> list[str]:
+    return [k for k in vars(summary) if k not in LIVE]
 
 
 def key(query) -> str:
@@ -88,6 +92,13 @@ class Answers:
         if not isinstance(e, list) or len(e) != 2 or e[0] != dig or not isinstance(e[1], dict):
             return None
         return e[1]
+
+    def answer(self, k: str, dig: bytes, summary) -> dict | None:
+        """The kept answer for `k` over the scope `dig`, when it holds every field `summary` has."""
+        got = self.get(k, dig)
+        if got is None or "counts" not in got or any(f not in got for f in kept_fields(summary)):
+            return None
+        return got
 
     def put(self, k: str, dig: bytes, answer: dict) -> None:
         self.items.pop(k, None)

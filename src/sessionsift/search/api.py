@@ -1147,7 +1147,7 @@ class SearchRun:
             if dig is not None:
                 cache = answers.Answers.load(self.scope.home.path)
                 k = answers.key(self.plan.query)
-                got = cache.get(k, dig)
+                got = cache.answer(k, dig, self.summary)
                 if got is not None:
                     return self._replay(got)
         counts: dict = {}
@@ -1161,7 +1161,7 @@ class SearchRun:
                 and self.workers == 1:
             from ..index import answers
 
-            ans = {f: getattr(sm, f) for f in answers.FIELDS}
+            ans = {f: getattr(sm, f) for f in answers.kept_fields(sm)}
             ans["counts"] = counts
             cache.put(k, dig, ans)
         return counts
@@ -1174,7 +1174,7 @@ class SearchRun:
         sm.unreadable = [{"path": pr.path, "why": pr.why} for pr in self.scope.problems]
         sm.prefilter = self.plan.needles if self.plan.needles is not None else (
             self.plan.label_needles if self.plan.label_needles is not None else None)
-        for f in answers.FIELDS:
+        for f in answers.kept_fields(sm):
             setattr(sm, f, got[f])
         self._finish(None)
         return got["counts"]
