@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..files import image as image_mod, plan as plan_mod, recover as rec_mod, touched
+from ..files import recover as rec_mod, touched  # plan and image: imported by their commands
 from ..timefmt import instant, short_local
 from .options import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
@@ -511,6 +511,8 @@ def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
     Example: sessionsift plan 3f2a --audit
     """
     scope = make_scope(targets, claude_home, sessions_from)
+    from ..files import plan as plan_mod
+
     bs = plan_mod.bind(scope, audit=audit)
     out = Out(fmt, "plan")
     out.header(**scope_header(scope))
@@ -555,6 +557,8 @@ def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occu
     Example: sessionsift image 3f2a --id L12i1 --out ./imgs
     """
     scope = make_scope(targets, claude_home, sessions_from)
+    from ..files import image as image_mod
+
     ims = image_mod.images(scope, subagents=not no_subagents, dedup=not all_occurrences)
     if ident:
         ims = image_mod.select(ims, ident)
