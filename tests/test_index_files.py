@@ -155,7 +155,7 @@ def _hydrated(le) -> list:
     got = F.hydrate(le, list(le.calls) + list(le.attachments))
     assert len(got) == len(le.calls) + len(le.attachments)
     return ([_call(got[id(c)]) for c in le.calls]
-            + [(a.kind, a.line, a.timestamp, a.turn, a.payload, a.cwd) for a in map(lambda x: got[id(x)], le.attachments)])
+            + [(a.kind, a.line, a.timestamp, a.turn, a.payload, a.cwd) for a in (got[id(x)] for x in le.attachments)])
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name[-16:]}/{p.name[:12]}")

@@ -35,9 +35,12 @@ def norm(p: str) -> str:
     return posixpath.normpath(p)
 
 
-@dataclass
+_UNSET: Any = type("_Unset", (), {"__repr__": lambda self: "<not derived yet>"})()
+
+
+@dataclass(slots=True)
 class Call:
-    """A tool call joined to its result."""
+    """A tool call joined to its result (slots: a store holds hundreds of thousands)."""
     lane: Lane
     tool: str
     tool_use_id: str
@@ -63,6 +66,11 @@ class Call:
     and the shell analysis' paths, verbs, markers and read anchor are the records' own. `files`
     reads nothing else; `recover` reads the records of the calls that name its file
     (facts.py `hydrate`)."""
+    _path: Any = field(default=_UNSET, repr=False, compare=False)
+    _raw: Any = field(default=_UNSET, repr=False, compare=False)
+    _touch: Any = field(default=_UNSET, repr=False, compare=False)
+    _hint: Any = field(default=_UNSET, repr=False, compare=False)
+    """The derived facts below, once derived (given by a light call)."""
 
     @property
     def pos(self) -> int:
@@ -72,10 +80,10 @@ class Call:
     def path(self) -> str | None:
         """The file the call names, resolved against its cwd (computed once: input and cwd are
         not changed once the call is read)."""
-        d = self.__dict__
-        if "_path" not in d:
-            d["_path"] = self._resolve()
-        return d["_path"]
+        p = self._path
+        if p is _UNSET:
+            p = self._path = self._resolve()
+        return p
 
     def _resolve(self) -> str | None:
         p = self.input.get("file_path") if self.tool != "NotebookEdit" else self.input.get("notebook_path")
@@ -92,27 +100,27 @@ class Call:
     @property
     def raw_path(self):
         """The path the call's input names, as written (`files` rows' `raw`; any JSON value)."""
-        d = self.__dict__
-        if "_raw" not in d:
-            d["_raw"] = self.input.get("file_path") or self.input.get("notebook_path")
-        return d["_raw"]
+        r = self._raw
+        if r is _UNSET:
+            r = self._raw = self.input.get("file_path") or self.input.get("notebook_path")
+        return r
 
     @property
     def touch(self) -> tuple[str, str | None] | None:
         """(op, detail) of a file tool's call as `files` lists it; None for other tools."""
-        d = self.__dict__
-        if "_touch" not in d:
-            d["_touch"] = _touch_of(self)
-        return d["_touch"]
+        t = self._touch
+        if t is _UNSET:
+            t = self._touch = _touch_of(self)
+        return t
 
     @property
     def hint(self) -> tuple[list[str], bool]:
         """`stale_hint_paths`: the paths a Bash result's staleReadFileStateHint names (FH-005),
         and whether it names more than it lists."""
-        d = self.__dict__
-        if "_hint" not in d:
-            d["_hint"] = _hint_of(self)
-        return d["_hint"]
+        h = self._hint
+        if h is _UNSET:
+            h = self._hint = _hint_of(self)
+        return h
 
 
 TOOL_OP = {"Read": "read", "Write": "write", "Edit": "edit", "MultiEdit": "multiedit", "NotebookEdit": "notebook-edit"}

@@ -12,15 +12,16 @@ file-history backup whole; the snapshot lines and the lane's first cwd. `light(.
 events back from them (`Call.light`, `Attach.light`), `hydrate` reads the records of the light
 events a question needs whole (recover: the ones that name its file) by offset.
 
-The facts are a cache of rules (this module, events.py, shell.py, model/record.py and the shell
-grammar's versions): they are kept with `RULES`, a digest of those sources and versions, and
-facts kept under other rules are derived again, never used (index/filesummary.py keeps them per
-transcript, with the identity of the file they were read from).
+The facts are a cache of rules (this module, events.py, shell.py, model/record.py, read/lines.py
+and the shell grammar's versions): they are kept with `rules()`, a digest of those sources and
+versions, and facts kept under other rules are derived again, never used (index/filesummary.py
+keeps them per transcript, with the identity of the file they were read from).
 """
 
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 
 from ..index.store import abspath
 from .events import Attach, Backup, Call, LaneEvents, LaneFacts
@@ -52,11 +53,12 @@ def rules() -> str:
         import hashlib
 
         from ..model import record
+        from ..read import lines
 
         h = hashlib.blake2b(digest_size=12)
         here = os.path.dirname(os.path.abspath(__file__))
         for p in (os.path.join(here, "facts.py"), os.path.join(here, "events.py"), os.path.join(here, "shell.py"),
-                  record.__file__):
+                  record.__file__, lines.__file__):
             try:
                 with open(p, "rb") as f:
                     h.update(f.read())
@@ -115,6 +117,8 @@ def encode(ev: LaneEvents) -> list:
 # -- light events ---------------------------------------------------------------------------------
 
 _NO_HINT: tuple = ([], False)
+_NO_INPUT = MappingProxyType({})
+"""A light call's `input` (not read: its facts are kept; read-only, shared)."""
 
 
 def _light_shell(o) -> ShellAnalysis | None:
@@ -137,16 +141,10 @@ def light(lane, facts: list, read: list, load) -> LaneEvents:
     ev = LaneEvents(lane)
     ev.first_cwd = first_cwd
     ev.index = LaneFacts(stats=codec.read_from(read), load=load)
-    new = object.__new__
-    out = ev.calls
-    for (tool, tid, line, ts, turn, cwd, rline, rts, err, surv, path, raw, touch, hint, sh) in calls:
-        c = new(Call)
-        c.__dict__ = {"lane": lane, "tool": tool, "tool_use_id": tid, "line": line, "timestamp": ts, "turn": turn,
-                      "cwd": cwd, "input": {}, "result_line": rline, "result_ts": rts, "is_error": err,
-                      "result_text": None, "echo": None, "shell": _light_shell(sh) if sh is not None else None,
-                      "survival": surv, "copy_of": None, "light": True, "_path": path, "_raw": raw,
-                      "_touch": touch, "_hint": _NO_HINT if hint is None else hint}
-        out.append(c)
+    ev.calls = [Call(lane, tool, tid, line, ts, turn, cwd, _NO_INPUT, rline, rts, err, None, None,
+                     _light_shell(sh) if sh is not None else None, surv, None, True, path, raw, touch,
+                     _NO_HINT if hint is None else hint)
+                for (tool, tid, line, ts, turn, cwd, rline, rts, err, surv, path, raw, touch, hint, sh) in calls]
     ev.attachments = [Attach(lane, kind, line, ts, turn, {"filename": fn} if has else {}, cwd, slug, light=True)
                       for kind, line, ts, turn, fn, has, cwd, slug in atts]
     ev.backups = [Backup(lane, *b) for b in bks]
