@@ -301,3 +301,37 @@ def test_warm_files_parses_no_record_and_recover_only_the_records_naming_its_fil
     parsed.clear()
     assert strip(run(["files", "--by", "timeline", *H])) == strip(refs["timeline"])
     assert parsed == []
+
+
+@pytest.mark.parametrize("home", HOMES + [ROOT / "examples" / "home" / ".claude"], ids=["2.1.258", "2.1.332", "home"])
+def test_the_replay_leaves_out_only_events_that_do_nothing(home, tmp_path, monkeypatch):
+    """recover replays only the events that can add a step for its file (recover.py `_may_step`:
+    a store's tens of thousands of others are not sorted or read whole); replaying every event
+    gives the same recovery, step by step, for every file the transcripts name, at every cut-off
+    kind - on the scan's events and on the index's (light) ones."""
+    from dataclasses import asdict
+
+    from sessionsift.discover import resolve_targets
+    from sessionsift.files import recover as R
+
+    crash = _home_with_crash(tmp_path)
+    for h in (home, crash):
+        scope = resolve_targets([], str(h))
+        scanned = R.collect(scope)
+        light = R.collect(scope, True, True)
+        assert any(c.light for le in light[0] for c in le.calls)
+        files = sorted({c.path for le in scanned[0] for c in le.calls if c.path}
+                       | {m.path for le in scanned[0] for c in le.calls if c.shell for m in c.shell.mutations if m.path}
+                       | {b.path for le in scanned[0] for b in le.backups})
+        assert files
+        for lane_evs, problems in (scanned, light):
+            for f in files:
+                for at in (None, "turn1", "L20"):
+                    cut = R.parse_at(at)
+                    kept = R.recover(scope, f, cut, True, lane_evs, problems)
+                    with monkeypatch.context() as m:
+                        m.setattr(R, "_may_step", lambda *a: True)
+                        every = R.recover(scope, f, cut, True, lane_evs, problems)
+                    assert [asdict(s) for s in kept.steps] == [asdict(s) for s in every.steps], (h, f, at)
+                    assert (kept.state, kept.exists, kept.status, kept.shell_writes, kept.boundaries) == (
+                        every.state, every.exists, every.status, every.shell_writes, every.boundaries)

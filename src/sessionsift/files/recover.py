@@ -806,7 +806,10 @@ def _mark_copies(scope: Scope, evs: list[LaneEvents]) -> None:
                 x.copy_of = (f.parent_session_id, f.copied_lines[x.line])
 
 
-def _ordered(lane_evs: list[LaneEvents]) -> list[tuple[float, int, int, str, object]]:
+def _ordered(lane_evs: list[LaneEvents], keep=None) -> list[tuple[float, int, int, str, object]]:
+    """Every lane's events (`keep(x, kind)`: those it keeps) as (instant, is_subagent, position,
+    kind, event, lane#) in replay order. An event without an instant takes the one before it in
+    its lane (every event counts for that, kept or not)."""
     items = []
     for li, le in enumerate(lane_evs):
         last = 0.0
@@ -819,7 +822,8 @@ def _ordered(lane_evs: list[LaneEvents]) -> list[tuple[float, int, int, str, obj
             if t is None:
                 t = last
             last = t
-            items.append((t, 0 if not le.lane.is_subagent else 1, pos, kind, x, li))
+            if keep is None or keep(x, kind):
+                items.append((t, 0 if not le.lane.is_subagent else 1, pos, kind, x, li))
     # main lane keeps file order; cross-lane order by instant
     items.sort(key=lambda t: (t[0], t[5], t[2]))
     return items
@@ -835,7 +839,8 @@ def recover(scope: Scope, file: str, at: Cutoff | None = None, subagents: bool =
     rp.rec.transcripts = len(lane_evs)
     rp.rec.unreadable = problems or []
     seen = False
-    for t, _, pos, kind, x, li in _whole(_ordered(lane_evs), lane_evs, path):
+    for t, _, pos, kind, x, li in _whole(_ordered(lane_evs, lambda x, kind: _may_step(x, kind, path)), lane_evs,
+                                         path):
         le = lane_evs[li]
         if at is not None:
             if at.instant is not None and t > at.instant:
@@ -917,6 +922,39 @@ def _turn_end_instant(lane_evs: list[LaneEvents], turn: int) -> float | None:
                     best = e.timestamp
             return _ts(best)
     return None
+
+
+def _may_step(x, kind: str, path: str) -> bool:
+    """Whether replaying event `x` for `path` can add a step or change the state (`Replayer`): a
+    call, attachment or checkpoint naming the file, and any shell call that adds a risk whatever
+    the file (an unresolved operand, a class marker, a parse error, a hint naming more files than
+    it lists) or may add a rewound-write note (on an abandoned branch). The others do nothing in
+    the replay and are left out of it (a store's tens of thousands of events, sorted)."""
+    if kind == "call":
+        if x.tool != "Bash":
+            return x.path == path
+        if x.survival == "abandoned":
+            return True
+        sh = x.shell
+        if sh is None:
+            return False
+        if sh.markers or sh.parse_error or (sh.read is not None and sh.read.path == path):
+            return True
+        named, more = stale_hint_paths(x)
+        if more or path in named:
+            return True
+        for m in sh.mutations:
+            p = m.path
+            if p is None:
+                if m.op not in ("mkdir", "read"):
+                    return True
+            elif p == path or path.startswith(p.rstrip("/") + "/"):
+                return True
+        return False
+    if kind == "att":
+        fn = x.payload.get("filename")
+        return isinstance(fn, str) and norm(fn) == path
+    return x.path == path
 
 
 def _mentions(x, kind: str, path: str) -> bool:
