@@ -52,6 +52,14 @@ FAST = [
     ["search", "Bash", "-c", "--claude-home", "/nonexistent/sessionsift-none"],
     ["search", "Bash", "-c", "--claude-home", H, "--traceback"],
     ["search", "Bash", "-c"],  # the root from CLAUDE_CONFIG_DIR (set below)
+    # censuses (-t/-T repeatable, --count-by): each twice below, the second answered whole from the index
+    ["search", "", "-t", "user.message", "--count", "--claude-home", H],
+    ["search", "", "-t", "user.message", "-t", "agent.tool.use", "-c", "--claude-home", NEWEST, "--format", "json"],
+    ["search", "", "--type=user", "-T", "user.unsent", "--count-by", "label", "--claude-home", H],
+    ["search", "", "--count-by", "session", "--type-not=harness", "--claude-home", NEWEST, "--format=json"],
+    ["search", "", "--count-by=tool", "-t", "agent.tool.use", "--claude-home", H, "--no-index"],
+    ["search", "", "-t", "no.such.label", "-c", "--claude-home", H],
+    ["search", "Bash", "-t", "user", "--claude-home", H],
 ]
 
 
@@ -62,6 +70,14 @@ def test_fast_path_prints_what_click_prints(argv, tmp_path):
     fast = _run(_RUN, argv, tmp_path / "fast", env)
     slow = _run(_CLICK, argv, tmp_path / "click", env)
     assert fast == slow
+    if "" in argv and "--no-index" not in argv:  # a census from the index: kept, then replayed whole
+        home = next((a.partition("=")[2] or argv[i + 1] for i, a in enumerate(argv) if a.startswith("--claude-home")), H)
+        for d in ("fast", "click"):
+            assert _run(_RUN, ["index", "update", "--claude-home", home], tmp_path / d, env)[0] == 0
+        kept = _run(_RUN, argv, tmp_path / "fast", env)
+        assert kept == _run(_CLICK, argv, tmp_path / "click", env)
+        assert _run(_RUN, argv, tmp_path / "fast", env) == _run(_CLICK, argv, tmp_path / "click", env) == kept
+        assert list((tmp_path / "fast").rglob("claude-answers/*/*.idx")) or kept[0] == 2
     assert fast[0] in (0, 1, 2)
     if fast[0] == 0:
         assert fast[1].strip()  # an answer was printed (not a silent pass)
@@ -102,7 +118,14 @@ SLOW = [
     ["search", "Bash", "--count=1"],
     ["search", "Bash", "-ci"],
     ["search", "Bash", "--home", H],
-    ["search", "Bash", "-t", "user"],
+    ["search", "", "-tuser", "-c"],
+    ["search", "", "-t=user", "-c"],
+    ["search", "", "-c", "-t"],
+    ["search", "", "-t", "-c"],
+    ["search", "", "--type=", "-c"],
+    ["search", "", "--count-by", "nope"],
+    ["search", "", "--count-by", "label", "--count-by", "tool"],
+    ["search", "", "-c", "--count-by", "label"],
     ["list", "Bash"],
     ["stats"],
 ]

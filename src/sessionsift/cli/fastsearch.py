@@ -3,7 +3,9 @@ import is ~50 ms before the scan could start, issue 16) and run through the very
 click command runs (search_run.run), so the output and the exit status are the same bytes.
 
 Recognised (any order, each option at most once): `search PATTERN [-c|--count] [--no-index]
-[--claude-home DIR|--claude-home=DIR] [--format text|json|--format=...]`. Anything else -- another
+[--claude-home DIR|--claude-home=DIR] [--format text|json|--format=...] [--count-by KEY]`, with
+any number of `-t/--type LABEL` and `-T/--type-not LABEL` (a census: `search '' -t user.message
+-c`). Anything else -- another
 option, a second positional (a target), a PATTERN that starts with `-`, an option value that
 starts with `-` or is empty, a repeated option, a --claude-home click would refuse (an existing
 file, an unreadable directory) -- returns None and click parses the line as always.
@@ -18,7 +20,11 @@ import stat
 from typing import Callable
 
 _FLAGS = {"-c": "count", "--count": "count", "--no-index": "no_index"}
-_VALUED = {"--claude-home": "claude_home", "--format": "fmt"}
+_VALUED = {"--claude-home": "claude_home", "--format": "fmt", "--count-by": "count_by"}
+_MULTI = {"-t": "include", "--type": "include", "-T": "exclude", "--type-not": "exclude"}
+"""Repeatable label selectors (a census: `search '' -t user.message -c`), each `-t VALUE` or
+`--type=VALUE`; their meaning (questions/kinds.py) is search_run's, as on click."""
+_COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model", "pairing")
 
 
 def parse(args: list[str]) -> Callable[[], int] | None:
@@ -27,6 +33,7 @@ def parse(args: list[str]) -> Callable[[], int] | None:
     if len(args) < 2 or args[0] != "search":
         return None
     got: dict[str, object] = {}
+    multi: dict[str, list[str]] = {"include": [], "exclude": []}
     pattern: str | None = None
     i = 1
     n = len(args)
@@ -40,6 +47,17 @@ def parse(args: list[str]) -> Callable[[], int] | None:
             got[key] = True
             continue
         name, eq, value = a.partition("=")
+        mkey = _MULTI.get(a) or (_MULTI.get(name) if eq and name.startswith("--") else None)
+        if mkey is not None:
+            if not eq:
+                if i >= n:
+                    return None
+                value = args[i]
+                i += 1
+            if not value or value.startswith("-"):
+                return None
+            multi[mkey].append(value)
+            continue
         key = _VALUED.get(name) if name.startswith("--") else None
         if key is not None:
             if not eq:
@@ -61,6 +79,9 @@ def parse(args: list[str]) -> Callable[[], int] | None:
     fmt = got.get("fmt", "text")
     if fmt not in ("text", "json"):
         return None
+    count_by = got.get("count_by")
+    if count_by is not None and (count_by not in _COUNT_BY or got.get("count")):
+        return None  # click's usage errors are its own
     home = got.get("claude_home")
     if home is not None and not _dir_ok(str(home)):
         return None
@@ -73,10 +94,11 @@ def parse(args: list[str]) -> Callable[[], int] | None:
         (config.disable if got.get("no_index") else config.enable)()
         options.set_fast_meta({"claude-code": home, "command": "search"} if home else {"command": "search"})
         try:
-            return search_run(args=(pattern,), regexps=(), ignore_case=False, fixed=False, include=(), exclude=(),
+            return search_run(args=(pattern,), regexps=(), ignore_case=False, fixed=False,
+                              include=tuple(multi["include"]), exclude=tuple(multi["exclude"]),
                               attachments=False, additional_context=False, since=None, until=None, max_count=None,
                               no_subagents=False, no_context=False, sessions_only=False, count=bool(got.get("count")),
-                              count_by=None, resolve_persisted=False, count_lines=False, fmt=fmt, claude_home=home,
+                              count_by=count_by, resolve_persisted=False, count_lines=False, fmt=fmt, claude_home=home,
                               sessions_from=None)
         finally:
             options.set_fast_meta(None)  # (an in-process caller's next command starts clean)
