@@ -53,8 +53,6 @@ def key(query) -> str:
 
 def digest(lanes, stats, sessions) -> bytes | None:
     """The scope's freshness digest, or None when a transcript could not be stat'ed."""
-    from _blake2 import blake2b
-
     ints = array("q")
     paths = []
     for ln, st in zip(lanes, stats):
@@ -62,7 +60,7 @@ def digest(lanes, stats, sessions) -> bytes | None:
             return None
         paths.append(os.fspath(ln.path))
         ints.extend((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
-    h = blake2b(digest_size=16)
+    h = store.blake2b(digest_size=16)
     h.update(len(paths).to_bytes(8, "little"))
     h.update("\0".join(paths).encode("utf-8", "surrogateescape"))
     h.update(b"\1")

@@ -27,8 +27,7 @@ from ..core.stats import KNOWN_TYPES, LABEL_NEEDLES, Cols
 from ..discover import Lane
 from . import codec, config, lanes as L, store
 
-CENSUS_BY = ("total", "label", "session", "project", "model", "tool", "attachment", "day")
-_PER_RECORD = ("model", "tool", "attachment", "day")
+from .shapes import CENSUS_BY, per_record, usable  # noqa: F401 - where they are used from
 
 
 @dataclass
@@ -104,13 +103,6 @@ def _needle_bits(p) -> int | None:
     return bits
 
 
-def usable(p) -> bool:
-    """A query this module answers: an empty pattern, a census, no cap, no persisted outputs."""
-    q = p.query
-    return (p.regex is None and q.count_by in CENSUS_BY and q.max_count is None and not q.sessions_only
-            and not q.resolve_persisted)
-
-
 def census_lane(p, pos: int, lane: Lane, why: list):
     """The LaneOutcome of a census query on one lane from its index, or None (then scan it; the
     reason is appended to `why`)."""
@@ -131,11 +123,6 @@ def census_lane(p, pos: int, lane: Lane, why: list):
         v.cols, v.state, v.drafts = None, b"", set()
         out.view = v  # for the root summary (summary.py), sent back by a worker
     return out
-
-
-def per_record(p) -> bool:
-    """The census reads per-record columns (not only the kinds' counts)."""
-    return p.query.count_by in _PER_RECORD or p.since_ts is not None or p.until_ts is not None
 
 
 _PASSING: dict = {}

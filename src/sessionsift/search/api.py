@@ -1326,10 +1326,10 @@ def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
     for s in scope.sessions:
         p.scope_dirs.setdefault(os.fspath(s.project_dir), []).append((s.session_id, os.fspath(s.path)))
     if use_index:
-        from ..index import config, search as IS
+        from ..index import config, shapes
 
         if config.enabled():
-            p.use_index = IS.usable(p)
+            p.use_index = shapes.usable(p)
             p.index_relabel = not p.listing
     if p.count_left_out and PERSISTED in p.left_out_kinds:
         p.no_sidecar = frozenset(os.fspath(s.path) for s in scope.sessions if s.sidecar is False)
