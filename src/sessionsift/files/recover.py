@@ -725,6 +725,7 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
         home = getattr(scope.home, "path", None)
         if config.why_off() is None and home is not None and scope.sessions:
             root = FilesSummary.load(home)
+            from ..index import lanes as IL
             from .facts import from_summary, rules
 
             rs = rules()
@@ -737,7 +738,8 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
                 if le is not None:  # the summary's facts answer: nothing else read for this lane
                     if outcomes is not None:
                         outcomes.append("index")
-                    _progress(le, "index")
+                    if IL.PROGRESS is not None:
+                        _progress(le, "index")
                 else:
                     le = _lane_events(ln, use_index, outcomes, root)
                 evs.append(le)
