@@ -96,14 +96,14 @@ def show(
     picked: list[Entry]
     if lines is not None:
         a, b, explicit = parse_lines(lines)
-        picked = [e for e in idx.entries if a <= e.no <= b]
+        picked = idx.entries_in_lines(a, b)
         if not picked:
             raise NoSuchRecord(
                 f"no such record(s): {'L%d' % a if explicit else f'L{a}..L{b}'} in {lane.path}"
                 f" ({idx.stats.lines} lines)"
             )
     elif uuid is not None:
-        picked = [e for e in idx.entries if e.uuid == uuid]
+        picked = idx.entries_with_uuid(uuid)
         if not picked:
             raise NoSuchRecord(f"no such record(s): uuid {uuid} in {lane.path}")
     elif turn is not None:

@@ -132,12 +132,12 @@ def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] 
     uses: dict = {}
     errs: dict = {}
     queued: list[int] = []
-    pos = {id(e): i for i, e in enumerate(idx.entries)}
+    pos = {e.no: i for i, e in enumerate(idx.entries)}  # entries are made on access: by line, not identity
     for e, obj in idx.load_many([e for e in idx.entries if (e.type in ("assistant", "user")
                                  or e.attachment == "queued_command") and e.no not in copies]):
         if e.type == "attachment":
             if R.is_queued_prompt(obj):
-                queued.append(pos[id(e)])
+                queued.append(pos[e.no])
         else:
             _tool_blocks(obj, e.no, uses, errs)
     _tool_counts(ls, uses, errs)

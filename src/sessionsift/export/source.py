@@ -47,7 +47,35 @@ class DeepFacts:
     survival: str | None
 
 
-def claude_deep(ref: SessionRef) -> dict[tuple[str, int], DeepFacts]:
+class DeepView:
+    """(path, line) -> DeepFacts, read from each lane's LaneIndex columns when asked for (a dict
+    of every line's facts cost ~250 bytes a record)."""
+
+    def __init__(self) -> None:
+        self._lanes: dict[str, object] = {}
+
+    def add(self, path: str, idx) -> None:
+        self._lanes[path] = idx
+
+    def __bool__(self) -> bool:
+        return bool(self._lanes)
+
+    def __len__(self) -> int:
+        return sum(len(idx.columns) for idx in self._lanes.values())
+
+    def get(self, key: tuple[str, int], default=None):
+        idx = self._lanes.get(key[0])
+        if idx is None:
+            return default
+        i = idx._line_index(key[1])
+        if i is None:
+            return default
+        c = idx.columns
+        t = c.turn[i]
+        return DeepFacts(c.kinds[c.kind[i]][2], None if t < 0 else t, c.survival(i))
+
+
+def claude_deep(ref: SessionRef) -> "DeepView | dict[tuple[str, int], DeepFacts]":
     """(path, line) -> DeepFacts for every lane of a Claude Code session (the deep model's labels,
     turn numbers and survival, docs/labels.md). Empty for any other provider."""
     if ref.provider != "claude-code":
@@ -56,7 +84,7 @@ def claude_deep(ref: SessionRef) -> dict[tuple[str, int], DeepFacts]:
     from ..providers.claude import lane_name
     from ..providers.claude.discover import Lane
 
-    out: dict[tuple[str, int], DeepFacts] = {}
+    out = DeepView()
     for p in ref.paths:
         ln = lane_name(p, ref.session_id)
         if ln == "main":
@@ -70,9 +98,7 @@ def claude_deep(ref: SessionRef) -> dict[tuple[str, int], DeepFacts]:
             idx = LaneIndex.build(lane)
         except OSError:
             continue
-        sp = str(p)
-        for e in idx.entries:
-            out[(sp, e.no)] = DeepFacts(e.labels, e.turn, e.survival)
+        out.add(str(p), idx)
     return out
 
 

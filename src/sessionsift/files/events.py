@@ -212,9 +212,8 @@ class LaneFacts:
     def _parts(idx: LaneIndex) -> tuple:
         from array import array
 
-        return (array("I", (e.no for e in idx.entries)),
-                array("i", (-1 if e.turn is None else e.turn for e in idx.entries)),
-                [e.timestamp for e in idx.entries])
+        c = idx.columns  # the index's own columns: no Entry is made
+        return (array("I", c.no), array("i", c.turn), [c.timestamp(i) for i in range(len(c))])
 
     def _set(self, no, turn, ts) -> None:
         from array import array
@@ -298,9 +297,9 @@ def _analyze(command: str, cwd: str | None) -> ShellAnalysis:
 
 
 def _events(ev: LaneEvents, idx: LaneIndex) -> None:
-    want = [e for e in idx.entries
+    want = (e for e in idx.entries  # one Entry at a time (the index holds columns)
             if e.tool_use_ids or e.tool_result_ids or e.type in ("file-history-snapshot", "file-history-delta")
-            or e.attachment in _WANT_ATT or e.type in ("user", "assistant", "system", "attachment")]
+            or e.attachment in _WANT_ATT or e.type in ("user", "assistant", "system", "attachment"))
     _events_of(ev, idx.load_many(want))
 
 

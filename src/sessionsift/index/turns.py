@@ -11,6 +11,7 @@ from array import array
 
 from ..discover import Lane
 from ..model.lane import F_LEMPTY, F_OPENER, F_PEMPTY, F_UUID, Entry, LaneIndex, Skeleton
+from ..model.lanecols import OPENER, SURV_SHIFT
 from . import codec
 
 SECTION = "turns.2"
@@ -68,15 +69,19 @@ def derive(lane: Lane, part_obj: dict, cols) -> dict:
     whether it is a draft (user.unsent), plus the bridged lines."""
     sk = codec.skeleton_from(part_obj["sk"])
     idx = entries_of(lane, sk, cols)
-    ents = idx.entries
+    c = idx.columns  # read in columns (model/lanecols.py): the survival code is the flag's top bits
+    unsent = {k for k, kind in enumerate(c.kinds) if kind[2][:1] == ("user.unsent",)}
     return {
-        "turn": array("i", (-1 if e.turn is None else e.turn for e in ents)).tobytes(),
-        "survival": bytes(SURVIVAL_CODE[e.survival] for e in ents),
-        "opener": bytes(1 if e.opener else 0 for e in ents),
-        "unsent": [i for i, e in enumerate(ents) if e.labels[:1] == ("user.unsent",)],
-        "bridged": [[i, e.bridged_to] for i, e in enumerate(ents) if e.bridged_to is not None],
-        "replay": [[i, e.replay_of] for i, e in enumerate(ents) if e.replay_of is not None],
+        "turn": array("i", c.turn).tobytes(),
+        "survival": bytes(b >> SURV_SHIFT for b in c.fl),
+        "opener": c.fl.translate(_OPENER_TABLE),
+        "unsent": [i for i, k in enumerate(c.kind) if k in unsent],
+        "bridged": [[i, c.bridged[i]] for i in sorted(c.bridged)],
+        "replay": [[i, r] for i, r in enumerate(c.rep) if r >= 0],
     }
+
+
+_OPENER_TABLE = bytes(1 if b & OPENER else 0 for b in range(256))
 
 
 class Turns:

@@ -36,6 +36,7 @@ import os
 import sys
 from array import array
 from dataclasses import dataclass, field
+from bisect import bisect_left, bisect_right
 from typing import Iterator, Literal
 
 import orjson
@@ -43,6 +44,7 @@ import orjson
 from ..discover import Lane
 from ..read.lines import ReadStats, Releaser, iter_lines, open_map, parse_numbered
 from . import record as R
+from .lanecols import HAS_UUID, OPENER, SURV_SHIFT, Columns, Entries
 
 Survival = Literal["live", "abandoned", "pre-cut"]
 
@@ -461,23 +463,38 @@ def _positions(flags: bytearray, mask: int, want: int) -> Iterator[int]:
         i = find(1, i + 1)
 
 
-@dataclass
 class LaneIndex:
-    lane: Lane
-    entries: list[Entry] = field(default_factory=list)
-    stats: ReadStats = field(default_factory=ReadStats)
-    by_uuid: dict[str, int] = field(default_factory=dict)
-    """uuid -> index in `entries` of its FIRST line."""
-    size: int = 0
+    """Every record of one lane: labels, survival, turn, where it is in the file. Held in columns
+    (model/lanecols.py: ~150 bytes a record, not ~600 as one `Entry` object each); `entries` makes
+    the `Entry` of a record when it is asked for."""
+
+    def __init__(self, lane: Lane, entries: list[Entry] | None = None, stats: ReadStats | None = None,
+                 by_uuid: dict[str, int] | None = None, size: int = 0) -> None:
+        self.lane = lane
+        self.stats = stats if stats is not None else ReadStats()
+        self.by_uuid: dict[str, int] = by_uuid if by_uuid is not None else {}
+        """uuid -> slot (index in `entries`) of its FIRST line."""
+        self.size = size
+        self._c = Columns()
+        for e in entries or ():
+            self._c.add(e, -2)
+
+    @property
+    def entries(self) -> Entries:
+        """The records in file order, as `Entry` objects made on access (a Sequence)."""
+        return Entries(self._c)
+
+    @property
+    def columns(self) -> Columns:
+        return self._c
 
     @classmethod
     def build(cls, lane: Lane, strict: bool = False) -> "LaneIndex":
         idx = cls(lane)
         st = idx.stats
         sk = Skeleton()
-        entries = idx.entries
+        cols = idx._c
         prev_assistant: tuple[str | None, str | None] = (None, None)  # (uuid, message.id)
-        tool_ids: dict[str, str] = {}
         for line in iter_lines(lane.path, stats=st):
             lost = len(st.malformed_lines), st.zero_filled_lines
             obj = parse_numbered(line, lane.path, st, strict)
@@ -495,16 +512,10 @@ class LaneIndex:
             c = conv_state(e.type, e.is_meta, e.stop_reason)
             if c:
                 sk.conv = c
-            p = sk.parent[slot]
-            if 0 <= p < slot:
-                e.parent = entries[p].uuid  # the same value: one string object per uuid in memory
-            if e.tool_result_ids:
-                e.tool_result_ids = tuple(tool_ids.get(t, t) for t in e.tool_result_ids)
-            elif e.tool_use_ids:
-                e.tool_use_ids = tuple(tool_ids.setdefault(t, t) for t in e.tool_use_ids)
+            p = sk.parent[slot] if e.uuid is not None else -2
             if e.type == "user" and e.parent is not None and e.labels[:1] == ("user.message",):
                 sk.add_draft_candidate(slot, e.parent)
-            entries.append(e)
+            cols.add(e, p if 0 <= p < slot else -2)
         idx.size = st.bytes
         idx._survive(sk)
         idx._number_turns()
@@ -515,78 +526,110 @@ class LaneIndex:
     def _survive(self, sk: "Skeleton") -> None:
         sk.finish()
         state = sk.survive()
-        ents = self.entries
+        c = self._c
         flags = sk.flags
-        for i, e in enumerate(ents):
-            if flags[i] & F_UUID:
-                e.survival = SURVIVAL_NAMES[state[i]]
+        for i in _positions(flags, F_UUID, F_UUID):
+            c.set_survival(i, state[i])
         for r, f in sk.replay.items():
-            ents[r].replay_of = ents[f].no
+            c.rep[r] = c.no[f]
         for slot in sk.draft_slots(state):
-            e = ents[slot]
-            e.labels = _intern_labels(("user.unsent",) + e.labels[1:])
-            e.opener = False
+            labels = c.kinds[c.kind[slot]][2]
+            c.relabel(slot, _intern_labels(("user.unsent",) + labels[1:]))
+            c.fl[slot] &= ~OPENER & 0xFF
         for slot, _line, _omitted, target_line, opener in sk.bridges:
-            e = ents[slot]
-            e.bridged_to = target_line
+            c.bridged[slot] = target_line
             if opener:
-                e.opener = True
+                c.fl[slot] |= OPENER
         self.stats.bridges = [(ln, om, tl, op) for _s, ln, om, tl, op in sk.bridges]
         self.by_uuid = sk.index
+
+    def _pref(self, i: int) -> tuple[bool, int | None]:
+        """(whether `parent or logical_parent` is None, the slot `by_uuid` gives for it)."""
+        c = self._c
+        p = c.par[i]
+        if p >= 0:
+            if not c.odd_uuid or c.odd_uuid.get(p) != "":
+                return False, p
+        elif p == -2:
+            s = c.par_str[i]
+            if s:
+                return False, self.by_uuid.get(s)
+        lg = c.logical.get(i) if c.logical else None
+        if lg is None:
+            return True, None
+        return False, self.by_uuid.get(lg)
+
+    def opener_slots(self) -> Iterator[int]:
+        return self._openers()
+
+    def _openers(self) -> Iterator[int]:
+        """Slots of the turn openers that are neither replays nor abandoned, in file order."""
+        c = self._c
+        fl, rep = c.fl, c.rep
+        ab = 2 << SURV_SHIFT
+        for i in _positions(fl, OPENER, OPENER):
+            if rep[i] < 0 and fl[i] & (3 << SURV_SHIFT) != ab:
+                yield i
 
     def _number_turns(self) -> None:
         """Openers are numbered in file order; every other record joins the turn of its nearest
         opener ancestor on the parentUuid chain (the client can write a turn's first assistant
         record on the line ABOVE its prompt), falling back to file order when it has no
         resolvable parent."""
-        ents = self.entries
+        c = self._c
+        n = len(c)
+        fl, rep = c.fl, c.rep
         num: dict[int, int] = {}
-        n = 0
-        for i, e in enumerate(ents):
-            if e.opener and e.replay_of is None and e.survival != "abandoned":
-                n += 1
-                num[i] = n
-        file_order: list[int | None] = []
-        cur: int | None = None
-        for i in range(len(ents)):
+        for k, i in enumerate(self._openers(), 1):
+            num[i] = k
+        file_order = array("i", bytes(4 * n))  # -1: none
+        cur = -1
+        for i in range(n):
             if i in num:
                 cur = num[i]
-            file_order.append(cur)
-        memo: dict[int, int | None] = {}
+            file_order[i] = cur
+        UNSET = -3
+        memo = array("i", [UNSET]) * n  # -1: None
         by_uuid = self.by_uuid
-        for i, e in enumerate(ents):
-            if i in memo:
+        bridged = c.bridged
+        for i in range(n):
+            if memo[i] != UNSET:
                 continue
             path: list[int] = []
             j: int | None = i
-            found: int | None = None
+            found = -1
             resolved = False
             seen: set[int] = set()
             while j is not None and j not in seen:
                 seen.add(j)
-                if j in memo:
-                    found, resolved = memo[j], True
+                m = memo[j]
+                if m != UNSET:
+                    found, resolved = m, True
                     break
-                if j in num:
-                    found, resolved = num[j], True
+                t = num.get(j)
+                if t is not None:
+                    found, resolved = t, True
                     memo[j] = found
                     break
                 path.append(j)
-                ej = ents[j]
-                if ej.uuid is None:
+                if not fl[j] & HAS_UUID:
                     break
-                p = ej.parent or ej.logical_parent
-                if ej.replay_of is not None:
-                    p = ents[by_uuid[ej.uuid]].parent or ents[by_uuid[ej.uuid]].logical_parent
-                j = by_uuid.get(p) if p is not None else None
-                if j is None and ej.bridged_to is not None:
-                    j = self._line_index(ej.bridged_to)
-                if p is None:
+                src = j
+                if rep[j] >= 0:
+                    src = by_uuid[c.uuid(j)]
+                none, nxt = self._pref(src)
+                jj = j
+                j = nxt
+                if j is None and bridged:
+                    bt = bridged.get(jj)
+                    if bt is not None:
+                        j = self._line_index(bt)
+                if none:
                     resolved = True  # a root with no opener above it: before the first turn
-                    found = None
+                    found = -1
             for k in path:
                 if resolved:
-                    memo[k] = found if (found is not None or ents[k].uuid is not None) else file_order[k]
+                    memo[k] = found if (found != -1 or fl[k] & HAS_UUID) else file_order[k]
                 else:
                     memo[k] = file_order[k]
         # A queue-operation line carries no uuid and no join key (QT-001, QT-004); the client
@@ -594,50 +637,70 @@ class LaneIndex:
         # becomes, so one whose next uuid-bearing record is a numbered opener belongs to that
         # opener's turn (the file-order fallback would hand it to the previous turn, or none).
         queued: dict[int, int] = {}
-        nxt: int | None = None
-        for i in range(len(ents) - 1, -1, -1):
-            e = ents[i]
-            if e.uuid is not None:
-                nxt = num.get(i)
-            elif nxt is not None and e.type == "queue-operation":
-                queued[i] = nxt
-        for i, e in enumerate(ents):
-            if e.uuid is None:
-                e.turn = queued.get(i, file_order[i])
+        nxt_t: int | None = None
+        kinds, kind = c.kinds, c.kind
+        for i in range(n - 1, -1, -1):
+            if fl[i] & HAS_UUID:
+                nxt_t = num.get(i)
+            elif nxt_t is not None and kinds[kind[i]][0] == "queue-operation":
+                queued[i] = nxt_t
+        turn = c.turn
+        for i in range(n):
+            if not fl[i] & HAS_UUID:
+                turn[i] = queued.get(i, file_order[i])
             else:
-                e.turn = memo.get(i, file_order[i])
+                turn[i] = memo[i]
 
     def _line_index(self, no: int) -> int | None:
-        lo, hi = 0, len(self.entries)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.entries[mid].no < no:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo if lo < len(self.entries) and self.entries[lo].no == no else None
+        nos = self._c.no
+        lo = bisect_left(nos, no)
+        return lo if lo < len(nos) and nos[lo] == no else None
 
     # -- access ------------------------------------------------------------------------------
 
     @property
     def turns(self) -> int:
         """How many turns the lane has (openers that are neither abandoned nor replays)."""
-        return sum(1 for e in self.entries if e.opener and e.replay_of is None and e.survival != "abandoned")
+        return sum(1 for _ in self._openers())
 
     def entry_at_line(self, no: int) -> Entry | None:
-        lo, hi = 0, len(self.entries)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.entries[mid].no < no:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < len(self.entries) and self.entries[lo].no == no:
-            return self.entries[lo]
-        return None
+        i = self._line_index(no)
+        return self._c.entry(i) if i is not None else None
 
-    def turn_entries(self, turn: int) -> list[Entry]:
-        return [e for e in self.entries if e.turn == turn]
+    def entry_at_offset(self, offset: int) -> Entry | None:
+        """The record that starts at byte `offset`, if one does."""
+        offs = self._c.off
+        i = bisect_left(offs, offset)
+        return self._c.entry(i) if i < len(offs) and offs[i] == offset else None
+
+    def entries_in_lines(self, a: int, b: int) -> list[Entry]:
+        """The records on lines a..b, in file order."""
+        nos = self._c.no
+        return [self._c.entry(i) for i in range(bisect_left(nos, a), bisect_right(nos, b))]
+
+    def entries_with_uuid(self, uuid: str) -> list[Entry]:
+        """The record with that uuid and its replays, in file order."""
+        first = self.by_uuid.get(uuid)
+        if first is None:
+            return []
+        c = self._c
+        no = c.no[first]
+        return [c.entry(first)] + [c.entry(i) for i, r in enumerate(c.rep) if r == no and i != first
+                                   and c.uuid(i) == uuid]
+
+    def slots_where(self, mask: int, want: int) -> Iterator[int]:
+        """Slots whose flag byte (model/lanecols.py) has `flags & mask == want`."""
+        return _positions(self._c.fl, mask, want)
+
+    def turn_entries(self, turn: int | None) -> list[Entry]:
+        c = self._c
+        if turn is None:
+            code = -1  # the records of no turn
+        elif type(turn) is int and turn >= 0:
+            code = turn
+        else:
+            return [e for e in self.entries if e.turn == turn]
+        return [c.entry(i) for i, t in enumerate(c.turn) if t == code]
 
     def load(self, e: Entry) -> dict:
         """Re-read one record's full object from disk by its offset."""

@@ -834,6 +834,16 @@ def _result_ids(lane: Lane) -> set[str]:
     return ids
 
 
+class _AtOffset:
+    """offset -> the record starting there (made when asked for: the index holds columns)."""
+
+    def __init__(self, idx) -> None:
+        self.idx = idx
+
+    def get(self, offset: int):
+        return self.idx.entry_at_offset(offset)
+
+
 def _holds_nul(path) -> bool:
     """Whether the file holds a NUL byte (a zero-filled line: what a crash leaves), read in 1 MiB
     chunks through the page cache (no mapping: the scan's released pages stay released)."""
@@ -857,12 +867,15 @@ def _apply_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome | None =
         out.omitted = idx.stats.zero_filled_lines + len(idx.stats.malformed_lines)
     openers: dict[int, object] = {}
     names: dict[str, str] = {}
-    for e in idx.entries:
-        if e.turn is not None and e.turn not in openers and e.opener and e.replay_of is None and e.survival != "abandoned":
-            openers[e.turn] = e
-        for i, n in zip(e.tool_use_ids, e.tool_names):
-            names[i] = n
-    at = {e.offset: e for e in idx.entries}
+    c = idx.columns  # read in columns: no Entry is made but for the hits and their openers
+    for i in idx.opener_slots():
+        t = c.turn[i]
+        if t >= 0 and t not in openers:
+            openers[t] = c.entry(i)
+    for i in c.tool_use_slots():
+        for u, n in zip(c.tools(0, i), c.kinds[c.kind[i]][6]):
+            names[u] = n
+    at = _AtOffset(idx)
     keep: list[Hit] = []
     opener_objs: dict[int, dict] = {}
     for h in hits:

@@ -30,6 +30,7 @@ from ..discover import Lane
 from ..errors import UsageError
 from ..model import record as R
 from ..model.lane import Entry, LaneIndex
+from ..model.lanecols import COMPACT, OPENER, SURV_SHIFT
 from ..render import esc
 from .slices import slice_text, trim_middle, u16len
 
@@ -178,17 +179,19 @@ class _Builder:
         self.agent_msgs = agent_msgs
         self.max_unit = max_unit
         self.target = target or _target_of(idx.lane)
-        self._tool_owner: dict[str, Entry] | None = None
+        self._tool_owner: dict[str, int] | None = None
         self._plan_paths: dict[str, str] = {}
 
     # -- lookups over the whole lane, built once on demand
     def tool_use_entry(self, tool_use_id: str) -> Entry | None:
+        c = self.idx.columns
         if self._tool_owner is None:
             self._tool_owner = {}
-            for e in self.idx.entries:
-                for t in e.tool_use_ids:
-                    self._tool_owner.setdefault(t, e)
-        return self._tool_owner.get(tool_use_id)
+            for i in c.tool_use_slots():
+                for t in c.tools(0, i):
+                    self._tool_owner.setdefault(t, i)
+        i = self._tool_owner.get(tool_use_id)
+        return c.entry(i) if i is not None else None
 
     def tool_use_block(self, tool_use_id: str) -> dict | None:
         e = self.tool_use_entry(tool_use_id)
@@ -469,10 +472,13 @@ def _render(header: list[str], blocks: list[_Block], crossed: list[Compaction]) 
 
 def _compactions(idx: LaneIndex) -> list[Compaction]:
     out = []
-    sums = [e for e in idx.entries if e.is_compact_summary and e.survival in _ON_CHAIN and e.replay_of is None]
+    c = idx.columns
+    sums = [e for e in map(c.entry, idx.slots_where(COMPACT, COMPACT))
+            if e.survival in _ON_CHAIN and e.replay_of is None]
     if not sums:
         return out
-    bnd_by_uuid = {e.uuid: e for e in idx.entries if e.subtype == "compact_boundary" and e.uuid}
+    codes = {k for k, kind in enumerate(c.kinds) if kind[1] == "compact_boundary"}
+    bnd_by_uuid = {e.uuid: e for e in (c.entry(i) for i, k in enumerate(c.kind) if k in codes) if e.uuid}
     loaded = dict((e.no, o) for e, o in idx.load_many(sums))
     for e in sums:
         b = bnd_by_uuid.get(e.parent) if e.parent else None
@@ -489,15 +495,14 @@ def _compactions(idx: LaneIndex) -> list[Compaction]:
 
 def _turn_groups(idx: LaneIndex) -> list[tuple[int | None, list[Entry]]]:
     groups: dict[int, list[Entry]] = {}
-    for e in idx.entries:
-        if e.survival not in _ON_CHAIN or e.replay_of is not None:
-            continue
+    c = idx.columns
+    for e in map(c.entry, _on_chain(idx)):
         turn = e.turn
         if turn is None and e.parent is not None:
             # a record written a moment BEFORE its parent (seen at 2.1.258: the first assistant call
             # lands on the line above the prompt it answers) belongs to its parent's turn
             p = idx.by_uuid.get(e.parent)
-            turn = idx.entries[p].turn if p is not None else None
+            turn = (c.turn[p] if c.turn[p] >= 0 else None) if p is not None else None
         groups.setdefault(turn or 0, []).append(e)  # 0 = no turn, a sort key only: mapped back to None below
     out = []
     for t, es in sorted(groups.items()):
@@ -530,14 +535,31 @@ def _fit(block: _Block, room: int, target: str) -> bool:
 
 def _latest(idx: LaneIndex) -> tuple[int | None, int | None]:
     ls = lt = None
-    for e in idx.entries:
-        if e.survival not in _ON_CHAIN or e.replay_of is not None:
-            continue
-        if e.is_compact_summary:
-            ls = e.no
-        elif e.opener:
-            lt = e.no
+    c = idx.columns
+    for i in _on_chain(idx):
+        f = c.fl[i]
+        if f & COMPACT:
+            ls = c.no[i]
+        elif f & OPENER:
+            lt = c.no[i]
     return ls, lt
+
+
+_ON_CHAIN_TABLE = bytes(1 if (b >> SURV_SHIFT) in (1, 3) else 0 for b in range(256))
+"""Flag bytes (model/lanecols.py) whose survival is live (1) or pre-cut (3): _ON_CHAIN."""
+
+
+def _on_chain(idx: LaneIndex):
+    """Slots of the records on the conversation chain (live or pre-cut) that are no replays,
+    found in the index's columns (no Entry is made for the others)."""
+    c = idx.columns
+    rep = c.rep
+    hits = c.fl.translate(_ON_CHAIN_TABLE)
+    i = hits.find(1)
+    while i >= 0:
+        if rep[i] < 0:
+            yield i
+        i = hits.find(1, i + 1)
 
 
 def verbatim(
