@@ -124,14 +124,17 @@ def _dumps(x: Any) -> str:
         return repr(x)
 
 
-# read_file (0.61.0's bundle, ``ReadFileInvocation.execute`` and ``processSingleFileContent``): a text
+# read_file (0.61.0's bundle, ``ReadFileInvocation.execute`` and ``processSingleFileContent``; 0.28.2 and
+# 0.38.2 write the same truncation header, read in their installed sources): a text
 # file's lines are split on ``\r?\n`` and joined with ``\n`` (so the final newline is kept); a cut
 # read (more than 2000 lines, a start_line/end_line range short of the whole file, or a line longer
 # than 2000 characters) gets this header before the lines; discovered project context is appended
 # after them; a binary or large SVG file gets a sentence instead of content.
 READ_TRUNCATED = "\nIMPORTANT: The file content has been truncated."
 READ_JIT = "\n\n--- Newly Discovered Project Context ---\n"
-READ_NOT_CONTENT = ("Cannot display content of ", "Output too large")
+READ_NOT_CONTENT = ("Cannot display content of ", "Output too large", "[Message Normalized:")
+"""Not file content: a binary/large-SVG sentence, the client's cut for the model, the history
+normaliser's cut (``[Message Normalized: Tool output exceeded size limit]``, 0.61.0)."""
 
 
 def read_file_view(call, result) -> tuple[str, str, bool] | None:
