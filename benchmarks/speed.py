@@ -258,8 +258,8 @@ def main() -> None:
             cmd = sc + (["--no-index"] if mode == "cold" else [])
             s, r = bench(cmd, rc, a.repeat, env)
             report(name, mode, s, r, goals[mode], tail(s["out"]) if mode == "cold" else "")
-            if mode == "cold" and before is not None:
-                s, r = bench(sc, rc, a.repeat, before)
+            if mode == "cold" and before is not None:  # the same cold command, the older sources
+                s, r = bench(cmd, rc, a.repeat, before)
                 report(name, "before", s, r, None)
     if case("help"):
         s, r = bench([*SSIFT[:1], "-m", "sessionsift", "--help"], [PY, "-c", "pass"], a.repeat * 2, env)
