@@ -443,8 +443,10 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
     reads the lane itself). The per-record facts (`LaneFacts`: line, turn, timestamp of every
     record) are read from the index when first asked for. `root`: the data root's
     index/filesummary.py FilesSummary, which answers (a stat, no index file read) while the
-    transcript is unchanged, and takes the sections read here. None when the index cannot answer
-    (then read the lane)."""
+    transcript is unchanged, and takes the sections read here, and the events' facts
+    (files/facts.py), from which it answers alone the next time. The events come back light
+    (`Call.light`: their facts, not the records' content; recover reads again the few it needs).
+    None when the index cannot answer (then read the lane)."""
     from bisect import bisect_right
 
     from ..index import config, lanes as IL, store

@@ -4,8 +4,10 @@
 Derived once from the ``cols``, ``turns`` and ``stats`` sections (a pure function of them: the
 same picks `lane_events_indexed` made from them before this section existed) and kept in the index
 file for the file as it is (store.py `with_section`: an append or rewrite of the transcript writes
-a new index without it, so it is derived again). A warm `files` then reads this one small section
-per lane instead of every record's columns and turn numbers; those are read only when a question
+a new index without it, so it is derived again). Deriving a lane's file-event facts
+(files/facts.py, kept in the data root's summary: index/filesummary.py) then reads only the
+records this section lists, by offset, and `recover` reads again from it the records of the
+events that name its file; every record's columns and turn numbers are read only when a question
 needs them (`recover --at`: files/events.py `LaneFacts` loads them lazily).
 
 Per picked record (file order): slot, line, offset, length, (type, subtype, attachment kind),
