@@ -35,8 +35,7 @@ from sessionsift.search import prefilter as PF
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = [p for p in (ROOT / "examples" / "claude-home",
-                       ROOT / "examples" / "newest-client" / "2.1.332" / "claude-home",
-                       Path("/tmp/ssift-examples-2.1.332/claude-home"))
+                       ROOT / "examples" / "newest-client" / "2.1.332" / "claude-home")
            if (p / "projects").is_dir()]
 
 
