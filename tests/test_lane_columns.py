@@ -57,7 +57,45 @@ def _check(path: Path) -> int:
         assert idx.entries[1:3] == got[1:3]
         assert idx.entry_at_offset(got[-1].offset + 1) is None
     assert idx.entry_at_line(10**9) is None
+    _check_light(idx, got)
+    _check_facts(idx, got)
     return len(got)
+
+
+def _check_facts(idx: LaneIndex, got: list) -> None:
+    """files' `LaneFacts` taken straight from the columns equal the per-record path's and the
+    entries' line, turn and timestamp."""
+    from sessionsift.files.events import LaneFacts
+
+    fast = LaneFacts(idx)
+    slow = LaneFacts(stats=idx.stats, load=lambda: LaneFacts._parts(idx))
+    def t(f):
+        return (f.no, f.turn, f.timestamp)
+
+    fe, se = [t(f) for f in fast.entries], [t(f) for f in slow.entries]
+    assert fe == se and len(fe) == len(got)
+    for f, e in zip(fe, got):
+        assert f == (e.no, e.turn, e.timestamp or None)
+        assert t(fast.entry_at_line(e.no)) == f
+
+
+_LIGHT = ("no", "offset", "length", "type", "subtype", "attachment", "tool_use_ids", "tool_result_ids",
+          "timestamp", "turn", "survival")
+
+
+def _check_light(idx: LaneIndex, got: list) -> None:
+    """`Columns.light` (files' cold read) yields exactly the records the `Entry` filter it replaced
+    picked, with the same field values."""
+    from sessionsift.files.events import _WANT_ATT, _WANT_TYPES
+
+    for pick in (lambda k: k[0] in _WANT_TYPES or k[5] in _WANT_ATT, lambda k: False, lambda k: True):
+        light = list(idx.columns.light(pick))
+        want = [e for e in got if e.tool_use_ids or e.tool_result_ids
+                or pick((e.type, e.subtype, e.labels, e.model, e.stop_reason, e.attachment, e.tool_names))]
+        assert len(light) == len(want)
+        for g, w in zip(light, want):
+            for f in _LIGHT:
+                assert getattr(g, f) == getattr(w, f) and type(getattr(g, f)) is type(getattr(w, f)), (g.no, f)
 
 
 def test_every_real_record_round_trips():

@@ -202,11 +202,29 @@ class LaneFacts:
         called when a record's facts are first asked for."""
         if idx is not None:
             stats = idx.stats
+            if self._from_columns(idx):
+                self.stats, self._load = stats, None
+                return
             no, turn, ts = self._parts(idx)
         self.stats = stats
         self._load = load
         if load is None:
             self._set(no, turn, ts)
+
+    def _from_columns(self, idx: LaneIndex) -> bool:
+        """The facts straight from the index's columns when every timestamp is ASCII (the
+        buffer's byte offsets are then its character offsets): no string per record."""
+        from array import array
+
+        c = idx.columns
+        ts = c.ts_data.decode("utf-8", "surrogatepass")
+        if len(ts) != len(c.ts_data):
+            return False
+        self._no, self._turn = array("I", c.no), array("i", c.turn)
+        self._ts = ts
+        self._tsoff = array("I", [0])
+        self._tsoff.extend(c.ts_ends.tolist())
+        return True
 
     @staticmethod
     def _parts(idx: LaneIndex) -> tuple:
@@ -297,10 +315,14 @@ def _analyze(command: str, cwd: str | None) -> ShellAnalysis:
 
 
 def _events(ev: LaneEvents, idx: LaneIndex) -> None:
-    want = (e for e in idx.entries  # one Entry at a time (the index holds columns)
-            if e.tool_use_ids or e.tool_result_ids or e.type in ("file-history-snapshot", "file-history-delta")
-            or e.attachment in _WANT_ATT or e.type in ("user", "assistant", "system", "attachment"))
+    # the records with tool ids, file-history records, the wanted attachments and every
+    # conversation record (their cwd and slug), as light views of the index's columns (no
+    # `Entry`: the uuids, parent, message id and usage are not read here)
+    want = idx.columns.light(lambda k: k[0] in _WANT_TYPES or k[5] in _WANT_ATT)
     _events_of(ev, idx.load_many(want))
+
+
+_WANT_TYPES = frozenset({"file-history-snapshot", "file-history-delta", "user", "assistant", "system", "attachment"})
 
 
 def _events_of(ev: LaneEvents, pairs, cwd_at=None) -> None:

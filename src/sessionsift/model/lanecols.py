@@ -253,6 +253,43 @@ class Columns:
                      None if r < 0 else r, bool(f & COMPACT), self.bridged.get(i) if self.bridged else None)
 
 
+    def light(self, want_kind) -> Iterator["Light"]:
+        """`Light` views of the records whose kind (the `kinds` tuple) passes `want_kind` or that
+        carry tool_use/tool_result ids, in file order: the fields a reader of every record's
+        kind, line, place, time, turn and survival needs, without the uuids, parent, message id
+        and usage an `Entry` decodes (files' cold read of every lane)."""
+        kinds, kind, fl, turn = self.kinds, self.kind, self.fl, self.turn
+        ok = [bool(want_kind(k)) for k in kinds]
+        tooled = set(self.tuse.keys)
+        tooled.update(self.tres.keys)
+        tooled.update(i for _w, i in self.odd_tools)
+        no, off, ln, tools, timestamp = self.no, self.off, self.ln, self.tools, self.timestamp
+        for i in range(len(no)):
+            c = kind[i]
+            has = i in tooled
+            if not (has or ok[c]):
+                continue
+            k = kinds[c]
+            t = turn[i]
+            yield Light(no[i], off[i], ln[i], k[0], k[1], k[5],
+                        tools(0, i) if has else (), tools(1, i) if has else (),
+                        timestamp(i), None if t < 0 else t, _SURV_NAMES[fl[i] >> SURV_SHIFT])
+
+
+class Light:
+    """Some fields of one record's `Entry` (`Columns.light`), equal to the `Entry`'s."""
+
+    __slots__ = ("no", "offset", "length", "type", "subtype", "attachment", "tool_use_ids",
+                 "tool_result_ids", "timestamp", "turn", "survival")
+
+    def __init__(self, no, offset, length, type, subtype, attachment, tool_use_ids, tool_result_ids,
+                 timestamp, turn, survival) -> None:
+        self.no, self.offset, self.length = no, offset, length
+        self.type, self.subtype, self.attachment = type, subtype, attachment
+        self.tool_use_ids, self.tool_result_ids = tool_use_ids, tool_result_ids
+        self.timestamp, self.turn, self.survival = timestamp, turn, survival
+
+
 _SURV_NAMES = (None, "live", "abandoned", "pre-cut")
 _SURV_CODE = {"live": 1, "abandoned": 2, "pre-cut": 3}
 
