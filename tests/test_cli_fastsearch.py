@@ -127,7 +127,7 @@ SLOW = [
     ["search", "", "--count-by", "label", "--count-by", "tool"],
     ["search", "", "-c", "--count-by", "label"],
     ["list", "Bash"],
-    ["stats"],
+    ["stats", "."],
 ]
 
 

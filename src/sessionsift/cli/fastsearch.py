@@ -11,6 +11,9 @@ starts with `-` or is empty, a repeated option, a --claude-home click would refu
 file, an unreadable directory) -- returns None and click parses the line as always.
 tests/test_cli_fastsearch.py holds the two paths' stdout, stderr and exit status equal on many
 command lines.
+
+`stats` has the same kind of path (`_parse_stats`): `stats [--claude-home DIR] [--format
+text|json] [--no-index] [--no-subagents]`, run through stats_run.run (tests/test_cli_faststats.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ _COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model"
 def parse(args: list[str]) -> Callable[[], int] | None:
     """The run of command line `args` (after the program name, without --traceback), or None
     when it is not one this path answers."""
+    if args[:1] == ["stats"]:
+        return _parse_stats(args)
     if len(args) < 2 or args[0] != "search":
         return None
     got: dict[str, object] = {}
@@ -102,6 +107,62 @@ def parse(args: list[str]) -> Callable[[], int] | None:
                               sessions_from=None)
         finally:
             options.set_fast_meta(None)  # (an in-process caller's next command starts clean)
+
+    return run
+
+
+_STATS_FLAGS = {"--no-index": "no_index", "--no-subagents": "no_subagents"}
+_STATS_VALUED = {"--claude-home": "claude_home", "--format": "fmt"}
+
+
+def _parse_stats(args: list[str]) -> Callable[[], int] | None:
+    """`stats [--claude-home DIR] [--format text|json] [--no-index] [--no-subagents]` (any order,
+    each at most once, `--opt=VALUE` too) run through stats_run.run, the click command's body;
+    None for any other line (a target, another option, a repeat, a value click would refuse)."""
+    got: dict[str, object] = {}
+    i = 1
+    n = len(args)
+    while i < n:
+        a = args[i]
+        i += 1
+        key = _STATS_FLAGS.get(a)
+        if key is not None:
+            if key in got:
+                return None
+            got[key] = True
+            continue
+        name, eq, value = a.partition("=")
+        key = _STATS_VALUED.get(name)
+        if key is None:
+            return None
+        if not eq:
+            if i >= n:
+                return None
+            value = args[i]
+            i += 1
+            if value.startswith("-"):
+                return None
+        if key in got or not value:
+            return None
+        got[key] = value
+    fmt = got.get("fmt", "text")
+    if fmt not in ("text", "json"):
+        return None
+    home = got.get("claude_home")
+    if home is not None and not _dir_ok(str(home)):
+        return None
+
+    def run() -> int:
+        from ..index import config
+        from . import options
+        from .stats_run import run as stats_run
+
+        (config.disable if got.get("no_index") else config.enable)()
+        options.set_fast_meta({"claude-code": home, "command": "stats"} if home else {"command": "stats"})
+        try:
+            return stats_run((), fmt, home, None, bool(got.get("no_subagents")), False, False)
+        finally:
+            options.set_fast_meta(None)
 
     return run
 

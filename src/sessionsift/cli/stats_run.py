@@ -1,0 +1,198 @@
+"""`stats`'s body without click: the command's run once its command line is parsed (by click in
+cmd_core.py, or by the fast path of cli/fastsearch.py, which must print the same bytes)."""
+
+from __future__ import annotations
+
+from ..core import stats as stats_mod
+from .exit import ExitStatus
+from .options import (claude_scope, coverage_json, coverage_line, lane_fields, make_selection, problems_json,
+                      selection_header)
+from .output import Out, esc
+
+
+def bridges_json(st) -> list[dict]:
+    """The declared bridges of one reading (model/lane.py): a record whose parent lay in an omitted
+    line, joined to the chain across it."""
+    return [{"line": ln, "omitted_line": om, "bridged_to": tl, "inferred_opener": op} for ln, om, tl, op in st.bridges]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _tools_text(calls, errors) -> str:
+    """`Bash 3 calls (1 error), Read 1 call, ...; 4 calls, 1 error` (most calls first)."""
+    names = sorted(set(calls) | set(errors), key=lambda k: (-calls.get(k, 0), str(k)))
+    parts = []
+    for k in names:
+        n, e = calls.get(k, 0), errors.get(k, 0)
+        parts.append(f"{esc(k)} {n} call{'s' if n != 1 else ''}" + (f" ({e} error{'s' if e != 1 else ''})" if e else ""))
+    n, e = sum(calls.values()), sum(errors.values())
+    return ", ".join(parts) + f"; {n} call{'s' if n != 1 else ''}, {e} error{'s' if e != 1 else ''}"
+
+
+def _prompts_text(p: dict, word: str = "typed") -> str:
+    """`6 typed: 4 sent, 1 queued, 0 rewound, 1 unsent`."""
+    head = f"{sum(p.values())} {word}: " if word else ""
+    return head + ", ".join(f"{p.get(k, 0)} {k}" for k in stats_mod.PROMPT_KINDS)
+
+
+def _known_tokens(tokens: dict, missing: dict) -> dict:
+    """Token totals with a field some API message lacks shown as None (unknown, not the sum of
+    the others); the sums stay available as `tokens_lower_bound_by_model`."""
+    from ..core.stats import USAGE_FIELDS
+
+    out = {}
+    for m, d in tokens.items():
+        miss = missing.get(m, {})
+        out[m] = {f: (None if f in miss else d.get(f)) for f in USAGE_FIELDS if f in d or f in miss}
+    return out
+
+
+def run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude) -> int:
+    """The stats command (docs/stats.md); its exit status."""
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    scope = claude_scope(sel)
+    from ..index.report import IndexReport
+
+    irep = IndexReport.for_root(scope.home.path)
+    census = None
+    if irep.on:
+        from ..index import lanes as index_lanes
+        from ..index.progress import Progress
+
+        census = index_lanes.census_one
+        index_lanes.PROGRESS = Progress()
+    try:
+        res = stats_mod.stats(scope, subagents=not no_subagents, strict=strict, census=census)
+    finally:
+        if census is not None:
+            index_lanes.PROGRESS.done()
+            index_lanes.PROGRESS = None
+    for ls in res.lanes:
+        irep.add(getattr(ls, "indexed", None))
+    out = Out(fmt, "stats")
+    out.header(**selection_header(sel))
+    from collections import Counter
+
+    tot_labels: Counter = Counter()
+    tot_types: Counter = Counter()
+    tot_calls: Counter = Counter()
+    tot_errors: Counter = Counter()
+    human: dict[str, int] | None = None
+    tokens: dict[str, dict[str, int]] = {}
+    missing: dict[str, dict[str, int]] = {}
+    omis: Counter = Counter()
+    for ls in res.lanes:
+        tot_labels.update(ls.labels)
+        tot_types.update(ls.line_types)
+        for m, d in ls.tokens.items():
+            agg = tokens.setdefault(m, {})
+            for k, v in d.items():
+                agg[k] = agg.get(k, 0) + v  # a sum over the lanes that wrote this field (absent fields stay absent)
+        for m, d in ls.tokens_missing.items():
+            agg = missing.setdefault(m, {})
+            for k, v in d.items():
+                agg[k] = agg.get(k, 0) + v
+        omis.update(ls.read.omissions())
+        tot_calls.update(ls.tool_calls)
+        tot_errors.update(ls.tool_errors)
+        if not ls.lane.is_subagent:  # a subagent's prompt is its seed, written by the parent agent
+            human = human or dict.fromkeys(stats_mod.PROMPT_KINDS, 0)
+            for k, v in ls.prompts.items():
+                human[k] += v
+        out.row("lane", {
+            **lane_fields(ls.lane),
+            "lines": ls.read.lines, "bytes": ls.read.bytes, "records": ls.read.records,
+            "line_types": dict(ls.line_types), "system_subtypes": dict(ls.system_subtypes),
+            "attachment_kinds": dict(ls.attachment_kinds), "labels": dict(ls.labels),
+            "unlabelled_records": ls.unlabelled, "unknown_line_types": dict(ls.unknown_line_types),
+            "turns": ls.turns, "compactions": ls.compactions, "survival": dict(ls.survival),
+            "replayed_lines": ls.replayed_lines,
+            "tokens_by_model": _known_tokens(ls.tokens, ls.tokens_missing),
+            "tokens_lower_bound_by_model": ls.tokens if ls.tokens_missing else None,
+            "tokens_missing_by_model": ls.tokens_missing or None,
+            "api_messages_by_model": dict(ls.messages_by_model),
+            "thinking_blocks": ls.thinking_blocks, "narration_blocks": ls.narration_blocks,
+            "untagged_thinking_blocks": ls.untagged_thinking_blocks,
+            "unknown_thinking_tags": dict(ls.unknown_thinking_tags),
+            "malformed_lines": ls.read.malformed_lines[:100],
+            "tool_calls": dict(ls.tool_calls), "tool_errors": dict(ls.tool_errors), "prompts": ls.prompts,
+            "omissions": ls.read.omissions(),
+            "bridges": bridges_json(ls.read),
+            "forked_from": ls.forked_from, "copied_records": ls.copied_records,
+        })
+        out.text(f"{ls.lane.session_id} {ls.lane.display}: {_plural(ls.read.lines, 'line')}, {_plural(ls.turns, 'turn')}, "
+                 f"{_plural(ls.compactions, 'compaction')}, {ls.narration_blocks} narration / "
+                 f"{_plural(ls.thinking_blocks, 'thinking block')}")
+        if not out.json:
+            for k, v in sorted(ls.line_types.items(), key=lambda kv: -kv[1]):
+                out.text(f"  type {esc(k):<28} {v}")
+            for k, v in sorted(ls.labels.items(), key=lambda kv: -kv[1]):
+                out.text(f"  label {k:<34} {v}")
+            if ls.unlabelled:
+                out.text(f"  label {'(unlabelled)':<34} {ls.unlabelled}")
+            for m, d in ls.tokens.items():
+                miss = ls.tokens_missing.get(m, {})
+                out.text(f"  tokens {esc(m)}: " + ", ".join(
+                    f"{k}>={v} ({miss[k]} of {ls.messages_by_model[m]} API messages lack it)" if k in miss
+                    else f"{k}={v}" for k, v in d.items())
+                    + "".join(f", {k}=? (all {ls.messages_by_model[m]} API messages lack it)"
+                              for k in miss if k not in d)
+                    + f" over {_plural(ls.messages_by_model[m], 'API message')}")
+            if ls.tool_calls or ls.tool_errors:
+                out.text("  tools: " + _tools_text(ls.tool_calls, ls.tool_errors))
+            out.text(("  seed prompts (written by the parent agent): " if ls.lane.is_subagent else "  human prompts: ")
+                     + _prompts_text(ls.prompts, "" if ls.lane.is_subagent else "typed"))
+            om = {k: v for k, v in ls.read.omissions().items() if v}
+            if om:
+                out.text("  omissions: " + ", ".join(f"{k}={v}" for k, v in om.items())
+                         + (f" (malformed at L{', L'.join(map(str, ls.read.malformed_lines[:10]))})" if ls.read.malformed_lines else ""))
+            for n in ls.read.bridge_notes()[:10]:
+                out.text(f"  note: {n}")
+            if ls.forked_from:
+                out.text(f"  forked from {ls.forked_from['session_id']} at its L{ls.forked_from['line']}"
+                         + (f"; {ls.copied_records} copied records left out (counted on the original)"
+                            if ls.copied_records else " (the original is not in scope: its copies are counted here)"))
+    from .cmd_shared import claude_refs, stats_shared
+
+    extra = claude_refs(sel, subagents=not no_subagents) if shared_claude else []
+    mine = [r for r in sel.refs if not (no_subagents and r.parent_session_id is not None)]  # main lanes only
+    gres = stats_shared(out, sel, mine + extra)
+    problems = res.problems + gres.problems
+    covs = sel.coverage()
+    out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
+                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=_known_tokens(tokens, missing),
+                tokens_lower_bound_by_model=tokens if missing else None, tokens_missing_by_model=missing or None,
+                tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
+                human_prompts=None if human is None else {"typed": sum(human.values()), **human},
+                omissions=dict(omis), index=irep.as_json(),
+                shared={**gres.totals(), "providers": sorted({r.provider for r in mine + extra})},
+                coverage=coverage_json(covs))
+    if sel.claude is not None:
+        cc = "Claude Code: " if gres.sessions else ""
+        if tot_calls or tot_errors:
+            out.text(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
+        out.text(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
+        out.text(cc + f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
+                 f"{len(res.problems)} unreadable"
+                 + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
+        if irep.on and irep.counts["scanned"]:
+            out.text(cc + irep.text())
+    if gres.sessions or gres.problems:
+        t = gres.totals()
+        from .cmd_shared import display_of
+
+        names = sorted({esc(display_of(sel, r.provider)) for r in mine + extra})
+        out.text(f"shared records ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+                 f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
+                 f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
+                 + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"
+                    if t["tokens_unknown_sessions"] else "") + (f", {len(gres.problems)} unreadable: " + "; ".join(
+                     f"{esc(p.path)}: {esc(p.why)}" for p in gres.problems[:5]) if gres.problems else ""))
+    if missing:
+        out.text("token totals are lower bounds: some API messages lack a usage field ("
+                 + "; ".join(f"{m}: " + ", ".join(f"{k} missing on {v}" for k, v in d.items())
+                             for m, d in missing.items()) + ")")
+    out.text(coverage_line(covs))
+    return ExitStatus.INCOMPLETE if problems or missing or sel.incomplete() else ExitStatus.OK
