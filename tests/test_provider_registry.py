@@ -74,3 +74,100 @@ def test_unreadable_section_takes_importlib_metadata(tmp_path, monkeypatch, text
     _dist(tmp_path, "weird", text)
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     assert P._builtin_only() is None
+
+
+# -- lazy built-in readers (issue 16): a reader not looked at is not imported --------------------
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """The registry's module state emptied for the test, restored after."""
+    for k, v in (("_REGISTRY", None), ("_EPS", None), ("_FAST", False), ("_LOADED", {}), ("_FAILED", {})):
+        monkeypatch.setattr(P, k, v)
+    return P
+
+
+def test_builtin_classes_are_what_the_lazy_path_names_them():
+    from sessionsift.providers.scope import FLAGS
+
+    assert list(P.KNOWN) == list(P.BUILTIN) == list(FLAGS)
+    for name, value in P.BUILTIN.items():
+        cls = P._load_builtin(value)
+        assert getattr(cls, "name", name) == name
+        assert cls.display == P.KNOWN[name]
+        assert cls.home_flag == FLAGS[name]
+
+
+_REQS = [dict(roots={"claude-code": "CH"}), dict(roots={"codex": "CX"}), dict(home="HOME"),
+         dict(home="HOME", only=("gemini-cli",)), dict(roots={"claude-code": "CH"}, only=("claude-code", "crush")),
+         dict(roots={"opencode": "OC", "crush": "CR"}), dict(), dict(only=("codex",))]
+
+
+@pytest.mark.parametrize("req", _REQS, ids=[str(r) for r in _REQS])
+def test_lazy_survey_covers_what_the_full_registry_covers(req, fresh, tmp_path, monkeypatch):
+    from sessionsift.providers import scope as S
+
+    for k in ("roots", "home"):
+        if k == "roots" and k in req:
+            req = {**req, "roots": {n: str(tmp_path / d) for n, d in req["roots"].items()}}
+        elif k in req:
+            req = {**req, k: str(tmp_path / req[k])}
+    env = {"HOME": str(tmp_path / "nohome")}
+    assert P.builtins_only()
+    lazy = S.survey(S.RootRequest(**req), env)
+    assert P._REGISTRY is None  # answered without loading every reader
+    looked = {e.name for e in lazy.entries if e.coverage.state != "not_looked"}
+    assert set(P._LOADED) == looked
+    monkeypatch.setattr(P, "_FAST", False)  # the registry's way: every reader loaded, then surveyed
+    full = S.survey(S.RootRequest(**req), env)
+    assert [e.coverage for e in lazy.entries] == [e.coverage for e in full.entries]
+    assert [e.display for e in lazy.entries] == [e.display for e in full.entries]
+    assert [(e.root, e.sessions, e.problems) for e in lazy.entries] == [(e.root, e.sessions, e.problems)
+                                                                      for e in full.entries]
+
+
+def test_a_builtin_that_cannot_load_is_no_adapter_as_before(fresh, tmp_path, monkeypatch):
+    from sessionsift.providers import scope as S
+
+    real = P._load_builtin
+
+    def broken(value):
+        if value.startswith("sessionsift.providers.opencode:"):
+            raise ImportError("No module named '_sqlite3'")
+        return real(value)
+
+    monkeypatch.setattr(P, "_load_builtin", broken)
+    req = S.RootRequest(home=str(tmp_path))
+    lazy = S.survey(req, {})
+    oc = lazy.entry("opencode")
+    assert oc.coverage.state == "no_adapter" and oc.provider is None
+    assert oc.coverage.reason == ("cannot load sessionsift.providers.opencode:Opencode: ImportError: "
+                                  "No module named '_sqlite3'")
+    for k, v in (("_REGISTRY", None), ("_LOADED", {}), ("_FAILED", {})):
+        monkeypatch.setattr(P, k, v)
+    monkeypatch.setattr(P, "_FAST", False)
+    full = S.survey(req, {})
+    assert [e.coverage for e in lazy.entries] == [e.coverage for e in full.entries]
+    assert P.load_failures() == {"opencode": oc.coverage.reason}
+
+
+def test_a_claude_only_command_imports_no_other_reader(tmp_path):
+    import os
+    import subprocess
+
+    code = ("import sys; sys.argv[0] = 'sessionsift'\n"
+            "import atexit\n"
+            "atexit.register(lambda: print(' '.join(sorted(m for m in sys.modules if m in ('sqlite3',"
+            " 'sessionsift.providers.opencode', 'sessionsift.providers.crush', 'sessionsift.providers.codex',"
+            " 'sessionsift.providers.gemini'))), file=sys.stderr))\n"
+            "from sessionsift.cli import main; main()")
+    home = str(REPO / "examples" / "claude-home")
+    for argv in (["stats", "--claude-home", home, "--no-index"], ["search", "Bash", "-c", "--claude-home", home,
+                                                                   "--no-index"]):
+        p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, timeout=300,
+                           env=dict(os.environ, SESSIONSIFT_INDEX_DIR=str(tmp_path)))
+        assert p.returncode == 0 and p.stdout.strip(), p.stderr
+        assert p.stderr.decode().strip().splitlines()[-1:] in ([], [""]), p.stderr
+    p = subprocess.run([sys.executable, "-c", code, "stats", "--home", str(REPO / "examples" / "home"), "--no-index"],
+                       capture_output=True, timeout=300, env=dict(os.environ, SESSIONSIFT_INDEX_DIR=str(tmp_path)))
+    assert "sqlite3" in p.stderr.decode().split()  # the probe sees them when they are looked at

@@ -12,7 +12,7 @@ from .base import (Coverage, Discovery, FileChange, Problem, Provider, ReadRepor
                    SessionRef, Tokens)
 
 __all__ = ["Coverage", "Discovery", "FileChange", "Problem", "Provider", "ReadReport", "Record",
-           "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load_failures"]
+           "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load", "builtins_only", "load_failures"]
 
 KNOWN: dict[str, str] = {
     "claude-code": "Claude Code",
@@ -43,27 +43,74 @@ def registry() -> dict[str, type[Provider]]:
     """name -> Provider class, loaded once from entry points (KNOWN order first)."""
     global _REGISTRY
     if _REGISTRY is None:
-        eps = _builtin_only()
-        if eps is None:
-            from importlib.metadata import entry_points
-
-            eps = [(ep.name, ep.value, ep.load) for ep in entry_points(group=GROUP)]
+        eps = _eps()
         found: dict[str, type[Provider]] = {}
-        for name, value, load in eps:
-            try:
-                cls = load()
-                if not (isinstance(cls, type) and issubclass(cls, Provider)):
-                    raise TypeError(f"{value} is not a sessionsift Provider class")
-            except Exception as exc:  # a broken outside plugin must not break the tool: no_adapter
-                _FAILED.setdefault(name, f"cannot load {value}: {type(exc).__name__}: {exc}")
-                continue
-            found[getattr(cls, "name", name)] = cls
+        for name, value, load_ in eps:
+            cls = _LOADED.get(name) or _try(name, value, load_)
+            if cls is not None:
+                found[getattr(cls, "name", name)] = cls
         ordered = {n: found[n] for n in KNOWN if n in found}
         ordered.update({n: c for n, c in found.items() if n not in ordered})
         for n in ordered:
             _FAILED.pop(n, None)
         _REGISTRY = ordered
     return _REGISTRY
+
+
+_EPS: list | None = None
+_FAST = False
+_LOADED: dict[str, type[Provider]] = {}
+"""Built-in readers imported one at a time by `load` (the lazy path)."""
+
+
+def _eps() -> list:
+    """(name, value, load) of every entry point of GROUP, read once."""
+    global _EPS, _FAST
+    if _EPS is None:
+        eps = _builtin_only()
+        _FAST = eps is not None
+        if eps is None:
+            from importlib.metadata import entry_points
+
+            eps = [(ep.name, ep.value, ep.load) for ep in entry_points(group=GROUP)]
+        _EPS = eps
+    return _EPS
+
+
+def _try(name: str, value: str, load_) -> type[Provider] | None:
+    """The class entry point `name` names, or None with the reason kept for load_failures()."""
+    try:
+        cls = load_()
+        if not (isinstance(cls, type) and issubclass(cls, Provider)):
+            raise TypeError(f"{value} is not a sessionsift Provider class")
+    except Exception as exc:  # a broken outside plugin must not break the tool: no_adapter
+        _FAILED.setdefault(name, f"cannot load {value}: {type(exc).__name__}: {exc}")
+        return None
+    return cls
+
+
+def builtins_only() -> bool:
+    """Whether the readers of this installation are exactly BUILTIN (no outside reader declared:
+    `_builtin_only`). Then the names are KNOWN's, each display name KNOWN's and each root flag
+    scope.FLAGS' (tests/test_provider_registry.py holds the classes to them), and `load` imports a
+    reader's module only when that reader is asked for (issue 16: naming the others in the
+    coverage line imported all of them, sqlite3 included)."""
+    _eps()
+    return _FAST
+
+
+def load(name: str) -> type[Provider] | None:
+    """The reader class named `name` (None: none, or it cannot be loaded: load_failures() says
+    why), importing only its own module when `builtins_only()`; else from registry()."""
+    if _REGISTRY is not None or not builtins_only():
+        return registry().get(name)
+    cls = _LOADED.get(name)
+    if cls is None and name in BUILTIN and name not in _FAILED:
+        value = BUILTIN[name]
+        cls = _try(name, value, lambda: _load_builtin(value))
+        if cls is not None:
+            _LOADED[name] = cls
+    return cls
 
 
 def _load_builtin(value: str):

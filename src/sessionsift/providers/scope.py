@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import TargetError, UsageError
-from . import KNOWN, load_failures, registry
+from . import KNOWN, builtins_only, load, load_failures, registry
 from .base import Coverage, Discovery, Problem, Provider, Root, SessionRef
 
 FLAGS: dict[str, str] = {
@@ -41,6 +41,8 @@ def names() -> list[str]:
     """Every provider an answer names: the built-in ones (KNOWN order), then outside readers
     that loaded, then outside entry points that failed to load."""
     out = list(KNOWN)
+    if builtins_only():
+        return out  # the built-in readers alone: no module imported to name them
     out += [n for n in registry() if n not in out]
     out += [n for n in load_failures() if n not in out]
     return out
@@ -156,11 +158,21 @@ def survey(req: RootRequest, env: Mapping[str, str] | None = None, *,
     only = {canonical_name(n) for n in req.only}
     for n in req.roots:
         canonical_name(n)
-    reg = registry()
-    failed = load_failures()
+    lazy = builtins_only()
+    reg = {} if lazy else registry()
+    failed = {} if lazy else load_failures()
     entries: list[Entry] = []
     for name in names():
-        cls = reg.get(name)
+        if lazy and ((only and name not in only) or not req.looks_at(name)):
+            # a built-in reader not looked at is not imported: its display name and flag are
+            # KNOWN's and FLAGS' (tests/test_provider_registry.py holds its class to them)
+            display = KNOWN[name]
+            entries.append(Entry(name, display, None, None, _cov(name, display, "not_looked", (
+                "not in --provider" if only and name not in only else f"pass {FLAGS[name]} or --home DIR"))))
+            continue
+        cls = load(name) if lazy else reg.get(name)
+        if lazy and cls is None:
+            failed = load_failures()
         display = _display(name, cls)
         flag = getattr(cls, "home_flag", None) or flag_of(name)
         if only and name not in only:
