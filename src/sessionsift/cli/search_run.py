@@ -100,7 +100,7 @@ def run(*args, **kw) -> int:
     status. The cyclic collector stays out of it (read.fanout.no_gc): discovery, the walk and the
     outcomes make tens of thousands of acyclic objects per store, and its passes over them were
     ~8% of a search's CPU; reference counting still frees them."""
-    from ..read.fanout import no_gc
+    from ..read.nogc import no_gc
 
     with no_gc():
         return _run(*args, **kw)

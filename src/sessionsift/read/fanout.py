@@ -16,6 +16,8 @@ import pickle
 import threading
 from typing import Callable, Iterator, Sequence, TypeVar
 
+from .nogc import no_gc  # noqa: F401  (its callers import it from here too)
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -119,24 +121,6 @@ class _Worker:
         self.reader = None
         _, status = os.waitpid(self.pid, 0)
         return status
-
-
-class no_gc:
-    """The cyclic garbage collector kept out of a hot loop (records are acyclic; a reading creates
-    millions of them and a collection pass walks them all): disabled inside, restored after."""
-
-    def __enter__(self):
-        import gc
-
-        self._was = gc.isenabled()
-        gc.disable()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._was:
-            import gc
-
-            gc.enable()
 
 
 def imap_forked(fn: Callable[[int], R], n: int, workers: int) -> Iterator[R]:
