@@ -907,6 +907,7 @@ def _collect(C: Cols, slot: int, no: int, at: int, raw: bytes, obj: dict, t: str
 
 def _scan_two(buf, start: int, split: int, size: int, path, cols: bool = False) -> _Part:
     """Read [split, size) in a forked worker while this process reads [start, split)."""
+    _projected()  # imported here, before the fork, so the worker inherits it (not both importing msgspec)
     worker = _Worker(lambda: _scan(buf, split, size, path, False, cols))
     try:
         head = _scan(buf, start, split, path, False, cols)
@@ -1120,6 +1121,8 @@ def _census_all(lanes: list[Lane], strict: bool, one=None) -> list["LaneStats | 
         acc += sizes[cut]
         cut += 1
     cut = max(cut, 1)
+    if one is _census_one:  # (as in _scan_two: imported once, before the fork; an index answer may not decode)
+        _projected()
     worker = _Worker(lambda: [one(lane, False, False) for lane in lanes[cut:]])
     try:
         head = [one(lane, False, False) for lane in lanes[:cut]]
