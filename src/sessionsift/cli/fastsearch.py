@@ -104,7 +104,7 @@ def parse(args: list[str]) -> Callable[[], int] | None:
                               attachments=False, additional_context=False, since=None, until=None, max_count=None,
                               no_subagents=False, no_context=False, sessions_only=False, count=bool(got.get("count")),
                               count_by=count_by, resolve_persisted=False, count_lines=False, fmt=fmt, claude_home=home,
-                              sessions_from=None, prescan=True)
+                              sessions_from=None)
         finally:
             options.set_fast_meta(None)  # (an in-process caller's next command starts clean)
 

@@ -103,19 +103,12 @@ def run(*args, **kw) -> int:
     from ..read.nogc import no_gc
 
     with no_gc():
-        try:
-            return _run(*args, **kw)
-        finally:
-            while _LIVE:  # a prescan not joined (an error before the scan): reap its workers
-                _LIVE.pop().close()
-
-
-_LIVE: list = []
+        return _run(*args, **kw)
 
 
 def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
          max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
-         claude_home, sessions_from, prescan: bool = False) -> int:
+         claude_home, sessions_from) -> int:
     from ..errors import UsageError
     from ..search import Query, search
     from ..timefmt import instant, parse_when
@@ -148,16 +141,6 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     from ..search.api import plan as _plan
 
     pl = _plan(query)  # usage errors before touching the data root
-    ps = None
-    if prescan and claude_home and not targets and sessions_from is None:
-        from ..index import config
-
-        if not config.enabled():  # the byte scan starts while discovery lists (search/prescan.py)
-            from ..search import prescan as PS
-
-            ps = PS.start(pl, claude_home)
-            if ps is not None:
-                _LIVE.append(ps)
     from ..questions.kinds import selected_kinds
 
     selected_kinds(tuple(include), tuple(exclude))
@@ -167,7 +150,6 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
 
     irep = IndexReport.for_root(scope.home.path)
     run = search(query, scope, use_index=irep.on)
-    run.prescan = ps
     out = Out(fmt, "search")
     out.header(**selection_header(sel), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
                include=list(include), exclude=list(exclude), count_by=query.count_by,

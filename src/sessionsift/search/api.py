@@ -1099,9 +1099,6 @@ class SearchRun:
     workers: int = 1
     _done: bool = False
     _stats: list | None = None
-    prescan: object = None
-    """A search/prescan.Prescan started before discovery (or None): its reports stand for the
-    plain outcomes of the lanes whose stat they match."""
 
     def outcomes(self, plain: bool = True) -> Iterator[tuple[Lane, LaneOutcome]]:
         """(lane, outcome) of every lane in scope order; `plain=False`: not the plain ones
@@ -1119,29 +1116,9 @@ class SearchRun:
         todo = list(range(len(self.lanes)))
         pre: dict[int, LaneOutcome] = {}
         root = None
-        fixed = None
         if self.plan.use_index:
             root, pre = self._from_root_summary(stats)
             todo = [i for i in todo if i not in pre]
-        elif self.prescan is not None:
-            taken = self._take_prescan(stats)
-            if taken:
-                self.workers = self._workers_for(sizes)
-                todo = [i for i in todo if i not in taken]
-                if not plain:
-                    n = size = lines = 0
-                    for b, nl in taken.values():
-                        n += 1
-                        size += b
-                        if nl is not None:
-                            lines += nl
-                    self._add_plain([], n, size, lines)
-                    for _x in self._scan_all(todo, sizes, sess_hit, None, fold=True, count_workers=False):
-                        yield _x
-                    self._finish(sess_hit)
-                    return
-                pre = {i: LaneOutcome(pos=i, bytes=b, lines=nl) for i, (b, nl) in taken.items()}
-                fixed = self.workers
         if not pre:
             yield from self._scan_all(list(range(len(self.lanes))), sizes, sess_hit, root,
                                       fold=not plain and not self.plan.use_index)
@@ -1151,64 +1128,9 @@ class SearchRun:
                 o = pre.get(i) or got.get(i)
                 if o is not None:
                     yield self._emit(o, sess_hit), o
-            if fixed is not None:
-                self.workers = fixed
         if root is not None:
             root.save()
         self._finish(sess_hit)
-
-    def _take_prescan(self, stats: list) -> dict[int, tuple[int, int | None]]:
-        """{lane index: (bytes, lines)} of the lanes whose prescan report stands for their plain
-        outcome (search/prescan.py says when); the workers are joined here."""
-        from .prescan import plan_key, stat_key
-
-        ps, self.prescan = self.prescan, None
-        try:
-            got = ps.results()
-        finally:
-            ps.close()
-        p = self.plan
-        if not got or ps.key != plan_key(p) or p.use_index:
-            return {}
-        proot = os.fspath(Path(self.scope.home.path) / "projects")
-        if proot != ps.root:
-            try:
-                if not os.path.samefile(proot, ps.root):
-                    return {}
-            except OSError:
-                return {}
-        cut = len(proot) + 1
-        prefix = proot + os.sep
-        check = ps.key[4]
-        no_sidecar = p.no_sidecar
-        out: dict[int, tuple[int, int | None]] = {}
-        for i, (lane, st) in enumerate(zip(self.lanes, stats)):
-            if st is None:
-                continue
-            path = os.fspath(lane.path)
-            if not path.startswith(prefix):
-                continue
-            r = got.get(path[cut:])
-            if r is None or r[0] != stat_key(st):
-                continue
-            main = lane.kind == "main"
-            if check and not (main and path in no_sidecar):
-                if r[4] or main != (r[3] == "m"):
-                    continue
-                if main and lane.session_id != path[path.rfind(os.sep) + 1:-6]:
-                    continue
-            out[i] = (r[1], r[2])
-        return out
-
-    def _workers_for(self, sizes: list) -> int:
-        """The workers a scan of every lane would report (the summary's `workers`)."""
-        from ..read.fanout import can_fork
-
-        total = sum(sizes)
-        workers = os.cpu_count() or 1
-        if workers > 1 and total >= PARALLEL_MIN_BYTES and len(self.lanes) > 1 and can_fork():
-            return min(workers, len(_units(self.lanes, sizes, max(MIN_BATCH_BYTES, total // (workers * 8)))))
-        return 1
 
     def _stat_lanes(self) -> list:
         """One stat per lane (None: could not), taken once per run: the root summary, the sizes
@@ -1295,8 +1217,7 @@ class SearchRun:
     def _collect(self, idxs: list[int], sizes: list[int], root) -> list[LaneOutcome]:
         return [o for _l, o in self._scan_all(idxs, sizes, None, root, emit=False)]
 
-    def _scan_all(self, idxs: list[int], sizes: list[int], sess_hit, root, emit: bool = True, fold: bool = False,
-                  count_workers: bool = True):
+    def _scan_all(self, idxs: list[int], sizes: list[int], sess_hit, root, emit: bool = True, fold: bool = False):
         """`fold`: plain outcomes are summed where they are made (a worker) and not yielded (never
         with the index: a census lane's outcome carries why it was scanned)."""
         lanes = [self.lanes[i] for i in idxs]
@@ -1325,8 +1246,7 @@ class SearchRun:
             units = _units(lanes, lsizes, max(MIN_BATCH_BYTES, total // (workers * 8)))
             from ..read.fanout import imap_forked
 
-            if count_workers:
-                self.workers = min(workers, len(units))
+            self.workers = min(workers, len(units))
             _FORKED = (self.plan, units, fold)
             try:
                 for outs in imap_forked(_run_forked, len(units), self.workers):

@@ -383,8 +383,7 @@ def _finder(needles: list[str], ignore_case: bool):
     return f
 
 
-def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = False,
-               fst: list | None = None) -> tuple[bool, int, int | None]:
+def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = False) -> tuple[bool, int, int | None]:
     """(whether the file holds one of `needles` anywhere, its size, its line count when asked and
     the needle is absent) - read into one reused page-aligned buffer, in pieces that overlap by a
     needle's length, so a store of many small files costs one read each (no mapping). One
@@ -396,10 +395,7 @@ def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = 
     mv = _BUF[0]
     fd = os.open(path, os.O_RDONLY)
     try:
-        st = os.fstat(fd)
-        size = st.st_size
-        if fst is not None:  # the open file's stat before and after the read (search/prescan.py)
-            fst.append(st)
+        size = os.fstat(fd).st_size
         pos = 0
         keep = 0  # bytes kept at the buffer's start from the previous piece
         lines = 0
@@ -422,8 +418,6 @@ def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = 
             mv[:keep] = mv[total - keep:total]
         if count_lines and size and last != b"\n":
             lines += 1
-        if fst is not None:
-            fst.append(os.fstat(fd))
         return False, size, lines if count_lines else None
     finally:
         os.close(fd)
