@@ -570,21 +570,7 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                 part.asst.append(slot)
                 if m is not None:
                     _tool_blocks(obj, no, part.uses, part.errs)
-                    u = m.get("usage")
-                    model = m.get("model")
-                    if type(u) is not dict and type(model) is str and model:
-                        per_msg.setdefault((model, mid or no), {})  # an API message that lacks usage
-                    if type(u) is dict:
-                        mk = (model if type(model) is str and model else "(unknown model)", mid or no)
-                        cur = per_msg.get(mk)
-                        if cur is None:
-                            cur = per_msg[mk] = {}
-                        for f in USAGE_FIELDS:
-                            v = u.get(f)
-                            if isinstance(v, int):
-                                c0 = cur.get(f)
-                                if c0 is None or v > c0:  # = max(cur.get(f, v), v)
-                                    cur[f] = v
+                    _usage_into(per_msg, m.get("model"), mid or no, m.get("usage"))
                 if "agent.thinking" in labels or "agent.thinking.narration" in labels:
                     _count_thinking(part, obj)
             elif t == "user":
@@ -663,6 +649,28 @@ def _projected():
 
 
 _I64_MIN, _U64_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def _usage_into(per_msg: dict, model, key, u) -> None:
+    """One API message's usage into ``per_msg[(model, message id or line)]``: per field the
+    largest integer any copy of the message wrote (streamed copies repeat and grow it); an
+    assistant record that names a model but carries no usage still makes its message known.
+    The one rule for the orjson and the msgspec readings: an integer past 64 bits is a float to
+    orjson (projected._int), so it is not counted on either."""
+    if type(u) is not dict:
+        if type(model) is str and model:
+            per_msg.setdefault((model, key), {})  # an API message that lacks usage
+        return
+    mk = (model if type(model) is str and model else "(unknown model)", key)
+    cur = per_msg.get(mk)
+    if cur is None:
+        cur = per_msg[mk] = {}
+    for f in USAGE_FIELDS:
+        v = u.get(f)
+        if isinstance(v, int) and _I64_MIN <= v <= _U64_MAX:
+            c0 = cur.get(f)
+            if c0 is None or v > c0:  # = max(cur.get(f, v), v)
+                cur[f] = v
 _THINKING = ("thinking", "redacted_thinking")
 
 
@@ -734,23 +742,7 @@ def _assistant(part: _Part, r, no: int, prev, msg_t):
                 if k not in uses:
                     nm = b.name
                     uses[k] = nm if type(nm) is str else "(no name)"
-        u = m.usage
-        model = m.model
-        per_msg = part.per_msg
-        if type(u) is not dict and type(model) is str and model:
-            per_msg.setdefault((model, mid or no), {})
-        if type(u) is dict:
-            mk = (model if type(model) is str and model else "(unknown model)", mid or no)
-            cur = per_msg.get(mk)
-            if cur is None:
-                cur = per_msg[mk] = {}
-            for f in USAGE_FIELDS:
-                v = u.get(f)
-                # an integer past 64 bits is a float to orjson (projected._int): not counted
-                if isinstance(v, int) and _I64_MIN <= v <= _U64_MAX:
-                    c0 = cur.get(f)
-                    if c0 is None or v > c0:
-                        cur[f] = v
+        _usage_into(part.per_msg, m.model, mid or no, m.usage)
     if "agent.thinking" in labels or "agent.thinking.narration" in labels:
         for b in blocks:  # = _count_thinking
             if b.type in _THINKING:
