@@ -324,6 +324,11 @@ class Provider:
     ``write`` for a write whose create/update is not known beforehand). `files` lists a read
     call as a ``read`` row and a change call whose result is an error as a failed row (a
     successful change is its reader's ``FileChange``). Empty: the reader names none."""
+    lacks: ClassVar[dict[str, str]] = {}
+    """Capabilities this reader cannot offer, each with the reason its client's data cannot answer
+    (capability name -> what the client writes and does not write). A question asks the session's
+    provider for a capability and, where it is declared here, answers with this reason rather than
+    refusing the agent; an undeclared capability is one the reader answers."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""
