@@ -618,3 +618,45 @@ def test_live_blocks_say_what_they_read():
     assert "--live follows Claude Code transcripts only" in cov["codex"]["reason"], cov["codex"]
     assert cov["crush"]["reason"] == "not in --provider"
     assert "Codex CLI not looked (--live follows Claude Code" in summ["coverage_line"]
+
+
+def test_a_response_whose_token_counts_are_all_unknown_is_not_priced_at_zero(tmp_path):
+    """Hand-made (no client writes it: every real usage object holds integers): the usage objects
+    of one real session keep their keys but every count becomes a string, so each response is
+    known to exist and its tokens are unknown. Its cost is unknown, never $0, and the totals say
+    they are a lower bound with the count of such responses."""
+    home = _copy_home(tmp_path)
+    t = home / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
+
+    def unknown_counts(lines):
+        out = []
+        for ln in lines:
+            o = json.loads(ln)
+            u = (o.get("message") or {}).get("usage") if o.get("type") == "assistant" else None
+            if isinstance(u, dict):
+                for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+                    u[k] = "unknown"
+                u.pop("output_tokens_details", None)
+                u.pop("cache_creation", None)
+                ln = json.dumps(o).encode() + b"\n"
+            out.append(ln)
+        return out
+
+    _rewrite(t, unknown_counts)
+    code, out = run(["usage", "session", "--claude-home", str(home), "--format", "json"])
+    assert code == 0
+    rows = {r["session_id"]: r for r in jrows(out) if r["kind"] == "session"}
+    r = rows["934337bf-5048-5090-a52a-998dd6ed05bb"]
+    assert r["messages"] == 4 and r["total_tokens"] is None
+    assert r["cost_usd"] is None
+    assert r["cost_complete"] is False and r["cost_is_lower_bound"] is True
+    assert r["messages_without_token_counts"] == 4
+    s = jrows(out)[-1]
+    assert s["cost_complete"] is False and s["messages_without_token_counts"] == 4
+    assert any("4 response(s) recorded no token count" in n for n in s["notes"])
+    # one known-zero response still costs 0 and is priced
+    pr = Pricer()
+    zero = Event("claude-code", "s", "main", None, "claude-opus-5", 0.0, 0, 0, 0, 0)
+    assert pr.price(zero) == (0.0, None)
+    none = Event("claude-code", "s", "main", None, "claude-opus-5", 0.0)
+    assert pr.price(none) == (None, None)

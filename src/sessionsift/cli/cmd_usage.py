@@ -58,6 +58,9 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
     notes = list(col.notes)
     if rep_totals.no_price:
         notes.append("the cost is a lower bound: no price for " + ", ".join(sorted(rep_totals.no_price)))
+    if rep_totals.no_tokens:
+        notes.append(f"the cost is a lower bound: {rep_totals.no_tokens} response(s) recorded no token count "
+                     "(their tokens and cost are unknown)")
     if rep_totals.client_cost_messages:
         t = rep_totals
         both = t.client_cost_messages - t.client_unpriced_by_us

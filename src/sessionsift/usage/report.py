@@ -5,7 +5,9 @@ Periods are days in one named time zone (`--timezone`, default the machine's own
 recorded that field: a field no event recorded is None (unknown), never 0; every row says how
 many messages it was taken over and how many assistant messages in it carried no usage.
 Cost: per event from the bundled table (prices.py); an event whose model has no price makes
-the row's cost a lower bound (`cost_complete` false, `no_price` names the models).
+the row's cost a lower bound (`cost_complete` false, `no_price` names the models), and so does
+an event that recorded no token count at all (its cost is unknown, not $0:
+`messages_without_token_counts`).
 """
 
 from __future__ import annotations
@@ -123,7 +125,9 @@ class Totals:
     reasoning: int | None = None
     cost_usd: float = 0.0
     priced: int = 0
-    """Messages whose cost is known (priced, or zero tokens)."""
+    """Messages whose cost is known (priced, or every count recorded and zero)."""
+    no_tokens: int = 0
+    """Messages that recorded no token count at all: their cost is unknown (not priced)."""
     no_price: set[str] = field(default_factory=set)
     client_cost_usd: float | None = None
     client_cost_messages: int = 0
@@ -163,6 +167,8 @@ class Totals:
             self.priced += 1
         elif missing is not None:
             self.no_price.add(missing)
+        if not e.has_tokens():
+            self.no_tokens += 1
         if e.client_cost is not None:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + e.client_cost
             self.client_cost_messages += 1
@@ -190,6 +196,7 @@ class Totals:
                 setattr(self, f, v if cur is None else cur + v)
         self.cost_usd += b.cost_usd
         self.priced += b.priced
+        self.no_tokens += b.no_tokens
         self.no_price |= b.no_price
         if b.client_cost_usd is not None:
             self.client_cost_usd = (self.client_cost_usd or 0.0) + b.client_cost_usd
@@ -222,7 +229,8 @@ class Totals:
 
     def to_json(self) -> dict:
         return {
-            "messages": self.messages, "messages_without_usage": self.without_usage, "records_merged": self.copies,
+            "messages": self.messages, "messages_without_usage": self.without_usage,
+            "messages_without_token_counts": self.no_tokens, "records_merged": self.copies,
             "input_tokens": self.input, "output_tokens": self.output, "cache_write_tokens": self.cache_write,
             "cache_write_1h_tokens": self.cache_write_1h, "cache_read_tokens": self.cache_read,
             "reasoning_tokens": self.reasoning, "total_tokens": self.total,
@@ -241,7 +249,10 @@ class Pricer:
         self.used: dict[str, str | None] = {}
 
     def price(self, e: Event) -> tuple[float | None, str | None]:
-        """(cost, missing model name) of one event."""
+        """(cost, missing model name) of one event; (None, None) when it recorded no token count
+        (its cost is unknown: an unknown count is not 0)."""
+        if not e.has_tokens():
+            return None, None
         if e.total() == 0:
             return 0.0, None
         m = e.model
