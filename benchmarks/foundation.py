@@ -105,8 +105,8 @@ def stats_bench(a: argparse.Namespace, env: dict) -> None:
 PROBE = """
 import resource, sys, time
 from pathlib import Path
-from sessionsift.core.stats import lane_stats
-from sessionsift.discover import Lane
+from sessionsift.providers.claude.stats import lane_stats
+from sessionsift.providers.claude.discover import Lane
 t = time.perf_counter()
 ls = lane_stats(Lane(Path(sys.argv[1]), "b", "main", "main"))
 print(f"in-process {time.perf_counter() - t:.2f}s for {ls.read.records:,} records; "

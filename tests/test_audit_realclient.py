@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from sessionsift.audit import reinjection
-from sessionsift.discover import resolve_targets
+from sessionsift.providers.claude.discover import resolve_targets
 from tests.realclient import scenarios_audit as SA
 from tests.realclient.fixtures import require_realclient
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sessionsift.audit import audit_lane, reinjection
-from sessionsift.discover import resolve_targets
+from sessionsift.providers.claude.discover import resolve_targets
 
 SID = "11111111-2222-4333-8444-555555555555"
 CWD = "/w"
@@ -178,7 +178,7 @@ def test_exit_after_last_delivery_is_left_by(tmp_path):
 
 
 def _lane(path: Path):
-    from sessionsift.discover import Lane
+    from sessionsift.providers.claude.discover import Lane
 
     return Lane(path, SID, "main", "main")
 

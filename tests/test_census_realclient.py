@@ -360,7 +360,7 @@ def test_index_census_equals_the_scan_with_real_drafts(rc):
     for name in ("census_recall", "census_queue", "subagents"):
         home = Path(rc[name]["config_dir"])
         _index_all(home)
-        from sessionsift.discover import resolve_targets
+        from sessionsift.providers.claude.discover import resolve_targets
         from sessionsift.search import api as A
 
         for lane in A.lanes_of(resolve_targets([], home), True):

@@ -22,8 +22,8 @@ import json
 
 import pytest
 
-from sessionsift.model import record as R
-from sessionsift.model.labels import LEAVES
+from sessionsift.providers.claude.model import record as R
+from sessionsift.providers.claude.model.labels import LEAVES
 
 LEAF_PATHS = {l.path for l in LEAVES}
 

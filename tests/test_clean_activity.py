@@ -128,7 +128,7 @@ def test_a_claude_process_blocks_its_project_unless_a_registry_row_names_its_ses
         # process: pid and start ticks rewritten, the rest as the client wrote it
         row = json.loads(next((EX / "live-snapshots/interactive/P1-turn1/sessions").glob("*.json")).read_text())
         start = int(Path(f"/proc/{p.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19])
-        from sessionsift.live.registry import local_pid_domain
+        from sessionsift.providers.claude.live.registry import local_pid_domain
 
         row.update(pid=p.pid, procStart=str(start), pidDomain=local_pid_domain(), cwd=str(cw))
         sd = home / ".claude" / "sessions"

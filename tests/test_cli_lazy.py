@@ -100,7 +100,7 @@ def test_search_without_hits_imports_no_census_or_lane_model():
     home = Path(__file__).resolve().parents[1] / "examples" / "claude-home"
     _out, info = _run(["search", "zzqqnotinanytranscript", "-c", "--claude-home", str(home), "--no-index"])
     assert info["code"] == 1  # no hit, looked everywhere
-    for heavy in ("sessionsift.core.stats", "sessionsift.model.lane", "importlib.metadata", "rich"):
+    for heavy in ("sessionsift.providers.claude.stats", "sessionsift.providers.claude.model.lane", "importlib.metadata", "rich"):
         assert heavy not in info["mods"], heavy
 
 
@@ -120,5 +120,5 @@ def test_a_warm_stats_imports_no_other_commands_module_nor_a_writer():
         _out, info = _run(["stats", "--claude-home", str(home), "--format", "json"], extra=env)
     assert info["code"] == 0
     assert json.loads(_out.splitlines()[-1])["index"]["from_index"] > 0
-    for heavy in ("sessionsift.core.show", "tempfile"):
+    for heavy in ("sessionsift.providers.claude.show", "tempfile"):
         assert heavy not in info["mods"], heavy

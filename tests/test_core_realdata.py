@@ -15,10 +15,10 @@ import orjson
 import pytest
 
 from sessionsift.cli import main
-from sessionsift.core.listing import list_sessions
-from sessionsift.core.stats import stats
-from sessionsift.discover import resolve_targets
-from sessionsift.model.lane import LaneIndex
+from sessionsift.providers.claude.listing import list_sessions
+from sessionsift.providers.claude.stats import stats
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.model.lane import LaneIndex
 from sessionsift.read.lines import iter_lines, parse_line
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "claude-home"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.core.stats import lane_stats, lane_stats_indexed
-from sessionsift.discover import Lane
-from sessionsift.model.lane import LaneIndex
+from sessionsift.providers.claude.stats import lane_stats, lane_stats_indexed
+from sessionsift.providers.claude.discover import Lane
+from sessionsift.providers.claude.model.lane import LaneIndex
 
 REPO = Path(__file__).resolve().parents[1]
 CRASH = REPO / "examples" / "crash"

@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from sessionsift.discover import _js_hash36, claude_home, resolve_targets, sanitize
+from sessionsift.providers.claude.discover import _js_hash36, claude_home, resolve_targets, sanitize
 from sessionsift.errors import TargetError
 
 
@@ -62,7 +62,7 @@ def test_empty_projects_dir_is_zero_sessions_not_error(tmp_path):
 
 def test_unreadable_project_dir_is_reported_and_rest_continue(tmp_path, monkeypatch):
     # As root, permission bits do not stop reads, so simulate EACCES on one directory.
-    import sessionsift.discover as D
+    import sessionsift.providers.claude.discover as D
 
     bad = tmp_path / "projects" / "-bad"
     good = tmp_path / "projects" / "-good"

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from sessionsift.cli import COMMANDS
-from sessionsift.model.labels import LEAVES
+from sessionsift.providers.claude.model.labels import LEAVES
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

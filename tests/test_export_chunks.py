@@ -97,7 +97,7 @@ def test_chunks_cover_every_textual_record_once_under_the_limit(exported):
 
 
 def test_claude_turns_and_labels_are_the_deep_models(exported):
-    from sessionsift.model.lane import LaneIndex
+    from sessionsift.providers.claude.model.lane import LaneIndex
     from sessionsift.providers.claude.discover import Lane
 
     out, _, _ = exported

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import resolve_targets
+from sessionsift.providers.claude.discover import resolve_targets
 from sessionsift.files import image as image_mod, plan as plan_mod
 from sessionsift.files.recover import collect, recover
 from sessionsift.files.touched import touches

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.core import stats as S
-from sessionsift.discover import Lane
+from sessionsift.providers.claude import stats as S
+from sessionsift.providers.claude.discover import Lane
 from sessionsift.index import config, lanes as IL, store
 from tests.test_lane_perf_equivalence import census
 

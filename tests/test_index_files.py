@@ -164,7 +164,7 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path, monkeypat
     from it (light: their facts, files/facts.py) and the per-record facts (loaded lazily from the
     index, or from the lane when the index changed meanwhile) equal the lane view's, record by
     record, and each event read whole again from its records equals the lane view's whole."""
-    from sessionsift.discover import Lane
+    from sessionsift.providers.claude.discover import Lane
     from sessionsift.files import events as E
     from sessionsift.index import lanes as IL, store
 
@@ -232,7 +232,7 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
     at_ref = run(["recover", "--file", files[0], "--at", "turn1", *H, "--no-index"])
     for p in (store.root_dir() / IL.KIND).rglob("*.idx"):
         p.unlink()  # only the root summaries are left
-    from sessionsift.model import lineage
+    from sessionsift.providers.claude.model import lineage
 
     heads_read: list = []
     real_head = lineage._read_head
@@ -311,7 +311,7 @@ def test_the_replay_leaves_out_only_events_that_do_nothing(home, tmp_path, monke
     kind - on the scan's events and on the index's (light) ones."""
     from dataclasses import asdict
 
-    from sessionsift.discover import resolve_targets
+    from sessionsift.providers.claude.discover import resolve_targets
     from sessionsift.files import recover as R
 
     crash = _home_with_crash(tmp_path)

@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionsift.discover import resolve_targets
+from sessionsift.providers.claude.discover import resolve_targets
 from sessionsift.index import lanes as IL
 from sessionsift.read.lines import iter_lines
 from sessionsift.search import Query

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import Lane
+from sessionsift.providers.claude.discover import Lane
 from sessionsift.index import codec, lanes as IL, store, turns as T
-from sessionsift.model.lane import LaneIndex
+from sessionsift.providers.claude.model.lane import LaneIndex
 from tests.test_lane_perf_equivalence import _mutants
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 import pytest
 
 from sessionsift.errors import UsageError
-from sessionsift.model.labels import LEAVES, all_selectors, expand_selector, expand_selectors
+from sessionsift.providers.claude.model.labels import LEAVES, all_selectors, expand_selector, expand_selectors
 
 
 def test_33_leaves_three_roles():

@@ -1,4 +1,4 @@
-"""`LaneIndex` holds its records in columns (model/lanecols.py) and makes each `Entry` when asked
+"""`LaneIndex` holds its records in columns (providers/claude/model/lanecols.py) and makes each `Entry` when asked
 for. Every field read from the record must come back exactly as `entry_from` reads it from the
 line, on every JSON Lines file in examples/ (both Claude Code clients, subagent lanes, the crash
 artefacts, the other clients' logs) and on hand-made values no client writes but a damaged or foreign file can hold
@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 
-from sessionsift.discover import Lane
-from sessionsift.model.lane import LaneIndex, entry_from
+from sessionsift.providers.claude.discover import Lane
+from sessionsift.providers.claude.model.lane import LaneIndex, entry_from
 from sessionsift.read.lines import iter_lines, parse_line
 
 EX = Path(__file__).resolve().parent.parent / "examples"

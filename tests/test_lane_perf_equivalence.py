@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.core import stats as S
-from sessionsift.discover import Lane
-from sessionsift.model.lane import LaneIndex
+from sessionsift.providers.claude import stats as S
+from sessionsift.providers.claude.discover import Lane
+from sessionsift.providers.claude.model.lane import LaneIndex
 from sessionsift.read import lines as L
 
 REPO = Path(__file__).resolve().parent.parent
@@ -173,7 +173,7 @@ def test_failed_worker_falls_back_to_one_process(monkeypatch):
 def test_many_lanes_shared_with_a_worker(monkeypatch, tmp_path):
     """`stats` over many lanes gives a worker the second half of the lanes: same rows, same
     order, same problems as one process."""
-    from sessionsift.discover import resolve_targets
+    from sessionsift.providers.claude.discover import resolve_targets
 
     scope = resolve_targets([], str(EXAMPLES / "claude-home"), None)
     one = S.stats(scope)
@@ -279,7 +279,7 @@ def test_batch_framing_equals_iter_lines(path, batch, views, monkeypatch):
 def test_census_scan_runs_without_the_collector_and_restores_it(monkeypatch):
     import gc
 
-    from sessionsift.core import stats as S
+    from sessionsift.providers.claude import stats as S
 
     seen = []
     real = S._scan

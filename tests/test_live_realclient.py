@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import resolve_targets
-from sessionsift.live.agents import topology
-from sessionsift.live.verdict import assess
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.live.agents import topology
+from sessionsift.providers.claude.live.verdict import assess
 from tests.realclient.common.host import poll as _poll
 from tests.realclient.common.host import prereq as _prereq
 from tests.realclient import scenarios_live as L

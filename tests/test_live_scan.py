@@ -1,4 +1,4 @@
-"""The fast background scan (live/prefilter.py, live/background.py) and the idle `wait` loop.
+"""The fast background scan (providers/claude/live/prefilter.py, providers/claude/live/background.py) and the idle `wait` loop.
 
 The speed work must not change a verdict: these tests pin the fast paths to the plain ones on
 REAL client transcripts (the committed examples corpus): candidate lines vs. a line-by-line scan,
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import resolve_targets
-from sessionsift.live import prefilter as PF
-from sessionsift.live import verdict as V
-from sessionsift.live.background import _PATS, NEEDLES, BackgroundScan, notification_fields
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.live import prefilter as PF
+from sessionsift.providers.claude.live import verdict as V
+from sessionsift.providers.claude.live.background import _PATS, NEEDLES, BackgroundScan, notification_fields
 from sessionsift.live.wait import _relevant, parse_condition, wait_for
-from sessionsift.model import record as R
+from sessionsift.providers.claude.model import record as R
 from sessionsift.read.lines import iter_lines, open_map
 
 # the scenarios whose transcripts hold background launches, monitors, async agents and carriers

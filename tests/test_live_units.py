@@ -13,12 +13,12 @@ import threading
 import time
 from pathlib import Path
 
-from sessionsift.discover import resolve_targets
-from sessionsift.live import registry as REG
-from sessionsift.live.background import scan, task_list
-from sessionsift.live.verdict import assess
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.live import registry as REG
+from sessionsift.providers.claude.live.background import scan, task_list
+from sessionsift.providers.claude.live.verdict import assess
 from sessionsift.live.wait import parse_condition, wait_for
-from sessionsift.live.whoami import whoami
+from sessionsift.providers.claude.live.whoami import whoami
 
 SID = "11111111-2222-4333-8444-555555555555"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import Lane
-from sessionsift.model import lane as LM
+from sessionsift.providers.claude.discover import Lane
+from sessionsift.providers.claude.model import lane as LM
 from sessionsift.read import lines as L
 
 REPO = Path(__file__).resolve().parent.parent
@@ -92,8 +92,8 @@ def test_release_keeps_the_mapping_readable(tmp_path):
 
 def _todo_reference(path: Path):
     """The todo reading before one-pass error lookup: every call id looked for over the whole file."""
-    from sessionsift.live import todos as T
-    from sessionsift.model import record as R
+    from sessionsift.providers.claude.live import todos as T
+    from sessionsift.providers.claude.model import record as R
 
     st = T.todo_state(path)  # calls, line, items: unchanged code; errors re-derived the old way
     data = path.read_bytes()
@@ -124,7 +124,7 @@ def test_todo_errors_in_one_pass_equal_the_per_id_search(corpus, tmp_path, monke
     The real todos session's two TodoWrite calls both failed (client 2.1.258); a copy where they
     succeed is hand-made (the results' is_error turned false: no offline run was kept where the
     same calls pass)."""
-    from sessionsift.live import todos as T
+    from sessionsift.providers.claude.live import todos as T
 
     monkeypatch.setattr(L, "SCAN_WINDOW", L.PAGE)
     src = EX / "claude-home" / "projects" / "-tmp-ssift-rc-todos-work" / "934337bf-5048-5090-a52a-998dd6ed05bb.jsonl"
@@ -142,8 +142,8 @@ def test_status_candidate_lines_in_windows_equal_one_pass(corpus, monkeypatch):
     """status's background scan: candidate lines, their numbers and the newline count, found in
     line-aligned windows of about one page (each released once scanned), equal one pass over
     the whole region; so does a tool_result found by id across windows."""
-    from sessionsift.live import background as BG
-    from sessionsift.live import prefilter as P
+    from sessionsift.providers.claude.live import background as BG
+    from sessionsift.providers.claude.live import prefilter as P
 
     def scan(p: Path):
         with L.open_map(p) as m:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.core.stats import KNOWN_TYPES
+from sessionsift.providers.claude.stats import KNOWN_TYPES
 
 REPO = Path(__file__).resolve().parents[1]
 OLD = REPO / "examples" / "claude-home"
@@ -95,7 +95,7 @@ def test_parallel_tool_calls_are_not_abandoned(stats_both):
     """2.1.332 writes the results of parallel Reads in completion order and continues the chain
     from the last one written, which can be the FIRST call's result: the second tool_use record
     (same API message) and its result sit off the walked chain. They were sent and answered, so
-    they are live (this was 2 records `abandoned` before the fix in model/lane.py)."""
+    they are live (this was 2 records `abandoned` before the fix in providers/claude/model/lane.py)."""
     for label in ("old", "new"):
         for (sid, lane), r in stats_both[label].items():
             if sid == gt("interactive", True)["session_id"]:

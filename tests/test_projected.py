@@ -1,4 +1,4 @@
-"""The census decodes records through model/projected.py (msgspec Structs that skip the bulky
+"""The census decodes records through providers/claude/model/projected.py (msgspec Structs that skip the bulky
 fields) - it must count exactly what a full orjson parse counts: every field of the census on
 every real-client transcript, the crash artefacts, damaged copies, a reserialised copy, and a copy
 whose tool results spell every ASCII letter as a \\u escape (hand-made: no client writes that, a
@@ -13,9 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionsift.core import stats as S
-from sessionsift.discover import Lane
-from sessionsift.model import projected as P, record as R
+from sessionsift.providers.claude import stats as S
+from sessionsift.providers.claude.discover import Lane
+from sessionsift.providers.claude.model import projected as P, record as R
 from tests.test_lane_perf_equivalence import _mutants, census
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ def test_records_labelled_from_their_type_alone(tmp_path):
 
 
 def test_assistant_records_read_from_their_struct(tmp_path):
-    """Assistant records are counted from their Struct (core/stats.py `_assistant`): every real
+    """Assistant records are counted from their Struct (providers/claude/stats.py `_assistant`): every real
     one, then copies with the shapes its rules must read as the dict rules do (hand-made: no
     client writes a null message, a string or absent content, a usage that is not an object or
     holds a bool or an integer past 64 bits, blocks without ids or names or with a numeric id, narration and

@@ -19,9 +19,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionsift.core.stats import KNOWN_TYPES as DEEP_KNOWN_TYPES, stats
-from sessionsift.discover import resolve_targets
-from sessionsift.model.lane import LaneIndex
+from sessionsift.providers.claude.stats import KNOWN_TYPES as DEEP_KNOWN_TYPES, stats
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.model.lane import LaneIndex
 from sessionsift.providers.base import ReadReport, Root
 from sessionsift.providers.claude import ClaudeCode
 from sessionsift.providers.claude.records import KNOWN_TYPES

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import resolve_targets, sanitize
+from sessionsift.providers.claude.discover import resolve_targets, sanitize
 from sessionsift.errors import UsageError
 from sessionsift.files import image as image_mod, plan as plan_mod
 from sessionsift.files.recover import Cutoff, list_backups, recover

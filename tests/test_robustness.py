@@ -598,7 +598,7 @@ def test_system_subtype_unhashable(argv, tmp_path):
 
 @pytest.mark.parametrize("argv", [["agents", SID], ["status", SID]])
 def test_unhashable_tool_name_in_live(argv, tmp_path):
-    """tool_use `name` a dict: `name in SHELL_TOOLS` raised TypeError in live/background.py."""
+    """tool_use `name` a dict: `name in SHELL_TOOLS` raised TypeError in providers/claude/live/background.py."""
     home = tmp_path / "h"
     _one(home, [USER, _asst([{"type": "tool_use", "id": "t1", "name": {"n": "Bash"}, "input": {"run_in_background": True}}])])
     for fmt in ("text", "json"):
@@ -609,7 +609,7 @@ def test_unhashable_tool_name_in_live(argv, tmp_path):
 @pytest.mark.parametrize("argv", [["agents", SID], ["status", SID]])
 def test_unhashable_tool_ids(argv, tmp_path):
     """tool_use `id` / tool_result `tool_use_id` a dict or list: dict/set lookups raised TypeError
-    in live/agents.py, live/background.py and live/verdict.py."""
+    in providers/claude/live/agents.py, providers/claude/live/background.py and providers/claude/live/verdict.py."""
     home = tmp_path / "h"
     _one(home, [USER,
                 _asst([{"type": "tool_use", "id": ["x"], "name": "Bash", "input": {"command": "sleep 9", "run_in_background": True}},

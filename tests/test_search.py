@@ -17,8 +17,8 @@ import orjson
 import pytest
 
 from sessionsift.cli import main
-from sessionsift.discover import Scope, Session, claude_home, resolve_targets
-from sessionsift.model.lane import LaneIndex
+from sessionsift.providers.claude.discover import Scope, Session, claude_home, resolve_targets
+from sessionsift.providers.claude.model.lane import LaneIndex
 from sessionsift.read.lines import iter_lines
 from sessionsift.search import Query, search
 from sessionsift.search.prefilter import needles_for
@@ -273,7 +273,7 @@ def test_match_spans_escaped_newline_of_real_record(home):
         for e in idx.entries:
             if not {"agent.tool.result", "user.message", "agent.message"} & set(e.labels):
                 continue
-            from sessionsift.model.record import record_text
+            from sessionsift.providers.claude.model.record import record_text
 
             text = record_text(idx.load(e))
             parts = [p for p in text.split("\n")]

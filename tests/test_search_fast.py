@@ -2,7 +2,7 @@
 real Claude Code client (examples/claude-home, 2.1.258; the newest-client corpus when present) and
 on a reserialised copy of them.
 
-Fast paths under test (search/prefilter.py, search/api.py, model/record.py):
+Fast paths under test (search/prefilter.py, search/api.py, providers/claude/model/record.py):
 - a record's top-level type / tool-result-carrier shape read from the line's first bytes, so lines
   outside the selection are not parsed (`HEAD_TYPE`, `CARRIER`, `Plan.type_gate/skip_carriers`);
 - candidate lines found with `mmap.find` once they turn out dense (vs RE2 throughout);
@@ -25,8 +25,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessionsift.discover import resolve_targets
-from sessionsift.model import record as R
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.model import record as R
 from sessionsift.read import lines as L
 from sessionsift.read.lines import iter_lines, open_map
 from sessionsift.search import Query
@@ -454,7 +454,7 @@ def _session_dir_by_parts(lane) -> str:
 
 
 def test_session_dir_by_strings_equals_the_pathlib_reading():
-    from sessionsift.discover import Lane
+    from sessionsift.providers.claude.discover import Lane
 
     lanes = [ln for home in CORPORA for ln in A.lanes_of(resolve_targets([], home), True)]
     assert any(ln.is_subagent for ln in lanes)

@@ -13,7 +13,7 @@ import pytest
 
 from sessionsift.providers import get
 from sessionsift.providers.base import ReadReport
-from sessionsift.questions.kinds import DEFAULT_KINDS
+from sessionsift.providers.claude.kinds import DEFAULT_KINDS
 from sessionsift.questions.prefilter import _STRUCTURAL, session_needles
 from sessionsift.questions.search import SharedQuery, record_text, search
 from sessionsift.search.api import compile_regex

@@ -1,4 +1,4 @@
-"""The `stats` cold path's cheaper pieces (core/stats.py, model/projected.py, read/lines.py) must
+"""The `stats` cold path's cheaper pieces (providers/claude/stats.py, providers/claude/model/projected.py, read/lines.py) must
 count exactly what the reference readings count: the full `LaneIndex` census, the orjson-only
 scan (`S.PROJECT = False`) and the census of two halves merged at every line boundary."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from sessionsift.core import stats as S
+from sessionsift.providers.claude import stats as S
 from tests.test_lane_perf_equivalence import _lane, boundaries, census, split_census
 from tests.test_projected import REAL, _both
 
@@ -100,7 +100,7 @@ def _taken(monkeypatch, path: Path) -> list[bool]:
 
 
 def test_user_tool_results_read_from_their_struct(tmp_path, monkeypatch):
-    """User records carrying tool results are counted from their Struct (core/stats.py
+    """User records carrying tool results are counted from their Struct (providers/claude/stats.py
     `_UserFast`): every real user record, then copies with the shapes its rules must read as the
     dict rules do (hand-made: no client writes an is_error that is not a bool, a result without a
     tool_use_id or with a numeric one, a toolUseResult that is a list, a number, null, an empty or

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.discover import resolve_targets
-from sessionsift.core.show import pick_lane
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.show import pick_lane
 from sessionsift.verbatim import slice_text, u16len, verbatim
 from sessionsift.verbatim.slices import budget_for_slots
 

@@ -105,7 +105,7 @@ class Sleeper:
 
 
 def local_pid_domain() -> str | None:
-    from sessionsift.live.registry import local_pid_domain as f
+    from sessionsift.providers.claude.live.registry import local_pid_domain as f
 
     return f()
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..discover import Lane, Problem, Scope
-from ..model import record as R
+from ..providers.claude.discover import Lane, Problem, Scope
+from ..providers.claude.model import record as R
 from ..read.lines import ReadStats, iter_lines, parse_line
 
 WRITE_TOOLS = R.MUTATING_FILE_TOOLS

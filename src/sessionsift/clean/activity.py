@@ -197,7 +197,7 @@ def _claude(w: World, procs: list[P.Proc], ref, root: Path | None) -> Gate:
 
 
 def _encodes_to(cwd: str, project_dir: str) -> bool:
-    from ..discover import canonical_cwd, sanitize
+    from ..providers.claude.discover import canonical_cwd, sanitize
 
     try:
         return sanitize(canonical_cwd(cwd)) == os.path.basename(project_dir)

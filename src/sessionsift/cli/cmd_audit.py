@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport, reinjection
-from ..discover import Lane
+from ..providers.claude.discover import Lane
 from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .options import lane_fields, refetch

@@ -6,10 +6,10 @@ from collections import Counter
 
 import click
 
-from ..core import listing
-from ..discover import Lane
-from ..model.lane import Entry
-from ..model import record as R
+from ..providers.claude import listing
+from ..providers.claude.discover import Lane
+from ..providers.claude.model.lane import Entry
+from ..providers.claude.model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import (claude_root_arg, sessions_unit, claude_scope, lane_fields, refetch, refetch_at, common_options, coverage_json, coverage_line, make_selection,
@@ -210,7 +210,7 @@ def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, br
     Example: sessionsift show 3f2a --turn -1
     Example: sessionsift show ses_4b1c --locator part:prt_9a2 --home examples/home
     """
-    from ..core import show as show_mod  # show's own module: no other command pays for it
+    from ..providers.claude import show as show_mod  # show's own module: no other command pays for it
 
     from ..errors import TargetError, UsageError
 

@@ -192,7 +192,7 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
 
 
 def _share(fmt_name, targets, fmt, sessions_from, out, redact, force):
-    from ..cli.cmd_audit_secrets import finding_json
+    from .cmd_audit_secrets import finding_json
     from ..export.share import export_documents
     from ..export.source import pairs
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..discover import claude_home
+from ..providers.claude.discover import claude_home
 from ..errors import UsageError
-from ..live.verdict import Verdict, assess
+from ..providers.claude.live.verdict import Verdict, assess
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import common_options, make_scope, problems_json, scope_header, scope_options
@@ -180,7 +180,7 @@ def whoami_cmd(fmt, claude_home):
 
     Example: sessionsift whoami --format json
     """
-    from ..live.whoami import whoami
+    from ..providers.claude.live.whoami import whoami
     from .options import claude_choice
 
     hc = claude_choice(claude_home).path
@@ -212,7 +212,7 @@ def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
 
     Example: sessionsift agents 3f2a --tree
     """
-    from ..live.agents import topology
+    from ..providers.claude.live.agents import topology
 
     scope = make_scope(targets, claude_home, sessions_from)
     out = Out(fmt, "agents")

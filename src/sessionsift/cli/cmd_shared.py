@@ -85,7 +85,7 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
         from ..questions.shared_summary import SharedSummary
 
         return SharedSummary()
-    from ..questions.kinds import selected_kinds
+    from ..providers.claude.kinds import selected_kinds
     from ..questions.search import SharedQuery, search
     from ..search.api import merge_counts
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..core.show import pick_lane
+from ..providers.claude.show import pick_lane
 from ..timefmt import instant
 from ..verbatim import api
 from ..verbatim.slices import u16len
@@ -124,7 +124,7 @@ def _show_target(ln, given: str, claude_home) -> str:
                                  and ln.path.parent.parent.name != "projects")
     t = shlex.quote(str(ln.path)) if by_path else ln.session_id
     if claude_home and not by_path:
-        from ..discover import claude_home as default_home
+        from ..providers.claude.discover import claude_home as default_home
 
         # the data root the command would find by itself needs no flag (the verbatim hook passes the
         # client's own CLAUDE_CONFIG_DIR: the text it injects stays short)

@@ -26,7 +26,7 @@ _FLAGS = {"-c": "count", "--count": "count", "--no-index": "no_index"}
 _VALUED = {"--claude-home": "claude_home", "--format": "fmt", "--count-by": "count_by"}
 _MULTI = {"-t": "include", "--type": "include", "-T": "exclude", "--type-not": "exclude"}
 """Repeatable label selectors (a census: `search '' -t user.message -c`), each `-t VALUE` or
-`--type=VALUE`; their meaning (questions/kinds.py) is search_run's, as on click."""
+`--type=VALUE`; their meaning (providers/claude/kinds.py) is search_run's, as on click."""
 _COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model", "pairing")
 
 

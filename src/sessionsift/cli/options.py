@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from ..discover import Scope, claude_home as _claude_home, resolve_targets
+from ..providers.claude.discover import Scope, claude_home as _claude_home, resolve_targets
 from ..errors import TargetError, UsageError
 
 _META = "sessionsift.roots"
@@ -302,7 +302,7 @@ def claude_scope(sel, empty: bool = False) -> Scope:
     records)."""
     if sel.claude is not None and not empty:
         return sel.claude
-    from ..discover import HomeChoice
+    from ..providers.claude.discover import HomeChoice
 
     ce = sel.survey.entry("claude-code")
     path = ce.root.path if ce is not None and ce.root is not None and ce.root.path is not None else Path("-")

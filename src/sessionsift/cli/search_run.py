@@ -126,9 +126,9 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
         raise UsageError("-c/--count and --count-by are exclusive")
     if sessions_only and (count or count_by):
         raise UsageError("-l cannot be combined with -c/--count-by")
-    from ..questions.kinds import claude_selectors
+    from ..providers.claude.kinds import claude_selectors
 
-    # -t/-T take Claude Code labels and the shared kinds alike (questions/kinds.py)
+    # -t/-T take Claude Code labels and the shared kinds alike (providers/claude/kinds.py)
     c_include, c_exclude = claude_selectors(include), claude_selectors(exclude)
     query = Query(
         patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=c_include, exclude=c_exclude,
@@ -141,7 +141,7 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     from ..search.api import plan as _plan
 
     pl = _plan(query)  # usage errors before touching the data root
-    from ..questions.kinds import selected_kinds
+    from ..providers.claude.kinds import selected_kinds
 
     selected_kinds(tuple(include), tuple(exclude))
     sel = make_selection(targets, sessions_from, subagents=not no_subagents)

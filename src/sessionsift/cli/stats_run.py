@@ -3,7 +3,7 @@ cmd_core.py, or by the fast path of cli/fastsearch.py, which must print the same
 
 from __future__ import annotations
 
-from ..core import stats as stats_mod
+from ..providers.claude import stats as stats_mod
 from .exit import ExitStatus
 from .options import (claude_scope, coverage_json, coverage_line, lane_fields, make_selection, problems_json,
                       selection_header)
@@ -11,7 +11,7 @@ from .output import Out, esc
 
 
 def bridges_json(st) -> list[dict]:
-    """The declared bridges of one reading (model/lane.py): a record whose parent lay in an omitted
+    """The declared bridges of one reading (providers/claude/model/lane.py): a record whose parent lay in an omitted
     line, joined to the chain across it."""
     return [{"line": ln, "omitted_line": om, "bridged_to": tl, "inferred_opener": op} for ln, om, tl, op in st.bridges]
 
@@ -40,7 +40,7 @@ def _prompts_text(p: dict, word: str = "typed") -> str:
 def _known_tokens(tokens: dict, missing: dict) -> dict:
     """Token totals with a field some API message lacks shown as None (unknown, not the sum of
     the others); the sums stay available as `tokens_lower_bound_by_model`."""
-    from ..core.stats import USAGE_FIELDS
+    from ..providers.claude.stats import USAGE_FIELDS
 
     out = {}
     for m, d in tokens.items():

@@ -80,7 +80,7 @@ def claude_deep(ref: SessionRef) -> "DeepView | dict[tuple[str, int], DeepFacts]
     turn numbers and survival, docs/labels.md). Empty for any other provider."""
     if ref.provider != "claude-code":
         return {}
-    from ..model.lane import LaneIndex
+    from ..providers.claude.model.lane import LaneIndex
     from ..providers.claude import lane_name
     from ..providers.claude.discover import Lane
 

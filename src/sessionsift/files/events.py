@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..discover import Lane
-from ..model import record as R
-from ..model.lane import LaneIndex
+from ..providers.claude.discover import Lane
+from ..providers.claude.model import record as R
+from ..providers.claude.model.lane import LaneIndex
 from .shell import ShellAnalysis, analyze, is_absolute
 
 FILE_TOOLS = frozenset({"Read"}) | R.MUTATING_FILE_TOOLS
@@ -58,7 +58,7 @@ class Call:
     survival: str | None = None
     copy_of: tuple[str, int] | None = None
     """(session id, line) of the record this one copies (a `--fork-session` fork whose parent is
-    in scope, model/lineage.py): counted once, on the original."""
+    in scope, providers/claude/model/lineage.py): counted once, on the original."""
     light: bool = False
     """Made from the index's call facts (files/facts.py), not from the records: `input`, `echo`
     and `result_text` are empty and `shell` keeps no heredoc body (`Operand.heredoc` is "" where

@@ -12,7 +12,7 @@ file-history backup whole; the snapshot lines and the lane's first cwd. `light(.
 events back from them (`Call.light`, `Attach.light`), `hydrate` reads the records of the light
 events a question needs whole (recover: the ones that name its file) by offset.
 
-The facts are a cache of rules (this module, events.py, shell.py, model/record.py, read/lines.py
+The facts are a cache of rules (this module, events.py, shell.py, providers/claude/model/record.py, read/lines.py
 and the shell grammar's versions): they are kept with `rules()`, a digest of those sources and
 versions, and facts kept under other rules are derived again, never used (index/filesummary.py
 keeps them per transcript, with the identity of the file they were read from).
@@ -52,7 +52,7 @@ def rules() -> str:
     if _RULES is None:
         import hashlib
 
-        from ..model import record
+        from ..providers.claude.model import record
         from ..read import lines
 
         h = hashlib.blake2b(digest_size=12)

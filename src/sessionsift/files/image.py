@@ -9,9 +9,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..discover import Lane, Scope
+from ..providers.claude.discover import Lane, Scope
 from ..errors import UsageError
-from ..model import record as R
+from ..providers.claude.model import record as R
 from ..read.lines import read_records
 
 EXT = {"image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif", "image/webp": "webp"}

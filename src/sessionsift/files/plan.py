@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..discover import Scope
+from ..providers.claude.discover import Scope
 from ..providers.claude.paths import resolve_recorded
 from .events import LaneEvents, lane_events, norm
 from .touched import MUTATING

@@ -29,7 +29,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..discover import Scope
+from ..providers.claude.discover import Scope
 from ..errors import UsageError
 from ..timefmt import parse_ts, parse_when
 from .events import (MODIFIED_SINCE_READ, STALE_NOTE, Attach, Backup, Call, LaneEvents, lane_events, norm,
@@ -744,12 +744,12 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
                     le = _lane_events(ln, use_index, outcomes, root)
                 evs.append(le)
             except OSError as exc:
-                from ..discover import Problem
+                from ..providers.claude.discover import Problem
 
                 problems.append(Problem(str(ln.path), exc.strerror or str(exc)))
     if root is not None:
         root.save()
-        from ..model.lineage import known_heads
+        from ..providers.claude.model.lineage import known_heads
 
         with known_heads(root.heads):  # the heads of the transcripts the summary answered for
             _mark_copies(scope, evs)
@@ -790,8 +790,8 @@ def _progress(le: LaneEvents, how: str) -> None:
 
 def _mark_copies(scope: Scope, evs: list[LaneEvents]) -> None:
     """Mark the events of a fork's records that copy a record of its in-scope parent
-    (model/lineage.py): `recover` replays each original once, `files` counts it once."""
-    from ..model.lineage import forks_in_scope
+    (providers/claude/model/lineage.py): `recover` replays each original once, `files` counts it once."""
+    from ..providers.claude.model.lineage import forks_in_scope
 
     forks = forks_in_scope(scope)
     if not forks:

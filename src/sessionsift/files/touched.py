@@ -6,11 +6,11 @@ import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..discover import Scope
+from ..providers.claude.discover import Scope
 from .events import TOOL_OP, Call, LaneEvents, norm, stale_hint_paths
 from .recover import _ts, collect
 
-from ..model import record as R
+from ..providers.claude.model import record as R
 
 MUTATING = R.MUTATING_FILE_TOOLS  # FH-037
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 
-from ..core.stats import Cols, LaneStats, _Part
-from ..model.lane import Skeleton
+from ..providers.claude.stats import Cols, LaneStats, _Part
+from ..providers.claude.model.lane import Skeleton
 from ..read.lines import ReadStats
 
 

@@ -7,7 +7,7 @@ Two sections, keyed by the transcript's absolute path:
 - ``lanes``: the identity of the transcript the entry was taken from (device, inode, size, mtime,
   ctime - the entry is used only while a stat of the transcript gives exactly these, and the
   per-transcript index it came from covered the whole file), the head facts lineage reads (first
-  uuid, first timestamp: model/lineage.py `_read_head`, taken when the entry is written) so fork
+  uuid, first timestamp: providers/claude/model/lineage.py `_read_head`, taken when the entry is written) so fork
   detection reads no transcript head, the reading's counts (the ``fev`` section's ``read``) and
   the file-event facts (files/facts.py: every call's, attachment's and backup's own small facts,
   kept with the digest of the rules that derived them), so a warm `files` reads no record;
@@ -46,7 +46,7 @@ class FilesSummary:
         self.dirty = False
         self.heads: dict[str, tuple] = {}
         """Transcript path as given -> its head facts, for each entry used or written in this run
-        (model/lineage.py `known_heads`)."""
+        (providers/claude/model/lineage.py `known_heads`)."""
 
     @classmethod
     def load(cls, home) -> "FilesSummary":
@@ -109,7 +109,7 @@ class FilesSummary:
             return
         import marshal
 
-        from ..model.lineage import _read_head
+        from ..providers.claude.model.lineage import _read_head
 
         head = _read_head(path)
         key = [ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns]

@@ -1,5 +1,5 @@
 """The index of one Claude Code transcript (a lane): built from the same streaming census that
-`stats` runs (core/stats.py `_scan`), so an answer from the index IS the scan's answer.
+`stats` runs (providers/claude/stats.py `_scan`), so an answer from the index IS the scan's answer.
 
 Sections of a lane's index file (store.py):
 - ``part``: the unfinished census part of the covered bytes [0, end) - counters and the survival
@@ -24,8 +24,8 @@ import os
 from array import array
 from dataclasses import dataclass, field
 
-from ..core import stats as S
-from ..discover import Lane
+from ..providers.claude import stats as S
+from ..providers.claude.discover import Lane
 from ..read.lines import open_map
 from . import codec, config, store
 
@@ -100,7 +100,7 @@ def final_obj(part: "S._Part", path=None) -> dict:
 
 
 def _head(path) -> tuple:
-    from ..model.lineage import _read_head
+    from ..providers.claude.model.lineage import _read_head
 
     return _read_head(path)
 

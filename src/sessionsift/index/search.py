@@ -23,8 +23,8 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..core.stats import KNOWN_TYPES, LABEL_NEEDLES, Cols
-from ..discover import Lane
+from ..providers.claude.stats import KNOWN_TYPES, LABEL_NEEDLES, Cols
+from ..providers.claude.discover import Lane
 from . import codec, config, lanes as L, store
 
 from .shapes import CENSUS_BY, per_record, usable  # noqa: F401 - where they are used from
@@ -47,7 +47,7 @@ class View:
     cols: Cols | None = None
     how: str = "index"
     head: tuple | None = None
-    """(first uuid, first timestamp) of the transcript (model/lineage.py `_head`)."""
+    """(first uuid, first timestamp) of the transcript (providers/claude/model/lineage.py `_head`)."""
 
 
 def _damaged(read: list) -> bool:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from array import array
 
-from ..discover import Lane
-from ..model.lane import F_LEMPTY, F_OPENER, F_PEMPTY, F_UUID, Entry, LaneIndex, Skeleton
-from ..model.lanecols import OPENER, SURV_SHIFT
+from ..providers.claude.discover import Lane
+from ..providers.claude.model.lane import F_LEMPTY, F_OPENER, F_PEMPTY, F_UUID, Entry, LaneIndex, Skeleton
+from ..providers.claude.model.lanecols import OPENER, SURV_SHIFT
 from . import codec
 
 SECTION = "turns.2"
@@ -69,7 +69,7 @@ def derive(lane: Lane, part_obj: dict, cols) -> dict:
     whether it is a draft (user.unsent), plus the bridged lines."""
     sk = codec.skeleton_from(part_obj["sk"])
     idx = entries_of(lane, sk, cols)
-    c = idx.columns  # read in columns (model/lanecols.py): the survival code is the flag's top bits
+    c = idx.columns  # read in columns (providers/claude/model/lanecols.py): the survival code is the flag's top bits
     unsent = {k for k, kind in enumerate(c.kinds) if kind[2][:1] == ("user.unsent",)}
     return {
         "turn": array("i", c.turn).tobytes(),

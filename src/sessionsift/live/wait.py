@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..discover import Session
+from ..providers.claude.discover import Session
 from ..errors import UsageError
-from ..model import record as R
+from ..providers.claude.model import record as R
 from ..read.lines import iter_lines, parse_line
-from .background import BackgroundScan
-from .verdict import Verdict, assess
+from ..providers.claude.live.background import BackgroundScan
+from ..providers.claude.live.verdict import Verdict, assess
 
 HEARTBEAT_SECS = 5.0
 """Without a file event, the state is re-assessed this often (pid death, children aging)."""

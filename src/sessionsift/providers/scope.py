@@ -227,7 +227,7 @@ class Selection:
 
     survey: Survey
     claude: object | None
-    """``sessionsift.discover.Scope`` of the Claude sessions selected (None: Claude not looked at
+    """``sessionsift.providers.claude.discover.Scope`` of the Claude sessions selected (None: Claude not looked at
     or its root absent/unreadable)."""
     refs: list[SessionRef]
     """Selected sessions of every provider but Claude Code, in survey order."""

@@ -54,7 +54,7 @@ class ReadStats:
     torn_tail_bytes: int = 0
     non_object_lines: int = 0
     bridges: list[tuple[int, int, int, bool]] = field(default_factory=list)
-    """Records whose parent lay in an omitted line, bridged across it (model/lane.py):
+    """Records whose parent lay in an omitted line, bridged across it (providers/claude/model/lane.py):
     (record line, omitted line, line bridged to, whether it opens the destroyed record's turn)."""
 
     def omissions(self) -> dict[str, int]:

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..model.known import KNOWN_TYPES
-from ..discover import Lane, Scope
+from ..providers.claude.model.known import KNOWN_TYPES
+from ..providers.claude.discover import Lane, Scope
 from ..errors import UsageError
-from ..model import record as R
-from ..model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, LEAVES, ROLES, expand_selector, expand_selectors
+from ..providers.claude.model import record as R
+from ..providers.claude.model.labels import DEFAULT_SURFACE, LEAF_BY_PATH, LEAVES, ROLES, expand_selector, expand_selectors
 from ..read.lines import Line, ReadStats, Releaser, _Whole, count_released, open_map, open_scan, parse_numbered
 from ..timefmt import parse_ts
 from . import prefilter as PF
@@ -74,7 +74,7 @@ class Plan:
     (every carrier leaf is selected)."""
     copies: dict = field(default_factory=dict)
     """transcript path -> byte offsets of records that copy a record of an in-scope session
-    (a `--fork-session` fork, model/lineage.py): each original record is counted once. Filled
+    (a `--fork-session` fork, providers/claude/model/lineage.py): each original record is counted once. Filled
     per project directory on first need (`copies_of`) from `scope_dirs`, unless `copies_known`."""
     scope_dirs: dict = field(default_factory=dict)
     """project dir -> [(session id, transcript path)] of the in-scope sessions there (forks and
@@ -610,7 +610,7 @@ def copies_of(p: Plan, lane: Lane) -> frozenset[int] | None:
         d = os.path.dirname(os.fspath(lane.path))
         if d not in p.copies_done:
             p.copies_done.add(d)
-            from ..model.lineage import dir_copy_offsets
+            from ..providers.claude.model.lineage import dir_copy_offsets
 
             p.copies.update(dir_copy_offsets(p.scope_dirs.get(d, ())))
     return p.copies.get(str(lane.path)) if p.copies else None
@@ -628,7 +628,7 @@ def copies_of_root(p: Plan, lane: Lane, root, stats: dict | None = None) -> froz
     if not p.copies_known and not lane.is_subagent:
         d = os.path.dirname(os.fspath(lane.path))
         if d not in p.copies_done:
-            from ..model import lineage
+            from ..providers.claude.model import lineage
 
             heads = {}
             for _sid, path in p.scope_dirs.get(d, ()):
@@ -859,7 +859,7 @@ def _holds_nul(path) -> bool:
 
 
 def _apply_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome | None = None) -> None:
-    from ..model.lane import LaneIndex
+    from ..providers.claude.model.lane import LaneIndex
 
     idx = LaneIndex.build(lane)
     if out is not None:  # the chain the hits' turns and survival come from, with its bridges declared
@@ -955,7 +955,7 @@ def _count(p: Plan, lane: Lane, hits: list[Hit], names: dict[str, str]) -> dict:
 
 
 def _use_ids_of(lane: Lane, h: Hit) -> list[tuple[str, str]]:
-    from ..model.lane import load_at
+    from ..providers.claude.model.lane import load_at
 
     obj = load_at(lane.path, h.offset, h.length)
     return [(str(b.get("id")), str(b.get("name"))) for b in R.tool_uses(obj) if b.get("id")]

@@ -466,7 +466,7 @@ when it comes first in the block."""
 
 CARRIER_LEAVES = frozenset({"harness.compaction.summary", "user.answer", "user.rejection", "agent.tool.result"})
 
-# Which leaves `classify` can give a record of each type (model/record.py; checked on the corpus
+# Which leaves `classify` can give a record of each type (providers/claude/model/record.py; checked on the corpus
 # by tests/test_search_fast.py). Every other leaf comes from `type:"user"` records.
 _TYPE_LEAVES = {
     "assistant": frozenset({"agent.message", "agent.thinking", "agent.thinking.narration", "agent.tool.use",
@@ -482,7 +482,7 @@ _TYPE_LEAVES = {
 
 def type_leaves() -> dict[str, frozenset[str]]:
     """type -> the leaves `classify` can give it (any other type: none)."""
-    from ..model.labels import LEAVES
+    from ..providers.claude.model.labels import LEAVES
 
     others = set().union(*(v for k, v in _TYPE_LEAVES.items()))
     user = frozenset(l.path for l in LEAVES if l.path not in others) | {"harness.meta.hook", "agent.communication.signal"}

@@ -111,7 +111,7 @@ class LaneOutcome:
     view: object = None
     """The index view a census lane was answered from (kept in the root summary, index/summary.py)."""
     bridged: int | None = None
-    """Records the lane view built for the hits bridged across omitted lines (model/lane.py: their
+    """Records the lane view built for the hits bridged across omitted lines (providers/claude/model/lane.py: their
     parent lay in a zero-filled or malformed line), so the hits' turns and survival are joined
     across them; None when no lane view was built."""
     omitted: int | None = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..discover import Problem, Scope
+from ..providers.claude.discover import Problem, Scope
 from ..providers import Coverage
 from . import claude as C
 from .events import Event, Ledger
@@ -144,7 +144,7 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
     whole = [(p, 0, None) for p in paths]
     if not parallel or total < PARALLEL_MIN_BYTES:
         return _scan_many(whole)
-    from ..core.stats import _can_fork, _Worker
+    from ..providers.claude.stats import _can_fork, _Worker
 
     if not _can_fork():
         return _scan_many(whole)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..discover import Scope
+from ..providers.claude.discover import Scope
 from . import claude as C
 from .collect import Collected, SessionInfo, _lanes
 

@@ -26,11 +26,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..discover import Lane
+from ..providers.claude.discover import Lane
 from ..errors import UsageError
-from ..model import record as R
-from ..model.lane import Entry, LaneIndex
-from ..model.lanecols import COMPACT, OPENER, SURV_SHIFT
+from ..providers.claude.model import record as R
+from ..providers.claude.model.lane import Entry, LaneIndex
+from ..providers.claude.model.lanecols import COMPACT, OPENER, SURV_SHIFT
 from ..render import esc
 from .slices import slice_text, trim_middle, u16len
 
@@ -546,7 +546,7 @@ def _latest(idx: LaneIndex) -> tuple[int | None, int | None]:
 
 
 _ON_CHAIN_TABLE = bytes(1 if (b >> SURV_SHIFT) in (1, 3) else 0 for b in range(256))
-"""Flag bytes (model/lanecols.py) whose survival is live (1) or pre-cut (3): _ON_CHAIN."""
+"""Flag bytes (providers/claude/model/lanecols.py) whose survival is live (1) or pre-cut (3): _ON_CHAIN."""
 
 
 def _on_chain(idx: LaneIndex):

@@ -6,7 +6,7 @@ session has a registry row `<claude-home>/sessions/<pid>.json` whose `cwd` is th
 it runs with `--worktree` (the process also chdirs there); the row is deleted at exit. Its
 transcripts live in `<claude-home>/projects/<encoded worktree path>/<session>.jsonl`, and a
 `{"type":"worktree-state","worktreeSession":{worktreePath, originalCwd, worktreeName,
-sessionId, ...}}` record names the worktree. Rows are probed with live/registry.py (pid alive
+sessionId, ...}}` record names the worktree. Rows are probed with providers/claude/live/registry.py (pid alive
 and start time matching; a row from another pid namespace cannot be probed and keeps what it
 names).
 
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import orjson
 
-from ..discover import canonical_cwd, sanitize
-from ..live import registry as REG
+from ..providers.claude.discover import canonical_cwd, sanitize
+from ..providers.claude.live import registry as REG
 from . import procs as P
 
 

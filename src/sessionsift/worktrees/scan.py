@@ -28,9 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..discover import claude_home as resolve_claude_home
+from ..providers.claude.discover import claude_home as resolve_claude_home
 from ..errors import TargetError
-from ..live import registry as REG
+from ..providers.claude.live import registry as REG
 from . import decide as D
 from . import gitcmd as G
 from . import harness as H

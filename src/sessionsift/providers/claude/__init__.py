@@ -5,7 +5,7 @@ Where: ``--claude-home`` > ``--home DIR`` (``DIR/.claude``) > a non-empty ``CLAU
 Which: ``<root>/projects/<ENCODED-cwd>/<session-id>.jsonl``, with the session's subagent lanes
 (``<session-id>/subagents/...``) as further paths of the same SessionRef (discover.py).
 How: records.py maps each line (or content block) to the shared Record. Claude Code's own
-commands keep the deep model (``sessionsift.model``: labels, turns, survival).
+commands keep the deep model (``sessionsift.providers.claude.model``: labels, turns, survival).
 """
 
 from __future__ import annotations

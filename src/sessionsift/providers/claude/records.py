@@ -1,6 +1,6 @@
 """Claude Code records in the shared shape (`providers.base.Record`).
 
-Claude Code keeps its deep model (labels, turns, survival: `sessionsift.model`) for its own
+Claude Code keeps its deep model (labels, turns, survival: `sessionsift.providers.claude.model`) for its own
 commands; this mapping is what cross-provider consumers read. One physical line can hold several
 content blocks: each block becomes one Record addressed `L<n>#<i>` (i = the block's 0-based index
 in `message.content`); a record that is the whole line is `L<n>`.
@@ -58,7 +58,7 @@ def _usage(msg: dict) -> Tokens | None:
 
 
 def _file_changes(name: object, inp: object) -> tuple[FileChange, ...]:
-    from ...model.record import MUTATING_FILE_TOOLS, file_tool_path
+    from .model.record import MUTATING_FILE_TOOLS, file_tool_path
 
     if not isinstance(name, str) or name not in MUTATING_FILE_TOOLS:
         return ()
@@ -75,7 +75,7 @@ def _file_changes(name: object, inp: object) -> tuple[FileChange, ...]:
 def read_lane(path: Path, session_id: str, lane: str, report: ReadReport, raw: bool = False,
               provider: str = "claude-code") -> Iterator[Record]:
     """The shared records of one Claude Code transcript file, streamed."""
-    from ...model import record as R
+    from .model import record as R
     from ...read.lines import ReadStats, read_records
 
     st = ReadStats()

@@ -1,4 +1,4 @@
-"""Decode a Claude Code record into only what the census reads (core/stats.py `_scan`): msgspec
+"""Decode a Claude Code record into only what the census reads (providers/claude/stats.py `_scan`): msgspec
 Structs skip the bulky fields (assistant text, tool inputs, tool-result content, toolUseResult
 payloads) without building them, then a small dict with the same keys and values the census
 reads is built, so `classify`, `opens_turn`, `_tool_blocks`, `_count_thinking` and the columns run
@@ -8,7 +8,7 @@ What is left out, and why that cannot change an answer:
 - an assistant block's `text`/`thinking`/tool `input`: no census rule reads them, except the
   `input` of a SendMessage call (kept, decoded);
 - a tool result's `content`: read only for the rejection and answered-question marker phrasings
-  (model/record.py); it is decoded when its bytes could hold one (a marker's ASCII bytes, or any
+  (providers/claude/model/record.py); it is decoded when its bytes could hold one (a marker's ASCII bytes, or any
   `\\u` escape that could spell one), else replaced by "" (which holds none);
 - `toolUseResult`: decoded (in the same pass as the record, like `attachment`) through a Struct
   that keeps `answers` and `response` (all `is_answered_auq` reads); another JSON type stays that

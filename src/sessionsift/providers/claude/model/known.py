@@ -1,6 +1,6 @@
 """The record types Claude Code's deep model reads (a line of another type is counted by its
 type, never interpreted). Its own module so a command can name them without importing the census
-(core/stats.py) and everything it pulls in."""
+(providers/claude/stats.py) and everything it pulls in."""
 
 from __future__ import annotations
 

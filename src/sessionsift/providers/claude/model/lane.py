@@ -26,7 +26,7 @@ every command that speaks of "turn N" means the same records.
 
 One implementation: these rules run on a `Skeleton` (one slot per record: uuid -> slot dict,
 parent slots in an int array, a flag byte), which `LaneIndex.build` fills next to its entries and
-the streaming `stats` census fills without keeping any entry (core/stats.py; the two are held
+the streaming `stats` census fills without keeping any entry (providers/claude/stats.py; the two are held
 equal by tests/test_lane_perf_equivalence.py).
 """
 
@@ -42,7 +42,7 @@ from typing import Iterator, Literal
 import orjson
 
 from ..discover import Lane
-from ..read.lines import ReadStats, Releaser, iter_lines, open_map, parse_numbered
+from ....read.lines import ReadStats, Releaser, iter_lines, open_map, parse_numbered
 from . import record as R
 from .lanecols import HAS_UUID, OPENER, SURV_SHIFT, Columns, Entries
 
@@ -465,7 +465,7 @@ def _positions(flags: bytearray, mask: int, want: int) -> Iterator[int]:
 
 class LaneIndex:
     """Every record of one lane: labels, survival, turn, where it is in the file. Held in columns
-    (model/lanecols.py: ~150 bytes a record, not ~600 as one `Entry` object each); `entries` makes
+    (providers/claude/model/lanecols.py: ~150 bytes a record, not ~600 as one `Entry` object each); `entries` makes
     the `Entry` of a record when it is asked for."""
 
     def __init__(self, lane: Lane, entries: list[Entry] | None = None, stats: ReadStats | None = None,
@@ -689,7 +689,7 @@ class LaneIndex:
                                    and c.uuid(i) == uuid]
 
     def slots_where(self, mask: int, want: int) -> Iterator[int]:
-        """Slots whose flag byte (model/lanecols.py) has `flags & mask == want`."""
+        """Slots whose flag byte (providers/claude/model/lanecols.py) has `flags & mask == want`."""
         return _positions(self._c.fl, mask, want)
 
     def turn_entries(self, turn: int | None) -> list[Entry]:
@@ -719,7 +719,7 @@ class LaneIndex:
 
 
 def _loads(raw: bytes) -> dict:
-    from ..read.lines import parse_line
+    from ....read.lines import parse_line
 
     obj = parse_line(raw)
     return obj if obj is not None else {}

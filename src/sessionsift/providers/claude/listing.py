@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..discover import Problem, Scope, Session
-from ..model import record as R
-from ..read.lines import parse_line
+from .discover import Problem, Scope, Session
+from .model import record as R
+from ...read.lines import parse_line
 
 HEAD_START = 4 * 1024
 HEAD_BYTES = 1024 * 1024
@@ -44,7 +44,7 @@ class SessionRow:
     bytes_read: int = 0
     notes: list[str] = field(default_factory=list)
     forked_from: dict | None = None
-    """The session this one was forked from (`--fork-session`, model/lineage.py): session_id, path,
+    """The session this one was forked from (`--fork-session`, providers/claude/model/lineage.py): session_id, path,
     line (the parent's line of the last record copied), uuid, copied_records. None: not a fork."""
     forks: list[str] = field(default_factory=list)
     """Sessions forked from this one."""
@@ -212,7 +212,7 @@ def list_sessions(scope: Scope, subagents: bool = True) -> ListResult:
         rows.append(r)
         total += r.size
         read += r.bytes_read
-    from ..model.lineage import lineage_for
+    from .model.lineage import lineage_for
 
     for sid, f in lineage_for(scope.sessions).items():
         for r in rows:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..discover import Lane, Scope
-from ..errors import NoSuchRecord, TargetError, UsageError
-from ..model.lane import Entry, LaneIndex
+from .discover import Lane, Scope
+from ...errors import NoSuchRecord, TargetError, UsageError
+from .model.lane import Entry, LaneIndex
 
 
 @dataclass
@@ -41,7 +41,7 @@ def collapsed(r: ShownRecord, text: str) -> Collapsed | None:
     n = len(text.encode("utf-8", "surrogatepass"))
     if n <= COLLAPSE_BYTES:
         return None
-    from ..model import record as R
+    from .model import record as R
 
     if R.is_queued_prompt(r.obj):
         return None

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..discover import Lane, Problem, Scope
-from ..model import record as R
-from ..model.lane import (ABANDONED, CONV_OPEN, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
+from .discover import Lane, Problem, Scope
+from .model import record as R
+from .model.lane import (ABANDONED, CONV_OPEN, F_CONV, LIVE, PRECUT, SURVIVAL_NAMES, LaneIndex, Skeleton,
                           conv_state, skeleton_flags)
-from ..read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
-from ..read.fanout import _Worker, no_gc  # one forked-worker implementation
+from ...read.lines import Line, ReadStats, iter_line_batches, open_map, parse_numbered
+from ...read.fanout import _Worker, no_gc  # one forked-worker implementation
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _USAGE_SET = frozenset(USAGE_FIELDS)
@@ -55,13 +55,13 @@ class LaneStats:
     prompts: dict = field(default_factory=dict)
     """How the prompts typed in this lane reached the model (prompt_census)."""
     forked_from: dict | None = None
-    """The session this lane's session was forked from (model/lineage.py), else None."""
+    """The session this lane's session was forked from (providers/claude/model/lineage.py), else None."""
     copied_records: int = 0
     """Records left out of this census because they copy a record of an in-scope parent session
     (a `--fork-session` fork): each original record is counted once, on the parent."""
 
 
-from ..model.known import KNOWN_TYPES  # noqa: E402,F401 - re-exported (index/search.py)
+from .model.known import KNOWN_TYPES  # noqa: E402,F401 - re-exported (index/search.py)
 
 
 def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> LaneStats:
@@ -524,7 +524,7 @@ def _scan_lines(buf, start: int, end: int, path, strict: bool, cols: bool = Fals
                 lost = len(st.malformed_lines), st.zero_filled_lines
                 obj = parse_numbered(Line(no, 0, bytes(raw)), path, st, strict)
                 if (len(st.malformed_lines), st.zero_filled_lines) != lost:
-                    sk.omit(no)  # a record may have been destroyed here (bridging: model/lane.py)
+                    sk.omit(no)  # a record may have been destroyed here (bridging: providers/claude/model/lane.py)
                 if obj is None:
                     continue
             t = obj.get("type")
@@ -631,7 +631,7 @@ def _fold_fast(part: "_Part", tables) -> None:
 
 
 PROJECT = True
-"""Decode records through model/projected.py (only the fields the census reads; off: orjson for
+"""Decode records through providers/claude/model/projected.py (only the fields the census reads; off: orjson for
 every line - the reference the tests hold it to)."""
 
 _SLOW_TYPES = frozenset(("user", "assistant"))
@@ -643,7 +643,7 @@ _ALL_SLOW = type("_All", (), {"__contains__": lambda self, t: True})()
 def _projected():
     if not PROJECT:
         return None
-    from ..model import projected
+    from .model import projected
 
     return projected
 
@@ -675,7 +675,7 @@ _THINKING = ("thinking", "redacted_thinking")
 
 
 def _assistant(part: _Part, r, no: int, prev, msg_t):
-    """The census of one assistant record read from its Struct (model/projected.py `_Rec`)
+    """The census of one assistant record read from its Struct (providers/claude/model/projected.py `_Rec`)
     exactly as `_scan` reads its projected dict: the labels `R.classify` gives, the skeleton slot,
     tool calls, usage and thinking tags. Returns the (uuid, message id) the next record's
     continuation test needs, or None when a block needs the dict (a SendMessage call: its input
@@ -762,7 +762,7 @@ class _UserFast:
     `_scan` reads its projected dict (`R.classify`'s tool-result labels, `opens_turn`, the skeleton
     slot, errored results). Called with (record, line): True when counted; False (nothing
     counted) for any other user record (string or text content, a compact summary) and for one
-    whose result content could hold a marker phrasing (model/projected.py _MARKERS): those take
+    whose result content could hold a marker phrasing (providers/claude/model/projected.py _MARKERS): those take
     the dict path."""
 
     __slots__ = ("part", "msg_t", "tur_t", "raw_null", "sz", "markers", "flags")
@@ -1061,7 +1061,7 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=Non
     lanes: list[Lane] = []
     for s in scope.sessions:
         lanes += [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
-    from ..model.lineage import lineage_for
+    from .model.lineage import lineage_for
 
     problems = list(scope.problems)
     out: list[LaneStats] = []

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ..discover import Lane, Session
 from ..model import record as R
-from ..read.lines import open_map, parse_line
-from ..timefmt import instant, parse_ts
+from ....read.lines import open_map, parse_line
+from ....timefmt import instant, parse_ts
 from . import registry as REG
 from .background import BackgroundScan, TaskList, task_list
 
@@ -420,7 +420,7 @@ class Verdict:
     settled: str | None = None
     """For stale-dead: mid-tool | settled | unknown (what the tail said when the owner ended)."""
     todos: "TodoState | None" = None
-    """The todo list the transcript keeps (TodoWrite calls; live/todos.py)."""
+    """The todo list the transcript keeps (TodoWrite calls; providers/claude/live/todos.py)."""
     unreadable: list[dict] = field(default_factory=list)
     """Surfaces that could not be read ({surface, path, why}): the verdict rests on the others,
     and counts taken from them are lower bounds (status exits 3)."""

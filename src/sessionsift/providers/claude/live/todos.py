@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import record as R
-from ..read.lines import count_released, find_released, open_map, parse_line
+from ....read.lines import count_released, find_released, open_map, parse_line
 
 NEEDLE = b"TodoWrite"
 ERROR_KEY = b'"is_error"'

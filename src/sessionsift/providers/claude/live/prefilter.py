@@ -24,7 +24,7 @@ from typing import Callable, TypeVar
 
 import re2
 
-from ..read.lines import release
+from ....read.lines import release
 
 T = TypeVar("T")
 

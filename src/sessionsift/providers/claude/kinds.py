@@ -19,7 +19,7 @@ than the labels: `-t user.answer` on another provider selects every `tool_result
 
 from __future__ import annotations
 
-from ..errors import UsageError
+from ...errors import UsageError
 
 SHARED_KINDS = ("prompt", "message", "reasoning", "tool_call", "tool_result", "meta", "unknown")
 DEFAULT_KINDS = frozenset(("prompt", "message", "reasoning", "tool_call", "tool_result"))
@@ -58,7 +58,7 @@ def claude_selectors(sels: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def shared_kinds(sels: tuple[str, ...] | list[str]) -> set[str]:
     """Shared kinds for -t/-T values (labels and roles mapped to their nearest kind)."""
-    from ..model.labels import expand_selector
+    from .model.labels import expand_selector
 
     out: set[str] = set()
     for s in sels:

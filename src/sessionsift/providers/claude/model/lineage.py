@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from ..read.lines import iter_lines, parse_line
+from ....read.lines import iter_lines, parse_line
 
 HEAD_LINES = 256
 """How far into a transcript its first uuid-bearing record is looked for."""
@@ -121,7 +121,7 @@ def _read_head(path) -> tuple[str | None, str | None]:
 
 
 def _complete(frag: bytes) -> bool:
-    from ..read.lines import _is_complete
+    from ....read.lines import _is_complete
 
     return _is_complete(frag)
 

@@ -28,8 +28,8 @@ import orjson
 
 from ..discover import Lane, Session
 from ..model import record as R
-from ..read.lines import read_records
-from ..timefmt import parse_ts
+from ....read.lines import read_records
+from ....timefmt import parse_ts
 from .verdict import CHILD_FRESH_SECS, read_tail
 
 _AGENT_ID_TEXT = re.compile(r"agentId: ([A-Za-z0-9_-]+)")

@@ -35,8 +35,8 @@ from pathlib import Path
 
 from ..discover import Lane, Session
 from ..model import record as R
-from ..read.lines import Releaser, open_map, parse_line
-from ..timefmt import parse_ts
+from ....read.lines import Releaser, open_map, parse_line
+from ....timefmt import parse_ts
 from .prefilter import candidate_lines, compile_needles, count_newlines, find_id, run_split
 
 NEEDLES = (rb"_in_background", rb'Monitor"', rb"<task-notification>", rb"_launched", rb"y the user[.:]")

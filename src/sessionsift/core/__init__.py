@@ -1,1 +1,0 @@
-"""The foundation questions: list, show, stats."""
