@@ -125,8 +125,8 @@ class FileScan:
     """(msg_id|None, model, ts, input, output, cache_read, cache_write, cache_write_1h, reasoning,
     speed, geo, tier, cost_usd, offset) per assistant record with usage."""
     assistant_without_usage: int = 0
-    no_usage_ts: list[float | None] = field(default_factory=list)
-    """Instants of the assistant records without usage."""
+    no_usage_ts: list[tuple[float | None, str | None]] = field(default_factory=list)
+    """(instant, model) of each assistant record without usage."""
     echoes: int = 0
     """Non-assistant lines with a usage object (the parent's echo of a subagent): not counted."""
     malformed: int = 0
@@ -211,7 +211,7 @@ def _take(fs: FileScan, raw: bytes, offset: int) -> None:
         u = m.usage if m is not None else None
         if u is None:
             fs.assistant_without_usage += 1
-            fs.no_usage_ts.append(_ts(ln.timestamp))
+            fs.no_usage_ts.append((_ts(ln.timestamp), m.model if m is not None else None))
             return
         cc = u.cache_creation
         od = u.output_tokens_details
@@ -265,7 +265,8 @@ def _take_loose(fs: FileScan, raw: bytes, offset: int) -> None:
         u = m.get("usage") if isinstance(m, dict) else None
         if not isinstance(u, dict):
             fs.assistant_without_usage += 1
-            fs.no_usage_ts.append(_ts(obj.get("timestamp")))
+            mm = m.get("model") if isinstance(m, dict) else None
+            fs.no_usage_ts.append((_ts(obj.get("timestamp")), mm if isinstance(mm, str) else None))
             return
         s = lambda v: v if isinstance(v, str) else None  # noqa: E731
         cost = obj.get("costUSD")

@@ -40,6 +40,17 @@ class SessionInfo:
     without_usage: int = 0
 
 
+@dataclass(slots=True)
+class Unpaid:
+    """One assistant message that recorded no usage: where it belongs in a report (its session,
+    day, project and model), so a `--by` row counts it under its own group."""
+    provider: str
+    session_id: str
+    ts: float | None
+    project: str | None
+    model: str | None
+
+
 @dataclass
 class ReadTally:
     files: int = 0
@@ -70,8 +81,8 @@ class ReadTally:
 class Collected:
     ledger: Ledger = field(default_factory=Ledger)
     sessions: dict[tuple[str, str], SessionInfo] = field(default_factory=dict)
-    without_usage: list[tuple[str, str, float | None]] = field(default_factory=list)
-    """(provider, session id, instant) of each assistant message that carried no usage."""
+    without_usage: list[Unpaid] = field(default_factory=list)
+    """Each assistant message that carried no usage."""
     coverage: list[Coverage] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     tally: dict[str, ReadTally] = field(default_factory=dict)
@@ -200,7 +211,7 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
             jobs += [(s, p, k, n) for p, k, n in _lanes(s, subagents)]
     scans = _scan_all([j[1] for j in jobs], parallel)
     cur = None
-    first = 0
+    first = first_unpaid = 0
     info = None
 
     def settle() -> None:
@@ -209,12 +220,15 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
             for e in out.ledger.events[first:]:
                 if e.session_id == info.session_id and e.project != info.project:
                     e.project = info.project
+            for u in out.without_usage[first_unpaid:]:
+                u.project = info.project
 
     for (s, path, kind, lane_name), fs in zip(jobs, scans):
         if s is not cur:
             settle()
             cur = s
             first = len(out.ledger.events)
+            first_unpaid = len(out.without_usage)
             info = out.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
         if isinstance(fs, tuple):
             out.problems.append(Problem(fs[0], fs[1]))
@@ -231,7 +245,7 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
         for e in C.events_of(fs, s.session_id, lane_name, info.project):
             out.ledger.add(e)
         info.without_usage += fs.assistant_without_usage
-        out.without_usage += [(C.PROVIDER, s.session_id, t) for t in fs.no_usage_ts]
+        out.without_usage += [Unpaid(C.PROVIDER, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
     settle()
 
 
@@ -287,10 +301,10 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                 if t is None:
                     if rec.role == "assistant" and rec.kind == "message":
                         if mid is not None:
-                            msg_unpaid.setdefault(mid, _ts_of(rec.instant))
+                            msg_unpaid.setdefault(mid, (_ts_of(rec.instant), rec.model))
                         else:
                             info.without_usage += 1
-                            out.without_usage.append((name, owner, _ts_of(rec.instant)))
+                            out.without_usage.append(Unpaid(name, owner, _ts_of(rec.instant), info.project, rec.model))
                     continue
                 if t.cumulative:
                     cumulative.append((_ts_of(rec.instant), t, rec.model))
@@ -303,10 +317,10 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         except Exception as exc:  # noqa: BLE001
             out.problems.append(Problem(str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
                                         f"read failed: {type(exc).__name__}: {exc}"))
-        for mid, ts in msg_unpaid.items():
+        for mid, (ts, model) in msg_unpaid.items():
             if mid not in msg_usage:
                 info.without_usage += 1
-                out.without_usage.append((name, owner, ts))
+                out.without_usage.append(Unpaid(name, owner, ts, info.project, model))
         tally.files += report.files
         tally.bytes += report.bytes
         tally.malformed += len(report.malformed_lines)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..providers.claude.discover import Scope
 from . import claude as C
-from .collect import Collected, SessionInfo, _lanes
+from .collect import Collected, SessionInfo, Unpaid, _lanes
 
 HEARTBEAT = 30.0
 
@@ -86,7 +86,7 @@ class Incremental:
                 for e in C.events_of(fs, s.session_id, "main" if kind == "main" else lane, info.project):
                     self.col.ledger.add(e)
                 info.without_usage += fs.assistant_without_usage
-                self.col.without_usage += [(C.PROVIDER, s.session_id, t) for t in fs.no_usage_ts]
+                self.col.without_usage += [Unpaid(C.PROVIDER, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
                 changed = True
         return changed
 

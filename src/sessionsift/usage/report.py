@@ -346,31 +346,35 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
         if e.lane != "main":
             row.subagents.add(e, c, missing)
             row.lanes.add(e.lane)
+    # an assistant message that recorded no usage is counted in its own row: its period, and the
+    # project / provider / model of its own record (never another group's row of that period)
+    for u in col.without_usage:
+        if wanted is not None and u.provider not in wanted:
+            continue
+        if not in_range(u.ts, z, since, until):
+            continue
+        if period == "session":
+            key, g = f"{u.provider}\x00{u.session_id}", None
+        else:
+            key = period_key(u.ts, period, z)
+            g = (None if by is None else (u.project or "(unknown project)") if by == "project"
+                 else u.provider if by == "provider" else (u.model or "(unknown model)"))
+        row = rows.get((key, g))
+        if row is None:
+            row = rows[(key, g)] = Row(key, g)
+        mname = u.model or "(unknown model)"
+        mt = row.models.get(mname)
+        if mt is None:
+            mt = row.models[mname] = Totals()
+        mt.without_usage += 1
+        row.providers.add(u.provider)
+        row.sessions.add((u.provider, u.session_id))
     # a row's figures are the sum of its models', the report's the sum of its rows'
     for row in rows.values():
         for mname, mt in row.models.items():
             row.totals.merge(mt)
             models.setdefault(mname, Totals()).merge(mt)
         total.merge(row.totals)
-    by_period: dict[str, list[Row]] = {}
-    for (k, _g), row in rows.items():
-        by_period.setdefault(k, []).append(row)
-    for prov, sid, ts in col.without_usage:
-        if wanted is not None and prov not in wanted:
-            continue
-        if not in_range(ts, z, since, until):
-            continue
-        total.without_usage += 1
-        key = f"{prov}\x00{sid}" if period == "session" else period_key(ts, period, z)
-        cands = [r for r in by_period.get(key, ()) if by != "provider" or r.group == prov]
-        if cands:
-            cands[0].totals.without_usage += 1
-        elif by is None or by == "provider":
-            rows[(key, prov if by else None)] = r = Row(key, prov if by else None)
-            by_period.setdefault(key, []).append(r)
-            r.totals.without_usage = 1
-            r.providers.add(prov)
-            r.sessions.add((prov, sid))
     ordered = sorted(rows.values(), key=lambda r: (r.period == NO_INSTANT, _sort_key(r, period), r.group or ""))
     return Report(period, by, z, ordered, total, models, dict(pricer.used), since, until, excluded)
 
