@@ -44,6 +44,9 @@ def _summary_line(sm, workers: int) -> str:
                   f"{'holds' if sm.unchained_transcripts == 1 else 'hold'} omitted lines (zero-filled or "
                   "malformed: their records are lost, not searched), not chained: no turns computed, no bridge "
                   "looked for")
+    if sm.unchained_unknown:
+        extra += (f"; {_n(sm.unchained_unknown, 'transcript')} with hits could not be read again to look for "
+                  "omitted lines (whether their turns hold gaps is unknown)")
     if sm.copies_skipped:
         extra += f"; {sm.copies_skipped} hits on copies of another session's records (a fork) counted once, on the original"
     if sm.undated_skipped:
@@ -225,7 +228,8 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
                 sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
                 malformed_lines=sm.malformed_lines,
                 bridges={"records": sm.bridged_records, "transcripts": sm.bridged_transcripts,
-                         "omitted_lines": sm.omitted_lines, "unchained_transcripts": sm.unchained_transcripts},
+                         "omitted_lines": sm.omitted_lines, "unchained_transcripts": sm.unchained_transcripts,
+                         "unchained_unknown": sm.unchained_unknown},
                 shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
                 unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
                 unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
@@ -276,7 +280,7 @@ def _index_note(sm, census: bool) -> str | None:
 
 def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> None:
     if by == "pairing":
-        rows = sorted(counts.items(), key=lambda kv: (-kv[1][0], str(kv[0])))
+        rows = sorted(counts.items(), key=lambda kv: (-(kv[1][0] or 0), str(kv[0])))
         for k, (uses, ret, unret) in rows:
             out.row("count", {"by": by, "key": k, "count": uses, "returned": ret, "unreturned": unret})
     else:
@@ -302,7 +306,7 @@ def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> Non
         t.add_column("returned", justify="right")
         t.add_column("unreturned", justify="right")
         for k, (uses, ret, unret) in rows:
-            t.add_row(esc(k), str(uses), str(ret), str(unret))
+            t.add_row(esc(k), *("-" if v is None else str(v) for v in (uses, ret, unret)))
     else:
         t.add_column(of or "hits", justify="right")
         for k, n in rows:

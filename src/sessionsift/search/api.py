@@ -557,15 +557,25 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         # no chain was built for these hits: a zero-filled run in the file (a crash's NULs, whichever
         # lines the scan parsed: the answer must not depend on the path) means no bridge was
         # looked for across it
-        out.unchained = stats.zero_filled_lines or int(nul if nul is not None else _holds_nul(lane.path))
+        if stats.zero_filled_lines or nul:
+            out.unchained = stats.zero_filled_lines or 1
+        elif nul is None:
+            try:
+                out.unchained = int(_holds_nul(lane.path))
+            except OSError as exc:
+                out.unchained = None
+                out.reread_failed = f"read again for zero-filled lines: {exc.strerror or exc}"
     # tool names of result carriers (stored provisionally as ids)
     for h in hits:
         if h.type == "user" and not out.indexed:
             ids = h.tool_names
             h.tool_names = []
             missing = [i for i in ids if i not in names]
-            if missing and (need_names or p.listing) and not out.indexed:
-                names.update(_tool_names_by_id(lane))
+            if missing and (need_names or p.listing) and not out.indexed and out.reread_failed is None:
+                try:
+                    names.update(_tool_names_by_id(lane))
+                except OSError as exc:
+                    out.reread_failed = f"read again for tool names: {exc.strerror or exc}"
             for i in ids:
                 nm = names.get(i)
                 if nm is not None and nm not in h.tool_names:
@@ -579,7 +589,12 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         hits = hits[:cap]
     out.hit_count = len(hits)
     if cb is not None and cb != "total":
-        out.counts = _count(p, lane, hits, names)
+        try:
+            out.counts = _count(p, lane, hits, names)
+        except OSError as exc:
+            # the pairing of calls with results needs a second read: unknown, not "unreturned"
+            out.reread_failed = f"read again for tool results: {exc.strerror or exc}"
+            out.counts = _count_unpaired(p, lane, hits)
     if p.listing or q.sessions_only:
         out.hits = hits
     return out
@@ -802,35 +817,32 @@ def _fast_assistant(p: Plan, am, raw: bytes, pos: int, s: int, e: int, names: di
 
 
 def _tool_names_by_id(lane: Lane) -> dict[str, str]:
-    """tool_use id -> name over the whole lane (parses only lines holding a tool_use)."""
-    names: dict[str, str] = {}
-    try:
-        with open_map(lane.path) as m:
-            for s, e in PF.candidate_spans(m.buf, ['"tool_use"'], False):
-                from ..read.lines import parse_line
+    """tool_use id -> name over the whole lane (parses only lines holding a tool_use). Raises
+    OSError: a file that cannot be read again has unknown names, not none."""
+    from ..read.lines import parse_line
 
-                obj = parse_line(bytes(m.buf[s:e]))
-                if obj and obj.get("type") == "assistant":
-                    for b in R.tool_uses(obj):
-                        if b.get("id"):
-                            names[str(b["id"])] = str(b.get("name"))
-    except OSError:
-        pass
+    names: dict[str, str] = {}
+    with open_map(lane.path) as m:
+        for s, e in PF.candidate_spans(m.buf, ['"tool_use"'], False):
+            obj = parse_line(bytes(m.buf[s:e]))
+            if obj and obj.get("type") == "assistant":
+                for b in R.tool_uses(obj):
+                    if b.get("id"):
+                        names[str(b["id"])] = str(b.get("name"))
     return names
 
 
 def _result_ids(lane: Lane) -> set[str]:
-    ids: set[str] = set()
-    try:
-        with open_map(lane.path) as m:
-            for s, e in PF.candidate_spans(m.buf, ['"tool_result"'], False):
-                from ..read.lines import parse_line
+    """The tool_use ids the lane's tool results answer. Raises OSError: a file that cannot be
+    read again has unknown results, not none (every call would read as unreturned)."""
+    from ..read.lines import parse_line
 
-                obj = parse_line(bytes(m.buf[s:e]))
-                if obj and obj.get("type") == "user":
-                    ids.update(str(b.get("tool_use_id")) for b in R.tool_results(obj) if b.get("tool_use_id"))
-    except OSError:
-        pass
+    ids: set[str] = set()
+    with open_map(lane.path) as m:
+        for s, e in PF.candidate_spans(m.buf, ['"tool_result"'], False):
+            obj = parse_line(bytes(m.buf[s:e]))
+            if obj and obj.get("type") == "user":
+                ids.update(str(b.get("tool_use_id")) for b in R.tool_results(obj) if b.get("tool_use_id"))
     return ids
 
 
@@ -846,15 +858,13 @@ class _AtOffset:
 
 def _holds_nul(path) -> bool:
     """Whether the file holds a NUL byte (a zero-filled line: what a crash leaves), read in 1 MiB
-    chunks through the page cache (no mapping: the scan's released pages stay released)."""
-    try:
-        with open(path, "rb", buffering=0) as f:
-            buf = bytearray(1 << 20)
-            while (n := f.readinto(buf)):
-                if buf.find(b"\x00", 0, n) >= 0:
-                    return True
-    except OSError:
-        return False
+    chunks through the page cache (no mapping: the scan's released pages stay released). Raises
+    OSError: a file that cannot be read again is not known to hold none."""
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(1 << 20)
+        while (n := f.readinto(buf)):
+            if buf.find(b"\x00", 0, n) >= 0:
+                return True
     return False
 
 
@@ -952,6 +962,25 @@ def _count(p: Plan, lane: Lane, hits: list[Hit], names: dict[str, str]) -> dict:
                     row[2] += 1
         return {k: tuple(v) for k, v in pairs.items()}
     return dict(c)
+
+
+def _count_unpaired(p: Plan, lane: Lane, hits: list[Hit]) -> dict:
+    """--count-by pairing when the results could not be read: the calls, returned and
+    unreturned unknown (None). Calls are named from the hits' own records where they can be
+    read, else their count is unknown too."""
+    pairs: dict = {}
+    for h in hits:
+        if h.type != "assistant":
+            continue
+        try:
+            ids = _use_ids_of(lane, h)
+        except OSError:
+            row = pairs.setdefault("(unread call)", [None, None, None])
+            continue
+        for _uid, nm in ids:
+            row = pairs.setdefault(nm, [0, None, None])
+            row[0] += 1
+    return {k: tuple(v) for k, v in pairs.items()}
 
 
 def _use_ids_of(lane: Lane, h: Hit) -> list[tuple[str, str]]:
@@ -1312,6 +1341,10 @@ class SearchRun:
             sm.omitted_lines += o.omitted
         if o.unchained:
             sm.unchained_transcripts += 1
+        elif o.unchained is None:
+            sm.unchained_unknown += 1
+        if o.reread_failed is not None:
+            sm.unreadable.append({"path": str(lane.path), "why": o.reread_failed})
         sm.undated_skipped += o.undated_skipped
         sm.copies_skipped += o.copies_skipped
         if o.from_index is not None:
@@ -1352,8 +1385,10 @@ def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
 def merge_counts(by: str, acc: dict, counts: dict) -> None:
     for k, v in counts.items():
         if by == "pairing":
+            # (calls, returned, unreturned); None where a lane's results could not be read: the
+            # sum is unknown, never the known part read as the whole
             row = acc.setdefault(k, [0, 0, 0])
             for i in range(3):
-                row[i] += v[i]
+                row[i] = None if row[i] is None or v[i] is None else row[i] + v[i]
         else:
             acc[k] = acc.get(k, 0) + v

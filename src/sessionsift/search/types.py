@@ -117,9 +117,13 @@ class LaneOutcome:
     omitted: int | None = None
     """Zero-filled and malformed lines that lane view found (their records are lost: never
     searched); None when no lane view was built."""
-    unchained: int = 0
+    unchained: int | None = 0
     """Omitted lines the scan met in a lane whose hits got no lane view (no turns computed, so no
-    bridge was looked for)."""
+    bridge was looked for); None when the file could not be read again to look for them."""
+    reread_failed: str | None = None
+    """Why reading the transcript again after its scan failed (the tool results a pairing count
+    needs, the tool names of result carriers, the zero-fill check): what rests on that read is
+    unknown (null), never empty."""
 
     def plain(self) -> bool:
         """Nothing but its size, line count and why the index was not used: most lanes of a
@@ -129,7 +133,8 @@ class LaneOutcome:
                 and not self.undated_skipped and not self.indexed and not self.shape_skipped
                 and not self.shape_counted and not self.unknown_type_lines and not self.copies_skipped
                 and not self.gated_hits and self.from_index is None and self.bridged is None
-                and self.omitted is None and not self.unchained and self.view is None)
+                and self.omitted is None and self.unchained == 0 and self.view is None
+                and self.reread_failed is None)
 
     def __reduce__(self):
         # a forked worker sends back one outcome per lane: a plain one as four values (pickling
@@ -168,6 +173,9 @@ class Summary:
     unchained_transcripts: int = 0
     """Transcripts with hits and omitted lines met by the scan whose hits got no lane view (turns
     not computed: bridges not looked for)."""
+    unchained_unknown: int = 0
+    """Transcripts with hits whose zero-fill check could not read the file again: whether they
+    are unchained is unknown (`unchained_transcripts` is then a lower bound)."""
     shape_skipped: int = 0
     """Candidate lines whose record type (or tool-result shape) read from the first bytes put them
     outside the selection, so they were not parsed."""
