@@ -37,7 +37,8 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
     from ..usage.report import in_range
     from . import usage_view as V
     from .exit import ExitStatus
-    from .options import coverage_json, coverage_line
+    from .output import esc
+    from .options import coverage_json, coverage_line, problems_json
 
     if sel.claude is None:
         from ..errors import UsageError
@@ -71,7 +72,8 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
             toks = sum(w.totals.total or 0 for w in ws)
             out.row("refresh", {"at": V.instant(now), "reason": reason, "files_read": inc.reads,
                                 "windows": [V.window_json(w, pricer.used) for w in ws],
-                                "totals": {"messages": msgs, "total_tokens": toks}})
+                                "totals": {"messages": msgs, "total_tokens": toks},
+                                "sessions_stale": inc.stale, "problems": len(inc.problems)})
             out.stream.flush()
             return
         if out.stream.isatty():
@@ -81,6 +83,10 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
             V.text_windows(out, ws, z.tz, now)
         else:
             out.text("no active window" if active_only else "no usage yet")
+        if inc.stale:
+            out.text(f"note: {esc(inc.stale)}")
+        for pr in list(inc.problems.values())[:5]:
+            out.text(f"unreadable: {esc(pr.path)} ({esc(pr.why)})")
         out.stream.flush()
 
     emit("start")
@@ -105,11 +111,13 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
         st = getattr(waiter, "stop", None)
         if st is not None:
             st.set()
+    problems = list(inc.problems.values())
     out.summary(refreshes=refreshes, files=len(inc.files), coverage=coverage_json(covs),
-                coverage_line=coverage_line(covs), notes=notes, interrupted=interrupted, watcher=how)
+                coverage_line=coverage_line(covs), notes=notes, interrupted=interrupted, watcher=how,
+                problems=problems_json(problems), files_unreadable=len(problems))
     if not out.json:
         for n in notes:
             out.text(f"note: {n}")
         out.text(coverage_line(covs))
     sys.stdout.flush()
-    return ExitStatus.OK
+    return ExitStatus.INCOMPLETE if problems else ExitStatus.OK

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..providers.claude.discover import Scope
+from ..providers.claude.discover import Problem, Scope
 from . import claude as C
 from .collect import Collected, SessionInfo, Unpaid, _lanes
 
@@ -39,16 +39,37 @@ class Incremental:
         self.col = Collected()
         self.col.claude_home, self.col.claude_home_source = str(scope.home.path), scope.home.source
         self.reads = 0
+        self.known = list(scope.sessions)
+        """The session set of the last discovery that succeeded (the start's scope at first)."""
+        self.stale: str | None = None
+        """Why the last refresh could not list the sessions (None: it could): the set it read is
+        then the last one known, and sessions started since are not in it."""
+        self.problems: dict[tuple[str, str], Problem] = {}
+        """(path, why) -> what a refresh could not read, each said once."""
+
+    def _problem(self, path: str, why: str) -> None:
+        self.problems.setdefault((path, why), Problem(path, why))
 
     def _sessions(self):
         from ..providers.claude import discover as D
 
         try:
             sc = D.resolve_targets(list(self.targets), choice=self.scope.home)
-        except Exception:  # noqa: BLE001 - a target that vanished: keep what we have
-            return self.scope.sessions
-        ids = {s.session_id for s in self.scope.sessions}
-        return sc.sessions if not self.targets else [s for s in sc.sessions if s.session_id in ids] or self.scope.sessions
+        except Exception as exc:  # noqa: BLE001 - said, never hidden: the last set known is read
+            self.stale = f"the sessions could not be listed ({type(exc).__name__}: {exc}); read the {len(self.known)} known before"
+            self._problem(os.path.join(str(self.scope.home.path), "projects"), self.stale)
+            return self.known
+        self.stale = None
+        for p in sc.problems:
+            self._problem(p.path, p.why)
+        if self.targets:
+            ids = {s.session_id for s in self.scope.sessions}
+            got = [s for s in sc.sessions if s.session_id in ids]
+            if got:
+                self.known = got
+        else:
+            self.known = list(sc.sessions)
+        return self.known
 
     def refresh(self) -> bool:
         """Read what was appended; True when anything new was read."""
@@ -59,7 +80,9 @@ class Incremental:
                 f = self.files.get(path)
                 try:
                     size = os.stat(path).st_size
-                except OSError:
+                except OSError as exc:
+                    if f is not None:  # a file read before that is gone or unreadable now
+                        self._problem(path, exc.strerror or str(exc))
                     continue
                 if f is not None and size < f.offset:
                     self._rebuild()
@@ -69,7 +92,8 @@ class Incremental:
                     continue
                 try:
                     fs = C.scan_file(path, start)
-                except OSError:
+                except OSError as exc:
+                    self._problem(path, exc.strerror or str(exc))
                     continue
                 self.reads += 1
                 if f is None:
@@ -93,6 +117,7 @@ class Incremental:
     def _rebuild(self) -> None:
         home = (self.col.claude_home, self.col.claude_home_source)
         self.files.clear()
+        self.problems.clear()
         self.col = Collected()
         self.col.claude_home, self.col.claude_home_source = home
         self.refresh()
