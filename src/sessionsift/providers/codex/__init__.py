@@ -188,17 +188,25 @@ class Codex(Provider):
             src.get("subagent"), dict) else {}
         parent = meta.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
         last_at = None
+        last_why = None  # why the last instant is unknown: said as a problem, never the first instant
         try:
-            for raw in reversed(pk.tail if pk is not None else rf.tail_lines(f.path)):
-                try:
-                    o = orjson.loads(raw.replace(b"\x00", b""))
-                except orjson.JSONDecodeError:
-                    continue
-                if isinstance(o, dict) and isinstance(o.get("timestamp"), str):
-                    last_at = o["timestamp"]
-                    break
-        except Exception:
-            pass
+            tail = pk.tail if pk is not None else rf.tail_lines(f.path)
+        except OSError as exc:
+            tail, last_why = [], f"last activity unknown: the end of the file could not be read ({exc.strerror or exc})"
+        except Exception as exc:  # a corrupt compressed stream, ...
+            tail, last_why = [], f"last activity unknown: the end of the file could not be read ({type(exc).__name__}: {exc})"
+        for raw in reversed(tail):
+            try:
+                o = orjson.loads(raw.replace(b"\x00", b""))
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(o, dict) and isinstance(o.get("timestamp"), str):
+                last_at = o["timestamp"]
+                break
+        else:
+            if last_why is None and tail:
+                # lines at the end, none with a timestamp (torn or not JSON): the instant is unknown
+                last_why = "last activity unknown: no timestamped record among the last lines"
         extra: dict = {"archived": f.archived, "compressed": f.compressed}
         if f.shadowed is not None:
             extra["shadowed"] = str(f.shadowed)
@@ -226,11 +234,12 @@ class Codex(Provider):
         ref = SessionRef(provider=self.name, session_id=str(tid), paths=[f.path],
                          project=meta.get("cwd") if isinstance(meta.get("cwd"), str) else None,
                          project_source=PROJECT_SOURCE if isinstance(meta.get("cwd"), str) else None,
-                         first_at=first_at, last_at=last_at or first_at, size=size, title=title,
+                         first_at=first_at, last_at=last_at if last_at or last_why else first_at, size=size,
+                         title=title,
                          parent_session_id=str(parent) if parent else None,
                          version=meta.get("cli_version") if isinstance(meta.get("cli_version"), str) else None,
                          extra=extra)
-        return ref, None, "ok"
+        return ref, (Problem(str(f.path), last_why) if last_why else None), "ok"
 
     @staticmethod
     def _head(path: Path, pk: "rf.Peek | None" = None) -> tuple[list, bool]:
