@@ -15,10 +15,11 @@ _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
 
 def bar(v: int | None, vmax: int, width: int = 12) -> str:
-    if not v or vmax <= 0:
+    """A bar of at most `width` cells, each one whole character (eighths for the last)."""
+    if not v or vmax <= 0 or width <= 0:
         return ""
-    units = v / vmax * width * 8
-    full, part = divmod(int(round(units)), 8)
+    units = min(int(round(v / vmax * width * 8)), width * 8)
+    full, part = divmod(units, 8)
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
@@ -43,30 +44,139 @@ def models_json(models: dict[str, Totals], price_keys: dict[str, str | None]) ->
             for m, t in sorted(models.items(), key=lambda kv: -(kv[1].total or 0))]
 
 
+BAR_WIDTH = 12
+"""Cells of the longest bar; a narrower terminal gets a shorter bar, and none when not even
+four cells are left (a bar is never cut: its cells are whole characters)."""
+
+
+def out_width(out: Out) -> int | None:
+    """The width a table is laid out in: `$COLUMNS` when a positive integer, else the terminal's
+    when the output is one, else None (a pipe or a file: the table's natural width, nothing
+    wrapped or clipped for a program that reads it)."""
+    try:
+        c = int(os.environ.get("COLUMNS", ""))
+        if c > 0:
+            return c
+    except ValueError:
+        pass
+    st = out.stream
+    try:
+        if st.isatty():
+            return os.get_terminal_size(st.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
 class _Buffered:
     """A rich Console that renders into a buffer; print() hands each line to Out, whose rendering
     path escapes it (no command writes to the terminal any other way)."""
 
-    def __init__(self, out: Out, width: int):
+    def __init__(self, out: Out, width: int | None):
         import io
 
         from rich.console import Console
 
         self.out = out
+        self.width = width
         self.buf = buf = io.StringIO()
         self.con = Console(file=buf, markup=False, highlight=False, emoji=False,
-                           no_color=bool(os.environ.get("NO_COLOR")), width=width, force_terminal=False)
+                           no_color=bool(os.environ.get("NO_COLOR")), width=width or 100_000, force_terminal=False)
+
+    def natural(self, renderable) -> int:
+        """The width `renderable` takes when nothing has to shrink."""
+        return self.con.measure(renderable, options=self.con.options.update_width(100_000)).maximum
 
     def print(self, renderable) -> None:
         self.con.print(renderable)
         for ln in self.buf.getvalue().rstrip("\n").split("\n"):
-            self.out.text(ln)
+            self.out.text(ln.rstrip())
         self.buf.seek(0)
         self.buf.truncate()
 
 
-def _console(out: Out, width: int = 160) -> _Buffered:
-    return _Buffered(out, width)
+def _console(out: Out) -> _Buffered:
+    return _Buffered(out, out_width(out))
+
+
+def fit(s: str, n: int, keep_end: bool = False) -> str:
+    """`s` in at most `n` terminal cells, an ellipsis marking what was cut (at the start when
+    `keep_end`: a path keeps its last, distinguishing parts)."""
+    from rich.cells import cell_len
+
+    if cell_len(s) <= n:
+        return s
+    if n <= 1:
+        return "…"[:n]
+    chars = list(reversed(s)) if keep_end else list(s)
+    kept: list[str] = []
+    used = 0
+    for ch in chars:
+        w = cell_len(ch)
+        if used + w > n - 1:
+            break
+        kept.append(ch)
+        used += w
+    return "…" + "".join(reversed(kept)) if keep_end else "".join(kept) + "…"
+
+
+FLEX_FLOOR = 10
+"""A name column (models, project) is not shrunk below this many cells."""
+
+
+def print_table(out: Out, columns: list[tuple[str, dict]], rows: list[list[str]], bars: list[int | None]) -> None:
+    """A table of `columns` (name, rich column options) and `rows`, with a bar per row (`bars`: the
+    value each row's bar is drawn for, None for none) in what the width leaves: BAR_WIDTH cells,
+    fewer on a narrow terminal, no bar column below 4 cells. When the table does not fit without
+    it, the name columns marked `flex` (models, project) shrink, widest first, with an ellipsis;
+    a figure is never cut (a table that still does not fit is printed whole, wider than the
+    terminal, rather than losing digits)."""
+    from rich.cells import cell_len
+    from rich.table import Table
+
+    nat = [max([cell_len(r[i]) for r in rows] + [cell_len(name)]) for i, (name, _o) in enumerate(columns)]
+    caps = {i: min(nat[i], o.get("max_width") or nat[i]) for i, (_n, o) in enumerate(columns) if o.get("flex")}
+
+    def make(room: int) -> "Table":
+        nonlocal columns
+        t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
+        for i, (name, opts) in enumerate(columns):
+            opts = {k: v for k, v in opts.items() if k not in ("flex", "max_width")}
+            if i in caps:
+                opts.update(no_wrap=True, max_width=caps[i])
+            else:
+                opts.update(no_wrap=True, min_width=nat[i])
+            t.add_column(name, **opts)
+        if room:
+            t.add_column("", justify="left", no_wrap=True, min_width=room, max_width=room)
+        vmax = max([v or 0 for v in bars] + [0])
+        for cells, v in zip(rows, bars):
+            cells = [fit(c, caps[i], columns[i][1].get("flex") == "left") if i in caps else c for i, c in enumerate(cells)]
+            t.add_row(*cells, *([bar(v, vmax, room)] if room else []))
+        return t
+
+    con = _console(out)
+    room = BAR_WIDTH
+    if con.width is not None:
+        W = con.width
+        need = con.natural(make(0))
+        room = min(BAR_WIDTH, W - need - 2)
+        if room < 4:
+            room = 0
+            if need > W:  # headers of two words take two lines ("cache" over "write")
+                columns = [(n.replace(" ", "\n") if i not in caps else n, o) for i, (n, o) in enumerate(columns)]
+                nat = [max([cell_len(r[i]) for r in rows] + [cell_len(w) for w in n.split()])
+                       for i, (n, _o) in enumerate(columns)]
+                need = con.natural(make(0))
+            while need > W:
+                i = max(caps, key=lambda k: caps[k], default=None)
+                if i is None or caps[i] <= FLEX_FLOOR:
+                    break
+                cut = min(caps[i] - FLEX_FLOOR, need - W)
+                caps[i] -= cut
+                need -= cut
+            con.con.width = max(W, con.natural(make(0)))
+    con.print(make(room))
 
 
 def period_row_json(rep: Report, row: Row) -> dict:
@@ -102,36 +212,33 @@ def session_row_json(rep: Report, row: Row, col: Collected) -> dict:
 
 
 def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None:
-    from rich.table import Table
-
     label = {"daily": "day", "weekly": "week", "monthly": "month", "session": "session"}[rep.period]
-    t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
-    t.add_column(label)
-    if rep.by:
-        t.add_column(rep.by)
-    for c in ("models", "resp.", "input", "output", "cache write", "cache read", "total", "cost", ""):
-        t.add_column(c, justify="left" if c in ("models", "") else "right",
-                     **({"no_wrap": True, "overflow": "ellipsis", "max_width": 36} if c == "models" else {}))
-    vmax = max([r.totals.total or 0 for r in rep.rows] + [0])
+    columns: list[tuple[str, dict]] = [(label, {})] + ([(rep.by, {"flex": "left" if rep.by == "project" else True, "max_width": 40})] if rep.by else [])
+    for c in ("models", "resp.", "input", "output", "cache write", "cache read", "total", "cost"):
+        columns.append((c, {"justify": "left", "flex": True, "max_width": 36} if c == "models" else {"justify": "right"}))
+    rows: list[list[str]] = []
+    bars: list[int | None] = []
     for r in rep.rows:
         period = r.period
         if rep.period == "session":
             period = session_id_of(r)[1][:13]
-        cells = [esc(period)] + ([clip(r.group, 40)] if rep.by else [])
+        cells = [esc(period)] + ([esc(r.group)] if rep.by else [])
         ms = ", ".join(esc(m) for m in sorted(r.models, key=lambda m: -(r.models[m].total or 0)))
         cells += [clip(ms, 36) if not breakdown else f"{len(r.models)} model(s)", taken(r.totals), num(r.totals.input),
                   num(r.totals.output),
-                  num(r.totals.cache_write), num(r.totals.cache_read), num(r.totals.total), money(r.totals),
-                  bar(r.totals.total, vmax)]
-        t.add_row(*cells)
+                  num(r.totals.cache_write), num(r.totals.cache_read), num(r.totals.total), money(r.totals)]
+        rows.append(cells)
+        bars.append(r.totals.total)
         if breakdown:
             for m, mt in sorted(r.models.items(), key=lambda kv: -(kv[1].total or 0)):
-                t.add_row(*(["", ""] if rep.by else [""]), "  " + clip(m, 34), taken(mt), num(mt.input), num(mt.output),
-                          num(mt.cache_write), num(mt.cache_read), num(mt.total), money(mt), "")
+                rows.append([*(["", ""] if rep.by else [""]), "  " + clip(m, 34), taken(mt), num(mt.input),
+                             num(mt.output), num(mt.cache_write), num(mt.cache_read), num(mt.total), money(mt)])
+                bars.append(None)
     tt = rep.totals
-    t.add_row(*(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", taken(tt), num(tt.input), num(tt.output),
-                num(tt.cache_write), num(tt.cache_read), num(tt.total), money(tt), ""]))
-    _console(out).print(t)
+    rows.append(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", taken(tt), num(tt.input),
+                num(tt.output), num(tt.cache_write), num(tt.cache_read), num(tt.total), money(tt)])
+    bars.append(None)
+    print_table(out, columns, rows, bars)
     out.text("resp. = responses with usage, counted once; +N? = assistant messages that recorded none "
              "(their tokens and cost unknown); - = not recorded")
 
@@ -170,13 +277,12 @@ def _hm(ts: float, tz) -> str:
 
 
 def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
-    from rich.table import Table
-
-    t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
-    for c in ("opens", "closes", "status", "models", "resp.", "input", "output", "cache write", "cache read", "total", "cost", ""):
-        t.add_column(c, justify="left" if c in ("opens", "closes", "status", "models", "") else "right",
-                     **({"no_wrap": True, "overflow": "ellipsis", "max_width": 30} if c == "models" else {}))
-    vmax = max([w.totals.total or 0 for w in ws] + [0])
+    columns: list[tuple[str, dict]] = []
+    for c in ("opens", "closes", "status", "models", "resp.", "input", "output", "cache write", "cache read", "total", "cost"):
+        columns.append((c, {"justify": "left" if c in ("opens", "closes", "status", "models") else "right"}))
+        if c == "models":
+            columns[-1][1].update(flex=True, max_width=30)
+    rows: list[list[str]] = []
     for w in ws:
         if w.active:
             left = int(w.end - now)
@@ -184,11 +290,10 @@ def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
         else:
             status = "closed"
         ms = ", ".join(esc(m) for m in w.models)
-        t.add_row(_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), taken(w.totals), num(w.totals.input),
-                  num(w.totals.output),
-                  num(w.totals.cache_write), num(w.totals.cache_read), num(w.totals.total), money(w.totals),
-                  bar(w.totals.total, vmax))
-    _console(out).print(t)
+        rows.append([_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), taken(w.totals), num(w.totals.input),
+                     num(w.totals.output), num(w.totals.cache_write), num(w.totals.cache_read), num(w.totals.total),
+                     money(w.totals)])
+    print_table(out, columns, rows, [w.totals.total for w in ws])
     for w in ws:
         if w.active and w.burn:
             b, p = w.burn, w.projection

@@ -1,0 +1,71 @@
+"""`usage` tables as a person sees them: on a real pseudo-terminal (tests/terminal.py) of a given
+width, over examples/home (real clients' data). A table fits the terminal, its bar column is made of
+whole characters (never a character cut in two) and shrinks or goes before a figure is cut."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+from rich.cells import cell_len
+
+from tests.terminal import CLI, run_on_terminal
+from tests.test_usage_groups import HOME
+
+ARGS = ["usage", "daily", "--home", str(HOME), "--by", "project", "--timezone", "UTC"]
+BAR_CHARS = set("█▏▎▍▌▋▊▉")
+
+
+def _table(lines: list[str]) -> list[str]:
+    """The table's lines: from its header (the line that starts with `day`) to its `total` row."""
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("day "))
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("total "))
+    return lines[start:end + 1]
+
+
+def _figures() -> list[dict]:
+    p = subprocess.run(CLI + ARGS + ["--format", "json"], capture_output=True, text=True)
+    assert p.returncode == 0
+    return [r for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "period"]
+
+
+def test_table_fits_the_terminal_and_keeps_every_figure():
+    rows = _figures()
+    for cols in (100, 130):
+        shown = run_on_terminal(CLI + ARGS, cols=cols)
+        assert shown.code == 0
+        table = _table(shown.lines)  # shown.lines decodes strictly: no character cut in two
+        assert len(table) == len(rows) + 2
+        for ln in table:
+            assert cell_len(ln) <= cols, (cols, ln)
+        for ln, r in zip(table[1:], rows):
+            # every figure of the row is there whole, in its order
+            want = [f"{r[k]:,}" if r[k] is not None else "-" for k in
+                    ("input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens", "total_tokens")]
+            got = ln.split()
+            j = 0
+            for w in want:  # raises ValueError when a figure is missing or cut
+                j = got.index(w, j) + 1
+
+
+def test_bars_are_whole_characters_and_as_wide_as_the_room():
+    wide = run_on_terminal(CLI + ARGS, cols=220)
+    assert wide.code == 0
+    table = _table(wide.lines)
+    rows = _figures()
+    # a row with tokens ends in its bar; a row without (Crush: no usage recorded) in its cost
+    bars = [ln.split()[-1] for ln in table[1:-1]]
+    assert [set(b) <= BAR_CHARS for b in bars] == [r["total_tokens"] is not None for r in rows], bars
+    assert max(cell_len(b) for b in bars if set(b) <= BAR_CHARS) == 12
+    # a pipe gets the table's natural width (nothing cut for a program), bars included; COLUMNS
+    # would set it (the harness's process may carry one in its C environment: none here)
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    p = subprocess.run(CLI + ARGS, capture_output=True, env=env)
+    assert p.returncode == 0
+    piped = _table(p.stdout.decode("utf-8").split("\n"))
+    assert [ln.split()[-1] for ln in piped[1:-1]] == bars
+    # on 130 columns the project names shrink before any figure, and no bar fits beside them
+    mid = _table(run_on_terminal(CLI + ARGS, cols=130).lines)
+    assert not any(set(ln.split()[-1]) & BAR_CHARS for ln in mid)
+    assert any(ln.split()[1].startswith("…") for ln in mid[1:-1])
