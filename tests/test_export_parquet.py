@@ -131,3 +131,35 @@ def test_a_new_version_replaces_the_old_in_the_dataset(tmp_path, env):
     st = _stats(env, "--claude-home", str(home))
     s = next(iter(st.values()))
     assert n == s["records"] + s["copies"] == new["rows"]
+
+
+def test_a_current_session_whose_ledger_lacks_its_row_count_says_unknown_not_zero(tmp_path, env):
+    """The ledger entry of an earlier export without `session_rows` (hand-edited here: an entry
+    written before the field existed, or cut short): the session's rows are unknown, never 0,
+    and `rows_written` counts only what this run wrote."""
+    src = next((HOME / ".claude" / "projects").glob("-tmp-ssift-rc-todos-work"))
+    home = tmp_path / "claude"
+    shutil.copytree(src, home / "projects" / src.name)
+    out = tmp_path / "ds"
+    args = ("export", "parquet", "--claude-home", str(home), "--out", str(out), "--format", "json")
+    p, rows = _run(*args, env=env)
+    first = next(r for r in rows if r["kind"] == "export")
+    assert p.returncode == 0 and first["status"] == "written" and first["rows"] > 0
+    assert rows[-1]["rows_written"] == first["rows"]
+    p, rows = _run(*args, env=env)
+    again = next(r for r in rows if r["kind"] == "export")
+    assert again["status"] == "current" and again["rows"] == first["rows"]
+    assert rows[-1]["rows_written"] == 0 and rows[-1]["rows_current"] == first["rows"]
+    led = Path(first["ledger"])
+    kept = []
+    for ln in led.read_text().splitlines():
+        e = json.loads(ln)
+        if e.get("format") == "parquet":
+            e.get("extra", {}).pop("session_rows", None)
+        kept.append(json.dumps(e))
+    led.write_text("\n".join(kept) + "\n")
+    p, rows = _run(*args, env=env)
+    again = next(r for r in rows if r["kind"] == "export")
+    assert p.returncode == 0 and again["status"] == "current"
+    assert again["rows"] is None
+    assert rows[-1]["rows_written"] == 0 and rows[-1]["rows_current"] is None

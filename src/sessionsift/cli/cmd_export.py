@@ -167,11 +167,15 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
              schema=f"{SCHEMA_NAME}/{SCHEMA_VERSION}", partitioning=["provider", "date"])
     outcomes = []
     rows = 0
+    current: int | None = 0
     from .. import ledger
 
     for oc in export_parquet(pairs(sel), root, force=force):
         outcomes.append(oc)
-        rows += oc.rows if oc.status != "failed" else 0
+        if oc.status == "written":
+            rows += oc.rows or 0
+        elif oc.status == "current":  # a count the ledger does not hold makes the sum unknown
+            current = None if current is None or oc.rows is None else current + oc.rows
         o.row("export", {"provider": oc.ref.provider, "session_id": oc.ref.session_id,
                          "is_subagent": oc.ref.is_subagent,
                          "parent_session_id": oc.ref.parent_session_id, "project": oc.ref.project,
@@ -185,10 +189,13 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
             o.text(head + f"FAILED: {esc(oc.why)}")
         else:
             o.text(head + (f"v{oc.version} {oc.rows} rows in {len(oc.files)} file{'s' if len(oc.files) != 1 else ''}"
-                           if oc.status == "written" else f"current (v{oc.version})")
+                           if oc.status == "written" else
+                           f"current (v{'?' if oc.version is None else oc.version}, "
+                           f"{'? rows' if oc.rows is None else f'{oc.rows} rows'})")
                    + (f"; {len(oc.superseded)} superseded files moved out of the dataset" if oc.superseded else ""))
     o.text(f"dataset: {esc(root / 'records')} (hive partitions provider=/date=; schema {SCHEMA_NAME}/{SCHEMA_VERSION})")
-    return report(o, sel, "parquet", outcomes, {"rows_written": rows, "dataset": str(root / "records")})
+    return report(o, sel, "parquet", outcomes, {"rows_written": rows, "rows_current": current,
+                                                      "dataset": str(root / "records")})
 
 
 def _share(fmt_name, targets, fmt, sessions_from, out, redact, force):

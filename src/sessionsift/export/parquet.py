@@ -226,7 +226,8 @@ class ParquetOutcome:
     ref: SessionRef
     status: str
     files: list[Path] = field(default_factory=list)
-    rows: int = 0
+    rows: int | None = 0
+    """Rows of the session in the dataset; None when a current session's ledger entry does not say."""
     version: int | None = None
     superseded: list[str] = field(default_factory=list)
     fingerprint: str | None = None
@@ -258,8 +259,12 @@ def export_parquet(pairs: Iterable[tuple[Provider, SessionRef]], out_dir: Path, 
             last = same[-1]
             run = (last.get("extra") or {}).get("run")
             files = [Path(e["path"]) for e in same if (e.get("extra") or {}).get("run") == run]
-            yield ParquetOutcome(ref, "current", files, (last.get("extra") or {}).get("session_rows", 0),
-                                 (last.get("extra") or {}).get("version"), fingerprint=fp, fingerprint_kind=how,
+            ex = last.get("extra") or {}
+            n = ex.get("session_rows")
+            v = ex.get("version")
+            # what the ledger does not say is unknown (null), never 0
+            yield ParquetOutcome(ref, "current", files, n if type(n) is int else None,
+                                 v if type(v) is int else None, fingerprint=fp, fingerprint_kind=how,
                                  reader_version=rv)
             continue
         name = keep.version_name(ref.session_id, fp, rv, "parquet")
