@@ -29,6 +29,10 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--prices", "prices_file", type=click.Path(dir_okay=False, exists=True), default=None,
                      help="A price table to use instead of the bundled one (same format)."),
         click.option("--no-subagents", is_flag=True, help="Main lanes only (undercounts: subagents bill too)."),
+        click.option("--order", type=click.Choice(["asc", "desc"]), default=None,
+                     help="Rows oldest first (asc, the default) or newest first (desc)."),
+        click.option("--json", "ccjson", is_flag=True,
+                     help="One JSON document in ccusage's shapes (docs/usage.md); --format json is JSON Lines."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -105,8 +109,61 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
     return ExitStatus.INCOMPLETE if problems or bad else ExitStatus.OK
 
 
+def _ccjson_check(fmt: str, ccjson: bool, by: str | None = None) -> None:
+    from ..errors import UsageError
+
+    if ccjson and fmt == "json":
+        raise UsageError("--json (ccusage's shapes) and --format json (JSON Lines) are two formats: give one")
+    if ccjson and by not in (None, "project"):
+        raise UsageError(f"--json --by {by}: ccusage's shapes group by project only (--by project, its --instances); "
+                         "--format json gives every grouping")
+
+
+def _agent_names(col) -> dict[str, str]:
+    """provider name -> ccusage's name for its agent (Provider.ccusage_agent), for the providers read."""
+    from ..providers import load
+
+    out = {}
+    for name in sorted({c.provider for c in col.coverage}):
+        try:
+            cls = load(name)
+        except Exception:  # noqa: BLE001 - a reader that cannot load keeps our name
+            cls = None
+        if cls is not None and getattr(cls, "ccusage_agent", None):
+            out[name] = cls.ccusage_agent
+    return out
+
+
+def _print_document(doc: dict) -> None:
+    import json
+    import sys
+
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def _ccjson_done(col) -> int:
+    """After a --json document: what it could not read goes to stderr (the document has no place
+    for it), and the exit status says it (3: incomplete)."""
+    from .output import err_line
+
+    bad = [c for c in col.coverage if c.state in ("unreadable", "unknown_format")]
+    for p in col.problems[:5]:
+        err_line(f"sessionsift: unreadable: {esc(p.path)} ({esc(p.why)})")
+    if col.problems or bad:
+        err_line("sessionsift: " + coverage_line(col.coverage))
+    return ExitStatus.INCOMPLETE if col.problems or bad else ExitStatus.OK
+
+
+def _project_dirs(col) -> dict[tuple[str, str], str]:
+    """(provider, session id) -> the directory its main transcript is in (ccusage's projectPath)."""
+    import os
+
+    return {k: os.path.basename(os.path.dirname(v.paths[0])) for k, v in col.sessions.items() if v.paths}
+
+
 def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_file,
-             no_subagents, by=None, breakdown=False, plot=None) -> int:
+             no_subagents, by=None, breakdown=False, plot=None, order=None, ccjson=False) -> int:
+    _ccjson_check(fmt, ccjson, by)
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
@@ -117,6 +174,17 @@ def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_
     col = _prepare(targets, sessions_from, not no_subagents)
     pricer = _pricer(prices_file)
     rep = UR.build(col, report, z, by=by, since=s, until=u, pricer=pricer)
+    if order == "desc":
+        UR.reverse_rows(rep)
+    if ccjson:
+        from ..usage import ccusage_json as CJ
+        from .options import root_request
+
+        from ..usage.claude import PROVIDER as CLAUDE
+
+        claude_only = list(root_request().only) == [CLAUDE]
+        _print_document(CJ.period_document(rep, _agent_names(col), claude_only, _project_dirs(col), order))
+        return _ccjson_done(col)
     out = Out(fmt, "usage")
     _header(out, report, col, z, by, s, u, pricer)
     for r in rep.rows:
@@ -137,7 +205,7 @@ def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_
         if not out.json:
             out.text(f"chart: {esc(path)}")
     return _summary(out, col, rep.totals, rep.models, rep.price_keys,
-                    {"excluded_by_dates": rep.excluded_by_dates, "plot": plot})
+                    {"excluded_by_dates": rep.excluded_by_dates, "plot": plot, "order": order or "asc"})
 
 
 class _UsageGroup(click.Group):
@@ -169,10 +237,10 @@ def _period_command(name: str, doc: str):
     @click.option("--by", type=click.Choice(list(UR.GROUPS)), default=None, help="One row per period and project, provider or model.")
     @click.option("--breakdown", is_flag=True, help="A sub-row per model under each row (text).")
     @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write a chart of daily usage: FILE.html, .png or .svg.")
-    def cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, by,
+    def cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, order, ccjson, by,
             breakdown, plot):
         return _periods(name, targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, by,
-                        breakdown, plot)
+                        breakdown, plot, order, ccjson)
 
     return cmd
 
@@ -186,14 +254,15 @@ for _n, _d in (("daily", "Usage per local day.\n\nExample: sessionsift usage dai
 @usage_cmd.command("session")
 @_options
 @click.option("--breakdown", is_flag=True, help="A sub-row per model under each session (text).")
-def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, breakdown):
+def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, order, ccjson,
+                breakdown):
     """Usage per session, subagents counted once inside their parent; the client's own recorded
     cost beside ours.
 
     Example: sessionsift usage session . --format json
     """
     return _periods("session", targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, None,
-                    breakdown)
+                    breakdown, None, order, ccjson)
 
 
 @usage_cmd.command("blocks")
@@ -203,15 +272,24 @@ def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, pric
 @click.option("--active", "active_only", is_flag=True, help="Only the active window.")
 @click.option("--live", is_flag=True, help="Refresh as transcripts grow (file events, no polling loop); Ctrl-C ends.")
 @click.option("--live-for", type=float, default=None, help="With --live: stop after this many seconds.")
-def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents,
-               align, active_only, live, live_for):
+@click.option("--token-limit", "token_limit", default=None, metavar="N|max",
+              help="Tokens a window may use (or max: the largest closed window's total): share used, left, "
+                   "and whether the active window's projection passes it.")
+def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, order, ccjson,
+               align, active_only, live, live_for, token_limit):
     """Five-hour usage windows: each opens at the first response after the previous one closed;
     the active one with its burn rate and projected totals at its close.
 
     Example: sessionsift usage blocks --active
     """
-    from ..usage.blocks import windows
+    from ..errors import UsageError
+    from ..usage.blocks import WINDOW_SECS, limit_status, resolve_limit, windows
 
+    _ccjson_check(fmt, ccjson)
+    if ccjson and live:
+        raise UsageError("--json with --live: ccusage's blocks shape is one document; --format json gives a row per refresh")
+    if live and token_limit is not None:
+        raise UsageError("--token-limit with --live: the live view does not show a limit; run blocks without --live")
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
@@ -239,16 +317,29 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
     evs = [e for e in col.events if e.provider in provs and UR.in_range(e.ts, z, s, u)]
     now = V.now_utc()
     ws = windows(evs, pricer, align=None if align == "none" else align, now=now)
+    try:
+        limit = resolve_limit(token_limit, ws)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if active_only:
         ws = [w for w in ws if w.active]
+    if ccjson:
+        from ..usage import ccusage_json as CJ
+
+        _print_document(CJ.blocks_document(ws, WINDOW_SECS, limit, order))
+        return _ccjson_done(col)
+    shown = list(reversed(ws)) if order == "desc" else ws
     _header(out, "blocks", col, z, None, s, u, pricer)
-    for w in ws:
-        out.row("window", V.window_json(w, pricer.used))
+    for w in shown:
+        row = V.window_json(w, pricer.used)
+        if limit is not None:
+            row["token_limit"] = limit_status(w, limit)
+        out.row("window", row)
     if not out.json:
         out.text(f"5-hour windows ({'opened at the hour' if align == 'hour' else 'opened at the first response'}), "
                  f"times in {z.describe()}")
         if ws:
-            V.text_windows(out, ws, z.tz, now)
+            V.text_windows(out, shown, z.tz, now, limit)
         else:
             out.text("no active window" if active_only else "no usage in scope")
     tot = UR.Totals()
@@ -258,4 +349,4 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
             models.setdefault(m, UR.Totals()).merge(t)
         tot.merge(w.totals)
     return _summary(out, col, tot, models, pricer.used, {"windows": len(ws), "active": any(w.active for w in ws),
-                                                        "align": align})
+                                                        "align": align, "token_limit": limit, "order": order or "asc"})

@@ -276,9 +276,13 @@ def _hm(ts: float, tz) -> str:
     return datetime.fromtimestamp(ts, tz).strftime("%Y-%m-%d %H:%M")
 
 
-def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
+def text_windows(out: Out, ws: list[Window], tz, now: float, limit: int | None = None) -> None:
+    from ..usage.blocks import limit_status
+
     columns: list[tuple[str, dict]] = []
-    for c in ("opens", "closes", "status", "models", "resp.", "input", "output", "cache write", "cache read", "total", "cost"):
+    names = ["opens", "closes", "status", "models", "resp.", "input", "output", "cache write", "cache read", "total"]
+    names += (["of limit"] if limit is not None else []) + ["cost"]
+    for c in names:
         columns.append((c, {"justify": "left" if c in ("opens", "closes", "status", "models") else "right"}))
         if c == "models":
             columns[-1][1].update(flex=True, max_width=30)
@@ -290,9 +294,12 @@ def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
         else:
             status = "closed"
         ms = ", ".join(esc(m) for m in w.models)
-        rows.append([_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), taken(w.totals), num(w.totals.input),
-                     num(w.totals.output), num(w.totals.cache_write), num(w.totals.cache_read), num(w.totals.total),
-                     money(w.totals)])
+        cells = [_hm(w.start, tz), _hm(w.end, tz), status, clip(ms, 30), taken(w.totals), num(w.totals.input),
+                 num(w.totals.output), num(w.totals.cache_write), num(w.totals.cache_read), num(w.totals.total)]
+        if limit is not None:
+            p = limit_status(w, limit)["used_percent"]
+            cells.append("-" if p is None else f"{p:.1f}%")
+        rows.append(cells + [money(w.totals)])
     print_table(out, columns, rows, [w.totals.total for w in ws])
     for w in ws:
         if w.active and w.burn:
@@ -301,6 +308,15 @@ def text_windows(out: Out, ws: list[Window], tz, now: float) -> None:
             pc = "" if p["cost_usd"] is None else f", ${p['cost_usd']:,.2f}"
             out.text(f"active window: {b['tokens_per_minute']:,.0f} tokens/min, {cph} over the {b['over_seconds'] / 60:.0f} min "
                      f"since it opened; projected at {_hm(w.end, tz)}: {p['total_tokens']:,} tokens{pc}")
+        if w.active and limit is not None:
+            st = limit_status(w, limit)
+            used = "-" if st["used_tokens"] is None else f"{st['used_tokens']:,}"
+            left = "-" if st["remaining_tokens"] is None else f"{st['remaining_tokens']:,}"
+            proj = ("" if st["projected_percent"] is None
+                    else f"; projected {st['projected_tokens']:,} ({st['projected_percent']:.1f}%): {st['status'].upper()}")
+            out.text(f"token limit {limit:,}: {used} used, {left} left{proj}")
+    if limit is not None:
+        out.text(f"of limit = the window's total against --token-limit {limit:,}")
 
 
 def now_utc() -> float:

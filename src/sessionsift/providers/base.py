@@ -329,6 +329,10 @@ class Provider:
     (capability name -> what the client writes and does not write). A question asks the session's
     provider for a capability and, where it is declared here, answers with this reason rather than
     refusing the agent; an undeclared capability is one the reader answers."""
+    ccusage_agent: ClassVar[str | None] = None
+    """The name ccusage (the peer usage reporter) gives this client's agent in its JSON (`agent`,
+    `metadata.agents`), so `usage --json` names it the same; None where ccusage reads no such
+    client (our `name` is given then)."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""

@@ -53,6 +53,7 @@ def _loads(b: Any) -> Any:
 
 class Opencode(Provider):
     name = "opencode"
+    ccusage_agent = "opencode"
     display = "opencode"
     home_flag = "--opencode-home"
     env_var = None

@@ -72,3 +72,46 @@ def windows(events: Iterable[Event], pricer: Pricer | None = None, length: float
         w.projection = {"at": w.end, "seconds_left": round(left, 1), "total_tokens": int(tot + per_min * left / 60),
                         "cost_usd": None if cost_h is None else round(cost + cost_h * left / 3600, 4)}
     return out
+
+
+WARNING_SHARE = 0.8
+"""`--token-limit`: a window whose projected total passes this share of the limit is a warning
+(ccusage's threshold)."""
+
+
+def resolve_limit(spec: str | None, ws: list[Window]) -> int | None:
+    """`--token-limit N` or `max` (the largest total of a closed window, ccusage's rule); None when
+    no limit was asked. Raises ValueError for anything else, and for `max` with no closed window
+    whose total is known (a maximum of nothing is not 0)."""
+    if spec is None:
+        return None
+    s = spec.strip().lower()
+    if s == "max":
+        closed = [w.totals.total for w in ws if not w.active and w.totals.total is not None]
+        if not closed:
+            raise ValueError("--token-limit max: no closed window to take the largest total from")
+        return max(closed)
+    try:
+        n = int(s.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise ValueError(f"--token-limit {spec!r}: a number of tokens (e.g. 500000) or max") from None
+    if n <= 0:
+        raise ValueError(f"--token-limit {spec!r}: a number of tokens above 0")
+    return n
+
+
+def limit_status(w: Window, limit: int) -> dict:
+    """A window against a token limit: its share used, what is left, and (the active window) its
+    projected total at the close against the limit: ok, warning (over WARNING_SHARE) or exceeds.
+    A total nobody recorded gives None figures, never 0."""
+    used = w.totals.total
+    projected = w.projection["total_tokens"] if w.projection is not None else used
+    status = None
+    if projected is not None:
+        status = "exceeds" if projected > limit else "warning" if projected > limit * WARNING_SHARE else "ok"
+    return {"limit": limit, "used_tokens": used,
+            "used_percent": None if used is None else round(used / limit * 100, 1),
+            "remaining_tokens": None if used is None else max(0, limit - used),
+            "projected_tokens": projected,
+            "projected_percent": None if projected is None else round(projected / limit * 100, 1),
+            "status": status}

@@ -379,6 +379,13 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
     return Report(period, by, z, ordered, total, models, dict(pricer.used), since, until, excluded)
 
 
+def reverse_rows(rep: Report) -> Report:
+    """Newest first (`--order desc`); the `(no instant)` row stays last."""
+    timed = [r for r in rep.rows if r.period != NO_INSTANT]
+    rep.rows = timed[::-1] + [r for r in rep.rows if r.period == NO_INSTANT]
+    return rep
+
+
 def _sort_key(r: Row, period: Period):
     if period == "session":
         return r.totals.first_ts if r.totals.first_ts is not None else float("inf")

@@ -23,6 +23,7 @@ TAIL_BYTES = 64 * 1024
 
 class ClaudeCode(Provider):
     name = "claude-code"
+    ccusage_agent = "claude"
     display = "Claude Code"
     home_flag = "--claude-home"
     env_var = "CLAUDE_CONFIG_DIR"

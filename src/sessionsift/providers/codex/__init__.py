@@ -33,6 +33,7 @@ def _shaped(obj) -> bool:
 
 class Codex(Provider):
     name = "codex"
+    ccusage_agent = "codex"
     display = "Codex CLI"
     home_flag = "--codex-home"
     env_var = "CODEX_HOME"

@@ -21,6 +21,7 @@ from ..base import Discovery, Provider, ReadReport, Record, Root, SessionRef
 
 class GeminiCli(Provider):
     name: ClassVar[str] = "gemini-cli"
+    ccusage_agent = "gemini"
     display: ClassVar[str] = "Gemini CLI"
     home_flag: ClassVar[str] = "--gemini-home"
     env_var: ClassVar[str | None] = "GEMINI_CLI_HOME"
