@@ -62,6 +62,10 @@ try:  # the Gemini CLI real-client fixtures
     from tests.realclient.gemini.fixtures import gemini_corpus, gemini_examples  # noqa: F401
 except ImportError:  # pragma: no cover - harness not importable
     pass
+try:  # the pi real-client fixtures
+    from tests.realclient.pi.fixtures import pi_corpus, pi_examples  # noqa: F401
+except ImportError:  # pragma: no cover - harness not importable
+    pass
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +83,8 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("OPENCODE_DATA_DIR", raising=False)
     monkeypatch.delenv("OPENCODE_DB", raising=False)  # opencode's own database-file variable
     monkeypatch.delenv("CRUSH_GLOBAL_DATA", raising=False)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".pi-isolated"))
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home

@@ -20,6 +20,7 @@ KNOWN: dict[str, str] = {
     "gemini-cli": "Gemini CLI",
     "opencode": "opencode",
     "crush": "Crush",
+    "pi": "pi",
 }
 """Every client the coverage line always names, in display order (outside readers follow)."""
 
@@ -33,6 +34,7 @@ BUILTIN: dict[str, str] = {
     "gemini-cli": "sessionsift.providers.gemini:GeminiCli",
     "opencode": "sessionsift.providers.opencode:Opencode",
     "crush": "sessionsift.providers.crush:Crush",
+    "pi": "sessionsift.providers.pi:Pi",
 }
 """The entry points this package declares (pyproject.toml; tests/test_provider_registry.py holds them equal)."""
 

@@ -419,6 +419,16 @@ class Provider:
         settled one as a complete view. Default: None (the reader vouches for no read output)."""
         return None
 
+    records_cost: ClassVar[bool] = False
+    """True when the client writes its own price of each response beside its usage: then `usage` asks
+    :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as
+    the client's recorded cost next to its own pricing."""
+
+    def recorded_cost(self, record: Record) -> float | None:
+        """The price in USD the client wrote for the response whose usage ``record.tokens`` holds (from
+        ``record.raw``), or None when it wrote none. Default: None."""
+        return None
+
     def shell_stdout(self, record: Record) -> str | None:
         """The whole output of a shell call as its ``tool_result`` record holds it, when the reader
         can tell it exactly (the command exited 0, the client did not cut the text, no wrapper

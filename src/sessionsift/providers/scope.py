@@ -27,6 +27,7 @@ FLAGS: dict[str, str] = {
     "gemini-cli": "--gemini-home",
     "opencode": "--opencode-home",
     "crush": "--crush-home",
+    "pi": "--pi-home",
 }
 """The CLI flag of each built-in provider's root (also for one whose reader is not installed)."""
 

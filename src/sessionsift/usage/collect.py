@@ -269,7 +269,8 @@ def _ts_of(instant: str | None) -> float | None:
 def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
     """Sessions of one provider read through the providers layer (Record.tokens)."""
     tally = out.tally.setdefault(name, ReadTally())
-    want_raw = name in COST_RECORDING
+    own_cost = bool(getattr(type(prov), "records_cost", False))
+    want_raw = name in COST_RECORDING or own_cost
     from ..providers import ReadReport
 
     for ref in refs:
@@ -313,7 +314,8 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                 cw = t.cache_write
                 per.append(Event(name, owner, lane, info.project, rec.model, _ts_of(rec.instant), t.input, t.output,
                                  t.cache_read, cw, None, t.reasoning, None, None, None,
-                                 _client_cost(rec.raw) if want_raw else None, key, 1, rec.path))
+                                 prov.recorded_cost(rec) if own_cost else _client_cost(rec.raw) if want_raw else None,
+                                 key, 1, rec.path))
         except Exception as exc:  # noqa: BLE001
             out.problems.append(Problem(str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
                                         f"read failed: {type(exc).__name__}: {exc}"))

@@ -10,7 +10,7 @@ one mock model; anything else with a small 200 so a client never hangs.
 
 Routing of a completion request:
 
-1. :meth:`ChatMock.is_side` (default: no ``tools`` in the body) -> a side call the client makes for its
+1. :meth:`ChatMock.is_side` (``side_when(body)``; default: no ``tools`` in the body) -> a side call the client makes for its
    own purposes (a title, a compaction summary, a memory extraction). ``side(body, rec)`` answers it
    with a :class:`SideReply` (route name, text, usage), default ``Done.``; the served reply is kept in
    ``served`` under ``conversation`` = its route, step -1.
@@ -126,8 +126,12 @@ class ChatMock(MockServer):
 
     def __init__(self, conversations: list[Conversation], namespace: str, log_path: str | None = None,
                  port: int = 0, model: str = MODEL,
-                 side: Callable[[dict, dict], SideReply] | None = None, dump_dir: str | None = None):
+                 side: Callable[[dict, dict], SideReply] | None = None, dump_dir: str | None = None,
+                 side_when: Callable[[dict], bool] | None = None):
         self.convs = conversations
+        self.side_when = side_when
+        """Tells a side call apart when the client sends its tools with it too (Qwen Code's compression
+        request); default: a request without tools."""
         self.dump_dir = dump_dir
         """Where every request body is saved (``<n>.json``), when given (``SSIFT_MOCK_DUMP=1``)."""
         self.ns = namespace
@@ -152,6 +156,8 @@ class ChatMock(MockServer):
 
     # ------------------------------------------------------------------ routing
     def is_side(self, body: dict) -> bool:
+        if self.side_when is not None:
+            return self.side_when(body)
         return not body.get("tools")
 
     def route(self, body: dict) -> tuple[str, Conversation | None, int]:

@@ -1,0 +1,1 @@
+"""Real-client harness for pi (``@mariozechner/pi-coding-agent``): see README.md."""
