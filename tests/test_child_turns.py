@@ -63,7 +63,7 @@ def test_a_child_session_opens_turn_1_at_its_delegated_task(provider):
     last = cli("show", sid, "--turn", "-1", "--home", str(HOME), "--format", "json")
     assert last.returncode == 0 and [r["locator"] for r in jrows(last) if r["kind"] == "record"] == [r["locator"] for r in recs]
     two = cli("show", sid, "--turn", "2", "--home", str(HOME))
-    assert two.returncode != 0 and "(it has 1 turn)" in two.stderr, two.stderr
+    assert two.returncode == 2 and "(it has 1 turn)" in two.stderr, two.stderr  # no such record
     st = [r for r in jrows(cli("stats", sid, "--home", str(HOME), "--format", "json"))
           if r["kind"] == "session" and r.get("session_id") == sid]
     assert st and st[0]["turns"] == 1 and st[0]["prompts"] == 0  # a turn, and still no person's prompt

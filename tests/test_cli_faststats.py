@@ -40,6 +40,9 @@ def _same_dir(got: tuple[int, bytes, bytes], tmp: Path) -> tuple[int, bytes, byt
     return got[0], got[1].replace(a, b), got[2].replace(a, b)
 
 
+# every shape above answers (0): an absent named root is a definitive zero (coverage: absent)
+
+
 @pytest.mark.parametrize("argv", FAST, ids=[" ".join(a[1:]).replace(H, "H").replace(NEWEST, "N") or "bare" for a in FAST])
 def test_fast_stats_prints_what_click_prints(argv, tmp_path):
     assert fastsearch.parse([a for a in argv if a != "--traceback"]) is not None
@@ -50,16 +53,15 @@ def test_fast_stats_prints_what_click_prints(argv, tmp_path):
     if "--no-index" not in argv:  # the second run answers from the index the first one built
         again = _same_dir(_run(_RUN, argv, tmp_path / "fast", env), tmp_path)
         assert again == _run(_CLICK, argv, tmp_path / "click", env)
-    assert fast[0] in (0, 2, 3)
-    if fast[0] in (0, 3):
-        assert fast[1].strip()  # an answer was printed (not a silent pass)
+    assert fast[0] == 0, fast[2][-500:]
+    assert fast[1].strip()  # an answer was printed (not a silent pass)
 
 
 def test_fast_stats_imports_no_click(tmp_path):
     out = tmp_path / "probe"
     code, stdout, _ = _run(_PROBE, ["stats", "--claude-home", H, "--no-index", "--format", "json"], tmp_path / "i",
                            {"PROBE_OUT": str(out)})
-    assert code in (0, 3) and b'"kind":"summary"' in stdout.replace(b" ", b"")
+    assert code == 0 and b'"kind":"summary"' in stdout.replace(b" ", b"")
     assert "click" not in out.read_text().split()
     code, _, _ = _run(_PROBE, ["stats", "--strict", "--claude-home", H, "--no-index"], tmp_path / "i",
                       {"PROBE_OUT": str(out)})

@@ -155,6 +155,18 @@ MUST_SHOW = {"list", "stats", "search", "status", "agents", "files", "recover", 
              "show", "wait", "whoami", "clean", "index", "export"}
 
 
+def _status(args: list[str]) -> int:
+    """The ONE exit status each run gives on the hostile copy (docs/cli.md "Exit codes"):
+    files_basic's hello.py is rebuilt complete but at risk (5: `python3 hello.py` ran after its
+    last anchor); worktrees with only --claude-home have not looked at Codex's listing of running
+    sessions (3); everything else answers (0)."""
+    if args[0] == "recover" and FB in args[1]:
+        return 5
+    if args[0] == "worktrees":
+        return 3
+    return 0
+
+
 def test_every_command_escapes_hostile_names_and_fields(hostile):
     from sessionsift.cli import COMMANDS
 
@@ -166,8 +178,9 @@ def test_every_command_escapes_hostile_names_and_fields(hostile):
     for args in runs:
         p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--claude-home", str(hostile)],
                            capture_output=True, text=True, env=env, timeout=120)
-        if p.returncode not in (0, 1, 3, 5, 6, 124) or "internal error" in p.stderr:
-            bad.append(f"{args}: exit {p.returncode}: {p.stderr[-300:]}")
+        want = _status(args)
+        if p.returncode != want or "internal error" in p.stderr:
+            bad.append(f"{args}: exit {p.returncode} (expected {want}): {p.stderr[-300:]}")
         for name, stream in (("stdout", p.stdout), ("stderr", p.stderr)):
             raw = _RAW.findall(stream)
             if raw:
