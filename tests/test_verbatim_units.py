@@ -142,7 +142,8 @@ def test_units_on_real_records(tmp_path):
     assert f"{q}" in ans.text and f"A1: {a}" in ans.text and ans.line == plan.index(auq) + 1
     cmd = next(u for u in res.units if u.kind == "command")
     assert cmd.text.endswith("/compact") and "<command-name>" not in res.text
-    assert "What did we do?" in res.units[-2].text or any("What did we do?" in u.text for u in res.units)
+    # the prompt typed after the boundary is the one user unit before the agent's last answer
+    assert [(i, u.kind) for i, u in enumerate(res.units) if "What did we do?" in u.text] == [(len(res.units) - 2, "user")]
 
 
 def test_long_unit_trimmed_in_the_middle_with_marker(tmp_path):
