@@ -17,7 +17,7 @@ from sessionsift.providers.claude.discover import resolve_targets
 from sessionsift.providers.claude.live import registry as REG
 from sessionsift.providers.claude.live.background import scan, task_list
 from sessionsift.providers.claude.live.verdict import assess
-from sessionsift.live.wait import parse_condition, wait_for
+from sessionsift.live.wait import Watch, match_write, parse_condition, wait_for
 from sessionsift.providers.claude.live.whoami import whoami
 
 SID = "11111111-2222-4333-8444-555555555555"
@@ -164,30 +164,47 @@ def test_task_list_both_directory_forms_and_absent(tmp_path):
 
 
 def test_wait_write_holds_a_torn_tail_and_sees_new_lanes(tmp_path):
-    # hand-made: records appended during the wait, the first one torn across two writes
+    # hand-made: a record appended in two writes, cut INSIDE the record just after the content the
+    # condition looks for (a reader that took a torn tail for a record would fire on it), then a
+    # subagent lane born during the wait; driven step by step (no thread, no sleep)
     home, p = _home(tmp_path, [_end()])
     sess = _sess(home)
     cond = parse_condition(r"write:notes\.md$:^DONE")
     rec = json.dumps(_asst("tu_w", "Write", {"file_path": "/x/notes.md", "content": "a\nDONE here\n"},
                            ts="2026-01-01T00:01:00.000Z")).encode() + b"\n"
+    cut = rec.index(b"DONE here") + len(b"DONE here")
+    w = Watch(sess)
+    w.baseline()
+    with open(p, "ab") as fh:
+        fh.write(rec[:cut])
+    assert list(w.new_records()) == []  # torn: not a record yet, whatever it holds
+    with open(p, "ab") as fh:
+        fh.write(rec[cut:])
+    got = list(w.new_records())
+    assert [(disp, no) for _p, disp, no, _o in got] == [("main", 2)]
+    assert match_write(cond, got[0][3])[1:] == ("/x/notes.md", "DONE here")
     lane_dir = sess.sidecar_dir / "subagents"
-    ready = threading.Event()
+    lane_dir.mkdir(parents=True)
+    (lane_dir / "agent-abc.jsonl").write_bytes(rec)
+    got = list(w.new_records())
+    assert [(disp, no) for _p, disp, no, _o in got] == [("agent-abc", 1)]
+    assert any(d.endswith("agent-abc.jsonl") for d in w.discovered)
 
-    def writer():
-        ready.wait(5)
-        with open(p, "ab") as fh:
-            fh.write(rec[:40])
-            fh.flush()
-            time.sleep(0.4)
-        lane_dir.mkdir(parents=True)
-        (lane_dir / "agent-abc.jsonl").write_bytes(rec)
+    # the same through wait_for: once it is ready, the main lane gets a torn copy holding the
+    # match and the lane a whole one; the hit must be the lane's (the torn copy is no record)
+    home2, p2 = _home(tmp_path / "two", [_end()])
+    sess2 = _sess(home2)
+    lane2 = sess2.sidecar_dir / "subagents"
 
-    th = threading.Thread(target=writer)
-    th.start()
-    res = wait_for(sess, home, cond, timeout=10, ready=lambda b: ready.set(), heartbeat=0.2)
-    th.join()
-    assert res.satisfied and res.hit.lane == "agent-abc" and res.hit.line == 1
-    assert res.hit.matched_line == "DONE here"
+    def on_ready(_base):
+        with open(p2, "ab") as fh:
+            fh.write(rec[:cut])
+        lane2.mkdir(parents=True)
+        (lane2 / "agent-abc.jsonl").write_bytes(rec)
+
+    res = wait_for(sess2, home2, cond, timeout=10, ready=on_ready, heartbeat=0.2)
+    assert res.satisfied and (res.hit.lane, res.hit.line) == ("agent-abc", 1)
+    assert res.hit.matched_line == "DONE here" and res.polls == 1
     assert any(d.endswith("agent-abc.jsonl") for d in res.discovered)
 
 
