@@ -66,6 +66,10 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "index": [["index", "status"], ["index", "update"]],
     "clean": [["clean", "scan"]],  # list/verify read our archive, not a data root: tests/test_clean*.py
     "usage": [["usage", "daily"], ["usage", "session"], ["usage", "blocks"], ["usage", "weekly", "--by", "model"]],
+    "sync": [["sync", "--to", f"{EXPORT_OUT}/dataset", "--adopt"]],  # each test has a HOME (a machine id) of its own
+    # reads the dataset `sync` wrote above, no data root (cli() adds no --claude-home to it)
+    "query": [["query", "SELECT provider, session_id, is_subagent, parent_session_id FROM sessions",
+               "--dataset", f"{EXPORT_OUT}/dataset"]],
 }
 # the ONE exit status each invocation must give on this corpus (docs/cli.md "Exit codes"); 0 unless named
 STATUS: dict[tuple[str, ...], int] = {
@@ -80,14 +84,14 @@ EMPTY_STATUS = {"list": 0, "stats": 0, "search": 1, "status": 1, "agents": 1, "f
                 "image": 1, "audit": 1, "usage": 0, "export": 1, "index": 0}
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
 SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage",
-          "export", "index")
+          "export", "index", "sync")
 SINGLE_TARGET = ("show", "wait", "verbatim")
 SESSION_KEYS = ("session_id", "is_subagent", "parent_session_id")
 
 
 def cli(args: list[str], env: dict | None = None, json_fmt: bool = True, home: Path | None = HOME):
     cmd = [sys.executable, "-m", "sessionsift", *args]
-    if home is not None:
+    if home is not None and args[0] != "query":
         cmd += ["--claude-home", str(home)]
     if json_fmt:
         cmd += ["--format", "json"]
@@ -102,7 +106,7 @@ def parse(p) -> list[dict]:
 
 def test_every_command_is_covered():
     assert set(INVOCATIONS) == set(COMMANDS)
-    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean"} == set(COMMANDS)
+    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean", "query"} == set(COMMANDS)
 
 
 def _check_instants(v, where: str) -> None:
@@ -231,7 +235,9 @@ def test_bad_target_exits_2_with_an_error_line(name):
             "recover": ["recover", bad, "--file", HELLO], "audit": ["audit", "reinjection", bad],
             "export": ["export", "chunks", bad, "--out", f"{EXPORT_OUT}/never"],
             "worktrees": ["worktrees", "scan", f"/nonexistent/{bad}"],
-            "index": ["index", "status", bad], "clean": ["clean", "capture", bad]}.get(name, [name, bad])
+            "index": ["index", "status", bad], "clean": ["clean", "capture", bad],
+            "sync": ["sync", bad, "--to", f"{EXPORT_OUT}/never"],
+            "query": ["query", "SELECT 1", "--dataset", f"/nonexistent/{bad}"]}.get(name, [name, bad])
     p = cli(args, json_fmt=False)
     assert p.returncode == 2, (args, p.returncode, p.stdout, p.stderr)
     assert p.stderr.startswith("sessionsift: error:"), p.stderr
@@ -278,7 +284,9 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             ["files", "--by", "timeline"], ["recover", FB, "--file", "/tmp/ssift-rc-2.1.332/files_basic/work/he\x1b]0;pwn\x07\nllo.py", "--coverage"],
             ["plan"], ["image"], ["verbatim", FB], ["audit", "reinjection"], ["worktrees", "scan"],
             ["export", "chunks", "--out", EXPORT_OUT], ["audit", "size"], ["audit", "secrets"],
-            ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"], ["clean", "scan"]]
+            ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"], ["clean", "scan"],
+            ["sync", "--to", f"{EXPORT_OUT}/hostile-dataset", "--adopt"],
+            ["query", "SELECT text FROM records WHERE text LIKE '%RED%'", "--dataset", f"{EXPORT_OUT}/hostile-dataset"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     # the one status each must give: recover's rebuild is at risk (5, as on the clean copy), the
     # files_basic session has no compaction for verbatim (1), worktrees as above (3); the rest 0

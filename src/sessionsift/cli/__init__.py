@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "usage": "cmd_usage:usage_cmd",
     "clean": "cmd_clean:clean_cmd",
     "index": "cmd_index:index_cmd",
+    "sync": "cmd_sync:sync_cmd",
+    "query": "cmd_sync:query_cmd",
 }
 
 GROUP_HELP = """\

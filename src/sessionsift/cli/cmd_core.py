@@ -14,6 +14,7 @@ from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import (claude_root_arg, sessions_unit, claude_scope, lane_fields, refetch, refetch_at, common_options, coverage_json, coverage_line, make_selection,
                       problems_json, provider_options, scope_options, selection_header)
+from .options import dataset_option
 from .output import Out, clip, esc
 from .stats_run import _known_tokens, _plural, _prompts_text, _tools_text, bridges_json  # noqa: F401
 
@@ -44,7 +45,8 @@ def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
 @provider_options
 @scope_options
 @click.option("--no-subagents", is_flag=True, help="Do not count subagent lanes.")
-def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
+@dataset_option
+def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents, dataset):
     """One row per session of every provider, newest first (Claude Code: each transcript's head
     and tail only; other providers: the session's records), ending with the coverage line.
 
@@ -54,6 +56,8 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     """
     from ..questions.listing import list_refs, sort_key
 
+    if dataset:
+        return _list_dataset(dataset, targets, fmt, sessions_from, no_subagents)
     sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     rows: list[tuple[float, str, object]] = []
     res = None
@@ -93,6 +97,65 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents):
     out.text(f"{sessions_unit(n, covs)}{where}; read {bytes_read} of {bytes_total} bytes{unread}")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+
+
+def _list_dataset(dataset, targets, fmt, sessions_from, no_subagents) -> int:
+    """`list --dataset`: every machine's sessions, newest first, each row as `list` prints it (with
+    its `machine`), from the facts the sync read (docs/dataset.md)."""
+    from ..questions.listing import sort_key
+    from ..sync.answers import list_rows, machines_text
+    from ..sync.dataset import Dataset
+    from .options import display_name, refuse_with_dataset, root_request
+
+    refuse_with_dataset(targets, sessions_from)
+    got = list_rows(Dataset.open(dataset), list(root_request().only) or None, not no_subagents)
+
+    class _Sel:  # what the row renderer asks of a selection: each provider's display name
+        class survey:
+            @staticmethod
+            def entry(name):
+                return type("E", (), {"display": display_name(name)})
+
+    rows = [(sort_key(r.last_at), "claude", m, r) for m, r in got.claude]
+    rows += [(sort_key(r.last_at), "ref", m, r) for m, r in got.refs]
+    rows.sort(key=lambda x: x[0], reverse=True)
+    out = Out(fmt, "list")
+    top = sum(1 for _k, w, _m, r in rows if w == "claude" or r.ref.parent_session_id is None)
+    out.header(dataset=dataset, machines=got.machines, sessions=top, claude_home=None, claude_home_source=None)
+    for _k, which, m, r in rows:
+        sub = _MachineOut(out, m)
+        if which == "claude":
+            _claude_row(sub, r)
+        else:
+            kids = None if got.kids is None else Counter({(p, parent): n for (mm, p, parent), n in got.kids.items() if mm == m})
+            lineage = {(p, sid): v for (mm, p, sid), v in got.lineage.items() if mm == m}
+            _ref_row(sub, r, _Sel, kids, lineage)
+    refs = [r for _m, r in got.refs]
+    bytes_total = sum(r.size for _m, r in got.claude) + sum(r.report.bytes for r in refs)
+    bytes_read = sum(r.bytes_read for _m, r in got.claude) + sum(r.report.bytes for r in refs)
+    out.summary(dataset=dataset, machines=got.machines, sessions=top,
+                child_sessions=sum(1 for r in refs if r.ref.parent_session_id is not None),
+                files_read=len(got.claude) + sum(r.report.files for r in refs), files_unreadable=len(got.problems),
+                problems=problems_json(got.problems), bytes_total=bytes_total, bytes_read=bytes_read,
+                coverage=coverage_json(got.coverage))
+    out.text(f"{sessions_unit(len(rows), got.coverage)} in dataset {esc(dataset)}, {esc(machines_text(got.machines))}; "
+             f"the sync read {bytes_read} of {bytes_total} bytes")
+    out.text(coverage_line(got.coverage))
+    return ExitStatus.INCOMPLETE if got.problems else ExitStatus.OK
+
+
+class _MachineOut:
+    """An Out whose rows carry the dataset machine they came from."""
+
+    def __init__(self, out: Out, machine: str):
+        self.out, self.machine = out, machine
+        self.json = out.json
+
+    def row(self, kind: str, data: dict) -> None:
+        self.out.row(kind, {**data, "machine": self.machine})
+
+    def text(self, line: str = "") -> None:
+        self.out.text(line)
 
 
 def _claude_row(out: Out, r) -> None:
@@ -309,7 +372,8 @@ def _size(n: int) -> str:
 @click.option("--strict", is_flag=True, help="Fail on the first malformed line, naming file and line.")
 @click.option("--shared", "shared_claude", is_flag=True,
               help="Also read Claude Code sessions through the shared records, so the `shared` totals cover every provider.")
-def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude):
+@dataset_option
+def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude, dataset):
     """Census per session: Claude Code's line types, labels, turns, compactions, tokens per model;
     for every provider, records, prompts, tool calls and errors per tool, tokens per model.
 
@@ -319,4 +383,4 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     """
     from .stats_run import run
 
-    return run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude)
+    return run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude, dataset)

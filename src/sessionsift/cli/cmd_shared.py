@@ -198,10 +198,17 @@ def stats_shared(out: Out, sel, refs=None):
     from ..questions.stats import stats
 
     res = stats(pairs_of(sel, refs))
+    stats_rows(out, res, lambda name: display_of(sel, name))
+    return res
+
+
+def stats_rows(out: Out, res, display, extra=None) -> None:
+    """The `session` rows (and text) of a shared census; `extra(session) -> dict` adds fields (a
+    dataset's `machine`)."""
     for s in res.sessions:
         ref = s.ref
         out.row("session", {
-            **session_fields(ref), "path": str(ref.paths[0]) if ref.paths else None,
+            **session_fields(ref), **(extra(s) if extra else {}), "path": str(ref.paths[0]) if ref.paths else None,
             "records": s.records, "copies": s.copies, "kinds": dict(s.kinds), "prompts": s.prompts,
             "turns": s.turns, "tool_calls": dict(s.tool_calls), "tool_errors": dict(s.tool_errors),
             "tokens_by_model": s.tokens_by_model, "tokens_unknown": s.tokens_unknown,
@@ -212,7 +219,7 @@ def stats_shared(out: Out, sel, refs=None):
         })
         if out.json:
             continue
-        out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}): {plural(s.records, 'record')}, "
+        out.text(f"{esc(ref.session_id)} ({esc(display(ref.provider))}): {plural(s.records, 'record')}, "
                  f"{plural(s.prompts, 'prompt')}, {plural(sum(s.tool_calls.values()), 'tool call')}, "
                  f"{sum(s.tool_errors.values())} failed"
                  + (f", {plural(s.copies, 'copy', 'copies')} counted once" if s.copies else ""))
@@ -236,7 +243,6 @@ def stats_shared(out: Out, sel, refs=None):
         om = {k: v for k, v in s.report.omissions().items() if v}
         if om:
             out.text("  omissions: " + ", ".join(f"{k}={v}" for k, v in om.items()))
-    return res
 
 
 # -- files ----------------------------------------------------------------------------------

@@ -36,10 +36,21 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for o in reversed(opts):
         f = o(f)
-    return scope_options(provider_options(common_options(f)))
+    from .options import dataset_option
+
+    return dataset_option(scope_options(provider_options(common_options(f))))
 
 
-def _prepare(targets, sessions_from, subagents):
+def _prepare(targets, sessions_from, subagents, dataset=None):
+    if dataset:
+        from ..sync.answers import usage_collected
+        from ..sync.dataset import Dataset
+        from .options import refuse_with_dataset, root_request
+
+        refuse_with_dataset(targets, sessions_from)
+        col = usage_collected(Dataset.open(dataset), list(root_request().only) or None, subagents)
+        col.dataset = dataset
+        return col
     return UC.collect_selection(make_selection(tuple(targets), sessions_from), subagents)
 
 
@@ -53,7 +64,8 @@ def _header(out: Out, report: str, col, z, by, since, until, pricer) -> None:
     out.header(report=report, timezone={"name": z.name, "source": z.source, "now": z.describe()},
                by=by, since=None if since is None else since.isoformat(), until=None if until is None else until.isoformat(),
                claude_home=col.claude_home, claude_home_source=col.claude_home_source,
-               price_table=pricer.table.describe(), dedup=_DEDUP)
+               price_table=pricer.table.describe(), dedup=_DEDUP,
+               **({"dataset": col.dataset} if getattr(col, "dataset", None) else {}))
 
 
 def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None = None) -> int:
@@ -95,7 +107,8 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
                 copies_merged=col.ledger.copies_merged,
                 read={p: t.__dict__ for p, t in col.tally.items()},
                 coverage=coverage_json(col.coverage), coverage_line=coverage_line(col.coverage),
-                problems=problems_json(problems), files_unreadable=len(problems), notes=notes, **(extra or {}))
+                problems=problems_json(problems), files_unreadable=len(problems), notes=notes, **(extra or {}),
+                **({"dataset": col.dataset, "machines": col.machines} if getattr(col, "dataset", None) else {}))
     if not out.json:
         t = rep_totals
         out.text(f"taken over {t.messages:,} response{'' if t.messages == 1 else 's'} with usage "
@@ -105,6 +118,10 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
             out.text(f"note: {esc(n)}")
         for p in problems[:5]:
             out.text(f"unreadable: {esc(p.path)} ({esc(p.why)})")
+        if getattr(col, "dataset", None):
+            from ..sync.answers import machines_text
+
+            out.text(f"dataset {esc(col.dataset)}, {esc(machines_text(col.machines))}")
         out.text(coverage_line(col.coverage))
     return ExitStatus.INCOMPLETE if problems or bad else ExitStatus.OK
 
@@ -162,7 +179,7 @@ def _project_dirs(col) -> dict[tuple[str, str], str]:
 
 
 def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_file,
-             no_subagents, by=None, breakdown=False, plot=None, order=None, ccjson=False) -> int:
+             no_subagents, by=None, breakdown=False, plot=None, order=None, ccjson=False, dataset=None) -> int:
     _ccjson_check(fmt, ccjson, by)
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
@@ -171,7 +188,7 @@ def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_
         from ..errors import UsageError
 
         raise UsageError(f"--plot {plot}: name a .html, .png or .svg file")
-    col = _prepare(targets, sessions_from, not no_subagents)
+    col = _prepare(targets, sessions_from, not no_subagents, dataset)
     pricer = _pricer(prices_file)
     rep = UR.build(col, report, z, by=by, since=s, until=u, pricer=pricer)
     if order == "desc":
@@ -237,10 +254,10 @@ def _period_command(name: str, doc: str):
     @click.option("--by", type=click.Choice(list(UR.GROUPS)), default=None, help="One row per period and project, provider or model.")
     @click.option("--breakdown", is_flag=True, help="A sub-row per model under each row (text).")
     @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write a chart of daily usage: FILE.html, .png or .svg.")
-    def cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, order, ccjson, by,
-            breakdown, plot):
+    def cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, tz, prices_file, no_subagents, order,
+            ccjson, by, breakdown, plot):
         return _periods(name, targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, by,
-                        breakdown, plot, order, ccjson)
+                        breakdown, plot, order, ccjson, dataset)
 
     return cmd
 
@@ -254,7 +271,7 @@ for _n, _d in (("daily", "Usage per local day.\n\nExample: sessionsift usage dai
 @usage_cmd.command("session")
 @_options
 @click.option("--breakdown", is_flag=True, help="A sub-row per model under each session (text).")
-def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, order, ccjson,
+def session_cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, tz, prices_file, no_subagents, order, ccjson,
                 breakdown):
     """Usage per session, subagents counted once inside their parent; the client's own recorded
     cost beside ours.
@@ -262,7 +279,7 @@ def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, pric
     Example: sessionsift usage session . --format json
     """
     return _periods("session", targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, None,
-                    breakdown, None, order, ccjson)
+                    breakdown, None, order, ccjson, dataset)
 
 
 @usage_cmd.command("blocks")
@@ -275,8 +292,8 @@ def session_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, pric
 @click.option("--token-limit", "token_limit", default=None, metavar="N|max",
               help="Tokens a window may use (or max: the largest closed window's total): share used, left, "
                    "and whether the active window's projection passes it.")
-def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, prices_file, no_subagents, order, ccjson,
-               align, active_only, live, live_for, token_limit):
+def blocks_cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, tz, prices_file, no_subagents, order,
+               ccjson, align, active_only, live, live_for, token_limit):
     """Five-hour usage windows: each opens at the first response after the previous one closed;
     the active one with its burn rate and projected totals at its close.
 
@@ -290,6 +307,8 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
         raise UsageError("--json with --live: ccusage's blocks shape is one document; --format json gives a row per refresh")
     if live and token_limit is not None:
         raise UsageError("--token-limit with --live: the live view does not show a limit; run blocks without --live")
+    if live and dataset:
+        raise UsageError("--live follows this machine's transcripts; a dataset is answered as synced (drop --live)")
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
@@ -309,7 +328,7 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, since, until, tz, price
         sel = make_selection(tuple(targets), sessions_from)
         return L.run(out, sel, provs, z, s, u, pricer, None if align == "none" else align, active_only, live_for,
                      not no_subagents, implied)
-    col = _prepare(targets, sessions_from, not no_subagents)
+    col = _prepare(targets, sessions_from, not no_subagents, dataset)
     if implied:  # nobody typed --provider: say why the others were left out, and how to add them
         for c in col.coverage:
             if c.state == "not_looked" and c.reason == "not in --provider":

@@ -90,6 +90,16 @@ def scope_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def dataset_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """`--dataset DATASET`: answer over every machine of a synced dataset instead of this machine's
+    own files (usage, stats, list, search; docs/dataset.md)."""
+    import click
+
+    return click.option("--dataset", "dataset", default=None, metavar="DATASET",
+                        help="Answer over every machine of a dataset `sync` wrote (a folder or s3://bucket/prefix), "
+                             "with DuckDB; no data root is read.")(f)
+
+
 _FAST_META: dict | None = None
 """The roots of a command line parsed without click (cli/fastsearch.py), else None."""
 
@@ -285,6 +295,22 @@ def _other_provider_session(targets: tuple[str, ...]):
                 e = sv.entry(r.provider)
                 return t, r, e.display if e else r.provider
     return None
+
+
+def refuse_with_dataset(targets=(), sessions_from: str | None = None) -> None:
+    """`--dataset` answers from the dataset: a TARGET, --sessions-from or a data root flag on the
+    same command line names this machine's files, which it does not read (exit 2)."""
+    m = _meta()
+    named = [flag for name, flag, _h in (("claude-code", "--claude-home", ""),) + ROOT_FLAGS if m.get(name)]
+    named += ["--home"] * bool(m.get("home")) + ["--root"] * bool(m.get("root"))
+    if targets:
+        named.insert(0, "TARGET")
+    if sessions_from is not None:
+        named.append("--sessions-from")
+    if named:
+        raise UsageError(f"--dataset answers over every machine of the dataset; {', '.join(named)} names this "
+                         "machine's files, which it does not read",
+                         hint="narrow with --provider, or use `sessionsift query SQL --dataset DATASET`")
 
 
 def make_selection(targets: tuple[str, ...], sessions_from: str | None = None, subagents: bool = True):

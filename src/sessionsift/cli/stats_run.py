@@ -49,8 +49,50 @@ def _known_tokens(tokens: dict, missing: dict) -> dict:
     return out
 
 
-def run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude) -> int:
+def run_dataset(dataset: str, targets, fmt, sessions_from, no_subagents, strict) -> int:
+    """`stats --dataset`: every machine's sessions, each with the census `stats --shared` takes of it
+    (Claude Code read through the shared records), summed the same way (docs/dataset.md)."""
+    from ..sync.answers import machines_text, stats_census
+    from ..sync.dataset import Dataset
+    from .cmd_shared import stats_rows
+    from .options import display_name, refuse_with_dataset, root_request
+
+    refuse_with_dataset(targets, sessions_from)
+    if strict:
+        from ..errors import UsageError
+
+        raise UsageError("--strict reads this machine's transcripts; a dataset holds what sync read (drop --strict)")
+    ds = Dataset.open(dataset)
+    got = stats_census(ds, list(root_request().only) or None, not no_subagents)
+    res = got.shared
+    out = Out(fmt, "stats")
+    top = sum(1 for s in res.sessions if s.ref.parent_session_id is None)
+    out.header(dataset=dataset, machines=got.machines, sessions=top, claude_home=None, claude_home_source=None)
+    stats_rows(out, res, display_name, lambda st: {"machine": got.machine_of.get(id(st))})
+    t = res.totals()
+    left = ("Claude Code's deep census (line types, labels, turns, compactions, prompts by how they reached the "
+            "model) is not in a dataset: its sessions are counted through the shared records, as `stats --shared`")
+    out.summary(dataset=dataset, machines=got.machines, files_unreadable=len(res.problems),
+                problems=problems_json(res.problems), shared={**t, "providers": sorted({s.ref.provider for s in res.sessions})},
+                left_out=[left], coverage=coverage_json(got.coverage))
+    names = sorted({esc(display_name(s.ref.provider)) for s in res.sessions})
+    out.text(f"shared records ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+             f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
+             f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
+             + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"
+                if t["tokens_unknown_sessions"] else "")
+             + (f", {len(res.problems)} unreadable: " + "; ".join(f"{esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])
+                if res.problems else ""))
+    out.text(f"note: {left}")
+    out.text(f"dataset {esc(dataset)}, {esc(machines_text(got.machines))}")
+    out.text(coverage_line(got.coverage))
+    return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
+
+
+def run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude, dataset=None) -> int:
     """The stats command (docs/stats.md); its exit status."""
+    if dataset:
+        return run_dataset(dataset, targets, fmt, sessions_from, no_subagents, strict)
     sel = make_selection(targets, sessions_from, subagents=not no_subagents)
     scope = claude_scope(sel)
     from ..index.report import IndexReport

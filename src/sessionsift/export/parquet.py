@@ -75,19 +75,33 @@ PARTITIONS = [("provider", "string", "the reader (claude-code, codex, gemini-cli
               ("date", "string", "UTC day of instant (YYYY-MM-DD), unknown when the record has none")]
 
 
-def arrow_schema():
+def arrow_type(name: str):
+    """The pyarrow type of a column type as COLUMNS names it (also used by sync's tables)."""
     import pyarrow as pa
 
-    def t(name: str):
-        if name == "list<string>":
-            return pa.list_(pa.string())
-        if name.startswith("timestamp"):
-            return pa.timestamp("us", tz="UTC")
-        return {"string": pa.string(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-                "bool": pa.bool_()}[name]
+    if name == "list<string>":
+        return pa.list_(pa.string())
+    if name.startswith("timestamp"):
+        return pa.timestamp("us", tz="UTC")
+    return {"string": pa.string(), "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
+            "bool": pa.bool_(), "double": pa.float64()}[name]
 
-    return pa.schema([pa.field(n, t(ty)) for n, ty, _ in COLUMNS],
-                     metadata={"sessionsift.schema": SCHEMA_NAME, "sessionsift.schema_version": str(SCHEMA_VERSION)})
+
+def arrow_schema(columns: list[tuple[str, str, str]] | None = None, name: str = SCHEMA_NAME,
+                 version: int = SCHEMA_VERSION):
+    import pyarrow as pa
+
+    return pa.schema([pa.field(n, arrow_type(ty)) for n, ty, _ in (COLUMNS if columns is None else columns)],
+                     metadata={"sessionsift.schema": name, "sessionsift.schema_version": str(version)})
+
+
+def record_batch(rows: list[dict], schema):
+    """One Arrow record batch of `rows` (dicts keyed by the schema's names; text that is not valid
+    UTF-8 -- lone surrogates from an invalid byte -- is replaced, never dropped)."""
+    import pyarrow as pa
+
+    cols = {n: [_scrub(r.get(n)) for r in rows] for n in schema.names}
+    return pa.RecordBatch.from_pydict(cols, schema=schema)
 
 
 def _instant(s: str | None) -> datetime | None:
@@ -180,8 +194,7 @@ def write_session(prov: Provider, ref: SessionRef, records_dir: Path, name: str)
 
     def flush(p: _Part) -> None:
         if p.rows:
-            cols = {n: [_scrub(r[n]) for r in p.rows] for n, _t, _m in COLUMNS}
-            p.writer.write_batch(pa.RecordBatch.from_pydict(cols, schema=schema))
+            p.writer.write_batch(record_batch(p.rows, schema))
             p.rows.clear()
             p.nbytes = 0
 

@@ -441,6 +441,40 @@ class Provider:
         deletes exactly these, as one unit). Default: ``ref.paths``."""
         return list(ref.paths)
 
+    def change_token(self, ref: SessionRef) -> str | None:
+        """A cheap value that changes whenever what :meth:`read` yields for this session can have
+        changed (``sync`` reads a session again only when it differs from the one it synced);
+        None: the reader cannot tell without reading (the session is read every time). Default:
+        the metadata of every file of ``ref.paths`` and :meth:`footprint` (directories walked):
+        name, size, modification time and inode -- no byte is read. A reader whose sessions are
+        rows inside a shared database overrides it (the database file changes with any session)."""
+        import hashlib
+
+        paths = list(dict.fromkeys([*map(str, ref.paths), *map(str, self.footprint(ref))]))
+        if not paths:
+            return None
+        h = hashlib.sha256(b"stat-v1\0")
+        stack = list(reversed(paths))
+        while stack:
+            p = stack.pop()
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                h.update(b"-\0" + os.fsencode(p) + b"\0")
+                continue
+            except OSError as exc:
+                h.update(b"?\0" + os.fsencode(p) + b"\0" + str(exc.errno).encode() + b"\0")
+                continue
+            h.update(os.fsencode(p) + f"\0{st.st_mode:o}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0".encode())
+            import stat as S
+
+            if S.S_ISDIR(st.st_mode):
+                try:
+                    stack.extend(sorted((e.path for e in os.scandir(p)), reverse=True))
+                except OSError:
+                    h.update(b"unlistable\0")
+        return "stat-v1:" + h.hexdigest()
+
     # helpers for subclasses -----------------------------------------------------------------
 
     def coverage(self, root: Root, state: CoverageState, sessions: int | None = None,

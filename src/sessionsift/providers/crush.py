@@ -293,6 +293,30 @@ class Crush(Provider):
                 f"SELECT DISTINCT session_id FROM messages WHERE {sqlite_ro.instr_any('parts', len(needles))}",
                 needles).fetchall(), db)}
 
+    def change_token(self, ref: SessionRef) -> str | None:
+        """The session's row, and for each of its ``messages`` the id, ``updated_at`` (Crush
+        stamps it on every update) and parts length, its ``files`` rows (id, version, update time,
+        content length) and ``read_files`` rows; None when the database cannot be read."""
+        db = Path(ref.extra.get("db_path") or ref.paths[0])
+        sid = ref.session_id
+        try:
+            con, cols = self._cons().get(db, NEED)
+            if cols is None:
+                return None
+            mu = "updated_at" if "updated_at" in cols["messages"] else "NULL"
+            qs = [("SELECT * FROM sessions WHERE id = ?", (sid,)),
+                  (f"SELECT id, {mu}, length(parts) FROM messages WHERE session_id = ? ORDER BY rowid", (sid,))]
+            fc = sqlite_ro.columns(con, "files")
+            if {"id", "session_id", "content"} <= fc:
+                fu = "updated_at" if "updated_at" in fc else "NULL"
+                fv = "version" if "version" in fc else "NULL"
+                qs.append((f"SELECT id, {fv}, {fu}, length(content) FROM files WHERE session_id = ? ORDER BY rowid", (sid,)))
+            if "session_id" in sqlite_ro.columns(con, "read_files"):
+                qs.append(("SELECT * FROM read_files WHERE session_id = ? ORDER BY rowid", (sid,)))
+            return sqlite_ro.rows_signature(con, db, qs)
+        except Exception:  # noqa: BLE001 - cannot tell: read it
+            return None
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Rows inside a project's shared crush.db: no file belongs to one session alone."""
         return []

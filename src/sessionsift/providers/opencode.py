@@ -294,6 +294,32 @@ class Opencode(Provider):
                 found.update(r[0] for r in con.execute("SELECT DISTINCT session_id FROM session_input"))
         return found
 
+    def change_token(self, ref: SessionRef) -> str | None:
+        """A legacy JSON session: its files' metadata (the default). A session in opencode.db: its
+        session row and, for each of its message and part rows (and ``session_message`` /
+        ``session_input`` rows), the id, update time and payload length (opencode stamps
+        ``time_updated`` on every write of a row); None when the database cannot be read."""
+        if ref.extra.get("store") == "legacy-json":
+            return super().change_token(ref)
+        db = Path(ref.extra.get("db_path") or ref.paths[0])
+        sid = ref.session_id
+        try:
+            con, cols = self._cons().get(db, NEED)
+            if cols is None:
+                return None
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            upd = lambda t: "time_updated" if "time_updated" in cols.get(t, sqlite_ro.columns(con, t)) else "NULL"  # noqa: E731
+            qs = [("SELECT * FROM session WHERE id = ?", (sid,)),
+                  (f"SELECT id, {upd('message')}, length(data) FROM message WHERE session_id = ? ORDER BY id", (sid,)),
+                  (f"SELECT id, message_id, {upd('part')}, length(data) FROM part WHERE session_id = ? OR message_id IN "
+                   "(SELECT id FROM message WHERE session_id = ?) ORDER BY id", (sid, sid))]
+            for t in ("session_message", "session_input"):
+                if t in tables and "session_id" in sqlite_ro.columns(con, t):
+                    qs.append((f"SELECT * FROM {t} WHERE session_id = ? ORDER BY rowid", (sid,)))
+            return sqlite_ro.rows_signature(con, db, qs)
+        except Exception:  # noqa: BLE001 - cannot tell: read it
+            return None
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:
         nothing can be removed without writing to the database, which sessionsift never does."""

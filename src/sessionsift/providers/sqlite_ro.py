@@ -181,6 +181,21 @@ def snapshot(con: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection
             pass
 
 
+def rows_signature(con: sqlite3.Connection, path: Path, queries: list[tuple[str, tuple]]) -> str:
+    """``rows-v1:<sha256>`` over every row the queries return, in one read transaction: a change
+    token for one session's rows (``Provider.change_token``). The queries select small columns
+    (ids, update times, ``length(...)``), never the payloads: cheap index reads."""
+    import hashlib
+
+    h = hashlib.sha256(b"rows-v1\0")
+    with snapshot(con, path):
+        for sql, params in queries:
+            h.update(sql.encode() + b"\0")
+            for row in retry(lambda: con.execute(sql, params).fetchall(), path):
+                h.update(repr(row).encode("utf-8", "surrogatepass") + b"\n")
+    return "rows-v1:" + h.hexdigest()
+
+
 def sidecars(path: Path) -> list[Path]:
     """The database file and whichever of its ``-wal``/``-shm``/``-journal`` exist."""
     out = [path]

@@ -83,6 +83,9 @@ class Collected:
     sessions: dict[tuple[str, str], SessionInfo] = field(default_factory=dict)
     without_usage: list[Unpaid] = field(default_factory=list)
     """Each assistant message that carried no usage."""
+    without_usage_lanes: list[str] = field(default_factory=list)
+    """The lane of each entry of `without_usage` (same order): "main", a Claude Code subagent lane,
+    or another provider's child session (a dataset's `--no-subagents` answer leaves those out)."""
     coverage: list[Coverage] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     tally: dict[str, ReadTally] = field(default_factory=dict)
@@ -246,6 +249,7 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
             out.ledger.add(e)
         info.without_usage += fs.assistant_without_usage
         out.without_usage += [Unpaid(C.PROVIDER, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
+        out.without_usage_lanes += [lane_name] * len(fs.no_usage_ts)
     settle()
 
 
@@ -306,6 +310,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                         else:
                             info.without_usage += 1
                             out.without_usage.append(Unpaid(name, owner, _ts_of(rec.instant), info.project, rec.model))
+                            out.without_usage_lanes.append(lane)
                     continue
                 if t.cumulative:
                     cumulative.append((_ts_of(rec.instant), t, rec.model))
@@ -323,6 +328,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
             if mid not in msg_usage:
                 info.without_usage += 1
                 out.without_usage.append(Unpaid(name, owner, ts, info.project, model))
+                out.without_usage_lanes.append(lane)
         tally.files += report.files
         tally.bytes += report.bytes
         tally.malformed += len(report.malformed_lines)

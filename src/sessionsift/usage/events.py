@@ -100,15 +100,22 @@ class Ledger:
             self.events.append(e)
             return
         self.copies_merged += 1
-        prefer = _prefer(e, old)
-        vals = [_max(getattr(old, f), getattr(e, f)) for f in TOKEN_FIELDS]
-        cc = old.client_cost if e.client_cost is None else (
-            e.client_cost if old.client_cost is None else max(old.client_cost, e.client_cost))
-        if prefer:
-            old.provider, old.session_id, old.lane, old.project = e.provider, e.session_id, e.lane, e.project or old.project
-            old.model, old.ts, old.path = e.model or old.model, e.ts, e.path
-            old.speed, old.geo, old.service_tier = e.speed, e.geo, e.service_tier
-        for f, v in zip(TOKEN_FIELDS, vals):
-            setattr(old, f, v)
-        old.client_cost = cc
-        old.copies += e.copies
+        merge(old, e)
+
+
+def merge(old: Event, e: Event) -> None:
+    """Merge `e`, a later copy of `old`'s response (the same key), into `old`: per-field max of the
+    counts, the attribution of the preferred copy (module docstring). The one merge rule: the
+    ledger here and a dataset's query (sessionsift.sync) both merge with it."""
+    prefer = _prefer(e, old)
+    vals = [_max(getattr(old, f), getattr(e, f)) for f in TOKEN_FIELDS]
+    cc = old.client_cost if e.client_cost is None else (
+        e.client_cost if old.client_cost is None else max(old.client_cost, e.client_cost))
+    if prefer:
+        old.provider, old.session_id, old.lane, old.project = e.provider, e.session_id, e.lane, e.project or old.project
+        old.model, old.ts, old.path = e.model or old.model, e.ts, e.path
+        old.speed, old.geo, old.service_tier = e.speed, e.geo, e.service_tier
+    for f, v in zip(TOKEN_FIELDS, vals):
+        setattr(old, f, v)
+    old.client_cost = cc
+    old.copies += e.copies

@@ -375,7 +375,8 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
             row.totals.merge(mt)
             models.setdefault(mname, Totals()).merge(mt)
         total.merge(row.totals)
-    ordered = sorted(rows.values(), key=lambda r: (r.period == NO_INSTANT, _sort_key(r, period), r.group or ""))
+    # ties (sessions with no dated response) in key order: the same order however the events were read
+    ordered = sorted(rows.values(), key=lambda r: (r.period == NO_INSTANT, _sort_key(r, period), r.group or "", r.period))
     return Report(period, by, z, ordered, total, models, dict(pricer.used), since, until, excluded)
 
 

@@ -1,0 +1,436 @@
+"""`usage`, `stats` and `list` over every machine of a dataset, computed by the same library code
+as the local answers from what the dataset holds (DuckDB reads it, in process).
+
+- usage: the dataset's usage rows are the events `usage.collect` gathered before any merge; DuckDB
+  orders them by key and they are merged here with `usage.events.merge` (the one merge rule,
+  across machines too: one API response is counted once wherever its copies were synced), then
+  `usage.report.build` prices and sums them with the bundled table -- pricing stays in
+  usage/prices.py;
+- stats: each session's `stats --shared` census, summed by `questions.stats.SharedStats`;
+- list: each session's `list` facts, rendered by the same row functions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import orjson
+
+from ..providers.base import Coverage, Problem, ReadReport, SessionRef
+from .dataset import Dataset
+
+BATCH_ROWS = 65536
+
+
+def rebuild_ref(d: dict) -> SessionRef:
+    from pathlib import Path
+
+    return SessionRef(d["provider"], d["session_id"], [Path(p) for p in d.get("paths") or []], project=d.get("project"),
+                      project_source=d.get("project_source"), first_at=d.get("first_at"), last_at=d.get("last_at"),
+                      size=d.get("size"), title=d.get("title"), parent_session_id=d.get("parent_session_id"),
+                      version=d.get("version"), extra=d.get("extra") or {}, helper=d.get("helper"))
+
+
+def rebuild_report(d: dict | None) -> ReadReport:
+    rep = ReadReport()
+    if not d:
+        return rep
+    rep.files, rep.bytes, rep.records = d.get("files", 0), d.get("bytes", 0), d.get("records", 0)
+    rep.malformed_lines = list(d.get("malformed_lines") or [])
+    rep.zero_filled_lines = d.get("zero_filled_lines", 0)
+    rep.invalid_utf8_lines = d.get("invalid_utf8_lines", 0)
+    rep.torn_tail_bytes = d.get("torn_tail_bytes", 0)
+    rep.unknown_kinds = Counter(d.get("unknown_kinds") or {})
+    rep.duplicates = d.get("duplicates", 0)
+    rep.notes = list(d.get("notes") or [])
+    rep.problems = [Problem(p["path"], p["why"]) for p in d.get("problems") or []]
+    return rep
+
+
+@dataclass
+class SessionRow:
+    machine: str
+    provider: str
+    session_id: str
+    parent_session_id: str | None
+    helper: str | None
+    ref: SessionRef
+    list_row: dict
+    stats: dict | None
+    usage_info: dict
+    problems: list[dict]
+    paths: list[str]
+
+
+def session_rows(con, providers: list[str] | None = None) -> list[SessionRow]:
+    """The current version of every session, in the order `usage` and the censuses read them."""
+    where = ""
+    if providers:
+        where = "WHERE provider IN (" + ", ".join("'" + p.replace("'", "''") + "'" for p in providers) + ")"
+    rows = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, list_row, stats, usage_info, "
+                       f"problems, paths FROM sessions {where}").fetchall()
+    out = []
+    for m, prov, sid, parent, helper, lr, st, ui, pr, paths in rows:
+        lrd = orjson.loads(lr) if lr else {}
+        ref = rebuild_ref((lrd.get("ref") or {}).get("session") or {"provider": prov, "session_id": sid})
+        out.append(SessionRow(m, prov, sid, parent, helper, ref, lrd, orjson.loads(st) if st else None,
+                              orjson.loads(ui) if ui else {}, orjson.loads(pr) if pr else [], list(paths or [])))
+    from .run import RANK
+    from .session import session_order
+
+    out.sort(key=lambda r: (session_order(r.ref, RANK.get(r.provider, 9)), r.machine))
+    return out
+
+
+# -- coverage ---------------------------------------------------------------------------------------
+
+def coverage(ds: Dataset, rows: list[SessionRow], providers: list[str] | None = None,
+             subagents: bool = True) -> list[Coverage]:
+    """Each provider's coverage over every machine: its top-level sessions in the dataset, subagents
+    and helper sessions apart; a provider some machine could not read at its last sync is
+    unreadable there (named), one no machine looked at is not looked."""
+    from ..providers import KNOWN
+
+    names = list(KNOWN)
+    for m in ds.manifests.values():
+        for c in m.get("coverage") or []:
+            if c.get("provider") not in names:
+                names.append(c["provider"])
+    for r in rows:
+        if r.provider not in names:
+            names.append(r.provider)
+    out = []
+    for name in names:
+        display = KNOWN.get(name, name)
+        if providers and name not in providers:
+            out.append(Coverage(name, display, "not_looked", None, "not in --provider"))
+            continue
+        mine = [r for r in rows if r.provider == name]
+        states = [(mname, c) for mname, m in sorted(ds.manifests.items()) for c in (m.get("coverage") or [])
+                  if c.get("provider") == name]
+        bad = [(mname, c) for mname, c in states if c.get("state") in ("unreadable", "unknown_format")]
+        looked = [c for _m, c in states if c.get("state") not in ("not_looked", "no_adapter")]
+        if bad:
+            out.append(Coverage(name, display, bad[0][1]["state"], None, "; ".join(
+                f"on {mname}: {c.get('reason') or c.get('state')}" for mname, c in bad)
+                + (f" ({sum(1 for r in mine if r.parent_session_id is None)} sessions in the dataset)" if mine else "")))
+            continue
+        if not mine and not looked:
+            why = "; ".join(sorted({f"on {mname}: {c.get('state')}" for mname, c in states})) or "no machine synced it"
+            out.append(Coverage(name, display, "not_looked", None, why))
+            continue
+        top = sum(1 for r in mine if r.parent_session_id is None)
+        if name == "claude-code":
+            kids = sum(max(0, len(r.paths) - 1) for r in mine)
+        else:
+            kids = sum(1 for r in mine if r.parent_session_id is not None and r.helper is None)
+        helps = sum(1 for r in mine if r.helper is not None)
+        machines = len({r.machine for r in mine})
+        out.append(Coverage(name, display, "ok", top, f"{machines} machine{'' if machines == 1 else 's'}",
+                            subagents=kids if subagents else None, helpers=helps if subagents else None))
+    return out
+
+
+# -- usage --------------------------------------------------------------------------------------------
+
+_EVENT_COLS = ("provider", "session_id", "lane", "project", "model", "ts", "input", "output", "cache_read",
+               "cache_write", "cache_write_1h", "reasoning", "speed", "geo", "service_tier", "client_cost", "key",
+               "copies", "path")
+
+
+def _usage_filter(providers: list[str] | None, subagents: bool) -> str:
+    conds = []
+    if providers:
+        conds.append("provider IN (" + ", ".join("'" + p.replace("'", "''") + "'" for p in providers) + ")")
+    if not subagents:
+        conds.append("lane = 'main' AND ref_session_id = session_id")
+    return ("WHERE " + " AND ".join(conds)) if conds else ""
+
+
+def merged_events(con, providers: list[str] | None, subagents: bool, counter: list[int]) -> Iterator:
+    """The dataset's responses, one per key: rows of one key merged by usage.events.merge in the
+    order `usage` reads them (session order, then file and position; then machine)."""
+    from ..usage.events import Event, merge
+
+    sql = (f"SELECT {', '.join(_EVENT_COLS)} FROM usage {_usage_filter(providers, subagents)} "
+           "ORDER BY key, session_order, machine, path, seq")
+    reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+    counter[0] = 0
+    cur = None
+    for batch in reader:
+        cols = [c.to_pylist() for c in batch.columns]
+        for vals in zip(*cols):
+            e = Event(*vals)
+            if cur is not None and e.key == cur.key:
+                merge(cur, e)
+                counter[0] += 1
+                continue
+            if cur is not None:
+                yield cur
+            cur = e
+    if cur is not None:
+        yield cur
+
+
+class _Ledger:
+    """`copies_merged` as the local ledger counts it: repeats of a key merged (while the last
+    report streamed the events) and repeats a reader marked as copies."""
+
+    def __init__(self, skipped: int, counter: list[int]) -> None:
+        self.skipped, self.counter = skipped, counter
+
+    @property
+    def copies_merged(self) -> int:
+        return self.skipped + self.counter[0]
+
+
+def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: bool = True):
+    """A `usage.collect.Collected` over every machine of the dataset: what `usage.report.build`
+    takes (its events are streamed from DuckDB and merged on the way)."""
+    from ..usage import collect as UC
+    from ..usage.claude import ClientRecorded
+
+    con = ds.connect(("usage",))
+    rows = session_rows(con, providers)
+    per_machine: dict[str, dict] = {}
+    without_n: dict[str, Counter] = {}
+    tally: dict = {}
+    notes: list[str] = []
+    problems: list[Problem] = []
+    skipped = 0
+    for r in rows:
+        ui = r.usage_info
+        child = r.parent_session_id is not None
+        if child and not subagents:
+            continue
+        sessions = per_machine.setdefault(r.machine, {})
+        skipped += ui.get("copies_skipped", 0)
+        for p, t in (ui.get("tally") or {}).items():
+            agg = tally.setdefault(p, UC.ReadTally())
+            for k, v in t.items():
+                setattr(agg, k, getattr(agg, k, 0) + v)
+        notes += [n for n in ui.get("notes") or [] if n not in notes]
+        problems += [Problem(p["path"], p["why"]) for p in ui.get("problems") or []]
+        owner = r.parent_session_id or r.session_id
+        wn = without_n.setdefault(r.machine, Counter())
+        for lane, ts, project, model in ui.get("without_usage") or []:
+            if subagents or lane == "main":
+                wn[(r.provider, owner, lane if r.provider == "claude-code" else r.session_id, ts, project, model)] += 1
+        if r.provider == "claude-code":
+            for sid, d in (ui.get("sessions") or {}).items():
+                info = sessions.setdefault((r.provider, sid), UC.SessionInfo(r.provider, sid, d.get("project")))
+                info.lanes += d.get("lanes", 0) if subagents else min(1, d.get("lanes", 0))
+                info.paths += (d.get("paths") or []) if subagents else (d.get("paths") or [])[:1]
+                info.without_usage += sum(1 for u in ui.get("without_usage") or [] if subagents or u[0] == "main")
+                if d.get("client"):
+                    info.client = ClientRecorded(**d["client"])
+            continue
+        info = sessions.setdefault((r.provider, owner), UC.SessionInfo(r.provider, owner, r.ref.project))
+        info.lanes += 1
+        info.paths += [str(p) for p in r.ref.paths]
+        if info.project is None:
+            info.project = r.ref.project
+        UC._client_recorded(info, r.provider, r.ref)
+        d = (ui.get("sessions") or {}).get(owner) or {}
+        info.without_usage += d.get("without_usage", 0)
+    # a session several machines hold is one session: described by the copy with the most
+    # transcripts (then the first machine by name); an assistant message without usage is one
+    # message however many machines hold it (per session, lane and instant: the most any one
+    # machine holds)
+    sessions = {}
+    for _m, infos in sorted(per_machine.items()):
+        for k, info in infos.items():
+            if k not in sessions or info.lanes > sessions[k].lanes:
+                sessions[k] = info
+    most: Counter = Counter()
+    for c in without_n.values():
+        for k, n in c.items():
+            most[k] = max(most[k], n)
+    without = [UC.Unpaid(k[0], k[1], k[3], k[4], k[5]) for k, n in most.items() for _ in range(n)]
+    counter = [0]
+
+    class DatasetCollected(UC.Collected):
+        @property
+        def events(self):  # a fresh stream each time a report is built
+            return merged_events(con, providers, subagents, counter)
+
+    col = DatasetCollected()
+    col.ledger = _Ledger(skipped, counter)  # type: ignore[assignment]
+    col.sessions, col.without_usage, col.tally, col.notes, col.problems = sessions, without, tally, notes, problems
+    col.coverage = coverage(ds, rows, providers, subagents)
+    col.machines = machines(ds)
+    return col
+
+
+def machines(ds: Dataset) -> list[dict]:
+    """The dataset's machines as the answers' summaries name them."""
+    return [{"machine": k, "machine_id": m.get("machine_id"), "host": m.get("host"), "runs": len(m.get("runs", [])),
+             "last_sync": (m.get("runs") or [{}])[-1].get("committed")} for k, m in sorted(ds.manifests.items())]
+
+
+def machines_text(ms: list[dict]) -> str:
+    return (f"{len(ms)} machine{'' if len(ms) == 1 else 's'}: "
+            + ", ".join(f"{m['machine']} (synced {m['last_sync'] or 'never'})" for m in ms))
+
+
+# -- stats ----------------------------------------------------------------------------------------
+
+def rebuild_stats(ref: SessionRef, d: dict):
+    from ..questions.stats import SessionStats
+
+    st = SessionStats(ref, rebuild_report(d.get("report")))
+    st.records, st.copies, st.prompts, st.turns = d["records"], d["copies"], d["prompts"], d["turns"]
+    st.kinds, st.tool_calls, st.tool_errors = Counter(d["kinds"]), Counter(d["tool_calls"]), Counter(d["tool_errors"])
+    st.tokens_by_model, st.tokens_unknown = d["tokens_by_model"], d["tokens_unknown"]
+    st.usage_units_by_model = Counter(d["usage_units_by_model"])
+    st.tokens_cumulative_by_model = d["tokens_cumulative_by_model"]
+    st.file_changes = d["file_changes"]
+    return st
+
+
+@dataclass
+class DatasetStats:
+    shared: object
+    """questions.stats.SharedStats over every machine's sessions."""
+    machine_of: dict = field(default_factory=dict)
+    """id(SessionStats) -> machine."""
+    coverage: list = field(default_factory=list)
+    machines: list = field(default_factory=list)
+
+
+def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: bool = True) -> DatasetStats:
+    """`stats --shared`'s census of every session of every machine (Claude Code included, read
+    through the shared records as `--shared` reads it), summed by the same SharedStats."""
+    from ..questions.stats import SharedStats
+
+    con = ds.connect(("sessions",))
+    rows = session_rows(con, providers)
+    out: list = []
+    problems: list[Problem] = []
+    mach: dict = {}
+    for r in rows:
+        if not subagents and r.parent_session_id is not None:
+            continue
+        if r.stats is None:  # the census itself failed (a reader's bug): what the sync recorded
+            problems += [Problem(p["path"], p["why"]) for p in r.problems]
+            continue
+        d = r.stats.get("main_only") if (not subagents and r.stats.get("main_only")) else r.stats
+        ref = r.ref
+        if not subagents and r.provider == "claude-code":
+            from dataclasses import replace
+
+            ref = replace(ref, paths=ref.paths[:1])
+        st = rebuild_stats(ref, d)
+        problems += st.report.problems
+        out.append(st)
+        mach[id(st)] = r.machine
+    # the local census lists other providers first, then Claude Code's sessions read through --shared
+    out.sort(key=lambda s: s.ref.provider == "claude-code")
+    return DatasetStats(SharedStats(out, problems), mach, coverage(ds, rows, providers, subagents), machines(ds))
+
+
+# -- query ----------------------------------------------------------------------------------------
+
+def run_sql(dataset: "str | Dataset", sql: str) -> tuple[list[str], Iterator[tuple]]:
+    """(column names, rows) of one SQL statement over the dataset's views, streamed."""
+    import duckdb
+
+    from ..errors import UsageError
+
+    ds = dataset if isinstance(dataset, Dataset) else Dataset.open(dataset)
+    con = ds.connect()
+    try:
+        rel = con.sql(sql)
+    except duckdb.Error as exc:
+        raise UsageError(f"the query failed: {exc}".split("\n")[0],
+                         hint="views: sessions, records, usage, tool_calls, file_changes, sessions_versions, manifests")
+    if rel is None:
+        return [], iter(())
+    cols = list(rel.columns)
+    reader = rel.to_arrow_reader(BATCH_ROWS)
+
+    def rows() -> Iterator[tuple]:
+        for b in reader:
+            yield from zip(*[c.to_pylist() for c in b.columns])
+
+    return cols, rows()
+
+
+# -- list -----------------------------------------------------------------------------------------
+
+@dataclass
+class DatasetList:
+    claude: list = field(default_factory=list)
+    """(machine, providers.claude.listing.SessionRow) of every Claude Code session."""
+    refs: list = field(default_factory=list)
+    """(machine, questions.listing.RefRow) of every other session."""
+    kids: Counter | None = None
+    lineage: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+    coverage: list = field(default_factory=list)
+    machines: list = field(default_factory=list)
+
+
+def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool = True) -> DatasetList:
+    """The facts `list` prints for every session of every machine, as the sync read them; forks and
+    child counts computed across the sessions of each machine, as `list` computes them."""
+    from ..providers.claude.listing import SessionRow as ClaudeRow
+    from ..questions.listing import RefRow
+
+    con = ds.connect(("sessions",))
+    rows = session_rows(con, providers)
+    out = DatasetList(coverage=coverage(ds, rows, providers, subagents), machines=machines(ds))
+    if subagents:
+        out.kids = Counter((r.machine, r.provider, r.parent_session_id) for r in rows
+                           if r.parent_session_id is not None and r.helper is None)
+    forks: dict = {}
+    paths: dict = {}
+    for r in rows:
+        lr = r.list_row.get("ref") or {}
+        f = lr.get("forked_from") if "forked_from" in lr else None
+        paths[(r.machine, r.provider, r.session_id)] = str(r.ref.paths[0]) if r.ref.paths else None
+        c = r.list_row.get("claude")
+        if c and c.get("forked_from"):
+            forks.setdefault((r.machine, r.provider, c["forked_from"]["session_id"]), []).append(r.session_id)
+        elif f:
+            forks.setdefault((r.machine, r.provider, f["session_id"]), []).append(r.session_id)
+    for r in rows:
+        if r.parent_session_id is not None and not subagents:
+            continue
+        lr = r.list_row
+        if "error" in lr:
+            out.problems.append(Problem(str(r.paths[0]) if r.paths else r.session_id, lr["error"]))
+            continue
+        c = lr.get("claude")
+        if c is not None:
+            row = ClaudeRow(**{k: v for k, v in c.items() if k in ClaudeRow.__dataclass_fields__})
+            row.forks = sorted(forks.get((r.machine, r.provider, r.session_id), []))
+            if not subagents:
+                row.subagents = None
+                row.notes = [n for n in row.notes if not n.startswith("subagents:")]
+            out.claude.append((r.machine, row))
+            continue
+        d = lr.get("ref") or {}
+        if "records" not in d:
+            continue
+        rr = RefRow(r.ref, **{k: d[k] for k in ("first_prompt", "first_prompt_at", "last_prompt", "last_prompt_at",
+                                                 "last_agent_message", "last_agent_message_at", "first_at", "last_at",
+                                                 "records", "prompts", "models", "notes")})
+        rr.report = rebuild_report(d.get("report"))
+        out.problems += rr.report.problems
+        out.refs.append((r.machine, rr))
+        if "forked_from" in d:
+            f = d["forked_from"]
+            if f is not None and f.get("path") is None:
+                f = {**f, "path": paths.get((r.machine, r.provider, f["session_id"]))}
+            out.lineage[(r.machine, r.provider, r.session_id)] = [
+                f, sorted(forks.get((r.machine, r.provider, r.session_id), []))]
+    out.claude.sort(key=lambda mr: (mr[1].last_at or "", mr[1].mtime), reverse=True)
+    from .run import RANK
+
+    order = {(r.machine, r.provider, r.session_id): (r.list_row.get("ref") or {}).get("ordinal", 0) for r in rows}
+    out.refs.sort(key=lambda mr: (mr[0], RANK.get(mr[1].ref.provider, 9),
+                                  order.get((mr[0], mr[1].ref.provider, mr[1].ref.session_id), 0)))
+    return out
