@@ -88,8 +88,3 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home
-    # `--no-index` run in-process (cli main) turns the index off for the process: a later test
-    # calling the library directly must not inherit it (test_index.py after test_index_files.py)
-    from sessionsift.index import config as _index_config
-
-    _index_config.enable()

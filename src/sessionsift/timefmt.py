@@ -67,3 +67,23 @@ def parse_when(s: str, now: datetime | None = None) -> datetime:
     if d.tzinfo is None:
         d = d.astimezone()
     return d
+
+
+def parse_bound(s: str, *, end: bool = False, now: datetime | None = None) -> datetime:
+    """A window bound as every command's ``--since``/``--until`` reads it: a duration ago
+    (``2h``, ``3d``), a local date (``2026-11-30`` or ``20261130``: its first instant, or with
+    ``end`` its last, so ``--until 2026-11-30`` takes the whole day), or an ISO instant (naive =
+    local time)."""
+    t = s.strip()
+    day = None
+    if len(t) == 8 and t.isdigit():
+        day = t[:4] + "-" + t[4:6] + "-" + t[6:]
+    elif len(t) == 10 and t[4:5] == "-" and t[7:8] == "-":
+        day = t
+    if day is not None:
+        try:
+            d = datetime.fromisoformat(day).astimezone()
+        except ValueError:
+            raise UsageError(f"cannot read {s!r} as a date")
+        return d + timedelta(days=1, microseconds=-1) if end else d
+    return parse_when(t, now)

@@ -8,9 +8,10 @@ from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport, r
 from ..providers.claude.discover import Lane
 from ..errors import UsageError
 from ..timefmt import instant, short_local
-from .options import lane_fields, refetch
+from .invocation import targeting
+from .options import lane_fields, refetch, claude_root_arg
 from .exit import ExitStatus
-from .options import common_options, make_scope, problems_json, scope_header, scope_options
+from .options import make_scope, problems_json, scope_header, claude_root_arg
 from .output import Out, esc
 
 PENDING = "still pending at end of transcript"
@@ -126,24 +127,24 @@ def _sum(vals):
 
 
 @audit_cmd.command("reinjection")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
+@targeting()
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--flushes", "show_flushes", is_flag=True, help="Also one row per flush (kind: flush).")
 @click.option("--min-flushes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Only files delivered in at least N flushes.")
-def reinjection_cmd(targets, fmt, claude_home, sessions_from, no_subagents, show_flushes, min_flushes):
+def reinjection_cmd(inv, no_subagents, show_flushes, min_flushes):
     """Files whose on-disk changes the client injected into context (edited_text_file), flush by flush:
     how often, how many bytes, how many were byte-identical repeats, whether the entry grew, and how
     the file left the set (the session's next Edit/Write) or that it is still pending.
 
     Example: sessionsift audit reinjection . --format json
     """
-    scope = make_scope(targets, claude_home, sessions_from)
+    fmt = inv.fmt
+    claude_home = claude_root_arg(inv)
+    scope = make_scope(inv)
     res = reinjection(scope, subagents=not no_subagents)
     out = Out(fmt, "audit")
-    out.header(**scope_header(scope), audit="reinjection", min_flushes=min_flushes)
+    out.header(**scope_header(inv, scope), audit="reinjection", min_flushes=min_flushes)
     shown_lanes, files_shown = [], 0
     for lr in res.with_deliveries:
         files = [f for f in lr.files if f.flushes >= min_flushes]

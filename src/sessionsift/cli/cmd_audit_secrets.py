@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, sessions_unit, make_selection, problems_json, provider_options,
-                      scope_options, selection_header)
+from .invocation import targeting
+from .options import (coverage_json, coverage_line, sessions_unit, make_selection, problems_json, selection_header, claude_root_arg)
 from .output import Out, esc
 
 SECRETS_INVISIBLE = [
@@ -25,15 +25,12 @@ def finding_json(f) -> dict:
 
 
 @click.command("secrets")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @click.option("--entropy", is_flag=True, help="Also run detect-secrets' high-entropy string detectors (noisy on transcripts).")
 @click.option("--allowlist", "allowlist", type=click.Path(dir_okay=False), default=None,
               help="Known false positives (one hashed_secret per line; default: "
                    "${XDG_CONFIG_HOME:-~/.config}/sessionsift/secrets-allowlist.txt).")
-def secrets_cmd(targets, fmt, claude_home, sessions_from, entropy, allowlist):
+def secrets_cmd(inv, entropy, allowlist):
     """Credentials in transcripts (API keys, tokens, private keys, passwords in URLs and environment
     dumps), found with detect-secrets: locator, field, kind and a masked preview, never the secret.
     Exit 0: none found; 9: some found; 3: none found but something could not be read.
@@ -42,10 +39,11 @@ def secrets_cmd(targets, fmt, claude_home, sessions_from, entropy, allowlist):
     Example: sessionsift audit secrets --home examples/home
     Example: sessionsift audit secrets . --format json
     """
+    fmt = inv.fmt
     from ..audit.secrets import allowlist_path, load_allowlist, scan_sessions
     from ..export.source import pairs
 
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(inv)
     allow_file = allowlist or str(allowlist_path())
     allow, allow_state = load_allowlist(allow_file)
     res = scan_sessions(pairs(sel), entropy=entropy, allow=allow)

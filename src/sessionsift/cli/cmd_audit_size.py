@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, session_split, sessions_unit, make_selection, problems_json, provider_options,
-                      scope_options, selection_header)
+from .invocation import targeting
+from .options import (coverage_json, coverage_line, session_split, sessions_unit, make_selection, problems_json, selection_header, claude_root_arg)
 from .output import Out, esc
 from ..render import plural
 
@@ -47,15 +47,12 @@ def _display(sel, provider: str) -> str:
 
 
 @click.command("size")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
               help="Sessions shown in text output, biggest first (JSON has every session).")
 @click.option("--no-capture", is_flag=True, help="Do not compress footprints to measure what a capture would reclaim.")
 @click.option("--no-duplicates", is_flag=True, help="Do not hash payloads for the duplicate census.")
-def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_duplicates):
+def size_cmd(inv, top, no_capture, no_duplicates):
     """Bytes per session by record kind, payload (inline images, tool outputs, thinking signatures,
     request dumps ...) and attachment type; duplicate payloads by SHA-256 and what deduplication or a
     capture would reclaim. Every provider with a reader; no target = every session.
@@ -64,10 +61,11 @@ def size_cmd(targets, fmt, claude_home, sessions_from, top, no_capture, no_dupli
     Example: sessionsift audit size --home examples/home
     Example: sessionsift audit size . --format json
     """
+    fmt = inv.fmt
     from ..audit.size import size_audit
     from ..export.source import pairs
 
-    sel = make_selection(targets, sessions_from)
+    sel = make_selection(inv)
     res = size_audit(pairs(sel), capture=not no_capture, duplicates=not no_duplicates)
     out = Out(fmt, "audit")
     out.header(**selection_header(sel), audit="size")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, sessions_unit, display_name, problems_json, provider_options,
-                      root_request)
+from .invocation import targeting
+from .options import coverage_json, coverage_line, sessions_unit, display_name, problems_json
 from .output import Out, esc
 
 
@@ -40,7 +40,24 @@ def _scan_options(f):
     f = click.option("--older-than", default=None,
                      help="The age gate: last activity before this (a duration such as 30d, 12h, or an ISO "
                           "instant). Default 30d; `protect` defaults to 0s (every idle session).")(f)
-    return provider_options(common_options(f))
+    return targeting(targets=None)(f)
+
+
+_NOT_NARROWED = ("--since", "--until", "--project", "--limit", "--sessions-from")
+
+
+def _refuse_filters(inv) -> None:
+    inv.refuse(*_NOT_NARROWED, why="decides over every session of the roots (its age gate is --older-than; "
+                                   "name sessions as TARGETs of capture/protect)")
+
+
+def _archive_options(f):
+    f = click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")(f)
+    return targeting(targets=None)(f)
+
+
+def _refuse_roots(inv) -> None:
+    inv.refuse(*inv.named, why="reads the archive of --data-dir, whatever the roots")
 
 
 def _data(data_dir):
@@ -53,7 +70,7 @@ def _data(data_dir):
 @_scan_options
 @click.option("-v", "--verbose", is_flag=True, help="Each gate's detail and evidence, and the footprint, per session.")
 @click.pass_context
-def clean_cmd(ctx, fmt, claude_home, older_than, waive_kept, data_dir, verbose):
+def clean_cmd(ctx, inv, older_than, waive_kept, data_dir, verbose):
     """Safe clean-up across every agent: every session with its age, size and three gates (age,
     activity, kept), each proven or not proven with its reason; capture into a verified archive
     and delete only what every gate proves; restore, verify, list (docs/clean.md). `clean` alone
@@ -64,34 +81,36 @@ def clean_cmd(ctx, fmt, claude_home, older_than, waive_kept, data_dir, verbose):
     Example: sessionsift clean capture --apply
     """
     if ctx.invoked_subcommand is None:
-        return _scan(fmt, older_than, waive_kept, data_dir, verbose)
+        _refuse_filters(inv)
+        return _scan(inv, older_than, waive_kept, data_dir, verbose)
     return None
 
 
 @clean_cmd.command("scan")
 @_scan_options
 @click.option("-v", "--verbose", is_flag=True, help="Each gate's detail and evidence, and the footprint, per session.")
-def scan_cmd(fmt, claude_home, older_than, waive_kept, data_dir, verbose):
+def scan_cmd(inv, older_than, waive_kept, data_dir, verbose):
     """Read-only: every session of every provider with its age (by its last record's instant),
     its size (its whole footprint) and the three gates, the summary and coverage lines, and each
     Claude Code session's projected deletion by the client's own cleanupPeriodDays.
 
     Example: sessionsift clean scan --home /path/to/corpus --format json
     """
-    return _scan(fmt, older_than, waive_kept, data_dir, verbose)
+    _refuse_filters(inv)
+    return _scan(inv, older_than, waive_kept, data_dir, verbose)
 
 
-def _report(older_than, waive_kept, data_dir):
+def _report(inv, older_than, waive_kept, data_dir):
     from ..clean.scan import scan
     from ..providers.scope import survey
 
-    sv = survey(root_request())
+    sv = survey(inv.root_request())
     return scan(sv, older_than=older_than or "30d", waive_kept=waive_kept, data=_data(data_dir))
 
 
-def _scan(fmt, older_than, waive_kept, data_dir, verbose) -> int:
-    rep = _report(older_than, waive_kept, data_dir)
-    out = Out(fmt, "clean")
+def _scan(inv, older_than, waive_kept, data_dir, verbose) -> int:
+    rep = _report(inv, older_than, waive_kept, data_dir)
+    out = Out(inv.fmt, "clean")
     _header(out, rep, "scan", False)
     for v in rep.verdicts:
         out.row("session", v.to_json())
@@ -223,11 +242,13 @@ def _close(out: Out, rep, extra: dict | None) -> int:
     return int(ExitStatus.INCOMPLETE) if (rep.survey.incomplete() or rep.problems) else int(ExitStatus.OK)
 
 
-def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> int:
+def _act(action: str, inv, targets, older_than, waive_kept, data_dir, apply) -> int:
     from ..clean import apply as AP
 
+    _refuse_filters(inv)
+    fmt = inv.fmt
     rec = AP.recover(_data(data_dir)) if apply else []
-    rep = _report(older_than, waive_kept, data_dir)
+    rep = _report(inv, older_than, waive_kept, data_dir)
     oc = AP.run(rep, action, tuple(targets), apply=apply, recovered=rec)
     out = Out(fmt, "clean")
     _header(out, rep, action, apply)
@@ -278,7 +299,7 @@ def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> 
 @_scan_options
 @click.argument("targets", nargs=-1)
 @click.option("--apply", is_flag=True, help="Act (default: dry run).")
-def capture_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, apply):
+def capture_cmd(inv, older_than, waive_kept, data_dir, targets, apply):
     """Capture every ELIGIBLE session (or those of TARGET: session ids, prefixes, paths) into the
     archive -- streamed, content-addressed, decompressed and rehashed, the source re-stat'ed, the
     manifest entry authenticated -- and only then remove it. A database session's rows are
@@ -286,14 +307,14 @@ def capture_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, app
 
     Example: sessionsift clean capture --older-than 90d --apply
     """
-    return _act("capture", targets, fmt, older_than, waive_kept, data_dir, apply)
+    return _act("capture", inv, targets, older_than, waive_kept, data_dir, apply)
 
 
 @clean_cmd.command("protect")
 @_scan_options
 @click.argument("targets", nargs=-1)
 @click.option("--apply", is_flag=True, help="Act (default: dry run).")
-def protect_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, apply):
+def protect_cmd(inv, older_than, waive_kept, data_dir, targets, apply):
     """Capture every session the activity gate proves idle (and, with --older-than, the age gate
     proves old) and that is not already kept with its current bytes, without deleting anything: a
     verified backup against the client's own deletion (Claude Code's cleanupPeriodDays). Dry run
@@ -301,16 +322,15 @@ def protect_cmd(fmt, claude_home, older_than, waive_kept, data_dir, targets, app
 
     Example: sessionsift clean protect --apply
     """
-    return _act("protect", targets, fmt, older_than or "0s", waive_kept, data_dir, apply)
+    return _act("protect", inv, targets, older_than or "0s", waive_kept, data_dir, apply)
 
 
 @clean_cmd.command("restore")
 @click.argument("ident")
 @click.option("--into", type=click.Path(file_okay=False), default=None,
               help="Restore under this root instead of the scan root recorded at capture.")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def restore_cmd(ident, into, data_dir, fmt):
+@_archive_options
+def restore_cmd(inv, ident, into, data_dir):
     """Restore capture IDENT (a capture id, a unique prefix, or a session id): refuses to
     overwrite, validates every target against the scan root recorded at capture, verifies every
     hash, restores the original mtimes, and says whether the client's retention will delete it
@@ -318,6 +338,8 @@ def restore_cmd(ident, into, data_dir, fmt):
 
     Example: sessionsift clean restore 3f2a9c
     """
+    _refuse_roots(inv)
+    fmt = inv.fmt
     from ..clean.archive import Archive, archive_dir
     from ..clean.restore import restore
 
@@ -344,14 +366,15 @@ def restore_cmd(ident, into, data_dir, fmt):
 
 
 @clean_cmd.command("verify")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def verify_cmd(data_dir, fmt):
+@_archive_options
+def verify_cmd(inv, data_dir):
     """Check every manifest entry: its HMAC and its place in the chain, and every archived object
     (present, decompressed, rehashed). Exit 4 when anything fails.
 
     Example: sessionsift clean verify
     """
+    _refuse_roots(inv)
+    fmt = inv.fmt
     from ..clean.archive import Archive, archive_dir
     from ..clean.restore import verify
 
@@ -376,14 +399,15 @@ def verify_cmd(data_dir, fmt):
 
 
 @clean_cmd.command("list")
-@click.option("--data-dir", type=click.Path(file_okay=False), default=None, help="sessionsift's data dir.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def list_cmd(data_dir, fmt):
+@_archive_options
+def list_cmd(inv, data_dir):
     """What the archive holds (each capture: its status, whether the kept gate was waived, sizes)
     and what the ledger records as exported.
 
     Example: sessionsift clean list --format json
     """
+    _refuse_roots(inv)
+    fmt = inv.fmt
     from .. import ledger
     from ..clean.archive import Archive, archive_dir
     from ..clean.restore import status_of

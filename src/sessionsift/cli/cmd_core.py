@@ -12,9 +12,9 @@ from ..providers.claude.model.lane import Entry
 from ..providers.claude.model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
-from .options import (claude_root_arg, sessions_unit, claude_scope, lane_fields, refetch, refetch_at, common_options, coverage_json, coverage_line, make_selection,
-                      problems_json, provider_options, scope_options, selection_header)
-from .options import dataset_option
+from .invocation import targeting
+from .options import (claude_root_arg, sessions_unit, claude_scope, lane_fields, refetch, refetch_at, coverage_json, coverage_line, make_selection,
+                      problems_json, selection_header)
 from .output import Out, clip, esc
 from .stats_run import _known_tokens, _plural, _prompts_text, _tools_text, bridges_json  # noqa: F401
 
@@ -40,13 +40,9 @@ def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
 
 
 @click.command("list")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting(limit=True, dataset=True)
 @click.option("--no-subagents", is_flag=True, help="Do not count subagent lanes.")
-@dataset_option
-def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents, dataset):
+def list_cmd(inv, no_subagents):
     """One row per session of every provider, newest first (Claude Code: each transcript's head
     and tail only; other providers: the session's records), ending with the coverage line.
 
@@ -56,9 +52,10 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents, dataset):
     """
     from ..questions.listing import list_refs, sort_key
 
-    if dataset:
-        return _list_dataset(dataset, targets, fmt, sessions_from, no_subagents)
-    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    if inv.dataset:
+        return _list_dataset(inv, no_subagents)
+    sel = make_selection(inv, subagents=not no_subagents)
+    fmt = inv.fmt
     rows: list[tuple[float, str, object]] = []
     res = None
     if sel.claude is not None:
@@ -99,16 +96,17 @@ def list_cmd(targets, fmt, claude_home, sessions_from, no_subagents, dataset):
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
 
 
-def _list_dataset(dataset, targets, fmt, sessions_from, no_subagents) -> int:
+def _list_dataset(inv, no_subagents) -> int:
     """`list --dataset`: every machine's sessions, newest first, each row as `list` prints it (with
     its `machine`), from the facts the sync read (docs/dataset.md)."""
     from ..questions.listing import sort_key
     from ..sync.answers import list_rows, machines_text
     from ..sync.dataset import Dataset
-    from .options import display_name, refuse_with_dataset, root_request
+    from .options import display_name, refuse_with_dataset
 
-    refuse_with_dataset(targets, sessions_from)
-    got = list_rows(Dataset.open(dataset), list(root_request().only) or None, not no_subagents)
+    refuse_with_dataset(inv)
+    dataset, fmt = inv.dataset, inv.fmt
+    got = list_rows(Dataset.open(dataset), list(inv.providers) or None, not no_subagents)
 
     class _Sel:  # what the row renderer asks of a selection: each provider's display name
         class survey:
@@ -254,9 +252,7 @@ def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
 
 
 @click.command("show")
-@click.argument("target")
-@common_options
-@provider_options
+@targeting(targets="one")
 @click.option("--lane", default=None, help="Subagent lane (agent id or file stem) of the session.")
 @click.option("--line", "lines", default=None, help="N (explicit) or A..B (range), 1-based physical lines.")
 @click.option("--locator", default=None, help="A record's locator (L12, L12#1, or TABLE:ID for a database row).")
@@ -266,7 +262,7 @@ def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
 @click.option("--branch-points", is_flag=True, help="Records with more than one conversation child (Claude Code).")
 @click.option("--full", is_flag=True,
               help="Print large harness payloads (system-prompt snapshots, skill/agent listings) whole.")
-def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, branch_points, full):
+def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full):
     """Show records of one session (any provider) by line, locator, uuid or turn.
 
     \b
@@ -277,7 +273,9 @@ def show_cmd(target, fmt, claude_home, lane, lines, locator, uuid, turn, raw, br
 
     from ..errors import TargetError, UsageError
 
-    sel = make_selection((target,))
+    sel = make_selection(inv)
+    fmt = inv.fmt
+    claude_home = claude_root_arg(inv)
     n_claude = len(sel.claude.sessions) if sel.claude is not None else 0
     if sel.children:  # one session: not the subagents its id brought along
         from dataclasses import replace as _replace
@@ -364,16 +362,12 @@ def _size(n: int) -> str:
     return f"{n} bytes"  # pragma: no cover
 
 @click.command("stats")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting(dataset=True)
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--strict", is_flag=True, help="Fail on the first malformed line, naming file and line.")
 @click.option("--shared", "shared_claude", is_flag=True,
               help="Also read Claude Code sessions through the shared records, so the `shared` totals cover every provider.")
-@dataset_option
-def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude, dataset):
+def stats_cmd(inv, no_subagents, strict, shared_claude):
     """Census per session: Claude Code's line types, labels, turns, compactions, tokens per model;
     for every provider, records, prompts, tool calls and errors per tool, tokens per model.
 
@@ -383,4 +377,4 @@ def stats_cmd(targets, fmt, claude_home, sessions_from, no_subagents, strict, sh
     """
     from .stats_run import run
 
-    return run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude, dataset)
+    return run(inv, no_subagents, strict, shared_claude)

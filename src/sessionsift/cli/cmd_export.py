@@ -9,8 +9,8 @@ import click
 
 from ..errors import UsageError
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, sessions_unit, display_name, problems_json, provider_options,
-                      read_session_list, root_request, scope_options, selection_header)
+from .invocation import targeting
+from .options import (coverage_json, coverage_line, sessions_unit, display_name, problems_json, selection_header)
 from .output import Out, esc
 
 
@@ -32,12 +32,20 @@ def export_cmd():
     """
 
 
-def selection(targets, sessions_from):
-    """Every provider's sessions named by `targets`, with full discovery facts (projects, titles)."""
+def selection(inv):
+    """Every provider's sessions the invocation names, with full discovery facts (projects,
+    titles), narrowed by its session filters."""
     from ..providers.scope import select, survey
 
-    sv = survey(root_request())
-    return select(sv, list(targets), read_session_list(sessions_from))
+    from ..providers.claude.discover import use_index
+    from ..providers.scope import narrow
+
+    sv = survey(inv.root_request())
+    sel = select(sv, list(inv.targets), inv.session_list())
+    if sel.claude is not None:
+        use_index(sel.claude, inv.index_off())  # type: ignore[arg-type]
+    n = inv.narrowing()
+    return narrow(sel, n) if n is not None else sel
 
 
 def out_option(f):
@@ -87,16 +95,13 @@ def print_outcome(out: Out, o, what: str) -> None:
 
 
 @export_cmd.command("chunks")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @out_option
 @click.option("--max-chars", type=click.IntRange(min=64), default=8000, show_default=True,
               help="Largest chunk, in characters (a turn longer than this is cut at record boundaries).")
 @click.option("--redact", is_flag=True, help="Mask the credentials `audit secrets` finds.")
 @click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
-def chunks_cmd(targets, fmt, claude_home, sessions_from, out, max_chars, redact, force):
+def chunks_cmd(inv, out, max_chars, redact, force):
     """Conversations as JSON Lines chunks: one per turn of a lane, under --max-chars, each with its
     provider, session, lane, turn, locators and byte range back to the transcript, roles, labels,
     text and the reading's omissions (never an exact copy). No target = every session.
@@ -109,7 +114,8 @@ def chunks_cmd(targets, fmt, claude_home, sessions_from, out, max_chars, redact,
     from ..export.run import export_each
     from ..export.source import pairs
 
-    sel = selection(targets, sessions_from)
+    fmt = inv.fmt
+    sel = selection(inv)
     o = Out(fmt, "export")
     o.header(**selection_header(sel), format="chunks", out=str(Path(out).resolve()), max_chars=max_chars,
              redact=redact)
@@ -142,13 +148,10 @@ def _redactor():
 
 
 @export_cmd.command("parquet")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @out_option
 @click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
-def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
+def parquet_cmd(inv, out, force):
     """Every record (provider, session, lane, locator, uuid, instant, role, labels, tool, call id,
     exit code, tokens, model, text, sizes) as a Parquet dataset partitioned by provider and date,
     schema sessionsift.records/1 (docs/export.md). No target = every session of every provider.
@@ -160,7 +163,8 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
     from ..export.parquet import SCHEMA_NAME, SCHEMA_VERSION, export_parquet
     from ..export.source import pairs
 
-    sel = selection(targets, sessions_from)
+    fmt = inv.fmt
+    sel = selection(inv)
     o = Out(fmt, "export")
     root = Path(out).resolve()
     o.header(**selection_header(sel), format="parquet", out=str(root), dataset=str(root / "records"),
@@ -198,12 +202,13 @@ def parquet_cmd(targets, fmt, claude_home, sessions_from, out, force):
                                                       "dataset": str(root / "records")})
 
 
-def _share(fmt_name, targets, fmt, sessions_from, out, redact, force):
+def _share(fmt_name, inv, out, redact, force):
     from .cmd_audit_secrets import finding_json
     from ..export.share import export_documents
     from ..export.source import pairs
 
-    sel = selection(targets, sessions_from)
+    fmt = inv.fmt
+    sel = selection(inv)
     o = Out(fmt, "export")
     root = Path(out).resolve()
     o.header(**selection_header(sel), format=fmt_name, out=str(root), redact=redact)
@@ -234,14 +239,11 @@ def _share(fmt_name, targets, fmt, sessions_from, out, redact, force):
 
 
 @export_cmd.command("markdown")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @out_option
 @click.option("--redact", is_flag=True, help="Mask the credentials the secrets audit finds.")
 @click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
-def markdown_cmd(targets, fmt, claude_home, sessions_from, out, redact, force):
+def markdown_cmd(inv, out, redact, force):
     """One Markdown file per session plus an index: prompts, replies, tool calls with their results
     folded, thinking marked, subagents nested, compaction boundaries, images inline; transcript text
     fenced, never interpreted. The secrets audit runs first and its findings are shown; exit 9 when
@@ -250,18 +252,15 @@ def markdown_cmd(targets, fmt, claude_home, sessions_from, out, redact, force):
     \b
     Example: sessionsift export markdown . --out shared/ --redact
     """
-    return _share("markdown", targets, fmt, sessions_from, out, redact, force)
+    return _share("markdown", inv, out, redact, force)
 
 
 @export_cmd.command("html")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @out_option
 @click.option("--redact", is_flag=True, help="Mask the credentials the secrets audit finds.")
 @click.option("--force", is_flag=True, help="Write a new version even when this reading was exported already.")
-def html_cmd(targets, fmt, claude_home, sessions_from, out, redact, force):
+def html_cmd(inv, out, redact, force):
     """One self-contained HTML file per session plus an index (no script, no network at view time:
     a strict Content-Security-Policy; everything from the transcript escaped). The secrets audit
     runs first and its findings are shown; exit 9 when credentials were written unmasked.
@@ -269,4 +268,4 @@ def html_cmd(targets, fmt, claude_home, sessions_from, out, redact, force):
     \b
     Example: sessionsift export html . --out shared/ --redact
     """
-    return _share("html", targets, fmt, sessions_from, out, redact, force)
+    return _share("html", inv, out, redact, force)

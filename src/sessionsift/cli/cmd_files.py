@@ -12,8 +12,9 @@ from ..files import recover as rec_mod, touched  # plan and image: imported by t
 from ..timefmt import instant, short_local
 from .options import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
-from .options import (claude_scope, common_options, coverage_json, coverage_line, make_scope, make_selection,
-                      problems_json, provider_options, scope_header, scope_options, selection_header)
+from .invocation import targeting
+from .options import (claude_root_arg, claude_scope, coverage_json, coverage_line, make_scope, make_selection,
+                      problems_json, scope_header, selection_header)
 from .output import Out, clip, esc, plural
 
 
@@ -30,15 +31,12 @@ def _touch_row(t: touched.Touch, home) -> dict:
 
 
 @click.command("files")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @click.option("--by", "by", type=click.Choice(["file", "dir", "timeline", "summary"]), default="file",
               show_default=True, help="Grouping of the rows.")
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--subagents-only", is_flag=True, help="Subagent lanes only.")
-def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only):
+def files_cmd(inv, by, no_subagents, subagents_only):
     """Which files sessions read, wrote and edited (Claude Code: tools and shell; other providers:
     the file changes their records hold), when, and by which session and lane.
 
@@ -49,16 +47,17 @@ def files_cmd(targets, fmt, claude_home, sessions_from, by, no_subagents, subage
     from ..read.fanout import no_gc
 
     with no_gc():  # a store's events are hundreds of thousands of acyclic objects: no collector passes
-        return _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only)
+        return _files(inv, by, no_subagents, subagents_only)
 
 
-def _files(targets, fmt, claude_home, sessions_from, by, no_subagents, subagents_only):
+def _files(inv, by, no_subagents, subagents_only):
     from ..questions.files import changes as shared_changes
     from .cmd_shared import change_line, change_row, display_of, pairs_of
 
     if no_subagents and subagents_only:
         raise UsageError("--no-subagents and --subagents-only exclude each other")
-    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    fmt, claude_home = inv.fmt, claude_root_arg(inv)
+    sel = make_selection(inv, subagents=not no_subagents)
     scope = claude_scope(sel)
     irep, hows = _index_report(scope)
     with _progress(irep):
@@ -201,7 +200,7 @@ def _index_report(scope):
     """(IndexReport, list the lanes' outcomes are appended to) for the Claude Code scope."""
     from ..index.report import IndexReport
 
-    return IndexReport.for_root(scope.home.path), []
+    return IndexReport.for_root(scope.home.path, scope.index_off), []
 
 
 class _progress:
@@ -270,7 +269,7 @@ def _step_row(s: rec_mod.Step, home) -> dict:
             "known_pieces": s.known, "total_pieces": s.total, "complete": s.complete, "tool_use_id": s.tool_use_id}
 
 
-def _recover_file_arg(targets: tuple[str, ...], file: str | None) -> tuple[tuple[str, ...], str]:
+def _recover_file_arg(inv, targets: tuple[str, ...], file: str | None) -> tuple[tuple[str, ...], str]:
     """`recover [TARGET...] PATH` or `recover [TARGET...] --file PATH`: without --file the last
     positional is the file; with it, a last positional naming the same file is the same request
     (dropped), and one that is no session target but a file of its own is a second file (a usage
@@ -280,7 +279,7 @@ def _recover_file_arg(targets: tuple[str, ...], file: str | None) -> tuple[tuple
             raise UsageError("give the file: recover [TARGET...] PATH (or --file PATH)")
         *rest, last = targets
         if (not rest and os.sep not in last and "." not in last and not os.path.lexists(last)
-                and _names_a_session(last)):
+                and _names_a_session(inv, last)):
             raise UsageError(f"{last!r} names a session, not a file: give the file too "
                              f"(recover {last} PATH, or --file PATH)")
         return tuple(rest), last
@@ -291,35 +290,32 @@ def _recover_file_arg(targets: tuple[str, ...], file: str | None) -> tuple[tuple
     return targets, file
 
 
-def _two_files(targets: tuple[str, ...], file: str) -> UsageError | None:
+def _two_files(inv, targets: tuple[str, ...], file: str) -> UsageError | None:
     """With --file given, a last positional that reads as a file (it is one, or is spelled as a
     path: a separator or a dot) and names no session (nor a directory of them) is a second file:
     the usage error naming both. A bare token stays a bad target (its own error)."""
     last = targets[-1] if targets else None
     if last is None or Path(last).expanduser().is_dir():
         return None
-    if not (Path(last).expanduser().is_file() or os.sep in last or "." in last) or _names_a_session(last):
+    if not (Path(last).expanduser().is_file() or os.sep in last or "." in last) or _names_a_session(inv, last):
         return None
     return UsageError(f"two files given: --file {file} and {last} (positional); give one "
                       "(the positionals before the file name sessions)")
 
 
-def _names_a_session(t: str) -> bool:
+def _names_a_session(inv, t: str) -> bool:
     """Whether target `t` resolves to a session of a provider looked at."""
     from ..errors import TargetError
 
     try:
-        sel = make_selection((t,))
+        sel = make_selection(inv.with_targets((t,)))
     except (TargetError, UsageError):
         return False
     return bool(sel.refs) or bool(sel.claude is not None and sel.claude.sessions)
 
 
 @click.command("recover")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @click.option("--file", "file", required=False, help="The file (relative = against your cwd).")
 @click.option("--coverage", is_flag=True, help="Known line ranges and every boundary.")
 @click.option("--at", "at", default=None, help="L<line> | turn<N> | instant: content as the session saw it then.")
@@ -327,8 +323,7 @@ def _names_a_session(t: str) -> bool:
 @click.option("--out", "out_file", default=None, help="Write the reconstruction to FILE (never overwrites).")
 @click.option("--list-backups", is_flag=True, help="List the client's file-history checkpoints of the file.")
 @click.option("--no-subagents", is_flag=True, help="Ignore subagent lanes.")
-def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, patches, out_file, list_backups,
-                no_subagents):
+def recover_cmd(inv, file, coverage, at, patches, out_file, list_backups, no_subagents):
     """Rebuild a file's content from the Read/Write/Edit stream, with every gap named.
 
     \b
@@ -339,21 +334,20 @@ def recover_cmd(targets, fmt, claude_home, sessions_from, file, coverage, at, pa
     from ..read.fanout import no_gc
 
     with no_gc():  # as `files`
-        return _recover(targets, fmt, claude_home, sessions_from, file, coverage, at, patches, out_file,
-                        list_backups, no_subagents)
+        return _recover(inv, file, coverage, at, patches, out_file, list_backups, no_subagents)
 
 
-def _recover(targets, fmt, claude_home, sessions_from, file, coverage, at, patches, out_file, list_backups,
-             no_subagents):
+def _recover(inv, file, coverage, at, patches, out_file, list_backups, no_subagents):
     from ..errors import TargetError
 
+    fmt, claude_home = inv.fmt, claude_root_arg(inv)
     given_file = bool(file)
-    targets, file = _recover_file_arg(targets, file)
+    targets, file = _recover_file_arg(inv, inv.targets, file)
     path = rec_mod.resolve_file_arg(file)
     try:
-        sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+        sel = make_selection(inv.with_targets(targets), subagents=not no_subagents)
     except TargetError:
-        if given_file and (two := _two_files(targets, file)) is not None:
+        if given_file and (two := _two_files(inv, targets, file)) is not None:
             raise two from None
         raise
     scope = claude_scope(sel)
@@ -501,21 +495,20 @@ def _recover_exit(rec: rec_mod.Recovery) -> ExitStatus:
 
 
 @click.command("plan")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
+@targeting()
 @click.option("--audit", is_flag=True, help="Structured writes to plan files the writing session does not bind.")
-def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
+def plan_cmd(inv, audit):
     """The plan file bound to each session (plan_mode attachment, else the first valid slug).
 
     Example: sessionsift plan 3f2a --audit
     """
-    scope = make_scope(targets, claude_home, sessions_from)
+    fmt, claude_home = inv.fmt, claude_root_arg(inv)
+    scope = make_scope(inv)
     from ..files import plan as plan_mod
 
     bs = plan_mod.bind(scope, audit=audit)
     out = Out(fmt, "plan")
-    out.header(**scope_header(scope))
+    out.header(**scope_header(inv, scope))
     n_audit = 0
     for b in bs:
         out.row("plan", {"session_id": b.session_id, "is_subagent": False, "parent_session_id": None,
@@ -544,19 +537,18 @@ def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
 
 
 @click.command("image")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
+@targeting()
 @click.option("--id", "ident", default=None, help="N (an [Image #N] handle) or L<line>i<n>.")
 @click.option("--out", "out_dir", default=None, help="Write the image bytes into DIR.")
 @click.option("--all-occurrences", is_flag=True, help="Do not deduplicate by content fingerprint.")
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
-def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occurrences, no_subagents):
+def image_cmd(inv, ident, out_dir, all_occurrences, no_subagents):
     """List and extract inline images (direct blocks and images nested in tool results).
 
     Example: sessionsift image 3f2a --id L12i1 --out ./imgs
     """
-    scope = make_scope(targets, claude_home, sessions_from)
+    fmt, claude_home = inv.fmt, claude_root_arg(inv)
+    scope = make_scope(inv)
     from ..files import image as image_mod
 
     ims = image_mod.images(scope, subagents=not no_subagents, dedup=not all_occurrences)
@@ -566,7 +558,7 @@ def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occu
     if out_dir:
         written = {id(im): p for im, p in image_mod.write_out(ims, out_dir)}
     out = Out(fmt, "image")
-    out.header(**scope_header(scope))
+    out.header(**scope_header(inv, scope))
     for im in ims:
         out.row("image", {**lane_fields(im.lane), "locator": im.locator, "line": im.line,
                           "refetch": refetch(im.lane, im.line, claude_home), "carrier": im.carrier,

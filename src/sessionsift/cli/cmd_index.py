@@ -7,7 +7,8 @@ import os
 import click
 
 from .exit import ExitStatus
-from .options import common_options, lane_fields, make_scope, scope_header, scope_options
+from .invocation import targeting
+from .options import lane_fields, make_scope, scope_header, claude_root_arg
 from .output import Out, esc
 
 
@@ -43,17 +44,16 @@ def index_cmd():
 
 
 @index_cmd.command("status")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
-def status_cmd(targets, fmt, claude_home, sessions_from):
+@targeting()
+def status_cmd(inv):
     """How fresh the index is for each transcript in scope: fresh, grown (an append to take in),
     stale (rewritten: to rebuild) or absent."""
+    fmt = inv.fmt
     from ..index import lanes as L, store
 
-    scope = make_scope(targets, claude_home, sessions_from)
+    scope = make_scope(inv)
     out = Out(fmt, "index")
-    out.header(action="status", **scope_header(scope), index_dir=str(store.root_dir()))
+    out.header(action="status", **scope_header(inv, scope), index_dir=str(store.root_dir()))
     counts = dict.fromkeys(("fresh", "grown", "stale", "absent", "unreadable"), 0)
     size = covered = idx_bytes = 0
     for lane in _lanes(scope):
@@ -76,20 +76,19 @@ def status_cmd(targets, fmt, claude_home, sessions_from):
 
 
 @index_cmd.command("update")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
-def update_cmd(targets, fmt, claude_home, sessions_from):
+@targeting()
+def update_cmd(inv):
     """Bring the index up to date for every transcript in scope: grown ones take in only their
     new bytes, stale or absent ones are indexed from the start."""
+    fmt = inv.fmt
     from ..index import lanes as L, store
     from ..index.progress import Progress
     from ..index.report import IndexReport
 
-    scope = make_scope(targets, claude_home, sessions_from)
+    scope = make_scope(inv)
     out = Out(fmt, "index")
-    out.header(action="update", **scope_header(scope), index_dir=str(store.root_dir()))
-    rep = IndexReport.for_root(scope.home.path)
+    out.header(action="update", **scope_header(inv, scope), index_dir=str(store.root_dir()))
+    rep = IndexReport.for_root(scope.home.path, scope.index_off)
     problems = [{"path": p.path, "why": p.why} for p in scope.problems]
     if not rep.on:
         out.summary(action="update", index=rep.as_json(), unreadable=problems)
@@ -122,13 +121,12 @@ def _size(p) -> int:
 
 
 @index_cmd.command("clear")
-@click.argument("targets", nargs=-1)
+@targeting()
 @click.option("--all", "everything", is_flag=True, help="Remove the whole index directory (every version).")
-@common_options
-@scope_options
-def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
+def clear_cmd(inv, everything):
     """Remove the index files of the transcripts in scope and their data root's summaries (or
     `--all` of them). Only the index's own files are removed; commands rebuild what they need."""
+    fmt = inv.fmt
     from ..index import lanes as L, store
 
     out = Out(fmt, "index")
@@ -138,8 +136,8 @@ def clear_cmd(targets, everything, fmt, claude_home, sessions_from):
         out.header(action="clear", index_dir=str(store.cache_dir()))
         removed, freed = store.clear_all()
     else:
-        scope = make_scope(targets, claude_home, sessions_from)
-        out.header(action="clear", **scope_header(scope), index_dir=str(store.root_dir()))
+        scope = make_scope(inv)
+        out.header(action="clear", **scope_header(inv, scope), index_dir=str(store.root_dir()))
         for lane in _lanes(scope):
             n = L.remove(lane)
             if n is not None:

@@ -12,7 +12,8 @@ from ..errors import UsageError
 from ..providers.claude.live.verdict import Verdict, assess
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
-from .options import common_options, make_scope, problems_json, scope_header, scope_options
+from .invocation import targeting
+from .options import make_scope, problems_json, scope_header
 from .output import Out, clip, esc
 
 
@@ -86,19 +87,17 @@ def _text_verdict(out: Out, v: Verdict, now: float) -> None:
 
 
 @click.command("status")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
-def status_cmd(targets, fmt, claude_home, sessions_from):
+@targeting(limit=True)
+def status_cmd(inv):
     """One verdict per session: stale-dead > waiting > running > waiting-children >
     idle-background-open > idle-eot > unknown, with the evidence of every surface.
 
     Example: sessionsift status 3f2a --format json
     """
-    scope = make_scope(targets, claude_home, sessions_from)
+    scope = make_scope(inv)
     home = scope.home.path
-    out = Out(fmt, "status")
-    out.header(**scope_header(scope))
+    out = Out(inv.fmt, "status")
+    out.header(**scope_header(inv, scope))
     counts: dict[str, int] = {}
     now = time.time()
     unread = 0
@@ -121,25 +120,42 @@ def status_cmd(targets, fmt, claude_home, sessions_from):
 
 
 @click.command("wait")
-@click.argument("target")
-@common_options
-@click.option("--until", "until", required=True,
-              help="stop | idle | human | write:<path-regex>[:<line-regex>]")
+@targeting(targets="one")
+@click.option("--for", "condition", default=None, metavar="CONDITION",
+              help="stop | idle | human | write:<path-regex>[:<line-regex>] (the old spelling `--until "
+                   "CONDITION` is still read).")
 @click.option("--timeout", type=float, required=True, help="Seconds; on expiry exit 124 with the at-exit report.")
-def wait_cmd(target, fmt, claude_home, until, timeout):
+def wait_cmd(inv, condition, timeout):
     """Block until the session reaches a condition (`idle-background-open` never satisfies `stop`).
 
-    Example: sessionsift wait 3f2a --until stop --timeout 600
+    Example: sessionsift wait 3f2a --for stop --timeout 600
     """
+    import dataclasses
+
     from ..live import wait as W
 
+    until = condition
+    if until is None and inv.until is not None:
+        # `--until stop`: the condition's old spelling, from before --until named a time bound
+        # on every command; a value that is no condition is that time bound
+        try:
+            W.parse_condition(inv.until)
+        except UsageError:
+            pass
+        else:
+            until, inv = inv.until, dataclasses.replace(inv, until=None,
+                                                        named=tuple(n for n in inv.named if n != "--until"))
+    if until is None:
+        raise UsageError("wait needs --for CONDITION (stop | idle | human | write:<path-regex>[:<line-regex>])")
     cond = W.parse_condition(until)
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
-    scope = make_scope((target,), claude_home)
+    target = inv.targets[0]
+    scope = make_scope(inv)
     if len(scope.sessions) != 1:
         raise UsageError(f"wait needs exactly one session; {target!r} names {len(scope.sessions)}")
     s = scope.sessions[0]
+    fmt = inv.fmt
     out = Out(fmt, "wait")
 
     def ready(base: dict[str, int]) -> None:
@@ -148,7 +164,7 @@ def wait_cmd(target, fmt, claude_home, until, timeout):
 
     res = W.wait_for(s, scope.home.path, cond, timeout, ready=ready)
     now = time.time()
-    out.header(**scope_header(scope), until=until, timeout_secs=timeout)
+    out.header(**scope_header(inv, scope), until=until, timeout_secs=timeout)
     row = verdict_row(res.verdict, now)
     hit = None
     if res.hit:
@@ -174,8 +190,8 @@ def wait_cmd(target, fmt, claude_home, until, timeout):
 
 
 @click.command("whoami")
-@common_options
-def whoami_cmd(fmt, claude_home):
+@targeting(targets=None)
+def whoami_cmd(inv):
     """The calling Claude Code session, from $CLAUDE_CODE_SESSION_ID only (never a guess).
 
     Example: sessionsift whoami --format json
@@ -183,10 +199,10 @@ def whoami_cmd(fmt, claude_home):
     from ..providers.claude.live.whoami import whoami
     from .options import claude_choice
 
-    hc = claude_choice(claude_home).path
+    hc = claude_choice(inv).path
 
     w = whoami(Path(hc))
-    out = Out(fmt, "whoami")
+    out = Out(inv.fmt, "whoami")
     out.header(claude_home=str(hc))
     out.row("whoami", {"session_id": w.session_id, "is_subagent": False, "parent_session_id": None,
                        "source": w.source, "well_formed": w.well_formed, "transcript": w.transcript,
@@ -202,21 +218,19 @@ def whoami_cmd(fmt, claude_home):
 
 
 @click.command("agents")
-@click.argument("targets", nargs=-1)
-@common_options
-@scope_options
+@targeting()
 @click.option("--tree", is_flag=True, help="Indent lanes under the lane (or workflow run) that spawned them.")
 @click.option("--with-files", is_flag=True, help="List the files each lane wrote (Write/Edit/MultiEdit/NotebookEdit).")
-def agents_cmd(targets, fmt, claude_home, sessions_from, tree, with_files):
+def agents_cmd(inv, tree, with_files):
     """Subagent topology: each lane joined to its spawning Agent/Task/Workflow call.
 
     Example: sessionsift agents 3f2a --tree
     """
     from ..providers.claude.live.agents import topology
 
-    scope = make_scope(targets, claude_home, sessions_from)
-    out = Out(fmt, "agents")
-    out.header(**scope_header(scope))
+    scope = make_scope(inv)
+    out = Out(inv.fmt, "agents")
+    out.header(**scope_header(inv, scope))
     total = 0
     counts: dict[str, int] = {}
     now = time.time()

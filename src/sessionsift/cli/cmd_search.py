@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .options import common_options, provider_options, scope_options
+from .invocation import targeting
 from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _summary_line  # noqa: F401
 
 
@@ -19,8 +19,6 @@ from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _
 @click.option("-T", "--type-not", "exclude", multiple=True, help="Exclude a label selector.")
 @click.option("--attachments", is_flag=True, help="Also search attachment lines (gated otherwise).")
 @click.option("--additional-context", is_flag=True, help="Also search hook additional-context attachments.")
-@click.option("--since", default=None, help="Records at or after: a duration ago (2h, 3d) or an ISO instant.")
-@click.option("--until", default=None, help="Records at or before: a duration ago or an ISO instant.")
 @click.option("-m", "--max-count", type=int, default=None, help="At most N hits per session.")
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--no-context", is_flag=True, help="Print matching records only (no turn opener).")
@@ -32,12 +30,9 @@ from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _
               help="Substitute a <persisted-output> pointer by the saved file's text before matching.")
 @click.option("--count-lines", is_flag=True,
               help="Count the lines of every transcript for the summary (one more pass over every byte).")
-@common_options
-@provider_options
-@scope_options
-def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
-               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
-               claude_home, sessions_from):
+@targeting(targets=None, window="records")
+def search_cmd(inv, args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context,
+               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines):
     """Search records with a linear-time regex (RE2); print each hit with its turn opener.
 
     PATTERN matches the text the transcript holds (message text, thinking, tool input JSON,
@@ -49,8 +44,8 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
     Example: sessionsift search -e foo -e bar --count-by tool --format json
     Exit: 0 hits; 1 no hit; 2 usage error; 3 hits but some input unreadable.
     """
-    from .search_run import run
+    from .search_run import SearchArgs, run
 
-    return run(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
-               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines,
-               fmt, claude_home, sessions_from)
+    return run(inv, SearchArgs(tuple(args), tuple(regexps), ignore_case, fixed, tuple(include), tuple(exclude),
+                               attachments, additional_context, max_count, no_subagents, no_context, sessions_only,
+                               count, count_by, resolve_persisted, count_lines))

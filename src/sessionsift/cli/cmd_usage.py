@@ -9,8 +9,8 @@ import click
 from ..usage import collect as UC
 from ..usage import report as UR
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, make_selection, problems_json, provider_options,
-                      scope_options)
+from .invocation import Invocation, targeting
+from .options import coverage_json, coverage_line, make_selection, problems_json
 from .output import Out, esc
 from . import usage_view as V
 
@@ -22,9 +22,6 @@ _DEDUP = {
 
 def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
-        click.argument("targets", nargs=-1),
-        click.option("--since", default=None, help="First day (YYYY-MM-DD, YYYYMMDD, or 7d / 2w back), in --timezone."),
-        click.option("--until", default=None, help="Last day, inclusive."),
         click.option("--timezone", "tz", default=None, help="IANA zone for days (default: this machine's; named in the output)."),
         click.option("--prices", "prices_file", type=click.Path(dir_okay=False, exists=True), default=None,
                      help="A price table to use instead of the bundled one (same format)."),
@@ -36,22 +33,21 @@ def _options(f: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for o in reversed(opts):
         f = o(f)
-    from .options import dataset_option
-
-    return dataset_option(scope_options(provider_options(common_options(f))))
+    return targeting(window="days", dataset=True)(f)
 
 
-def _prepare(targets, sessions_from, subagents, dataset=None):
-    if dataset:
+def _prepare(inv: Invocation, subagents):
+    if inv.dataset:
         from ..sync.answers import usage_collected
         from ..sync.dataset import Dataset
-        from .options import refuse_with_dataset, root_request
+        from .options import refuse_with_dataset
 
-        refuse_with_dataset(targets, sessions_from)
-        col = usage_collected(Dataset.open(dataset), list(root_request().only) or None, subagents)
-        col.dataset = dataset
+        refuse_with_dataset(inv)
+        col = usage_collected(Dataset.open(inv.dataset), list(inv.providers) or None, subagents)
+        col.dataset = inv.dataset
         return col
-    return UC.collect_selection(make_selection(tuple(targets), sessions_from), subagents)
+    # --since/--until are days of the report (applied to its events), not a session filter
+    return UC.collect_selection(make_selection(inv, narrowed=False), subagents)
 
 
 def _pricer(prices_file):
@@ -178,8 +174,9 @@ def _project_dirs(col) -> dict[tuple[str, str], str]:
     return {k: os.path.basename(os.path.dirname(v.paths[0])) for k, v in col.sessions.items() if v.paths}
 
 
-def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_file,
-             no_subagents, by=None, breakdown=False, plot=None, order=None, ccjson=False, dataset=None) -> int:
+def _periods(report: str, inv: Invocation, tz, prices_file,
+             no_subagents, by=None, breakdown=False, plot=None, order=None, ccjson=False) -> int:
+    fmt, since, until = inv.fmt, inv.since, inv.until
     _ccjson_check(fmt, ccjson, by)
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
@@ -188,18 +185,16 @@ def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_
         from ..errors import UsageError
 
         raise UsageError(f"--plot {plot}: name a .html, .png or .svg file")
-    col = _prepare(targets, sessions_from, not no_subagents, dataset)
+    col = _prepare(inv, not no_subagents)
     pricer = _pricer(prices_file)
     rep = UR.build(col, report, z, by=by, since=s, until=u, pricer=pricer)
     if order == "desc":
         UR.reverse_rows(rep)
     if ccjson:
         from ..usage import ccusage_json as CJ
-        from .options import root_request
-
         from ..usage.claude import PROVIDER as CLAUDE
 
-        claude_only = list(root_request().only) == [CLAUDE]
+        claude_only = list(inv.root_request().only) == [CLAUDE]
         _print_document(CJ.period_document(rep, _agent_names(col), claude_only, _project_dirs(col), order))
         return _ccjson_done(col)
     out = Out(fmt, "usage")
@@ -245,7 +240,7 @@ def usage_cmd(ctx):
     Example: sessionsift usage daily --by model --since 7d
     """
     if ctx.invoked_subcommand is None:
-        ctx.exit(_periods("daily", (), "text", None, None, None, None, None, False))
+        ctx.exit(_periods("daily", Invocation("usage daily"), None, None, False))
 
 
 def _period_command(name: str, doc: str):
@@ -254,10 +249,8 @@ def _period_command(name: str, doc: str):
     @click.option("--by", type=click.Choice(list(UR.GROUPS)), default=None, help="One row per period and project, provider or model.")
     @click.option("--breakdown", is_flag=True, help="A sub-row per model under each row (text).")
     @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Also write a chart of daily usage: FILE.html, .png or .svg.")
-    def cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, tz, prices_file, no_subagents, order,
-            ccjson, by, breakdown, plot):
-        return _periods(name, targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, by,
-                        breakdown, plot, order, ccjson, dataset)
+    def cmd(inv, tz, prices_file, no_subagents, order, ccjson, by, breakdown, plot):
+        return _periods(name, inv, tz, prices_file, no_subagents, by, breakdown, plot, order, ccjson)
 
     return cmd
 
@@ -271,15 +264,13 @@ for _n, _d in (("daily", "Usage per local day.\n\nExample: sessionsift usage dai
 @usage_cmd.command("session")
 @_options
 @click.option("--breakdown", is_flag=True, help="A sub-row per model under each session (text).")
-def session_cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, tz, prices_file, no_subagents, order, ccjson,
-                breakdown):
+def session_cmd(inv, tz, prices_file, no_subagents, order, ccjson, breakdown):
     """Usage per session, subagents counted once inside their parent; the client's own recorded
     cost beside ours.
 
     Example: sessionsift usage session . --format json
     """
-    return _periods("session", targets, fmt, sessions_from, since, until, tz, prices_file, no_subagents, None,
-                    breakdown, None, order, ccjson, dataset)
+    return _periods("session", inv, tz, prices_file, no_subagents, None, breakdown, None, order, ccjson)
 
 
 @usage_cmd.command("blocks")
@@ -292,16 +283,18 @@ def session_cmd(targets, fmt, claude_home, sessions_from, dataset, since, until,
 @click.option("--token-limit", "token_limit", default=None, metavar="N|max",
               help="Tokens a window may use (or max: the largest closed window's total): share used, left, "
                    "and whether the active window's projection passes it.")
-def blocks_cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, tz, prices_file, no_subagents, order,
-               ccjson, align, active_only, live, live_for, token_limit):
+def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_only, live, live_for, token_limit):
     """Five-hour usage windows: each opens at the first response after the previous one closed;
     the active one with its burn rate and projected totals at its close.
 
     Example: sessionsift usage blocks --active
     """
+    import dataclasses
+
     from ..errors import UsageError
     from ..usage.blocks import WINDOW_SECS, limit_status, resolve_limit, windows
 
+    fmt, since, until, dataset = inv.fmt, inv.since, inv.until, inv.dataset
     _ccjson_check(fmt, ccjson)
     if ccjson and live:
         raise UsageError("--json with --live: ccusage's blocks shape is one document; --format json gives a row per refresh")
@@ -312,23 +305,20 @@ def blocks_cmd(targets, fmt, claude_home, sessions_from, dataset, since, until, 
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
-    from .options import root_request
-
-    provs = list(root_request().only)
+    provs = list(inv.root_request().only)
     implied = not provs
     if implied:  # the windows a Claude subscription meters: Claude Code only unless asked
         provs = ["claude-code"]
-        ctx = click.get_current_context()
-        ctx.meta.setdefault("sessionsift.roots", {})["provider"] = list(provs)
+        inv = dataclasses.replace(inv, providers=tuple(provs))
     pricer = _pricer(prices_file)
     out = Out(fmt, "usage")
     if live:
         from . import usage_live as L
 
-        sel = make_selection(tuple(targets), sessions_from)
+        sel = make_selection(inv, narrowed=False)
         return L.run(out, sel, provs, z, s, u, pricer, None if align == "none" else align, active_only, live_for,
                      not no_subagents, implied)
-    col = _prepare(targets, sessions_from, not no_subagents, dataset)
+    col = _prepare(inv, not no_subagents)
     if implied:  # nobody typed --provider: say why the others were left out, and how to add them
         for c in col.coverage:
             if c.state == "not_looked" and c.reason == "not in --provider":

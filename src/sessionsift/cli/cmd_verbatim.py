@@ -8,15 +8,15 @@ from ..providers.claude.show import pick_lane
 from ..timefmt import instant
 from ..verbatim import api
 from ..verbatim.slices import u16len
-from .options import lane_fields, refetch
+from .invocation import targeting
+from .options import lane_fields, refetch, claude_root_arg
 from .exit import ExitStatus
-from .options import common_options, make_scope, scope_header
+from .options import make_scope, scope_header, claude_root_arg
 from .output import Out, esc
 
 
 @click.command("verbatim")
-@click.argument("target")
-@common_options
+@targeting(targets="one")
 @click.option("--lane", default=None, help="Subagent lane (agent id or file stem) of the session.")
 @click.option("--budget", type=int, default=api.DEFAULT_BUDGET, show_default=True,
               help="Character budget for the whole text, in UTF-16 code units (what the client counts).")
@@ -35,7 +35,7 @@ from .output import Out, esc
 @click.option("--pending-compaction", is_flag=True,
               help="A compaction is happening now (SessionStart(compact) hooks run before the client writes "
                    "its summary): assume one after the last line unless a newer summary is already there.")
-def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_msgs, max_unit, window,
+def verbatim_cmd(inv, lane, budget, max_compactions, agent_msgs, max_unit, window,
                  slice_k, all_slices, pending_compaction):
     """Give back, verbatim, the most recent turns of a session, across its compactions.
 
@@ -46,18 +46,21 @@ def verbatim_cmd(target, fmt, claude_home, lane, budget, max_compactions, agent_
 
     Example: sessionsift verbatim 3f2a --slices --format json
     """
+    fmt = inv.fmt
+    claude_home = claude_root_arg(inv)
+    target = inv.targets[0]
     if window < 100:
         raise click.BadParameter("--window must be at least 100", param_hint="--window")
     if slice_k is not None and all_slices:
         raise click.BadParameter("use --slice K or --slices, not both", param_hint="--slice")
-    scope = make_scope((target,), claude_home)
+    scope = make_scope(inv)
     ln = pick_lane(scope, lane)
     res = api.verbatim(ln, budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs,
                        max_unit=max_unit, pending_compaction=pending_compaction,
                        target=_show_target(ln, target, claude_home))
     acc = res.accounting
     out = Out(fmt, "verbatim")
-    out.header(**scope_header(scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
+    out.header(**scope_header(inv, scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
                max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window,
                pending_compaction=pending_compaction)
     incomplete = any(res.omissions.values())

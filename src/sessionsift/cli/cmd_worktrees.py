@@ -31,18 +31,20 @@ def _size(n: int | None) -> str:
 
 
 def _options(f):
+    from .invocation import targeting
+
     f = click.option("--no-size", is_flag=True, help="Do not measure each worktree's size on disk.")(f)
-    f = click.option("--codex-home", type=click.Path(file_okay=False), default=None,
-                     help="Codex CLI data root (default: non-empty $CODEX_HOME, else ~/.codex).")(f)
-    f = click.option("--home", "home", type=click.Path(file_okay=False), default=None,
-                     help="Both harnesses' data under DIR (DIR/.claude, DIR/.codex); a --claude-home or "
-                          "--codex-home given too wins for its harness.")(f)
-    f = click.option("--claude-home", type=click.Path(file_okay=False), default=None,
-                     help="Claude Code data root (default: non-empty $CLAUDE_CONFIG_DIR, else ~/.claude).")(f)
-    f = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-                     help="Output format (json = JSON Lines, docs/json.md).")(f)
+    f = targeting(targets=None)(f)
     f = click.argument("repos", nargs=-1, type=click.Path())(f)
     return f
+
+
+def _roots(inv):
+    """(claude_home, codex_home, home) for the scan: the harness roots of the command line."""
+    inv.refuse("--provider", "--since", "--until", "--project", "--sessions-from",
+               why="lists the worktrees of the repositories, not sessions")
+    req = inv.root_request()
+    return req.roots.get("claude-code"), req.roots.get("codex"), inv.home
 
 
 @click.group("worktrees")
@@ -58,7 +60,7 @@ def worktrees_cmd():
 
 @worktrees_cmd.command("scan")
 @_options
-def scan_cmd(repos, fmt, claude_home, codex_home, home, no_size):
+def scan_cmd(inv, repos, no_size):
     """Every linked worktree of REPO (any path inside a repository; none = the repositories the
     clients' own records name), with size, branch, HEAD, dirty state, commits not on the main
     line, lock, agent and session, the liveness signals and one decision each.
@@ -67,14 +69,15 @@ def scan_cmd(repos, fmt, claude_home, codex_home, home, no_size):
     """
     from ..worktrees.scan import scan
 
+    claude_home, codex_home, home = _roots(inv)
     rep = scan(list(repos), claude_home, codex_home, measure_size=not no_size, home=home)
-    return _emit(rep, None, fmt, "scan")
+    return _emit(rep, None, inv.fmt, "scan")
 
 
 @worktrees_cmd.command("sweep")
 @_options
 @click.option("--apply", is_flag=True, help="Remove the removable worktrees (default: dry run).")
-def sweep_cmd(repos, fmt, claude_home, codex_home, home, no_size, apply):
+def sweep_cmd(inv, repos, no_size, apply):
     """Remove (git worktree remove, then prune) only the worktrees that are agent sessions, not
     custom-locked, not alive by any signal, clean and fully merged. Dry run unless --apply; stops
     without removing anything if a harness listing of running sessions cannot be read.
@@ -84,9 +87,10 @@ def sweep_cmd(repos, fmt, claude_home, codex_home, home, no_size, apply):
     from ..worktrees.scan import scan
     from ..worktrees.sweep import sweep
 
+    claude_home, codex_home, home = _roots(inv)
     rep = scan(list(repos), claude_home, codex_home, measure_size=not no_size, home=home)
     res = sweep(rep, apply=apply)
-    return _emit(rep, res, fmt, "sweep")
+    return _emit(rep, res, inv.fmt, "sweep")
 
 
 def worktree_row(w, action) -> dict:

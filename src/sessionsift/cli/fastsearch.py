@@ -92,21 +92,12 @@ def parse(args: list[str]) -> Callable[[], int] | None:
         return None
 
     def run() -> int:
-        from ..index import config
-        from . import options
-        from .search_run import run as search_run
+        from .search_run import SearchArgs, run as search_run
 
-        (config.disable if got.get("no_index") else config.enable)()
-        options.set_fast_meta({"claude-code": home, "command": "search"} if home else {"command": "search"})
-        try:
-            return search_run(args=(pattern,), regexps=(), ignore_case=False, fixed=False,
-                              include=tuple(multi["include"]), exclude=tuple(multi["exclude"]),
-                              attachments=False, additional_context=False, since=None, until=None, max_count=None,
-                              no_subagents=False, no_context=False, sessions_only=False, count=bool(got.get("count")),
-                              count_by=count_by, resolve_persisted=False, count_lines=False, fmt=fmt, claude_home=home,
-                              sessions_from=None)
-        finally:
-            options.set_fast_meta(None)  # (an in-process caller's next command starts clean)
+        inv = _invocation("search", home, fmt, bool(got.get("no_index")))
+        return search_run(inv, SearchArgs(args=(pattern,), include=tuple(multi["include"]),
+                                          exclude=tuple(multi["exclude"]), count=bool(got.get("count")),
+                                          count_by=count_by))
 
     return run
 
@@ -153,18 +144,21 @@ def _parse_stats(args: list[str]) -> Callable[[], int] | None:
         return None
 
     def run() -> int:
-        from ..index import config
-        from . import options
         from .stats_run import run as stats_run
 
-        (config.disable if got.get("no_index") else config.enable)()
-        options.set_fast_meta({"claude-code": home, "command": "stats"} if home else {"command": "stats"})
-        try:
-            return stats_run((), fmt, home, None, bool(got.get("no_subagents")), False, False)
-        finally:
-            options.set_fast_meta(None)
+        inv = _invocation("stats", home, fmt, bool(got.get("no_index")))
+        return stats_run(inv, bool(got.get("no_subagents")), False, False)
 
     return run
+
+
+def _invocation(command: str, home, fmt: str, no_index: bool):
+    """The Invocation click would build for these options (cli/invocation.py)."""
+    from .invocation import Invocation
+
+    named = (("--claude-home",) if home else ()) + (("--no-index",) if no_index else ())
+    return Invocation(command=command, fmt=fmt, roots=(("claude-code", str(home)),) if home else (),
+                      no_index=no_index, named=named)
 
 
 def _dir_ok(path: str) -> bool:

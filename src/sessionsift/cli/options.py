@@ -1,12 +1,9 @@
-"""Shared option bundles and the target-resolution step every multi-target command uses.
+"""The target-resolution steps every command uses, over one Invocation (cli/invocation.py).
 
-Roots (docs/cli.md "Data roots"): `--claude-home` (a parameter of every command), `--home DIR`,
-`--codex-home`, `--gemini-home`, `--opencode-home`, `--crush-home`, `--root NAME=DIR` (readers
-from outside the package) and, on the cross-provider commands, `--provider NAME` (repeatable).
-All but `--claude-home` are stored in the click context (`ctx.meta`) rather than passed to each
-command function: `root_request()` reads them back. click is imported only where an option is
-declared or the context is read: `search`'s fast path (cli/fastsearch.py) parses its command line
-without click and hands its roots over through `set_fast_meta`.
+Roots (docs/cli.md "Data roots"): `--home DIR`, each provider's own root flag (`--claude-home`,
+`--codex-home`, ...; providers/scope.py ROOTS), `--root NAME=DIR` (readers from outside the
+package) and `--provider NAME` (repeatable) are fields of the Invocation every command receives;
+nothing is read back from a global or from click's context.
 """
 
 from __future__ import annotations
@@ -15,138 +12,19 @@ import dataclasses
 import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable
 
 from ..providers.claude.discover import Scope, claude_home as _claude_home, resolve_targets
 from ..errors import TargetError, UsageError
-
-_META = "sessionsift.roots"
-
-ROOT_FLAGS: tuple[tuple[str, str, str], ...] = (
-    ("codex", "--codex-home", "Codex CLI data root (default: $CODEX_HOME, else ~/.codex)."),
-    ("gemini-cli", "--gemini-home", "Gemini CLI data root: the .gemini dir itself (default: $GEMINI_CLI_HOME/.gemini, else ~/.gemini)."),
-    ("opencode", "--opencode-home", "opencode data dir or database (default: $OPENCODE_DB, else $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)."),
-    ("crush", "--crush-home", "Crush global data dir (default: $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush)."),
-    ("pi", "--pi-home", "pi agent dir (holding sessions/) or a session dir (default: $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR, else ~/.pi/agent)."),
-)
+from .invocation import Invocation
 
 
-def _store(key: str):
-    def cb(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value not in (None, (), ""):
-            meta = ctx.meta.setdefault(_META, {})
-            if key in ("provider", "root"):
-                meta.setdefault(key, []).extend(value)
-            else:
-                meta[key] = value
-        return value
-    return cb
-
-
-def _no_index(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    from ..index import config
-
-    (config.disable if value else config.enable)()
-    return value
-
-
-def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    import click
-
-    f = click.option("--no-index", is_flag=True, expose_value=False, callback=_no_index, is_eager=True,
-                     help="Scan the transcripts: neither use nor update the index (docs/index.md).")(f)
-    f = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-                     show_default=True, help="Output format (json = JSON Lines, docs/json.md).")(f)
-    f = click.option("--root", "root", multiple=True, expose_value=False, callback=_store("root"),
-                     metavar="NAME=DIR", help="Data root of provider NAME (any reader, also one installed from outside).")(f)
-    for name, flag, help_ in reversed(ROOT_FLAGS):
-        f = click.option(flag, name.replace("-", "_") + "_root", type=click.Path(file_okay=False), default=None,
-                         expose_value=False, callback=_store(name), help=help_)(f)
-    f = click.option("--home", "home", type=click.Path(file_okay=False), default=None, expose_value=False,
-                     callback=_store("home"),
-                     help="Look for every provider's data under DIR (DIR/.claude, DIR/.codex, DIR/.gemini, "
-                          "DIR/.local/share/opencode, DIR/.local/share/crush, DIR/.pi/agent); providers are looked at only "
-                          "where a root is named once any root is.")(f)
-    f = click.option("--claude-home", type=click.Path(file_okay=False), default=None, callback=_store("claude-code"),
-                     help="Claude Code data root (default: --home DIR/.claude, else a non-empty $CLAUDE_CONFIG_DIR, else ~/.claude).")(f)
-    return f
-
-
-def provider_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """`--provider NAME` (repeatable): the cross-provider commands only."""
-    import click
-
-    return click.option("--provider", "provider", multiple=True, expose_value=False, callback=_store("provider"),
-                        metavar="NAME", help="Only these providers (repeatable): claude-code, codex, gemini-cli, "
-                                             "opencode, crush, pi, or an installed outside reader.")(f)
-
-
-def scope_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    import click
-
-    f = click.option("--sessions-from", type=str, default=None,
-                     help="Restrict the scope to the session ids listed in FILE (or - for stdin); "
-                          "an empty list is an empty scope.")(f)
-    return f
-
-
-def dataset_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """`--dataset DATASET`: answer over every machine of a synced dataset instead of this machine's
-    own files (usage, stats, list, search; docs/dataset.md)."""
-    import click
-
-    return click.option("--dataset", "dataset", default=None, metavar="DATASET",
-                        help="Answer over every machine of a dataset `sync` wrote (a folder or s3://bucket/prefix), "
-                             "with DuckDB; no data root is read.")(f)
-
-
-_FAST_META: dict | None = None
-"""The roots of a command line parsed without click (cli/fastsearch.py), else None."""
-
-
-def set_fast_meta(meta: dict | None) -> None:
-    """What `root_request()` and the other readers of the command line's roots see when no click
-    context runs (the fast path): the same keys `_store` puts in `ctx.meta`."""
-    global _FAST_META
-    _FAST_META = meta
-
-
-def _ctx():
-    """The running click context, or None (also when click was never imported: the fast path)."""
-    click = sys.modules.get("click")
-    return click.get_current_context(silent=True) if click is not None else None
-
-
-def _meta() -> dict:
-    ctx = _ctx()
-    if ctx is None:
-        return _FAST_META if _FAST_META is not None else {}
-    return ctx.meta.get(_META, {})
-
-
-def root_request():
-    """The roots named on this command line, as the library's RootRequest."""
-    from ..providers.scope import RootRequest, canonical_name
-
-    m = _meta()
-    roots: dict[str, str] = {}
-    for name, _flag, _h in (("claude-code", "--claude-home", ""),) + ROOT_FLAGS:
-        if m.get(name):
-            roots[name] = m[name]
-    for spec in m.get("root", []):
-        name, sep, d = spec.partition("=")
-        if not sep or not name or not d:
-            raise UsageError(f"--root wants NAME=DIR, got {spec!r}")
-        roots[canonical_name(name)] = d
-    return RootRequest(roots=roots, home=m.get("home"), only=tuple(m.get("provider", ())))
-
-
-def claude_root_arg(explicit: str | None = None) -> str | None:
-    """The Claude Code root to name in a refetch command: --claude-home, else --home DIR/.claude."""
-    if explicit:
-        return explicit
-    h = _meta().get("home")
-    return str(Path(h) / ".claude") if h else None
+def claude_root_arg(inv: Invocation) -> str | None:
+    """The Claude Code root to name in a refetch command: its own flag or --root, else --home
+    DIR/.claude (None: its environment variable or default finds it again)."""
+    req = inv.root_request()
+    if req.roots.get("claude-code"):
+        return req.roots["claude-code"]
+    return str(Path(inv.home) / ".claude") if inv.home else None
 
 
 def read_session_list(spec: str | None) -> list[str] | None:
@@ -183,64 +61,61 @@ CLAUDE_ONLY_WHY = {
 }
 
 
-def _command() -> str:
-    """This command's name as typed after the program (`status`, `audit reinjection`)."""
-    ctx = _ctx()
-    if ctx is None:
-        if _FAST_META is not None and _FAST_META.get("command"):
-            return _FAST_META["command"]
-        return "this command"
-    return " ".join(ctx.command_path.split()[1:]) or ctx.info_name or "this command"
+def _why(inv: Invocation) -> str:
+    return CLAUDE_ONLY_WHY.get(inv.command) or CLAUDE_ONLY_WHY.get(inv.command.split()[0], "Claude Code's own records")
 
 
-def _named_roots() -> list[str]:
+def _named_roots(inv: Invocation) -> list[str]:
     """The root flags this command line named, as typed (`--codex-home`, `--root codex=...`)."""
-    m = _meta()
-    out = [flag for name, flag, _h in ROOT_FLAGS if m.get(name)]
-    out += [f"--root {spec.partition('=')[0]}=..." for spec in m.get("root", [])]
-    return out
+    return [n for n in inv.named if n.endswith("-home") or n.startswith("--root ")]
 
 
-def claude_choice(claude_home: str | None):
+def claude_choice(inv: Invocation):
     """Claude Code's data root for a command that reads only Claude Code, by the root rule
     (docs/cli.md "Data roots"): --claude-home, else --root claude-code=DIR, else --home DIR/.claude;
     with none of those and no root named at all, $CLAUDE_CONFIG_DIR > ~/.claude. When the command
     line names another provider's root only, Claude Code is not looked at, and a command that
     reads nothing else has no answer to give: refused (exit 2) with the flag that would include it
     -- never this machine's own home."""
-    req = root_request()
-    if not claude_home and not req.looks_at("claude-code"):
-        cmd = _command()
-        why = CLAUDE_ONLY_WHY.get(cmd) or CLAUDE_ONLY_WHY.get(cmd.split()[0], "Claude Code's own records")
-        raise UsageError(f"`{cmd}` reads only Claude Code, {why}; this command line names only "
-                         f"{', '.join(_named_roots())}, so Claude Code is not looked at: pass --claude-home "
+    req = inv.root_request()
+    if not req.looks_at("claude-code"):
+        raise UsageError(f"`{inv.command}` reads only Claude Code, {_why(inv)}; this command line names only "
+                         f"{', '.join(_named_roots(inv))}, so Claude Code is not looked at: pass --claude-home "
                          f"or --home DIR")
-    explicit = claude_home or req.roots.get("claude-code")
+    explicit = req.roots.get("claude-code")
     choice = _claude_home(explicit, home=req.home)
-    if not claude_home and explicit:
+    if explicit and "--claude-home" not in inv.named:
         choice = dataclasses.replace(choice, source="--root")
     return choice
 
 
-def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from: str | None = None) -> Scope:
+def make_scope(inv: Invocation) -> Scope:
     """Claude Code's deep scope (the commands that read Claude Code's own surfaces; its root by
-    `claude_choice`). A target that names a session of another provider is refused with a
-    one-line reason (exit 2). Other providers the command line names (`--home`, their flags) are
-    not read: a note on stderr says so (and the header's `not_read`)."""
+    `claude_choice`), narrowed by the command line's session filters. A target that names a
+    session of another provider is refused with a one-line reason (exit 2). Other providers the
+    command line names (`--home`, their flags) are not read: a note on stderr says so (and the
+    header's `not_read`)."""
+    targets = inv.targets
     try:
-        choice = claude_choice(claude_home)
+        choice = claude_choice(inv)
     except UsageError as exc:  # a target of the provider named says more than the root rule
-        _refuse_other_provider_session(targets, exc)
+        _refuse_other_provider_session(inv, exc)
         raise
     try:
-        scope = resolve_targets(targets, sessions_from=read_session_list(sessions_from), choice=choice)
+        scope = resolve_targets(targets, sessions_from=inv.session_list(), choice=choice)
     except TargetError as exc:
-        _refuse_other_provider_session(targets, exc)
+        _refuse_other_provider_session(inv, exc)
         raise
-    ctx = _ctx()
-    if ctx is not None and (targets or sessions_from):  # the question named its sessions: none is left out
-        ctx.meta.setdefault(_META, {})["targeted"] = True
-    left = not_read()
+    from ..providers.claude.discover import use_index
+
+    use_index(scope, inv.index_off())
+    n = inv.narrowing()
+    if n is not None:
+        from ..providers.scope import RootRequest, Selection, Survey, narrow
+
+        sel = narrow(Selection(Survey([], RootRequest()), scope, []), n)
+        scope.narrowed = sel.narrowed
+    left = not_read(inv)
     if left:
         from ..render import err_line
 
@@ -249,47 +124,43 @@ def make_scope(targets: tuple[str, ...], claude_home: str | None, sessions_from:
     return scope
 
 
-def not_read() -> list[dict]:
+def not_read(inv: Invocation) -> list[dict]:
     """The other providers this command line names a root for (their flag, `--root NAME=DIR`,
     or `--home DIR`, which names every one) that a command reading only Claude Code does not
     read: the answer is narrower than the question, so it says what it left out. A command
     given its sessions (TARGETs, --sessions-from) left nothing out: `[]`."""
     from ..providers import KNOWN
+    from ..providers.scope import FLAGS
 
-    if _meta().get("targeted"):
+    if inv.targets or inv.sessions_from:
         return []
-    req = root_request()
+    req = inv.root_request()
     names = [n for n in KNOWN if n != "claude-code" and (req.home or req.roots.get(n))]
     names += [n for n in req.roots if n not in KNOWN and req.roots.get(n)]
     if not names:
         return []
-    cmd = _command()
-    why = CLAUDE_ONLY_WHY.get(cmd) or CLAUDE_ONLY_WHY.get(cmd.split()[0], "Claude Code's own records")
-    reason = f"`{cmd}` reads only Claude Code, {why}"
-    flag = {name: f for name, f, _h in ROOT_FLAGS}
+    reason = f"`{inv.command}` reads only Claude Code, {_why(inv)}"
     return [{"provider": n, "display": KNOWN.get(n, n), "reason": reason,
-             "named_by": (flag.get(n, f"--root {n}=...") if req.roots.get(n) else "--home")} for n in names]
+             "named_by": (FLAGS.get(n, f"--root {n}=...") if req.roots.get(n) else "--home")} for n in names]
 
 
-def _refuse_other_provider_session(targets: tuple[str, ...], exc: Exception) -> None:
-    other = _other_provider_session(targets)
+def _refuse_other_provider_session(inv: Invocation, exc: Exception) -> None:
+    other = _other_provider_session(inv)
     if other is None:
         return
     t, ref, display = other
-    cmd = _command()
-    why = CLAUDE_ONLY_WHY.get(cmd) or CLAUDE_ONLY_WHY.get(cmd.split()[0], "Claude Code's own records")
     art = "an" if display[:1].lower() in "aeiou" else "a"
-    raise TargetError(f"{t!r} is {art} {display} session ({ref.session_id}): `{cmd}` reads Claude Code's own "
-                      f"surfaces ({why}) and cannot answer for a session of another provider") from exc
+    raise TargetError(f"{t!r} is {art} {display} session ({ref.session_id}): `{inv.command}` reads Claude Code's own "
+                      f"surfaces ({_why(inv)}) and cannot answer for a session of another provider") from exc
 
 
-def _other_provider_session(targets: tuple[str, ...]):
+def _other_provider_session(inv: Invocation):
     from ..providers.scope import find_session, survey
 
-    if not targets:
+    if not inv.targets:
         return None
-    sv = survey(root_request(), light=frozenset({"claude-code"}))
-    for t in targets:
+    sv = survey(inv.root_request(), light=frozenset({"claude-code"}))
+    for t in inv.targets:
         for r in find_session(sv, t):
             if r.provider != "claude-code":
                 e = sv.entry(r.provider)
@@ -297,15 +168,13 @@ def _other_provider_session(targets: tuple[str, ...]):
     return None
 
 
-def refuse_with_dataset(targets=(), sessions_from: str | None = None) -> None:
+def refuse_with_dataset(inv: Invocation) -> None:
     """`--dataset` answers from the dataset: a TARGET, --sessions-from or a data root flag on the
     same command line names this machine's files, which it does not read (exit 2)."""
-    m = _meta()
-    named = [flag for name, flag, _h in (("claude-code", "--claude-home", ""),) + ROOT_FLAGS if m.get(name)]
-    named += ["--home"] * bool(m.get("home")) + ["--root"] * bool(m.get("root"))
-    if targets:
+    named = [n for n in inv.named if n.endswith("-home") or n.startswith("--root") or n == "--home"]
+    if inv.targets:
         named.insert(0, "TARGET")
-    if sessions_from is not None:
+    if inv.sessions_from is not None:
         named.append("--sessions-from")
     if named:
         raise UsageError(f"--dataset answers over every machine of the dataset; {', '.join(named)} names this "
@@ -313,13 +182,25 @@ def refuse_with_dataset(targets=(), sessions_from: str | None = None) -> None:
                          hint="narrow with --provider, or use `sessionsift query SQL --dataset DATASET`")
 
 
-def make_selection(targets: tuple[str, ...], sessions_from: str | None = None, subagents: bool = True):
-    """Every provider's sessions named by `targets` (providers.scope.select); `subagents=False`
-    (`--no-subagents`): without other providers' child sessions (Selection.main_only)."""
-    from ..providers.scope import select, survey
+def make_selection(inv: Invocation, subagents: bool = True, narrowed: bool = True):
+    """Every provider's sessions named by the invocation's targets (providers.scope.select),
+    narrowed by its session filters (`narrowed=False`: the command applies --since/--until to
+    records itself and --limit to its rows); `subagents=False` (`--no-subagents`): without other
+    providers' child sessions (Selection.main_only)."""
+    from ..providers.scope import select, survey, narrow
 
-    sv = survey(root_request(), light=frozenset({"claude-code"}))
-    sel = select(sv, list(targets), read_session_list(sessions_from))
+    sv = survey(inv.root_request(), light=frozenset({"claude-code"}))
+    sel = select(sv, list(inv.targets), inv.session_list())
+    if sel.claude is not None:
+        from ..providers.claude.discover import use_index
+
+        use_index(sel.claude, inv.index_off())  # type: ignore[arg-type]
+    n = inv.narrowing()
+    if n is not None and narrowed:
+        sel = narrow(sel, n)
+    elif n is not None and n.project is not None:
+        sel = narrow(sel, dataclasses.replace(n, since=None, until=None, limit=None,
+                                              given=tuple(g for g in n.given if g.startswith("--project"))))
     return sel if subagents else sel.main_only()
 
 
@@ -334,16 +215,22 @@ def claude_scope(sel, empty: bool = False) -> Scope:
     ce = sel.survey.entry("claude-code")
     path = ce.root.path if ce is not None and ce.root is not None and ce.root.path is not None else Path("-")
     src = _claude_source(ce.root.source) if ce is not None and ce.root is not None else "~/.claude"
-    return Scope(HomeChoice(path, src))  # type: ignore[arg-type]
+    sc = Scope(HomeChoice(path, src))  # type: ignore[arg-type]
+    if sel.claude is not None:
+        sc.index_off = sel.claude.index_off
+    return sc
 
 
-def scope_header(scope: Scope) -> dict:
-    return {
+def scope_header(inv: Invocation, scope: Scope) -> dict:
+    out = {
         "claude_home": str(scope.home.path),
         "claude_home_source": scope.home.source,
         "sessions": len(scope.sessions),
-        "not_read": not_read(),
+        "not_read": not_read(inv),
     }
+    if getattr(scope, "narrowed", None) is not None:
+        out["narrowed"] = scope.narrowed.to_json()
+    return out
 
 
 def selection_header(sel) -> dict:
@@ -361,6 +248,7 @@ def selection_header(sel) -> dict:
         "helper_sessions": sum(sel.helper_counts().values()) if sel.subagents else None,
         "roots": [{"provider": e.name, "root": None if e.root is None or e.root.path is None else str(e.root.path),
                    "root_source": None if e.root is None else e.root.source} for e in sel.survey.entries],
+        **({"narrowed": sel.narrowed.to_json()} if sel.narrowed is not None else {}),
     }
 
 
@@ -458,14 +346,15 @@ def lane_fields(lane) -> dict:
 
 
 def refetch(lane, line: int, home: str | None) -> str:
+    """`home`: the Claude Code root to name (claude_root_arg of the invocation)."""
     return refetch_at(lane.session_id, str(lane.path), lane.is_subagent, line, home)
 
 
 def refetch_at(session_id: str, path: str, is_subagent: bool, line: int | None, home: str | None) -> str | None:
-    """The ready-to-run command that shows one record (None when there is no line)."""
+    """The ready-to-run command that shows one record (None when there is no line); `home`: the
+    Claude Code root to name (claude_root_arg of the invocation), None: none."""
     if line is None:
         return None
     target = shlex.quote(path) if is_subagent else session_id
-    home = claude_root_arg(home)
     h = f" --claude-home {shlex.quote(str(home))}" if home else ""
     return f"sessionsift show {target} --line {line}{h}"

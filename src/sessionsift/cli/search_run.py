@@ -5,6 +5,7 @@ the text of its summary lines."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from .exit import ExitStatus
 from .options import claude_scope, coverage_json, coverage_line, make_selection, selection_header
@@ -98,24 +99,52 @@ def _human_bytes(n: int) -> str:
 
 
 
-def run(*args, **kw) -> int:
-    """The search command once parsed (cmd_search.search_cmd's parameters); returns its exit
-    status. The cyclic collector stays out of it (read.fanout.no_gc): discovery, the walk and the
-    outcomes make tens of thousands of acyclic objects per store, and its passes over them were
-    ~8% of a search's CPU; reference counting still frees them."""
+@dataclass(frozen=True)
+class SearchArgs:
+    """The options of `search` that are its own (the targeting ones are the Invocation's)."""
+
+    args: tuple[str, ...] = ()
+    """PATTERN then TARGETs (or TARGETs only with -e)."""
+    regexps: tuple[str, ...] = ()
+    ignore_case: bool = False
+    fixed: bool = False
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    attachments: bool = False
+    additional_context: bool = False
+    max_count: int | None = None
+    no_subagents: bool = False
+    no_context: bool = False
+    sessions_only: bool = False
+    count: bool = False
+    count_by: str | None = None
+    resolve_persisted: bool = False
+    count_lines: bool = False
+
+
+def run(inv, a: SearchArgs) -> int:
+    """The search command once parsed (by click, cmd_search.search_cmd, or by the fast path);
+    returns its exit status. The cyclic collector stays out of it (read.fanout.no_gc):
+    discovery, the walk and the outcomes make tens of thousands of acyclic objects per store, and
+    its passes over them were ~8% of a search's CPU; reference counting still frees them."""
     from ..read.nogc import no_gc
 
     with no_gc():
-        return _run(*args, **kw)
+        return _run(inv, a)
 
 
-def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
-         max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
-         claude_home, sessions_from) -> int:
+def _run(inv, a: SearchArgs) -> int:
     from ..errors import UsageError
     from ..search import Query, search
-    from ..timefmt import instant, parse_when
+    from ..timefmt import instant, parse_bound
+    from .options import claude_root_arg
 
+    args, regexps, ignore_case, fixed = a.args, a.regexps, a.ignore_case, a.fixed
+    include, exclude, attachments, additional_context = a.include, a.exclude, a.attachments, a.additional_context
+    max_count, no_subagents, no_context, sessions_only = a.max_count, a.no_subagents, a.no_context, a.sessions_only
+    count, count_by, resolve_persisted, count_lines = a.count, a.count_by, a.resolve_persisted, a.count_lines
+    since, until, fmt = inv.since, inv.until, inv.fmt
+    claude_home = claude_root_arg(inv)
     args = list(args)
     if regexps:
         patterns = tuple(regexps)
@@ -136,7 +165,7 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     query = Query(
         patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=c_include, exclude=c_exclude,
         attachments=attachments, additional_context=additional_context,
-        since=parse_when(since) if since else None, until=parse_when(until) if until else None,
+        since=parse_bound(since) if since else None, until=parse_bound(until, end=True) if until else None,
         max_count=max_count, subagents=not no_subagents, context=not no_context,
         count_by=count_by or ("total" if count else None), sessions_only=sessions_only,
         resolve_persisted=resolve_persisted, count_lines=count_lines,
@@ -147,11 +176,11 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     from ..providers.claude.kinds import selected_kinds
 
     selected_kinds(tuple(include), tuple(exclude))
-    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    sel = make_selection(inv.with_targets(targets), subagents=not no_subagents, narrowed=False)
     scope = claude_scope(sel, empty=bool(include) and not c_include)
     from ..index.report import IndexReport
 
-    irep = IndexReport.for_root(scope.home.path)
+    irep = IndexReport.for_root(scope.home.path, scope.index_off)
     run = search(query, scope, use_index=irep.on)
     out = Out(fmt, "search")
     out.header(**selection_header(sel), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,

@@ -49,21 +49,22 @@ def _known_tokens(tokens: dict, missing: dict) -> dict:
     return out
 
 
-def run_dataset(dataset: str, targets, fmt, sessions_from, no_subagents, strict) -> int:
+def run_dataset(inv, no_subagents, strict) -> int:
     """`stats --dataset`: every machine's sessions, each with the census `stats --shared` takes of it
     (Claude Code read through the shared records), summed the same way (docs/dataset.md)."""
     from ..sync.answers import machines_text, stats_census
     from ..sync.dataset import Dataset
     from .cmd_shared import stats_rows
-    from .options import display_name, refuse_with_dataset, root_request
+    from .options import display_name, refuse_with_dataset
 
-    refuse_with_dataset(targets, sessions_from)
+    refuse_with_dataset(inv)
+    dataset, fmt = inv.dataset, inv.fmt
     if strict:
         from ..errors import UsageError
 
         raise UsageError("--strict reads this machine's transcripts; a dataset holds what sync read (drop --strict)")
     ds = Dataset.open(dataset)
-    got = stats_census(ds, list(root_request().only) or None, not no_subagents)
+    got = stats_census(ds, list(inv.providers) or None, not no_subagents)
     res = got.shared
     out = Out(fmt, "stats")
     top = sum(1 for s in res.sessions if s.ref.parent_session_id is None)
@@ -89,15 +90,16 @@ def run_dataset(dataset: str, targets, fmt, sessions_from, no_subagents, strict)
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
 
 
-def run(targets, fmt, claude_home, sessions_from, no_subagents, strict, shared_claude, dataset=None) -> int:
-    """The stats command (docs/stats.md); its exit status."""
-    if dataset:
-        return run_dataset(dataset, targets, fmt, sessions_from, no_subagents, strict)
-    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+def run(inv, no_subagents, strict, shared_claude) -> int:
+    """The stats command (docs/stats.md) for the Invocation `inv`; its exit status."""
+    if inv.dataset:
+        return run_dataset(inv, no_subagents, strict)
+    fmt = inv.fmt
+    sel = make_selection(inv, subagents=not no_subagents)
     scope = claude_scope(sel)
     from ..index.report import IndexReport
 
-    irep = IndexReport.for_root(scope.home.path)
+    irep = IndexReport.for_root(scope.home.path, scope.index_off)
     census = None
     if irep.on:
         from ..index import lanes as index_lanes

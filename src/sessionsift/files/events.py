@@ -476,7 +476,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
     from ..read.lines import parse_line
     from . import facts as F
 
-    if config.why_off() is not None:
+    if config.why_off(lane.index_off) is not None:
         return None
     fs = None
     if root is not None:

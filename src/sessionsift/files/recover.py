@@ -723,7 +723,7 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
         from ..index.filesummary import FilesSummary
 
         home = getattr(scope.home, "path", None)
-        if config.why_off() is None and home is not None and scope.sessions:
+        if config.why_off(scope.index_off) is None and home is not None and scope.sessions:
             root = FilesSummary.load(home)
             from ..index import lanes as IL
             from .facts import from_summary, rules

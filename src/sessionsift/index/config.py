@@ -1,35 +1,25 @@
-"""Whether the index is used in this process: on unless `--no-index` (any command) or the
-environment variable SESSIONSIFT_NO_INDEX (non-empty, not "0") turns it off."""
+"""Whether the index is used: on unless the command line says `--no-index` (every command
+takes it: the Invocation's `no_index`, carried to the readers with the scope as
+`Scope.index_off`) or the environment variable SESSIONSIFT_NO_INDEX (non-empty, not "0") turns it
+off. No process-wide switch: the reason travels with what is read."""
 
 from __future__ import annotations
 
 import os
 
-_forced_off = False
 
-
-def disable() -> None:
-    """`--no-index`: every command of this process scans."""
-    global _forced_off
-    _forced_off = True
-
-
-def enable() -> None:
-    global _forced_off
-    _forced_off = False
-
-
-def enabled() -> bool:
-    if _forced_off:
-        return False
-    v = os.environ.get("SESSIONSIFT_NO_INDEX", "")
-    return v in ("", "0")
-
-
-def why_off() -> str | None:
-    """Why the index is off (None: it is on)."""
-    if _forced_off:
+def why_off(forced: bool | str | None = None) -> str | None:
+    """Why the index is off (None: it is on). `forced`: ``--no-index`` was given (True), or the
+    reason a caller already settled (a string, e.g. a Scope's ``index_off``)."""
+    if isinstance(forced, str):
+        return forced
+    if forced:
         return "--no-index"
-    if not enabled():
+    v = os.environ.get("SESSIONSIFT_NO_INDEX", "")
+    if v not in ("", "0"):
         return "SESSIONSIFT_NO_INDEX is set"
     return None
+
+
+def enabled(forced: bool | str | None = None) -> bool:
+    return why_off(forced) is None

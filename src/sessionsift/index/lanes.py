@@ -121,7 +121,7 @@ def census_one(lane: Lane, strict: bool, parallel: bool) -> "S.LaneStats | S.Pro
 def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple[S.LaneStats, Outcome]:
     """The census of one lane, from its index when fresh, else scanned (and indexed as it is
     scanned). Equal to `core.stats.lane_stats(lane)` in every field."""
-    why = config.why_off()
+    why = config.why_off(lane.index_off)
     if why is not None or strict:
         return S.lane_stats(lane, strict=strict, parallel=parallel), Outcome("scanned", why or "--strict")
     f, st, verdict = _open(lane)

@@ -20,8 +20,9 @@ class IndexReport:
     why_scanned: Counter = field(default_factory=Counter)
 
     @classmethod
-    def for_root(cls, data_root=None) -> "IndexReport":
-        off = config.why_off()
+    def for_root(cls, data_root=None, index_off: str | None = None) -> "IndexReport":
+        """The report of an answer over `data_root` whose scope says `index_off` (Scope.index_off)."""
+        off = config.why_off(index_off)
         if off is None:
             from . import store  # (only when the index is on: a --no-index answer never loads it)
 

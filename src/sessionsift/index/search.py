@@ -57,8 +57,8 @@ def _damaged(read: list) -> bool:
 
 def view(lane: Lane, with_cols: bool) -> tuple[View | None, str | None]:
     """The lane's index for a search (updated first if the file only grew), or (None, why)."""
-    if config.why_off() is not None:
-        return None, config.why_off()
+    if config.why_off(lane.index_off) is not None:
+        return None, config.why_off(lane.index_off)
     try:
         f, st, verdict = L._open(lane)
     except OSError as exc:

@@ -61,7 +61,7 @@ def parse_condition(spec: str) -> Condition:
         pr = parts[0].replace("\\:", ":")
         lr = parts[1] if len(parts) > 1 else None
         if not pr:
-            raise UsageError("--until write: needs a path regex: write:<path-regex>[:<line-regex>]")
+            raise UsageError("--for write: needs a path regex: write:<path-regex>[:<line-regex>]")
         try:
             return Condition("write", re.compile(pr), re.compile(lr, re.M) if lr else None, spec)
         except re.error as exc:

@@ -21,15 +21,24 @@ from ..errors import TargetError, UsageError
 from . import KNOWN, builtins_only, load, load_failures, registry
 from .base import Coverage, Discovery, Problem, Provider, Root, SessionRef
 
-FLAGS: dict[str, str] = {
-    "claude-code": "--claude-home",
-    "codex": "--codex-home",
-    "gemini-cli": "--gemini-home",
-    "opencode": "--opencode-home",
-    "crush": "--crush-home",
-    "pi": "--pi-home",
+ROOTS: dict[str, tuple[str, str]] = {
+    "claude-code": ("--claude-home", "Claude Code data root (default: --home DIR/.claude, else a non-empty "
+                                     "$CLAUDE_CONFIG_DIR, else ~/.claude)."),
+    "codex": ("--codex-home", "Codex CLI data root (default: $CODEX_HOME, else ~/.codex)."),
+    "gemini-cli": ("--gemini-home", "Gemini CLI data root: the .gemini dir itself (default: "
+                                    "$GEMINI_CLI_HOME/.gemini, else ~/.gemini)."),
+    "opencode": ("--opencode-home", "opencode data dir or database (default: $OPENCODE_DB, else "
+                                    "$XDG_DATA_HOME/opencode, else ~/.local/share/opencode)."),
+    "crush": ("--crush-home", "Crush global data dir (default: $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, "
+                              "else ~/.local/share/crush)."),
+    "pi": ("--pi-home", "pi agent dir (holding sessions/) or a session dir (default: $PI_CODING_AGENT_SESSION_DIR, "
+                        "else $PI_CODING_AGENT_DIR, else ~/.pi/agent)."),
 }
-"""The CLI flag of each built-in provider's root (also for one whose reader is not installed)."""
+"""Each built-in provider's root flag and its help (every command takes them: cli/invocation.py),
+also for one whose reader is not installed. A new built-in reader adds its row here."""
+
+FLAGS: dict[str, str] = {name: flag for name, (flag, _h) in ROOTS.items()}
+"""The CLI flag of each built-in provider's root."""
 
 ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex"}
 
@@ -239,6 +248,8 @@ class Selection:
     subagents: bool = True
     """False (``--no-subagents``): the answer leaves subagents out -- other providers' child
     sessions are not in ``refs`` and no provider's subagents are counted (coverage: null)."""
+    narrowed: "Narrowed | None" = None
+    """What ``--since``/``--until``/``--project``/``--limit`` left out (None: not narrowed)."""
 
     def counts(self) -> dict[str, int]:
         """Every session file/row in the answer per provider, child sessions included (Claude
@@ -360,6 +371,201 @@ class Selection:
 
 
 CLAUDE = "claude-code"
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """The session filters every command takes (``--since``/``--until``/``--project``/
+    ``--limit``), applied to a Selection by :func:`narrow`."""
+
+    since: "datetime | None" = None
+    until: "datetime | None" = None
+    project: str | None = None
+    """A directory (the session's project is it or under it) or, with no path separator, the
+    name of the project directory."""
+    limit: int | None = None
+    """At most this many top-level sessions, the most recently active first."""
+    given: tuple[str, ...] = ()
+    """The options as given, e.g. ``("--since 2d", "--project api")``, for the header."""
+
+    @classmethod
+    def parse(cls, *, since: str | None = None, until: str | None = None, project: str | None = None,
+              limit: int | None = None) -> "Narrowing":
+        from ..timefmt import parse_bound
+
+        s = parse_bound(since) if since else None
+        u = parse_bound(until, end=True) if until else None
+        if s is not None and u is not None and s > u:
+            raise UsageError(f"--since {since} is after --until {until}: the window is empty")
+        proj = None
+        if project:
+            proj = project if not _is_path_like(project) else _plain(Path(project).expanduser())
+        given = tuple(f"{k} {v}" for k, v in (("--since", since), ("--until", until), ("--project", project),
+                                                ("--limit", limit)) if v is not None)
+        return cls(s, u, proj, limit, given)
+
+    def project_matches(self, project: str | None) -> bool:
+        if self.project is None:
+            return True
+        if not project:
+            return False
+        if os.sep in self.project:
+            p = _plain(Path(project))
+            return p == self.project or p.startswith(self.project.rstrip(os.sep) + os.sep)
+        return os.path.basename(os.path.normpath(project)) == self.project
+
+    def in_window(self, first, last) -> bool:
+        """Whether a session active from `first` to `last` (datetimes; either may be None, then
+        the other stands for both) overlaps the window."""
+        first = first or last
+        last = last or first
+        if self.since is not None and last < self.since:
+            return False
+        if self.until is not None and first > self.until:
+            return False
+        return True
+
+
+@dataclass
+class Narrowed:
+    """What :func:`narrow` left out, for the answer's header (an answer narrower than the
+    question says so)."""
+
+    given: tuple[str, ...]
+    kept: int
+    left_out: int
+    undated: int
+    """Sessions left out because no instant of theirs is known (not even a file time)."""
+    unplaced: int
+    """Sessions left out by ``--project`` because they record no project."""
+
+    def to_json(self) -> dict:
+        return {"filters": list(self.given), "sessions_kept": self.kept, "sessions_left_out": self.left_out,
+                "left_out_undated": self.undated, "left_out_no_project": self.unplaced}
+
+    def text(self) -> str:
+        extra = []
+        if self.undated:
+            extra.append(f"{self.undated} with no known instant")
+        if self.unplaced:
+            extra.append(f"{self.unplaced} recording no project")
+        return (f"narrowed by {' '.join(self.given)}: {self.kept} session{'' if self.kept == 1 else 's'} kept, "
+                f"{self.left_out} left out" + (f" (of them {', '.join(extra)})" if extra else ""))
+
+
+def _is_path_like(t: str) -> bool:
+    return t in (".", "..") or os.sep in t or t.startswith("~")
+
+
+def _facts_of(sv: Survey, ref: SessionRef) -> SessionRef:
+    """The ref with its project and instants, where discovery left them out (a light listing)."""
+    if ref.project is not None and ref.last_at is not None:
+        return ref
+    prov = sv.provider(ref.provider)
+    full = getattr(prov, "full", None)
+    if full is None:
+        return ref
+    try:
+        return full(ref)
+    except Exception:  # a reader's bug: the facts stay unknown (the session is undated)
+        return ref
+
+
+def _claude_provider():
+    cls = load(CLAUDE)
+    if cls is None:
+        from .claude import ClaudeCode as cls  # type: ignore[no-redef]
+    return cls()
+
+
+def _newest_mtime(paths) -> float | None:
+    best = None
+    for p in paths:
+        try:
+            m = os.stat(p).st_mtime
+        except OSError:
+            continue
+        best = m if best is None or m > best else best
+    return best
+
+
+def narrow(sel: "Selection", n: Narrowing) -> "Selection":
+    """`sel` with only the top-level sessions that pass `n` (a kept session keeps its subagents
+    and child sessions), the most recently active first up to ``n.limit``. A session's activity
+    is its first and last recorded instants, else its files' modification time; one with neither
+    is left out and counted (``undated``). The Selection's ``narrowed`` says what was left out."""
+    from datetime import datetime, timezone
+
+    from ..timefmt import parse_ts
+    from .claude import discover as D
+
+    kept: list[tuple[float, str, object]] = []
+    undated = unplaced = 0
+    total = 0
+    claude_refs: dict[str, SessionRef] = {}
+    ce = sel.survey.entry(CLAUDE)
+    if sel.claude is not None:
+        prov = ce.provider if ce is not None and ce.provider is not None else _claude_provider()
+        home = getattr(sel.claude, "home", None)
+        for s in sel.claude.sessions:  # type: ignore[attr-defined]
+            try:
+                claude_refs[s.session_id] = prov.ref(s, home.path if home else None)  # type: ignore[union-attr]
+            except Exception:
+                claude_refs[s.session_id] = SessionRef(CLAUDE, s.session_id, [s.path])
+
+    def judge(key: str, ref: SessionRef, paths) -> None:
+        nonlocal undated, unplaced, total
+        total += 1
+        ref = _facts_of(sel.survey, ref) if (n.project or n.since or n.until or n.limit is not None) else ref
+        if not n.project_matches(ref.project):
+            if not ref.project:
+                unplaced += 1
+            return
+        first, last = parse_ts(ref.first_at), parse_ts(ref.last_at)
+        if last is None:
+            m = _newest_mtime(paths)
+            if m is not None:
+                last = datetime.fromtimestamp(m, timezone.utc)
+        if (n.since or n.until) and last is None and first is None:
+            undated += 1
+            return
+        if (first or last) and not n.in_window(first, last):
+            return
+        kept.append(((last or first).timestamp() if (last or first) else float("-inf"), key, ref))
+
+    if sel.claude is not None:
+        for s in sel.claude.sessions:  # type: ignore[attr-defined]
+            judge("c:" + s.session_id, claude_refs[s.session_id], [s.path])
+    for r in sel.refs:
+        if r.parent_session_id is None or (r.provider, r.session_id) in sel.children:
+            if r.parent_session_id is not None:
+                continue  # a child follows its parent
+            judge(f"r:{r.provider}:{r.session_id}", r, r.paths)
+    kept.sort(key=lambda x: x[0], reverse=True)
+    if n.limit is not None:
+        kept = kept[: n.limit]
+    keys = {k for _t, k, _r in kept}
+    scope = sel.claude
+    if scope is not None:
+        scope.sessions = [s for s in scope.sessions if "c:" + s.session_id in keys]  # type: ignore[attr-defined]
+    top = {(r.provider, r.session_id) for r in sel.refs if f"r:{r.provider}:{r.session_id}" in keys}
+    # children follow their (kept) parents, at any depth
+    by_parent: dict[tuple[str, str], list[SessionRef]] = {}
+    for r in sel.refs:
+        if r.parent_session_id is not None:
+            by_parent.setdefault((r.provider, r.parent_session_id), []).append(r)
+    keep = set(top)
+    stack = list(top)
+    while stack:
+        for k in by_parent.get(stack.pop(), []):
+            kk = (k.provider, k.session_id)
+            if kk not in keep:
+                keep.add(kk)
+                stack.append(kk)
+    refs = [r for r in sel.refs if (r.provider, r.session_id) in keep]
+    out = replace(sel, refs=refs)
+    out.narrowed = Narrowed(n.given, len(kept), total - len(kept), undated, unplaced)
+    return out
 
 
 def _canon(p: str | os.PathLike[str]) -> str:

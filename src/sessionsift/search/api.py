@@ -1374,7 +1374,7 @@ def search(query: Query, scope: Scope, use_index: bool = False) -> SearchRun:
     if use_index:
         from ..index import config, shapes
 
-        if config.enabled():
+        if config.enabled(scope.index_off):
             p.use_index = shapes.usable(p)
             p.index_relabel = not p.listing
     if p.count_left_out and PERSISTED in p.left_out_kinds:

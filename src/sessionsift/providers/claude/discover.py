@@ -113,6 +113,9 @@ class Lane:
     """"main" for the session's own transcript, else the lane's file stem (e.g. agent-<id>)."""
     kind: LaneKind
     workflow_run: str | None = None
+    index_off: str | None = field(default=None, compare=False, hash=False, repr=False)
+    """Why readings of this lane neither use nor update the index (its session's, from the command
+    line: ``--no-index``); None: they do (index/config.py)."""
 
     @property
     def is_subagent(self) -> bool:
@@ -196,6 +199,8 @@ class Session:
     sidecar: bool | None = field(default=None, compare=False, hash=False, repr=False)
     """Whether `<project>/<session_id>/` is a directory, as the project listing showed it (None:
     not known, look). False skips the listing of its subagents (most sessions have none)."""
+    index_off: str | None = field(default=None, compare=False, hash=False, repr=False)
+    """Why readings of this session's lanes neither use nor update the index (Scope.index_off)."""
 
     @property
     def sidecar_dir(self) -> Path:
@@ -203,7 +208,7 @@ class Session:
 
     @property
     def main(self) -> Lane:
-        return Lane(self.path, self.session_id, "main", "main")
+        return Lane(self.path, self.session_id, "main", "main", index_off=self.index_off)
 
     def subagent_lanes(self) -> list[Lane]:
         """Subagent lanes in a stable order (built-in first, then workflow runs). What could not be
@@ -217,7 +222,7 @@ class Session:
                 continue
             why = _entry_kind(e)
             if why is None:
-                out.append(Lane(_child(sub, e.name), self.session_id, e.name[:-6], "subagent"))
+                out.append(Lane(_child(sub, e.name), self.session_id, e.name[:-6], "subagent", index_off=self.index_off))
             else:
                 _problem(self.problems, e.path, why)
         wfs = _child(sub, "workflows")
@@ -234,7 +239,8 @@ class Session:
                     continue
                 why = _entry_kind(e)
                 if why is None:
-                    out.append(Lane(_child(rd, e.name), self.session_id, e.name[:-6], "workflow", run.name))
+                    out.append(Lane(_child(rd, e.name), self.session_id, e.name[:-6], "workflow", run.name,
+                                    index_off=self.index_off))
                 else:
                     _problem(self.problems, e.path, why)
         return out
@@ -275,6 +281,24 @@ class Scope:
     """session_id -> its subagent lanes as one answer's walk listed them (search's `lanes_of`),
     so counting that answer's subagents (the coverage line) does not list every sidecar again.
     Only what this answer listed: never refreshed, never kept across answers."""
+    index_off: str | None = field(default=None, compare=False)
+    """Why the answer over this scope neither uses nor updates the index (``--no-index``, the
+    SESSIONSIFT_NO_INDEX variable); None: it does. Carried with the scope, its sessions and their
+    lanes so every reading of its transcripts follows the one command line (index/config.py);
+    set it with :meth:`use_index`."""
+    narrowed: object = field(default=None, compare=False, repr=False)
+    """What the command line's session filters left out (providers.scope.Narrowed), or None."""
+
+
+def use_index(scope: "Scope", off: str | None) -> "Scope":
+    """Carry the index decision (`off`: why not; None: use it) to `scope`, its sessions and,
+    through them, their lanes (and to explicit lanes)."""
+    scope.index_off = off
+    for s in scope.sessions:
+        object.__setattr__(s, "index_off", off)
+    for k, ln in list(scope.explicit_lanes.items()):
+        object.__setattr__(ln, "index_off", off)
+    return scope
 
 
 def projects_root(home: Path) -> Path:
@@ -374,7 +398,7 @@ def project_dirs_for_cwd(home: Path, cwd: str) -> list[Path]:
 
 
 def _with_problems(s: Session, problems: list) -> Session:
-    return Session(s.session_id, s.project_dir, s.path, problems, s.sidecar)
+    return Session(s.session_id, s.project_dir, s.path, problems, s.sidecar, s.index_off)
 
 
 def _session_from_transcript(path: Path, problems: list | None = None) -> tuple[Session, Lane | None]:
