@@ -6,22 +6,20 @@ from __future__ import annotations
 import click
 
 from .exit import ExitStatus
-from .options import common_options, coverage_line, make_selection, provider_options, scope_options
+from .invocation import targeting
+from .options import coverage_line, make_selection
 from .output import Out, esc, plural
 
 
 @click.command("sync")
-@click.argument("targets", nargs=-1)
-@common_options
-@provider_options
-@scope_options
+@targeting()
 @click.option("--to", "to", required=True, metavar="DATASET",
               help="The dataset: a folder (local, a network share, a synced folder) or s3://bucket/prefix.")
 @click.option("--machine", "machine", default=None, metavar="NAME",
               help="This machine's name in the dataset (kept for later runs; default: the host name).")
 @click.option("--adopt", is_flag=True, help="Continue the history of a dataset machine whose id is not this "
                                             "machine's (a reinstalled machine keeping its name).")
-def sync_cmd(targets, fmt, claude_home, sessions_from, to, machine, adopt):
+def sync_cmd(inv, to, machine, adopt):
     """Append what is new on this machine since its last sync to DATASET (TARGETs: only those
     sessions; none: every session of every provider looked at): every agent's sessions,
     records, usage events, tool calls and file changes, as Parquet partitioned by machine, provider
@@ -35,7 +33,8 @@ def sync_cmd(targets, fmt, claude_home, sessions_from, to, machine, adopt):
     from ..sync import run as R
     from ..sync.machine import this_machine
 
-    sel = make_selection(tuple(targets), sessions_from)
+    fmt = inv.fmt
+    sel = make_selection(inv)
     m = this_machine(machine)
     res = R.sync(to, sel, m, adopt=adopt)
     out = Out(fmt, "sync")
@@ -65,19 +64,23 @@ def sync_cmd(targets, fmt, claude_home, sessions_from, to, machine, adopt):
 
 @click.command("query")
 @click.argument("sql")
-@click.option("--dataset", "dataset", required=True, metavar="DATASET", help="The dataset `sync` wrote.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="Output format (json = JSON Lines, docs/json.md).")
-def query_cmd(sql, dataset, fmt):
+@targeting(targets=None, dataset=True)
+def query_cmd(inv, sql):
     """Run SQL (DuckDB) over every machine of a dataset: views sessions, records, usage, tool_calls,
     file_changes (current rows), sessions_versions and manifests (docs/dataset.md has the schema).
 
     \b
     Example: sessionsift query "SELECT machine, provider, count(*) FROM sessions GROUP BY ALL" --dataset /mnt/team/sessions
     """
+    from ..errors import UsageError
     from ..sync import schema as S
     from ..sync.answers import run_sql
 
+    if not inv.dataset:
+        raise UsageError("query needs --dataset DATASET (the dataset `sync` wrote)")
+    inv.refuse(*[n for n in inv.named if n not in ("--dataset", "--format")],
+               why="runs SQL over the dataset; narrow in the SQL itself")
+    dataset, fmt = inv.dataset, inv.fmt
     cols, rows = run_sql(dataset, sql)
     out = Out(fmt, "query")
     out.header(dataset=dataset, schema=f"{S.DATASET}/{S.VERSION}", columns=cols)
