@@ -6,7 +6,6 @@ from collections import Counter
 
 import click
 
-from ..providers.claude import listing
 from ..providers.claude.discover import Lane
 from ..providers.claude.model.lane import Entry
 from ..providers.claude.model import record as R
@@ -50,94 +49,127 @@ def list_cmd(inv, no_subagents):
     Example: sessionsift list --home examples/home
     Example: sessionsift list . --format json
     """
-    from ..questions.listing import list_refs, sort_key
+    from ..listing import list_sessions
 
     if inv.dataset:
         return _list_dataset(inv, no_subagents)
     sel = make_selection(inv, subagents=not no_subagents)
-    fmt = inv.fmt
-    rows: list[tuple[float, str, object]] = []
-    res = None
-    if sel.claude is not None:
-        res = listing.list_sessions(sel.claude, subagents=not no_subagents)
-        rows += [(sort_key(r.last_at), "claude", r) for r in res.rows]
-    gen = list_refs(sel.refs, {e.name: e.provider for e in sel.survey.entries if e.provider is not None})
-    rows += [(sort_key(r.last_at), "ref", r) for r in gen.rows]
-    rows.sort(key=lambda x: x[0], reverse=True)
-    out = Out(fmt, "list")
+    res = list_sessions(sel, subagents=not no_subagents)
+    out = Out(inv.fmt, "list")
     out.header(**selection_header(sel))
-    kids: Counter | None = None  # a child session of another provider is its parent's subagent
-    if sel.subagents:
-        kids = Counter((r.provider, r.parent_session_id) for r in sel.refs if r.is_subagent)
-    lineage = _lineage(sel)
-    for _k, which, r in rows:
-        if which == "claude":
-            _claude_row(out, r)
-        else:
-            _ref_row(out, r, sel, kids, lineage)
-    problems = sel.problems() + (res.problems if res else []) + gen.problems
+    for r in res.rows:
+        session_row(out, r, _display(sel))
+    problems = sel.problems() + res.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
     covs = sel.coverage()
-    bytes_total = (res.bytes_total if res else 0) + sum(r.report.bytes for r in gen.rows)
-    bytes_read = (res.bytes_read if res else 0) + sum(r.report.bytes for r in gen.rows)
-    n = len(rows)
-    out.summary(sessions=sel.top_level(), child_sessions=sel.child_sessions(), files_read=(len(res.rows) if res else 0) + sum(r.report.files for r in gen.rows),
-                files_unreadable=len(problems), problems=problems_json(problems), bytes_total=bytes_total,
-                bytes_read=bytes_read, coverage=coverage_json(covs))
+    out.summary(sessions=sel.top_level(), child_sessions=sel.child_sessions(), files_read=res.files_read,
+                files_unreadable=len(problems), problems=problems_json(problems), bytes_total=res.bytes_total,
+                bytes_read=res.bytes_read, coverage=coverage_json(covs))
     unread = f"; {len(problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in problems[:5]) if problems else ""
     where = ""
     if sel.claude is not None:
         # a session id target scans every project dir; the dirs that hold the sessions listed are the answer
         dirs = sel.claude.project_dirs or len({str(s.project_dir) for s in sel.claude.sessions})
-        where = (f"; Claude Code: {len(res.rows) if res else 0} in {_plural(dirs, 'project dir')} under "
+        n_claude = sum(1 for r in res.rows if r.ref.provider == "claude-code")
+        where = (f"; Claude Code: {n_claude} in {_plural(dirs, 'project dir')} under "
                  f"{esc(sel.claude.home.path)}")
-    out.text(f"{sessions_unit(n, covs)}{where}; read {bytes_read} of {bytes_total} bytes{unread}")
+    total = "an unknown number of" if res.bytes_total is None else str(res.bytes_total)
+    out.text(f"{sessions_unit(len(res.rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+
+
+def _display(sel):
+    def name(provider: str) -> str:
+        e = sel.survey.entry(provider)
+        return e.display if e else provider
+    return name
+
+
+def session_row(out, r, display) -> None:
+    """One listing row (listing.SessionRow) of any provider: its JSON row (docs/json.md `session`)
+    and its escaped text lines. `display(provider)` names the provider for people."""
+    ref, sm = r.ref, r.summary
+    out.row("session", {
+        "provider": ref.provider,
+        "session_id": ref.session_id, "is_subagent": ref.is_subagent,
+        "parent_session_id": ref.parent_session_id, "helper": ref.helper,
+        "path": str(ref.paths[0]) if ref.paths else None, "paths": [str(p) for p in ref.paths],
+        "project": sm.project or ref.project,
+        "project_source": "record cwd" if sm.project else ref.project_source, "title": ref.title,
+        "first_prompt": sm.first_prompt, "first_prompt_at": instant(sm.first_prompt_at),
+        "last_prompt": sm.last_prompt, "last_prompt_at": instant(sm.last_prompt_at),
+        "last_agent_message": sm.last_agent_message, "last_agent_message_at": instant(sm.last_agent_message_at),
+        "first_at": instant(sm.first_at or ref.first_at), "last_at": instant(r.last_at),
+        "git_branch": sm.git_branch, "version": sm.version or ref.version,
+        "size_bytes": sm.size if sm.size is not None else ref.size,
+        "subagents": r.subagents, "bytes_read": sm.bytes_read, "records": sm.records, "prompts": sm.prompts,
+        "models": sm.models, "omissions": sm.omissions, "notes": sm.notes,
+        "forked_from": r.forked_from, "forks": r.forks,
+    })
+    size_n = sm.size if sm.size is not None else ref.size
+    size = f"{size_n} B" if size_n is not None else "size not attributable"
+    version = sm.version or ref.version
+    branch = (f", git branch {esc(sm.git_branch)}" if sm.git_branch
+              else ", no git branch recorded" if sm.git_branch_recorded else "")
+    subs = r.subagents
+    if ref.helper:
+        rel = f", {esc(ref.helper)} for {esc(ref.parent_session_id)} (a helper session, not a subagent)"
+    elif ref.parent_session_id:
+        rel = f", child of {esc(ref.parent_session_id)}"
+    else:
+        rel = ""
+    counts = (f", {_plural(sm.records, 'record')}" if sm.records is not None else "") + rel
+    if sm.subagents_are_lanes:
+        counts += f", {_plural(subs, 'subagent')}" if subs is not None else ", ? subagents"
+    elif subs:
+        counts += f", {_plural(subs, 'subagent')}"
+    out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(sm.project or ref.project)}  "
+             f"[{esc(display(ref.provider))} {esc(version or '?')}{branch}] {size}{counts}")
+    if ref.title:
+        out.text(f"  title: {clip(ref.title, 100)}")
+    f = r.forked_from
+    if f:
+        if f.get("line") is not None:
+            out.text(f"  forked from {esc(f['session_id'])} at its L{f['line']} ({f.get('copied_records')} records copied)")
+        else:
+            out.text(f"  forked from {esc(f['session_id'])}"
+                     + (f" (before its record ordinal {f['ordinal_exclusive']})" if f.get("ordinal_exclusive")
+                        is not None else ""))
+    if r.forks:
+        out.text(f"  forks: {', '.join(esc(x) for x in r.forks)}")
+    out.text(f"  first: {clip(sm.first_prompt, 100)}")
+    out.text(f"  last:  {clip(sm.last_prompt, 100)}")
+    out.text(f"  agent: {clip(sm.last_agent_message, 100)}")
+    for n in sm.notes:
+        out.text(f"  note: {esc(n)}")
 
 
 def _list_dataset(inv, no_subagents) -> int:
     """`list --dataset`: every machine's sessions, newest first, each row as `list` prints it (with
     its `machine`), from the facts the sync read (docs/dataset.md)."""
-    from ..questions.listing import sort_key
     from ..sync.answers import list_rows, machines_text
     from ..sync.dataset import Dataset
     from .options import display_name, refuse_with_dataset
 
     refuse_with_dataset(inv)
-    dataset, fmt = inv.dataset, inv.fmt
+    dataset = inv.dataset
     got = list_rows(Dataset.open(dataset), list(inv.providers) or None, not no_subagents)
-
-    class _Sel:  # what the row renderer asks of a selection: each provider's display name
-        class survey:
-            @staticmethod
-            def entry(name):
-                return type("E", (), {"display": display_name(name)})
-
-    rows = [(sort_key(r.last_at), "claude", m, r) for m, r in got.claude]
-    rows += [(sort_key(r.last_at), "ref", m, r) for m, r in got.refs]
-    rows.sort(key=lambda x: x[0], reverse=True)
-    out = Out(fmt, "list")
-    top = sum(1 for _k, w, _m, r in rows if w == "claude" or r.ref.parent_session_id is None)
+    out = Out(inv.fmt, "list")
+    top = sum(1 for _m, r in got.rows if r.ref.parent_session_id is None)
     out.header(dataset=dataset, machines=got.machines, sessions=top, claude_home=None, claude_home_source=None)
-    for _k, which, m, r in rows:
-        sub = _MachineOut(out, m)
-        if which == "claude":
-            _claude_row(sub, r)
-        else:
-            kids = None if got.kids is None else Counter({(p, parent): n for (mm, p, parent), n in got.kids.items() if mm == m})
-            lineage = {(p, sid): v for (mm, p, sid), v in got.lineage.items() if mm == m}
-            _ref_row(sub, r, _Sel, kids, lineage)
-    refs = [r for _m, r in got.refs]
-    bytes_total = sum(r.size for _m, r in got.claude) + sum(r.report.bytes for r in refs)
-    bytes_read = sum(r.bytes_read for _m, r in got.claude) + sum(r.report.bytes for r in refs)
+    for m, r in got.rows:
+        session_row(_MachineOut(out, m), r, display_name)
+    sms = [r.summary for _m, r in got.rows]
+    bytes_total = None if any(x.bytes_total is None for x in sms) else sum(x.bytes_total for x in sms)  # type: ignore[misc]
+    bytes_read = sum(x.bytes_read for x in sms)
     out.summary(dataset=dataset, machines=got.machines, sessions=top,
-                child_sessions=sum(1 for r in refs if r.ref.parent_session_id is not None),
-                files_read=len(got.claude) + sum(r.report.files for r in refs), files_unreadable=len(got.problems),
+                child_sessions=sum(1 for _m, r in got.rows if r.ref.parent_session_id is not None),
+                files_read=sum(x.files_read for x in sms), files_unreadable=len(got.problems),
                 problems=problems_json(got.problems), bytes_total=bytes_total, bytes_read=bytes_read,
                 coverage=coverage_json(got.coverage))
-    out.text(f"{sessions_unit(len(rows), got.coverage)} in dataset {esc(dataset)}, {esc(machines_text(got.machines))}; "
-             f"the sync read {bytes_read} of {bytes_total} bytes")
+    out.text(f"{sessions_unit(len(got.rows), got.coverage)} in dataset {esc(dataset)}, {esc(machines_text(got.machines))}; "
+             f"the sync read {bytes_read} of {'an unknown number of' if bytes_total is None else bytes_total} bytes")
     out.text(coverage_line(got.coverage))
     return ExitStatus.INCOMPLETE if got.problems else ExitStatus.OK
 
@@ -156,101 +188,6 @@ class _MachineOut:
         self.out.text(line)
 
 
-def _claude_row(out: Out, r) -> None:
-    out.row("session", {
-        "provider": "claude-code",
-        "session_id": r.session_id, "is_subagent": False, "parent_session_id": None, "helper": None,
-        "path": r.path, "project": r.project,
-        "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
-        "last_prompt": r.last_prompt, "last_prompt_at": instant(r.last_prompt_at),
-        "last_agent_message": r.last_agent_message, "last_agent_message_at": instant(r.last_agent_message_at),
-        "first_at": instant(r.first_at), "last_at": instant(r.last_at),
-        "git_branch": r.git_branch, "version": r.version, "size_bytes": r.size,
-        "subagents": r.subagents, "bytes_read": r.bytes_read, "notes": r.notes,
-        "forked_from": r.forked_from, "forks": r.forks,
-    })
-    branch = f", git branch {esc(r.git_branch)}" if r.git_branch else ", no git branch recorded"
-    out.text(f"{r.session_id}  {short_local(r.last_at)}  {esc(r.project)}  [Claude Code {esc(r.version or '?')}{branch}] "
-             f"{r.size} B, {_plural(r.subagents, 'subagent') if r.subagents is not None else '? subagents'}")
-    if r.forked_from:
-        f = r.forked_from
-        out.text(f"  forked from {f['session_id']} at its L{f['line']} ({f['copied_records']} records copied)")
-    if r.forks:
-        out.text(f"  forks: {', '.join(r.forks)}")
-    out.text(f"  first: {clip(r.first_prompt, 100)}")
-    out.text(f"  last:  {clip(r.last_prompt, 100)}")
-    out.text(f"  agent: {clip(r.last_agent_message, 100)}")
-    for n in r.notes:
-        out.text(f"  note: {esc(n)}")
-
-
-def _lineage(sel) -> dict:
-    """(provider, session id) -> (forked_from, forks) for every provider whose client records forks
-    (Provider.records_forks): forks are found among all the sessions its discovery saw, so a parent
-    listed alone still names them; (None, None) for a provider that records no lineage."""
-    out: dict = {}
-    for e in sel.survey.entries:
-        prov = e.provider
-        if prov is None or e.name == "claude-code" or not getattr(type(prov), "records_forks", False):
-            continue
-        paths = {r.session_id: str(r.paths[0]) if r.paths else None for r in e.sessions}
-        forks: dict[str, list[str]] = {}
-        for r in e.sessions:
-            f = prov.forked_from(r)
-            if f is not None:
-                if f.get("path") is None:
-                    f = {**f, "path": paths.get(f["session_id"])}
-                forks.setdefault(f["session_id"], []).append(r.session_id)
-            out[(e.name, r.session_id)] = [f, None]
-        for (name, sid), v in out.items():
-            if name == e.name:
-                v[1] = sorted(forks.get(sid, []))
-    return out
-
-
-def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
-    ref = r.ref
-    e = sel.survey.entry(ref.provider)
-    display = e.display if e else ref.provider
-    fk = (lineage or {}).get((ref.provider, ref.session_id), (None, None))
-    out.row("session", {
-        "provider": ref.provider,
-        "session_id": ref.session_id, "is_subagent": ref.is_subagent,
-        "parent_session_id": ref.parent_session_id, "helper": ref.helper,
-        "path": str(ref.paths[0]) if ref.paths else None, "paths": [str(p) for p in ref.paths],
-        "project": ref.project, "project_source": ref.project_source, "title": ref.title,
-        "first_prompt": r.first_prompt, "first_prompt_at": instant(r.first_prompt_at),
-        "last_prompt": r.last_prompt, "last_prompt_at": instant(r.last_prompt_at),
-        "last_agent_message": r.last_agent_message, "last_agent_message_at": instant(r.last_agent_message_at),
-        "first_at": instant(r.first_at), "last_at": instant(r.last_at),
-        "git_branch": None, "version": ref.version, "size_bytes": ref.size,
-        "subagents": None if kids is None else kids.get((ref.provider, ref.session_id), 0),
-        "bytes_read": r.report.bytes, "records": r.records, "prompts": r.prompts,
-        "models": r.models, "omissions": r.report.omissions(), "notes": r.notes,
-        "forked_from": fk[0], "forks": fk[1],
-    })
-    size = f"{ref.size} B" if ref.size is not None else "size not attributable"
-    out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(ref.project)}  [{esc(display)} {esc(ref.version or '?')}] "
-             f"{size}, {r.records} records" + (
-                 f", {esc(ref.helper)} for {esc(ref.parent_session_id)} (a helper session, not a subagent)" if ref.helper
-                 else f", child of {esc(ref.parent_session_id)}" if ref.parent_session_id else "")
-             + (f", {_plural(kids[(ref.provider, ref.session_id)], 'subagent')}"
-                if kids and kids.get((ref.provider, ref.session_id)) else ""))
-    if ref.title:
-        out.text(f"  title: {clip(ref.title, 100)}")
-    if fk[0]:
-        out.text(f"  forked from {esc(fk[0]['session_id'])}"
-                 + (f" (before its record ordinal {fk[0]['ordinal_exclusive']})" if fk[0].get("ordinal_exclusive")
-                    is not None else ""))
-    if fk[1]:
-        out.text(f"  forks: {', '.join(esc(x) for x in fk[1])}")
-    out.text(f"  first: {clip(r.first_prompt, 100)}")
-    out.text(f"  last:  {clip(r.last_prompt, 100)}")
-    out.text(f"  agent: {clip(r.last_agent_message, 100)}")
-    for n in r.notes:
-        out.text(f"  note: {esc(n)}")
-
-
 @click.command("show")
 @targeting(targets="one")
 @click.option("--lane", default=None, help="Subagent lane (agent id or file stem) of the session.")
@@ -262,10 +199,14 @@ def _ref_row(out: Out, r, sel, kids=None, lineage=None) -> None:
 @click.option("--branch-points", is_flag=True, help="Records with more than one conversation child (Claude Code).")
 @click.option("--full", is_flag=True,
               help="Print large harness payloads (system-prompt snapshots, skill/agent listings) whole.")
-def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full):
-    """Show records of one session (any provider) by line, locator, uuid or turn.
+@click.option("--no-pager", is_flag=True, help="Do not page the whole-session view on a terminal.")
+def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full, no_pager):
+    """Show one session of any provider: whole, turn by turn (no address: the prompts, the replies,
+    tool calls folded to one line with their result's size, thinking marked, subagents indented;
+    paged on a terminal), or its records by line, locator, uuid or turn.
 
     \b
+    Example: sessionsift show 3f2a
     Example: sessionsift show 3f2a --turn -1
     Example: sessionsift show ses_4b1c --locator part:prt_9a2 --home examples/home
     """
@@ -277,6 +218,8 @@ def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full):
     fmt = inv.fmt
     claude_home = claude_root_arg(inv)
     n_claude = len(sel.claude.sessions) if sel.claude is not None else 0
+    if lines is None and locator is None and uuid is None and turn is None and not branch_points:
+        return _whole(inv, sel, lane, raw, no_pager)
     if sel.children:  # one session: not the subagents its id brought along
         from dataclasses import replace as _replace
 
@@ -349,6 +292,50 @@ def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full):
         out.err(f"sessionsift: note: {n}")
     out.text(coverage_line(covs))
     return ExitStatus.OK
+
+
+def _whole(inv, sel, lane, raw, no_pager) -> int:
+    """`show SESSION` with no address: the session view (show/session.py) of the one session named,
+    its child sessions indented."""
+    from ..errors import TargetError, UsageError
+    from ..show.session import session_view
+    from . import show_view
+    from .options import display_name
+    from .pager import paged
+
+    if lane is not None or raw:
+        raise UsageError("--lane and --raw address records: give --line, --locator or --turn with them "
+                         "(the whole-session view shows every lane)")
+    top = [r for r in sel.session_refs() if (r.provider, r.session_id) not in sel.children]
+    if len(top) != 1:
+        ids = [f"{r.session_id} ({display_name(r.provider)})" for r in top[:10]]
+        raise TargetError(f"this command needs exactly one session; the target matched {len(top)}"
+                          + (f": {', '.join(ids)}" if ids else ""),
+                          hint="name a session id (or unique prefix) or a transcript path")
+    provs = {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
+    ref = top[0]
+    prov = provs[ref.provider]
+    ref = prov.full(ref)
+    kids: dict = {}
+    for r in sel.refs:
+        if (r.provider, r.session_id) in sel.children and r.parent_session_id:
+            kids.setdefault((r.provider, r.parent_session_id), []).append(r)
+
+    def view_of(p, rf):
+        v = session_view(p, rf)
+        v.children = [view_of(provs[c.provider], c) for c in kids.get((rf.provider, rf.session_id), [])]
+        return v
+
+    if ref.last_at is None:
+        sm = prov.summarize(ref, subagents=False)
+        from dataclasses import replace as _replace
+
+        ref = _replace(ref, first_at=ref.first_at or sm.first_at, last_at=sm.last_at, project=ref.project or sm.project,
+                       version=ref.version or sm.version)
+    view = view_of(prov, ref)
+    with paged(inv.fmt == "text" and not no_pager) as stream:
+        out = Out(inv.fmt, "show", stream)
+        return show_view.render(out, sel, prov, view, display_name)
 
 
 def _size(n: int) -> str:

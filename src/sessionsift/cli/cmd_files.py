@@ -77,14 +77,14 @@ def _files(inv, by, no_subagents, subagents_only):
     skept = [c for c in stouch if keep(c)]
     sreads = [c for c in gres.reads if keep(c)]  # read tool calls (read_file, read, view), as Claude Code's Read
     sfailed = [c for c in gres.failed if keep(c)]  # change calls that failed: changed nothing
-    from ..questions.listing import sort_key as _sk
+    from ..listing import sort_key as _sk
 
     gch = sorted(recorded + skept + sreads + sfailed, key=lambda c: (_sk(c.record.instant), c.ref.session_id, c.seq))
     out = Out(fmt, "files")
     out.header(**selection_header(sel), by=by)
     ts = res.touches
     if by == "timeline":
-        from ..questions.listing import sort_key
+        from ..listing import sort_key
 
         merged = sorted([(sort_key(t.timestamp), 0, t) for t in ts] + [(sort_key(c.record.instant), 1, c) for c in gch],
                         key=lambda x: (x[0], x[1]))
@@ -242,7 +242,7 @@ def _count(it) -> dict[str, int]:
 
 
 def _shared_file_row(out: Out, sel, path: str, cs: list) -> None:
-    from ..questions.listing import sort_key
+    from ..listing import sort_key
     from .cmd_shared import change_row
 
     ts = sorted((c.record.instant for c in cs if c.record.instant), key=sort_key)

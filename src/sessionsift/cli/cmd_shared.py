@@ -30,7 +30,7 @@ def display_of(sel, name: str) -> str:
 
 
 def show_shared(sel, ref, fmt, *, lane, lines, locator, uuid, turn, raw, branch_points):
-    from ..questions.show import show
+    from ..show.records import show
 
     d = display_of(sel, ref.provider)
     if uuid is not None or branch_points:

@@ -251,6 +251,19 @@ class Selection:
     narrowed: "Narrowed | None" = None
     """What ``--since``/``--until``/``--project``/``--limit`` left out (None: not narrowed)."""
 
+    def session_refs(self) -> list[SessionRef]:
+        """Every session in the answer as a SessionRef, every provider alike: Claude Code's (its deep
+        Scope's sessions, as light refs: main transcript, project dir, root) first, then the
+        others' in survey order."""
+        out: list[SessionRef] = []
+        if self.claude is not None:
+            home = getattr(getattr(self.claude, "home", None), "path", None)
+            for s in self.claude.sessions:  # type: ignore[attr-defined]
+                out.append(SessionRef(CLAUDE, s.session_id, [s.path],
+                                      extra={"project_dir": str(s.project_dir), "light": True,
+                                             **({"root": str(home)} if home is not None else {})}))
+        return out + list(self.refs)
+
     def counts(self) -> dict[str, int]:
         """Every session file/row in the answer per provider, child sessions included (Claude
         Code's lanes are not sessions of their own)."""

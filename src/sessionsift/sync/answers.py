@@ -362,39 +362,36 @@ def run_sql(dataset: "str | Dataset", sql: str) -> tuple[list[str], Iterator[tup
 
 @dataclass
 class DatasetList:
-    claude: list = field(default_factory=list)
-    """(machine, providers.claude.listing.SessionRow) of every Claude Code session."""
-    refs: list = field(default_factory=list)
-    """(machine, questions.listing.RefRow) of every other session."""
-    kids: Counter | None = None
-    lineage: dict = field(default_factory=dict)
+    rows: list = field(default_factory=list)
+    """(machine, listing.SessionRow) of every session, newest first."""
     problems: list = field(default_factory=list)
     coverage: list = field(default_factory=list)
     machines: list = field(default_factory=list)
 
 
+def _summary(d: dict):
+    from ..providers.base import SessionSummary
+
+    d = dict(d)
+    d["problems"] = [Problem(p["path"], p["why"]) for p in d.get("problems") or []]
+    return SessionSummary(**{k: v for k, v in d.items() if k in SessionSummary.__dataclass_fields__})
+
+
 def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool = True) -> DatasetList:
-    """The facts `list` prints for every session of every machine, as the sync read them; forks and
+    """The rows `list` prints for every session of every machine, as the sync read them; forks and
     child counts computed across the sessions of each machine, as `list` computes them."""
-    from ..providers.claude.listing import SessionRow as ClaudeRow
-    from ..questions.listing import RefRow
+    from ..listing import SessionRow, row_order
 
     con = ds.connect(("sessions",))
     rows = session_rows(con, providers)
     out = DatasetList(coverage=coverage(ds, rows, providers, subagents), machines=machines(ds))
-    if subagents:
-        out.kids = Counter((r.machine, r.provider, r.parent_session_id) for r in rows
-                           if r.parent_session_id is not None and r.helper is None)
+    kids = Counter((r.machine, r.provider, r.parent_session_id) for r in rows
+                   if r.parent_session_id is not None and r.helper is None) if subagents else None
+    paths = {(r.machine, r.provider, r.session_id): str(r.ref.paths[0]) if r.ref.paths else None for r in rows}
     forks: dict = {}
-    paths: dict = {}
     for r in rows:
-        lr = r.list_row.get("ref") or {}
-        f = lr.get("forked_from") if "forked_from" in lr else None
-        paths[(r.machine, r.provider, r.session_id)] = str(r.ref.paths[0]) if r.ref.paths else None
-        c = r.list_row.get("claude")
-        if c and c.get("forked_from"):
-            forks.setdefault((r.machine, r.provider, c["forked_from"]["session_id"]), []).append(r.session_id)
-        elif f:
+        f = r.list_row.get("forked_from")
+        if f:
             forks.setdefault((r.machine, r.provider, f["session_id"]), []).append(r.session_id)
     for r in rows:
         if r.parent_session_id is not None and not subagents:
@@ -403,34 +400,19 @@ def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool =
         if "error" in lr:
             out.problems.append(Problem(str(r.paths[0]) if r.paths else r.session_id, lr["error"]))
             continue
-        c = lr.get("claude")
-        if c is not None:
-            row = ClaudeRow(**{k: v for k, v in c.items() if k in ClaudeRow.__dataclass_fields__})
-            row.forks = sorted(forks.get((r.machine, r.provider, r.session_id), []))
-            if not subagents:
-                row.subagents = None
-                row.notes = [n for n in row.notes if not n.startswith("subagents:")]
-            out.claude.append((r.machine, row))
+        if "summary" not in lr:
             continue
-        d = lr.get("ref") or {}
-        if "records" not in d:
-            continue
-        rr = RefRow(r.ref, **{k: d[k] for k in ("first_prompt", "first_prompt_at", "last_prompt", "last_prompt_at",
-                                                 "last_agent_message", "last_agent_message_at", "first_at", "last_at",
-                                                 "records", "prompts", "models", "notes")})
-        rr.report = rebuild_report(d.get("report"))
-        out.problems += rr.report.problems
-        out.refs.append((r.machine, rr))
-        if "forked_from" in d:
-            f = d["forked_from"]
-            if f is not None and f.get("path") is None:
-                f = {**f, "path": paths.get((r.machine, r.provider, f["session_id"]))}
-            out.lineage[(r.machine, r.provider, r.session_id)] = [
-                f, sorted(forks.get((r.machine, r.provider, r.session_id), []))]
-    out.claude.sort(key=lambda mr: (mr[1].last_at or "", mr[1].mtime), reverse=True)
-    from .run import RANK
-
-    order = {(r.machine, r.provider, r.session_id): (r.list_row.get("ref") or {}).get("ordinal", 0) for r in rows}
-    out.refs.sort(key=lambda mr: (mr[0], RANK.get(mr[1].ref.provider, 9),
-                                  order.get((mr[0], mr[1].ref.provider, mr[1].ref.session_id), 0)))
+        sm = _summary(lr["summary"])
+        if not subagents and sm.subagents_are_lanes:
+            sm.subagents = None
+            sm.notes = [n for n in sm.notes if not n.startswith("subagents:")]
+        out.problems += sm.problems
+        f = lr.get("forked_from")
+        if f is not None and f.get("path") is None:
+            f = {**f, "path": paths.get((r.machine, r.provider, f["session_id"]))}
+        known = "forked_from" in lr
+        row = SessionRow(r.ref, sm, None if kids is None else kids.get((r.machine, r.provider, r.session_id), 0),
+                         f, sorted(forks.get((r.machine, r.provider, r.session_id), [])) if known else None)
+        out.rows.append((r.machine, row))
+    out.rows.sort(key=lambda mr: row_order(mr[1]))
     return out

@@ -8,7 +8,7 @@ can depend on what came after them), in three passes:
   (``questions.stats.session_stats``);
 - its usage events, before any merge, as `usage` gathers them (``usage.collect``: Claude Code's
   fast path, every other provider through its reader);
-- the facts `list` prints for it (``core.listing`` for Claude Code, ``questions.listing`` else).
+- the facts `list` prints for it (its provider's ``summarize``).
 
 Append or rewrite: the rows of each (table, file) stream in reading order. The dataset holds the
 first ``n`` rows of a stream with their digest; when the new reading's first ``n`` rows hash to
@@ -271,31 +271,19 @@ def _usage(prov: Provider, ref: SessionRef, claude_session, claude_home, explici
 
 
 def _list_row(prov: Provider, ref: SessionRef, claude_session) -> dict | None:
-    if claude_session is not None:
-        from ..providers.claude import listing
-
-        try:
-            row = listing.summarize_session(claude_session, subagents=True)
-        except OSError as exc:
-            return {"error": exc.strerror or str(exc)}
-        return {"claude": asdict(row)}
-    from ..questions.listing import summarize
-
+    """What `list` prints of the session (its provider's `summarize`, the same for every agent) and
+    its lineage where its client records one."""
     try:
-        r = summarize(prov, ref)
+        sm = prov.summarize(ref)
     except Exception as exc:  # noqa: BLE001 - a reader's bug: the session is unreadable
         return {"error": f"reader failed: {type(exc).__name__}: {exc}"}
-    d = {k: getattr(r, k) for k in ("first_prompt", "first_prompt_at", "last_prompt", "last_prompt_at",
-                                    "last_agent_message", "last_agent_message_at", "first_at", "last_at",
-                                    "records", "prompts", "models", "notes")}
-    d["report"] = _report_json(r.report)
-    d["problems"] = [{"path": p.path, "why": p.why} for p in r.report.problems]
-    if getattr(type(prov), "records_forks", False):
+    d: dict = {"summary": asdict(sm)}
+    if prov.records_forks:
         try:
             d["forked_from"] = prov.forked_from(ref)
-        except Exception:  # noqa: BLE001
-            d["forked_from"] = None
-    return {"ref": d}
+        except Exception:  # noqa: BLE001 - lineage unknown (never "no fork")
+            pass
+    return d
 
 
 def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *, claude_session=None,

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from ..base import Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
+from ..base import SessionSummary, Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
 from . import discover as D
 
 HEAD_BYTES = 64 * 1024
@@ -108,6 +108,48 @@ class ClaudeCode(Provider):
         ref = self.full(ref)
         for p in ref.paths:
             yield from read_lane(p, ref.session_id, lane_name(p, ref.session_id), report, raw, self.name)
+
+    records_forks = True
+    """Claude Code writes no fork record, but a fork copies its parent's records with their uuids:
+    the lineage model finds them (model/lineage.py), so a session with no such copy is no fork."""
+
+    def session_of(self, ref: SessionRef, problems: list | None = None) -> "D.Session":
+        """The deep model's Session of a ref (its main transcript; `problems` shared, as a Scope's)."""
+        main = ref.paths[0]
+        pd = ref.extra.get("project_dir")
+        return D.Session(ref.session_id, Path(pd) if pd else main.parent, main, [] if problems is None else problems)
+
+    def summarize(self, ref: SessionRef, *, subagents: bool = True) -> SessionSummary:
+        """A bounded head window and a bounded tail window of the main transcript (listing.py), never
+        the whole file: records are not counted (None), and a fact outside both windows is unknown
+        with the reason."""
+        from .listing import summarize_session
+
+        s = self.session_of(ref)
+        try:
+            row = summarize_session(s, subagents)
+        except OSError as exc:
+            return SessionSummary(problems=[Problem(str(s.path), exc.strerror or str(exc))],
+                                  notes=[f"unreadable: {s.path}: {exc.strerror or exc}"])
+        return SessionSummary(
+            first_prompt=row.first_prompt, first_prompt_at=row.first_prompt_at, last_prompt=row.last_prompt,
+            last_prompt_at=row.last_prompt_at, last_agent_message=row.last_agent_message,
+            last_agent_message_at=row.last_agent_message_at, first_at=row.first_at, last_at=row.last_at,
+            project=row.project, version=row.version, git_branch=row.git_branch, git_branch_recorded=True,
+            records=None, prompts=None, models=None, size=row.size, mtime=row.mtime, bytes_read=row.bytes_read,
+            bytes_total=row.size,
+            files_read=1, subagents=row.subagents if subagents else None, subagents_are_lanes=True, omissions=None, notes=list(row.notes),
+            problems=list(s.problems))
+
+    def lineage(self, refs: list[SessionRef], seen: list[SessionRef]) -> dict[str, dict]:
+        """Forks among `refs` and every session of their project directories (model/lineage.py), so
+        a fork shows its parent even when the parent is not in the answer."""
+        from .model.lineage import lineage_for
+
+        return {sid: f.as_json() for sid, f in lineage_for([self.session_of(r) for r in refs]).items()}
+
+    def forked_from(self, ref: SessionRef) -> dict | None:
+        return self.lineage([ref], [ref]).get(ref.session_id)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md

@@ -1,0 +1,137 @@
+"""`list`: one row per session of every provider, newest first, written once for every agent.
+
+Each session's row is its provider's `summarize` (providers.base.Provider: every record read by
+default; Claude Code's reader reads a bounded head and tail of the transcript), its lineage (forks)
+its provider's `lineage`, and its child sessions counted here from the selection. What could not
+be read is a problem of the answer, never a missing row in silence.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..providers.base import Problem, SessionRef, SessionSummary
+from ..timefmt import parse_ts
+
+
+@dataclass
+class SessionRow:
+    """One session of any provider in a listing."""
+
+    ref: SessionRef
+    summary: SessionSummary
+    children: int | None = None
+    """Its child sessions that are subagents (other providers' SessionRefs with this parent), where
+    the provider keeps subagents as sessions of their own; None: not counted (--no-subagents)."""
+    forked_from: dict | None = None
+    forks: list[str] | None = None
+    """Sessions forked from this one; None when its client records no lineage (unknown, not none)."""
+
+    @property
+    def subagents(self) -> int | None:
+        """Its subagents, whichever way its client keeps them (lanes inside it, or child sessions)."""
+        if self.summary.subagents_are_lanes:
+            return self.summary.subagents
+        return self.children
+
+    @property
+    def last_at(self) -> str | None:
+        return self.summary.last_at or self.ref.last_at
+
+
+@dataclass
+class Listing:
+    rows: list[SessionRow]
+    problems: list[Problem] = field(default_factory=list)
+    bytes_total: int | None = 0
+    """The bytes the rows' readings chose from (SessionSummary.bytes_total); None when one is unknown."""
+    bytes_read: int = 0
+    files_read: int = 0
+
+
+def sort_key(ts: str | None) -> float:
+    d = parse_ts(ts)
+    return d.timestamp() if d is not None else float("-inf")
+
+
+def row_order(r: SessionRow) -> tuple:
+    """Newest first; sessions with the same last instant by provider and id (so every listing of
+    the same sessions, a dataset's too, has one order)."""
+    return (-sort_key(r.last_at), r.ref.provider, r.ref.session_id)
+
+
+def list_sessions(sel, subagents: bool = True) -> Listing:
+    """Rows for every session of the Selection `sel` (providers.scope.Selection), newest first."""
+    from ..read.fanout import map_halves, no_gc
+
+    providers = {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
+    refs = sel.session_refs()
+    problems: list[Problem] = []
+
+    def one(ref: SessionRef) -> tuple[SessionRef, SessionSummary | Problem]:
+        prov = providers.get(ref.provider)
+        where = str(ref.paths[0]) if ref.paths else ref.session_id
+        if prov is None:
+            return ref, Problem(where, f"no reader for {ref.provider}")
+        try:
+            ref = prov.full(ref)  # every file of the session (a light ref names its main transcript only)
+            return ref, prov.summarize(ref, subagents=subagents)
+        except Exception as exc:  # a reader's bug: the session is unreadable, the answer goes on
+            return ref, Problem(where, f"reader failed: {type(exc).__name__}: {exc}")
+
+    with no_gc():
+        # a bounded reader reads at most a few MB of a session: weigh the halves by what is read
+        results = map_halves(one, refs, [min(r.size or 0, 3 << 20) for r in refs])
+    kids: Counter | None = None
+    if subagents:
+        kids = Counter((r.provider, r.parent_session_id) for r in refs if r.is_subagent)
+    lineage = _lineage(sel, providers)
+    rows: list[SessionRow] = []
+    total: int | None = 0
+    read = files = 0
+    for ref, res in results:
+        if isinstance(res, Problem):
+            problems.append(res)
+            continue
+        problems.extend(res.problems)
+        f, forks = lineage.get((ref.provider, ref.session_id), (None, None))
+        rows.append(SessionRow(ref, res, None if kids is None else kids.get((ref.provider, ref.session_id), 0),
+                               f, forks))
+        total = None if total is None or res.bytes_total is None else total + res.bytes_total
+        read += res.bytes_read
+        files += res.files_read
+    rows.sort(key=row_order)
+    seen = set()
+    uniq = []
+    for p in problems:
+        if (p.path, p.why) not in seen:
+            seen.add((p.path, p.why))
+            uniq.append(p)
+    return Listing(rows, uniq, total, read, files)
+
+
+def _lineage(sel, providers) -> dict[tuple[str, str], tuple[dict | None, list[str] | None]]:
+    """(provider, session id) -> (forked_from, forks) for every session in `sel`: from each
+    provider's `lineage` over the sessions its discovery saw (a parent listed alone still names
+    its forks); (None, None) for a provider that records no lineage."""
+    out: dict[tuple[str, str], tuple[dict | None, list[str] | None]] = {}
+    by: dict[str, list[SessionRef]] = {}
+    for r in sel.session_refs():
+        by.setdefault(r.provider, []).append(r)
+    for name, refs in by.items():
+        prov = providers.get(name)
+        if prov is None or not prov.records_forks:
+            continue
+        e = sel.survey.entry(name)
+        seen = list(e.sessions) if e is not None and e.sessions else refs
+        try:
+            got = prov.lineage(refs, seen)
+        except Exception:  # a reader's bug: lineage unknown for its sessions (None, never "no fork")
+            continue
+        forks: dict[str, list[str]] = {}
+        for sid, f in got.items():
+            forks.setdefault(f["session_id"], []).append(sid)
+        for r in refs:
+            out[(name, r.session_id)] = (got.get(r.session_id), sorted(forks.get(r.session_id, [])))
+    return out
