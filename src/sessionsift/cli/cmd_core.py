@@ -353,7 +353,8 @@ def _size(n: int) -> str:
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--strict", is_flag=True, help="Fail on the first malformed line, naming file and line.")
 @click.option("--shared", "shared_claude", is_flag=True,
-              help="Also read Claude Code sessions through the shared records, so the `shared` totals cover every provider.")
+              help="Read Claude Code's sessions through their shared records too, as every other agent's (a "
+                   "cross-check of its lane census, which gives their figures otherwise)")
 def stats_cmd(inv, no_subagents, strict, shared_claude):
     """Census per session: Claude Code's line types, labels, turns, compactions, tokens per model;
     for every provider, records, prompts, tool calls and errors per tool, tokens per model.

@@ -195,21 +195,22 @@ def claude_refs(sel, subagents: bool = True) -> list:
 
 
 def stats_shared(out: Out, sel, refs=None):
-    from ..questions.stats import stats
+    from ..stats import stats
 
     res = stats(pairs_of(sel, refs))
     stats_rows(out, res, lambda name: display_of(sel, name))
     return res
 
 
-def stats_rows(out: Out, res, display, extra=None) -> None:
+def stats_rows(out: Out, res, display, extra=None, text_skip=None) -> None:
     """The `session` rows (and text) of a shared census; `extra(session) -> dict` adds fields (a
-    dataset's `machine`)."""
+    dataset's `machine`); `text_skip(session)`: no text for it (printed in another form)."""
     for s in res.sessions:
         ref = s.ref
         out.row("session", {
             **session_fields(ref), **(extra(s) if extra else {}), "path": str(ref.paths[0]) if ref.paths else None,
-            "records": s.records, "copies": s.copies, "kinds": dict(s.kinds), "prompts": s.prompts,
+            "records": s.records, "copies": s.copies, "kinds": None if s.kinds is None else dict(s.kinds),
+            "prompts": s.prompts,
             "turns": s.turns, "tool_calls": dict(s.tool_calls), "tool_errors": dict(s.tool_errors),
             "tokens_by_model": s.tokens_by_model, "tokens_unknown": s.tokens_unknown,
             "usage_units_by_model": dict(s.usage_units_by_model),
@@ -217,13 +218,13 @@ def stats_rows(out: Out, res, display, extra=None) -> None:
             "unknown_kinds": dict(s.report.unknown_kinds), "omissions": s.report.omissions(),
             "malformed_lines": s.report.malformed_lines[:100],
         })
-        if out.json:
+        if out.json or (text_skip is not None and text_skip(s)):
             continue
         out.text(f"{esc(ref.session_id)} ({esc(display(ref.provider))}): {plural(s.records, 'record')}, "
                  f"{plural(s.prompts, 'prompt')}, {plural(sum(s.tool_calls.values()), 'tool call')}, "
                  f"{sum(s.tool_errors.values())} failed"
                  + (f", {plural(s.copies, 'copy', 'copies')} counted once" if s.copies else ""))
-        for k, v in sorted(s.kinds.items(), key=lambda kv: -kv[1]):
+        for k, v in sorted((s.kinds or {}).items(), key=lambda kv: -kv[1]):
             out.text(f"  kind {k:<30} {v}")
         for k, v in sorted(s.tool_calls.items(), key=lambda kv: -kv[1]):
             err = s.tool_errors.get(k, 0)

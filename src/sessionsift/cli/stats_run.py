@@ -77,7 +77,7 @@ def run_dataset(inv, no_subagents, strict) -> int:
                 problems=problems_json(res.problems), shared={**t, "providers": sorted({s.ref.provider for s in res.sessions})},
                 left_out=[left], coverage=coverage_json(got.coverage))
     names = sorted({esc(display_name(s.ref.provider)) for s in res.sessions})
-    out.text(f"shared records ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+    out.text(f"every agent's sessions ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
              f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
              f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
              + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"
@@ -107,12 +107,17 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
 
         census = index_lanes.census_one
         index_lanes.PROGRESS = Progress()
+    from ..stats import stats_of
+
     try:
-        res = stats_mod.stats(scope, subagents=not no_subagents, strict=strict, census=census)
+        unified = stats_of(sel, subagents=not no_subagents, strict=strict, read_claude=shared_claude, cache=census)
     finally:
         if census is not None:
             index_lanes.PROGRESS.done()
             index_lanes.PROGRESS = None
+    # Claude Code's lane census (its provider's detail): the rows below; read through its shared
+    # records (--shared) it has none
+    res = unified.detail.get("claude-code") or stats_mod.StatsResult([], [])
     for ls in res.lanes:
         irep.add(getattr(ls, "indexed", None))
     out = Out(fmt, "stats")
@@ -198,12 +203,19 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
                 out.text(f"  forked from {ls.forked_from['session_id']} at its L{ls.forked_from['line']}"
                          + (f"; {ls.copied_records} copied records left out (counted on the original)"
                             if ls.copied_records else " (the original is not in scope: its copies are counted here)"))
-    from .cmd_shared import claude_refs, stats_shared
+    from .cmd_shared import display_of, stats_rows
 
-    extra = claude_refs(sel, subagents=not no_subagents) if shared_claude else []
-    mine = [r for r in sel.refs if not (no_subagents and r.parent_session_id is not None)]  # main lanes only
-    gres = stats_shared(out, sel, mine + extra)
-    problems = res.problems + gres.problems
+    gres = unified.shared
+    # every session's row (JSON); in text a session whose provider's own census was printed above
+    # (its lanes) is not printed twice
+    deep = {name for name in unified.detail}
+    stats_rows(out, gres, lambda name: display_of(sel, name), text_skip=lambda st: st.ref.provider in deep)
+    seen = set()
+    problems = []
+    for p in list(res.problems) + list(gres.problems):
+        if (p.path, p.why) not in seen:
+            seen.add((p.path, p.why))
+            problems.append(p)
     covs = sel.coverage()
     out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
                 line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=_known_tokens(tokens, missing),
@@ -211,10 +223,10 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
                 omissions=dict(omis), index=irep.as_json(),
-                shared={**gres.totals(), "providers": sorted({r.provider for r in mine + extra})},
+                shared={**gres.totals(), "providers": sorted({st.ref.provider for st in gres.sessions})},
                 coverage=coverage_json(covs))
     if sel.claude is not None:
-        cc = "Claude Code: " if gres.sessions else ""
+        cc = "Claude Code: " if any(st.ref.provider not in deep for st in gres.sessions) else ""
         if tot_calls or tot_errors:
             out.text(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
         out.text(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
@@ -225,10 +237,8 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
             out.text(cc + irep.text())
     if gres.sessions or gres.problems:
         t = gres.totals()
-        from .cmd_shared import display_of
-
-        names = sorted({esc(display_of(sel, r.provider)) for r in mine + extra})
-        out.text(f"shared records ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+        names = sorted({esc(display_of(sel, st.ref.provider)) for st in gres.sessions})
+        out.text(f"every agent's sessions ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
                  f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
                  f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
                  + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"

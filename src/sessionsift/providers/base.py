@@ -529,6 +529,20 @@ class Provider:
         out.problems = list(rep.problems)
         return out
 
+    def census(self, refs: list[SessionRef], *, subagents: bool = True, strict: bool = False, cache=None,
+               scope=None, from_records: bool = False):
+        """The census of `refs` in the shared shape (providers.census.Census): `stats` asks every
+        provider this. Default: each session's records read in order (census.session_stats).
+        A reader with a deeper census gives the same figures from it and that census as
+        ``detail``; `cache` is the index's per-file census where the index is on, `scope` the
+        selection's own reading of this provider's sessions where it has one, `from_records` asks
+        for the default reading even so (a cross-check). `strict`: fail on a malformed line where
+        the reader can."""
+        from .census import Census, read_census
+
+        sessions, problems = read_census([(self, r) for r in refs])
+        return Census(sessions, problems)
+
     def lineage(self, refs: list[SessionRef], seen: list[SessionRef]) -> dict[str, dict]:
         """session id -> where it was forked from (``forked_from``'s dict, ``path`` filled from the
         sessions discovery `seen` where the client records none), for each of `refs` that is a

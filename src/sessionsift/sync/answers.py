@@ -6,7 +6,7 @@ as the local answers from what the dataset holds (DuckDB reads it, in process).
   across machines too: one API response is counted once wherever its copies were synced), then
   `usage.report.build` prices and sums them with the bundled table -- pricing stays in
   usage/prices.py;
-- stats: each session's `stats --shared` census, summed by `questions.stats.SharedStats`;
+- stats: each session's `stats --shared` census, summed by `stats.SharedStats`;
 - list: each session's `list` facts, rendered by the same row functions.
 """
 
@@ -278,7 +278,7 @@ def machines_text(ms: list[dict]) -> str:
 # -- stats ----------------------------------------------------------------------------------------
 
 def rebuild_stats(ref: SessionRef, d: dict):
-    from ..questions.stats import SessionStats
+    from ..providers.census import SessionStats
 
     st = SessionStats(ref, rebuild_report(d.get("report")))
     st.records, st.copies, st.prompts, st.turns = d["records"], d["copies"], d["prompts"], d["turns"]
@@ -293,7 +293,7 @@ def rebuild_stats(ref: SessionRef, d: dict):
 @dataclass
 class DatasetStats:
     shared: object
-    """questions.stats.SharedStats over every machine's sessions."""
+    """stats.SharedStats over every machine's sessions."""
     machine_of: dict = field(default_factory=dict)
     """id(SessionStats) -> machine."""
     coverage: list = field(default_factory=list)
@@ -303,7 +303,7 @@ class DatasetStats:
 def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: bool = True) -> DatasetStats:
     """`stats --shared`'s census of every session of every machine (Claude Code included, read
     through the shared records as `--shared` reads it), summed by the same SharedStats."""
-    from ..questions.stats import SharedStats
+    from ..stats import SharedStats
 
     con = ds.connect(("sessions",))
     rows = session_rows(con, providers)

@@ -5,7 +5,7 @@ can depend on what came after them), in three passes:
 
 - records, tool calls and file changes (export's `row_of`, Claude Code's deep labels and turns),
   with `stats --shared`'s census of the session taken from the same reading
-  (``questions.stats.session_stats``);
+  (``providers.census.session_stats``);
 - its usage events, before any merge, as `usage` gathers them (``usage.collect``: Claude Code's
   fast path, every other provider through its reader);
 - the facts `list` prints for it (its provider's ``summarize``).
@@ -291,7 +291,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
     """Read one session and hand its rows to `writer`; with `prev_state`, only the rows after the
     prefix the dataset holds (raises Mismatch when the reading does not begin with it)."""
     from ..export.source import claude_deep
-    from ..questions.stats import session_stats
+    from ..providers.census import session_stats
 
     sink = Sink(writer, ref.provider, prev_state)
     problems: list[dict] = []

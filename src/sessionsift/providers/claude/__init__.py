@@ -148,6 +148,37 @@ class ClaudeCode(Provider):
 
         return {sid: f.as_json() for sid, f in lineage_for([self.session_of(r) for r in refs]).items()}
 
+    def census(self, refs: list[SessionRef], *, subagents: bool = True, strict: bool = False, cache=None,
+               scope=None, from_records: bool = False):
+        """The lane census of stats.py over `scope` (the selection's Scope of these sessions; else
+        one built from `refs`), each session's figures in the shared shape from its lanes
+        (census.py), and the lane census itself as ``detail``. `from_records`: the shared-records
+        reading instead (every record through records.read_lane), for a cross-check."""
+        from ..census import Census
+        from .census import session_census
+        from .stats import stats
+
+        if from_records:
+            full = [self.full(r) for r in refs]
+            if not subagents:
+                from dataclasses import replace
+
+                full = [replace(r, paths=r.paths[:1]) for r in full]
+            return Provider.census(self, full)
+        if scope is None:
+            scope = D.Scope(D.HomeChoice(Path(refs[0].extra.get("root") or refs[0].paths[0].parent.parent.parent),
+                                         "--claude-home") if refs else D.HomeChoice(Path("-"), "--claude-home"),
+                            [self.session_of(r) for r in refs])
+        res = stats(scope, subagents=subagents, strict=strict, census=cache)
+        by: dict[str, list] = {}
+        for ls in res.lanes:
+            by.setdefault(ls.lane.session_id, []).append(ls)
+        want = {r.session_id: r for r in refs}
+        sessions = [session_census(want.get(s.session_id) or SessionRef(self.name, s.session_id, [s.path]),
+                                   by.get(s.session_id, []))
+                    for s in scope.sessions if s.session_id in by]
+        return Census(sessions, list(res.problems), res)
+
     def forked_from(self, ref: SessionRef) -> dict | None:
         return self.lineage([ref], [ref]).get(ref.session_id)
 

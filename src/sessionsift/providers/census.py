@@ -1,8 +1,7 @@
-"""`stats` over the shared records of any provider with a reader.
-
-Per session: records (a record with `copy_of` set counts once, as its original), records per
-kind, prompts, tool calls per tool, errors per tool, tokens per model, unknown native kinds and
-the omissions of the reading.
+"""The census of one session in the shared shape (what `stats` counts of every agent), and the
+default way to take it: every record of the session read in order (`session_stats`). A reader
+with a deeper model gives the same figures from it (Provider.census: Claude Code's from its lane
+census, providers/claude/census.py).
 
 - An error is a tool result (or the call itself) with ``is_error`` true or a non-zero
   ``exit_code``; it is counted once per call id, under the tool its call id names
@@ -22,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..providers.base import Problem, Provider, ReadReport, SessionRef, Tokens
+from .base import Problem, Provider, ReadReport, SessionRef, Tokens
 
 TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning", "total")
 
@@ -33,7 +32,8 @@ class SessionStats:
     report: ReadReport = field(default_factory=ReadReport)
     records: int = 0
     copies: int = 0
-    kinds: Counter = field(default_factory=Counter)
+    kinds: Counter | None = field(default_factory=Counter)
+    """Records per shared kind (None: the census that gave these figures does not count them)."""
     prompts: int = 0
     tool_calls: Counter = field(default_factory=Counter)
     tool_errors: Counter = field(default_factory=Counter)
@@ -45,7 +45,8 @@ class SessionStats:
     """Distinct usage objects (dedup keys) per model."""
     tokens_cumulative_by_model: dict[str, dict[str, int]] = field(default_factory=dict)
     turns: int = 0
-    file_changes: int = 0
+    file_changes: int | None = 0
+    """Recorded file changes (None: the census that gave these figures does not count them)."""
 
 
 def _fields(t: Tokens) -> dict[str, int]:
@@ -115,44 +116,6 @@ def session_stats(prov: Provider, ref: SessionRef) -> SessionStats:
     return st
 
 
-@dataclass
-class SharedStats:
-    sessions: list[SessionStats]
-    problems: list[Problem]
-
-    def totals(self) -> dict:
-        kinds: Counter = Counter()
-        calls: Counter = Counter()
-        errs: Counter = Counter()
-        units: Counter = Counter()
-        om: Counter = Counter()
-        unknown: Counter = Counter()
-        tok: dict[str, dict[str, int]] = {}
-        cum: dict[str, dict[str, int]] = {}
-        rec = prompts = copies = unknown_tok = 0
-        for s in self.sessions:
-            unknown_tok += s.tokens_by_model is None
-            rec += s.records
-            copies += s.copies
-            prompts += s.prompts
-            kinds.update(s.kinds)
-            calls.update(s.tool_calls)
-            errs.update(s.tool_errors)
-            units.update(s.usage_units_by_model)
-            om.update(s.report.omissions())
-            unknown.update(s.report.unknown_kinds)
-            for src, dst in ((s.tokens_by_model or {}, tok), (s.tokens_cumulative_by_model, cum)):
-                for m, f in src.items():
-                    agg = dst.setdefault(m, {})
-                    for k, v in f.items():
-                        agg[k] = agg.get(k, 0) + v
-        return {"sessions": len(self.sessions), "records": rec, "copies": copies, "kinds": dict(kinds),
-                "prompts": prompts, "tool_calls": dict(calls), "tool_errors": dict(errs),
-                # sessions whose usage is unknown: the sums leave them out (a lower bound); none
-                # known at all is null, never {}
-                "tokens_by_model": None if unknown_tok and not tok and not cum else tok,
-                "tokens_unknown_sessions": unknown_tok, "usage_units_by_model": dict(units),
-                "tokens_cumulative_by_model": cum, "unknown_kinds": dict(unknown), "omissions": dict(om)}
 
 
 def _one(pair: tuple[Provider, SessionRef]) -> SessionStats | Problem:
@@ -164,8 +127,8 @@ def _one(pair: tuple[Provider, SessionRef]) -> SessionStats | Problem:
                        f"reader failed: {type(exc).__name__}: {exc}")
 
 
-def stats(pairs: list[tuple[Provider, SessionRef]]) -> SharedStats:
-    """Every session's census, in order (two processes over many bytes: fanout.map_halves)."""
+def read_census(pairs: list[tuple[Provider, SessionRef]]) -> tuple[list[SessionStats], list[Problem]]:
+    """Every session's census from its shared records, in order (two processes over many bytes)."""
     from ..read.fanout import map_halves, no_gc
 
     out: list[SessionStats] = []
@@ -179,4 +142,14 @@ def stats(pairs: list[tuple[Provider, SessionRef]]) -> SharedStats:
             continue
         problems.extend(s.report.problems)
         out.append(s)
-    return SharedStats(out, problems)
+    return out, problems
+
+
+@dataclass
+class Census:
+    """What Provider.census gives: each session's census in the shared shape, the reader's own
+    deeper census where it has one (``detail``), and what could not be read."""
+
+    sessions: list[SessionStats]
+    problems: list[Problem] = field(default_factory=list)
+    detail: object = None
