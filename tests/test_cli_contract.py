@@ -81,7 +81,7 @@ STATUS: dict[tuple[str, ...], int] = {
 }
 # an empty scope: 1 where "nothing matched" is meaningful (docs/cli.md), else 0 (a definitive zero)
 EMPTY_STATUS = {"list": 0, "stats": 0, "search": 1, "status": 1, "agents": 1, "files": 0, "recover": 1, "plan": 1,
-                "image": 1, "audit": 1, "usage": 0, "export": 1, "index": 0}
+                "image": 1, "audit": 1, "usage": 0, "export": 1, "index": 0, "sync": 0}
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
 SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage",
           "export", "index", "sync")
