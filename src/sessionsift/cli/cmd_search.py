@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .options import common_options, provider_options, scope_options
+from .options import common_options, dataset_option, provider_options, scope_options
 from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _summary_line  # noqa: F401
 
 
@@ -35,9 +35,10 @@ from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _
 @common_options
 @provider_options
 @scope_options
+@dataset_option
 def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
                max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines, fmt,
-               claude_home, sessions_from):
+               claude_home, sessions_from, dataset):
     """Search records with a linear-time regex (RE2); print each hit with its turn opener.
 
     PATTERN matches the text the transcript holds (message text, thinking, tool input JSON,
@@ -53,4 +54,4 @@ def search_cmd(args, regexps, ignore_case, fixed, include, exclude, attachments,
 
     return run(args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context, since, until,
                max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines,
-               fmt, claude_home, sessions_from)
+               fmt, claude_home, sessions_from, dataset)

@@ -434,3 +434,156 @@ def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool =
     out.refs.sort(key=lambda mr: (mr[0], RANK.get(mr[1].ref.provider, 9),
                                   order.get((mr[0], mr[1].ref.provider, mr[1].ref.session_id), 0)))
     return out
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+_REC_COLS = ("machine", "provider", "session_id", "locator", "role", "kind", "native", "path", "line", "byte_offset",
+             "record_bytes", "lane", "instant", "text", "tool_name", "tool_input", "call_id", "exit_code", "is_error",
+             "model", "copy_of", "turn", "truncated", "rewound", "tool_input_json", "tokens_input", "tokens_output",
+             "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "tokens_total", "tokens_dedup_key",
+             "tokens_cumulative", "file_changes")
+
+
+class _Stream:
+    """Every current record of the sessions asked for, in reading order, read once: each session's
+    provider takes its own records as the search reaches it."""
+
+    def __init__(self, con, where: str):
+        sql = (f"SELECT {', '.join(_REC_COLS)} FROM records {where} "
+               "ORDER BY machine, provider, session_id, path, seq")
+        self.reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+        self.rows: Iterator = self._rows()
+        self.head = None
+
+    def _rows(self):
+        for b in self.reader:
+            yield from zip(*[c.to_pylist() for c in b.columns])
+
+    def take(self, key: tuple) -> Iterator[tuple]:
+        if self.head is None:
+            self.head = next(self.rows, None)
+        while self.head is not None and tuple(self.head[:3]) < key:
+            self.head = next(self.rows, None)  # a session the search did not ask for
+        while self.head is not None and tuple(self.head[:3]) == key:
+            yield self.head
+            self.head = next(self.rows, None)
+
+
+def _record(v: tuple):
+    import orjson as _oj
+
+    from ..providers.base import FileChange, Record, Tokens
+
+    d = dict(zip(_REC_COLS, v))
+    inst = d["instant"]
+    ti = d["tool_input"]
+    if ti is not None and d["tool_input_json"]:
+        try:
+            ti = _oj.loads(ti)
+        except _oj.JSONDecodeError:
+            pass
+    tok = None
+    if any(d[k] is not None for k in ("tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write",
+                                      "tokens_reasoning", "tokens_total", "tokens_dedup_key")) or d["tokens_cumulative"]:
+        tok = Tokens(d["tokens_input"], d["tokens_output"], d["tokens_cache_read"], d["tokens_cache_write"],
+                     d["tokens_reasoning"], d["tokens_total"], d["tokens_dedup_key"], bool(d["tokens_cumulative"]))
+    return Record(d["provider"], d["session_id"], d["locator"], d["role"], d["kind"], d["native"], path=d["path"],
+                  line=d["line"], offset=d["byte_offset"], length=d["record_bytes"], lane=d["lane"],
+                  instant=None if inst is None else inst.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                  text=d["text"], tool_name=d["tool_name"], tool_input=ti, call_id=d["call_id"],
+                  exit_code=d["exit_code"], is_error=d["is_error"], tokens=tok, model=d["model"],
+                  copy_of=d["copy_of"], turn=d["turn"], truncated=bool(d["truncated"]), rewound=bool(d["rewound"]),
+                  file_changes=tuple(FileChange("", "unknown") for _ in range(d["file_changes"] or 0)))
+
+
+class _DatasetProvider:
+    """A session's records as the dataset holds them, yielded like its reader's."""
+
+    def __init__(self, name: str, stream: _Stream, machine_of: dict):
+        self.name, self.stream, self.machine_of = name, stream, machine_of
+        self.truncation_marker = None
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False):
+        m = self.machine_of[id(ref)]
+        report.files += 1
+        for v in self.stream.take((m, ref.provider, ref.session_id)):
+            report.records += 1
+            yield _record(v)
+
+
+@dataclass
+class DatasetSelection:
+    """What the shared search's renderer asks of a selection, over a dataset."""
+
+    survey: object
+    refs: list
+    machine_of: dict
+    coverage_: list
+    machines: list
+    ruled_out: int = 0
+    claude = None
+    subagents: bool = True
+
+    def coverage(self):
+        return self.coverage_
+
+    def problems(self):
+        return []
+
+    def incomplete(self):
+        return any(c.state in ("unreadable", "unknown_format") for c in self.coverage_)
+
+
+def search_selection(ds: Dataset, providers: list[str] | None, subagents: bool, needles, needles_ci: bool):
+    """The dataset's sessions for `questions.search.search`, each read from its stored records. With
+    literal needles every match contains, sessions none of whose records holds one are ruled out by
+    DuckDB first (their records are not read: `ruled_out`), as a local search rules sessions out by
+    their bytes."""
+    from ..providers import KNOWN
+
+    con = ds.connect(("sessions", "records"))
+    rows = [r for r in session_rows(con, providers) if subagents or r.parent_session_id is None]
+    keep = None
+    ascii_ok = needles and all(n.isascii() for n in needles)
+    if ascii_ok:
+        txt = ("CASE WHEN kind = 'tool_call' THEN coalesce(tool_name, '') || ' ' || coalesce(tool_input, '') "
+               "ELSE coalesce(text, '') END")
+        if needles_ci:
+            txt = f"lower({txt})"
+        conds = " OR ".join(f"contains({txt}, ?)" for _ in needles)
+        params = [n.lower() if needles_ci else n for n in needles]
+        keep = {tuple(x) for x in con.execute(
+            f"SELECT DISTINCT machine, provider, session_id FROM records WHERE {conds}", params).fetchall()}
+    stream = _Stream(con, "")
+    machine_of: dict = {}
+    refs = []
+    ruled = 0
+    for r in rows:
+        if keep is not None and (r.machine, r.provider, r.session_id) not in keep:
+            ruled += 1
+            continue
+        from dataclasses import replace
+
+        ref = replace(r.ref, size=0)  # read in this process, in order (no fork over a shared stream)
+        machine_of[id(ref)] = r.machine
+        refs.append(ref)
+    refs.sort(key=lambda x: (machine_of[id(x)], x.provider, x.session_id))
+    provs = {}
+    for name in {r.provider for r in rows}:
+        provs[name] = _DatasetProvider(name, stream, machine_of)
+
+    class _E:
+        def __init__(self, name):
+            self.name, self.display, self.provider = name, KNOWN.get(name, name), provs.get(name)
+            self.root = None  # a refetch runs on the machine that holds the session, with its own roots
+
+    class _Survey:
+        entries = [_E(n) for n in sorted(provs)]
+
+        @staticmethod
+        def entry(name):
+            return _E(name)
+
+    return DatasetSelection(_Survey, refs, machine_of, coverage(ds, rows, providers, subagents), machines(ds), ruled,
+                            subagents=subagents)
