@@ -38,6 +38,15 @@ def snapshot(root: Path) -> dict[str, str]:
     return out
 
 
+def _name(v) -> str:
+    """A manifest path: a str, or (a name that is not UTF-8, docs/json.md) {"bytes": base64}."""
+    if isinstance(v, dict):
+        import base64
+
+        return os.fsdecode(base64.b64decode(v["bytes"]))
+    return v
+
+
 def archived(data: Path) -> dict[str, set[str]]:
     """path -> sha256s held in the archive by an AUTHENTICATED manifest entry whose object
     decompresses to those bytes (read with zstandard here, not through sessionsift)."""
@@ -76,7 +85,7 @@ def archived(data: Path) -> dict[str, set[str]]:
             except (OSError, zstandard.ZstdError):
                 continue
             if hashlib.sha256(raw).hexdigest() == it["sha256"]:
-                out.setdefault(it["path"], set()).add(it["sha256"])
+                out.setdefault(_name(it["path"]), set()).add(it["sha256"])
     return out
 
 

@@ -211,6 +211,42 @@ class Entries:
     """``ok`` | ``absent`` (no ledger yet: nothing ever recorded) | ``unreadable: <why>``."""
 
 
+def names_out(v: Any) -> Any:
+    """``v`` with every string that is not valid UTF-8 (a file name's undecodable bytes, held as
+    surrogate escapes) replaced by ``{"bytes": "<base64>"}``, the form docs/json.md gives such a
+    string: names are bytes, and every one of them can be written and read back."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+            return v
+        except UnicodeEncodeError:
+            import base64
+
+            return {"bytes": base64.b64encode(v.encode("utf-8", "surrogateescape")).decode()}
+    if isinstance(v, dict):
+        return {k: names_out(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [names_out(x) for x in v]
+    return v
+
+
+def names_in(v: Any) -> Any:
+    """The inverse of :func:`names_out` (``{"bytes": ...}`` back to the surrogate-escaped str)."""
+    if isinstance(v, dict):
+        if len(v) == 1 and isinstance(v.get("bytes"), str):
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(v["bytes"], validate=True).decode("utf-8", "surrogateescape")
+            except (binascii.Error, ValueError):
+                return v
+        return {k: names_in(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [names_in(x) for x in v]
+    return v
+
+
 def ledger_path(root: Path | None = None) -> Path:
     return (root if root is not None else data_dir()) / FILE
 
@@ -233,7 +269,7 @@ def record(*, kind: str, provider: str, session_id: str, fingerprint: str, path:
     entry = {"v": 1, "kind": kind, "provider": provider, "session_id": session_id, "fingerprint": fingerprint,
              "reader_version": reader_version, "path": p, "format": format, "sha256": sha256, "size": size,
              "instant": instant or now_iso(), "extra": extra or {}}
-    append_line(ledger_path(root), orjson.dumps(entry), durable)
+    append_line(ledger_path(root), orjson.dumps(names_out(entry)), durable)
     return entry
 
 
@@ -279,7 +315,7 @@ def read_all(root: Path | None = None) -> Entries:
             out.torn += 1
             continue
         if isinstance(o, dict) and o.get("kind") in KINDS:
-            out.rows.append(o)
+            out.rows.append(names_in(o))
         else:
             out.torn += 1
     return out

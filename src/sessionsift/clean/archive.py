@@ -250,7 +250,7 @@ class Archive:
                 prev = e["hmac"]
                 continue
             prev = e["hmac"]
-            m.lines.append(Line(i, e, True))
+            m.lines.append(Line(i, ledger.names_in(e), True))
         return m
 
     def append(self, entry: dict, durable: bool = True) -> dict:
@@ -269,13 +269,13 @@ class Archive:
             for ln in self.load().lines:
                 if ln.entry is not None and isinstance(ln.entry.get("hmac"), str):
                     prev = ln.entry["hmac"]
-        e = dict(entry)
+        e = ledger.names_out(dict(entry))  # names are bytes: any of them is stored, as {"bytes": b64}
         e.pop("hmac", None)
         e["prev"] = prev
         e["hmac"] = hmac.new(key, _canon(e), hashlib.sha256).hexdigest()
         ledger.append_line(self.manifest_path, orjson.dumps(e), durable)
         self._tail = (os.stat(self.manifest_path).st_size, e["hmac"])
-        return e
+        return ledger.names_in(e)
 
 
 def _fsync_dir(d: Path) -> None:

@@ -138,7 +138,9 @@ def _shape(items: list[dict]) -> list[tuple]:
 
 
 def capture_id(plan: Plan, instant: str) -> str:
-    h = hashlib.sha256("\0".join([plan.provider, plan.session_id, plan.fingerprint, instant]).encode())
+    # names are bytes: a session id from a file name may hold undecodable bytes (surrogate escapes)
+    h = hashlib.sha256("\0".join([plan.provider, plan.session_id, plan.fingerprint, instant])
+                       .encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
 
 

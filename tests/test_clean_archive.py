@@ -1,0 +1,53 @@
+"""The archive and its manifest under hostile or unlucky conditions: names that are not UTF-8,
+relative roots, a missing key or manifest, damaged captures and forged manifests. Sessions are
+copies of real transcripts (examples/, written by Claude Code 2.1.258 and Codex CLI offline); a
+case that no client can produce (a renamed file, a forged manifest line) says so beside it."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from tests.clean_util import EX, cli, losses, snapshot
+
+FB = "8414eb07-cca2-5cca-9059-e9baedac31e1"  # Claude Code files_basic: one transcript, no sidecars
+FB_SRC = EX / "claude-home/projects/-tmp-ssift-rc-files-basic-work" / f"{FB}.jsonl"
+
+
+def rows(stdout: str) -> list[dict]:
+    return [json.loads(l) for l in stdout.splitlines() if l.strip()]
+
+
+def test_a_file_name_that_is_not_utf8_is_captured_restored_and_stops_nothing(tmp_path):
+    """A transcript renamed to bytes that are not UTF-8 (any process can name a file so; no client
+    does), in a project dir sorted BEFORE a normal session: both are captured and removed, listed,
+    verified, and the odd one restores under its exact byte name."""
+    home = tmp_path / "h"
+    bad = os.fsencode(home / ".claude/projects/-tmp-a-bad")
+    good = home / ".claude/projects/-tmp-b-good"
+    os.makedirs(bad)
+    good.mkdir(parents=True)
+    name = b"ab\xffcd.jsonl"
+    shutil.copy2(FB_SRC, os.path.join(bad, name))
+    shutil.copy2(FB_SRC, good / f"{FB}.jsonl")
+    data = tmp_path / "d"
+    before = snapshot(home)
+    r = cli("clean", "capture", "--apply", "--waive-kept", "--older-than", "1m", "--home", str(home),
+            "--data-dir", str(data), "--format", "json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    acts = [x for x in rows(r.stdout) if x["kind"] == "action"]
+    assert sorted(a["status"] for a in acts) == ["removed", "removed"], acts
+    assert not os.path.lexists(os.path.join(bad, name)) and not (good / f"{FB}.jsonl").exists()
+    assert losses(before, home, data) == []
+    lst = cli("clean", "list", "--data-dir", str(data), "--format", "json")
+    assert lst.returncode == 0, lst.stderr
+    caps = [x for x in rows(lst.stdout) if x["kind"] == "capture"]
+    assert len(caps) == 2
+    assert cli("clean", "verify", "--data-dir", str(data)).returncode == 0
+    odd = next(c for c in caps if c["session_id"] != FB)
+    assert odd["session_id"] == {"bytes": "YWL/Y2Q="}  # docs/json.md: a non-UTF-8 string as its bytes
+    back = cli("clean", "restore", odd["capture_id"], "--data-dir", str(data))
+    assert back.returncode == 0, back.stderr
+    with open(os.path.join(bad, name), "rb") as f:
+        assert f.read() == FB_SRC.read_bytes()
