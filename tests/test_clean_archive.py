@@ -51,3 +51,27 @@ def test_a_file_name_that_is_not_utf8_is_captured_restored_and_stops_nothing(tmp
     assert back.returncode == 0, back.stderr
     with open(os.path.join(bad, name), "rb") as f:
         assert f.read() == FB_SRC.read_bytes()
+
+
+def test_a_relative_root_is_recorded_absolute_and_restores_from_anywhere(tmp_path):
+    """`--home h` given relative: the manifest records the resolved absolute scan root and paths,
+    so a restore run from another directory puts the session back where it was."""
+    work = tmp_path / "work"
+    proj = work / "h/.claude/projects/-tmp-p"
+    proj.mkdir(parents=True)
+    shutil.copy2(FB_SRC, proj / f"{FB}.jsonl")
+    data = tmp_path / "d"
+    r = cli("clean", "capture", FB, "--apply", "--waive-kept", "--older-than", "1m", "--home", "h",
+            "--data-dir", str(data), cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert not (proj / f"{FB}.jsonl").exists()
+    man = [json.loads(l) for l in (data / "archive/manifest.jsonl").read_bytes().splitlines()]
+    cap = next(e for e in man if e["type"] == "capture")
+    assert cap["scan_root"] == str(work / "h/.claude")
+    assert all(os.path.isabs(p) for p in cap["top"]) and all(os.path.isabs(i["path"]) for i in cap["items"])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    b = cli("clean", "restore", FB, "--data-dir", str(data), cwd=elsewhere)
+    assert b.returncode == 0, b.stderr
+    assert (proj / f"{FB}.jsonl").read_bytes() == FB_SRC.read_bytes()
+    assert list(elsewhere.iterdir()) == []

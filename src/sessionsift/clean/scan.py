@@ -149,6 +149,19 @@ def _ago(s: float) -> str:
     return f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days"
 
 
+def resolved(p) -> Path:
+    """A root as the manifest records it: absolute, every symlink on the way resolved (a relative
+    ``--home`` must not make a restore from another directory act on another tree)."""
+    return Path(os.path.realpath(os.path.abspath(p)))
+
+
+def resolved_entry(p) -> str:
+    """A footprint entry under a :func:`resolved` root: its parent resolved, the entry itself not
+    followed (a symlink in a footprint is captured as a symlink)."""
+    a = os.path.abspath(p)
+    return os.path.join(os.path.realpath(os.path.dirname(a)), os.path.basename(a))
+
+
 def _walk_size(paths: list[str]) -> tuple[int, float | None]:
     total, newest = 0, None
     stack = list(paths)
@@ -203,8 +216,8 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
     led = ledger.read_all(data)
     entries = [e for e in survey.entries if e.provider is not None and e.looked]
     provs = {e.name: e.provider for e in entries}
-    croots = [e.root.path for e in entries if e.name == "claude-code" and e.root and e.root.path]
-    xroots = [e.root.path for e in entries if e.name == "codex" and e.root and e.root.path]
+    croots = [resolved(e.root.path) for e in entries if e.name == "claude-code" and e.root and e.root.path]
+    xroots = [resolved(e.root.path) for e in entries if e.name == "codex" and e.root and e.root.path]
     world = A.observe(provs, croots, xroots, env)
     rets: list[RootRetention] = []
     out: list[Verdict] = []
@@ -216,7 +229,7 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
     problems += interrupted(manifest)
     for e in entries:
         prov = e.provider
-        root = e.root.path if e.root is not None else None
+        root = resolved(e.root.path) if e.root is not None and e.root.path is not None else None
         rr = None
         if e.name == "claude-code" and root is not None:
             policy = e.root.source in ("default", "CLAUDE_CONFIG_DIR")
@@ -275,7 +288,7 @@ def interrupted(manifest) -> list[tuple[str, str]]:
 def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data) -> Verdict:
     problems: list[str] = []
     try:
-        fp = [str(p) for p in prov.footprint(ref)]
+        fp = [resolved_entry(p) for p in prov.footprint(ref)]
     except Exception as exc:  # a reader's bug: nothing of it is deleted
         fp, problems = [], [f"footprint failed: {type(exc).__name__}: {exc}"]
     if fp:
