@@ -75,3 +75,37 @@ def test_a_relative_root_is_recorded_absolute_and_restores_from_anywhere(tmp_pat
     assert b.returncode == 0, b.stderr
     assert (proj / f"{FB}.jsonl").read_bytes() == FB_SRC.read_bytes()
     assert list(elsewhere.iterdir()) == []
+
+
+def _captured(tmp_path: Path) -> tuple[Path, Path]:
+    proj = tmp_path / "h/.claude/projects/-tmp-p"
+    proj.mkdir(parents=True)
+    shutil.copy2(FB_SRC, proj / f"{FB}.jsonl")
+    data = tmp_path / "d"
+    r = cli("clean", "capture", FB, "--apply", "--waive-kept", "--older-than", "1m", "--home", str(tmp_path / "h"),
+            "--data-dir", str(data))
+    assert r.returncode == 0, r.stderr
+    return proj, data
+
+
+def test_verify_fails_when_the_manifest_is_gone_or_unreadable(tmp_path):
+    _proj, data = _captured(tmp_path)
+    man = data / "archive/manifest.jsonl"
+    assert cli("clean", "verify", "--data-dir", str(data)).returncode == 0
+    good = man.read_bytes()
+    # deleted while the ledger records a capture into this archive
+    man.unlink()
+    r = cli("clean", "verify", "--data-dir", str(data))
+    assert r.returncode == 4, r.stdout
+    assert "the ledger records 1 capture" in r.stdout
+    # a directory where the manifest should be (unreadable)
+    man.mkdir()
+    r = cli("clean", "verify", "--data-dir", str(data), "--format", "json")
+    assert r.returncode == 4, r.stdout
+    assert rows(r.stdout)[-1]["manifest_state"].startswith("unreadable")
+    man.rmdir()
+    man.write_bytes(good)
+    assert cli("clean", "verify", "--data-dir", str(data)).returncode == 0
+    # an empty data dir: nothing was ever captured, nothing to verify
+    r = cli("clean", "verify", "--data-dir", str(tmp_path / "empty"))
+    assert r.returncode == 0 and "nothing captured" in r.stdout

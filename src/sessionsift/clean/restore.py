@@ -219,7 +219,7 @@ class Check:
 
 def verify(arch: Archive) -> tuple[list[Check], Manifest]:
     m = arch.load()
-    out: list[Check] = []
+    out: list[Check] = _archive_checks(arch, m)
     for ln in m.lines:
         e = ln.entry or {}
         if not ln.ok:
@@ -237,3 +237,37 @@ def verify(arch: Archive) -> tuple[list[Check], Manifest]:
         out.append(Check(ln.no, e["id"], not probs, f"capture of {e['provider']} {e['session_id']} "
                                                     f"({len(objs)} object(s) decompressed and rehashed)", probs))
     return out, m
+
+
+def _archive_checks(arch: Archive, m: Manifest) -> list[Check]:
+    """What must hold of the archive as a whole: a manifest that can be read, and one that is
+    there whenever anything says captures were made into it (the ledger's capture entries, the
+    key, stored objects); every capture the ledger records has its authenticated entry (a lost
+    LAST line is seen here, where the chain alone cannot tell it from one never written)."""
+    if m.state.startswith("unreadable"):
+        return [Check(None, None, False, "manifest", [f"{arch.manifest_path} is {m.state}"])]
+    led = ledger.read_all(arch.root.parent)
+    caps = [x for x in led.rows if x.get("kind") == "capture" and isinstance(x.get("extra"), dict)
+            and x["extra"].get("capture_id")]
+    if m.state == "absent":
+        probs = []
+        if caps:
+            probs.append(f"the ledger records {len(caps)} capture(s) into this archive")
+        if (arch.root / "key").exists():
+            probs.append("its key exists")
+        try:
+            objs = sum(len(os.listdir(d)) for d in (arch.root / "objects").iterdir() if d.is_dir())
+        except OSError:
+            objs = 0
+        if objs:
+            probs.append(f"{objs} object(s) are stored")
+        if probs:
+            return [Check(None, None, False, "manifest", [f"{arch.manifest_path} is missing, yet " + ", ".join(probs)])]
+        return []
+    known = {c.get("id") for c in m.captures()}
+    lost = sorted({x["extra"]["capture_id"] for x in caps} - known)
+    if lost:
+        return [Check(None, None, False, "manifest",
+                      [f"the ledger records {len(lost)} capture(s) the manifest holds no authenticated entry for "
+                       f"(lines removed?): {', '.join(lost[:5])}"])]
+    return []

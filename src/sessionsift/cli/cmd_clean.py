@@ -362,16 +362,19 @@ def verify_cmd(data_dir, fmt):
     for c in checks:
         out.row("check", c.to_json())
         if not c.ok:
-            out.text(f"FAILED line {c.line} {e(c.capture_id)}: {e(c.what)}: {e('; '.join(c.problems))}")
+            where = f"line {c.line} {e(c.capture_id)}" if c.line is not None else "archive"
+            out.text(f"FAILED {where}: {e(c.what)}: {e('; '.join(c.problems))}")
     bad = sum(1 for c in checks if not c.ok)
     caps = sum(1 for c in checks if c.what.startswith("capture"))
-    if m.state == "absent":
+    lines = sum(1 for c in checks if c.line is not None)
+    if m.state == "absent" and not bad:
         out.text(f"no archive manifest at {e(arch.manifest_path)}: nothing captured, nothing to verify")
     else:
-        out.text(f"manifest {e(m.state)}: {len(checks)} line(s), {caps} capture(s), {bad} failed"
-                 + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed")
-                 + " (a removed last line cannot be told from one never written)")
-    out.summary(lines=len(checks), captures=caps, failed=bad, manifest_state=m.state)
+        out.text(f"manifest {e(m.state)}: {lines} line(s), {caps} capture(s), {bad} failed"
+                 + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed, every capture "
+                                   "the ledger records present")
+                 + " (a removed last line the ledger does not record cannot be told from one never written)")
+    out.summary(lines=lines, captures=caps, failed=bad, manifest_state=m.state)
     return int(ExitStatus.ERROR) if bad else int(ExitStatus.OK)
 
 
