@@ -70,6 +70,7 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     # reads the dataset `sync` wrote above, no data root (cli() adds no --claude-home to it)
     "query": [["query", "SELECT provider, session_id, is_subagent, parent_session_id FROM sessions",
                "--dataset", f"{EXPORT_OUT}/dataset"]],
+    "statusline": [["statusline"]],  # reads the statusLine hook's JSON on stdin (hook_input below)
 }
 # the ONE exit status each invocation must give on this corpus (docs/cli.md "Exit codes"); 0 unless named
 STATUS: dict[tuple[str, ...], int] = {
@@ -89,13 +90,22 @@ SINGLE_TARGET = ("show", "wait", "verbatim")
 SESSION_KEYS = ("session_id", "is_subagent", "parent_session_id")
 
 
+def hook_input(home: Path, sid: str = FB) -> str:
+    """What Claude Code hands `statusline` on stdin (the fields it reads; tests/test_statusline.py
+    runs it on the real client's own objects)."""
+    t = next((home / "projects").glob(f"*/{sid}.jsonl"))
+    return json.dumps({"session_id": sid, "transcript_path": str(t), "model": {"display_name": "Opus"},
+                       "cost": {"total_cost_usd": 0.1}})
+
+
 def cli(args: list[str], env: dict | None = None, json_fmt: bool = True, home: Path | None = HOME):
     cmd = [sys.executable, "-m", "sessionsift", *args]
     if home is not None and args[0] != "query":
         cmd += ["--claude-home", str(home)]
     if json_fmt:
         cmd += ["--format", "json"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    stdin = hook_input(home or HOME) if args[:1] == ["statusline"] and args[1:2] != ["--help"] else None
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, input=stdin)
 
 
 def parse(p) -> list[dict]:
@@ -106,7 +116,7 @@ def parse(p) -> list[dict]:
 
 def test_every_command_is_covered():
     assert set(INVOCATIONS) == set(COMMANDS)
-    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean", "query"} == set(COMMANDS)
+    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean", "query", "statusline"} == set(COMMANDS)
 
 
 def _check_instants(v, where: str) -> None:
@@ -228,7 +238,7 @@ def test_help_needs_no_data_root_and_touches_none(tmp_path):
 
 
 # clean scans every session of every provider (no target argument: its --provider and roots narrow)
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami"}))
+@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami", "statusline"}))  # neither takes a target
 def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
@@ -286,7 +296,8 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             ["export", "chunks", "--out", EXPORT_OUT], ["audit", "size"], ["audit", "secrets"],
             ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"], ["clean", "scan"],
             ["sync", "--to", f"{EXPORT_OUT}/hostile-dataset", "--adopt"],
-            ["query", "SELECT text FROM records WHERE text LIKE '%RED%'", "--dataset", f"{EXPORT_OUT}/hostile-dataset"]]
+            ["query", "SELECT text FROM records WHERE text LIKE '%RED%'", "--dataset", f"{EXPORT_OUT}/hostile-dataset"],
+            ["statusline"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     # the one status each must give: recover's rebuild is at risk (5, as on the clean copy), the
     # files_basic session has no compaction for verbatim (1), worktrees as above (3); the rest 0

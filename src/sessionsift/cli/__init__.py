@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "index": "cmd_index:index_cmd",
     "sync": "cmd_sync:sync_cmd",
     "query": "cmd_sync:query_cmd",
+    "statusline": "cmd_statusline:statusline_cmd",
 }
 
 GROUP_HELP = """\
@@ -72,6 +73,16 @@ def main(argv: list[str] | None = None) -> None:
                 out.text(line)
             sys.stdout.flush()
             sys.exit(0)
+    if raw[:1] == ["statusline"]:  # run by Claude Code after every turn: no click on the plain path
+        from ..usage.statusline import run as statusline
+
+        try:
+            code = statusline(raw[1:])
+        except (Exception, KeyboardInterrupt) as exc:
+            _handle(exc, raw, "--traceback" in raw)
+            raise
+        if code is not None:
+            sys.exit(code)
     traceback = "--traceback" in raw
     args = [a for a in raw if a != "--traceback"]
     from .fastsearch import parse
