@@ -64,12 +64,17 @@ class SessionRow:
     paths: list[str]
 
 
-def session_rows(con, providers: list[str] | None = None) -> list[SessionRow]:
-    """The current version of every session, in the order `usage` and the censuses read them."""
+def session_rows(con, providers: list[str] | None = None, parts: tuple[str, ...] = ("list", "stats", "usage")
+                 ) -> list[SessionRow]:
+    """The current version of every session, in the order `usage` and the censuses read them; only
+    the JSON facts of `parts` are read (a usage answer parses no list facts or census)."""
     where = ""
     if providers:
         where = "WHERE provider IN (" + ", ".join("'" + p.replace("'", "''") + "'" for p in providers) + ")"
-    rows = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, list_row, stats, usage_info, "
+    lr = "list_row" if "list" in parts else "json_object('ref', json_object('session', list_row->'$.ref.session'))"
+    st = "stats" if "stats" in parts else "NULL"
+    ui = "usage_info" if "usage" in parts else "NULL"
+    rows = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, {lr}, {st}, {ui}, "
                        f"problems, paths FROM sessions {where}").fetchall()
     out = []
     for m, prov, sid, parent, helper, lr, st, ui, pr, paths in rows:
@@ -193,7 +198,7 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
     from ..usage.claude import ClientRecorded
 
     con = ds.connect(("usage",))
-    rows = session_rows(con, providers)
+    rows = session_rows(con, providers, ("usage",))
     per_machine: dict[str, dict] = {}
     without_n: dict[str, Counter] = {}
     tally: dict = {}
@@ -306,7 +311,7 @@ def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: boo
     from ..questions.stats import SharedStats
 
     con = ds.connect(("sessions",))
-    rows = session_rows(con, providers)
+    rows = session_rows(con, providers, ("stats",))
     out: list = []
     problems: list[Problem] = []
     mach: dict = {}
@@ -380,7 +385,7 @@ def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool =
     from ..questions.listing import RefRow
 
     con = ds.connect(("sessions",))
-    rows = session_rows(con, providers)
+    rows = session_rows(con, providers, ("list",))
     out = DatasetList(coverage=coverage(ds, rows, providers, subagents), machines=machines(ds))
     if subagents:
         out.kids = Counter((r.machine, r.provider, r.parent_session_id) for r in rows
@@ -543,7 +548,7 @@ def search_selection(ds: Dataset, providers: list[str] | None, subagents: bool, 
     from ..providers import KNOWN
 
     con = ds.connect(("sessions", "records"))
-    rows = [r for r in session_rows(con, providers) if subagents or r.parent_session_id is None]
+    rows = [r for r in session_rows(con, providers, ()) if subagents or r.parent_session_id is None]
     keep = None
     ascii_ok = needles and all(n.isascii() for n in needles)
     if ascii_ok:
