@@ -109,3 +109,28 @@ def test_verify_fails_when_the_manifest_is_gone_or_unreadable(tmp_path):
     # an empty data dir: nothing was ever captured, nothing to verify
     r = cli("clean", "verify", "--data-dir", str(tmp_path / "empty"))
     assert r.returncode == 0 and "nothing captured" in r.stdout
+
+
+def test_a_deleted_key_is_never_replaced(tmp_path):
+    proj, data = _captured(tmp_path)
+    key = data / "archive/key"
+    saved = key.read_bytes()
+    # a second session to act on
+    other = proj.parent / "-tmp-q"
+    other.mkdir()
+    sid2 = "3f0c9a54-1111-5222-8333-944455556666"  # the same transcript under another id (no client does this)
+    shutil.copy2(FB_SRC, other / f"{sid2}.jsonl")
+    key.unlink()
+    for action in ("capture", "protect"):
+        r = cli("clean", action, sid2, "--apply", "--waive-kept", "--older-than", "1m", "--home",
+                str(tmp_path / "h"), "--data-dir", str(data))
+        assert r.returncode == 4, (action, r.returncode, r.stdout[-800:], r.stderr)
+        assert "key" in r.stderr and "refus" in r.stderr and "backup" in r.stderr, r.stderr
+        assert not key.exists(), "no new key was made"
+        assert (other / f"{sid2}.jsonl").read_bytes() == FB_SRC.read_bytes()
+    key.write_bytes(saved)
+    os.chmod(key, 0o600)
+    lst = cli("clean", "list", "--data-dir", str(data), "--format", "json")
+    assert lst.returncode == 0, lst.stdout
+    assert [c["session_id"] for c in rows(lst.stdout) if c["kind"] == "capture"] == [FB]
+    assert cli("clean", "restore", FB, "--data-dir", str(data)).returncode == 0

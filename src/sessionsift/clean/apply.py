@@ -47,6 +47,7 @@ def recover(data: Path | None = None) -> list[C.Result]:
     if not arch.exists():
         return []
     with arch.locked():
+        arch.check_key()  # a missing key where captures exist is refused here, before anything moves
         return C.recover(arch)
 
 
@@ -125,6 +126,7 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
     xroots = sorted({Path(v.root) for v in sel if v.provider == "codex" and v.root})
     world, taken = None, 0.0
     with arch.locked():
+        arch.check_key()  # KeyMissing (exit 4) before any session is touched
         out.recovered += C.recover(arch)
         for v in sel:
             prov, ref = refs[(v.provider, v.session_id)]

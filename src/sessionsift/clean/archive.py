@@ -17,6 +17,7 @@ This module handles bytes only: it never parses what it stores.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import hmac
@@ -31,9 +32,11 @@ from typing import Callable, Iterator
 import orjson
 
 from .. import ledger
+from ..errors import StoreError
 
 LEVEL = 3
 CODEC = f"zstd-{LEVEL}"
+KEY_BYTES = 32
 CHUNK = 1 << 20
 
 
@@ -104,23 +107,62 @@ class Archive:
             ledger.ensure_private_dir(d)
 
     def key(self, create: bool = False) -> bytes | None:
+        """The 32-byte manifest key; None when there is none (and ``create`` is False).
+
+        A key is made only for an archive that holds nothing yet: where a manifest or stored
+        objects exist, a missing or damaged key is refused (:class:`KeyMissing`), never replaced --
+        a new key would make every earlier capture unauthenticated, hidden from ``list`` and
+        unrestorable."""
         p = self.root / "key"
         try:
-            return p.read_bytes()
+            k = p.read_bytes()
         except FileNotFoundError:
-            if not create:
-                return None
+            k = None
+        if k is not None:
+            if len(k) != KEY_BYTES:
+                raise KeyMissing(self, f"the archive key {p} is damaged ({len(k)} bytes, not {KEY_BYTES})")
+            return k
+        if not create:
+            return None
+        held = self._holds()
+        if held:
+            raise KeyMissing(self, f"the archive key {p} is missing while {held}")
         self.ensure()
         try:
             fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            return p.read_bytes()
+            return self.key()
         try:
-            os.write(fd, secrets.token_bytes(32))
+            write_all(fd, secrets.token_bytes(KEY_BYTES))
             os.fsync(fd)
-        finally:
+        except OSError:
             os.close(fd)
-        return p.read_bytes()
+            os.unlink(p)  # never leave a short key behind
+            raise
+        os.close(fd)
+        fsync_dir(self.root)
+        return self.key()
+
+    def check_key(self) -> None:
+        """Raise :class:`KeyMissing` when the key is damaged, or missing while the archive holds
+        captures; make nothing."""
+        if self.key() is None and self._holds():
+            self.key(create=True)  # raises: it never makes a key where captures exist
+
+    def _holds(self) -> str | None:
+        """What says this archive already holds captures (then no key may be made), or None."""
+        try:
+            if self.manifest_path.stat().st_size:
+                return f"its manifest {self.manifest_path} holds captures"
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            return f"its manifest {self.manifest_path} cannot be read ({exc.strerror})"
+        led = ledger.read_all(self.root.parent)
+        n = sum(1 for x in led.rows if x.get("kind") == "capture")
+        if n:
+            return f"the ledger {ledger.ledger_path(self.root.parent)} records {n} capture(s) into it"
+        return None
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -217,8 +259,11 @@ class Archive:
 
     # -- manifest ------------------------------------------------------------------------------
     def load(self) -> Manifest:
-        key = self.key()
         m = Manifest()
+        try:
+            key, why = self.key(), None
+        except KeyMissing as exc:
+            key, why = None, str(exc).split(": refusing", 1)[0]
         try:
             raw = self.manifest_path.read_bytes()
         except FileNotFoundError:
@@ -227,6 +272,8 @@ class Archive:
         except OSError as exc:
             m.state = f"unreadable: {exc.strerror or exc}"
             return m
+        if key is None and raw.strip():
+            m.state = f"unreadable: {why or 'the archive key ' + str(self.root / 'key') + ' is missing'}: no line can be authenticated"
         prev = ""
         for i, line in enumerate(raw.split(b"\n"), 1):
             if not line.strip():
@@ -276,6 +323,28 @@ class Archive:
         ledger.append_line(self.manifest_path, orjson.dumps(e), durable)
         self._tail = (os.stat(self.manifest_path).st_size, e["hmac"])
         return ledger.names_in(e)
+
+
+class KeyMissing(StoreError):
+    """The archive holds captures and its key is missing or damaged: nothing is written (exit 4)."""
+
+    def __init__(self, arch: "Archive", what: str):
+        super().__init__(f"{what}: refusing to make a new key (every earlier capture would become "
+                         "unauthenticated, hidden from `clean list` and unrestorable)")
+        self.hint = (f"put the key back from a backup of {arch.root} (the file `key`, 32 bytes, mode 0600); "
+                     f"the captured objects are still under {arch.root / 'objects'}. To start an archive anew "
+                     f"instead, move {arch.root} aside (its captures stay readable with their own key)")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: a short write continues where it stopped, and a
+    write that makes no progress is an error (ENOSPC), never success."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, "no progress writing (short write of 0 bytes)")
+        view = view[n:]
 
 
 def _fsync_dir(d: Path) -> None:

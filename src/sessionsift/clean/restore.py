@@ -262,7 +262,10 @@ def _archive_checks(arch: Archive, m: Manifest) -> list[Check]:
         if objs:
             probs.append(f"{objs} object(s) are stored")
         if probs:
-            return [Check(None, None, False, "manifest", [f"{arch.manifest_path} is missing, yet " + ", ".join(probs)])]
+            return [Check(None, None, False, "manifest", [
+                f"{arch.manifest_path} is missing, yet " + ", ".join(probs) + (
+                    "" if caps else " (a run stopped before its first manifest line leaves a key and objects "
+                                    "and nothing else: the next capture writes the manifest)")])]
         return []
     known = {c.get("id") for c in m.captures()}
     lost = sorted({x["extra"]["capture_id"] for x in caps} - known)

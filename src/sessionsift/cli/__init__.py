@@ -109,7 +109,7 @@ def _handle(exc: BaseException, args: list[str], traceback: bool) -> None:
     path)."""
     import click
 
-    from ..errors import MalformedLine, SessionsiftError
+    from ..errors import MalformedLine, SessionsiftError, StoreError
     from .app import PipeClosed
 
     if isinstance(exc, (PipeClosed, BrokenPipeError)):
@@ -126,7 +126,7 @@ def _handle(exc: BaseException, args: list[str], traceback: bool) -> None:
         if traceback:
             return
         _error(exc)
-        _fail(exc, ExitStatus.ERROR if isinstance(exc, MalformedLine) or type(exc) is SessionsiftError
+        _fail(exc, ExitStatus.ERROR if isinstance(exc, (MalformedLine, StoreError)) or type(exc) is SessionsiftError
               else ExitStatus.USAGE, args)
     if traceback:
         return
