@@ -82,7 +82,7 @@ STATUS: dict[tuple[str, ...], int] = {
 }
 # an empty scope: 1 where "nothing matched" is meaningful (docs/cli.md), else 0 (a definitive zero)
 EMPTY_STATUS = {"list": 0, "stats": 0, "search": 1, "status": 1, "agents": 1, "files": 0, "recover": 1, "plan": 1,
-                "image": 1, "audit": 1, "usage": 0, "export": 1, "index": 0}
+                "image": 1, "audit": 1, "usage": 0, "export": 1, "index": 0, "sync": 0}
 # commands with a multi-session scope: an empty --sessions-from list is an empty scope
 SCOPED = ("list", "stats", "search", "status", "agents", "files", "recover", "plan", "image", "audit", "usage",
           "export", "index", "sync")
@@ -312,3 +312,102 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             assert "\nFORGED-LINE" not in stream, args
         seen_escaped += "\\e[31mRED" in p.stdout or "\\e]0;pwn" in p.stdout
     assert seen_escaped >= 4
+
+
+# -- the documented shapes, as types written HERE (docs/json.md), never the code's own ------------
+
+import msgspec  # noqa: E402
+from typing import Literal, Optional, Union  # noqa: E402
+
+
+class Instant(msgspec.Struct, forbid_unknown_fields=True):
+    utc: str
+    local: str
+
+
+class Header(msgspec.Struct):
+    kind: Literal["header"]
+    command: str
+    sessionsift_version: str
+
+
+class CoverageRow(msgspec.Struct, forbid_unknown_fields=False):
+    provider: str
+    display: str
+    state: Literal["ok", "absent", "unreadable", "unknown_format", "no_adapter", "not_looked"]
+    sessions: Optional[int]
+    subagents: Optional[int] = None
+
+
+class ProblemRow(msgspec.Struct, forbid_unknown_fields=True):
+    path: Union[str, dict]
+    why: str
+
+
+class Summary(msgspec.Struct):
+    kind: Literal["summary"]
+    command: str
+    coverage: Optional[list[CoverageRow]] = None
+    problems: Optional[list[ProblemRow]] = None
+
+
+class SessionKeys(msgspec.Struct):
+    session_id: str
+    is_subagent: bool
+    parent_session_id: Optional[str]
+
+
+class WhoamiKeys(SessionKeys):
+    session_id: Optional[str]  # docs/live.md: null when $CLAUDE_CODE_SESSION_ID is unset
+
+
+class RecordKeys(msgspec.Struct):
+    line: Optional[int]
+    refetch: Optional[str]
+
+
+class Labelled(msgspec.Struct):
+    labels: list[str]
+
+
+def _decode(t, d: dict, where):
+    try:
+        return msgspec.convert(d, t)
+    except msgspec.ValidationError as exc:
+        raise AssertionError(f"{where}: {exc}") from None
+
+
+def test_rows_decode_with_the_documented_types(outputs):
+    """Every header, summary, coverage entry, problem, session-naming row, record row and label list
+    of every command decodes with the types above (docs/json.md): a field emitted with another
+    type (a string for a list, a count as text, an instant as a bare string) fails here even when
+    a test reading it with `in` or a truthiness check would pass."""
+    seen = {"header": 0, "summary": 0, "coverage": 0, "session": 0, "record": 0, "labels": 0, "instant": 0}
+    for args, rows in outputs.items():
+        where = " ".join(args[:2])
+        _decode(Header, rows[0], where)
+        seen["header"] += 1
+        sm = _decode(Summary, rows[-1], where)
+        seen["summary"] += 1
+        for c in sm.coverage or ():
+            seen["coverage"] += 1
+            # a count is taken only for ok (0 = none matched) and absent (0); every other state is null
+            assert (c.sessions is None) == (c.state not in ("ok", "absent")), (where, c)
+            if c.state == "absent":
+                assert c.sessions == 0, (where, c)
+        for r in rows[1:-1]:
+            for d in _addressed(r):
+                if "session_id" in d:
+                    _decode(WhoamiKeys if r["kind"] == "whoami" else SessionKeys, d, (where, r["kind"]))
+                    seen["session"] += 1
+                if "line" in d and "refetch" in d:
+                    _decode(RecordKeys, d, (where, r["kind"]))
+                    seen["record"] += 1
+                if "labels" in d and "line" in d:  # a record's labels (a census's are counts)
+                    _decode(Labelled, d, (where, r["kind"]))
+                    seen["labels"] += 1
+                for k, v in d.items():
+                    if (k == "timestamp" or k.endswith("_at")) and v is not None and k not in ("record", "raw"):
+                        _decode(Instant, v, (where, r["kind"], k))
+                        seen["instant"] += 1
+    assert min(seen.values()) > 10, seen
