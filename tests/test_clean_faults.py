@@ -8,6 +8,7 @@ Corpora are copies of the real-client samples (examples/); "lost" is judged by t
 against a snapshot of every file taken before the run, never through sessionsift's own model."""
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -32,7 +33,7 @@ INTER = "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"  # Claude: transcript + file-hist
 SMALL = (SUB, INTER, "01a230e8-d707-7100-98b0-f4c88875e4d7")  # + a Codex rollout with its .zst sibling
 FILES = (".claude", ".codex", ".gemini")
 
-RUNS = {"crashes": 0, "losses": 0, "raise": 0, "kill9_at_step": 0, "kill9_timed": 0}
+RUNS = {"crashes": 0, "losses": 0, "raise": 0, "kill9_at_step": 0, "kill9_timed": 0, "short_write": 0, "enospc": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -50,8 +51,11 @@ class Crash(BaseException):
 
 
 def _capture(home: Path, data: Path, targets=()):
-    rec = AP.recover(data)  # as `clean capture --apply` does, before its scan
-    rep = scan(survey(RootRequest(home=str(home))), older_than="1m", waive_kept=True, data=data)
+    sv = survey(RootRequest(home=str(home)))
+    rec = AP.recover(data, AP.scan_roots(sv))  # as `clean capture --apply` does, before its scan
+    if rec:
+        sv = survey(RootRequest(home=str(home)))
+    rep = scan(sv, older_than="1m", waive_kept=True, data=data)
     return AP.run(rep, "capture", tuple(targets), apply=True, recovered=rec)
 
 
@@ -346,6 +350,105 @@ def test_a_client_appending_during_the_capture_loses_no_byte(tmp_path, at):
         assert checks and all(c.ok for c in checks), [c.to_json() for c in checks if not c.ok]
     else:
         assert data == orig + line  # untouched but for the client's own line
+
+
+def _manifest_writes(monkeypatch, fault):
+    """Route every os.write to the archive's manifest through ``fault(fd, data, real_write)``: an
+    injected short write or error exactly where the disk would give one."""
+    real = os.write
+
+    def write(fd, data):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if target.endswith("/archive/manifest.jsonl"):
+            return fault(fd, bytes(data), real)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.parametrize("freed", [False, True], ids=["disk-stays-full", "space-freed-after"])
+def test_a_short_write_of_the_capture_line_loses_nothing(tmp_path, monkeypatch, freed):
+    """The disk fills while the manifest's capture line is written: the write is short (as a full
+    disk gives it). Then either every later write fails (ENOSPC) or space comes back. Neither
+    may move a file before its capture entry is whole and authenticated, and a re-run with space
+    leaves every file at its path or verified in the archive."""
+    home = corpus(tmp_path / "h", (".claude",))
+    data = tmp_path / "d"
+    before = snapshot(home)
+    seen = {"short": 0}
+
+    def fault(fd, data, real):
+        if b'"type":"capture"' in data and not seen["short"]:
+            seen["short"] = 1
+            RUNS["short_write"] += 1
+            return real(fd, data[:len(data) // 2])
+        if seen["short"] and not freed:
+            RUNS["enospc"] += 1
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    _manifest_writes(monkeypatch, fault)
+    oc = _capture(home, data, (SUB,))
+    monkeypatch.undo()
+    assert seen["short"] == 1
+    (r,) = oc.results
+    assert r.status == ("removed" if freed else "failed"), r.to_json()
+    lost = losses(before, home, data)
+    RUNS["losses"] += len(lost)
+    assert lost == []
+    _capture(home, data, (SUB,))  # with space: finishes the job
+    assert losses(before, home, data) == [] and _leftovers(home) == []
+    checks, _m = verify(Archive(archive_dir(data)))
+    assert checks and all(c.ok for c in checks), [c.to_json() for c in checks if not c.ok]
+
+
+@pytest.mark.parametrize("manifest", ["torn", "deleted"])
+def test_recovery_finds_every_hidden_entry_whatever_the_manifest_says(tmp_path, manifest):
+    """A run crashed right after the session's entries were moved to their hidden siblings, and
+    its capture line is then torn (the disk's doing) or the manifest is gone: discovery cannot
+    see the hidden entries and no manifest entry names them. `clean scan` names each as a problem,
+    and the next apply run puts every one back under its own name."""
+    home = corpus(tmp_path / "h", (".claude",))
+    data = tmp_path / "d"
+    before = snapshot(home)
+    n = [0]
+
+    def fault(name):
+        if name == "hidden":
+            n[0] += 1
+            if n[0] == 2:  # both top-level entries (transcript, its folder) are hidden now
+                raise Crash(name)
+
+    C.FAULT = fault
+    try:
+        with pytest.raises(Crash):
+            _capture(home, data, (SUB,))
+    finally:
+        C.FAULT = None
+    RUNS["crashes"] += 1
+    man = data / "archive/manifest.jsonl"
+    if manifest == "torn":
+        lines = man.read_bytes().split(b"\n")
+        i = next(k for k, l in enumerate(lines) if b'"type":"capture"' in l)
+        lines[i] = lines[i][: len(lines[i]) // 2]
+        man.write_bytes(b"\n".join(lines))
+    else:
+        man.unlink()
+    assert len(_leftovers(home)) == 2
+    rep = scan(survey(RootRequest(home=str(home))), older_than="1m", data=data)
+    hidden = [p for p, why in rep.problems if ".ssift-del-" in p]
+    assert sorted(hidden) == sorted(_leftovers(home)), rep.problems
+    assert SUB not in {v.session_id for v in rep.verdicts}
+    sv = survey(RootRequest(home=str(home)))
+    rec = AP.recover(data, AP.scan_roots(sv))
+    assert [r.status for r in rec] == ["rolled-back", "rolled-back"], [r.to_json() for r in rec]
+    assert _leftovers(home) == [] and snapshot(home) == before
+    lost = losses(before, home, data)
+    RUNS["losses"] += len(lost)
+    assert lost == []
 
 
 def test_figures(capsys):

@@ -51,6 +51,7 @@ the archive's authenticated manifest by ``sessionsift.clean`` (this module only 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -273,9 +274,23 @@ def record(*, kind: str, provider: str, session_id: str, fingerprint: str, path:
     return entry
 
 
-def append_line(path: Path, line: bytes, durable: bool = True) -> None:
-    """Append one line (0600 file in a 0700 dir) under an exclusive flock, then fsync (unless
-    ``durable`` is False: a line whose loss in a power cut loses nothing)."""
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: a short write (a disk filling up) continues where it
+    stopped, a write that makes no progress is an error (ENOSPC), and an error is raised -- a
+    count is never ignored."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, "no progress writing (a write of 0 bytes)")
+        view = view[n:]
+
+
+def append_line(path: Path, line: bytes, durable: bool = True) -> int:
+    """Append one line (0600 file in a 0700 dir) under an exclusive flock, every byte checked,
+    then fsync (unless ``durable`` is False: a line whose loss in a power cut loses nothing).
+    Returns the offset the line starts at. On any error the file is cut back to its size before
+    the append (no torn line is left where it can be helped) and the error is raised."""
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -288,9 +303,17 @@ def append_line(path: Path, line: bytes, durable: bool = True) -> None:
                 r.seek(size - 1)
                 if r.read(1) != b"\n":
                     prefix = b"\n"
-        os.write(fd, prefix + line + b"\n")
-        if durable:
-            os.fsync(fd)
+        try:
+            write_all(fd, prefix + line + b"\n")
+            if durable:
+                os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
+        return size + len(prefix)
     finally:
         os.close(fd)
 

@@ -37,18 +37,25 @@ class Outcome:
     skipped: list[tuple[Verdict, str]] = field(default_factory=list)
 
 
-def recover(data: Path | None = None) -> list[C.Result]:
-    """Finish what an interrupted run left (capture.recover, under the archive lock). Run it
-    BEFORE scanning: a session an interrupted run left at its hidden sibling is invisible to
-    discovery until it is put back."""
+def scan_roots(survey) -> list[tuple[str, Path]]:
+    """(provider, root) of every provider a survey looked at: where recovery looks for hidden
+    entries whatever the manifest says."""
+    return [(e.name, e.root.path) for e in survey.entries if e.looked and e.root is not None and e.root.path]
+
+
+def recover(data: Path | None = None, roots=()) -> list[C.Result]:
+    """Finish what an interrupted run left (capture.recover, under the archive lock), and put back
+    every hidden entry under ``roots`` ((provider, root) pairs, :func:`scan_roots`) that no
+    authenticated capture entry accounts for. Run it BEFORE scanning: a session an interrupted
+    run left at its hidden sibling is invisible to discovery until it is put back."""
     from .archive import archive_dir
 
     arch = Archive(archive_dir(data))
-    if not arch.exists():
+    if not arch.exists() and not C.hidden_entries(roots):
         return []
     with arch.locked():
         arch.check_key()  # a missing key where captures exist is refused here, before anything moves
-        return C.recover(arch)
+        return C.recover(arch, roots)
 
 
 def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
@@ -127,7 +134,7 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
     world, taken = None, 0.0
     with arch.locked():
         arch.check_key()  # KeyMissing (exit 4) before any session is touched
-        out.recovered += C.recover(arch)
+        out.recovered += C.recover(arch, scan_roots(sv))
         for v in sel:
             prov, ref = refs[(v.provider, v.session_id)]
             # re-check the activity gate just before touching the session (a fresh snapshot at

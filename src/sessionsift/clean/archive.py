@@ -320,9 +320,28 @@ class Archive:
         e.pop("hmac", None)
         e["prev"] = prev
         e["hmac"] = hmac.new(key, _canon(e), hashlib.sha256).hexdigest()
-        ledger.append_line(self.manifest_path, orjson.dumps(e), durable)
-        self._tail = (os.stat(self.manifest_path).st_size, e["hmac"])
+        line = orjson.dumps(e)
+        self._tail = None
+        off = ledger.append_line(self.manifest_path, line, durable)
+        self._read_back(off, line, e, key)
+        self._tail = (off + len(line) + 1, e["hmac"])
         return ledger.names_in(e)
+
+    def _read_back(self, off: int, line: bytes, e: dict, key: bytes) -> None:
+        """The line as it is on disk now, at ``off``: exactly the bytes of ``e`` as written (so the
+        disk holds ``e`` whole), and ``e`` authenticates under ``key`` -- else
+        :class:`ManifestWriteFailed`. Nothing is parsed: the bytes are compared."""
+        try:
+            with open(self.manifest_path, "rb") as f:
+                f.seek(off)
+                got = f.read(len(line) + 2)
+        except OSError as exc:
+            raise ManifestWriteFailed(exc.errno or errno.EIO, f"the manifest line just written cannot be read back: "
+                                                              f"{exc.strerror or exc}") from exc
+        if got != line + b"\n":
+            raise ManifestWriteFailed(errno.EIO, "the manifest line just written does not read back as written")
+        if not hmac.compare_digest(hmac.new(key, _canon(e), hashlib.sha256).hexdigest(), e["hmac"]):
+            raise ManifestWriteFailed(errno.EIO, "the manifest line just written does not authenticate")
 
 
 class KeyMissing(StoreError):
@@ -336,15 +355,12 @@ class KeyMissing(StoreError):
                      f"instead, move {arch.root} aside (its captures stay readable with their own key)")
 
 
-def write_all(fd: int, data: bytes) -> None:
-    """Write every byte of ``data`` to ``fd``: a short write continues where it stopped, and a
-    write that makes no progress is an error (ENOSPC), never success."""
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        if n <= 0:
-            raise OSError(errno.ENOSPC, "no progress writing (short write of 0 bytes)")
-        view = view[n:]
+write_all = ledger.write_all
+
+
+class ManifestWriteFailed(OSError):
+    """A manifest line could not be written whole and read back as written: nothing that
+    depends on it may happen (the caller moves no file)."""
 
 
 def _fsync_dir(d: Path) -> None:

@@ -226,7 +226,7 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
         problems.append((str(arch.manifest_path), manifest.state))
     if led.state.startswith("unreadable"):
         problems.append((str(ledger.ledger_path(data)), led.state))
-    problems += interrupted(manifest)
+    problems += interrupted(manifest, [(e.name, e.root.path) for e in entries if e.root and e.root.path])
     for e in entries:
         prov = e.provider
         root = resolved(e.root.path) if e.root is not None and e.root.path is not None else None
@@ -266,14 +266,19 @@ def _nest(vs: list[Verdict]) -> None:
                                                                     f"gate is not proven: {h.detail}", h.evidence)
 
 
-def interrupted(manifest) -> list[tuple[str, str]]:
+def interrupted(manifest, roots=()) -> list[tuple[str, str]]:
     """Captures a crash left between their manifest entry and ``removed``, whose entries sit at
     their hidden siblings: discovery cannot see those sessions until the next apply run puts them
-    back or finishes them (they are in the archive, verified)."""
-    from .capture import hidden_name
+    back or finishes them (they are in the archive, verified); and every other hidden sibling
+    under ``roots`` ((provider, root) pairs), whatever the manifest says (a capture line the disk
+    tore, a manifest lost): the next apply run puts it back under its own name."""
+    from .capture import hidden_entries, hidden_name
 
     out = []
+    known: set[str] = set()
     for c in manifest.captures():
+        for t in c.get("top", []):
+            known.add(os.path.normpath(hidden_name(t, c["id"])))
         if not c.get("delete") or any(x in manifest.events(c["id"]) for x in ("removed", "rolled-back", "restored")):
             continue
         for t in c.get("top", []):
@@ -282,6 +287,14 @@ def interrupted(manifest) -> list[tuple[str, str]]:
                 out.append((h, f"interrupted capture {c['id']} of {c['provider']} {c['session_id']}: this entry sits at "
                                "its hidden sibling (verified in the archive); the next `clean capture --apply` or "
                                "`clean protect --apply` finishes or puts it back"))
+    named = {p for p, _ in out}
+    for _prov, h, cid in hidden_entries(roots):
+        if h in named:
+            continue
+        why = ("its capture is finished, yet it is still here" if os.path.normpath(h) in known else
+               "no authenticated manifest entry names it (a torn capture line, a lost manifest)")
+        out.append((h, f"a hidden entry of capture {cid}: {why}; discovery cannot see it; the next "
+                       "`clean capture --apply` or `clean protect --apply` puts it back under its own name"))
     return out
 
 

@@ -81,11 +81,11 @@ def scan_cmd(fmt, claude_home, older_than, waive_kept, data_dir, verbose):
     return _scan(fmt, older_than, waive_kept, data_dir, verbose)
 
 
-def _report(older_than, waive_kept, data_dir):
+def _report(older_than, waive_kept, data_dir, sv=None):
     from ..clean.scan import scan
     from ..providers.scope import survey
 
-    sv = survey(root_request())
+    sv = sv if sv is not None else survey(root_request())
     return scan(sv, older_than=older_than or "30d", waive_kept=waive_kept, data=_data(data_dir))
 
 
@@ -226,8 +226,13 @@ def _close(out: Out, rep, extra: dict | None) -> int:
 def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> int:
     from ..clean import apply as AP
 
-    rec = AP.recover(_data(data_dir)) if apply else []
-    rep = _report(older_than, waive_kept, data_dir)
+    from ..providers.scope import survey
+
+    sv = survey(root_request())
+    rec = AP.recover(_data(data_dir), AP.scan_roots(sv)) if apply else []
+    if any(r.status == "rolled-back" for r in rec):
+        sv = survey(root_request())  # what was put back is discovered now
+    rep = _report(older_than, waive_kept, data_dir, sv)
     oc = AP.run(rep, action, tuple(targets), apply=apply, recovered=rec)
     out = Out(fmt, "clean")
     _header(out, rep, action, apply)
@@ -235,7 +240,8 @@ def _act(action: str, targets, fmt, older_than, waive_kept, data_dir, apply) -> 
         out.row("session", v.to_json())
     for r in oc.recovered:
         out.row("recovered", r.to_json())
-        out.text(f"recovered {e(display_name(r.provider))} {e(r.session_id)}: {e(r.status)} ({e(r.reason)})")
+        out.text(f"recovered {e(display_name(r.provider))} {e(r.session_id if r.session_id is not None else r.path)}: "
+                 f"{e(r.status)} ({e(r.reason)})")
     verb = "capture and remove" if action == "capture" else "protect (capture, keep in place)"
     if not apply:
         for v in oc.selected:
