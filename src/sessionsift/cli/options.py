@@ -28,6 +28,7 @@ ROOT_FLAGS: tuple[tuple[str, str, str], ...] = (
     ("opencode", "--opencode-home", "opencode data dir or database (default: $OPENCODE_DB, else $XDG_DATA_HOME/opencode, else ~/.local/share/opencode)."),
     ("crush", "--crush-home", "Crush global data dir (default: $CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else ~/.local/share/crush)."),
     ("pi", "--pi-home", "pi agent dir (holding sessions/) or a session dir (default: $PI_CODING_AGENT_SESSION_DIR, else $PI_CODING_AGENT_DIR, else ~/.pi/agent)."),
+    ("qwen-code", "--qwen-home", "Qwen Code dir holding projects/ (default: $QWEN_RUNTIME_DIR, else $QWEN_HOME, else ~/.qwen)."),
 )
 
 
@@ -65,7 +66,7 @@ def common_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--home", "home", type=click.Path(file_okay=False), default=None, expose_value=False,
                      callback=_store("home"),
                      help="Look for every provider's data under DIR (DIR/.claude, DIR/.codex, DIR/.gemini, "
-                          "DIR/.local/share/opencode, DIR/.local/share/crush, DIR/.pi/agent); providers are looked at only "
+                          "DIR/.local/share/opencode, DIR/.local/share/crush, DIR/.pi/agent, DIR/.qwen); providers are looked at only "
                           "where a root is named once any root is.")(f)
     f = click.option("--claude-home", type=click.Path(file_okay=False), default=None, callback=_store("claude-code"),
                      help="Claude Code data root (default: --home DIR/.claude, else a non-empty $CLAUDE_CONFIG_DIR, else ~/.claude).")(f)
@@ -78,7 +79,7 @@ def provider_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     return click.option("--provider", "provider", multiple=True, expose_value=False, callback=_store("provider"),
                         metavar="NAME", help="Only these providers (repeatable): claude-code, codex, gemini-cli, "
-                                             "opencode, crush, pi, or an installed outside reader.")(f)
+                                             "opencode, crush, pi, qwen-code, or an installed outside reader.")(f)
 
 
 def scope_options(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -28,10 +28,11 @@ FLAGS: dict[str, str] = {
     "opencode": "--opencode-home",
     "crush": "--crush-home",
     "pi": "--pi-home",
+    "qwen-code": "--qwen-home",
 }
 """The CLI flag of each built-in provider's root (also for one whose reader is not installed)."""
 
-ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex"}
+ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex", "qwen": "qwen-code"}
 
 
 def flag_of(name: str) -> str:
