@@ -147,20 +147,20 @@ def test_hostile_session_renders_and_runs_nothing(chromium, export_rc, tmp_path)
 
 
 def test_every_provider_in_the_browser(chromium, tmp_path):
-    """examples/home (real-client sessions of all five providers): one page per session, every
+    """examples/home (real-client sessions of all seven providers): one page per session, every
     prompt present in what Chromium rendered; the index links every session."""
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     out = tmp_path / "out"
     p, rows = _run("export", "html", "--home", str(HOME), "--out", str(out), "--format", "json", env=env)
     assert p.returncode == 0, p.stderr
     ex = [r for r in rows if r["kind"] == "export"]
-    assert len(ex) == 41
+    assert len(ex) == 55
     prompts = _prompts(home=str(HOME))
     picked: dict[str, dict] = {}
     for r in ex:
         if prompts[(r["provider"], r["session_id"])]:
             picked.setdefault(r["provider"], r)
-    assert set(picked) == {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
+    assert set(picked) == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
     for prov, r in picked.items():
         d = html.unescape(dom(chromium, tmp_path, Path(r["path"])))
         for t in prompts[(prov, r["session_id"])]:

@@ -45,6 +45,8 @@ class QwenCode(Provider):
     """The first line of a tool output the client cut for the model (the whole output is saved in a file
     the result names, ``resultDisplay.outputFiles``)."""
     truncation_literal: ClassVar[tuple[bytes, ...] | None] = (b"Tool output was too large",)
+    ccusage_agent: ClassVar[str | None] = "qwen"
+    """ccusage 20 reads Qwen Code as ``ccusage qwen``."""
     records_forks: ClassVar[bool] = True
     """``--fork-session`` (with ``--resume``/``--continue``) writes a new session whose records are the
     source's, each marked ``forkedFrom: {sessionId, messageUuid}``."""
