@@ -27,7 +27,6 @@ from .scenarios import Prompt, W, register
 from .scenarios_census import CensusScenario, TuiKeys, inside  # noqa: F401  (inside: run by the runner)
 
 MODULE = "tests.realclient.scenarios_robust"
-DEFAULT_ROOT = Path("/tmp/ssift-rc-robust")
 
 HEREDOC = register(CensusScenario(
     name="robust_heredoc",
@@ -148,4 +147,4 @@ def run_all(root: Path, names=tuple(ALL), jobs: int = 3) -> dict[str, dict]:
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT))
+    sys.exit(runner.main(module=MODULE))

@@ -17,7 +17,6 @@ from .scenarios import Prompt, register
 from .scenarios_census import CensusInner, CensusScenario
 
 MODULE = "tests.realclient.scenarios_statusline"
-DEFAULT_ROOT = Path("/tmp/ssift-rc-statusline")
 SAVED = "statusline-input"
 """Directory (in the scenario's $CLAUDE_CONFIG_DIR) the hook command saves each input to."""
 MARK = "SL-CAPTURED"
@@ -53,4 +52,4 @@ def run(root: Path, timeout: float = 300) -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT))
+    sys.exit(runner.main(module=MODULE))
