@@ -149,7 +149,7 @@ def test_server_window_and_hostile_values(sl_rc, tmp_path):
     s = summary(statusline(hook, "--format", "json"))
     assert (s["block"]["source"], s["block"]["end"], s["block"]["server_used_percent"]) == ("server", resets, 23.5)
     line = statusline(hook).stdout.decode()
-    assert "\x1b" not in line and "\u202e" not in line and line.startswith("Opus\\u001b[31m\\u202e · ")
+    assert "\x1b" not in line and "\u202e" not in line and line.startswith("Opus\\e[31m\\u202e · ")
     assert " 2h29m left" in line or " 2h30m left" in line  # the seconds between the two clocks
 
 

@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.stdout.flush()
             sys.exit(0)
     if raw[:1] == ["statusline"]:  # run by Claude Code after every turn: no click on the plain path
-        from ..usage.statusline import run as statusline
+        from .statusline_run import run as statusline
 
         try:
             code = statusline(raw[1:])

@@ -1,5 +1,5 @@
 """`statusline`: the line for Claude Code's statusLine hook (docs/usage.md "statusline"). Its body
-is usage.statusline.emit, which `sessionsift statusline` reaches without click (cli/__init__.py)
+is cli/statusline_run.emit, which `sessionsift statusline` reaches without click (cli/__init__.py)
 when its arguments are the plain ones; click parses anything else (and --help)."""
 
 from __future__ import annotations
@@ -21,6 +21,6 @@ def statusline_cmd(claude_home, no_cache, fmt):
 
     Example: sessionsift statusline < hook.json
     """
-    from ..usage.statusline import emit
+    from .statusline_run import emit
 
     return emit(claude_home, fmt, not no_cache)

@@ -152,10 +152,7 @@ def _agent_names(col) -> dict[str, str]:
 
 
 def _print_document(doc: dict) -> None:
-    import json
-    import sys
-
-    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    Out("text", "usage").document(doc)
 
 
 def _ccjson_done(col) -> int:

@@ -42,14 +42,6 @@ RECENT = 48 * 3600
 
 # -- small helpers (no `re`: this is the warm path) -----------------------------------------
 
-def _esc(s: object) -> str:
-    """Control characters (and bidi controls) from the hook or a record never reach the terminal raw."""
-    t = str(s)
-    if t.isprintable():
-        return t
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in t)
-
-
 def _money(v: float | None, lower: bool) -> str:
     if v is None:
         return "$?"
@@ -399,10 +391,10 @@ def answer(hook: dict, home: str | None = None, now: float | None = None, use_ca
 
 
 def line(a: dict) -> str:
-    """The one line Claude Code shows."""
+    """The one line Claude Code shows (not escaped: the CLI's rendering path escapes it)."""
     parts = []
     if a.get("model"):
-        parts.append(_esc(a["model"]))
+        parts.append(str(a["model"]))
     s = a["session"]
     txt = _money(s["cost_usd"], s["cost_is_lower_bound"]) + " session"
     c = s.get("client_cost_usd")
@@ -427,61 +419,3 @@ def line(a: dict) -> str:
     if a["problems"]:
         parts.append(f"{len(a['problems'])} unreadable")
     return " · ".join(parts)
-
-
-def _parse_hook(data: bytes) -> dict:
-    import json  # the stdlib's: a few KB, and orjson's import costs ~10 ms (it brings dataclasses, uuid, ...)
-
-    v = json.loads(data)
-    if not isinstance(v, dict):
-        raise ValueError("the statusLine input is not a JSON object")
-    return v
-
-
-def run(argv: list[str], stdin=None, stdout=None) -> int | None:
-    """`statusline [--claude-home DIR] [--no-cache] [--format text|json]` without click; None when
-    the arguments are anything else (click then parses them and says what is wrong)."""
-    home = None
-    fmt = "text"
-    use_cache = True
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--no-cache":
-            use_cache = False
-        elif a in ("--claude-home", "--format") and i + 1 < len(argv):
-            if a == "--claude-home":
-                home = argv[i + 1]
-            elif argv[i + 1] in ("text", "json"):
-                fmt = argv[i + 1]
-            else:
-                return None
-            i += 1
-        elif a.startswith("--claude-home="):
-            home = a.split("=", 1)[1]
-        else:
-            return None
-        i += 1
-    return emit(home, fmt, use_cache, stdin, stdout)
-
-
-def emit(home: str | None, fmt: str, use_cache: bool, stdin=None, stdout=None) -> int:
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout
-    data = stdin.read()
-    try:
-        hook = _parse_hook(data)
-    except ValueError as exc:
-        sys.stderr.write(f"sessionsift: usage error: statusline reads Claude Code's statusLine JSON on stdin: {_esc(exc)}\n")
-        return 2
-    a = answer(hook, home, use_cache=use_cache)
-    if fmt == "json":
-        from ..render import Out
-
-        out = Out("json", "statusline", stdout)
-        out.header(claude_home=a["claude_home"], session_id=a["session_id"], cache=a["cache"])
-        out.summary(**{k: v for k, v in a.items() if k not in ("claude_home",)}, line=line(a))
-    else:
-        stdout.write(line(a) + "\n")
-    stdout.flush()
-    return 3 if a["problems"] else 0
