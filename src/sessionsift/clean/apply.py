@@ -134,7 +134,8 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
     world, taken = None, 0.0
     with arch.locked():
         arch.check_key()  # KeyMissing (exit 4) before any session is touched
-        out.recovered += C.recover(arch, scan_roots(sv))
+        seen = {(r.capture_id, r.status, r.path) for r in out.recovered}
+        out.recovered += [r for r in C.recover(arch, scan_roots(sv)) if (r.capture_id, r.status, r.path) not in seen]
         for v in sel:
             prov, ref = refs[(v.provider, v.session_id)]
             # re-check the activity gate just before touching the session (a fresh snapshot at

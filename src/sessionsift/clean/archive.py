@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import shutil
 import stat as S
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ import orjson
 
 from .. import ledger
 from ..errors import StoreError
+from .paths import HEX64
 
 LEVEL = 3
 CODEC = f"zstd-{LEVEL}"
@@ -171,8 +173,12 @@ class Archive:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             for t in os.listdir(self.root / "tmp"):  # crash leftovers: no other writer holds the lock
+                p = self.root / "tmp" / t
                 try:
-                    os.unlink(self.root / "tmp" / t)
+                    if p.is_dir() and not p.is_symlink():
+                        shutil.rmtree(p)  # a restore's staging dir
+                    else:
+                        os.unlink(p)
                 except OSError:
                     pass
             yield
@@ -220,17 +226,22 @@ class Archive:
         """Decompress an object and rehash it: (ok, why)."""
         import zstandard
 
+        if not isinstance(sha, str) or not HEX64.match(sha):
+            return False, f"{sha!r} is not a SHA-256 (a damaged or forged manifest entry)"
         p = self.object_path(sha)
         h = hashlib.sha256()
         n = 0
+        cap = size + 1 if isinstance(size, int) and size >= 0 else None  # a bomb is stopped past its size
         try:
             with open(p, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as r:
                 while True:
-                    b = r.read(CHUNK)
+                    b = r.read(CHUNK if cap is None else min(CHUNK, cap - n))
                     if not b:
                         break
                     h.update(b)
                     n += len(b)
+                    if cap is not None and n >= cap:
+                        return False, f"object {sha[:16]}... decompresses to more than the {size} bytes recorded"
         except FileNotFoundError:
             return False, f"object {sha[:16]}... is missing"
         except (OSError, zstandard.ZstdError) as exc:
@@ -243,6 +254,8 @@ class Archive:
 
     def present(self, sha: str, stored_size: int | None) -> tuple[bool, str]:
         """Cheap presence check (no decompression): exists with its stored size."""
+        if not isinstance(sha, str) or not HEX64.match(sha):
+            return False, f"{sha!r} is not a SHA-256 (a damaged or forged manifest entry)"
         try:
             st = os.stat(self.object_path(sha))
         except OSError:

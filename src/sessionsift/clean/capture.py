@@ -39,6 +39,7 @@ from typing import Callable
 
 from .. import __version__, ledger
 from .archive import CODEC, Archive, fsync_dir
+from .paths import entry_problem
 
 FAULT: Callable[[str], None] | None = None
 """Test hook: called with the step name at every step (fault injection raises or kills here)."""
@@ -457,6 +458,11 @@ def _recover_manifest(arch: Archive) -> list[Result]:
         if any(x in ev for x in ("removed", "rolled-back", "restored", "recovered")):
             continue
         present = [i for i, t in enumerate(e["top"]) if os.path.lexists(hidden_name(t, e["id"]))]
+        bad = entry_problem(e)
+        if bad is not None:  # forged or damaged: nothing it names is moved or unlinked
+            out.append(Result(e.get("provider"), e.get("session_id"), "failed", e.get("id"),
+                              f"its manifest entry cannot be acted on: {bad}; nothing it names was touched"))
+            continue
         try:
             r = _recover_one(arch, e, ev)
         except OSError as exc:  # e.g. a full disk: what is hidden stays known to the manifest entry

@@ -332,11 +332,13 @@ def restore_cmd(ident, into, data_dir, fmt):
     out.header(action="restore", capture_id=r.capture["id"], provider=r.capture["provider"],
                session_id=r.capture["session_id"])
     row = {"capture_id": r.capture["id"], "provider": r.capture["provider"], "session_id": r.capture["session_id"],
-           "targets": r.targets, "files": r.files, "bytes": r.bytes, "retention": r.retention, "note": r.note}
+           "targets": r.targets, "files": r.files, "bytes": r.bytes, "already_present": r.already,
+           "retention": r.retention, "note": r.note}
     out.row("restored", row)
     for t in r.targets:
         out.text(f"restored {e(t)}")
-    out.text(f"{r.files} file(s), {size(r.bytes)}, every hash verified, mtimes as captured")
+    out.text(f"{r.files} file(s), {size(r.bytes)}, every hash verified, mtimes as captured"
+             + (f"; {r.already} file(s) were there already with their captured bytes" if r.already else ""))
     if r.note:
         out.text(e(r.note))
     if r.retention:
