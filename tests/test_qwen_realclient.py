@@ -130,6 +130,17 @@ def test_a_fork_marks_every_copied_record_and_names_its_source(qwen_corpus):
     assert [r.text for r in recs if r.kind == "prompt" and r.copy_of is None] == [run.truth["prompts"][1]["text"]]
 
 
+def test_the_shell_tool_names_the_session_in_its_environment(qwen_corpus):
+    """Evidence for `whoami`: Qwen's shell tool exports QWEN_CODE=1 and QWEN_CODE_SESSION_ID (and
+    QWEN_CODE_PROJECT_DIR) to every command it runs."""
+    run = qwen_corpus["shell_write"]
+    prov, d = _discover(run.qwen_dir)
+    recs = _records(prov, d.sessions[0])[0]
+    cid = next(c["id"] for c in run.truth["tool_calls"] if c["input"].get("command", "").startswith("printenv"))
+    res = next(r for r in recs if r.kind == "tool_result" and r.call_id == cid)
+    assert res.raw["toolCallResult"]["resultDisplay"]["output"] == f"1\n{d.sessions[0].session_id}"
+
+
 def test_compression_record_and_the_cut_output(qwen_corpus):
     prov, d = _discover(qwen_corpus["compaction"].qwen_dir)
     recs = _records(prov, d.sessions[0])[0]

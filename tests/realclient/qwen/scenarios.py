@@ -80,14 +80,16 @@ def _add(s: Scenario) -> Scenario:
 _add(Scenario(
     name="shell_write",
     notes=["a turn with reasoning, a write, a shell command with output, a command that fails with exit 3, "
-           "one that is not found (127) and one with 30000 lines of output"],
-    expect_exit={"P1/1/0": 0, "P1/2/0": 3, "P1/3/0": 127, "P1/4/0": 0},
+           "one that is not found (127), one with 30000 lines of output, and `printenv QWEN_CODE "
+           "QWEN_CODE_SESSION_ID` (what Qwen puts in its shell tool's environment: evidence for `whoami`)"],
+    expect_exit={"P1/1/0": 0, "P1/2/0": 3, "P1/3/0": 127, "P1/4/0": 0, "P1/5/0": 0},
     prompts=[Prompt("Create hello.py and run it, then try two failing commands [shell_write P1]", [
         Step(reasoning="The user wants hello.py. I will write it, then run it.", calls=[write("hello.py", HELLO)]),
         Step(text="Running it.", calls=[shell("python3 hello.py")]),
         Step(calls=[shell("echo to-stderr >&2; echo to-stdout; exit 3")]),
         Step(calls=[shell("no-such-command-ssift")]),
         Step(calls=[shell("seq 1 30000")]),
+        Step(calls=[shell("printenv QWEN_CODE QWEN_CODE_SESSION_ID")]),
         Step(text="Done: hello.py prints a greeting; the other two commands failed (3, 127)."),
     ])],
 ))
