@@ -190,10 +190,15 @@ class Inner:
         threading.Thread(target=go, daemon=True).start()
 
     # ------------------------------------------------------------------ print mode
-    def run_print(self, mock: MockAnthropic) -> None:
+    def run_print(self, mock: MockAnthropic, only: list[int] | None = None) -> None:
+        """Every prompt in print mode (``only``: just those prompt indices, e.g. the forks an
+        interactive scenario makes after its TUI exited)."""
         env = client_env(self.s_dir, mock.base_url, interactive=False) | self.sc.extra_env
         for i, p in enumerate(self.sc.prompts):
-            self._before(p)
+            if only is not None and i not in only:
+                continue
+            if only is None:  # a fork after the TUI had its `before` actions run in the TUI
+                self._before(p)
             args = [self.exe, "-p", self.sc.prompt_text(i)] + (["--dangerously-skip-permissions"] if self.sc.bypass else [])
             if p.how == "new":
                 args += ["--session-id", self.sid]
@@ -293,6 +298,12 @@ class Inner:
             wait(lambda: "❯" in cap(), 45, "the input prompt")
             time.sleep(1.0)
             for i, p in enumerate(self.sc.prompts):
+                if p.how == "fork":
+                    # run in print mode once the TUI has exited (below); what comes before it
+                    # (e.g. a rewind: TuiKeys) is done in the TUI, now
+                    self._before(p)
+                    time.sleep(0.5 + p.settle)
+                    continue
                 self._before(p)
                 n_req = len(mock.requests)
                 subprocess.run(tm + ["send-keys", "-t", "main", "-l", self.sc.prompt_text(i)], check=True)
@@ -320,6 +331,9 @@ class Inner:
         finally:
             (self.s_dir / "client-panes.log").write_text("\n\n=====\n\n".join(caps))
             subprocess.run(tm + ["kill-server"], capture_output=True)
+        forks = [i for i, p in enumerate(self.sc.prompts) if p.how == "fork"]
+        if forks:  # `claude --resume <id> --fork-session -p ...` of the session the TUI wrote
+            self.run_print(mock, only=forks)
 
     # ------------------------------------------------------------------ ground truth
     def ground_truth(self, mock: MockAnthropic, secs: float) -> dict:
@@ -425,7 +439,8 @@ class Inner:
             "session_id": self.sid,
             "session_ids_on_disk": sorted(p.stem for p in proj.glob("*.jsonl")) if proj.is_dir() else [],
             "transcripts": transcripts,
-            "prompts": [{"n": i + 1, "text": sc.prompt_text(i), "how": p.how if sc.mode == "print" else "interactive",
+            "prompts": [{"n": i + 1, "text": sc.prompt_text(i),
+                         "how": p.how if sc.mode == "print" or p.how == "fork" else "interactive",
                          "shell_before": [a.command(self.work) for a in p.before]}
                         for i, p in enumerate(sc.prompts)],
             "tool_uses": tool_uses,
