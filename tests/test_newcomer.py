@@ -40,3 +40,42 @@ def test_a_mistyped_command_gets_a_suggestion(tmp_path):
     assert two.code == 2 and "Did you mean 'stats' or 'status'?" in two.text
     none = run_on_terminal(CLI + ["zzzz"], env=empty_env(tmp_path))
     assert none.code == 2 and "Did you mean" not in none.text
+
+
+def test_search_on_a_machine_without_agent_data_says_no_match_and_what_was_searched(tmp_path):
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + ["search", "P1"], cols=200, env=env)
+    assert shown.code == 1
+    first = shown.lines[0]
+    assert first.startswith("no match for 'P1': found no session of any agent (looked for Claude Code, Codex CLI")
+    assert shown.lines[1].startswith("coverage: Claude Code absent")
+    # the suggestion works, from a clone of the repository
+    again = run_on_terminal(CLI + _suggested(first), cols=200, env=env, cwd=REPO)
+    assert again.code == 0 and "no match" not in again.text and "P1" in again.text
+    # with data and no hit: how many sessions were searched
+    miss = run_on_terminal(CLI + ["search", "zq-no-such-text-zq", "--home", "examples/home"], cols=200, env=env, cwd=REPO)
+    assert miss.code == 1 and re.fullmatch(r"no match for 'zq-no-such-text-zq' in \d+ sessions", miss.lines[0])
+
+
+def test_usage_on_a_machine_without_agent_data_shows_no_zero_cost(tmp_path):
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + ["usage", "daily"], cols=200, env=env)
+    assert shown.code == 0
+    assert "$0.00" not in shown.text and "total" not in shown.text
+    note = next(ln for ln in shown.lines if ln.startswith("no usage found: "))
+    assert "found no session of any agent" in note
+    works = run_on_terminal(CLI + _suggested(note), cols=200, env=env, cwd=REPO)
+    assert works.code == 0 and re.search(r"^total\s", works.text, re.M)
+
+
+def test_export_on_a_machine_without_agent_data_records_nothing(tmp_path):
+    env = empty_env(tmp_path)
+    out = tmp_path / "out"
+    shown = run_on_terminal(CLI + ["export", "html", "--out", str(out)], cols=200, env=env)
+    assert shown.code == 1
+    assert "recorded in" not in shown.text and "ledger" not in shown.text
+    note = next(ln for ln in shown.lines if ln.startswith("nothing exported: "))
+    assert "found no session of any agent" in note and not out.exists()
+    argv = [str(out) if a == "DIR" else a for a in _suggested(note)]
+    works = run_on_terminal(CLI + argv, cols=200, env=env, cwd=REPO)
+    assert works.code == 0 and (out / "index.html").is_file()

@@ -209,9 +209,17 @@ def _periods(report: str, targets, fmt, sessions_from, since, until, tz, prices_
     if not out.json:
         out.text(f"{report} usage, days in {z.describe()}; price table {pricer.table.meta.get('version')} "
                  f"(retrieved {pricer.table.meta.get('retrieved')})")
-        V.text_periods(out, rep, col, breakdown)
-        if report == "session":
-            V.text_sessions_extra(out, rep, col)
+        if rep.rows:
+            V.text_periods(out, rep, col, breakdown)
+            if report == "session":
+                V.text_sessions_extra(out, rep, col)
+        else:  # no table of dashes and a $0.00 total for nothing found
+            from .newcomer import found_nothing, nothing_note
+
+            out.text("no usage found: " + (nothing_note(col.coverage, f"usage {report}") if found_nothing(col.coverage)
+                                            else "no response in the sessions read" + (
+                                                f" in the days asked ({rep.excluded_by_dates} outside them)"
+                                                if rep.excluded_by_dates else "")))
     if plot:
         from ..usage import plot as PL
 

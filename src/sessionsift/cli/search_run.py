@@ -250,6 +250,8 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
                 out.err(gline)
             out.err(coverage_line(covs))
         else:
+            if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
+                out.text(_no_match(patterns, sm.sessions + gsm.sessions - gsm.child_sessions, covs))
             if sel.claude is not None:
                 out.text(("Claude Code: " if gline else "") + line)
                 note = _index_note(sm, run.plan.use_index)
@@ -261,6 +263,17 @@ def _run(args, regexps, ignore_case, fixed, include, exclude, attachments, addit
     if sm.unreadable or sm.persisted_unresolved or gsm.problems or sel.incomplete():
         return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
     return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+
+
+def _no_match(patterns, sessions: int, covs) -> str:
+    """`no match for 'PATTERN' in N sessions`, and on a machine where nothing was found, what was
+    looked for and how to point the search at data."""
+    from .newcomer import found_nothing, nothing_note
+
+    pats = " or ".join(repr(p) for p in patterns)
+    if found_nothing(covs):
+        return f"no match for {pats}: " + nothing_note(covs, f"search {pats}")
+    return f"no match for {pats} in {_n(sessions, 'session')}"
 
 
 def _run_dataset(dataset, targets, sessions_from, query, pl, patterns, ignore_case, fixed, include, exclude,
