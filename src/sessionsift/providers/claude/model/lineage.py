@@ -143,19 +143,33 @@ def _uuids(path) -> list[tuple[str, int, int]]:
 
 
 def _record_ts(path, uuid: str) -> str | None:
-    """The `timestamp` of the record carrying `uuid` among the head's lines (HEAD_LINES)."""
+    """The `timestamp` of the record carrying `uuid` among the head's lines (HEAD_LINES), read in
+    growing windows like `_read_head` (a head, never the whole file)."""
+    needle = b'"uuid":"' + uuid.encode() + b'"'
     try:
-        for n, line in enumerate(iter_lines(path)):
-            if n >= HEAD_LINES:
-                return None
-            if uuid.encode() in line.raw:
-                o = parse_line(line.raw)
-                if o and o.get("uuid") == uuid:
-                    ts = o.get("timestamp")
-                    return ts if isinstance(ts, str) else None
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
-    return None
+    try:
+        size = os.fstat(fd).st_size
+        want = 16 << 10
+        while True:
+            data = os.pread(fd, min(want, size), 0)
+            i = data.find(needle)
+            if i >= 0:
+                a = data.rfind(b"\n", 0, i) + 1
+                b = data.find(b"\n", i)
+                if b >= 0 or len(data) >= size:
+                    o = parse_line(data[a:b if b >= 0 else len(data)])
+                    ts = o.get("timestamp") if o and o.get("uuid") == uuid else None
+                    return ts if isinstance(ts, str) else None
+            if len(data) >= size or data.count(b"\n") >= HEAD_LINES:
+                return None
+            want *= 4
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _epoch(ts: str) -> float | None:
