@@ -35,6 +35,8 @@ class Outcome:
     results: list[C.Result] = field(default_factory=list)
     recovered: list[C.Result] = field(default_factory=list)
     skipped: list[tuple[Verdict, str]] = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    """:func:`plan`: every candidate once, with what the run does to it."""
 
 
 def scan_roots(survey) -> list[tuple[str, Path]]:
@@ -72,6 +74,31 @@ def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
 
 
 def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[list[Verdict], list[tuple[Verdict, str]]]:
+    """(the candidates the run acts on, the others each with why not). See :func:`plan` for what
+    happens to each and the counts both the dry run and --apply give."""
+    p = plan(rep, action, targets)
+    return [s.verdict for s in p if s.does], [(s.verdict, s.why) for s in p if not s.does]
+
+
+@dataclass
+class Step:
+    """What a run does with one candidate of the scan."""
+
+    verdict: Verdict
+    does: str | None
+    """The status --apply gives it when all goes well (``removed``: captured and deleted;
+    ``captured``: captured, nothing removed), or None: not acted on."""
+    part: str
+    """Where the scan counts it: ``eligible`` | ``blocked`` (capture); protect: ``capture`` |
+    ``kept`` | ``left``."""
+    why: str | None = None
+    goes_with: bool = False
+    """Its files lie inside another candidate's footprint that the run acts on: they go with it."""
+
+
+def plan(rep: Report, action: str, targets: tuple[str, ...] = ()) -> list[Step]:
+    """Every candidate ``targets`` name (all when empty), each once, with what the run does to it:
+    one computation for the dry run and --apply, so the dry run lists exactly what --apply does."""
     from ..errors import TargetError
 
     gone = None
@@ -85,29 +112,63 @@ def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[lis
             looked = ", ".join(e.display for e in rep.survey.entries if e.looked) or "none"
             raise TargetError(f"no session of any provider looked at ({looked}) is {t!r} (a session id, a prefix of "
                               "4+ characters, one of its files or its project directory)")
-    sel, skip = [], []
-    for v in rep.verdicts:
-        if not matches(v, targets):
-            continue
-        if v.contained_in is not None:
-            skip.append((v, f"its files are inside session {v.contained_in}'s footprint: captured with it"))
-            continue
+    named = [v for v in rep.verdicts if matches(v, targets)]
+    out: list[Step] = []
+    for v in named:
         if action == "capture":
             gates_ok = all(g.proven or g.waived for g in v.gates.values())
-            if gates_ok:
-                sel.append(v)
+            part = "eligible" if v.eligible else "blocked"
+            if not gates_ok:
+                out.append(Step(v, None, part, f"blocked by {v.blocked_by}"))
             else:
-                skip.append((v, f"blocked by {v.blocked_by}"))
+                out.append(Step(v, "removed" if v.deletable else "captured", part))
         else:
             if not v.gates["activity"].proven:
-                skip.append((v, f"activity: {v.gates['activity'].reason}"))
+                out.append(Step(v, None, "left", f"activity: {v.gates['activity'].reason}"))
             elif not v.gates["age"].proven:
-                skip.append((v, f"age: {v.gates['age'].reason}"))
+                out.append(Step(v, None, "left", f"age: {v.gates['age'].reason}"))
             elif v.gates["kept"].proven:
-                skip.append((v, "already kept with its current bytes"))
+                out.append(Step(v, None, "kept", "already kept with its current bytes"))
             else:
-                sel.append(v)
-    return sel, skip
+                out.append(Step(v, "captured", "capture"))
+    acted = {(s.verdict.provider, s.verdict.session_id) for s in out if s.does}
+    for s in out:  # a candidate inside another's footprint is never acted on by itself
+        v = s.verdict
+        if v.contained_in is None:
+            continue
+        if (v.provider, v.contained_in) in acted:
+            s.does, s.goes_with = None, True
+            s.why = f"its files are inside session {v.contained_in}'s footprint: captured with it"
+        elif s.does:
+            s.does = None
+            s.why = f"its files are inside session {v.contained_in}'s footprint, which this run does not act on"
+    return out
+
+
+def plan_counts(steps: list[Step]) -> dict:
+    """The figures the dry run and --apply print, in the scan's units (candidates)."""
+    c = {"candidates": len(steps), "remove": 0, "capture": 0, "goes_with": 0, "stays": 0, "left": 0,
+         "already_kept": 0, "eligible": 0, "blocked": 0,
+         "blocked_by": {"age": 0, "live": 0, "not kept": 0, "delete unsupported": 0}}
+    for s in steps:
+        if s.part == "eligible":
+            c["eligible"] += 1
+        elif s.part == "blocked":
+            c["blocked"] += 1
+            c["blocked_by"][s.verdict.blocked_by] += 1
+        if s.does == "removed":
+            c["remove"] += 1
+        elif s.does == "captured":
+            c["capture"] += 1
+        elif s.goes_with:
+            c["goes_with"] += 1
+        elif s.part == "kept":
+            c["already_kept"] += 1
+        elif s.part == "eligible":
+            c["stays"] += 1
+        else:
+            c["left"] += 1
+    return c
 
 
 def plan_of(v: Verdict, action: str, fingerprint: str) -> C.Plan:
@@ -121,8 +182,10 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
         recovered: list[C.Result] | None = None) -> Outcome:
     from .scan import fingerprint_of
 
-    sel, skip = select(rep, action, targets)
-    out = Outcome(action, apply, sel, skipped=skip, recovered=list(recovered or []))
+    steps = plan(rep, action, targets)
+    sel = [s.verdict for s in steps if s.does]
+    skip = [(s.verdict, s.why) for s in steps if not s.does]
+    out = Outcome(action, apply, sel, skipped=skip, recovered=list(recovered or []), steps=steps)
     if not apply:
         return out
     sv = rep.survey
@@ -152,14 +215,14 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
                 out.results.append(C.Result(v.provider, v.session_id, "aborted", None,
                                             "its bytes changed since the scan proved it kept"))
                 continue
-            plan = plan_of(v, action, fp)
+            pl = plan_of(v, action, fp)
             try:
                 if v.footprint:
-                    r = C.run(arch, plan)
+                    r = C.run(arch, pl)
                 else:
                     from . import rows
 
-                    r = rows.run(arch, prov, ref, plan)
+                    r = rows.run(arch, prov, ref, pl)
             except OSError as exc:
                 r = C.Result(v.provider, v.session_id, "failed", None, f"{type(exc).__name__}: {exc}")
             out.results.append(r)
