@@ -21,7 +21,7 @@ import orjson
 from ..providers.base import Coverage, Problem, ReadReport, SessionRef
 from .dataset import Dataset
 
-BATCH_ROWS = 65536
+BATCH_ROWS = 8192
 
 
 def rebuild_ref(d: dict) -> SessionRef:
@@ -49,43 +49,71 @@ def rebuild_report(d: dict | None) -> ReadReport:
     return rep
 
 
-@dataclass
 class SessionRow:
-    machine: str
-    provider: str
-    session_id: str
-    parent_session_id: str | None
-    helper: str | None
-    ref: SessionRef
-    list_row: dict
-    stats: dict | None
-    usage_info: dict
-    problems: list[dict]
-    paths: list[str]
+    """One session's newest `sessions` row; its JSON facts are parsed when asked for (an answer over
+    many machines holds the strings, not their dicts)."""
+
+    __slots__ = ("machine", "provider", "session_id", "parent_session_id", "helper", "_lr", "_st", "_ui", "problems",
+                 "paths", "order", "_ref", "_lrd")
+
+    def __init__(self, machine, provider, session_id, parent, helper, lr, st, ui, problems, paths, pd):
+        self.machine, self.provider, self.session_id = machine, provider, session_id
+        self.parent_session_id, self.helper = parent, helper
+        self._lr, self._st, self._ui = lr, st, ui
+        self.problems, self.paths = problems, paths
+        self._ref = self._lrd = None
+        from .run import RANK
+
+        pd = pd or (paths[0].rsplit("/", 1)[0] if paths else "")
+        self.order = (f"{RANK.get(provider, 9):02d}\0{pd}\0{parent or session_id}\0{session_id}", machine)
+
+    @property
+    def list_row(self) -> dict:
+        if self._lrd is None:
+            self._lrd = orjson.loads(self._lr) if self._lr else {}
+        return self._lrd
+
+    @property
+    def stats(self) -> dict | None:
+        return orjson.loads(self._st) if self._st else None
+
+    @property
+    def usage_info(self) -> dict:
+        return orjson.loads(self._ui) if self._ui else {}
+
+    @property
+    def ref_json(self) -> dict:
+        return (self.list_row.get("ref") or {}).get("session") or {"provider": self.provider,
+                                                                   "session_id": self.session_id}
+
+    @property
+    def ref(self) -> SessionRef:
+        """The session's SessionRef as discovery gave it (built when asked: most answers need few)."""
+        if self._ref is None:
+            self._ref = rebuild_ref(self.ref_json)
+        return self._ref
 
 
 def session_rows(con, providers: list[str] | None = None, parts: tuple[str, ...] = ("list", "stats", "usage")
                  ) -> list[SessionRow]:
     """The current version of every session, in the order `usage` and the censuses read them; only
-    the JSON facts of `parts` are read (a usage answer parses no list facts or census)."""
+    the JSON facts of `parts` are read (a usage answer reads no list facts or census)."""
     where = ""
     if providers:
         where = "WHERE provider IN (" + ", ".join("'" + p.replace("'", "''") + "'" for p in providers) + ")"
     lr = "list_row" if "list" in parts else "json_object('ref', json_object('session', list_row->'$.ref.session'))"
     st = "stats" if "stats" in parts else "NULL"
     ui = "usage_info" if "usage" in parts else "NULL"
-    rows = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, {lr}, {st}, {ui}, "
-                       f"problems, paths FROM sessions {where}").fetchall()
+    res = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, {lr}, {st}, {ui}, "
+                      f"problems, paths, list_row->>'$.ref.session.extra.project_dir' FROM sessions {where}")
     out = []
-    for m, prov, sid, parent, helper, lr, st, ui, pr, paths in rows:
-        lrd = orjson.loads(lr) if lr else {}
-        ref = rebuild_ref((lrd.get("ref") or {}).get("session") or {"provider": prov, "session_id": sid})
-        out.append(SessionRow(m, prov, sid, parent, helper, ref, lrd, orjson.loads(st) if st else None,
-                              orjson.loads(ui) if ui else {}, orjson.loads(pr) if pr else [], list(paths or [])))
-    from .run import RANK
-    from .session import session_order
-
-    out.sort(key=lambda r: (session_order(r.ref, RANK.get(r.provider, 9)), r.machine))
+    while True:  # streamed: DuckDB holds a chunk, not the whole result
+        chunk = res.fetchmany(4096)
+        if not chunk:
+            break
+        out += [SessionRow(m, prov, sid, parent, helper, lr_, st_, ui_, orjson.loads(pr) if pr else [],
+                           list(paths or []), pd) for m, prov, sid, parent, helper, lr_, st_, ui_, pr, paths, pd in chunk]
+    out.sort(key=lambda r: r.order)
     return out
 
 
@@ -206,10 +234,10 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
     problems: list[Problem] = []
     skipped = 0
     for r in rows:
-        ui = r.usage_info
         child = r.parent_session_id is not None
         if child and not subagents:
             continue
+        ui = r.usage_info
         sessions = per_machine.setdefault(r.machine, {})
         skipped += ui.get("copies_skipped", 0)
         for p, t in (ui.get("tally") or {}).items():
@@ -240,6 +268,9 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
         UC._client_recorded(info, r.provider, r.ref)
         d = (ui.get("sessions") or {}).get(owner) or {}
         info.without_usage += d.get("without_usage", 0)
+    for r in rows:
+        r._ui = r._lr = None  # read: let them go before the events stream
+        r._lrd = r._ref = None
     # a session several machines hold is one session: described by the copy with the most
     # transcripts (then the first machine by name); an assistant message without usage is one
     # message however many machines hold it (per session, lane and instant: the most any one
@@ -318,10 +349,11 @@ def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: boo
     for r in rows:
         if not subagents and r.parent_session_id is not None:
             continue
-        if r.stats is None:  # the census itself failed (a reader's bug): what the sync recorded
+        rs = r.stats
+        if rs is None:  # the census itself failed (a reader's bug): what the sync recorded
             problems += [Problem(p["path"], p["why"]) for p in r.problems]
             continue
-        d = r.stats.get("main_only") if (not subagents and r.stats.get("main_only")) else r.stats
+        d = rs.get("main_only") if (not subagents and rs.get("main_only")) else rs
         ref = r.ref
         if not subagents and r.provider == "claude-code":
             from dataclasses import replace
