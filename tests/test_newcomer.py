@@ -79,3 +79,29 @@ def test_export_on_a_machine_without_agent_data_records_nothing(tmp_path):
     argv = [str(out) if a == "DIR" else a for a in _suggested(note)]
     works = run_on_terminal(CLI + argv, cols=200, env=env, cwd=REPO)
     assert works.code == 0 and (out / "index.html").is_file()
+
+
+def _readme_section(title: str) -> str:
+    text = (REPO / "README.md").read_text()
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_shell_completion_is_documented_and_completes_session_ids(tmp_path):
+    import subprocess
+
+    section = _readme_section("On your own machine")
+    for shell in ("bash", "zsh", "fish"):
+        assert f"_SESSIONSIFT_COMPLETE={shell}_source sessionsift" in section
+    env = empty_env(tmp_path)
+    src = subprocess.run(CLI, env={**env, "_SESSIONSIFT_COMPLETE": "bash_source"}, capture_output=True, text=True)
+    assert src.returncode == 0 and "complete -o nosort -F _sessionsift_completion sessionsift" in src.stdout
+    words = "sessionsift show --home examples/home 8414"
+    p = subprocess.run(CLI, env={**env, "_SESSIONSIFT_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": "4"},
+                       capture_output=True, text=True, cwd=REPO)
+    assert p.returncode == 0 and p.stdout.split() == ["plain,8414eb07-cca2-5cca-9059-e9baedac31e1"]
+    # every provider's ids, with --home: a Codex id (the sample rollouts' ids begin 01a2)
+    p = subprocess.run(CLI, env={**env, "_SESSIONSIFT_COMPLETE": "zsh_complete",
+                                 "COMP_WORDS": "sessionsift stats --home examples/home 01a230e8-d031", "COMP_CWORD": "4"},
+                       capture_output=True, text=True, cwd=REPO)
+    got = p.stdout.split("\n")
+    assert p.returncode == 0 and got[:2] == ["plain", "01a230e8-d031-71b0-ae41-dcc5226ed314"] and got[2].startswith("codex ")

@@ -55,7 +55,12 @@ class LazyGroup(click.Group):
             if exc.name == f"sessionsift.cli.{mod}":
                 return None
             raise
-        return getattr(m, attr, None)
+        cmd = getattr(m, attr, None)
+        if cmd is not None:
+            from .complete import attach
+
+            attach(cmd)  # TARGET arguments complete session ids
+        return cmd
 
 
 @click.group(cls=LazyGroup, help=GROUP_HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
