@@ -86,6 +86,31 @@ def _readme_section(title: str) -> str:
     return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
+def test_readme_table_names_every_command():
+    from sessionsift.cli import COMMANDS
+
+    table = _readme_section("What it answers")
+    named = set(re.findall(r"`([a-z]+)[ `\\]", table))
+    assert set(COMMANDS) <= named, sorted(set(COMMANDS) - named)
+
+
+def test_readme_own_machine_steps_run(tmp_path):
+    """Each command of "On your own machine", run as written with HOME holding agent data (a copy of
+    examples/home: the agents' default folders under it), on a terminal: each answers (exit 0)."""
+    import shutil
+
+    steps = re.findall(r"^(sessionsift [^#\n]+?)\s*(?:#.*)?$", _readme_section("On your own machine"), re.M)
+    steps = [s for s in steps if "_COMPLETE" not in s]
+    assert len(steps) >= 4, steps
+    env = empty_env(tmp_path)
+    shutil.copytree(REPO / "examples" / "home", env["HOME"], dirs_exist_ok=True, symlinks=False)
+    for step in steps:
+        argv = [os.path.expanduser(a).replace(os.path.expanduser("~"), env["HOME"]) for a in shlex.split(step)[1:]]
+        shown = run_on_terminal(CLI + argv, cols=200, env=env)
+        assert shown.code == 0, (step, shown.text[-600:])
+        assert "found no session" not in shown.text, step
+
+
 def test_shell_completion_is_documented_and_completes_session_ids(tmp_path):
     import subprocess
 
