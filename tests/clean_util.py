@@ -38,6 +38,15 @@ def snapshot(root: Path) -> dict[str, str]:
     return out
 
 
+def _name(v) -> str:
+    """A manifest path: a str, or (a name that is not UTF-8, docs/json.md) {"bytes": base64}."""
+    if isinstance(v, dict):
+        import base64
+
+        return os.fsdecode(base64.b64decode(v["bytes"]))
+    return v
+
+
 def archived(data: Path) -> dict[str, set[str]]:
     """path -> sha256s held in the archive by an AUTHENTICATED manifest entry whose object
     decompresses to those bytes (read with zstandard here, not through sessionsift)."""
@@ -76,7 +85,7 @@ def archived(data: Path) -> dict[str, set[str]]:
             except (OSError, zstandard.ZstdError):
                 continue
             if hashlib.sha256(raw).hexdigest() == it["sha256"]:
-                out.setdefault(it["path"], set()).add(it["sha256"])
+                out.setdefault(_name(it["path"]), set()).add(it["sha256"])
     return out
 
 
@@ -94,12 +103,24 @@ def losses(before: dict[str, str], root: Path, data: Path) -> list[str]:
     return lost
 
 
-def cli(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+NO_AGENTS = """
+import sys
+from sessionsift.worktrees import procs as P
+P.snapshot = lambda: P.ProcTable()  # an empty process table: no agent of this machine is seen
+from sessionsift.cli import main
+main(sys.argv[1:])
+"""
+
+
+def cli(*args: str, env: dict | None = None, cwd=None, agents: bool = True) -> subprocess.CompletedProcess:
+    """Run sessionsift. ``agents=False``: the activity gate sees an empty process table, for tests
+    of the archive, not of the gate (another engineer's real client running in /tmp/ssift-rc/...
+    on this machine works in the sample sessions' recorded projects and would block them)."""
     e = dict(os.environ)
     if env:
         e.update(env)
-    return subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True, env=e,
-                          cwd=cwd, timeout=300)
+    argv = [sys.executable, "-m", "sessionsift"] if agents else [sys.executable, "-c", NO_AGENTS]
+    return subprocess.run([*argv, *args], capture_output=True, text=True, env=e, cwd=cwd, timeout=300)
 
 
 def fake_process(tmp: Path, name: str, cwd: Path, seconds: int = 120) -> subprocess.Popen:

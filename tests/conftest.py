@@ -66,6 +66,10 @@ try:  # the pi real-client fixtures
     from tests.realclient.pi.fixtures import pi_corpus, pi_examples  # noqa: F401
 except ImportError:  # pragma: no cover - harness not importable
     pass
+try:  # the Qwen Code real-client fixtures
+    from tests.realclient.qwen.fixtures import qwen_corpus, qwen_examples  # noqa: F401
+except ImportError:  # pragma: no cover - harness not importable
+    pass
 
 
 @pytest.fixture(autouse=True)
@@ -85,6 +89,8 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("CRUSH_GLOBAL_DATA", raising=False)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".pi-isolated"))
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("QWEN_HOME", str(home / ".qwen-isolated"))
+    monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home

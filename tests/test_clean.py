@@ -122,6 +122,10 @@ def test_capture_removes_verifies_and_restores_byte_for_byte(tmp_path):
     it = next(i for i in r.capture["items"] if i["path"] == str(t))
     assert os.stat(t).st_mtime_ns == it["mtime_ns"]
     assert r.retention["known"] and r.retention["deleted_again_at_next_start"] is False
+    again = restore(arch, SUB)  # a retry is idempotent: everything is there as captured
+    assert (again.files, again.bytes) == (0, 0)
+    with open(t, "ab") as f:
+        f.write(b"{}\n")  # changed since: never overwritten
     with pytest.raises(TargetError, match="never overwrites"):
         restore(arch, SUB)
     # the listing shows what was waived; a second capture pass finds nothing more to do

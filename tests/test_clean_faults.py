@@ -8,12 +8,11 @@ Corpora are copies of the real-client samples (examples/); "lost" is judged by t
 against a snapshot of every file taken before the run, never through sessionsift's own model."""
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -34,7 +33,7 @@ INTER = "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"  # Claude: transcript + file-hist
 SMALL = (SUB, INTER, "01a230e8-d707-7100-98b0-f4c88875e4d7")  # + a Codex rollout with its .zst sibling
 FILES = (".claude", ".codex", ".gemini")
 
-RUNS = {"crashes": 0, "losses": 0, "raise": 0, "kill9_at_step": 0, "kill9_timed": 0}
+RUNS = {"crashes": 0, "losses": 0, "raise": 0, "kill9_at_step": 0, "kill9_timed": 0, "short_write": 0, "enospc": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +51,11 @@ class Crash(BaseException):
 
 
 def _capture(home: Path, data: Path, targets=()):
-    rec = AP.recover(data)  # as `clean capture --apply` does, before its scan
-    rep = scan(survey(RootRequest(home=str(home))), older_than="1m", waive_kept=True, data=data)
+    sv = survey(RootRequest(home=str(home)))
+    rec = AP.recover(data, AP.scan_roots(sv))  # as `clean capture --apply` does, before its scan
+    if rec:
+        sv = survey(RootRequest(home=str(home)))
+    rep = scan(sv, older_than="1m", waive_kept=True, data=data)
     return AP.run(rep, "capture", tuple(targets), apply=True, recovered=rec)
 
 
@@ -189,22 +191,54 @@ def test_kill_9_at_many_points_loses_nothing_and_a_rerun_finishes(tmp_path):
     assert len(res) >= 20
 
 
-def test_kill_9_from_outside_at_timed_points(tmp_path):
-    """SIGKILL sent by another process at points spread over a run's duration (not at a step)."""
-    home0 = corpus(tmp_path / "t0", FILES)
-    t0 = time.monotonic()
-    p = _sub(0, home0, tmp_path / "td0")
-    p.communicate(timeout=300)
-    dur = time.monotonic() - t0
+SYSCALL_KILLER = """
+import os, signal, sys
+from sessionsift.clean import activity as A
+from sessionsift.worktrees import procs as P
+A.P.snapshot = lambda: P.ProcTable()  # as _no_foreign_agents
+k = int(sys.argv[1]); n = [0]
+def counted(f):
+    def g(*a, **kw):
+        n[0] += 1
+        if n[0] == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return f(*a, **kw)
+    return g
+for name in ("fsync", "replace", "rename", "unlink", "link", "mkdir", "rmdir", "truncate", "ftruncate"):
+    setattr(os, name, counted(getattr(os, name)))
+import atexit
+atexit.register(lambda: sys.stderr.write(f"\\nSYSCALLS {n[0]}\\n"))
+from sessionsift.cli import main
+main(sys.argv[2:])
+"""
 
-    def one(i: int):
-        home = corpus(tmp_path / f"t{i}", FILES)
-        data = tmp_path / f"td{i}"
+
+def _sys(k: int, home: Path, data: Path) -> subprocess.Popen:
+    args = ["clean", "capture", "--apply", "--waive-kept", "--older-than", "1m", "--home", str(home),
+            "--data-dir", str(data)]
+    return subprocess.Popen([sys.executable, "-c", SYSCALL_KILLER, str(k), *args], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def test_kill_9_between_durable_operations_inside_steps(tmp_path):
+    """SIGKILL just before the k-th durable file operation (fsync, rename/replace, unlink, link,
+    mkdir, rmdir, truncate) of a run, at points spread over all of them: points inside a step,
+    between the steps the step kills hit, chosen by count, not by time."""
+    home0 = corpus(tmp_path / "t0", FILES)
+    p = _sys(0, home0, tmp_path / "td0")
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err[-800:]
+    total = int(err.rsplit("SYSCALLS ", 1)[1].split()[0])
+    assert total >= 20
+    points = sorted({max(1, total * i // 10) for i in range(1, 10)})
+
+    def one(k: int):
+        home = corpus(tmp_path / f"t{k}", FILES)
+        data = tmp_path / f"td{k}"
         before = snapshot(home)
-        p = _sub(0, home, data)
-        time.sleep(dur * i / 10)
-        p.send_signal(signal.SIGKILL)
-        p.communicate(timeout=300)
+        p = _sys(k, home, data)
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == -signal.SIGKILL, (k, p.returncode, err[-500:])
         lost = losses(before, home, data)
         r = _sub(0, home, data)
         r.communicate(timeout=300)
@@ -213,7 +247,7 @@ def test_kill_9_from_outside_at_timed_points(tmp_path):
         return lost + losses(before, home, data)
 
     with ThreadPoolExecutor(3) as ex:
-        res = list(ex.map(one, range(1, 10)))
+        res = list(ex.map(one, points))
     for lost in res:
         RUNS["crashes"] += 1
         RUNS["kill9_timed"] += 1
@@ -277,62 +311,150 @@ def test_an_append_through_an_open_descriptor_after_the_move_is_put_back(tmp_pat
     assert _leftovers(home) == []
 
 
-def test_a_client_appending_continuously_loses_no_byte(tmp_path):
+# where in a capture the client appends a line to the transcript -> the capture's outcome: before
+# the manifest the change is seen (aborted); after it, before the unlink, the capture is rolled back;
+# once the file is hidden the client's append creates a new file at the path (the removed bytes are
+# in the verified archive, the new line in the new file)
+APPEND_AT = {"inventory": "aborted", "stream_chunk": "aborted", "object_stored": "aborted", "stored": "aborted",
+             "verified": "aborted", "restat": "aborted", "manifest": "rolled-back", "ledger": "rolled-back",
+             "hidden": "removed", "hidden_verified": "removed", "unlink_begin": "removed", "removed": "removed"}
+
+
+@pytest.mark.parametrize("at", sorted(APPEND_AT))
+def test_a_client_appending_during_the_capture_loses_no_byte(tmp_path, at):
+    """Hand-made append (a progress line) written by the capture's own step hook at one step, so the
+    append provably lands inside the capture window at a known point (no thread, no sleep)."""
     home = corpus(tmp_path / "h", (".claude",))
     t = _transcript(home)
     orig = t.read_bytes()
-    stop = threading.Event()
-    written: list[bytes] = []
-
-    def appender():
-        i = 0
-        while not stop.is_set():
-            b = b'{"type":"progress","n":%d}\n' % i
-            try:
-                with open(t, "ab") as f:
-                    f.write(b)
-                written.append(b)
-            except FileNotFoundError:
-                pass
-            i += 1
-            time.sleep(0.0005)
+    line = b'{"type":"progress","n":1}\n'
+    made = []
 
     def fault(name):
-        # The appender must provably write inside the capture window: at the step after the
-        # bytes were stored, wait until it appended at least one more line (on a loaded machine
-        # the thread can be starved for the whole capture, and then the file really was quiet
-        # and `removed` would be right: that run tested nothing).
-        if name == "stored":
-            n = len(written)
-            deadline = time.monotonic() + 10
-            while len(written) == n and time.monotonic() < deadline:
-                time.sleep(0.001)
-            assert len(written) > n, "the appender never ran during the capture"
+        if name == at and not made:
+            with open(t, "ab") as f:
+                f.write(line)
+            made.append(name)
 
-    th = threading.Thread(target=appender)
-    th.start()
     C.FAULT = fault
     try:
-        time.sleep(0.01)
         oc = _capture(home, tmp_path / "d", (SUB,))
     finally:
         C.FAULT = None
-        stop.set()
-        th.join()
     (r,) = oc.results
-    assert r.status in ("aborted", "rolled-back"), r.to_json()
+    assert made == [at] and r.status == APPEND_AT[at], r.to_json()
     data = t.read_bytes()
-    assert data.startswith(orig)
-    tail = data[len(orig):]
-    # every line the appender wrote is there (a line written to a path that did not exist
-    # meanwhile would have created a new file: then it is in `data` too, as the file is one)
-    assert all(b in tail for b in written)
+    if r.status == "removed":
+        assert data == line  # the new file the client's append made; the rest is in the archive
+        checks, _m = verify(Archive(archive_dir(tmp_path / "d")))
+        assert checks and all(c.ok for c in checks), [c.to_json() for c in checks if not c.ok]
+    else:
+        assert data == orig + line  # untouched but for the client's own line
+
+
+def _manifest_writes(monkeypatch, fault):
+    """Route every os.write to the archive's manifest through ``fault(fd, data, real_write)``: an
+    injected short write or error exactly where the disk would give one."""
+    real = os.write
+
+    def write(fd, data):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            target = ""
+        if target.endswith("/archive/manifest.jsonl"):
+            return fault(fd, bytes(data), real)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.parametrize("freed", [False, True], ids=["disk-stays-full", "space-freed-after"])
+def test_a_short_write_of_the_capture_line_loses_nothing(tmp_path, monkeypatch, freed):
+    """The disk fills while the manifest's capture line is written: the write is short (as a full
+    disk gives it). Then either every later write fails (ENOSPC) or space comes back. Neither
+    may move a file before its capture entry is whole and authenticated, and a re-run with space
+    leaves every file at its path or verified in the archive."""
+    home = corpus(tmp_path / "h", (".claude",))
+    data = tmp_path / "d"
+    before = snapshot(home)
+    seen = {"short": 0}
+
+    def fault(fd, data, real):
+        if b'"type":"capture"' in data and not seen["short"]:
+            seen["short"] = 1
+            RUNS["short_write"] += 1
+            return real(fd, data[:len(data) // 2])
+        if seen["short"] and not freed:
+            RUNS["enospc"] += 1
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    _manifest_writes(monkeypatch, fault)
+    oc = _capture(home, data, (SUB,))
+    monkeypatch.undo()
+    assert seen["short"] == 1
+    (r,) = oc.results
+    assert r.status == ("removed" if freed else "failed"), r.to_json()
+    lost = losses(before, home, data)
+    RUNS["losses"] += len(lost)
+    assert lost == []
+    _capture(home, data, (SUB,))  # with space: finishes the job
+    assert losses(before, home, data) == [] and _leftovers(home) == []
+    checks, _m = verify(Archive(archive_dir(data)))
+    assert checks and all(c.ok for c in checks), [c.to_json() for c in checks if not c.ok]
+
+
+@pytest.mark.parametrize("manifest", ["torn", "deleted"])
+def test_recovery_finds_every_hidden_entry_whatever_the_manifest_says(tmp_path, manifest):
+    """A run crashed right after the session's entries were moved to their hidden siblings, and
+    its capture line is then torn (the disk's doing) or the manifest is gone: discovery cannot
+    see the hidden entries and no manifest entry names them. `clean scan` names each as a problem,
+    and the next apply run puts every one back under its own name."""
+    home = corpus(tmp_path / "h", (".claude",))
+    data = tmp_path / "d"
+    before = snapshot(home)
+    n = [0]
+
+    def fault(name):
+        if name == "hidden":
+            n[0] += 1
+            if n[0] == 2:  # both top-level entries (transcript, its folder) are hidden now
+                raise Crash(name)
+
+    C.FAULT = fault
+    try:
+        with pytest.raises(Crash):
+            _capture(home, data, (SUB,))
+    finally:
+        C.FAULT = None
+    RUNS["crashes"] += 1
+    man = data / "archive/manifest.jsonl"
+    if manifest == "torn":
+        lines = man.read_bytes().split(b"\n")
+        i = next(k for k, l in enumerate(lines) if b'"type":"capture"' in l)
+        lines[i] = lines[i][: len(lines[i]) // 2]
+        man.write_bytes(b"\n".join(lines))
+    else:
+        man.unlink()
+    assert len(_leftovers(home)) == 2
+    rep = scan(survey(RootRequest(home=str(home))), older_than="1m", data=data)
+    hidden = [p for p, why in rep.problems if ".ssift-del-" in p]
+    assert sorted(hidden) == sorted(_leftovers(home)), rep.problems
+    assert SUB not in {v.session_id for v in rep.verdicts}
+    sv = survey(RootRequest(home=str(home)))
+    rec = AP.recover(data, AP.scan_roots(sv))
+    assert [r.status for r in rec] == ["rolled-back", "rolled-back"], [r.to_json() for r in rec]
+    assert _leftovers(home) == [] and snapshot(home) == before
+    lost = losses(before, home, data)
+    RUNS["losses"] += len(lost)
+    assert lost == []
 
 
 def test_figures(capsys):
     """Prints the crash figures for the report (the sweeps above run first in this module)."""
     with capsys.disabled():
         print(f"\nclean fault injection: {RUNS['crashes']} crashes injected ({RUNS['raise']} raises, one at every "
-              f"step of the small corpus; {RUNS['kill9_at_step']} SIGKILLs at steps and {RUNS['kill9_timed']} at timed "
-              f"points of the full file-based corpus), {RUNS['losses']} files lost")
+              f"step of the small corpus; {RUNS['kill9_at_step']} SIGKILLs at steps and {RUNS['kill9_timed']} between durable "
+              f"operations of the full file-based corpus), {RUNS['losses']} files lost")
     assert RUNS["losses"] == 0

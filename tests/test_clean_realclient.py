@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -40,13 +39,9 @@ def _prereq(fn, *a, **kw):
 
 
 def _poll(cond, timeout, what):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    from tests.realclient.common.wait import until
+
+    return until(cond, timeout, what, every=0.2)
 
 
 def cli(*args):
@@ -122,17 +117,19 @@ def _opencode(root: Path) -> dict:
     p = start_scenario("live", root)
     data_dir = root / "live" / "xdg" / "data" / "opencode"
     out: dict = {"scans": []}
+    from tests.realclient.common.wait import while_running
+
+    def scan_once() -> None:
+        if (data_dir / "opencode.db").exists():
+            before = _opencode_pids(work)
+            r, rs = cli("clean", "scan", "--opencode-home", str(data_dir), "--older-than", "0s", "--format",
+                        "json", "--data-dir", str(root / "data"))
+            if before and before & _opencode_pids(work):  # the same client ran through the whole scan
+                out["scans"].append(rs)
+
     try:
-        deadline = time.time() + 150
         work = root / "live" / "work"
-        while p.poll() is None and time.time() < deadline:
-            if (data_dir / "opencode.db").exists():
-                before = _opencode_pids(work)
-                r, rs = cli("clean", "scan", "--opencode-home", str(data_dir), "--older-than", "0s", "--format",
-                            "json", "--data-dir", str(root / "data"))
-                if before and before & _opencode_pids(work):  # the same client ran through the whole scan
-                    out["scans"].append(rs)
-            time.sleep(0.3)
+        while_running(lambda: p.poll() is None, scan_once, 150, every=0.3)
         p.wait(timeout=150)
     finally:
         _stop(p)

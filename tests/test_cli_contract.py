@@ -70,6 +70,7 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     # reads the dataset `sync` wrote above, no data root (cli() adds no --claude-home to it)
     "query": [["query", "SELECT provider, session_id, is_subagent, parent_session_id FROM sessions",
                "--dataset", f"{EXPORT_OUT}/dataset"]],
+    "statusline": [["statusline"]],  # reads the statusLine hook's JSON on stdin (hook_input below)
 }
 # the ONE exit status each invocation must give on this corpus (docs/cli.md "Exit codes"); 0 unless named
 STATUS: dict[tuple[str, ...], int] = {
@@ -89,13 +90,22 @@ SINGLE_TARGET = ("show", "wait", "verbatim")
 SESSION_KEYS = ("session_id", "is_subagent", "parent_session_id")
 
 
+def hook_input(home: Path, sid: str = FB) -> str:
+    """What Claude Code hands `statusline` on stdin (the fields it reads; tests/test_statusline.py
+    runs it on the real client's own objects)."""
+    t = next((home / "projects").glob(f"*/{sid}.jsonl"))
+    return json.dumps({"session_id": sid, "transcript_path": str(t), "model": {"display_name": "Opus"},
+                       "cost": {"total_cost_usd": 0.1}})
+
+
 def cli(args: list[str], env: dict | None = None, json_fmt: bool = True, home: Path | None = HOME):
     cmd = [sys.executable, "-m", "sessionsift", *args]
     if home is not None and args[0] != "query":
         cmd += ["--claude-home", str(home)]
     if json_fmt:
         cmd += ["--format", "json"]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    stdin = hook_input(home or HOME) if args[:1] == ["statusline"] and args[1:2] != ["--help"] else None
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, input=stdin)
 
 
 def parse(p) -> list[dict]:
@@ -106,7 +116,7 @@ def parse(p) -> list[dict]:
 
 def test_every_command_is_covered():
     assert set(INVOCATIONS) == set(COMMANDS)
-    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean", "query"} == set(COMMANDS)
+    assert set(SCOPED) | set(SINGLE_TARGET) | {"whoami", "worktrees", "clean", "query", "statusline"} == set(COMMANDS)
 
 
 def _check_instants(v, where: str) -> None:
@@ -228,7 +238,7 @@ def test_help_needs_no_data_root_and_touches_none(tmp_path):
 
 
 # clean scans every session of every provider (no target argument: its --provider and roots narrow)
-@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami"}))
+@pytest.mark.parametrize("name", sorted(set(COMMANDS) - {"whoami", "statusline"}))  # neither takes a target
 def test_bad_target_exits_2_with_an_error_line(name):
     bad = "0000dead-no-such-session"
     args = {"search": ["search", "x", bad], "wait": ["wait", bad, "--until", "stop", "--timeout", "1"],
@@ -286,7 +296,8 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             ["export", "chunks", "--out", EXPORT_OUT], ["audit", "size"], ["audit", "secrets"],
             ["usage", "session", "--breakdown"], ["index", "update"], ["index", "status"], ["clean", "scan"],
             ["sync", "--to", f"{EXPORT_OUT}/hostile-dataset", "--adopt"],
-            ["query", "SELECT text FROM records WHERE text LIKE '%RED%'", "--dataset", f"{EXPORT_OUT}/hostile-dataset"]]
+            ["query", "SELECT text FROM records WHERE text LIKE '%RED%'", "--dataset", f"{EXPORT_OUT}/hostile-dataset"],
+            ["statusline"]]
     assert {r[0] for r in runs} >= set(COMMANDS) - {"wait", "whoami"}
     # the one status each must give: recover's rebuild is at risk (5, as on the clean copy), the
     # files_basic session has no compaction for verbatim (1), worktrees as above (3); the rest 0
@@ -301,3 +312,102 @@ def test_human_output_has_no_raw_control_characters(hostile_home):
             assert "\nFORGED-LINE" not in stream, args
         seen_escaped += "\\e[31mRED" in p.stdout or "\\e]0;pwn" in p.stdout
     assert seen_escaped >= 4
+
+
+# -- the documented shapes, as types written HERE (docs/json.md), never the code's own ------------
+
+import msgspec  # noqa: E402
+from typing import Literal, Optional, Union  # noqa: E402
+
+
+class Instant(msgspec.Struct, forbid_unknown_fields=True):
+    utc: str
+    local: str
+
+
+class Header(msgspec.Struct):
+    kind: Literal["header"]
+    command: str
+    sessionsift_version: str
+
+
+class CoverageRow(msgspec.Struct, forbid_unknown_fields=False):
+    provider: str
+    display: str
+    state: Literal["ok", "absent", "unreadable", "unknown_format", "no_adapter", "not_looked"]
+    sessions: Optional[int]
+    subagents: Optional[int] = None
+
+
+class ProblemRow(msgspec.Struct, forbid_unknown_fields=True):
+    path: Union[str, dict]
+    why: str
+
+
+class Summary(msgspec.Struct):
+    kind: Literal["summary"]
+    command: str
+    coverage: Optional[list[CoverageRow]] = None
+    problems: Optional[list[ProblemRow]] = None
+
+
+class SessionKeys(msgspec.Struct):
+    session_id: str
+    is_subagent: bool
+    parent_session_id: Optional[str]
+
+
+class WhoamiKeys(SessionKeys):
+    session_id: Optional[str]  # docs/live.md: null when $CLAUDE_CODE_SESSION_ID is unset
+
+
+class RecordKeys(msgspec.Struct):
+    line: Optional[int]
+    refetch: Optional[str]
+
+
+class Labelled(msgspec.Struct):
+    labels: list[str]
+
+
+def _decode(t, d: dict, where):
+    try:
+        return msgspec.convert(d, t)
+    except msgspec.ValidationError as exc:
+        raise AssertionError(f"{where}: {exc}") from None
+
+
+def test_rows_decode_with_the_documented_types(outputs):
+    """Every header, summary, coverage entry, problem, session-naming row, record row and label list
+    of every command decodes with the types above (docs/json.md): a field emitted with another
+    type (a string for a list, a count as text, an instant as a bare string) fails here even when
+    a test reading it with `in` or a truthiness check would pass."""
+    seen = {"header": 0, "summary": 0, "coverage": 0, "session": 0, "record": 0, "labels": 0, "instant": 0}
+    for args, rows in outputs.items():
+        where = " ".join(args[:2])
+        _decode(Header, rows[0], where)
+        seen["header"] += 1
+        sm = _decode(Summary, rows[-1], where)
+        seen["summary"] += 1
+        for c in sm.coverage or ():
+            seen["coverage"] += 1
+            # a count is taken only for ok (0 = none matched) and absent (0); every other state is null
+            assert (c.sessions is None) == (c.state not in ("ok", "absent")), (where, c)
+            if c.state == "absent":
+                assert c.sessions == 0, (where, c)
+        for r in rows[1:-1]:
+            for d in _addressed(r):
+                if "session_id" in d:
+                    _decode(WhoamiKeys if r["kind"] == "whoami" else SessionKeys, d, (where, r["kind"]))
+                    seen["session"] += 1
+                if "line" in d and "refetch" in d:
+                    _decode(RecordKeys, d, (where, r["kind"]))
+                    seen["record"] += 1
+                if "labels" in d and "line" in d:  # a record's labels (a census's are counts)
+                    _decode(Labelled, d, (where, r["kind"]))
+                    seen["labels"] += 1
+                for k, v in d.items():
+                    if (k == "timestamp" or k.endswith("_at")) and v is not None and k not in ("record", "raw"):
+                        _decode(Instant, v, (where, r["kind"], k))
+                        seen["instant"] += 1
+    assert min(seen.values()) > 10, seen

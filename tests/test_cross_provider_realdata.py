@@ -424,7 +424,8 @@ def test_every_hit_and_touch_row_names_its_provider():
         rows = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
         got = [r for r in rows if r["kind"] in kinds]
         assert got and all(r.get("provider") for r in got), [r for r in got if not r.get("provider")][:1]
-        assert {r["provider"] for r in got} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi"}
+        assert {r["provider"] for r in got} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi",
+                                                  "qwen-code"}
 
 
 def test_show_refusals_name_the_provider_by_its_display_name():

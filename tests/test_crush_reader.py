@@ -245,4 +245,4 @@ def test_title_session_is_a_helper_not_a_subagent_and_its_cost_is_the_parents(tm
                           capture_output=True, text=True, timeout=300).stdout
     assert f"title generation for {parent} (a helper session, not a subagent)" in text
     assert "1 subagent" in next(ln for ln in text.splitlines() if ln.startswith(parent))
-    assert " · Crush 6 sessions (+1 subagent, +1 helper session) · " in text.rstrip().splitlines()[-1]
+    assert "Crush 6 sessions (+1 subagent, +1 helper session)" in text.rstrip().splitlines()[-1].split(" · ")

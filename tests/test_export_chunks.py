@@ -61,8 +61,8 @@ def _pairs(**kw):
 def test_every_session_of_every_provider(exported):
     out, rows, ledger_root = exported
     ex = [r for r in rows if r["kind"] == "export"]
-    assert {r["provider"] for r in ex} == {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
-    assert rows[-1]["written"] == len(ex) == 41 and rows[-1]["failed"] == 0
+    assert {r["provider"] for r in ex} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    assert rows[-1]["written"] == len(ex) == 55 and rows[-1]["failed"] == 0
     got = _chunks(out)
     for r in ex:
         assert Path(r["path"]).is_file() and r["version"] == 1
@@ -233,7 +233,7 @@ def test_text_names_providers_by_display_name(tmp_path):
     p, rows = _run("export", "markdown", "--home", str(HOME), "--out", str(tmp_path / "o"), "--format", "json", env=env)
     display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
     want = {r["session_id"]: display[r["provider"]] for r in rows if r["kind"] == "export"}
-    assert len(set(want.values())) == 5
+    assert len(set(want.values())) == 7
     p, _ = _run("export", "markdown", "--home", str(HOME), "--out", str(tmp_path / "t"), env=env)
     assert p.returncode == 0, p.stderr
     seen = {}
@@ -256,7 +256,7 @@ def test_documents_name_providers_by_display_name(tmp_path):
         assert p.returncode == 0, p.stderr
         display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
         docs = [r for r in rows if r["kind"] == "export"]
-        assert len({r["provider"] for r in docs}) == 5
+        assert len({r["provider"] for r in docs}) == 7
         for r in docs:
             text = Path(r["path"]).read_text()
             want = f"{display[r['provider']]} session " + ("`" if fmt == "markdown" else "<code>")

@@ -147,20 +147,20 @@ def test_hostile_session_renders_and_runs_nothing(chromium, export_rc, tmp_path)
 
 
 def test_every_provider_in_the_browser(chromium, tmp_path):
-    """examples/home (real-client sessions of all five providers): one page per session, every
+    """examples/home (real-client sessions of all seven providers): one page per session, every
     prompt present in what Chromium rendered; the index links every session."""
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
     out = tmp_path / "out"
     p, rows = _run("export", "html", "--home", str(HOME), "--out", str(out), "--format", "json", env=env)
     assert p.returncode == 0, p.stderr
     ex = [r for r in rows if r["kind"] == "export"]
-    assert len(ex) == 41
+    assert len(ex) == 55
     prompts = _prompts(home=str(HOME))
     picked: dict[str, dict] = {}
     for r in ex:
         if prompts[(r["provider"], r["session_id"])]:
             picked.setdefault(r["provider"], r)
-    assert set(picked) == {"claude-code", "codex", "gemini-cli", "opencode", "crush"}
+    assert set(picked) == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
     for prov, r in picked.items():
         d = html.unescape(dom(chromium, tmp_path, Path(r["path"])))
         for t in prompts[(prov, r["session_id"])]:
@@ -169,11 +169,15 @@ def test_every_provider_in_the_browser(chromium, tmp_path):
     d = dom(chromium, tmp_path, idx)
     for r in ex:
         assert r["session_id"] in d
-    # the stable names the index links to are the current versions
+    # the stable names the index links to are the current versions, with their navigation in place
+    # of the mark the version keeps (export/share.py)
+    from sessionsift.export.html import NAV_MARK
+
     for r in ex:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in r["session_id"])  # '$$' in Crush ids
-        stable = Path(r["path"]).parent / (safe + ".html")
-        assert stable.read_bytes() == Path(r["path"]).read_bytes()
+        stable = out / r["provider"] / (safe + ".html")
+        got = re.sub(rb'<nav class="pager".*?</nav>', NAV_MARK.encode(), stable.read_bytes(), count=1, flags=re.S)
+        assert got == Path(r["path"]).read_bytes()
 
 
 def test_structure_subagents_compaction_thinking_images(tmp_path):

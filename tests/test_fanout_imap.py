@@ -6,7 +6,6 @@ the parallel answers to the serial ones on the real corpora)."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
@@ -44,8 +43,14 @@ def test_a_dead_worker_costs_time_not_results():
     assert list(F.imap_forked(_dies_on_5, 20, 1)) == [i * i for i in range(20)]
 
 
+_HOLD: list[int] = []
+"""The read end of a pipe: a worker on a task past the first three blocks on it until the test
+writes (no sleep: the workers are provably still running when the caller stops)."""
+
+
 def _slow(i: int):
-    time.sleep(0.01)
+    if i >= 3:
+        os.read(_HOLD[0], 1)
     return i
 
 
@@ -66,11 +71,18 @@ def _children() -> set[int]:
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
 def test_stopping_early_leaves_no_worker():
     before = _children()
-    it = F.imap_forked(_slow, 50, 2)
-    assert [next(it) for _ in range(3)] == [0, 1, 2]
-    assert len(_children() - before) == 2
-    it.close()
-    assert _children() - before == set()  # every worker ended and was reaped
+    r, w = os.pipe()
+    _HOLD[:] = [r]
+    try:
+        it = F.imap_forked(_slow, 50, 2)
+        assert [next(it) for _ in range(3)] == [0, 1, 2]
+        assert len(_children() - before) == 2  # both still on a task: nothing has let them finish
+        os.write(w, b"xx")  # each may now finish the task it holds (close waits for that, then reaps)
+        it.close()
+        assert _children() - before == set()  # every worker ended and was reaped
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 def test_no_task_and_one_task():

@@ -147,12 +147,20 @@ def _runs(home: Path) -> list[list[str]]:
         ["usage", "daily"], ["usage", "session"], ["usage", "blocks"],
         ["clean", "scan", "-v", "--older-than", "1m"], ["clean", "capture", "--waive-kept", "--older-than", "1m"],
         ["index", "status"], ["index", "update"],
+        ["statusline"],  # stdin: the hook's object (statusline_input below)
     ]
+
+
+def statusline_input(home: Path) -> str:
+    """What Claude Code hands the statusLine command (tests/test_statusline.py reads the real client's),
+    for the hostile files_basic session, with a hostile model name (a value the client would not write)."""
+    return json.dumps({"session_id": f"{FB}{EVIL}", "transcript_path": _fb(home),
+                       "model": {"display_name": f"Opus{EVIL}"}})
 
 
 # the commands whose output must show an escaped hostile value (so the check looks at something)
 MUST_SHOW = {"list", "stats", "search", "status", "agents", "files", "recover", "plan", "verbatim", "audit",
-             "show", "wait", "whoami", "clean", "index", "export"}
+             "show", "wait", "whoami", "clean", "index", "export", "statusline"}
 
 
 def _status(args: list[str]) -> int:
@@ -177,7 +185,8 @@ def test_every_command_escapes_hostile_names_and_fields(hostile):
     bad = []
     for args in runs:
         p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--claude-home", str(hostile)],
-                           capture_output=True, text=True, env=env, timeout=120)
+                           capture_output=True, text=True, env=env, timeout=120,
+                           input=statusline_input(hostile) if args[0] == "statusline" else None)
         want = _status(args)
         if p.returncode != want or "internal error" in p.stderr:
             bad.append(f"{args}: exit {p.returncode} (expected {want}): {p.stderr[-300:]}")

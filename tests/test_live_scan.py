@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -225,8 +224,10 @@ def test_relevant_paths_are_this_sessions_only(tmp_path):
     assert not rel(real(proj / f"{sid}.jsonl.bak"))
 
 
-def test_idle_wait_sleeps_through_other_sessions_writes(realclient_examples, tmp_path):
-    pytest.importorskip("watchfiles")
+def test_idle_wait_sleeps_through_other_sessions_writes(realclient_examples, tmp_path, monkeypatch):
+    """Another session of the same project writes while the wait is inside its change waiter:
+    the waiter is never woken (the writes are made only once the wait sleeps, and the test checks
+    they were all made before the waiter returned, so it cannot pass by the writer being late)."""
     run = realclient_examples["files_basic"]
     home = tmp_path / "cfg"
     proj = home / "projects" / "-w"
@@ -235,30 +236,51 @@ def test_idle_wait_sleeps_through_other_sessions_writes(realclient_examples, tmp
     noisy = proj / "99999999-2222-4333-8444-555555555555.jsonl"
     noisy.write_bytes(run.transcript.read_bytes())
     sess = resolve_targets([run.session_id], home).sessions[0]
-    ready = threading.Event()
-    stop = threading.Event()
+    import sessionsift.live.wait as LW
 
-    def writer():  # another session of the same project keeps writing during the wait
-        ready.wait(5)
-        while not stop.is_set():
+    real = LW._watcher
+    waiting, burst_done = threading.Event(), threading.Event()
+    returned: list[tuple[bool, bool]] = []
+
+    def watcher(*a):
+        fn, how = real(*a)
+
+        def wrapped(timeout):
+            waiting.set()
+            seen = fn(timeout)
+            returned.append((seen, burst_done.is_set()))
+            return seen
+        wrapped.stop = getattr(fn, "stop", None)
+        return wrapped, how
+    monkeypatch.setattr(LW, "_watcher", watcher)
+
+    def writer():  # another session of the same project writes during the wait
+        waiting.wait()
+        for _ in range(20):
             with open(noisy, "ab") as fh:
                 fh.write(b'{"type":"system","subtype":"informational","content":"tick"}\n')
-            time.sleep(0.05)
+        burst_done.set()
 
     th = threading.Thread(target=writer)
     th.start()
     try:
-        res = wait_for(sess, home, parse_condition("human"), timeout=1.5, ready=lambda b: ready.set(),
-                       heartbeat=5.0)
+        res = wait_for(sess, home, parse_condition("human"), timeout=3.0, heartbeat=5.0)
     finally:
-        stop.set()
+        waiting.set()
         th.join()
     assert not res.satisfied and res.watcher == "watchfiles"
+    # one sleep in the waiter, to the timeout, with every write made meanwhile: never woken
+    assert returned == [(False, True)], returned
     # one assessment at start, one when the timeout ends the wait: the other session never woke it
     assert res.polls == 2, res.polls
 
 
-def test_wait_wakes_on_this_sessions_append(realclient_examples, tmp_path):
+def test_wait_wakes_on_this_sessions_append(realclient_examples, tmp_path, monkeypatch):
+    """The wait sleeps in its change waiter and is woken by this session's append, not by the
+    heartbeat (30 s, beyond the 20 s timeout): the waiter is wrapped to record what woke it. The
+    append is made only once the wait is inside the waiter, and repeated until the waiter
+    reports a change (the watcher thread may not have armed yet on a loaded machine): no step
+    rests on a duration, and a waiter that misses changes fails (it returns False at the timeout)."""
     run = realclient_examples["files_basic"]
     home = tmp_path / "cfg"
     proj = home / "projects" / "-w"
@@ -270,19 +292,43 @@ def test_wait_wakes_on_this_sessions_append(realclient_examples, tmp_path):
     rec = json.dumps({"type": "assistant", "timestamp": "2026-01-01T00:00:00.000Z", "uuid": "w1", "message": {
         "role": "assistant", "stop_reason": "tool_use", "content": [{"type": "tool_use", "id": "tu_w", "name": "Write",
                                                                    "input": {"file_path": "/x/late.txt", "content": "ok"}}]}})
-    ready = threading.Event()
+    tick = json.dumps({"type": "system", "subtype": "informational", "content": "tick"})
+    import sessionsift.live.wait as LW
+
+    real = LW._watcher
+    waiting, woken = threading.Event(), threading.Event()
+    returned: list[bool] = []
+
+    def watcher(*a):
+        fn, how = real(*a)
+
+        def wrapped(timeout):
+            waiting.set()
+            seen = fn(timeout)
+            returned.append(seen)
+            if seen:
+                woken.set()
+            return seen
+        wrapped.stop = getattr(fn, "stop", None)
+        return wrapped, how
+    monkeypatch.setattr(LW, "_watcher", watcher)
 
     def writer():
-        ready.wait(5)
-        time.sleep(0.3)
+        waiting.wait()
         with open(p, "a") as fh:
             fh.write(rec + "\n")
+        while not woken.wait(0.05) and not done.is_set():  # again until it is seen (never a pass by itself)
+            with open(p, "a") as fh:
+                fh.write(tick + "\n")
 
+    done = threading.Event()
     th = threading.Thread(target=writer)
     th.start()
-    t0 = time.monotonic()
-    res = wait_for(sess, home, parse_condition(r"write:late\.txt$"), timeout=20, ready=lambda b: ready.set(),
-                   heartbeat=30.0)
-    th.join()
-    assert res.satisfied and res.hit.path == "/x/late.txt"
-    assert time.monotonic() - t0 < 10  # woken by the change, not by the 30 s heartbeat
+    try:
+        res = wait_for(sess, home, parse_condition(r"write:late\.txt$"), timeout=20, heartbeat=30.0)
+    finally:
+        done.set()
+        waiting.set()
+        th.join()
+    assert res.satisfied and res.hit.path == "/x/late.txt" and res.watcher == "watchfiles"
+    assert returned == [True] and res.polls == 2  # one assessment at start, one on the change

@@ -11,7 +11,6 @@ Run with ``-s`` to see the figures.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -44,13 +43,13 @@ def _run(root, poll: bool):
     data_dir = root / "live" / "xdg" / "data" / "opencode"
     p = get("opencode")
     polls = []
-    deadline = time.monotonic() + 180
-    while proc.poll() is None and time.monotonic() < deadline:
+    from tests.realclient.common.wait import while_running
+
+    def look() -> None:
         if poll and (data_dir / "opencode.db").exists():
             polls.append(_poll_once(p, data_dir))
-            time.sleep(0.1)
-        else:
-            time.sleep(0.2)
+
+    while_running(lambda: proc.poll() is None, look, 180, every=0.1)
     if proc.poll() is None:
         proc.kill()
         pytest.fail("the live scenario did not finish")

@@ -147,6 +147,16 @@ def test_a_cut_bash_output_is_flagged_and_its_saved_whole_output_read(pi_corpus)
     assert len(foot) == 2 and foot[1].name.startswith("pi-bash-")
 
 
+def test_the_shell_tool_runs_with_pi_s_marker_in_its_environment(pi_corpus):
+    """Evidence for `whoami`: pi sets PI_CODING_AGENT=true in its own process (cli.js), so every command
+    its bash tool runs inherits it; no session id is exported."""
+    run = pi_corpus["shell_write"]
+    prov, d = _sessions(run.agent_dir)
+    recs = _records(prov, d.sessions[0])[0]
+    cid = next(c["id"] for c in run.truth["tool_calls"] if c["input"].get("command") == "printenv PI_CODING_AGENT")
+    assert next(r for r in recs if r.kind == "tool_result" and r.call_id == cid).text == "true\n"
+
+
 def test_a_killed_client_left_its_call_and_the_running_command(pi_corpus):
     run = pi_corpus["kill_tool"]
     assert run.truth["killed"] and any("time.sleep(300)" in c for c in run.truth["leftover_processes_killed"])
@@ -182,7 +192,7 @@ def test_list_names_every_sample_session_and_the_fork():
     fork = next(s for s in GT["fork"]["sessions"] if s["parentSession"])
     row = next(r for r in sess if r["session_id"] == fork["id"])
     assert row["forked_from"]["session_id"] == GT["fork"]["sessions"][0]["id"] != fork["id"]
-    assert cli("list", *P).stdout.strip().splitlines()[-1].endswith(f"pi {len(_ids())} sessions")
+    assert f"pi {len(_ids())} sessions" in cli("list", *P).stdout.strip().splitlines()[-1].split(" · ")
 
 
 def test_show_search_and_censuses():

@@ -393,3 +393,45 @@ def test_scenario_modules_launch_through_the_runner(module, names, own_inside):
     # (runner.launch builds the command with the harnesses' shared launcher, common/netns.py)
     assert "netns.inner_command(" in Path(runner.__file__).read_text()
     assert "\"unshare\"" in Path(netns.__file__).read_text()
+
+
+def test_two_runs_never_share_a_root(tmp_path):
+    """Two runs at once, with the real client: two one-off runner calls get fresh roots of their own,
+    and two make_examples runs both work at the canonical root the committed corpus was made under
+    (/tmp/ssift-rc: its project dir names and ground truth are keyed on the path), each privately
+    mounted, so neither removes nor reads the other's files (before: both used /tmp/ssift-rc/<name>)."""
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.realclient.fixtures import require_realclient
+
+    require_realclient()
+
+    def runner(i: int):
+        return subprocess.run([sys.executable, "-m", "tests.realclient.runner", "files_basic"], cwd=REPO,
+                              capture_output=True, text=True, timeout=300)
+
+    def make(i: int):
+        return subprocess.run([sys.executable, "-m", "tests.realclient.make_examples", "--only", "files_basic",
+                               "--out", str(tmp_path / f"ex{i}")], cwd=REPO, capture_output=True, text=True,
+                              timeout=400)
+
+    with ThreadPoolExecutor(4) as ex:
+        rs = list(ex.map(runner, (1, 2)))
+        ms = list(ex.map(make, (1, 2)))
+    roots = []
+    for r in rs:
+        assert r.returncode == 0, r.stderr[-2000:]
+        root = next(ln.split(": ", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("root: "))
+        gt = json.loads((Path(root) / "files_basic" / "ground-truth.json").read_text())
+        assert gt["cwd"] == f"{root}/files_basic/work" and all(t["served"] for t in gt["tool_uses"])
+        roots.append(root)
+    assert roots[0] != roots[1] and not any(r.startswith("/tmp/ssift-rc/") for r in roots)
+    for i, m in enumerate(ms, 1):
+        assert m.returncode == 0, m.stderr[-2000:]
+        gt = json.loads((tmp_path / f"ex{i}" / "ground-truth" / "files_basic.json").read_text())
+        assert gt["cwd"] == "/tmp/ssift-rc/files_basic/work" and all(t["served"] for t in gt["tool_uses"])
+        assert gt["session_ids_on_disk"] == [session_uuid("files_basic")]
+        assert gt["disk_files"] and {p: v for p, v in gt["disk_files"].items() if p in gt["expected_files"]} == \
+            gt["expected_files"]

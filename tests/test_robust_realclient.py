@@ -145,6 +145,34 @@ def test_copies_are_counted_once(rr):
     assert [r["what"] for r in rows if r["kind"] == "step"] == ["write"]
 
 
+@pytest.mark.parametrize("name,calls", [
+    # P1 a.txt; P2 b.txt + Edit a.txt (rewound past, restoring code); P3 c.txt; the fork d.txt
+    ("robust_rewind_fork", {"Write": 4, "Edit": 1}),
+    # P1 f1 + f2 (rewound past: before the first prompt); P2 f3 + f4 on the new root; the fork writes none
+    ("robust_rewind_root_fork", {"Write": 4}),
+])
+def test_a_fork_made_after_a_rewind_is_counted_once(rr, name, calls):
+    """The fork copies only the live branch of the rewound session. Rewound to before its FIRST
+    prompt, that branch starts at a later root of the parent, not at its first record: the fork
+    was not recognised and its copies counted again (6 Write calls for 4)."""
+    gt = rr[name]
+    parent, fork = _fork_ids(gt)
+    assert sum(1 for t in gt["tool_uses"] if t["name"] in calls and t["served"]) == sum(calls.values())
+    rc, rows, _ = run(gt, "stats")
+    assert rc == 0 and rows[-1]["tool_calls"] == calls
+    lane = next(r for r in rows if r["kind"] == "lane" and r["session_id"] == fork)
+    assert lane["forked_from"]["session_id"] == parent and lane["copied_records"] > 0
+    rc, rows, _ = run(gt, "search", "", "-t", "agent.tool.use", "--count-by", "tool")
+    assert rc == 0 and {r["key"]: r["count"] for r in rows if r["kind"] == "count"} == calls
+    rc, rows, _ = run(gt, "files")
+    ops = {Path(r["file"]).name: r["ops"] for r in rows if r["kind"] == "file"}
+    assert rc == 0 and all(o.get("create") == 1 for o in ops.values()), ops  # each file created once
+    assert len(ops) == calls["Write"] and rows[-1]["copies"] > 0
+    rc, rows, _ = run(gt, "list")
+    by = {r["session_id"]: r for r in rows if r["kind"] == "session"}
+    assert by[fork]["forked_from"]["session_id"] == parent and by[parent]["forks"] == [fork]
+
+
 # --- rewind with "Restore code and conversation" ----------------------------------------------------
 
 

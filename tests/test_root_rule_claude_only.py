@@ -142,14 +142,12 @@ def test_other_providers_named_but_not_read_are_said(cmd):
     p = cli(*cmd, "--home", str(EX / "home"), "--format", "json")
     assert p.returncode == 0, p.stderr
     h = json.loads(p.stdout.splitlines()[0])
-    from sessionsift.providers import KNOWN
-
-    others = [d for n, d in KNOWN.items() if n != "claude-code"]  # --home names every built-in reader's root
-    assert [(x["display"], x["named_by"]) for x in h["not_read"]] == [(d, "--home") for d in others]
-    assert others[:4] == ["Codex CLI", "Gemini CLI", "opencode", "Crush"]
+    assert [(x["display"], x["named_by"]) for x in h["not_read"]] == [
+        ("Codex CLI", "--home"), ("Gemini CLI", "--home"), ("opencode", "--home"), ("Crush", "--home"),
+        ("pi", "--home"), ("Qwen Code", "--home")]
     assert all(x["reason"].startswith(f"`{' '.join(cmd)}` reads only Claude Code") for x in h["not_read"])
     t = cli(*cmd, "--home", str(EX / "home"))
-    assert t.returncode == 0 and f"not read: {', '.join(others)} (named by --home)" in t.stderr
+    assert t.returncode == 0 and "not read: Codex CLI, Gemini CLI, opencode, Crush, pi, Qwen Code (named by --home)" in t.stderr
     t = cli(*cmd, "--claude-home", str(EX / "claude-home"), "--crush-home", str(EX / "crush-home"))
     assert "not read: Crush (named by --crush-home)" in t.stderr
     j = cli(*cmd, "--claude-home", str(EX / "claude-home"), "--format", "json")

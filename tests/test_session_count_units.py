@@ -22,7 +22,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, cwd=REPO)
 
 
-@pytest.mark.parametrize("cmd,prefix", [(("list",), ""), (("clean",), ""), (("audit", "size"), ""),
+@pytest.mark.parametrize("cmd,prefix", [(("list",), ""), (("clean",), "55 candidates ("), (("audit", "size"), ""),
                                         (("audit", "secrets"), "0 findings in 0 of ")],
                          ids=["list", "clean", "audit-size", "audit-secrets"])
 def test_count_is_in_the_coverage_unit(cmd, prefix):
@@ -36,8 +36,8 @@ def test_count_is_in_the_coverage_unit(cmd, prefix):
     assert summ["sessions"] == top and summ["child_sessions"] == others + helpers
     if "sessions" in head:  # every cross-provider header: the same unit
         assert (head["sessions"], head["subagents"], head["helper_sessions"]) == (top, subs, helpers)
-    if cmd == ("clean",):  # one candidate per top-level session and per other provider's child session
-        want = f"{top + others + helpers} candidates ({top} sessions + {others + helpers} child sessions"
+    if cmd == ("clean",):
+        want = f"{prefix}{top} sessions + {others + helpers} child sessions"
     else:
         want = f"{prefix}{top} sessions (+{subs} subagents, +1 helper session)"
     lines = cli(*cmd).stdout.splitlines()

@@ -54,8 +54,8 @@ def test_list_shows_both_with_computed_coverage():
         len(cgt["sessions"]) - cr_kids - cr_title, cr_kids, cr_title) and cr_kids and cr_title
     assert "moved corpus" in cr_cov["reason"]
     text = ssift("list", "--home", str(EXAMPLES / "home"), "--provider", "opencode", "--provider", "crush").stdout
-    assert (f" · opencode {n - 1} sessions (+1 subagent) · Crush {len(cgt['sessions']) - cr_kids - cr_title} "
-            f"(+{cr_kids} subagent, +{cr_title} helper session) · ") in text.rstrip().splitlines()[-1]
+    assert (f"opencode {n - 1} sessions (+1 subagent) · Crush {len(cgt['sessions']) - cr_kids - cr_title} "
+            f"(+{cr_kids} subagent, +{cr_title} helper session) · pi not looked") in text.rstrip().splitlines()[-1]
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "unknown_schema"])

@@ -327,3 +327,53 @@ def test_stats_and_list_over_a_dataset_equal_the_local_answer(tmp_path, extra):
     assert _sessions(a) == _sessions(b)
     for k in ("sessions", "child_sessions", "files_read", "bytes_total", "bytes_read"):
         assert a[-1][k] == b[-1][k], k
+
+
+_HIT_KEYS = ("provider", "session_id", "lane", "locator", "line", "text", "match", "turn", "record_kind", "tool_name",
+             "timestamp", "turn_context", "tool_input", "call_id", "exit_code", "is_error", "tokens", "model", "copy_of",
+             "truncated", "rewound", "is_subagent", "parent_session_id", "path", "role", "native")
+
+
+def test_search_over_a_dataset_finds_what_the_local_search_finds(tmp_path):
+    """Every provider but Claude Code: the same hit rows (the shared search over the stored records).
+    Claude Code's records are searched through the shared records in a dataset: the same lines
+    as its local search, but for the records whose shared kind is meta (searched with -t meta)."""
+    ds = tmp_path / "ds"
+    R.sync(str(ds), _sel(HOME), Machine("id-a", "a", "a"))
+    con = Dataset.open(str(ds)).connect()
+    meta = {tuple(x) for x in con.sql("SELECT session_id, path, line FROM records WHERE provider = 'claude-code' "
+                                      "AND kind IN ('meta', 'unknown')").fetchall()}
+    key = lambda h: (h["provider"], h["session_id"], h["locator"])  # noqa: E731
+    total = 0
+    for pat in (["hello"], ["-i", "ERROR"], [""], ["sub\\.txt"], ["hello", "-t", "agent.tool.use"]):
+        p, a = _cli("search", *pat, "--dataset", str(ds), "--format", "json", check=None)
+        q, b = _cli("search", *pat, "--home", str(HOME), "--format", "json", check=None)
+        assert p.returncode == q.returncode == (1 if not _rows(b, "hit") else 0), (pat, p.stderr, q.stderr)
+        ha = [{k: r.get(k) for k in _HIT_KEYS} for r in _rows(a, "hit")]
+        hb = [{k: r.get(k) for k in _HIT_KEYS} for r in _rows(b, "hit")]
+        assert sorted((h for h in ha if h["provider"] != "claude-code"), key=key) == \
+            sorted((h for h in hb if h["provider"] != "claude-code"), key=key), pat
+        ca = {(h["session_id"], h["path"], h["line"]) for h in ha if h["provider"] == "claude-code"}
+        cb = {(h["session_id"], h["path"], h["line"]) for h in hb if h["provider"] == "claude-code"}
+        assert ca == cb - meta, pat
+        total += len(ha)
+    assert total > 300
+    _, c = _cli("search", "hello", "-c", "--dataset", str(ds), "--format", "json")
+    _, local = _cli("search", "hello", "-c", "--home", str(HOME), "--format", "json")
+    # the census over the dataset equals the local one (51 over examples/home's seven providers)
+    assert _rows(c, "count")[0]["count"] == _rows(local, "count")[0]["count"] == 51
+
+
+def test_docs_dataset_lists_exactly_the_schema():
+    import re
+
+    from sessionsift.export import parquet as X
+    from sessionsift.sync import schema as S
+
+    doc = (REPO / "docs" / "dataset.md").read_text()
+    for table, cols in S.TABLES.items():
+        sec = doc.split(f"### `{table}`", 1)[1].split("\n### ", 1)[0]
+        got = re.findall(r"^\| `([a-z_0-9]+)` \| `([^`]+)` \| (.*) \|$", sec, re.M)
+        want = [c for c in S.PARTITIONS + cols if not (table == "records" and c in X.COLUMNS)]
+        assert got == want, table
+    assert f"version **{S.VERSION}**" in doc

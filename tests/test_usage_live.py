@@ -42,11 +42,12 @@ def test_live_blocks_follow_a_transcript_the_real_client_is_writing(tmp_path):
     live = None
     try:
         cfg, transcript = _paths(root)
-        t_end = time.monotonic() + 120
-        while not (transcript.exists() and transcript.stat().st_size > 0):
-            assert time.monotonic() < t_end, "the client never wrote its transcript"
+        from tests.realclient.common.wait import until
+
+        def written() -> bool:
             assert runner.poll() is None or transcript.exists(), "the runner ended before writing"
-            time.sleep(0.1)
+            return transcript.exists() and transcript.stat().st_size > 0
+        until(written, 120, "the client's transcript")
         env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
         live = subprocess.Popen([sys.executable, "-m", "sessionsift", "usage", "blocks", "--live", "--live-for", "120",
                                  "--claude-home", str(cfg), "--format", "json"], stdout=subprocess.PIPE,

@@ -24,7 +24,6 @@ import stat
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -234,12 +233,13 @@ def test_hook_slots_print_in_order_when_started_in_reverse(tmp_path):
         pr.stdin.close()
         procs.append((k, pr))
     done = []
-    while procs:
-        for k, pr in list(procs):
-            if pr.poll() is not None:
-                done.append((k, pr.stdout.read()))
-                procs.remove((k, pr))
-        time.sleep(0.005)
+    by_pid = {pr.pid: (k, pr) for k, pr in procs}
+    while by_pid:  # the order they end in, from the kernel (blocking, no polling interval)
+        pid, status = os.waitpid(-1, 0)
+        if pid in by_pid:
+            k, pr = by_pid.pop(pid)
+            pr.returncode = os.waitstatus_to_exitcode(status)
+            done.append((k, pr.stdout.read()))
     assert [k for k, _ in done] == [1, 2, 3, 4, 5, 6]
     outs = [json.loads(o) for _, o in done if o]
     assert all(o["hookSpecificOutput"]["hookEventName"] == "SessionStart" for o in outs)

@@ -81,12 +81,11 @@ class Sleeper:
     """A real live process (python sleeping) with a chosen cwd and extra argv words."""
 
     def __init__(self, cwd: Path, *argv_words: str):
-        code = "import time\nwhile True: time.sleep(1)"
+        # it says when it runs (a blocking read here: no polling) and then sleeps until stopped
+        code = "import sys, time\nprint('ready', flush=True)\nwhile True: time.sleep(1)"
         self.proc = subprocess.Popen([sys.executable, "-c", code, *argv_words], cwd=str(cwd),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        t0 = time.time()
-        while not Path(f"/proc/{self.proc.pid}/cwd").exists() and time.time() - t0 < 5:
-            time.sleep(0.02)
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert self.proc.stdout.readline() == b"ready\n"
 
     @property
     def pid(self) -> int:

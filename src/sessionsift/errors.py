@@ -25,6 +25,11 @@ class TargetError(SessionsiftError):
         self.hint = hint
 
 
+class StoreError(SessionsiftError):
+    """sessionsift's own store (the clean archive) cannot be written safely: nothing was written
+    (exit 4). ``hint`` says how to recover."""
+
+
 class MalformedLine(SessionsiftError):
     """A strict reading met a line that is not a JSON object."""
 
@@ -47,6 +52,8 @@ def error_kind(exc: BaseException) -> str:
         return "no_such_record"
     if isinstance(exc, TargetError):
         return "target"
+    if isinstance(exc, StoreError):
+        return "store"
     if isinstance(exc, UsageError):
         return "usage"
     name = type(exc).__name__

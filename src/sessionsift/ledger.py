@@ -51,6 +51,7 @@ the archive's authenticated manifest by ``sessionsift.clean`` (this module only 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -211,6 +212,42 @@ class Entries:
     """``ok`` | ``absent`` (no ledger yet: nothing ever recorded) | ``unreadable: <why>``."""
 
 
+def names_out(v: Any) -> Any:
+    """``v`` with every string that is not valid UTF-8 (a file name's undecodable bytes, held as
+    surrogate escapes) replaced by ``{"bytes": "<base64>"}``, the form docs/json.md gives such a
+    string: names are bytes, and every one of them can be written and read back."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+            return v
+        except UnicodeEncodeError:
+            import base64
+
+            return {"bytes": base64.b64encode(v.encode("utf-8", "surrogateescape")).decode()}
+    if isinstance(v, dict):
+        return {k: names_out(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [names_out(x) for x in v]
+    return v
+
+
+def names_in(v: Any) -> Any:
+    """The inverse of :func:`names_out` (``{"bytes": ...}`` back to the surrogate-escaped str)."""
+    if isinstance(v, dict):
+        if len(v) == 1 and isinstance(v.get("bytes"), str):
+            import base64
+            import binascii
+
+            try:
+                return base64.b64decode(v["bytes"], validate=True).decode("utf-8", "surrogateescape")
+            except (binascii.Error, ValueError):
+                return v
+        return {k: names_in(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [names_in(x) for x in v]
+    return v
+
+
 def ledger_path(root: Path | None = None) -> Path:
     return (root if root is not None else data_dir()) / FILE
 
@@ -233,13 +270,27 @@ def record(*, kind: str, provider: str, session_id: str, fingerprint: str, path:
     entry = {"v": 1, "kind": kind, "provider": provider, "session_id": session_id, "fingerprint": fingerprint,
              "reader_version": reader_version, "path": p, "format": format, "sha256": sha256, "size": size,
              "instant": instant or now_iso(), "extra": extra or {}}
-    append_line(ledger_path(root), orjson.dumps(entry), durable)
+    append_line(ledger_path(root), orjson.dumps(names_out(entry)), durable)
     return entry
 
 
-def append_line(path: Path, line: bytes, durable: bool = True) -> None:
-    """Append one line (0600 file in a 0700 dir) under an exclusive flock, then fsync (unless
-    ``durable`` is False: a line whose loss in a power cut loses nothing)."""
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: a short write (a disk filling up) continues where it
+    stopped, a write that makes no progress is an error (ENOSPC), and an error is raised -- a
+    count is never ignored."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.ENOSPC, "no progress writing (a write of 0 bytes)")
+        view = view[n:]
+
+
+def append_line(path: Path, line: bytes, durable: bool = True) -> int:
+    """Append one line (0600 file in a 0700 dir) under an exclusive flock, every byte checked,
+    then fsync (unless ``durable`` is False: a line whose loss in a power cut loses nothing).
+    Returns the offset the line starts at. On any error the file is cut back to its size before
+    the append (no torn line is left where it can be helped) and the error is raised."""
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
@@ -252,9 +303,17 @@ def append_line(path: Path, line: bytes, durable: bool = True) -> None:
                 r.seek(size - 1)
                 if r.read(1) != b"\n":
                     prefix = b"\n"
-        os.write(fd, prefix + line + b"\n")
-        if durable:
-            os.fsync(fd)
+        try:
+            write_all(fd, prefix + line + b"\n")
+            if durable:
+                os.fsync(fd)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
+        return size + len(prefix)
     finally:
         os.close(fd)
 
@@ -279,7 +338,7 @@ def read_all(root: Path | None = None) -> Entries:
             out.torn += 1
             continue
         if isinstance(o, dict) and o.get("kind") in KINDS:
-            out.rows.append(o)
+            out.rows.append(names_in(o))
         else:
             out.torn += 1
     return out

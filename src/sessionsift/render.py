@@ -156,6 +156,16 @@ class Out:
             buf.write(data)
             buf.flush()
 
+    def document(self, obj: dict) -> None:
+        """One JSON document, indented (``usage --json``: ccusage's shapes; not JSON Lines)."""
+        import orjson
+
+        try:
+            data = orjson.dumps(obj, option=orjson.OPT_INDENT_2, default=_default)
+        except (TypeError, orjson.JSONEncodeError):
+            data = orjson.dumps(_scrub(obj), option=orjson.OPT_INDENT_2, default=_default)
+        self.stream.write(data.decode("utf-8") + "\n")
+
     def err(self, line: str) -> None:
         """One escaped line on stderr (status and notes that are not the answer)."""
         err_line(line)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from . import census as censusmod
 from . import client as clientmod
+from .common import isolate
 from .mutations import MUTATIONS
 from .runner import DEFAULT_ROOT, FAKE_KEY, run_scenario
 from .scenarios import ALL
@@ -155,13 +156,19 @@ def main(argv=None) -> int:
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     ap.add_argument("--out", default=str(REPO / "examples"))
     ap.add_argument("--root", default=None, help="scratch root for the runs (default /tmp/ssift-rc, or "
-                                                  "/tmp/ssift-rc-<version> for a non-pinned version)")
+                                                  "/tmp/ssift-rc-<version> for a non-pinned version, "
+                                                  "mounted as this run's own: common/isolate.py)")
     ap.add_argument("--only", nargs="*", help="scenario names (default: all)")
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--allow-failures", action="store_true", help="assemble even if some scenarios failed")
     a = ap.parse_args(argv)
     root = Path(a.root) if a.root else (DEFAULT_ROOT if a.version == clientmod.PINNED_VERSION
                                         else Path(f"/tmp/ssift-rc-{a.version}"))
+    if not a.root:  # the canonical root, as this run's own (no other run sees or touches it)
+        rc = isolate.private_fixed_roots([root], "tests.realclient.make_examples",
+                                         list(sys.argv[1:] if argv is None else argv))
+        if rc is not None:
+            return rc
     names = a.only or list(ALL)
     t0 = time.time()
     print(f"running {len(names)} scenarios with Claude Code {a.version} under {root}", flush=True)

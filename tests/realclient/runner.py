@@ -32,12 +32,14 @@ from pathlib import Path
 from typing import Callable
 
 from . import client as clientmod
-from .common import host, netns
+from .common import host, isolate, netns
 from .common.truth import routes as _routes, sha256, subst as _subst
 from .mock_api import MockAnthropic, Script, _stable_id
 from .scenarios import ALL, Scenario, session_uuid
 
 DEFAULT_ROOT = Path("/tmp/ssift-rc")
+"""The root the committed examples/ were made under (make_examples runs there, privately:
+common/isolate.py); every other run takes a fresh root of its own unless one is named."""
 FAKE_KEY = "sk-ant-fake-sessionsift-0000000000000000"
 
 
@@ -63,13 +65,14 @@ def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     return netns.inner_command("tests.realclient.runner", name, root, exe, "--module", module)
 
 
-def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
+def run_scenario(name: str, root: Path | None = None, version: str = clientmod.PINNED_VERSION,
                  timeout: float = 300, module: str = SCENARIO_MODULE) -> dict:
     """Run scenario ``name`` (defined in ``module``) in a new network namespace; return its ground truth.
+    ``root`` None: a fresh root of this run's own (common/isolate.py).
 
     The ground truth is ``R/NAME/<module.TRUTH_FILE>`` (default ``ground-truth.json``)."""
+    root = Path(root) if root is not None else isolate.fresh_root("rc")
     cmd, env = launch(name, root, version, module)
-    root = Path(root)
     netns.run_inner(cmd, env, root / f"{name}.runner.log", timeout, f"scenario {name}")
     truth_file = getattr(importlib.import_module(module), "TRUTH_FILE", "ground-truth.json")
     return json.loads((root / name / truth_file).read_text())
@@ -187,10 +190,15 @@ class Inner:
         threading.Thread(target=go, daemon=True).start()
 
     # ------------------------------------------------------------------ print mode
-    def run_print(self, mock: MockAnthropic) -> None:
+    def run_print(self, mock: MockAnthropic, only: list[int] | None = None) -> None:
+        """Every prompt in print mode (``only``: just those prompt indices, e.g. the forks an
+        interactive scenario makes after its TUI exited)."""
         env = client_env(self.s_dir, mock.base_url, interactive=False) | self.sc.extra_env
         for i, p in enumerate(self.sc.prompts):
-            self._before(p)
+            if only is not None and i not in only:
+                continue
+            if only is None:  # a fork after the TUI had its `before` actions run in the TUI
+                self._before(p)
             args = [self.exe, "-p", self.sc.prompt_text(i)] + (["--dangerously-skip-permissions"] if self.sc.bypass else [])
             if p.how == "new":
                 args += ["--session-id", self.sid]
@@ -290,6 +298,12 @@ class Inner:
             wait(lambda: "❯" in cap(), 45, "the input prompt")
             time.sleep(1.0)
             for i, p in enumerate(self.sc.prompts):
+                if p.how == "fork":
+                    # run in print mode once the TUI has exited (below); what comes before it
+                    # (e.g. a rewind: TuiKeys) is done in the TUI, now
+                    self._before(p)
+                    time.sleep(0.5 + p.settle)
+                    continue
                 self._before(p)
                 n_req = len(mock.requests)
                 subprocess.run(tm + ["send-keys", "-t", "main", "-l", self.sc.prompt_text(i)], check=True)
@@ -317,6 +331,9 @@ class Inner:
         finally:
             (self.s_dir / "client-panes.log").write_text("\n\n=====\n\n".join(caps))
             subprocess.run(tm + ["kill-server"], capture_output=True)
+        forks = [i for i, p in enumerate(self.sc.prompts) if p.how == "fork"]
+        if forks:  # `claude --resume <id> --fork-session -p ...` of the session the TUI wrote
+            self.run_print(mock, only=forks)
 
     # ------------------------------------------------------------------ ground truth
     def ground_truth(self, mock: MockAnthropic, secs: float) -> dict:
@@ -422,7 +439,8 @@ class Inner:
             "session_id": self.sid,
             "session_ids_on_disk": sorted(p.stem for p in proj.glob("*.jsonl")) if proj.is_dir() else [],
             "transcripts": transcripts,
-            "prompts": [{"n": i + 1, "text": sc.prompt_text(i), "how": p.how if sc.mode == "print" else "interactive",
+            "prompts": [{"n": i + 1, "text": sc.prompt_text(i),
+                         "how": p.how if sc.mode == "print" or p.how == "fork" else "interactive",
                          "shell_before": [a.command(self.work) for a in p.before]}
                         for i, p in enumerate(sc.prompts)],
             "tool_uses": tool_uses,
@@ -463,7 +481,7 @@ def inside(name: str, root: Path, exe: str, inner_cls: type[Inner] = Inner,
     netns.finish(inner.s_dir, gt)
 
 
-def main(argv=None, module: str = SCENARIO_MODULE, root: Path = DEFAULT_ROOT,
+def main(argv=None, module: str = SCENARIO_MODULE, root: Path | None = None,
          scenario: str | None = None) -> int:
     """CLI. Outside: run SCENARIO (or every scenario in the module's ``ALL``) and print a line each.
     Inside (``--inside NAME``, used by :func:`launch`): run one scenario in this namespace."""
@@ -471,11 +489,15 @@ def main(argv=None, module: str = SCENARIO_MODULE, root: Path = DEFAULT_ROOT,
     ap.add_argument("scenario", nargs="?", default=scenario)
     ap.add_argument("--inside")
     ap.add_argument("--module", default=module, help="module that defines/registers the scenario")
-    ap.add_argument("--root", default=str(root))
+    ap.add_argument("--root", default=None if root is None else str(root),
+                    help="scratch root (default: a fresh one for this run, printed)")
     ap.add_argument("--exe")
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     a = ap.parse_args(argv)
     mod = importlib.import_module(a.module)
+    if a.root is None and not a.inside:
+        a.root = str(isolate.fresh_root("rc"))
+        print(f"root: {a.root}", flush=True)
     if a.inside:
         getattr(mod, "inside", inside)(a.inside, Path(a.root), a.exe)
         return 0

@@ -34,7 +34,6 @@ from .mock_api import Turn, text, tool
 from .scenarios import Prompt, Scenario, ShellEdit, W, register
 
 MODULE = "tests.realclient.scenarios_audit"
-DEFAULT_ROOT = Path("/tmp/ssift-rc-audit")
 
 TRACK = "".join(f"line{i:02d} value {i}\n" for i in range(1, 31))
 
@@ -87,10 +86,10 @@ register(REINJECTION)
 ALL = {REINJECTION.name: REINJECTION}
 
 
-def run_audit_scenario(name: str = REINJECTION.name, root: Path = DEFAULT_ROOT, timeout: float = 400) -> dict:
+def run_audit_scenario(name: str = REINJECTION.name, root: Path | None = None, timeout: float = 400) -> dict:
     """Run `name` inside `unshare -n`; return its ground truth (the harness's ground-truth.json)."""
     return runner.run_scenario(name, root, timeout=timeout, module=MODULE)
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT, scenario=REINJECTION.name))
+    sys.exit(runner.main(module=MODULE, scenario=REINJECTION.name))

@@ -38,7 +38,6 @@ from .mock_api import Conversation, Turn, api_error, text, tool
 from .scenarios import Prompt, Scenario, W, register
 
 MODULE = "tests.realclient.scenarios_census"
-DEFAULT_ROOT = Path("/tmp/ssift-rc-census")
 
 
 @dataclass
@@ -278,5 +277,5 @@ def run_all(root: Path, names, jobs: int = 4) -> dict[str, dict]:
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT))
+    sys.exit(runner.main(module=MODULE))
 

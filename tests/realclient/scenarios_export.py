@@ -26,7 +26,6 @@ from .mock_api import Turn, text, thinking, tool
 from .scenarios import Prompt, Scenario, W, register, tiny_png
 
 MODULE = "tests.realclient.scenarios_export"
-DEFAULT_ROOT = Path("/tmp/ssift-rc-export")
 NAME = "export_secrets"
 
 
@@ -83,10 +82,10 @@ register(EXPORT_SECRETS)
 ALL = {EXPORT_SECRETS.name: EXPORT_SECRETS}
 
 
-def run_export_scenario(root: Path = DEFAULT_ROOT, timeout: float = 300) -> dict:
+def run_export_scenario(root: Path | None = None, timeout: float = 300) -> dict:
     """Run the scenario inside `unshare -n`; return its ground truth."""
     return runner.run_scenario(NAME, root, timeout=timeout, module=MODULE)
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT, scenario=NAME))
+    sys.exit(runner.main(module=MODULE, scenario=NAME))

@@ -66,4 +66,4 @@ def run_files_scenario(name: str, root: Path, timeout: float = 300) -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=Path("/tmp/ssift-rc-files")))
+    sys.exit(runner.main(module=MODULE))

@@ -27,7 +27,6 @@ from .scenarios import Prompt, W, register
 from .scenarios_census import CensusScenario, TuiKeys, inside  # noqa: F401  (inside: run by the runner)
 
 MODULE = "tests.realclient.scenarios_robust"
-DEFAULT_ROOT = Path("/tmp/ssift-rc-robust")
 
 HEREDOC = register(CensusScenario(
     name="robust_heredoc",
@@ -108,6 +107,35 @@ REWIND = register(CensusScenario(
     final_settle=0.5,
 ))
 
+REWIND_FORK = register(CensusScenario(
+    name="robust_rewind_fork",
+    mode="interactive",
+    notes="robust_rewind's session (P1 writes a.txt; P2 writes b.txt and edits a.txt, answered; Esc Esc rewinds "
+          "to before P2 restoring code and conversation; P3 on the restored branch), then, once the TUI exited, "
+          "`claude --resume <id> --fork-session -p` (P4, one Write): the fork copies only the live branch (P1 and "
+          "P3's records, not P2's abandoned ones) into a new session file.",
+    prompts=[
+        Prompt("Create a.txt.", turns=[
+            Turn([tool("Write", file_path=f"{W}/a.txt", content="first version\n")]),
+            Turn([text("Created a.txt.")]),
+        ]),
+        Prompt("Create b.txt and change a.txt.", turns=[
+            Turn([tool("Write", file_path=f"{W}/b.txt", content="made in the abandoned branch\n")]),
+            Turn([tool("Edit", file_path=f"{W}/a.txt", old_string="first", new_string="second")]),
+            Turn([text("Created b.txt; a.txt changed.")]),
+        ]),
+        Prompt("Write c.txt.", before=[TuiKeys("robust_rewind_fork", rewind_restoring_code(
+            "[robust_rewind_fork P2] Create b.txt and change a.txt.", "Created b.txt; a.txt changed."))],
+               turns=[Turn([tool("Write", file_path=f"{W}/c.txt", content="on the restored branch\n")]),
+                      Turn([text("Created c.txt.")])]),
+        Prompt("Branch off and write d.txt.", how="fork", turns=[
+            Turn([tool("Write", file_path=f"{W}/d.txt", content="in the fork\n")]),
+            Turn([text("Created d.txt in the fork.")]),
+        ]),
+    ],
+    final_settle=0.5,
+))
+
 BIG_OUTPUT_CMD = "seq -f 'row %g of the long report' 1 3000; echo MOVED-TAIL-$((4000+242))"
 
 MOVED_PLAN = register(CensusScenario(
@@ -134,7 +162,33 @@ MOVED_OUTPUT = register(CensusScenario(
     ])],
 ))
 
-ALL = {s.name: s for s in (HEREDOC, FORK, REWIND, MOVED_PLAN, MOVED_OUTPUT)}
+REWIND_ROOT_FORK = register(CensusScenario(
+    name="robust_rewind_root_fork",
+    mode="interactive",
+    notes="P1 writes f1 and f2, answered; Esc Esc rewinds to before P1 (its first prompt) restoring code and "
+          "conversation; P2 on the restored branch writes f3 and f4 - a new root: its first record has no parent; "
+          "then, once the TUI exited, `claude --resume <id> --fork-session -p` (P3, text only): the fork copies the "
+          "live branch, which starts at P2's record, not at the file's first one.",
+    prompts=[
+        Prompt("Create the first two files.", turns=[
+            Turn([tool("Write", file_path=f"{W}/f1.txt", content="one\n"),
+                  tool("Write", file_path=f"{W}/f2.txt", content="two\n")]),
+            Turn([text("Created f1 and f2.")]),
+        ]),
+        Prompt("Create two other files.", before=[TuiKeys("robust_rewind_root_fork", rewind_restoring_code(
+            "[robust_rewind_root_fork P1] Create the first two files.", "Created f1 and f2."))], turns=[
+            Turn([tool("Write", file_path=f"{W}/f3.txt", content="three\n")]),
+            Turn([tool("Write", file_path=f"{W}/f4.txt", content="four\n")]),
+            Turn([text("Created f3 and f4.")]),
+        ]),
+        Prompt("Branch off and say what is there.", how="fork", turns=[
+            Turn([text("f3 and f4 are there.")]),
+        ]),
+    ],
+    final_settle=0.5,
+))
+
+ALL = {s.name: s for s in (HEREDOC, FORK, REWIND, REWIND_FORK, REWIND_ROOT_FORK, MOVED_PLAN, MOVED_OUTPUT)}
 
 
 def run_robust_scenario(name: str, root: Path, timeout: float = 300) -> dict:
@@ -148,4 +202,4 @@ def run_all(root: Path, names=tuple(ALL), jobs: int = 3) -> dict[str, dict]:
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT))
+    sys.exit(runner.main(module=MODULE))

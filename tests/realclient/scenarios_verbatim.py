@@ -26,7 +26,6 @@ from .mock_api import MockAnthropic, Turn, text, tool
 from .scenarios import Prompt, Scenario, W
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_ROOT = Path("/tmp/ssift-rc-verbatim")
 MODULE = "tests.realclient.scenarios_verbatim"
 TRUTH_FILE = "verbatim-truth.json"  # what runner.run_scenario returns for this module
 PYTHON = str(REPO / ".venv" / "bin" / "python")
@@ -80,7 +79,7 @@ ALL = {s.name: s for s in [VERBATIM_TWICE]}
 # ============================================================================ outer
 
 
-def run_verbatim_scenario(name: str, root: Path = DEFAULT_ROOT, timeout: float = 400) -> dict:
+def run_verbatim_scenario(name: str, root: Path | None = None, timeout: float = 400) -> dict:
     """Run scenario `name` inside `unshare -n`; return a small ground truth (TRUTH_FILE)."""
     if not Path(PYTHON).exists():
         raise clientmod.PrerequisiteMissing(f"no project venv python at {PYTHON}")
@@ -132,4 +131,4 @@ def inside(name: str, root: Path, exe: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(runner.main(module=MODULE, root=DEFAULT_ROOT, scenario=VERBATIM_TWICE.name))
+    sys.exit(runner.main(module=MODULE, scenario=VERBATIM_TWICE.name))

@@ -35,19 +35,29 @@ class Outcome:
     results: list[C.Result] = field(default_factory=list)
     recovered: list[C.Result] = field(default_factory=list)
     skipped: list[tuple[Verdict, str]] = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    """:func:`plan`: every candidate once, with what the run does to it."""
 
 
-def recover(data: Path | None = None) -> list[C.Result]:
-    """Finish what an interrupted run left (capture.recover, under the archive lock). Run it
-    BEFORE scanning: a session an interrupted run left at its hidden sibling is invisible to
-    discovery until it is put back."""
+def scan_roots(survey) -> list[tuple[str, Path]]:
+    """(provider, root) of every provider a survey looked at: where recovery looks for hidden
+    entries whatever the manifest says."""
+    return [(e.name, e.root.path) for e in survey.entries if e.looked and e.root is not None and e.root.path]
+
+
+def recover(data: Path | None = None, roots=()) -> list[C.Result]:
+    """Finish what an interrupted run left (capture.recover, under the archive lock), and put back
+    every hidden entry under ``roots`` ((provider, root) pairs, :func:`scan_roots`) that no
+    authenticated capture entry accounts for. Run it BEFORE scanning: a session an interrupted
+    run left at its hidden sibling is invisible to discovery until it is put back."""
     from .archive import archive_dir
 
     arch = Archive(archive_dir(data))
-    if not arch.exists():
+    if not arch.exists() and not C.hidden_entries(roots):
         return []
     with arch.locked():
-        return C.recover(arch)
+        arch.check_key()  # a missing key where captures exist is refused here, before anything moves
+        return C.recover(arch, roots)
 
 
 def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
@@ -64,6 +74,31 @@ def matches(v: Verdict, targets: tuple[str, ...]) -> bool:
 
 
 def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[list[Verdict], list[tuple[Verdict, str]]]:
+    """(the candidates the run acts on, the others each with why not). See :func:`plan` for what
+    happens to each and the counts both the dry run and --apply give."""
+    p = plan(rep, action, targets)
+    return [s.verdict for s in p if s.does], [(s.verdict, s.why) for s in p if not s.does]
+
+
+@dataclass
+class Step:
+    """What a run does with one candidate of the scan."""
+
+    verdict: Verdict
+    does: str | None
+    """The status --apply gives it when all goes well (``removed``: captured and deleted;
+    ``captured``: captured, nothing removed), or None: not acted on."""
+    part: str
+    """Where the scan counts it: ``eligible`` | ``blocked`` (capture); protect: ``capture`` |
+    ``kept`` | ``left``."""
+    why: str | None = None
+    goes_with: bool = False
+    """Its files lie inside another candidate's footprint that the run acts on: they go with it."""
+
+
+def plan(rep: Report, action: str, targets: tuple[str, ...] = ()) -> list[Step]:
+    """Every candidate ``targets`` name (all when empty), each once, with what the run does to it:
+    one computation for the dry run and --apply, so the dry run lists exactly what --apply does."""
     from ..errors import TargetError
 
     gone = None
@@ -77,29 +112,63 @@ def select(rep: Report, action: str, targets: tuple[str, ...] = ()) -> tuple[lis
             looked = ", ".join(e.display for e in rep.survey.entries if e.looked) or "none"
             raise TargetError(f"no session of any provider looked at ({looked}) is {t!r} (a session id, a prefix of "
                               "4+ characters, one of its files or its project directory)")
-    sel, skip = [], []
-    for v in rep.verdicts:
-        if not matches(v, targets):
-            continue
-        if v.contained_in is not None:
-            skip.append((v, f"its files are inside session {v.contained_in}'s footprint: captured with it"))
-            continue
+    named = [v for v in rep.verdicts if matches(v, targets)]
+    out: list[Step] = []
+    for v in named:
         if action == "capture":
             gates_ok = all(g.proven or g.waived for g in v.gates.values())
-            if gates_ok:
-                sel.append(v)
+            part = "eligible" if v.eligible else "blocked"
+            if not gates_ok:
+                out.append(Step(v, None, part, f"blocked by {v.blocked_by}"))
             else:
-                skip.append((v, f"blocked by {v.blocked_by}"))
+                out.append(Step(v, "removed" if v.deletable else "captured", part))
         else:
             if not v.gates["activity"].proven:
-                skip.append((v, f"activity: {v.gates['activity'].reason}"))
+                out.append(Step(v, None, "left", f"activity: {v.gates['activity'].reason}"))
             elif not v.gates["age"].proven:
-                skip.append((v, f"age: {v.gates['age'].reason}"))
+                out.append(Step(v, None, "left", f"age: {v.gates['age'].reason}"))
             elif v.gates["kept"].proven:
-                skip.append((v, "already kept with its current bytes"))
+                out.append(Step(v, None, "kept", "already kept with its current bytes"))
             else:
-                sel.append(v)
-    return sel, skip
+                out.append(Step(v, "captured", "capture"))
+    acted = {(s.verdict.provider, s.verdict.session_id) for s in out if s.does}
+    for s in out:  # a candidate inside another's footprint is never acted on by itself
+        v = s.verdict
+        if v.contained_in is None:
+            continue
+        if (v.provider, v.contained_in) in acted:
+            s.does, s.goes_with = None, True
+            s.why = f"its files are inside session {v.contained_in}'s footprint: captured with it"
+        elif s.does:
+            s.does = None
+            s.why = f"its files are inside session {v.contained_in}'s footprint, which this run does not act on"
+    return out
+
+
+def plan_counts(steps: list[Step]) -> dict:
+    """The figures the dry run and --apply print, in the scan's units (candidates)."""
+    c = {"candidates": len(steps), "remove": 0, "capture": 0, "goes_with": 0, "stays": 0, "left": 0,
+         "already_kept": 0, "eligible": 0, "blocked": 0,
+         "blocked_by": {"age": 0, "live": 0, "not kept": 0, "delete unsupported": 0}}
+    for s in steps:
+        if s.part == "eligible":
+            c["eligible"] += 1
+        elif s.part == "blocked":
+            c["blocked"] += 1
+            c["blocked_by"][s.verdict.blocked_by] += 1
+        if s.does == "removed":
+            c["remove"] += 1
+        elif s.does == "captured":
+            c["capture"] += 1
+        elif s.goes_with:
+            c["goes_with"] += 1
+        elif s.part == "kept":
+            c["already_kept"] += 1
+        elif s.part == "eligible":
+            c["stays"] += 1
+        else:
+            c["left"] += 1
+    return c
 
 
 def plan_of(v: Verdict, action: str, fingerprint: str) -> C.Plan:
@@ -113,8 +182,10 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
         recovered: list[C.Result] | None = None) -> Outcome:
     from .scan import fingerprint_of
 
-    sel, skip = select(rep, action, targets)
-    out = Outcome(action, apply, sel, skipped=skip, recovered=list(recovered or []))
+    steps = plan(rep, action, targets)
+    sel = [s.verdict for s in steps if s.does]
+    skip = [(s.verdict, s.why) for s in steps if not s.does]
+    out = Outcome(action, apply, sel, skipped=skip, recovered=list(recovered or []), steps=steps)
     if not apply:
         return out
     sv = rep.survey
@@ -125,7 +196,9 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
     xroots = sorted({Path(v.root) for v in sel if v.provider == "codex" and v.root})
     world, taken = None, 0.0
     with arch.locked():
-        out.recovered += C.recover(arch)
+        arch.check_key()  # KeyMissing (exit 4) before any session is touched
+        seen = {(r.capture_id, r.status, r.path) for r in out.recovered}
+        out.recovered += [r for r in C.recover(arch, scan_roots(sv)) if (r.capture_id, r.status, r.path) not in seen]
         for v in sel:
             prov, ref = refs[(v.provider, v.session_id)]
             # re-check the activity gate just before touching the session (a fresh snapshot at
@@ -142,14 +215,14 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
                 out.results.append(C.Result(v.provider, v.session_id, "aborted", None,
                                             "its bytes changed since the scan proved it kept"))
                 continue
-            plan = plan_of(v, action, fp)
+            pl = plan_of(v, action, fp)
             try:
                 if v.footprint:
-                    r = C.run(arch, plan)
+                    r = C.run(arch, pl)
                 else:
                     from . import rows
 
-                    r = rows.run(arch, prov, ref, plan)
+                    r = rows.run(arch, prov, ref, pl)
             except OSError as exc:
                 r = C.Result(v.provider, v.session_id, "failed", None, f"{type(exc).__name__}: {exc}")
             out.results.append(r)

@@ -17,11 +17,13 @@ This module handles bytes only: it never parses what it stores.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import hmac
 import os
 import secrets
+import shutil
 import stat as S
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,9 +33,12 @@ from typing import Callable, Iterator
 import orjson
 
 from .. import ledger
+from ..errors import StoreError
+from .paths import HEX64
 
 LEVEL = 3
 CODEC = f"zstd-{LEVEL}"
+KEY_BYTES = 32
 CHUNK = 1 << 20
 
 
@@ -104,23 +109,62 @@ class Archive:
             ledger.ensure_private_dir(d)
 
     def key(self, create: bool = False) -> bytes | None:
+        """The 32-byte manifest key; None when there is none (and ``create`` is False).
+
+        A key is made only for an archive that holds nothing yet: where a manifest or stored
+        objects exist, a missing or damaged key is refused (:class:`KeyMissing`), never replaced --
+        a new key would make every earlier capture unauthenticated, hidden from ``list`` and
+        unrestorable."""
         p = self.root / "key"
         try:
-            return p.read_bytes()
+            k = p.read_bytes()
         except FileNotFoundError:
-            if not create:
-                return None
+            k = None
+        if k is not None:
+            if len(k) != KEY_BYTES:
+                raise KeyMissing(self, f"the archive key {p} is damaged ({len(k)} bytes, not {KEY_BYTES})")
+            return k
+        if not create:
+            return None
+        held = self._holds()
+        if held:
+            raise KeyMissing(self, f"the archive key {p} is missing while {held}")
         self.ensure()
         try:
             fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            return p.read_bytes()
+            return self.key()
         try:
-            os.write(fd, secrets.token_bytes(32))
+            write_all(fd, secrets.token_bytes(KEY_BYTES))
             os.fsync(fd)
-        finally:
+        except OSError:
             os.close(fd)
-        return p.read_bytes()
+            os.unlink(p)  # never leave a short key behind
+            raise
+        os.close(fd)
+        fsync_dir(self.root)
+        return self.key()
+
+    def check_key(self) -> None:
+        """Raise :class:`KeyMissing` when the key is damaged, or missing while the archive holds
+        captures; make nothing."""
+        if self.key() is None and self._holds():
+            self.key(create=True)  # raises: it never makes a key where captures exist
+
+    def _holds(self) -> str | None:
+        """What says this archive already holds captures (then no key may be made), or None."""
+        try:
+            if self.manifest_path.stat().st_size:
+                return f"its manifest {self.manifest_path} holds captures"
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            return f"its manifest {self.manifest_path} cannot be read ({exc.strerror})"
+        led = ledger.read_all(self.root.parent)
+        n = sum(1 for x in led.rows if x.get("kind") == "capture")
+        if n:
+            return f"the ledger {ledger.ledger_path(self.root.parent)} records {n} capture(s) into it"
+        return None
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -129,8 +173,12 @@ class Archive:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             for t in os.listdir(self.root / "tmp"):  # crash leftovers: no other writer holds the lock
+                p = self.root / "tmp" / t
                 try:
-                    os.unlink(self.root / "tmp" / t)
+                    if p.is_dir() and not p.is_symlink():
+                        shutil.rmtree(p)  # a restore's staging dir
+                    else:
+                        os.unlink(p)
                 except OSError:
                     pass
             yield
@@ -178,17 +226,22 @@ class Archive:
         """Decompress an object and rehash it: (ok, why)."""
         import zstandard
 
+        if not isinstance(sha, str) or not HEX64.match(sha):
+            return False, f"{sha!r} is not a SHA-256 (a damaged or forged manifest entry)"
         p = self.object_path(sha)
         h = hashlib.sha256()
         n = 0
+        cap = size + 1 if isinstance(size, int) and size >= 0 else None  # a bomb is stopped past its size
         try:
             with open(p, "rb") as f, zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True) as r:
                 while True:
-                    b = r.read(CHUNK)
+                    b = r.read(CHUNK if cap is None else min(CHUNK, cap - n))
                     if not b:
                         break
                     h.update(b)
                     n += len(b)
+                    if cap is not None and n >= cap:
+                        return False, f"object {sha[:16]}... decompresses to more than the {size} bytes recorded"
         except FileNotFoundError:
             return False, f"object {sha[:16]}... is missing"
         except (OSError, zstandard.ZstdError) as exc:
@@ -201,6 +254,8 @@ class Archive:
 
     def present(self, sha: str, stored_size: int | None) -> tuple[bool, str]:
         """Cheap presence check (no decompression): exists with its stored size."""
+        if not isinstance(sha, str) or not HEX64.match(sha):
+            return False, f"{sha!r} is not a SHA-256 (a damaged or forged manifest entry)"
         try:
             st = os.stat(self.object_path(sha))
         except OSError:
@@ -217,8 +272,11 @@ class Archive:
 
     # -- manifest ------------------------------------------------------------------------------
     def load(self) -> Manifest:
-        key = self.key()
         m = Manifest()
+        try:
+            key, why = self.key(), None
+        except KeyMissing as exc:
+            key, why = None, str(exc).split(": refusing", 1)[0]
         try:
             raw = self.manifest_path.read_bytes()
         except FileNotFoundError:
@@ -227,6 +285,8 @@ class Archive:
         except OSError as exc:
             m.state = f"unreadable: {exc.strerror or exc}"
             return m
+        if key is None and raw.strip():
+            m.state = f"unreadable: {why or 'the archive key ' + str(self.root / 'key') + ' is missing'}: no line can be authenticated"
         prev = ""
         for i, line in enumerate(raw.split(b"\n"), 1):
             if not line.strip():
@@ -250,7 +310,7 @@ class Archive:
                 prev = e["hmac"]
                 continue
             prev = e["hmac"]
-            m.lines.append(Line(i, e, True))
+            m.lines.append(Line(i, ledger.names_in(e), True))
         return m
 
     def append(self, entry: dict, durable: bool = True) -> dict:
@@ -269,13 +329,51 @@ class Archive:
             for ln in self.load().lines:
                 if ln.entry is not None and isinstance(ln.entry.get("hmac"), str):
                     prev = ln.entry["hmac"]
-        e = dict(entry)
+        e = ledger.names_out(dict(entry))  # names are bytes: any of them is stored, as {"bytes": b64}
         e.pop("hmac", None)
         e["prev"] = prev
         e["hmac"] = hmac.new(key, _canon(e), hashlib.sha256).hexdigest()
-        ledger.append_line(self.manifest_path, orjson.dumps(e), durable)
-        self._tail = (os.stat(self.manifest_path).st_size, e["hmac"])
-        return e
+        line = orjson.dumps(e)
+        self._tail = None
+        off = ledger.append_line(self.manifest_path, line, durable)
+        self._read_back(off, line, e, key)
+        self._tail = (off + len(line) + 1, e["hmac"])
+        return ledger.names_in(e)
+
+    def _read_back(self, off: int, line: bytes, e: dict, key: bytes) -> None:
+        """The line as it is on disk now, at ``off``: exactly the bytes of ``e`` as written (so the
+        disk holds ``e`` whole), and ``e`` authenticates under ``key`` -- else
+        :class:`ManifestWriteFailed`. Nothing is parsed: the bytes are compared."""
+        try:
+            with open(self.manifest_path, "rb") as f:
+                f.seek(off)
+                got = f.read(len(line) + 2)
+        except OSError as exc:
+            raise ManifestWriteFailed(exc.errno or errno.EIO, f"the manifest line just written cannot be read back: "
+                                                              f"{exc.strerror or exc}") from exc
+        if got != line + b"\n":
+            raise ManifestWriteFailed(errno.EIO, "the manifest line just written does not read back as written")
+        if not hmac.compare_digest(hmac.new(key, _canon(e), hashlib.sha256).hexdigest(), e["hmac"]):
+            raise ManifestWriteFailed(errno.EIO, "the manifest line just written does not authenticate")
+
+
+class KeyMissing(StoreError):
+    """The archive holds captures and its key is missing or damaged: nothing is written (exit 4)."""
+
+    def __init__(self, arch: "Archive", what: str):
+        super().__init__(f"{what}: refusing to make a new key (every earlier capture would become "
+                         "unauthenticated, hidden from `clean list` and unrestorable)")
+        self.hint = (f"put the key back from a backup of {arch.root} (the file `key`, 32 bytes, mode 0600); "
+                     f"the captured objects are still under {arch.root / 'objects'}. To start an archive anew "
+                     f"instead, move {arch.root} aside (its captures stay readable with their own key)")
+
+
+write_all = ledger.write_all
+
+
+class ManifestWriteFailed(OSError):
+    """A manifest line could not be written whole and read back as written: nothing that
+    depends on it may happen (the caller moves no file)."""
 
 
 def _fsync_dir(d: Path) -> None:

@@ -28,8 +28,10 @@ back under its own name (the next pass captures it again, reusing the stored obj
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import re
 import shutil
 import stat as S
 from dataclasses import dataclass, field
@@ -37,6 +39,7 @@ from typing import Callable
 
 from .. import __version__, ledger
 from .archive import CODEC, Archive, fsync_dir
+from .paths import entry_problem
 
 FAULT: Callable[[str], None] | None = None
 """Test hook: called with the step name at every step (fault injection raises or kills here)."""
@@ -67,7 +70,7 @@ class Plan:
 @dataclass
 class Result:
     provider: str
-    session_id: str
+    session_id: str | None
     status: str
     """``removed`` | ``captured`` (protect) | ``aborted`` | ``rolled-back`` | ``failed``."""
     capture_id: str | None = None
@@ -75,11 +78,13 @@ class Result:
     files: int = 0
     bytes: int = 0
     stored: int = 0
+    path: str | None = None
+    """Recovery of a hidden entry no capture entry names: where it is now (its session unknown)."""
 
     def to_json(self) -> dict:
         return {"provider": self.provider, "session_id": self.session_id, "status": self.status,
                 "capture_id": self.capture_id, "reason": self.reason, "files": self.files, "bytes": self.bytes,
-                "stored_bytes": self.stored}
+                "stored_bytes": self.stored, "path": self.path}
 
 
 def hidden_name(path: str, cid: str) -> str:
@@ -138,7 +143,9 @@ def _shape(items: list[dict]) -> list[tuple]:
 
 
 def capture_id(plan: Plan, instant: str) -> str:
-    h = hashlib.sha256("\0".join([plan.provider, plan.session_id, plan.fingerprint, instant]).encode())
+    # names are bytes: a session id from a file name may hold undecodable bytes (surrogate escapes)
+    h = hashlib.sha256("\0".join([plan.provider, plan.session_id, plan.fingerprint, instant])
+                       .encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:16]
 
 
@@ -205,27 +212,43 @@ def run(arch: Archive, plan: Plan) -> Result:
 def remove(arch: Archive, entry: dict, res: Result) -> Result:
     cid = entry["id"]
     moved: list[int] = []
-    for i, t in enumerate(entry["top"]):
-        if not os.path.lexists(t):
-            continue
-        os.replace(t, hidden_name(t, cid))  # no fsync needed: at either name, recovery knows it
-        moved.append(i)
-        step("hidden")
-    bad = _verify_hidden(arch, entry, moved)
+    try:
+        for i, t in enumerate(entry["top"]):
+            if not os.path.lexists(t):
+                continue
+            os.replace(t, hidden_name(t, cid))  # no fsync needed: at either name, recovery knows it
+            moved.append(i)
+            step("hidden")
+        bad = _verify_hidden(arch, entry, moved)
+    except OSError as exc:
+        bad = f"moving or re-checking the footprint failed ({exc.strerror or exc})"
     step("hidden_verified")
+    if bad is None:
+        try:
+            arch.append({"v": 1, "type": "event", "event": "unlink-begin", "capture_id": cid,
+                         "instant": ledger.now_iso()})
+        except OSError as exc:  # not recorded whole: nothing may be unlinked
+            bad = f"the manifest could not record unlink-begin ({exc.strerror or exc})"
     if bad is not None:
-        _put_back(entry, moved)
-        arch.append({"v": 1, "type": "event", "event": "rolled-back", "capture_id": cid, "instant": ledger.now_iso(),
-                     "reason": bad}, durable=False)
-        res.status, res.reason = "rolled-back", f"{bad}: every file was put back under its own name"
+        notes = _put_back(entry, moved)
+        try:
+            arch.append({"v": 1, "type": "event", "event": "rolled-back", "capture_id": cid,
+                         "instant": ledger.now_iso(), "reason": bad, "notes": notes}, durable=False)
+        except OSError:
+            pass  # nothing is hidden any more: recovery has nothing to do for it
+        res.status, res.reason = "rolled-back", f"{bad}: every file was put back under its own name" + (
+            f" ({'; '.join(notes)})" if notes else "")
         return res
-    arch.append({"v": 1, "type": "event", "event": "unlink-begin", "capture_id": cid, "instant": ledger.now_iso()})
     step("unlink_begin")
     notes = _unlink(entry, moved)
-    arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": cid, "instant": ledger.now_iso(),
-                 "notes": notes}, durable=False)  # lost in a power cut: recovery finds nothing hidden
-    step("removed")
     res.status = "removed"
+    try:
+        arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": cid, "instant": ledger.now_iso(),
+                     "notes": notes}, durable=False)  # lost in a power cut: recovery finds nothing hidden
+    except OSError as exc:
+        notes = notes + [f"the `removed` event could not be written ({exc.strerror or exc}): the next "
+                         "capture --apply records it"]
+    step("removed")
     if notes:
         res.reason = "; ".join(notes)
     return res
@@ -271,15 +294,14 @@ def _put_back(entry: dict, moved: list[int]) -> list[str]:
         h = hidden_name(t, entry["id"])
         if not os.path.lexists(h):
             continue
-        if not os.path.lexists(t):
+        try:
             if S.S_ISDIR(os.lstat(h).st_mode):
-                os.rename(h, t)
+                rename_noreplace(h, t)
             else:
-                os.link(h, t, follow_symlinks=False)  # fails rather than overwrite
-                os.unlink(h)
-        else:
+                _link_back(h, t)
+        except FileExistsError:
             c = t + f".ssift-conflict-{entry['id']}"
-            os.rename(h, c)
+            rename_noreplace(h, c)
             notes.append(f"{t} was recreated meanwhile; the captured-then-changed copy is at {c}")
         fsync_dir(os.path.dirname(t))
     return notes
@@ -297,7 +319,7 @@ def _unlink(entry: dict, moved: list[int]) -> list[str]:
         odd = _changed_since_capture(entry, i, h)
         if odd is not None:
             c = t + f".ssift-conflict-{entry['id']}"
-            os.rename(h, c)
+            rename_noreplace(h, c)
             notes.append(f"{odd}: kept at {c}")
         elif S.S_ISDIR(os.lstat(h).st_mode):
             shutil.rmtree(h)
@@ -327,8 +349,106 @@ def _changed_since_capture(entry: dict, i: int, h: str) -> str | None:
     return None
 
 
-def recover(arch: Archive) -> list[Result]:
-    """Finish every session a crash interrupted between its manifest entry and ``removed``."""
+HIDDEN = re.compile(r"^\.(.+)\.ssift-del-([0-9a-f]{16})$", re.S)
+
+
+def hidden_entries(roots) -> list[tuple[str, str, str]]:
+    """Every hidden sibling ``.<name>.ssift-del-<capture id>`` under the given roots, whatever any
+    manifest says: (provider name, hidden path, capture id). ``roots``: (provider name, root)
+    pairs. Hidden directories are not descended into; symlinks are not followed."""
+    out: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    for name, root in roots:
+        r = os.path.realpath(os.fspath(root))
+        if r in seen:
+            continue
+        seen.add(r)
+        stack = [r]
+        while stack:
+            d = stack.pop()
+            try:
+                it = list(os.scandir(d))
+            except OSError:
+                continue
+            for de in it:
+                m = HIDDEN.match(de.name)
+                if m:
+                    out.append((name, de.path, m.group(2)))
+                    continue
+                try:
+                    if de.is_dir(follow_symlinks=False):
+                        stack.append(de.path)
+                except OSError:
+                    continue
+    return sorted(out, key=lambda x: x[1])
+
+
+def recover(arch: Archive, roots=()) -> list[Result]:
+    """Finish every session a crash interrupted between its manifest entry and ``removed``; then
+    put back under its own name every hidden sibling left under ``roots`` ((provider, root)
+    pairs) that no authenticated capture entry accounts for (a capture line the disk tore, a
+    manifest lost): a hidden entry is never left where discovery cannot see it."""
+    out = _recover_manifest(arch)
+    for prov, h, cid in hidden_entries(roots):
+        d, n = os.path.split(h)
+        orig = os.path.join(d, HIDDEN.match(n).group(1))
+        dest = orig if not os.path.lexists(orig) else orig + f".ssift-conflict-{cid}"
+        try:
+            if S.S_ISDIR(os.lstat(h).st_mode):
+                rename_noreplace(h, dest)
+            else:
+                _link_back(h, dest)
+            fsync_dir(d)
+        except OSError as exc:
+            out.append(Result(prov, None, "failed", cid, f"{h} could not be put back: {exc.strerror or exc}", path=h))
+            continue
+        out.append(Result(prov, None, "rolled-back", cid, f"a hidden entry no authenticated capture entry accounts "
+                                                            f"for was put back as {dest}", path=dest))
+    return out
+
+
+def _link_back(h: str, t: str) -> None:
+    os.link(h, t, follow_symlinks=False)  # fails rather than overwrite
+    os.unlink(h)
+
+
+_RENAME_NOREPLACE = 1
+
+
+def rename_noreplace(src: str, dst: str) -> None:
+    """``rename`` that fails (FileExistsError) rather than replace ``dst`` -- for a directory too
+    (a plain rename replaces an empty directory). Linux ``renameat2(RENAME_NOREPLACE)``; where it
+    is not available, a check just before the rename (the window a client could race is tiny,
+    and what it made is then renamed over only if it is an empty directory)."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            f = libc.renameat2
+            f.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+            _renameat2 = f
+        except (OSError, AttributeError):
+            _renameat2 = False
+    if _renameat2:
+        import ctypes
+
+        AT_FDCWD = -100
+        if _renameat2(AT_FDCWD, os.fsencode(src), AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EINVAL):
+            raise OSError(err, os.strerror(err), dst)
+    if os.path.lexists(dst):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
+    os.rename(src, dst)
+
+
+_renameat2 = None
+
+
+def _recover_manifest(arch: Archive) -> list[Result]:
     out: list[Result] = []
     m = arch.load()
     for e in m.captures():
@@ -338,26 +458,42 @@ def recover(arch: Archive) -> list[Result]:
         if any(x in ev for x in ("removed", "rolled-back", "restored", "recovered")):
             continue
         present = [i for i, t in enumerate(e["top"]) if os.path.lexists(hidden_name(t, e["id"]))]
-        if not present:
-            if "unlink-begin" in ev:  # crashed after the last unlink, before `removed` was written
-                arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": e["id"],
-                             "instant": ledger.now_iso(), "note": "finished after an interrupted run"}, durable=False)
-                out.append(Result(e["provider"], e["session_id"], "removed", e["id"],
-                                  "an interrupted removal had finished its unlinks"))
-            continue  # else crashed before anything was moved: the source is intact, a new pass captures it
-        r = Result(e["provider"], e["session_id"], "failed", e["id"])
-        if "unlink-begin" in ev:
-            # every entry was verified against the archive before unlink-begin: finish (what
-            # changed since is kept under a conflict name, never unlinked)
-            notes = _unlink(e, present)
-            arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": e["id"],
-                         "instant": ledger.now_iso(), "note": "finished after an interrupted run", "notes": notes})
-            r.status, r.reason = "removed", "an interrupted removal was finished" + (f" ({'; '.join(notes)})" if notes else "")
-        else:
-            notes = _put_back(e, present)
-            arch.append({"v": 1, "type": "event", "event": "rolled-back", "capture_id": e["id"],
-                         "instant": ledger.now_iso(), "reason": "interrupted before unlinking: put back", "notes": notes})
-            r.status, r.reason = "rolled-back", "interrupted before unlinking: every file put back under its own name"
-        out.append(r)
+        bad = entry_problem(e)
+        if bad is not None:  # forged or damaged: nothing it names is moved or unlinked
+            out.append(Result(e.get("provider"), e.get("session_id"), "failed", e.get("id"),
+                              f"its manifest entry cannot be acted on: {bad}; nothing it names was touched"))
+            continue
+        try:
+            r = _recover_one(arch, e, ev)
+        except OSError as exc:  # e.g. a full disk: what is hidden stays known to the manifest entry
+            r = Result(e["provider"], e["session_id"], "failed", e["id"],
+                       f"recovery could not finish: {exc.strerror or exc}; the next run tries again")
+        if r is not None:
+            out.append(r)
     return out
+
+
+def _recover_one(arch: Archive, e: dict, ev: list[str]) -> Result | None:
+    present = [i for i, t in enumerate(e["top"]) if os.path.lexists(hidden_name(t, e["id"]))]
+    if not present:
+        if "unlink-begin" in ev:  # crashed after the last unlink, before `removed` was written
+            arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": e["id"],
+                         "instant": ledger.now_iso(), "note": "finished after an interrupted run"}, durable=False)
+            return Result(e["provider"], e["session_id"], "removed", e["id"],
+                          "an interrupted removal had finished its unlinks")
+        return None  # crashed before anything was moved: the source is intact, a new pass captures it
+    r = Result(e["provider"], e["session_id"], "failed", e["id"])
+    if "unlink-begin" in ev:
+        # every entry was verified against the archive before unlink-begin: finish (what
+        # changed since is kept under a conflict name, never unlinked)
+        notes = _unlink(e, present)
+        r.status, r.reason = "removed", "an interrupted removal was finished" + (f" ({'; '.join(notes)})" if notes else "")
+        arch.append({"v": 1, "type": "event", "event": "removed", "capture_id": e["id"],
+                     "instant": ledger.now_iso(), "note": "finished after an interrupted run", "notes": notes})
+    else:
+        notes = _put_back(e, present)
+        r.status, r.reason = "rolled-back", "interrupted before unlinking: every file put back under its own name"
+        arch.append({"v": 1, "type": "event", "event": "rolled-back", "capture_id": e["id"],
+                     "instant": ledger.now_iso(), "reason": "interrupted before unlinking: put back", "notes": notes})
+    return r
 

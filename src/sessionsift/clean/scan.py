@@ -149,6 +149,19 @@ def _ago(s: float) -> str:
     return f"{s / 60:.0f} min" if s < 3600 else f"{s / 3600:.1f} h" if s < 172800 else f"{s / 86400:.1f} days"
 
 
+def resolved(p) -> Path:
+    """A root as the manifest records it: absolute, every symlink on the way resolved (a relative
+    ``--home`` must not make a restore from another directory act on another tree)."""
+    return Path(os.path.realpath(os.path.abspath(p)))
+
+
+def resolved_entry(p) -> str:
+    """A footprint entry under a :func:`resolved` root: its parent resolved, the entry itself not
+    followed (a symlink in a footprint is captured as a symlink)."""
+    a = os.path.abspath(p)
+    return os.path.join(os.path.realpath(os.path.dirname(a)), os.path.basename(a))
+
+
 def _walk_size(paths: list[str]) -> tuple[int, float | None]:
     total, newest = 0, None
     stack = list(paths)
@@ -203,8 +216,8 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
     led = ledger.read_all(data)
     entries = [e for e in survey.entries if e.provider is not None and e.looked]
     provs = {e.name: e.provider for e in entries}
-    croots = [e.root.path for e in entries if e.name == "claude-code" and e.root and e.root.path]
-    xroots = [e.root.path for e in entries if e.name == "codex" and e.root and e.root.path]
+    croots = [resolved(e.root.path) for e in entries if e.name == "claude-code" and e.root and e.root.path]
+    xroots = [resolved(e.root.path) for e in entries if e.name == "codex" and e.root and e.root.path]
     world = A.observe(provs, croots, xroots, env)
     rets: list[RootRetention] = []
     out: list[Verdict] = []
@@ -213,10 +226,10 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
         problems.append((str(arch.manifest_path), manifest.state))
     if led.state.startswith("unreadable"):
         problems.append((str(ledger.ledger_path(data)), led.state))
-    problems += interrupted(manifest)
+    problems += interrupted(manifest, [(e.name, e.root.path) for e in entries if e.root and e.root.path])
     for e in entries:
         prov = e.provider
-        root = e.root.path if e.root is not None else None
+        root = resolved(e.root.path) if e.root is not None and e.root.path is not None else None
         rr = None
         if e.name == "claude-code" and root is not None:
             policy = e.root.source in ("default", "CLAUDE_CONFIG_DIR")
@@ -253,14 +266,19 @@ def _nest(vs: list[Verdict]) -> None:
                                                                     f"gate is not proven: {h.detail}", h.evidence)
 
 
-def interrupted(manifest) -> list[tuple[str, str]]:
+def interrupted(manifest, roots=()) -> list[tuple[str, str]]:
     """Captures a crash left between their manifest entry and ``removed``, whose entries sit at
     their hidden siblings: discovery cannot see those sessions until the next apply run puts them
-    back or finishes them (they are in the archive, verified)."""
-    from .capture import hidden_name
+    back or finishes them (they are in the archive, verified); and every other hidden sibling
+    under ``roots`` ((provider, root) pairs), whatever the manifest says (a capture line the disk
+    tore, a manifest lost): the next apply run puts it back under its own name."""
+    from .capture import hidden_entries, hidden_name
 
     out = []
+    known: set[str] = set()
     for c in manifest.captures():
+        for t in c.get("top", []):
+            known.add(os.path.normpath(hidden_name(t, c["id"])))
         if not c.get("delete") or any(x in manifest.events(c["id"]) for x in ("removed", "rolled-back", "restored")):
             continue
         for t in c.get("top", []):
@@ -269,13 +287,21 @@ def interrupted(manifest) -> list[tuple[str, str]]:
                 out.append((h, f"interrupted capture {c['id']} of {c['provider']} {c['session_id']}: this entry sits at "
                                "its hidden sibling (verified in the archive); the next `clean capture --apply` or "
                                "`clean protect --apply` finishes or puts it back"))
+    named = {p for p, _ in out}
+    for _prov, h, cid in hidden_entries(roots):
+        if h in named:
+            continue
+        why = ("its capture is finished, yet it is still here" if os.path.normpath(h) in known else
+               "no authenticated manifest entry names it (a torn capture line, a lost manifest)")
+        out.append((h, f"a hidden entry of capture {cid}: {why}; discovery cannot see it; the next "
+                       "`clean capture --apply` or `clean protect --apply` puts it back under its own name"))
     return out
 
 
 def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data) -> Verdict:
     problems: list[str] = []
     try:
-        fp = [str(p) for p in prov.footprint(ref)]
+        fp = [resolved_entry(p) for p in prov.footprint(ref)]
     except Exception as exc:  # a reader's bug: nothing of it is deleted
         fp, problems = [], [f"footprint failed: {type(exc).__name__}: {exc}"]
     if fp:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "index": "cmd_index:index_cmd",
     "sync": "cmd_sync:sync_cmd",
     "query": "cmd_sync:query_cmd",
+    "statusline": "cmd_statusline:statusline_cmd",
 }
 
 GROUP_HELP = """\
@@ -72,6 +73,16 @@ def main(argv: list[str] | None = None) -> None:
                 out.text(line)
             sys.stdout.flush()
             sys.exit(0)
+    if raw[:1] == ["statusline"]:  # run by Claude Code after every turn: no click on the plain path
+        from .statusline_run import run as statusline
+
+        try:
+            code = statusline(raw[1:])
+        except (Exception, KeyboardInterrupt) as exc:
+            _handle(exc, raw, "--traceback" in raw)
+            raise
+        if code is not None:
+            sys.exit(code)
     traceback = "--traceback" in raw
     args = [a for a in raw if a != "--traceback"]
     from .fastsearch import parse
@@ -98,7 +109,7 @@ def _handle(exc: BaseException, args: list[str], traceback: bool) -> None:
     path)."""
     import click
 
-    from ..errors import MalformedLine, SessionsiftError
+    from ..errors import MalformedLine, SessionsiftError, StoreError
     from .app import PipeClosed
 
     if isinstance(exc, (PipeClosed, BrokenPipeError)):
@@ -115,7 +126,7 @@ def _handle(exc: BaseException, args: list[str], traceback: bool) -> None:
         if traceback:
             return
         _error(exc)
-        _fail(exc, ExitStatus.ERROR if isinstance(exc, MalformedLine) or type(exc) is SessionsiftError
+        _fail(exc, ExitStatus.ERROR if isinstance(exc, (MalformedLine, StoreError)) or type(exc) is SessionsiftError
               else ExitStatus.USAGE, args)
     if traceback:
         return

@@ -26,6 +26,17 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         return self._load(name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        """An unknown command name gets the nearest names as a suggestion (`lsit` -> `list`)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            near = difflib.get_close_matches(name, list(COMMANDS), n=3, cutoff=0.6)
+            if near:
+                ctx.fail(f"No such command {name!r}. Did you mean {' or '.join(repr(n) for n in near)}?")
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -44,7 +55,12 @@ class LazyGroup(click.Group):
             if exc.name == f"sessionsift.cli.{mod}":
                 return None
             raise
-        return getattr(m, attr, None)
+        cmd = getattr(m, attr, None)
+        if cmd is not None:
+            from .complete import attach
+
+            attach(cmd)  # TARGET arguments complete session ids
+        return cmd
 
 
 @click.group(cls=LazyGroup, help=GROUP_HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

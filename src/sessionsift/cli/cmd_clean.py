@@ -100,11 +100,11 @@ def scan_cmd(inv, older_than, waive_kept, data_dir, verbose):
     return _scan(inv, older_than, waive_kept, data_dir, verbose)
 
 
-def _report(inv, older_than, waive_kept, data_dir):
+def _report(inv, older_than, waive_kept, data_dir, sv=None):
     from ..clean.scan import scan
     from ..providers.scope import survey
 
-    sv = survey(inv.root_request())
+    sv = sv if sv is not None else survey(inv.root_request())
     return scan(sv, older_than=older_than or "30d", waive_kept=waive_kept, data=_data(data_dir))
 
 
@@ -245,10 +245,15 @@ def _close(out: Out, rep, extra: dict | None) -> int:
 def _act(action: str, inv, targets, older_than, waive_kept, data_dir, apply) -> int:
     from ..clean import apply as AP
 
+    from ..providers.scope import survey
+
     _refuse_filters(inv)
     fmt = inv.fmt
-    rec = AP.recover(_data(data_dir)) if apply else []
-    rep = _report(inv, older_than, waive_kept, data_dir)
+    sv = survey(inv.root_request())
+    rec = AP.recover(_data(data_dir), AP.scan_roots(sv)) if apply else []
+    if any(r.status == "rolled-back" for r in rec):
+        sv = survey(inv.root_request())  # what was put back is discovered now
+    rep = _report(inv, older_than, waive_kept, data_dir, sv)
     oc = AP.run(rep, action, tuple(targets), apply=apply, recovered=rec)
     out = Out(fmt, "clean")
     _header(out, rep, action, apply)
@@ -256,16 +261,22 @@ def _act(action: str, inv, targets, older_than, waive_kept, data_dir, apply) -> 
         out.row("session", v.to_json())
     for r in oc.recovered:
         out.row("recovered", r.to_json())
-        out.text(f"recovered {e(display_name(r.provider))} {e(r.session_id)}: {e(r.status)} ({e(r.reason)})")
-    verb = "capture and remove" if action == "capture" else "protect (capture, keep in place)"
+        out.text(f"recovered {e(display_name(r.provider))} {e(r.session_id if r.session_id is not None else r.path)}: "
+                 f"{e(r.status)} ({e(r.reason)})")
     if not apply:
-        for v in oc.selected:
-            row = {"provider": v.provider, "session_id": v.session_id, "status": f"would-{action}",
-                   "deletes": action == "capture" and v.deletable, "waived_kept": v.gates["kept"].waived,
+        for st in oc.steps:
+            if not st.does:
+                continue
+            v = st.verdict
+            row = {"provider": v.provider, "session_id": v.session_id,
+                   "status": "would-remove" if st.does == "removed" else "would-capture",
+                   "deletes": st.does == "removed", "waived_kept": v.gates["kept"].waived,
                    "footprint": v.footprint, "size_bytes": v.size}
             out.row("action", row)
-            out.text(f"would {verb}: {e(v.session_id)} {e(v.display)} {size(v.size)}"
-                     + ("" if v.deletable or action != "capture" else " (rows only: delete_unsupported_for_this_provider)")
+            what = "would remove (capture, then delete)" if st.does == "removed" else (
+                "would capture, removing nothing" + (f" ({e(v.delete_reason.split(':', 1)[0])})"
+                                                     if action == "capture" and not v.deletable else ""))
+            out.text(f"{what}: {e(v.session_id)} {e(v.display)} {size(v.size)}"
                      + (" [kept waived]" if v.gates["kept"].waived else ""))
     for r in oc.results:
         out.row("action", r.to_json())
@@ -280,19 +291,54 @@ def _act(action: str, inv, targets, older_than, waive_kept, data_dir, apply) -> 
     freed = sum(r.bytes for r in oc.results if r.status == "removed")
     stored = sum(r.stored for r in oc.results if r.status in ("removed", "captured"))
     src = sum(r.bytes for r in oc.results if r.status in ("removed", "captured"))
+    pc = AP.plan_counts(oc.steps)
     out.text("")
+    line = plan_line(action, pc, apply)
     if apply:
-        out.text(f"{action}: " + (", ".join(f"{k} {n}" for k, n in sorted(counts.items())) or "nothing to do")
+        off = {k: n for k, n in sorted(counts.items()) if k not in ("removed", "captured")}
+        out.text(f"{line}" + (f"; not as planned: {', '.join(f'{k} {n}' for k, n in off.items())}" if off else "")
                  + f"; freed {size(freed)}; archived {size(src)} as {size(stored)}"
                  + (f" ({src / stored:.2f}x)" if stored else ""))
     else:
-        out.text(f"dry run: {len(oc.selected)} session(s) would be acted on, {len(oc.skipped)} not; "
-                 "pass --apply to act")
-    code = _close(out, rep, {"apply": apply, "results": counts, "would": len(oc.selected) if not apply else None,
+        out.text(f"{line}; pass --apply to act")
+    would = {k: n for k, n in (("removed", pc["remove"]), ("captured", pc["capture"])) if n}
+    code = _close(out, rep, {"apply": apply, "results": counts, "would": would if not apply else None, "plan": pc,
                              "freed_bytes": freed if apply else None, "archived_bytes": src if apply else None,
                              "stored_bytes": stored if apply else None})
     bad = counts.get("failed", 0)
     return int(ExitStatus.ERROR) if bad else code
+
+
+def plan_line(action: str, c: dict, apply: bool) -> str:
+    """What the run does (dry run: would do) with every candidate, in the words and counts of the
+    scan's summary line (`N candidates eligible`, `N candidates blocked (by ...)`)."""
+    word = lambda k, w="candidate": f"{k} {w}{'' if k == 1 else 's'}"  # noqa: E731
+    head = ("dry run: " if not apply else f"{action}: ") + f"of {word(c['candidates'])}, "
+    if action == "capture":
+        b = c["blocked_by"]
+        by = f"age {b['age']}, live {b['live']}, not kept {b['not kept']}, delete unsupported {b['delete unsupported']}"
+        extra = []
+        if c["goes_with"]:
+            extra.append(f"{c['goes_with']} {'goes' if c['goes_with'] == 1 else 'go'} with the session that contains it"
+                         if not apply else f"{c['goes_with']} went with the session that contains it")
+        if c["stays"]:
+            extra.append(f"{c['stays']} {'stays' if not apply else 'stayed'}: the session that contains it is not "
+                         "acted on")
+        rm = (f"--apply would remove {c['remove']}" if not apply else f"removed {c['remove']}") + (
+            f" ({'; '.join(extra)})" if extra else "")
+        cap = (f"--apply would capture the {c['capture']} blocked by delete unsupported, removing nothing, and leave "
+               f"{c['left']} as they are" if not apply else
+               f"captured the {c['capture']} blocked by delete unsupported, removing nothing, and left {c['left']} "
+               "as they are")
+        return head + f"{word(c['eligible'])} eligible: {rm}; {word(c['blocked'])} blocked (by {by}): {cap}"
+    parts = [(f"--apply would capture {c['capture']}" if not apply else f"captured {c['capture']}")
+             + ", removing nothing (protect never removes)"]
+    if c["goes_with"]:
+        parts.append(f"{c['goes_with']} {('goes' if c['goes_with'] == 1 else 'go') if not apply else 'went'} with the "
+                     "session that contains it")
+    parts.append(f"{c['already_kept']} kept already with their current bytes")
+    parts.append(f"{c['left']} left as they are (activity or age not proven)")
+    return head + "; ".join(parts)
 
 
 @clean_cmd.command("capture")
@@ -348,11 +394,13 @@ def restore_cmd(inv, ident, into, data_dir):
     out.header(action="restore", capture_id=r.capture["id"], provider=r.capture["provider"],
                session_id=r.capture["session_id"])
     row = {"capture_id": r.capture["id"], "provider": r.capture["provider"], "session_id": r.capture["session_id"],
-           "targets": r.targets, "files": r.files, "bytes": r.bytes, "retention": r.retention, "note": r.note}
+           "targets": r.targets, "files": r.files, "bytes": r.bytes, "already_present": r.already,
+           "retention": r.retention, "note": r.note}
     out.row("restored", row)
     for t in r.targets:
         out.text(f"restored {e(t)}")
-    out.text(f"{r.files} file(s), {size(r.bytes)}, every hash verified, mtimes as captured")
+    out.text(f"{r.files} file(s), {size(r.bytes)}, every hash verified, mtimes as captured"
+             + (f"; {r.already} file(s) were there already with their captured bytes" if r.already else ""))
     if r.note:
         out.text(e(r.note))
     if r.retention:
@@ -385,16 +433,19 @@ def verify_cmd(inv, data_dir):
     for c in checks:
         out.row("check", c.to_json())
         if not c.ok:
-            out.text(f"FAILED line {c.line} {e(c.capture_id)}: {e(c.what)}: {e('; '.join(c.problems))}")
+            where = f"line {c.line} {e(c.capture_id)}" if c.line is not None else "archive"
+            out.text(f"FAILED {where}: {e(c.what)}: {e('; '.join(c.problems))}")
     bad = sum(1 for c in checks if not c.ok)
     caps = sum(1 for c in checks if c.what.startswith("capture"))
-    if m.state == "absent":
+    lines = sum(1 for c in checks if c.line is not None)
+    if m.state == "absent" and not bad:
         out.text(f"no archive manifest at {e(arch.manifest_path)}: nothing captured, nothing to verify")
     else:
-        out.text(f"manifest {e(m.state)}: {len(checks)} line(s), {caps} capture(s), {bad} failed"
-                 + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed")
-                 + " (a removed last line cannot be told from one never written)")
-    out.summary(lines=len(checks), captures=caps, failed=bad, manifest_state=m.state)
+        out.text(f"manifest {e(m.state)}: {lines} line(s), {caps} capture(s), {bad} failed"
+                 + ("" if bad else "; HMAC chain intact, every object decompressed and rehashed, every capture "
+                                   "the ledger records present")
+                 + " (a removed last line the ledger does not record cannot be told from one never written)")
+    out.summary(lines=lines, captures=caps, failed=bad, manifest_state=m.state)
     return int(ExitStatus.ERROR) if bad else int(ExitStatus.OK)
 
 

@@ -74,8 +74,15 @@ def report(out: Out, sel, fmt_name: str, outcomes: list, extra_summary: dict | N
 
     out.summary(format=fmt_name, **session_split([o.ref for o in outcomes]), **counts, ledger=str(ledger.ledger_path()),
                 problems=problems_json(sel.problems()), coverage=coverage_json(covs), **(extra_summary or {}))
-    out.text(f"{sessions_unit(len(outcomes), covs)}: {counts['written']} written, {counts['current']} already current, "
-             f"{counts['failed']} failed; recorded in {esc(ledger.ledger_path())}")
+    if not outcomes:
+        from .newcomer import found_nothing, nothing_note
+
+        out.text("nothing exported: " + (nothing_note(covs, f"export {fmt_name} --out DIR") if found_nothing(covs)
+                                          else "no session in scope"))
+    else:
+        out.text(f"{sessions_unit(len(outcomes), covs)}: {counts['written']} written, {counts['current']} already current, "
+                 f"{counts['failed']} failed"
+                 + (f"; recorded in {esc(ledger.ledger_path())}" if counts["written"] else "; nothing new to record"))
     out.text(coverage_line(covs))
     if counts["failed"] or sel.incomplete():
         return ExitStatus.INCOMPLETE

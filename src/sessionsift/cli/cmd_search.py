@@ -30,7 +30,7 @@ from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _
               help="Substitute a <persisted-output> pointer by the saved file's text before matching.")
 @click.option("--count-lines", is_flag=True,
               help="Count the lines of every transcript for the summary (one more pass over every byte).")
-@targeting(targets=None, window="records")
+@targeting(targets=None, window="records", dataset=True)
 def search_cmd(inv, args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context,
                max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines):
     """Search records with a linear-time regex (RE2); print each hit with its turn opener.

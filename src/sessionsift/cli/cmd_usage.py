@@ -148,10 +148,7 @@ def _agent_names(col) -> dict[str, str]:
 
 
 def _print_document(doc: dict) -> None:
-    import json
-    import sys
-
-    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    Out("text", "usage").document(doc)
 
 
 def _ccjson_done(col) -> int:
@@ -207,9 +204,17 @@ def _periods(report: str, inv: Invocation, tz, prices_file,
     if not out.json:
         out.text(f"{report} usage, days in {z.describe()}; price table {pricer.table.meta.get('version')} "
                  f"(retrieved {pricer.table.meta.get('retrieved')})")
-        V.text_periods(out, rep, col, breakdown)
-        if report == "session":
-            V.text_sessions_extra(out, rep, col)
+        if rep.rows:
+            V.text_periods(out, rep, col, breakdown)
+            if report == "session":
+                V.text_sessions_extra(out, rep, col)
+        else:  # no table of dashes and a $0.00 total for nothing found
+            from .newcomer import found_nothing, nothing_note
+
+            out.text("no usage found: " + (nothing_note(col.coverage, f"usage {report}") if found_nothing(col.coverage)
+                                            else "no response in the sessions read" + (
+                                                f" in the days asked ({rep.excluded_by_dates} outside them)"
+                                                if rep.excluded_by_dates else "")))
     if plot:
         from ..usage import plot as PL
 

@@ -176,6 +176,9 @@ def _run(inv, a: SearchArgs) -> int:
     from ..providers.claude.kinds import selected_kinds
 
     selected_kinds(tuple(include), tuple(exclude))
+    if inv.dataset:
+        return _run_dataset(inv, targets, query, pl, patterns, ignore_case, fixed, include, exclude,
+                            attachments, additional_context, resolve_persisted, count_lines, fmt)
     sel = make_selection(inv.with_targets(targets), subagents=not no_subagents, narrowed=False)
     scope = claude_scope(sel, empty=bool(include) and not c_include)
     from ..index.report import IndexReport
@@ -276,6 +279,8 @@ def _run(inv, a: SearchArgs) -> int:
                 out.err(gline)
             out.err(coverage_line(covs))
         else:
+            if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
+                out.text(_no_match(patterns, sm.sessions + gsm.sessions - gsm.child_sessions, covs))
             if sel.claude is not None:
                 out.text(("Claude Code: " if gline else "") + line)
                 note = _index_note(sm, run.plan.use_index)
@@ -286,6 +291,71 @@ def _run(inv, a: SearchArgs) -> int:
             out.text(coverage_line(covs))
     if sm.unreadable or sm.persisted_unresolved or gsm.problems or sel.incomplete():
         return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
+    return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+
+
+def _no_match(patterns, sessions: int, covs) -> str:
+    """`no match for 'PATTERN' in N sessions`, and on a machine where nothing was found, what was
+    looked for and how to point the search at data."""
+    from .newcomer import found_nothing, nothing_note
+
+    pats = " or ".join(repr(p) for p in patterns)
+    if found_nothing(covs):
+        return f"no match for {pats}: " + nothing_note(covs, f"search {pats}")
+    return f"no match for {pats} in {_n(sessions, 'session')}"
+
+
+def _run_dataset(inv, targets, query, pl, patterns, ignore_case, fixed, include, exclude,
+                 attachments, additional_context, resolve_persisted, count_lines, fmt) -> int:
+    """`search --dataset`: every machine's records, each session searched as the shared search
+    searches a session (questions/search.py: the same pattern, kinds, turn context, counts),
+    Claude Code's through its shared records (docs/dataset.md)."""
+    from ..errors import UsageError
+    from ..sync.answers import machines_text, search_selection
+    from ..sync.dataset import Dataset
+    from ..timefmt import instant
+    from .cmd_shared import search_shared, search_summary_json, search_summary_text
+    from .options import refuse_with_dataset
+
+    refuse_with_dataset(inv.with_targets(targets))
+    dataset = inv.dataset
+    for flag, on in (("--attachments", attachments), ("--additional-context", additional_context),
+                     ("--resolve-persisted", resolve_persisted), ("--count-lines", count_lines)):
+        if on:
+            raise UsageError(f"{flag} reads Claude Code's transcripts on this machine; a dataset search reads the "
+                             "shared records (drop it)")
+    sel = search_selection(Dataset.open(dataset), list(inv.providers) or None, query.subagents, pl.needles,
+                           pl.needles_ci)
+    out = Out(fmt, "search")
+    out.header(dataset=dataset, machines=sel.machines, patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
+               include=list(include), exclude=list(exclude), count_by=query.count_by,
+               since=instant(query.since), until=instant(query.until))
+    counts: dict = {}
+    gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,
+                        until=query.until, max_count=query.max_count, count_by=query.count_by,
+                        sessions_only=query.sessions_only, context=query.context, counts=counts)
+    gsm.sessions += sel.ruled_out
+    gsm.sessions_prefiltered += sel.ruled_out
+    hits = gsm.hits
+    if query.count_by == "total":
+        out.row("count", {"by": None, "key": None, "count": hits})
+        out.text(str(hits))
+    elif query.count_by is not None:
+        _print_counts(out, query.count_by, counts)
+    covs = sel.coverage()
+    out.summary(dataset=dataset, machines=sel.machines, sessions=gsm.sessions - gsm.child_sessions,
+                child_sessions=gsm.child_sessions, sessions_with_hits=gsm.sessions_with_hits, hits=hits,
+                shared=search_summary_json(gsm), coverage=coverage_json(covs),
+                left_out=["Claude Code's labels, gated kinds (attachments, hook context, snapshots) and persisted "
+                          "outputs are searched on the machine itself: a dataset search reads every provider's "
+                          "shared records"])
+    gline = search_summary_text(sel, gsm)
+    if gline and not out.json:
+        (out.err if query.sessions_only and hits else out.text)(gline)
+        (out.err if query.sessions_only and hits else out.text)(f"dataset {esc(dataset)}, {esc(machines_text(sel.machines))}")
+        (out.err if query.sessions_only and hits else out.text)(coverage_line(covs))
+    if gsm.problems or sel.incomplete():
+        return ExitStatus.INCOMPLETE
     return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
 
 

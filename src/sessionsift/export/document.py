@@ -40,6 +40,59 @@ class Block:
     """For a tool call: its result, folded in."""
     lanes: list[str] = field(default_factory=list)
     """For a tool call that spawned subagent lanes: their names (rendered nested)."""
+    also: list[Record] = field(default_factory=list)
+    """Records merged into this block (a compaction's boundary and its summary: one banner)."""
+
+
+@dataclass
+class TurnStats:
+    """What one turn of one lane took: its first and last instant (epoch seconds) and the tokens of
+    its responses, each response once (its usage's dedup key)."""
+
+    first: float | None = None
+    """The instant of its first record that has one, in read order (what its heading shows)."""
+    lo: float | None = None
+    hi: float | None = None
+    tokens: dict[str, int | None] = field(default_factory=dict)
+    """response key -> its total tokens (input + output + cache read + cache write), None when it
+    recorded no count."""
+
+    def add(self, r: Record) -> None:
+        ts = _epoch(r.instant)
+        if ts is not None:
+            if self.first is None:
+                self.first = ts
+            self.lo = ts if self.lo is None or ts < self.lo else self.lo
+            self.hi = ts if self.hi is None or ts > self.hi else self.hi
+        t = r.tokens
+        if t is not None and not t.cumulative:
+            vals = (t.input, t.output, t.cache_read, t.cache_write)
+            tot = None if all(v is None for v in vals) else sum(v or 0 for v in vals)
+            k = t.dedup_key or f"{r.lane}:{r.locator}"
+            old = self.tokens.get(k)
+            self.tokens[k] = tot if old is None else max(old, tot or 0)
+
+    @property
+    def responses(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def total(self) -> int | None:
+        """The turn's tokens; None when no response in it recorded a count (unknown, not 0)."""
+        known = [v for v in self.tokens.values() if v is not None]
+        return sum(known) if known else None
+
+    @property
+    def seconds(self) -> float | None:
+        """From its earliest to its latest instant."""
+        return None if self.lo is None or self.hi is None else self.hi - self.lo
+
+
+def _epoch(instant: str | None) -> float | None:
+    from ..timefmt import parse_ts
+
+    d = parse_ts(instant)
+    return None if d is None else d.timestamp()
 
 
 @dataclass
@@ -65,6 +118,12 @@ class Document:
     redacted: int = 0
     binary_attachments: int = 0
     images_shown: int = 0
+    turns: dict[tuple[str, object], TurnStats] = field(default_factory=dict)
+    """(lane, turn) -> what the turn took (every record of it read, bookkeeping included)."""
+    prompts: dict[tuple[str, object], str] = field(default_factory=dict)
+    """(lane, turn) -> the first line of its first prompt (the table of contents)."""
+    shown: set[tuple[str, object]] = field(default_factory=set)
+    """(lane, turn) of the turns with a block on the page (a heading to link to)."""
 
 
 def _images(raw: Any, out: list[tuple[str, str]], depth: int = 0) -> None:
@@ -175,9 +234,33 @@ def blocks(prov: Provider, ref: SessionRef, doc: Document, *,
            redact: Callable[[str], tuple[str, int]] | None = None, meta: bool = False) -> Iterator[Block]:
     """The session's blocks in read order, one record at a time (copies and, unless ``meta``,
     bookkeeping records left out), counting into ``doc`` (counts, binary attachments, images,
-    redactions) as it goes: what :func:`build` arranges and the streaming export renders."""
+    redactions, each turn's instants and tokens) as it goes: what :func:`build` arranges and the
+    streaming export renders. Compaction blocks that follow each other in a lane (Claude Code's
+    boundary and the summary after it) are one block: one banner, the summary inside."""
+    pending: Block | None = None
+    for b in _blocks(prov, ref, doc, redact=redact, meta=meta):
+        if pending is not None:
+            if b.kind == "compaction" and b.record.lane == pending.record.lane:
+                pending.also.append(b.record)
+                pending.labels = tuple(dict.fromkeys(pending.labels + b.labels))
+                pending.text = "\n\n".join(t for t in (pending.text, b.text) if t)
+                pending.images += [i for i in b.images if i not in pending.images]
+                continue
+            yield pending
+            pending = None
+        if b.kind == "compaction":
+            pending = b
+            continue
+        yield b
+    if pending is not None:
+        yield pending
+
+
+def _blocks(prov: Provider, ref: SessionRef, doc: Document, *,
+            redact: Callable[[str], tuple[str, int]] | None = None, meta: bool = False) -> Iterator[Block]:
     last_raw = None
     counts = doc.counts
+    turns = doc.turns
     for r, labels in read_session(prov, ref, doc.report, raw=True):
         if r.raw is not None and r.raw is not last_raw:
             last_raw = r.raw
@@ -189,6 +272,11 @@ def blocks(prov: Provider, ref: SessionRef, doc: Document, *,
         if r.copy_of is not None:
             counts["copies"] = counts.get("copies", 0) + 1
             continue
+        key = (r.lane, r.turn)
+        st = turns.get(key)
+        if st is None:
+            st = turns[key] = TurnStats()
+        st.add(r)
         kind = _classify(r, labels)
         counts[kind] = counts.get(kind, 0) + 1
         if kind == "meta" and not meta and not imgs:
@@ -199,7 +287,10 @@ def blocks(prov: Provider, ref: SessionRef, doc: Document, *,
         if redact is not None and text:
             text, n = redact(text)
             doc.redacted += n
+        if kind == "prompt" and key not in doc.prompts and text.strip():
+            doc.prompts[key] = text.strip().split("\n", 1)[0][:100]
         doc.images_shown += len(imgs)
+        doc.shown.add(key)
         yield Block(kind, r, labels, text, imgs)
 
 

@@ -12,6 +12,7 @@ Tested in headless Chromium (tests/test_export_html.py): a transcript holding ``
 from __future__ import annotations
 
 import html
+import re
 from datetime import datetime, timezone
 
 from ..providers import KNOWN
@@ -34,7 +35,87 @@ details.thinking{background:#fff8c5} details.subagent{background:#f6f0ff} detail
 .omissions{background:#fff1f0;border:1px solid #ffaba8;padding:.4rem .6rem;border-radius:4px}
 img.inline{max-width:100%;image-rendering:pixelated;border:1px solid #ccc;min-width:64px}
 .label{font-size:.75rem;color:#57606a}
+nav.pager{position:sticky;top:0;background:#fff;border-bottom:1px solid #d0d7de;padding:.35rem 0;z-index:1;font-size:.9rem}
+nav.pager a{margin-right:1rem}
+details.toc{background:#f6f8fa} details.toc ol{margin:.3rem 0;padding-left:1.6rem}
+.turnfoot{color:#57606a;font-size:.8rem;margin:.2rem 0 .8rem}
+h2 .when{font-weight:normal;color:#57606a;font-size:.85rem}
+.md{margin:.3rem 0} .md pre{background:#f6f8fa} .md code{font:13px ui-monospace,monospace;background:#f6f8fa;padding:0 .2rem}
+.md table{border-collapse:collapse} .md td,.md th{border:1px solid #d0d7de;padding:.2rem .4rem}
+.url{color:#57606a;font-size:.85rem}
 """
+
+NAV_MARK = "<!--sessionsift:nav-->"
+"""Where a page's navigation goes: the stable copy an export links to carries it (back to the index,
+previous and next session: they change as more sessions are exported); the version the ledger
+records keeps the mark (its bytes never change). Transcript text cannot hold it: it is escaped."""
+
+NAV_OPEN = '<nav class="pager"'
+NAV_CLOSE = "</nav>"
+
+
+def nav(r: dict, prev: dict | None, nxt: dict | None) -> str:
+    """A stable page's navigation (it sits in DIR/<provider>/): the index, the previous and the next
+    session in the index's order, and this page's turns."""
+    def link(x: dict, rel: str, label: str) -> str:
+        return f'<a rel="{rel}" href="../{e(x["href"])}" title="{e(clean_text(x["title"]))}">{label}</a>'
+
+    parts = ['<a href="../index.html">↑ All sessions</a>']
+    parts.append(link(prev, "prev", "← Previous") if prev else '<span class="meta">← Previous</span>')
+    parts.append(link(nxt, "next", "Next →") if nxt else '<span class="meta">Next →</span>')
+    parts.append('<a href="#turns">Turns</a>')
+    return f'{NAV_OPEN} aria-label="sessions">{" ".join(parts)}{NAV_CLOSE}'
+
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
+_CTRL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(s: str) -> str:
+    """Terminal escape sequences (colours, titles) are removed, a CR line end is a line end, and any
+    other control character (or bidi override) is shown as ``\\uXXXX``: nothing invisible or
+    box-drawn reaches the page."""
+    if "\x1b" in s:
+        s = _ANSI.sub("", s)
+    if "\r" in s:
+        s = s.replace("\r\n", "\n").replace("\r", "\n")
+    return _CTRL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
+
+
+_MD = None
+
+
+def markdown_html(text: str) -> str:
+    """A reply's Markdown as HTML (markdown-it-py, CommonMark): raw HTML in it is NOT passed through
+    (``html: False``: shown as text), links are shown as their text and the address beside it (no
+    href: the page links nowhere), an image as its alt text and address (nothing loads); code
+    stays code. Every string still goes through the library's escaping."""
+    global _MD
+    if _MD is None:
+        from markdown_it import MarkdownIt
+
+        md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+        md.enable("table")
+
+        def link_open(self, tokens, idx, options, env):
+            env.setdefault("hrefs", []).append(tokens[idx].attrGet("href") or "")
+            return '<span class="link">'
+
+        def link_close(self, tokens, idx, options, env):
+            href = (env.get("hrefs") or [""]).pop()
+            return f'</span> <span class="url">({e(href)})</span>' if href else "</span>"
+
+        def image(self, tokens, idx, options, env):
+            t = tokens[idx]
+            alt = self.renderInlineAsText(t.children or [], options, env)
+            return f'<span class="url">[image: {e(alt)} ({e(t.attrGet("src") or "")})]</span>'
+
+        md.add_render_rule("link_open", link_open)
+        md.add_render_rule("link_close", link_close)
+        md.add_render_rule("image", image)
+        _MD = md
+    return f'<div class="md">{_MD.render(clean_text(text))}</div>'
+
 
 
 def e(s) -> str:
@@ -42,7 +123,7 @@ def e(s) -> str:
 
 
 def _pre(text: str) -> str:
-    return f"<pre>{e(text)}</pre>"
+    return f"<pre>{e(clean_text(text))}</pre>"
 
 
 def _imgs(b: Block) -> str:
@@ -56,15 +137,21 @@ def _summary_of(b: Block) -> str:
     return f"tool call {e(r.tool_name or '?')}" + (f": <code>{e(first)}</code>" if first else "")
 
 
+USER_HEADS = {"meta": "Client record", "message": "User message"}
+"""The heading of user-role text that is not a prompt, by its shared kind (its native type is in the
+small label beside it, with its locator)."""
+
+
 def _block(doc: Document, b: Block, rendered_lane) -> str:
     r = b.record
-    loc = f'<span class="label">{e(r.locator)}{" · " + e(", ".join(b.labels)) if b.labels else ""}</span>'
+    loc = _loc(b)
     if b.kind == "prompt":
         return f'<div class="prompt"><b>Prompt</b> {loc}{_pre(b.text)}{_imgs(b)}</div>'
     if b.kind == "reply":
-        return f'<div class="reply"><b>Reply</b> {loc}{_pre(b.text)}{_imgs(b)}</div>'
+        return f'<div class="reply"><b>Reply</b> {loc}{markdown_html(b.text)}{_imgs(b)}</div>'
     if b.kind == "user":
-        return f'<div class="user"><b>{e(r.role)} ({e(r.native)})</b> {loc}{_pre(b.text)}{_imgs(b)}</div>'
+        head = USER_HEADS.get(r.kind) or (r.role or "user").capitalize()
+        return f'<div class="user"><b>{e(head)}</b> {_loc(b, native=True)}{_pre(b.text)}{_imgs(b)}</div>'
     if b.kind == "thinking":
         return f'<details class="thinking"><summary>Thinking {loc}</summary>{_pre(b.text)}</details>'
     if b.kind == "opaque_thinking":
@@ -92,9 +179,12 @@ TOOL_CLOSE = ""
 LANE_CLOSE = "</details>"
 
 
-def _loc(b: Block) -> str:
+def _loc(b: Block, native: bool = False) -> str:
+    """The block's locator(s) (every record merged into it), its native type (``native``) and labels."""
     r = b.record
-    return f'<span class="label">{e(r.locator)}{" · " + e(", ".join(b.labels)) if b.labels else ""}</span>'
+    locs = ", ".join(e(x.locator) for x in [r, *b.also])
+    nat = f" · {e(r.native)}" if native and r.native else ""
+    return f'<span class="label">{locs}{nat}{" · " + e(", ".join(b.labels)) if b.labels else ""}</span>'
 
 
 def tool_open(b: Block) -> str:
@@ -115,9 +205,65 @@ def sub_open(name: str) -> str:
     return f'<details class="subagent" open><summary>Subagent {e(name)}</summary>'
 
 
-def turn_head(lane_name: str, number: int | None) -> str:
+def anchor(lane_name: str, number: int | None) -> str:
+    """The id of a turn's heading (the table of contents links to it)."""
+    lane = "".join(c if c.isalnum() or c in "-_" else "_" for c in lane_name)
+    return f"t-{lane}-{'pre' if number is None else number}"
+
+
+def _utc(ts: float | None) -> str:
+    return "" if ts is None else datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _took(st) -> str:
+    """What a turn took: its span, its responses and their tokens (unknown said so, never 0)."""
+    if st is None:
+        return ""
+    parts = []
+    if st.seconds is not None:
+        parts.append(f"{st.seconds:,.0f} s" if st.seconds >= 1 else "under 1 s")
+    n = st.responses
+    if n:
+        tot = st.total
+        parts.append(f"{n} response{'' if n == 1 else 's'}, "
+                     + ("tokens not recorded" if tot is None else f"{tot:,} tokens"))
+    else:
+        parts.append("no response with a token count")
+    return " · ".join(parts)
+
+
+def turn_head(lane_name: str, number: int | None, stats=None) -> str:
     head = f"Turn {number}" if number is not None else "Before the first prompt"
-    return f"<h2>{e(head)}{'' if lane_name == 'main' else ' · ' + e(lane_name)}</h2>"
+    when = _utc(stats.first) if stats is not None else ""
+    return (f'<h2 id="{anchor(lane_name, number)}">{e(head)}{"" if lane_name == "main" else " · " + e(lane_name)}'
+            + (f' <span class="when">{e(when)}</span>' if when else "") + "</h2>")
+
+
+def turn_foot(lane_name: str, number: int | None, stats=None) -> str:
+    """After a turn's blocks: what it took."""
+    took = _took(stats)
+    if not took:
+        return ""
+    head = f"Turn {number}" if number is not None else "Before the first prompt"
+    return f'<p class="turnfoot">{e(head)}: {e(took)}</p>'
+
+
+def toc(doc: Document) -> str:
+    """The main lane's turns, each linked, with its instant, what it took and its first prompt."""
+    items = []
+    for (lane, number), st in doc.turns.items():
+        if lane != "main" or (lane, number) not in doc.shown:
+            continue
+        head = f"Turn {number}" if number is not None else "Before the first prompt"
+        p = doc.prompts.get((lane, number))
+        items.append(f'<li><a href="#{anchor(lane, number)}">{e(head)}</a> <span class="meta">{e(_utc(st.first))}'
+                     f'{" · " + e(_took(st)) if _took(st) else ""}</span>' + (f" — {e(clean_text(p))}" if p else "")
+                     + "</li>")
+    if not items:
+        return ""
+    return (f'<details class="toc" id="turns" open><summary>Turns ({len(items)})</summary><ol>{"".join(items)}</ol>'
+            "</details>")
+
 
 
 def block(b: Block) -> str:
@@ -133,8 +279,12 @@ def lane_open(name: str) -> str:
 def _lane(doc: Document, lane: Lane, rendered_lane) -> str:
     out = []
     for t in lane.turns:
-        out.append(turn_head(lane.name, t.number))
+        st = doc.turns.get((lane.name, t.number))
+        out.append(turn_head(lane.name, t.number, st))
         out += [_block(doc, b, rendered_lane) for b in t.blocks]
+        foot = turn_foot(lane.name, t.number, st)
+        if foot:
+            out.append(foot)
     return SEP.join(out)
 
 
@@ -173,8 +323,8 @@ BOTTOM = "\n</body></html>\n"
 def top(doc: Document, title: str, secrets: int = 0) -> str:
     """Everything before the main lane: the page's head, title, session line, omissions."""
     ref = doc.ref
-    return (f"{_PAGE_HEAD}<title>{e(title)}</title><style>{CSS}</style></head><body>\n" + TOP_SEP.join([
-        f"<h1>{e(title)}</h1>",
+    return (f"{_PAGE_HEAD}<title>{e(clean_text(title))}</title><style>{CSS}</style></head><body>\n{NAV_MARK}\n" + TOP_SEP.join([
+        f"<h1>{e(clean_text(title))}</h1>",
         f'<p class="meta">{e(KNOWN.get(ref.provider, ref.provider))} session <code>{e(ref.session_id)}</code>'
         + (f" · project <code>{e(ref.project)}</code>" if ref.project else "")
         + (f" · {e(ref.first_at)} … {e(ref.last_at)}" if ref.first_at else "")
@@ -182,7 +332,8 @@ def top(doc: Document, title: str, secrets: int = 0) -> str:
         + f" · exported {e(datetime.now(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ'))}</p>",
         omissions_html(doc, {"copies_not_repeated": doc.counts.get("copies", 0),
                              "binary_attachments_in_records": doc.binary_attachments, "images_shown_inline": doc.images_shown,
-                             "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets})]))
+                             "secrets_redacted": doc.redacted, "secrets_found_not_redacted": secrets})]
+        + ([toc(doc)] if toc(doc) else [])))
 
 
 def children_part(children: list[tuple[SessionRef, str]]) -> str:
@@ -219,7 +370,7 @@ def index(rows: list[dict]) -> str:
     def li(r: dict) -> str:
         ref = r["ref"]
         kids = "".join(li(c) for c in r.get("children", []))
-        return (f'<li><a href="{e(r["href"])}">{e(r["title"])}</a> <span class="meta">{e(KNOWN.get(ref.provider, ref.provider))} · '
+        return (f'<li><a href="{e(r["href"])}">{e(clean_text(r["title"]))}</a> <span class="meta">{e(KNOWN.get(ref.provider, ref.provider))} · '
                 f"<code>{e(ref.session_id)}</code>{' · ' + e(ref.project) if ref.project else ''}"
                 f"{' · ' + e(ref.last_at) if ref.last_at else ''}</span>"
                 + (f"<ul>{kids}</ul>" if kids else "") + "</li>")
@@ -227,7 +378,10 @@ def index(rows: list[dict]) -> str:
     by: dict[str, list[dict]] = {}
     for r in rows:
         by.setdefault(r["ref"].provider, []).append(r)
-    body = ["<h1>Exported sessions</h1>"]
+    def count(rs: list[dict]) -> int:
+        return sum(1 + count(r.get("children", [])) for r in rs)
+
+    body = ["<h1>Exported sessions</h1>", f'<p class="meta">{count(rows)} sessions exported into this directory</p>']
     for prov, rs in by.items():
-        body.append(f"<h2>{e(prov)}</h2><ul>{''.join(li(r) for r in rs)}</ul>")
+        body.append(f"<h2>{e(KNOWN.get(prov, prov))}</h2><ul>{''.join(li(r) for r in rs)}</ul>")
     return page("Exported sessions", "\n".join(body))

@@ -100,7 +100,12 @@ def sub_open(name: str) -> str:
     return f"\n<details open><summary>🤖 Subagent {html.escape(name)}</summary>\n"
 
 
-def turn_head(lane_name: str, number: int | None) -> str:
+def turn_foot(lane_name: str, number: int | None, stats=None) -> str:
+    """Nothing after a turn in Markdown (the HTML page says what each turn took)."""
+    return ""
+
+
+def turn_head(lane_name: str, number: int | None, stats=None) -> str:
     head = f"Turn {number}" if number is not None else "Before the first prompt"
     return f"\n## {head}{'' if lane_name == 'main' else ' · ' + inline(lane_name)}\n"
 

@@ -32,7 +32,9 @@ Writer = Callable[[Provider, SessionRef, Path, dict], dict]
 
 
 def export_each(pairs: Iterable[tuple[Provider, SessionRef]], *, fmt: str, schema: int, module_file: str,
-                out_dir: Path, suffix: str, write: Writer, force: bool = False) -> Iterator[Outcome]:
+                out_dir: Path, suffix: str, write: Writer, force: bool = False,
+                subdir: str | None = None) -> Iterator[Outcome]:
+    """Each session exported to ``out_dir/<subdir or fmt>/<provider>/<version name>``."""
     out_dir = Path(out_dir)
     for prov, ref in pairs:
         try:
@@ -51,7 +53,7 @@ def export_each(pairs: Iterable[tuple[Provider, SessionRef]], *, fmt: str, schem
                               facts={k: v for k, v in (e.get("extra") or {}).items()
                                      if k not in ("version", "supersedes")})
                 continue
-        dest = out_dir / fmt / ref.provider / keep.version_name(ref.session_id, fp, rv, suffix)
+        dest = out_dir / (subdir or fmt) / ref.provider / keep.version_name(ref.session_id, fp, rv, suffix)
         reading = {"fingerprint": fp, "fingerprint_kind": how, "reader_version": rv}
         try:
             facts = write(prov, ref, dest, reading)

@@ -64,8 +64,9 @@ class _LaneOut:
 
 
 class _Writer:
-    def __init__(self, mod, spool, spawners: set[str]) -> None:
+    def __init__(self, mod, spool, spawners: set[str], doc: Document | None = None) -> None:
         self.mod, self.spool, self.spawners = mod, spool, spawners
+        self.doc = doc
         self.pos = 0
         self.lanes: dict[str, _LaneOut] = {}
         self.calls: dict[str, object] = {}
@@ -140,8 +141,10 @@ class _Writer:
         if lo is None:
             lo = self.lanes[r.lane] = _LaneOut(r.lane)
         if lo.turn is _LaneOut or lo.turn != r.turn:
+            if lo.turn is not _LaneOut:
+                self._foot(lo)
             lo.turn = r.turn
-            lo.wait.append(self.mod.turn_head(r.lane, r.turn))
+            lo.wait.append(self.mod.turn_head(r.lane, r.turn, self._stats(r.lane, r.turn)))
         cid = r.call_id
         if b.kind == "result" and cid:
             # folded into the last call of that id if it has none yet (a second result of the
@@ -169,8 +172,19 @@ class _Writer:
         lo.held += _size(b)
         self._flush(lo)
 
+    def _stats(self, lane: str, turn):
+        return None if self.doc is None else self.doc.turns.get((lane, turn))
+
+    def _foot(self, lo: _LaneOut) -> None:
+        """What the turn that just ended took (written after its blocks, as the oracle does)."""
+        foot = self.mod.turn_foot(lo.name, lo.turn, self._stats(lo.name, lo.turn))
+        if foot:
+            lo.wait.append(foot)
+
     def finish(self) -> None:
         for lo in self.lanes.values():
+            if lo.turn is not _LaneOut:
+                self._foot(lo)
             self._flush(lo, final=True)
 
 
@@ -189,7 +203,7 @@ def write_document(mod, prov: Provider, ref: SessionRef, dest: Path, *,
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=dest.parent) as spool:
-        w = _Writer(mod, spool, set(spawned.values()))
+        w = _Writer(mod, spool, set(spawned.values()), doc)
         for b in blocks(prov, ref, doc, redact=redact, meta=meta):
             w.add(b)
         w.finish()

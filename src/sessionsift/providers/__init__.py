@@ -21,6 +21,7 @@ KNOWN: dict[str, str] = {
     "opencode": "opencode",
     "crush": "Crush",
     "pi": "pi",
+    "qwen-code": "Qwen Code",
 }
 """Every client the coverage line always names, in display order (outside readers follow)."""
 
@@ -35,6 +36,7 @@ BUILTIN: dict[str, str] = {
     "opencode": "sessionsift.providers.opencode:Opencode",
     "crush": "sessionsift.providers.crush:Crush",
     "pi": "sessionsift.providers.pi:Pi",
+    "qwen-code": "sessionsift.providers.qwen:QwenCode",
 }
 """The entry points this package declares (pyproject.toml; tests/test_provider_registry.py holds them equal)."""
 

@@ -33,6 +33,8 @@ ROOTS: dict[str, tuple[str, str]] = {
                               "else ~/.local/share/crush)."),
     "pi": ("--pi-home", "pi agent dir (holding sessions/) or a session dir (default: $PI_CODING_AGENT_SESSION_DIR, "
                         "else $PI_CODING_AGENT_DIR, else ~/.pi/agent)."),
+    "qwen-code": ("--qwen-home", "Qwen Code dir holding projects/ (default: $QWEN_RUNTIME_DIR, else $QWEN_HOME, "
+                                "else ~/.qwen)."),
 }
 """Each built-in provider's root flag and its help (every command takes them: cli/invocation.py),
 also for one whose reader is not installed. A new built-in reader adds its row here."""
@@ -40,7 +42,7 @@ also for one whose reader is not installed. A new built-in reader adds its row h
 FLAGS: dict[str, str] = {name: flag for name, (flag, _h) in ROOTS.items()}
 """The CLI flag of each built-in provider's root."""
 
-ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex"}
+ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex", "qwen": "qwen-code"}
 
 
 def flag_of(name: str) -> str:

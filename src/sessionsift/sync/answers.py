@@ -21,7 +21,7 @@ import orjson
 from ..providers.base import Coverage, Problem, ReadReport, SessionRef
 from .dataset import Dataset
 
-BATCH_ROWS = 65536
+BATCH_ROWS = 8192
 
 
 def rebuild_ref(d: dict) -> SessionRef:
@@ -49,38 +49,71 @@ def rebuild_report(d: dict | None) -> ReadReport:
     return rep
 
 
-@dataclass
 class SessionRow:
-    machine: str
-    provider: str
-    session_id: str
-    parent_session_id: str | None
-    helper: str | None
-    ref: SessionRef
-    list_row: dict
-    stats: dict | None
-    usage_info: dict
-    problems: list[dict]
-    paths: list[str]
+    """One session's newest `sessions` row; its JSON facts are parsed when asked for (an answer over
+    many machines holds the strings, not their dicts)."""
+
+    __slots__ = ("machine", "provider", "session_id", "parent_session_id", "helper", "_lr", "_st", "_ui", "problems",
+                 "paths", "order", "_ref", "_lrd")
+
+    def __init__(self, machine, provider, session_id, parent, helper, lr, st, ui, problems, paths, pd):
+        self.machine, self.provider, self.session_id = machine, provider, session_id
+        self.parent_session_id, self.helper = parent, helper
+        self._lr, self._st, self._ui = lr, st, ui
+        self.problems, self.paths = problems, paths
+        self._ref = self._lrd = None
+        from .run import RANK
+
+        pd = pd or (paths[0].rsplit("/", 1)[0] if paths else "")
+        self.order = (f"{RANK.get(provider, 9):02d}\0{pd}\0{parent or session_id}\0{session_id}", machine)
+
+    @property
+    def list_row(self) -> dict:
+        if self._lrd is None:
+            self._lrd = orjson.loads(self._lr) if self._lr else {}
+        return self._lrd
+
+    @property
+    def stats(self) -> dict | None:
+        return orjson.loads(self._st) if self._st else None
+
+    @property
+    def usage_info(self) -> dict:
+        return orjson.loads(self._ui) if self._ui else {}
+
+    @property
+    def ref_json(self) -> dict:
+        return (self.list_row.get("ref") or {}).get("session") or {"provider": self.provider,
+                                                                   "session_id": self.session_id}
+
+    @property
+    def ref(self) -> SessionRef:
+        """The session's SessionRef as discovery gave it (built when asked: most answers need few)."""
+        if self._ref is None:
+            self._ref = rebuild_ref(self.ref_json)
+        return self._ref
 
 
-def session_rows(con, providers: list[str] | None = None) -> list[SessionRow]:
-    """The current version of every session, in the order `usage` and the censuses read them."""
+def session_rows(con, providers: list[str] | None = None, parts: tuple[str, ...] = ("list", "stats", "usage")
+                 ) -> list[SessionRow]:
+    """The current version of every session, in the order `usage` and the censuses read them; only
+    the JSON facts of `parts` are read (a usage answer reads no list facts or census)."""
     where = ""
     if providers:
         where = "WHERE provider IN (" + ", ".join("'" + p.replace("'", "''") + "'" for p in providers) + ")"
-    rows = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, list_row, stats, usage_info, "
-                       f"problems, paths FROM sessions {where}").fetchall()
+    lr = "list_row" if "list" in parts else "json_object('ref', json_object('session', list_row->'$.ref.session'))"
+    st = "stats" if "stats" in parts else "NULL"
+    ui = "usage_info" if "usage" in parts else "NULL"
+    res = con.execute(f"SELECT machine, provider, session_id, parent_session_id, helper, {lr}, {st}, {ui}, "
+                      f"problems, paths, list_row->>'$.ref.session.extra.project_dir' FROM sessions {where}")
     out = []
-    for m, prov, sid, parent, helper, lr, st, ui, pr, paths in rows:
-        lrd = orjson.loads(lr) if lr else {}
-        ref = rebuild_ref((lrd.get("ref") or {}).get("session") or {"provider": prov, "session_id": sid})
-        out.append(SessionRow(m, prov, sid, parent, helper, ref, lrd, orjson.loads(st) if st else None,
-                              orjson.loads(ui) if ui else {}, orjson.loads(pr) if pr else [], list(paths or [])))
-    from .run import RANK
-    from .session import session_order
-
-    out.sort(key=lambda r: (session_order(r.ref, RANK.get(r.provider, 9)), r.machine))
+    while True:  # streamed: DuckDB holds a chunk, not the whole result
+        chunk = res.fetchmany(4096)
+        if not chunk:
+            break
+        out += [SessionRow(m, prov, sid, parent, helper, lr_, st_, ui_, orjson.loads(pr) if pr else [],
+                           list(paths or []), pd) for m, prov, sid, parent, helper, lr_, st_, ui_, pr, paths, pd in chunk]
+    out.sort(key=lambda r: r.order)
     return out
 
 
@@ -193,7 +226,7 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
     from ..usage.claude import ClientRecorded
 
     con = ds.connect(("usage",))
-    rows = session_rows(con, providers)
+    rows = session_rows(con, providers, ("usage",))
     per_machine: dict[str, dict] = {}
     without_n: dict[str, Counter] = {}
     tally: dict = {}
@@ -201,10 +234,10 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
     problems: list[Problem] = []
     skipped = 0
     for r in rows:
-        ui = r.usage_info
         child = r.parent_session_id is not None
         if child and not subagents:
             continue
+        ui = r.usage_info
         sessions = per_machine.setdefault(r.machine, {})
         skipped += ui.get("copies_skipped", 0)
         for p, t in (ui.get("tally") or {}).items():
@@ -235,6 +268,9 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
         UC._client_recorded(info, r.provider, r.ref)
         d = (ui.get("sessions") or {}).get(owner) or {}
         info.without_usage += d.get("without_usage", 0)
+    for r in rows:
+        r._ui = r._lr = None  # read: let them go before the events stream
+        r._lrd = r._ref = None
     # a session several machines hold is one session: described by the copy with the most
     # transcripts (then the first machine by name); an assistant message without usage is one
     # message however many machines hold it (per session, lane and instant: the most any one
@@ -306,17 +342,18 @@ def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: boo
     from ..stats import SharedStats
 
     con = ds.connect(("sessions",))
-    rows = session_rows(con, providers)
+    rows = session_rows(con, providers, ("stats",))
     out: list = []
     problems: list[Problem] = []
     mach: dict = {}
     for r in rows:
         if not subagents and r.parent_session_id is not None:
             continue
-        if r.stats is None:  # the census itself failed (a reader's bug): what the sync recorded
+        rs = r.stats
+        if rs is None:  # the census itself failed (a reader's bug): what the sync recorded
             problems += [Problem(p["path"], p["why"]) for p in r.problems]
             continue
-        d = r.stats.get("main_only") if (not subagents and r.stats.get("main_only")) else r.stats
+        d = rs.get("main_only") if (not subagents and rs.get("main_only")) else rs
         ref = r.ref
         if not subagents and r.provider == "claude-code":
             from dataclasses import replace
@@ -383,7 +420,7 @@ def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool =
     from ..listing import SessionRow, row_order
 
     con = ds.connect(("sessions",))
-    rows = session_rows(con, providers)
+    rows = session_rows(con, providers, ("list",))
     out = DatasetList(coverage=coverage(ds, rows, providers, subagents), machines=machines(ds))
     kids = Counter((r.machine, r.provider, r.parent_session_id) for r in rows
                    if r.parent_session_id is not None and r.helper is None) if subagents else None
@@ -416,3 +453,156 @@ def list_rows(ds: Dataset, providers: list[str] | None = None, subagents: bool =
         out.rows.append((r.machine, row))
     out.rows.sort(key=lambda mr: row_order(mr[1]))
     return out
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+_REC_COLS = ("machine", "provider", "session_id", "locator", "role", "kind", "native", "path", "line", "byte_offset",
+             "record_bytes", "lane", "instant", "text", "tool_name", "tool_input", "call_id", "exit_code", "is_error",
+             "model", "copy_of", "turn", "truncated", "rewound", "tool_input_json", "tokens_input", "tokens_output",
+             "tokens_cache_read", "tokens_cache_write", "tokens_reasoning", "tokens_total", "tokens_dedup_key",
+             "tokens_cumulative", "file_changes")
+
+
+class _Stream:
+    """Every current record of the sessions asked for, in reading order, read once: each session's
+    provider takes its own records as the search reaches it."""
+
+    def __init__(self, con, where: str):
+        sql = (f"SELECT {', '.join(_REC_COLS)} FROM records {where} "
+               "ORDER BY machine, provider, session_id, path, seq")
+        self.reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+        self.rows: Iterator = self._rows()
+        self.head = None
+
+    def _rows(self):
+        for b in self.reader:
+            yield from zip(*[c.to_pylist() for c in b.columns])
+
+    def take(self, key: tuple) -> Iterator[tuple]:
+        if self.head is None:
+            self.head = next(self.rows, None)
+        while self.head is not None and tuple(self.head[:3]) < key:
+            self.head = next(self.rows, None)  # a session the search did not ask for
+        while self.head is not None and tuple(self.head[:3]) == key:
+            yield self.head
+            self.head = next(self.rows, None)
+
+
+def _record(v: tuple):
+    import orjson as _oj
+
+    from ..providers.base import FileChange, Record, Tokens
+
+    d = dict(zip(_REC_COLS, v))
+    inst = d["instant"]
+    ti = d["tool_input"]
+    if ti is not None and d["tool_input_json"]:
+        try:
+            ti = _oj.loads(ti)
+        except _oj.JSONDecodeError:
+            pass
+    tok = None
+    if any(d[k] is not None for k in ("tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write",
+                                      "tokens_reasoning", "tokens_total", "tokens_dedup_key")) or d["tokens_cumulative"]:
+        tok = Tokens(d["tokens_input"], d["tokens_output"], d["tokens_cache_read"], d["tokens_cache_write"],
+                     d["tokens_reasoning"], d["tokens_total"], d["tokens_dedup_key"], bool(d["tokens_cumulative"]))
+    return Record(d["provider"], d["session_id"], d["locator"], d["role"], d["kind"], d["native"], path=d["path"],
+                  line=d["line"], offset=d["byte_offset"], length=d["record_bytes"], lane=d["lane"],
+                  instant=None if inst is None else inst.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                  text=d["text"], tool_name=d["tool_name"], tool_input=ti, call_id=d["call_id"],
+                  exit_code=d["exit_code"], is_error=d["is_error"], tokens=tok, model=d["model"],
+                  copy_of=d["copy_of"], turn=d["turn"], truncated=bool(d["truncated"]), rewound=bool(d["rewound"]),
+                  file_changes=tuple(FileChange("", "unknown") for _ in range(d["file_changes"] or 0)))
+
+
+class _DatasetProvider:
+    """A session's records as the dataset holds them, yielded like its reader's."""
+
+    def __init__(self, name: str, stream: _Stream, machine_of: dict):
+        self.name, self.stream, self.machine_of = name, stream, machine_of
+        self.truncation_marker = None
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False):
+        m = self.machine_of[id(ref)]
+        report.files += 1
+        for v in self.stream.take((m, ref.provider, ref.session_id)):
+            report.records += 1
+            yield _record(v)
+
+
+@dataclass
+class DatasetSelection:
+    """What the shared search's renderer asks of a selection, over a dataset."""
+
+    survey: object
+    refs: list
+    machine_of: dict
+    coverage_: list
+    machines: list
+    ruled_out: int = 0
+    claude = None
+    subagents: bool = True
+
+    def coverage(self):
+        return self.coverage_
+
+    def problems(self):
+        return []
+
+    def incomplete(self):
+        return any(c.state in ("unreadable", "unknown_format") for c in self.coverage_)
+
+
+def search_selection(ds: Dataset, providers: list[str] | None, subagents: bool, needles, needles_ci: bool):
+    """The dataset's sessions for `questions.search.search`, each read from its stored records. With
+    literal needles every match contains, sessions none of whose records holds one are ruled out by
+    DuckDB first (their records are not read: `ruled_out`), as a local search rules sessions out by
+    their bytes."""
+    from ..providers import KNOWN
+
+    con = ds.connect(("sessions", "records"))
+    rows = [r for r in session_rows(con, providers, ()) if subagents or r.parent_session_id is None]
+    keep = None
+    ascii_ok = needles and all(n.isascii() for n in needles)
+    if ascii_ok:
+        txt = ("CASE WHEN kind = 'tool_call' THEN coalesce(tool_name, '') || ' ' || coalesce(tool_input, '') "
+               "ELSE coalesce(text, '') END")
+        if needles_ci:
+            txt = f"lower({txt})"
+        conds = " OR ".join(f"contains({txt}, ?)" for _ in needles)
+        params = [n.lower() if needles_ci else n for n in needles]
+        keep = {tuple(x) for x in con.execute(
+            f"SELECT DISTINCT machine, provider, session_id FROM records WHERE {conds}", params).fetchall()}
+    stream = _Stream(con, "")
+    machine_of: dict = {}
+    refs = []
+    ruled = 0
+    for r in rows:
+        if keep is not None and (r.machine, r.provider, r.session_id) not in keep:
+            ruled += 1
+            continue
+        from dataclasses import replace
+
+        ref = replace(r.ref, size=0)  # read in this process, in order (no fork over a shared stream)
+        machine_of[id(ref)] = r.machine
+        refs.append(ref)
+    refs.sort(key=lambda x: (machine_of[id(x)], x.provider, x.session_id))
+    provs = {}
+    for name in {r.provider for r in rows}:
+        provs[name] = _DatasetProvider(name, stream, machine_of)
+
+    class _E:
+        def __init__(self, name):
+            self.name, self.display, self.provider = name, KNOWN.get(name, name), provs.get(name)
+            self.root = None  # a refetch runs on the machine that holds the session, with its own roots
+
+    class _Survey:
+        entries = [_E(n) for n in sorted(provs)]
+
+        @staticmethod
+        def entry(name):
+            return _E(name)
+
+    return DatasetSelection(_Survey, refs, machine_of, coverage(ds, rows, providers, subagents), machines(ds), ruled,
+                            subagents=subagents)

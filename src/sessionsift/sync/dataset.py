@@ -17,7 +17,7 @@ import orjson
 from . import schema as S
 from .store import Store, open_store
 
-DUCKDB_MEMORY = "192MB"
+DUCKDB_MEMORY = "160MB"
 """DuckDB's own memory limit (it spills to a temp directory beyond it): the answers' peak stays
 under 300 MB with Python's share."""
 
@@ -97,13 +97,22 @@ class Dataset:
         the newest version of each session; `sessions_versions`: every version) and `manifests`."""
         import duckdb
 
+        import tempfile
+
+        spill = tempfile.mkdtemp(prefix="ssift-duckdb-")  # where a sort larger than the limit spills
+        import atexit
+        import shutil
+
+        atexit.register(shutil.rmtree, spill, True)
         con = duckdb.connect(config={"memory_limit": DUCKDB_MEMORY, "threads": min(4, os.cpu_count() or 2),
-                                     "preserve_insertion_order": False})
+                                     "preserve_insertion_order": False, "temp_directory": spill})
         for t in dict.fromkeys(("sessions", *tables)):
             self._register(con, t)
         con.execute("CREATE VIEW sessions_versions AS SELECT * FROM sessions_all")
-        con.execute("CREATE VIEW sessions AS SELECT * FROM sessions_all QUALIFY row_number() OVER "
-                    "(PARTITION BY machine, provider, session_id ORDER BY batch DESC) = 1")
+        # the newest version of each session (a join, not a window: a query reads only its columns)
+        con.execute("CREATE VIEW sessions AS SELECT s.* FROM sessions_all s JOIN (SELECT machine AS m_, provider AS p_, "
+                    "session_id AS s_, max(batch) AS b_ FROM sessions_all GROUP BY ALL) n ON s.machine = n.m_ "
+                    "AND s.provider = n.p_ AND s.session_id = n.s_ AND s.batch = n.b_")
         for t in tables:
             if t == "sessions":
                 continue

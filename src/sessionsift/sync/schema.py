@@ -24,9 +24,14 @@ PARTITIONS: list[tuple[str, str, str]] = [
 BATCH = ("batch", "int64", "the machine's sync run that wrote the row (a row is current while its batch is at "
                           "least its session's base_batch)")
 
-RECORDS = [c for c in X.COLUMNS] + [BATCH]
+RECORDS = [c for c in X.COLUMNS] + [
+    ("seq", "int64", "0-based order of the record within its file's reading (ORDER BY path, seq: the reading order)"),
+    ("truncated", "bool", "the client wrote that it cut this record's text (the cut part is on disk nowhere)"),
+    ("rewound", "bool", "the client rewound its conversation past this record (Gemini CLI's /rewind)"),
+    ("tool_input_json", "bool", "tool_input holds the call's input as JSON (false: a string input as written)"),
+    BATCH]
 """`export parquet`'s `sessionsift.records` columns (the same row for the same record: export's
-`row_of`), plus the batch."""
+`row_of`), then what a search over the dataset needs besides, and the batch."""
 
 TOOL_CALLS: list[tuple[str, str, str]] = [
     ("session_id", "string", "the session"),

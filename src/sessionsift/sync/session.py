@@ -92,6 +92,11 @@ class Sink:
         else:
             pickle.dump((table, date, row), self.staged, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def count(self, table: str, key: str) -> int:
+        """Rows of this (table, file) stream so far (the next row's position in it)."""
+        g = self.gates.get((table, key))
+        return 0 if g is None else g.count
+
     def finish(self) -> dict:
         """Check that every stream the dataset holds was read again in full; the new state."""
         for table, streams in self.prev.items():
@@ -157,6 +162,9 @@ class _Tee(Provider):
                 labels = (r.kind,)
             day, row = row_of(ref, r, labels)
             key = r.path or ""
+            row["seq"] = sink.count("records", key)
+            row["truncated"], row["rewound"] = r.truncated, r.rewound
+            row["tool_input_json"] = None if r.tool_input is None else not isinstance(r.tool_input, str)
             sink.emit("records", key, day, row)
             if r.kind == "tool_call":
                 sink.emit("tool_calls", key, day, {

@@ -27,10 +27,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import msgspec
-import orjson
-import stringzilla as _sz
-
 from .events import Event
 
 PROVIDER = "claude-code"
@@ -44,61 +40,18 @@ cost-state record. Decoding tells them apart. They are found with stringzilla (S
 measured here, against 2-3 GB/s for `bytes.find`: every needle starts or ends with `"`)."""
 
 
-class _CacheCreation(msgspec.Struct):
-    ephemeral_5m_input_tokens: int | None = None
-    ephemeral_1h_input_tokens: int | None = None
+_STRUCTS = None
 
 
-class _OutDetails(msgspec.Struct):
-    thinking_tokens: int | None = None
+def _structs():
+    global _STRUCTS
+    if _STRUCTS is None:
+        from . import claude_structs
+
+        _STRUCTS = claude_structs
+    return _STRUCTS
 
 
-class _Iteration(msgspec.Struct):
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_input_tokens: int | None = None
-    cache_creation_input_tokens: int | None = None
-
-
-class _Usage(msgspec.Struct):
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_input_tokens: int | None = None
-    cache_creation_input_tokens: int | None = None
-    cache_creation: _CacheCreation | None = None
-    output_tokens_details: _OutDetails | None = None
-    speed: str | None = None
-    service_tier: str | None = None
-    inference_geo: str | None = None
-    iterations: list[_Iteration] | None = None
-
-
-class _Message(msgspec.Struct):
-    id: str | None = None
-    model: str | None = None
-    usage: _Usage | None = None
-
-
-class _ModelUsage(msgspec.Struct):
-    inputTokens: int | None = None
-    outputTokens: int | None = None
-    cacheReadInputTokens: int | None = None
-    cacheCreationInputTokens: int | None = None
-    costUSD: float | None = None
-
-
-class _Line(msgspec.Struct):
-    type: str | None = None
-    timestamp: str | None = None
-    message: _Message | None = None
-    costUSD: float | None = None
-    isSidechain: bool | None = None
-    cwd: str | None = None
-    totalCostUSD: float | None = None
-    modelUsage: dict[str, _ModelUsage] | None = None
-
-
-_decode = msgspec.json.Decoder(_Line).decode
 
 
 @dataclass
@@ -195,9 +148,10 @@ def _record(fs: FileScan, msg_id, model, ts, u_in, u_out, u_cr, u_cw, cc5, cc1, 
 
 
 def _take(fs: FileScan, raw: bytes, offset: int) -> None:
+    S = _STRUCTS or _structs()
     try:
-        ln = _decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+        ln = S.decode(raw)
+    except S.errors:
         # a value the Structs cannot type, NULs, invalid UTF-8, or not JSON: the generic reading
         ln = None
     if ln is None:
@@ -244,14 +198,24 @@ def _g(d: Any, *keys: str) -> Any:
     return d
 
 
-def _take_loose(fs: FileScan, raw: bytes, offset: int) -> None:
-    """The same reading from a generic parse, for lines whose values the Structs reject."""
+def _orjson_loads(b):
+    global _orjson_loads
+    import orjson
+
+    _orjson_loads = orjson.loads  # the import once; later calls go straight to orjson
+    return orjson.loads(b)
+
+
+def _take_loose(fs: FileScan, raw: bytes, offset: int, loads=None) -> None:
+    """The same reading from a generic parse, for lines whose values the Structs reject (and every
+    line of a light scan). `loads`: orjson's, or the stdlib's for a light scan."""
+    loads = loads or _orjson_loads
     try:
-        obj = orjson.loads(raw.replace(b"\x00", b""))
-    except orjson.JSONDecodeError:
+        obj = loads(raw.replace(b"\x00", b""))
+    except ValueError:  # orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError
         try:
-            obj = orjson.loads(raw.replace(b"\x00", b"").decode("utf-8", "replace"))
-        except orjson.JSONDecodeError:
+            obj = loads(raw.replace(b"\x00", b"").decode("utf-8", "replace"))
+        except ValueError:
             fs.malformed += 1
             return
     if not isinstance(obj, dict):
@@ -296,11 +260,17 @@ def _take_loose(fs: FileScan, raw: bytes, offset: int) -> None:
         fs.echoes += 1
 
 
-def _candidate_starts(buf: bytes, end: int) -> list[int]:
-    """Start offsets (in `buf`) of the lines of buf[:end] holding a needle, sorted, unique."""
+def _candidate_starts(buf: bytes, end: int, simd: bool = True) -> list[int]:
+    """Start offsets (in `buf`) of the lines of buf[:end] holding a needle, sorted, unique
+    (stringzilla's finds; `simd` False: the bytes' own, for a few appended lines)."""
     starts: set[int] = set()
-    s = _sz.Str(buf)
-    find, rfind = s.find, s.rfind
+    if simd:
+        import stringzilla as _sz
+
+        s = _sz.Str(buf)
+        find, rfind = s.find, s.rfind
+    else:
+        find, rfind = buf.find, buf.rfind
     for needle in NEEDLES:
         p = find(needle, 0, end)
         while p >= 0:
@@ -346,9 +316,20 @@ def merge_scans(a: FileScan, b: FileScan) -> FileScan:
 
 
 def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = True,
-              stop: int | None = None) -> FileScan:
+              stop: int | None = None, light: bool = False) -> FileScan:
     """Read the usage of one transcript from byte `start` (a line start) to `stop` (a line start,
-    default the end). Raises OSError."""
+    default the end). Raises OSError. `light`: every candidate line read by the generic parse
+    with the stdlib's json and found with bytes.find (no msgspec, orjson or stringzilla imported:
+    for the few lines a client appended since the last reading; the same records, held equal by
+    tests/test_statusline.py)."""
+    if light:
+        import json
+
+        loads = json.loads
+        take = lambda fs_, raw_, off_: _take_loose(fs_, raw_, off_, loads)  # noqa: E731
+    else:
+        loads = _orjson_loads
+        take = _take
     p = os.fspath(path)
     fs = FileScan(p)
     with open(p, "rb", buffering=0) as f:
@@ -371,10 +352,10 @@ def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = Tr
                 carry = buf
                 continue
             end = last + 1
-            for ls in _candidate_starts(buf, end):
+            for ls in _candidate_starts(buf, end, not light):
                 le = buf.find(b"\n", ls, end)
                 fs.candidates += 1
-                _take(fs, buf[ls:le], base + ls)
+                take(fs, buf[ls:le], base + ls)
             carry = buf[end:]
         base = pos - len(carry)
         fs.end = base
@@ -384,14 +365,14 @@ def scan_file(path: str | os.PathLike[str], start: int = 0, hold_torn: bool = Tr
             frag = carry
             if frag.strip(b"\x00").strip():
                 try:
-                    orjson.loads(frag)
+                    loads(frag)
                     complete = True
-                except orjson.JSONDecodeError:
+                except ValueError:
                     complete = False
                 if complete or not hold_torn:
                     if any(n in frag for n in NEEDLES):
                         fs.candidates += 1
-                        _take(fs, frag, base)
+                        take(fs, frag, base)
                     fs.end = base + len(frag)
                 else:
                     fs.torn_tail_bytes = len(frag)

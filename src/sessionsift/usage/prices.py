@@ -25,14 +25,11 @@ tokens costs 0 whatever its model). Names are matched exactly after removing a c
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import json
 import re
 import sys
 from dataclasses import dataclass
-from datetime import date
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +73,13 @@ class Price:
     tiers: tuple[tuple[int, Rates], ...]
     """(prompt-token threshold, rates) in ascending threshold order."""
     multipliers: dict[str, float]
+
+    @cached_property
+    def quote(self) -> tuple:
+        """The price as plain tuples (usage.rates): (inclusive, base, ((threshold, rates), ...),
+        multipliers), rates = (input, output, cache_read, cache_write, cache_write_1h)."""
+        t = lambda r: (r.input, r.output, r.cache_read, r.cache_write, r.cache_write_1h)  # noqa: E731
+        return (self.provider == "xai", t(self.base), tuple((n, t(r)) for n, r in self.tiers), dict(self.multipliers))
 
     def rates_for(self, prompt_tokens: int) -> Rates:
         # the table maintainer bills xAI's tier from the threshold itself (>=), the others above it
@@ -186,16 +190,22 @@ def candidates(model: str) -> list[str]:
 def cost(price: Price, input: int = 0, output: int = 0, cache_read: int = 0, cache_write: int = 0,
          cache_write_1h: int = 0, speed: str | None = None, geo: str | None = None) -> float:
     """USD for one request. `cache_write` counts the 5-minute writes only; `cache_write_1h` the
-    1-hour ones (their sum is the request's cache writes)."""
-    prompt = input + cache_read + cache_write + cache_write_1h
-    r = price.rates_for(prompt)
-    usd = (input * r.input + output * r.output + cache_read * r.cache_read + cache_write * r.cache_write
-           + cache_write_1h * r.cache_write_1h)
-    if speed and speed != "standard" and speed in price.multipliers:
-        usd *= price.multipliers[speed]
-    if geo and geo in price.multipliers:
-        usd *= price.multipliers[geo]
-    return usd
+    1-hour ones (their sum is the request's cache writes). The arithmetic: usage.rates.cost."""
+    from .rates import cost as _cost
+
+    return _cost(price.quote, input, output, cache_read, cache_write, cache_write_1h, speed, geo)
+
+
+def cost_of(table: "PriceTable", model: str | None, input: int | None, output: int | None, cache_read: int | None,
+            cache_write: int | None, cache_write_1h: int | None = None, speed: str | None = None,
+            geo: str | None = None) -> tuple[float | None, str | None]:
+    """(cost, the model without a price) of one response from its recorded counts: usage.rates.cost_of
+    with the quote of `model` in `table` (None where it has no price)."""
+    from .rates import cost_of as _cost_of
+
+    p = table.lookup(model) if model else None
+    return _cost_of(None if p is None else p.quote, model, input, output, cache_read, cache_write, cache_write_1h,
+                    speed, geo)
 
 
 @lru_cache(maxsize=None)
@@ -252,8 +262,8 @@ def refresh(src: Path, dest: Path = DATA, source: str | None = None, retrieved: 
     meta = {
         "source": "https://github.com/BerriAI/litellm/blob/main/model_prices_and_context_window.json",
         "version": source or "unknown",
-        "retrieved": retrieved or date.today().isoformat(),
-        "sha256": hashlib.sha256(data).hexdigest(),
+        "retrieved": retrieved or __import__("datetime").date.today().isoformat(),
+        "sha256": __import__("hashlib").sha256(data).hexdigest(),
         "licence": "MIT (c) 2023 Berri AI; see LITELLM-LICENSE beside this file",
         "providers": list(KEEP_PROVIDERS),
         "modes": list(KEEP_MODES),
@@ -267,6 +277,8 @@ def refresh(src: Path, dest: Path = DATA, source: str | None = None, retrieved: 
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     ap = argparse.ArgumentParser(prog="python -m sessionsift.usage.prices",
                                  description="Show or refresh the bundled price table (no network).")
     ap.add_argument("--refresh", metavar="FILE", type=Path,

@@ -249,21 +249,13 @@ class Pricer:
         self.used: dict[str, str | None] = {}
 
     def price(self, e: Event) -> tuple[float | None, str | None]:
-        """(cost, missing model name) of one event; (None, None) when it recorded no token count
-        (its cost is unknown: an unknown count is not 0)."""
-        if not e.has_tokens():
-            return None, None
-        if e.total() == 0:
-            return 0.0, None
+        """(cost, missing model name) of one event (prices.cost_of); (None, None) when it recorded no
+        token count (its cost is unknown: an unknown count is not 0)."""
         m = e.model
-        p = self.table.lookup(m) if m else None
-        if m is not None and m not in self.used:
+        if m is not None and m not in self.used and e.has_tokens() and e.total():
+            p = self.table.lookup(m)
             self.used[m] = p.key if p else None
-        if p is None:
-            return None, m or "(unknown model)"
-        cw1 = e.cache_write_1h or 0
-        cw5 = max(0, (e.cache_write or 0) - cw1)
-        return P.cost(p, e.input or 0, e.output or 0, e.cache_read or 0, cw5, cw1, e.speed, e.geo), None
+        return P.cost_of(self.table, m, e.input, e.output, e.cache_read, e.cache_write, e.cache_write_1h, e.speed, e.geo)
 
 
 @dataclass

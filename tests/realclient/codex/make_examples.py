@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from . import client as clientmod
+from ..common import isolate
 from .runner import FAKE_KEY, run_scenario
 from .scenarios import ALL, LEGACY_ALL
 
@@ -179,6 +180,10 @@ def main(argv=None) -> int:
         a.version = LEGACY_VERSION
     root = Path(a.root) if a.root else Path(
         "/tmp/ssift-codex" if a.version == clientmod.PINNED_VERSION else f"/tmp/ssift-codex-{a.version}")
+    if not a.root:
+        rc = isolate.private_fixed_roots([root], "tests.realclient.codex.make_examples", list(sys.argv[1:] if argv is None else argv))
+        if rc is not None:  # the canonical root, as this run's own (common/isolate.py)
+            return rc
     scratch_home = root / "shared-codex-home"
     if scratch_home.exists():
         shutil.rmtree(scratch_home)

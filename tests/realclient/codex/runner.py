@@ -29,7 +29,7 @@ from pathlib import Path
 
 from . import client as clientmod
 from .. import extra as _extra
-from ..common import host, netns
+from ..common import host, isolate, netns
 from ..common.truth import routes as _routes, sha256, subst as _subst
 from .mock_api import MockResponses, Script, call_id
 from .scenarios import ALL, ALL_ANY, Scenario
@@ -280,7 +280,8 @@ def main(argv=None) -> int:
     if a.inside:
         inside(a.inside, Path(a.root), a.exe, Path(a.codex_home) if a.codex_home else None)
         return 0
-    root = Path(a.root or f"/tmp/ssift-codex-{a.version}")
+    root = Path(a.root) if a.root else isolate.fresh_root("codex")
+    print(f"root: {root}", flush=True)
     for n in ([a.scenario] if a.scenario else list(ALL)):
         gt = run_scenario(n, root, a.version, codex_home=Path(a.codex_home) if a.codex_home else None)
         print(n, gt["thread_ids_reported"], gt["rollouts"], gt["seconds"], "s")

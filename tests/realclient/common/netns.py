@@ -75,7 +75,8 @@ def env_i(env: dict) -> list[str]:
 def kill_leftovers(s_dir: Path) -> list[str]:
     """End processes the client left running (e.g. a background ``sleep 600``), found by their cwd.
 
-    Only processes whose working directory is inside this scenario's dir are ended, by pid; returns
+    Only processes whose working directory is inside this scenario's dir (that very directory, not
+    another mount namespace's at the same path) are ended, by pid; returns
     their command lines (the first 120 characters), sorted."""
     killed = []
     me = os.getpid()
@@ -88,6 +89,14 @@ def kill_leftovers(s_dir: Path) -> list[str]:
         except OSError:
             continue
         if cwd == str(s_dir) or cwd.startswith(str(s_dir) + "/"):
+            # the same path may be another run's own directory (make_examples runs at the fixed root
+            # in a private mount namespace, common/isolate.py): only the directory we see is ours
+            try:
+                a, b = os.stat(d / "cwd"), os.stat(cwd)
+            except OSError:
+                continue
+            if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
+                continue
             try:
                 os.kill(int(d.name), signal.SIGKILL)
                 killed.append(cmdline[:120])

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import client as clientmod
+from ..common import isolate
 from .runner import DEFAULT_ROOT, FAKE_KEY, run_scenario
 from .scenarios import ALL
 
@@ -34,13 +35,17 @@ REPO = Path(__file__).resolve().parents[3]
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(REPO / "examples"))
-    ap.add_argument("--root", default=str(DEFAULT_ROOT))
+    ap.add_argument("--root", default=None, help=f"scratch root (default {DEFAULT_ROOT}, this run's own)")
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=4)
     a = ap.parse_args(argv)
     names = [n for n in a.only.split(",") if n] or list(ALL)
-    root = Path(a.root)
+    root = Path(a.root or DEFAULT_ROOT)
+    if not a.root:
+        rc = isolate.private_fixed_roots([root], "tests.realclient.gemini.make_examples", list(sys.argv[1:] if argv is None else argv))
+        if rc is not None:  # the canonical root, as this run's own (common/isolate.py)
+            return rc
 
     def one(n):
         try:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from . import client as clientmod
 from .. import extra as _extra
-from ..common import host, netns
+from ..common import host, isolate, netns
 from ..common.truth import routes as _routes, sha256, subst
 from .mock_api import MockGemini, Script
 from .scenarios import ALL, Scenario
@@ -54,9 +54,11 @@ def launch(name: str, root: Path, version: str) -> tuple[list[str], dict]:
                                env={"SESSIONSIFT_GEMINI_CACHE": str(clientmod.CACHE_ROOT)})
 
 
-def run_scenario(name: str, root: Path = DEFAULT_ROOT, version: str = clientmod.PINNED_VERSION,
+def run_scenario(name: str, root: Path | None = None, version: str = clientmod.PINNED_VERSION,
                  timeout: float = 400) -> dict:
-    """Run scenario ``name`` in a new network namespace; return its ground truth."""
+    """Run scenario ``name`` in a new network namespace; return its ground truth. ``root`` None: a
+    fresh root of this run's own (common/isolate.py)."""
+    root = Path(root) if root is not None else isolate.fresh_root("gem")
     cmd, env = launch(name, root, version)
     netns.run_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log", timeout, f"gemini scenario {name}")
     return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
@@ -379,10 +381,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("scenario", nargs="?")
     ap.add_argument("--inside")
-    ap.add_argument("--root", default=str(DEFAULT_ROOT))
+    ap.add_argument("--root", default=None, help="scratch root (default: a fresh one for this run, printed)")
     ap.add_argument("--exe")
     ap.add_argument("--version", default=clientmod.PINNED_VERSION)
     a = ap.parse_args(argv)
+    if a.root is None and not a.inside:
+        a.root = str(isolate.fresh_root("gem"))
+        print(f"root: {a.root}", flush=True)
     if a.inside:
         inside(a.inside, Path(a.root), a.exe)
         return 0

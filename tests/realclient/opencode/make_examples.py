@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import client as clientmod
 from .fixtures import LEGACY_SAMPLE
+from ..common import isolate
 from .runner import run_scenario
 from .scenarios import SAMPLE
 
@@ -50,6 +51,9 @@ def copy_db(src_dir: Path, dst: Path) -> None:
 def main(argv=None) -> int:
     argparse.ArgumentParser(description="Regenerate examples/opencode-home and examples/opencode-legacy-home "
                                         f"with the real client (offline, under {ROOT}).").parse_args(argv)
+    rc = isolate.private_fixed_roots([ROOT], "tests.realclient.opencode.make_examples", list(sys.argv[1:] if argv is None else argv))
+    if rc is not None:  # the canonical root, as this run's own (common/isolate.py)
+        return rc
     if ROOT.exists():
         shutil.rmtree(ROOT)
     shared = ROOT / "shared-data"

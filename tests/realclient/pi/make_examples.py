@@ -21,7 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..common import host
+from ..common import host, isolate
 from .runner import run_scenario
 from .scenarios import SAMPLE
 
@@ -32,6 +32,9 @@ ROOT = Path("/tmp/ssift-pi-sample")
 def main(argv=None) -> int:
     argparse.ArgumentParser(description=f"Regenerate examples/pi-home with the real client (offline, under {ROOT}).") \
         .parse_args(argv)
+    rc = isolate.private_fixed_roots([ROOT], "tests.realclient.pi.make_examples", list(sys.argv[1:] if argv is None else argv))
+    if rc is not None:  # the canonical root, as this run's own (common/isolate.py)
+        return rc
     if ROOT.exists():
         shutil.rmtree(ROOT)
     truths = host.run_parallel(lambda n: run_scenario(n, ROOT), SAMPLE, 2)

@@ -82,14 +82,16 @@ _add(Scenario(
     name="shell_write",
     notes=["a turn with reasoning, a write (relative path), a shell command with output, a command that "
            "fails with exit 3, one that is not found (127), and one whose 3000 lines of output the bash tool cuts "
-           "to the last 2000 (the whole output saved in a temp file under TMPDIR)"],
-    expect_exit={"P1/1/0": 0, "P1/2/0": 3, "P1/3/0": 127, "P1/4/0": 0},
+           "to the last 2000 (the whole output saved in a temp file under TMPDIR), and `printenv PI_CODING_AGENT` (what "
+           "pi puts in its tools' environment: evidence for `whoami`)"],
+    expect_exit={"P1/1/0": 0, "P1/2/0": 3, "P1/3/0": 127, "P1/4/0": 0, "P1/5/0": 0},
     prompts=[Prompt("Create hello.py and run it, then try two failing commands [shell_write P1]", [
         Step(reasoning="The user wants hello.py. I will write it, then run it.", calls=[write("hello.py", HELLO)]),
         Step(text="Running it.", calls=[bash("python3 hello.py")]),
         Step(calls=[bash("echo to-stderr >&2; echo to-stdout; exit 3")]),
         Step(calls=[bash("no-such-command-ssift")]),
         Step(calls=[bash("seq 1 3000")]),
+        Step(calls=[bash("printenv PI_CODING_AGENT")]),
         Step(text="Done: hello.py prints a greeting; the other two commands failed (3, 127)."),
     ])],
 ))

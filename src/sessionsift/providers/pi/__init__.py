@@ -40,6 +40,8 @@ class Pi(Provider):
     sessions only through its working directory."""
     shell_tools: ClassVar[dict] = {"bash": ("command", None)}
     file_tools: ClassVar[dict] = {"read": ("path", "read"), "edit": ("path", "update"), "write": ("path", "write")}
+    ccusage_agent: ClassVar[str | None] = "pi"
+    """ccusage 20 reads pi as ``ccusage pi`` (its README: "pi-agent")."""
     records_forks: ClassVar[bool] = True
     """``pi --fork``, ``/fork`` and ``/clone`` write a new session whose header names the file it came
     from (``parentSession``) and which holds a copy of that file's entries."""

@@ -5,7 +5,8 @@ of the parent's records - the same `uuid`, `parentUuid`, `timestamp`, `message`;
 (and a prompt's `promptId`) differ - and then the fork's own records. No record names the parent
 (measured: tests/realclient/scenarios_robust.py `robust_fork`). So a fork is recognised by its
 records: two sessions of one project directory whose first uuid-bearing record has the same uuid
-are one family; the member whose first timestamped line is the earliest is the original, and each
+are one family (and so is a session whose first record is a later root of a sibling's: a fork of a
+session rewound to before its first prompt, `_join_rerooted`); the member whose first timestamped line is the earliest is the original, and each
 later member was forked from the earlier member it shares the longest uuid prefix with, at the
 last record of that prefix. A fork's copies are its records whose uuid the parent holds.
 
@@ -141,6 +142,99 @@ def _uuids(path) -> list[tuple[str, int, int]]:
     return out
 
 
+def _record_ts(path, uuid: str) -> str | None:
+    """The `timestamp` of the record carrying `uuid` among the head's lines (HEAD_LINES), read in
+    growing windows like `_read_head` (a head, never the whole file)."""
+    needle = b'"uuid":"' + uuid.encode() + b'"'
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        want = 16 << 10
+        while True:
+            data = os.pread(fd, min(want, size), 0)
+            i = data.find(needle)
+            if i >= 0:
+                a = data.rfind(b"\n", 0, i) + 1
+                b = data.find(b"\n", i)
+                if b >= 0 or len(data) >= size:
+                    o = parse_line(data[a:b if b >= 0 else len(data)])
+                    ts = o.get("timestamp") if o and o.get("uuid") == uuid else None
+                    return ts if isinstance(ts, str) else None
+            if len(data) >= size or data.count(b"\n") >= HEAD_LINES:
+                return None
+            want *= 4
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _epoch(ts: str) -> float | None:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(ts[:-1] + "+00:00" if ts.endswith("Z") else ts).timestamp()
+    except ValueError:
+        return None
+
+
+def _holds(path, needle: bytes) -> bool:
+    """Whether the file holds `needle` (read in 1 MiB chunks with an overlap)."""
+    try:
+        with open(path, "rb", buffering=0) as f:
+            prev = b""
+            while chunk := f.read(1 << 20):
+                if needle in prev + chunk:
+                    return True
+                prev = chunk[-len(needle):]
+    except OSError:
+        return False
+    return False
+
+
+def _join_rerooted(fams: dict) -> None:
+    """A fork of a session that was rewound to before its first prompt copies the live branch,
+    whose first record is a later root of the parent (the prompt typed after the rewind has no
+    parent), not the parent's first record (measured: tests/realclient/scenarios_robust.py
+    `robust_rewind_root_fork`). A session alone in its family whose first uuid-bearing record
+    is found in a sibling of its project directory that was being written when that record was
+    (the sibling's first line no later, its last write no earlier) joins the sibling's family.
+    Only such siblings are read (a byte search for the uuid), so the cost stays with sessions
+    that overlap in time."""
+    by_dir: dict[str, list[tuple[tuple[str, str], tuple[str, str, object]]]] = {}
+    for key, members in fams.items():
+        for m in members:
+            by_dir.setdefault(key[0], []).append((key, m))
+    for d, entries in by_dir.items():
+        if len(entries) < 2:
+            continue
+        mtimes: dict[str, float] = {}
+        for key, (ts, sid, s) in entries:
+            try:
+                mtimes[sid] = os.stat(s.path).st_mtime
+            except OSError:
+                pass
+        for key, (ts, sid, s) in entries:
+            if len(fams.get(key, ())) != 1:
+                continue
+            t0s = _record_ts(s.path, key[1])
+            t0 = _epoch(t0s) if t0s else None
+            if t0 is None:
+                continue
+            needle = b'"uuid":"' + key[1].encode() + b'"'
+            for pkey, (pts, psid, ps) in entries:
+                p0 = _epoch(pts)
+                if psid == sid or p0 is None or p0 > t0 or mtimes.get(psid, -1.0) < t0 - 1.0:
+                    continue
+                if _holds(ps.path, needle):
+                    fams[pkey].append((ts, sid, s))
+                    del fams[key]
+                    break
+
+
 def find_forks(sessions: Iterable) -> dict[str, Fork]:
     """Fork session id -> its Fork, among `sessions` (Session objects; main lanes only)."""
     fams: dict[tuple[str, str], list[tuple[str, object, str]]] = {}
@@ -149,6 +243,7 @@ def find_forks(sessions: Iterable) -> dict[str, Fork]:
         if u is None or ts is None:
             continue
         fams.setdefault((str(s.project_dir), u), []).append((ts, s.session_id, s))
+    _join_rerooted(fams)
     out: dict[str, Fork] = {}
     for members in fams.values():
         if len(members) < 2:

@@ -1,0 +1,113 @@
+"""Qwen Code (``@qwen-code/qwen-code``): where its sessions live, which exist, how they read.
+
+**Where** (the client's ``Storage``, 0.24.4). Everything a run writes goes under the *runtime dir*:
+``$QWEN_RUNTIME_DIR`` when set, else ``advanced.runtimeOutputDir`` of settings.json, else the global
+Qwen dir, which is ``$QWEN_HOME`` when set, else ``~/.qwen``. Sessions are
+``<runtime dir>/projects/<cwd, every non-alphanumeric character as ->/chats/<session id>.jsonl``
+(archived ones under ``chats/archive/``), a subagent's transcript
+``projects/<p>/subagents/<session id>/agent-<agent id>.jsonl`` beside its ``.meta.json``. So
+``--qwen-home DIR`` names that dir (the one holding ``projects/``); ``--home DIR`` gives ``DIR/.qwen``;
+then ``$QWEN_RUNTIME_DIR``, then ``$QWEN_HOME``, then ``~/.qwen``. A ``runtimeOutputDir`` in the
+global settings.json (``<QWEN_HOME or ~/.qwen>/settings.json``) is looked in too.
+
+**Which** and **how**: see :mod:`.discover` and :mod:`.read`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar, Iterator, Mapping
+
+from ..base import Discovery, Provider, ReadReport, Record, Root, SessionRef
+
+RUNTIME_ENV = "QWEN_RUNTIME_DIR"
+
+
+class QwenCode(Provider):
+    name: ClassVar[str] = "qwen-code"
+    display: ClassVar[str] = "Qwen Code"
+    home_flag: ClassVar[str] = "--qwen-home"
+    env_var: ClassVar[str | None] = "QWEN_HOME"
+    default_rel: ClassVar[str] = ".qwen"
+    process_names: ClassVar[tuple[str, ...]] = ("qwen",)
+    """Qwen Code runs as ``node``: the launcher ``node .../qwen-code/cli-entry.js`` (the npm bin link
+    ``qwen``) relaunches itself as a child ``node ... .../qwen-code/cli.js`` that does the work (measured
+    with 0.24.4; ``QWEN_CODE_NO_RELAUNCH`` keeps one process). See :meth:`is_client_argv`."""
+    activity_granularity: ClassVar[str] = "project"
+    """Chats are kept per project; a headless run holds no lock. An interactive or daemon client holds a
+    writer lease per session (``tmp/session-writer-locks/<id>.lock``: pid, host, state), which
+    discovery reports in ``extra.writer_lock``."""
+    shell_tools: ClassVar[dict] = {"run_shell_command": ("command", "directory")}
+    file_tools: ClassVar[dict] = {"read_file": ("file_path", "read"), "edit": ("file_path", "update"),
+                                  "write_file": ("file_path", "write")}
+    truncation_marker: ClassVar[bytes | None] = rb"Tool output was too large and has been truncated\."
+    """The first line of a tool output the client cut for the model (the whole output is saved in a file
+    the result names, ``resultDisplay.outputFiles``)."""
+    truncation_literal: ClassVar[tuple[bytes, ...] | None] = (b"Tool output was too large",)
+    ccusage_agent: ClassVar[str | None] = "qwen"
+    """ccusage 20 reads Qwen Code as ``ccusage qwen``."""
+    records_forks: ClassVar[bool] = True
+    """``--fork-session`` (with ``--resume``/``--continue``) writes a new session whose records are the
+    source's, each marked ``forkedFrom: {sessionId, messageUuid}``."""
+
+    def locate(self, explicit: str | None = None, home: str | None = None,
+               env: Mapping[str, str] | None = None) -> Root:
+        env = os.environ if env is None else env
+        if explicit:
+            return Root(Path(explicit).expanduser(), self.home_flag, True)
+        if home:
+            return Root(Path(home).expanduser() / self.default_rel, "--home", True)
+        for var in (RUNTIME_ENV, self.env_var):
+            if env.get(var):
+                return Root(Path(env[var]).expanduser(), var)
+        return Root(Path.home() / self.default_rel, "default")
+
+    @classmethod
+    def is_client_argv(cls, argv: list[str]) -> bool:
+        """True for ``qwen ...`` and ``node [node flags] .../qwen-code/cli[-entry].js ...``."""
+        if not argv:
+            return False
+        if os.path.basename(argv[0]) not in ("node", "nodejs"):
+            return os.path.basename(argv[0]) in cls.process_names
+        script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if script is None:
+            return False
+        s = script.replace("\\", "/")
+        return os.path.basename(s) == "qwen" or "/@qwen-code/qwen-code/" in s
+
+    def discover(self, root: Root) -> Discovery:
+        from .discover import discover
+
+        return discover(self, root)
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+        from .read import read
+
+        return read(ref, report, raw=raw)
+
+    def forked_from(self, ref: SessionRef) -> dict | None:
+        from .read import fork_point
+
+        return fork_point(ref)
+
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """A main session: its chat file, the saved whole outputs of its cut tool results, its subagents'
+        dir (``subagents/<id>/``) and the file-history backups the client keeps for it
+        (``<qwen dir>/file-history/<id>/``); a subagent: its transcript (and saved outputs), ``.meta.json``
+        and ``.jsonl.stream``. Only paths that exist."""
+        from .read import output_files
+
+        out = [Path(p) for p in ref.paths]
+        out += output_files(out[0]) if out else []
+        if ref.parent_session_id is None:
+            out += [Path(p) for p in ref.extra.get("owned_dirs", ())]
+        else:
+            base = Path(ref.paths[0])
+            out += [base.with_name(base.name[:-len(".jsonl")] + ".meta.json"), base.with_name(base.name + ".stream")]
+        seen, res = set(), []
+        for p in out:
+            if p not in seen and (p.exists() or p.is_symlink()):
+                seen.add(p)
+                res.append(p)
+        return res
