@@ -516,11 +516,12 @@ if __name__ == "__main__":  # exploration: python tests/test_robustness.py [kind
 
 
 def test_the_sweep_counts_a_usage_error_as_a_failure(tmp_path):
-    """The sweep once passed `wait` (no --until), `show` (no selector) and `recover` (no --file)
-    on every corpus: they never got past argument parsing. Its check now fails them."""
+    """The sweep once passed `wait` (no --until), `show` (no selector; now the whole-session view:
+    `--raw` without an address stays a usage error) and `recover` (no --file) on every corpus: they
+    never got past argument parsing. Its check now fails them."""
     home = tmp_path / "h"
     build("real-copy", home)
-    for argv in (["wait", FILES_SID, "--timeout", "1"], ["show", FILES_SID], ["recover", FILES_SID]):
+    for argv in (["wait", FILES_SID, "--timeout", "1"], ["show", FILES_SID, "--raw"], ["recover", FILES_SID]):
         for fmt in ("text", "json"):
             p = run([*argv, "--format", fmt], home)
             assert p.returncode == 2, (argv, p.returncode)

@@ -212,7 +212,7 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
     stats_rows(out, gres, lambda name: display_of(sel, name), text_skip=lambda st: st.ref.provider in deep)
     seen = set()
     problems = []
-    for p in list(res.problems) + list(gres.problems):
+    for p in list(sel.problems()) + list(res.problems) + list(gres.problems):
         if (p.path, p.why) not in seen:
             seen.add((p.path, p.why))
             problems.append(p)
