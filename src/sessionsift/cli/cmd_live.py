@@ -131,7 +131,7 @@ def wait_cmd(target, fmt, claude_home, until, timeout):
 
     Example: sessionsift wait 3f2a --until stop --timeout 600
     """
-    from ..live import wait as W
+    from ..providers.claude.live import wait as W
 
     cond = W.parse_condition(until)
     if timeout <= 0:

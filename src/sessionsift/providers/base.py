@@ -441,6 +441,57 @@ class Provider:
         deletes exactly these, as one unit). Default: ``ref.paths``."""
         return list(ref.paths)
 
+    # -- live state: status, wait, whoami, agents (sessionsift.live; types in providers/liveness.py)
+
+    def live_state(self, ref: SessionRef, world: Any) -> Any:
+        """This session's live state (:class:`~sessionsift.providers.liveness.LiveState`): one
+        verdict of the shared vocabulary (``liveness.decide``) with one evidence row per surface
+        read, the notes, and what the client's disk cannot show (``invisible``). ``world`` is the
+        question's :class:`~sessionsift.providers.liveness.LiveWorld` (the time, the processes,
+        /proc/locks, every discovered session). Default: None -- the reader offers no live-state
+        surfaces; the question answers ``unknown`` with ``lacks["live_state"]`` as the reason."""
+        return None
+
+    def wait_for(self, ref: SessionRef, condition: Any, timeout: float, world: Any,
+                 ready: Any = None) -> Any:
+        """Block until ``condition`` (``liveness.Condition``) holds for this session or
+        ``timeout`` seconds pass, with a mechanism of the reader's own (a deeper model's cursors);
+        returns a ``liveness.WaitOutcome``. Default: None -- the question waits by re-asking
+        :meth:`live_state` on every change of ``LiveState.watch`` (and every few seconds), and
+        reads new records with :meth:`read` for a ``write:`` condition."""
+        return None
+
+    def whoami(self, env: Mapping[str, str], world: Any) -> Any:
+        """What this client exports to its tool subprocesses (``env``) naming the calling session:
+        a :class:`~sessionsift.providers.liveness.WhoamiClaim` (its ``session_id`` None when the
+        client's environment is there but names no session: the note says why, with evidence);
+        None when ``env`` holds nothing of this client's. Never a guess from recency or process
+        trees. Default: None (the question prints ``lacks["whoami"]``)."""
+        return None
+
+    def subagents(self, ref: SessionRef, children: list[SessionRef], world: Any, files: bool = False) -> Any:
+        """The child sessions ``ref`` spawned (``children``: discovery's refs naming it as parent),
+        each a :class:`~sessionsift.providers.liveness.ChildAgent` joined to the tool call that
+        spawned it where the records allow. Default: every child, unjoined (``join`` None), its
+        status from its own live state. None: this reader answers agents another way (Claude
+        Code's lanes)."""
+        from .liveness import ChildAgent
+
+        out = []
+        for c in children:
+            st = world.state_of(c) if world is not None else None
+            status, why = "unknown", "no live state"
+            if st is not None:
+                if st.verdict in ("running", "waiting", "waiting-children"):
+                    status, why = "running", f"its live state is {st.verdict}: {st.reason}"
+                elif st.verdict == "idle-eot":
+                    status, why = "completed", f"its last turn ended: {st.reason}"
+                else:
+                    why = f"its live state is {st.verdict}: {st.reason}"
+            out.append(ChildAgent(c, None, started_at=c.first_at, ended_at=c.last_at if status == "completed" else None,
+                                  status=status, status_why=why))
+        return out
+
     def change_token(self, ref: SessionRef) -> str | None:
         """A cheap value that changes whenever what :meth:`read` yields for this session can have
         changed (``sync`` reads a session again only when it differs from the one it synced);

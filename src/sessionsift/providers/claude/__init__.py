@@ -109,6 +109,35 @@ class ClaudeCode(Provider):
         for p in ref.paths:
             yield from read_lane(p, ref.session_id, lane_name(p, ref.session_id), report, raw, self.name)
 
+    # -- live state: the deep model of providers/claude/live as this reader's capabilities ------------
+
+    def live_state(self, ref: SessionRef, world):
+        """Registry row + pid probe, transcript tail, elicitation sidecar, subagent lanes, workflow
+        journals, background launches, task list, todos (live/verdict.py; docs/live.md)."""
+        from .live import hooks
+
+        return hooks.live_state(ref, world)
+
+    def wait_for(self, ref: SessionRef, condition, timeout: float, world, ready=None):
+        """Byte cursors over every lane, sidecar and journal; watchfiles on the project dir and the
+        registry (live/wait.py)."""
+        from .live import hooks
+
+        return hooks.wait_for(ref, condition, timeout, world, ready)
+
+    def whoami(self, env, world):
+        """``$CLAUDE_CODE_SESSION_ID``, exported into every Bash tool environment (it names the
+        top-level session even inside a subagent, MISC-009)."""
+        from .live import hooks
+
+        return hooks.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagent lanes joined to their spawning Agent/Task/Workflow calls (live/agents.py)."""
+        from .live import hooks
+
+        return hooks.subagents(ref, world, files)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md
         "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``
