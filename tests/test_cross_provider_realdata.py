@@ -278,7 +278,8 @@ def test_recover_rebuilds_a_codex_file_from_its_add_and_the_diffs_that_fit(tmp_p
 
 def test_a_recorded_diff_applies_only_where_its_context_fits():
     from sessionsift.providers.base import FileChange, Record, SessionRef
-    from sessionsift.questions.files import Change, apply_diff, rebuild
+    from sessionsift.files.rebuild import apply_diff, rebuild
+    from sessionsift.providers.fileevents import Change
 
     gt = CX_GT.get("shell_and_patch")
     if gt is None:

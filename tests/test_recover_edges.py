@@ -12,8 +12,18 @@ import pytest
 
 from sessionsift.providers.claude.discover import resolve_targets, sanitize
 from sessionsift.errors import UsageError
-from sessionsift.files import image as image_mod, plan as plan_mod
-from sessionsift.files.recover import Cutoff, list_backups, recover
+from sessionsift.files.shell import GRAMMAR
+from sessionsift.providers.claude.files import backups as _B, image as image_mod, plan as plan_mod, replay as _R
+from sessionsift.providers.fileevents import Cutoff
+
+
+def recover(scope, path, at=None):
+    """Claude Code's replay of a file (providers/claude/files), Bash read by the shell grammar."""
+    return _R.recover(scope, path, at, grammar=GRAMMAR)
+
+
+def list_backups(scope, path):
+    return _B.list_backups(scope, path, grammar=GRAMMAR)
 
 SID = "11111111-1111-4111-8111-111111111111"
 CWD = "/proj"

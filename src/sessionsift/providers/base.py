@@ -484,6 +484,20 @@ class Provider:
         settled one as a complete view. Default: None (the reader vouches for no read output)."""
         return None
 
+    def file_events(self, sel, query):
+        """Capability ``file_events``: the file events of this provider's sessions in the selection
+        `sel` (providers.scope.Selection), for `files` and `recover` (providers/fileevents.py:
+        ``FileEvents``; `query` a ``FileQuery``, which carries the shell grammar). Default: the
+        record events built from the shared records (``from_records``: each record's
+        ``file_changes``, :meth:`file_calls` read and failed calls, :meth:`shell_command` calls read
+        by the grammar, :meth:`read_view` and :meth:`shell_stdout` views). A reader with a deeper
+        model of its sessions answers with lane events instead (``FileEvents.lanes``: Claude Code,
+        providers/claude/files). None: no session of this provider in the selection."""
+        from .fileevents import from_records, refs_of
+
+        refs = refs_of(sel, self.name)
+        return from_records(self, refs, query) if refs else None
+
     records_cost: ClassVar[bool] = False
     """True when the client writes its own price of each response beside its usage: then `usage` asks
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as

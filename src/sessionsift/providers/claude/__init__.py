@@ -138,6 +138,14 @@ class ClaudeCode(Provider):
 
         return hooks.subagents(ref, world, files)
 
+    def file_events(self, sel, query):
+        """Lane events (providers/claude/files): every Read/Write/Edit/MultiEdit/NotebookEdit and
+        Bash call, the client's freshness attachments and file-history checkpoints of each lane,
+        from the index where it can answer."""
+        from .files import file_events
+
+        return file_events(self, sel, query)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md
         "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``

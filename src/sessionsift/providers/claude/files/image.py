@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..providers.claude.discover import Lane, Scope
-from ..errors import UsageError
-from ..providers.claude.model import record as R
-from ..read.lines import read_records
+from ....errors import UsageError
+from ....read.lines import read_records
+from ..discover import Lane, Scope
+from ..model import record as R
 
 EXT = {"image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 _HANDLE = re.compile(r"\[Image #(\d+)\]")

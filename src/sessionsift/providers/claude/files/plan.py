@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..providers.claude.discover import Scope
-from ..providers.claude.paths import resolve_recorded
+from ..discover import Scope
+from ..paths import resolve_recorded
 from .events import LaneEvents, lane_events, norm
-from .touched import MUTATING
+from .touches import MUTATING
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,119}$")  # PLAN-007
 
