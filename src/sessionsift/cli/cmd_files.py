@@ -9,8 +9,8 @@ from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .options import lane_fields, refetch, refetch_at
 from .exit import ExitStatus
-from .options import (common_options, coverage_json, coverage_line, make_scope, make_selection, problems_json,
-                      provider_options, scope_header, scope_options, selection_header)
+from .options import (common_options, coverage_json, coverage_line, make_selection, problems_json,
+                      provider_options, scope_options, selection_header)
 from .output import Out, clip, esc, plural
 
 
@@ -152,82 +152,148 @@ INVISIBLE = ("writes by other processes leave no trace unless a freshness signal
 @click.command("plan")
 @click.argument("targets", nargs=-1)
 @common_options
+@provider_options
 @scope_options
 @click.option("--audit", is_flag=True, help="Structured writes to plan files the writing session does not bind.")
 def plan_cmd(targets, fmt, claude_home, sessions_from, audit):
-    """The plan file bound to each session (plan_mode attachment, else the first valid slug).
+    """The plan each session keeps: a plan file bound to it (Claude Code's plan mode: the plan_mode
+    attachment, else the first valid slug), or the checklist its plan tool recorded last (Codex CLI
+    update_plan, Gemini CLI write_todos, opencode todowrite, ...).
 
     Example: sessionsift plan 3f2a --audit
     """
-    scope = make_scope(targets, claude_home, sessions_from)
-    from ..providers.claude.files import plan as plan_mod
+    from ..files.plan import plans
+    from .shared import refetch as record_refetch, session_fields
 
-    bs = plan_mod.bind(scope, audit=audit)
+    sel = make_selection(targets, sessions_from)
+    res = plans(sel, audit=audit)
     out = Out(fmt, "plan")
-    out.header(**scope_header(scope))
+    out.header(**selection_header(sel))
     n_audit = 0
-    for b in bs:
-        out.row("plan", {"session_id": b.session_id, "is_subagent": False, "parent_session_id": None,
-                         "source": b.source, "plan_path": b.plan_path, "plan_path_checked": b.plan_path_checked,
-                         "plan_exists": b.plan_exists,
-                         "plan_exists_recorded": b.plan_exists_recorded, "slug": b.slug, "line": b.line,
-                         "refetch": refetch_at(b.session_id, "", False, b.line, claude_home),
-                         "minted_at_compaction": b.minted_at_compaction, "plans_dir": b.plans_dir,
-                         "plans_dir_source": b.plans_dir_source, "notes": b.notes})
-        out.text(f"{b.session_id}  {esc(b.plan_path) if b.plan_path else '(no plan bound)'}  via {b.source or '-'}"
-                 + (f" L{b.line}" if b.line else "") + f"  exists={b.plan_exists if b.plan_exists is not None else '-'}"
-                 + ("  minted_at_compaction" if b.minted_at_compaction else ""))
-        out.text(f"  plans dir: {esc(b.plans_dir)}; source: {esc(b.plans_dir_source)}")
-        for n in b.notes:
+    for pl in res.plans:
+        b = pl.file
+        if b is not None or pl.ref is None:  # a plan file bound to a lane model's session
+            row = {"provider": pl.provider, "session_id": pl.session_id, "is_subagent": False,
+                   "parent_session_id": None, "source": b.source, "plan_kind": pl.kind, "plan_path": b.plan_path,
+                   "plan_path_checked": b.plan_path_checked, "plan_exists": b.plan_exists,
+                   "plan_exists_recorded": b.plan_exists_recorded, "slug": b.slug, "line": b.line, "locator": None,
+                   "timestamp": None, "refetch": refetch_at(b.session_id, "", False, b.line, claude_home),
+                   "minted_at_compaction": b.minted_at_compaction, "plans_dir": b.plans_dir,
+                   "plans_dir_source": b.plans_dir_source, "steps": None, "explanation": None, "updates": None,
+                   "failed_updates": None, "notes": b.notes}
+            out.row("plan", row)
+            out.text(f"{b.session_id}  {esc(b.plan_path) if b.plan_path else '(no plan bound)'}  via {b.source or '-'}"
+                     + (f" L{b.line}" if b.line else "")
+                     + f"  exists={b.plan_exists if b.plan_exists is not None else '-'}"
+                     + ("  minted_at_compaction" if b.minted_at_compaction else ""))
+            out.text(f"  plans dir: {esc(b.plans_dir)}; source: {esc(b.plans_dir_source)}")
+            for n in b.notes:
+                out.text(f"  note: {esc(n)}")
+            for a in b.audit:
+                n_audit += 1
+                out.row("foreign_plan_write", {
+                    "session_id": b.session_id, **a, "timestamp": instant(a["timestamp"]),
+                    "parent_session_id": b.session_id if a["is_subagent"] else None,
+                    "refetch": refetch_at(b.session_id, a["lane_path"], a["is_subagent"], a["line"], claude_home)})
+                out.text(f"  audit: L{a['line']} {esc(a['lane'])} {a['tool']} {esc(a['path'])}"
+                         f" (bound by {a['bound_by'] or 'no session in scope'})")
+            continue
+        ref = pl.ref
+        row = {**session_fields(ref), "source": pl.source, "plan_kind": pl.kind, "plan_path": None,
+               "plan_path_checked": None, "plan_exists": None, "plan_exists_recorded": None, "slug": None,
+               "line": pl.line, "locator": pl.locator, "timestamp": instant(pl.timestamp),
+               "refetch": record_refetch(sel, ref, pl.record) if pl.record is not None else None,
+               "minted_at_compaction": None, "plans_dir": None, "plans_dir_source": None, "steps": pl.steps,
+               "explanation": pl.explanation, "updates": pl.updates, "failed_updates": pl.failed_updates,
+               "notes": pl.notes}
+        row.pop("lane", None)
+        out.row("plan", row)
+        name = res_display(sel, pl.provider)
+        if pl.steps is None:
+            out.text(f"{esc(ref.session_id)} ({esc(name)})  (no plan recorded)")
+        else:
+            out.text(f"{esc(ref.session_id)} ({esc(name)})  checklist via {esc(pl.source)} {esc(pl.locator)} "
+                     f"{short_local(pl.timestamp)}  ({plural(pl.updates, 'update')})")
+            for st in pl.steps:
+                out.text(f"  [{esc(str(st.get('status')))}] {esc(str(st.get('step')))}")
+            if pl.explanation:
+                out.text(f"  explanation: {clip(pl.explanation, 200)}")
+        for n in pl.notes:
             out.text(f"  note: {esc(n)}")
-        for a in b.audit:
-            n_audit += 1
-            out.row("foreign_plan_write", {
-                "session_id": b.session_id, **a, "timestamp": instant(a["timestamp"]),
-                "parent_session_id": b.session_id if a["is_subagent"] else None,
-                "refetch": refetch_at(b.session_id, a["lane_path"], a["is_subagent"], a["line"], claude_home)})
-            out.text(f"  audit: L{a['line']} {esc(a['lane'])} {a['tool']} {esc(a['path'])}"
-                     f" (bound by {a['bound_by'] or 'no session in scope'})")
-    out.summary(sessions=len(bs), bound=sum(1 for b in bs if b.plan_path), audit_rows=n_audit if audit else None)
-    return ExitStatus.OK if bs else ExitStatus.NO_MATCH
+    for who, why in res.lacks.items():
+        out.text(f"{esc(who)}: no plan read: {esc(why)}")
+    covs = sel.coverage()
+    out.summary(sessions=len(res.plans), bound=sum(1 for p in res.plans if p.kind is not None),
+                audit_rows=n_audit if audit else None, lacks=res.lacks or None,
+                files_unreadable=len(res.problems), problems=problems_json(res.problems),
+                coverage=coverage_json(covs))
+    out.text(coverage_line(covs))
+    if not res.plans:
+        return ExitStatus.NO_MATCH
+    return ExitStatus.INCOMPLETE if res.problems or sel.incomplete() else ExitStatus.OK
+
+
+def res_display(sel, name: str) -> str:
+    e = sel.survey.entry(name)
+    return e.display if e else name
 
 
 @click.command("image")
 @click.argument("targets", nargs=-1)
 @common_options
+@provider_options
 @scope_options
-@click.option("--id", "ident", default=None, help="N (an [Image #N] handle) or L<line>i<n>.")
+@click.option("--id", "ident", default=None, help="N (an [Image #N] handle) or L<line>i<n> (a record's locator + i<n>).")
 @click.option("--out", "out_dir", default=None, help="Write the image bytes into DIR.")
 @click.option("--all-occurrences", is_flag=True, help="Do not deduplicate by content fingerprint.")
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 def image_cmd(targets, fmt, claude_home, sessions_from, ident, out_dir, all_occurrences, no_subagents):
-    """List and extract inline images (direct blocks and images nested in tool results).
+    """List and extract inline images of every agent's sessions (attached to a prompt, in a message,
+    or in a tool's output).
 
     Example: sessionsift image 3f2a --id L12i1 --out ./imgs
     """
-    scope = make_scope(targets, claude_home, sessions_from)
-    from ..providers.claude.files import image as image_mod
+    from ..files import image as image_q
+    from .shared import refetch as record_refetch, session_fields
 
-    ims = image_mod.images(scope, subagents=not no_subagents, dedup=not all_occurrences)
+    sel = make_selection(targets, sessions_from, subagents=not no_subagents)
+    res = image_q.images(sel, dedup=not all_occurrences)
+    ims = res.images
     if ident:
-        ims = image_mod.select(ims, ident)
+        ims = image_q.select(ims, ident)
     written = dict()
     if out_dir:
-        written = {id(im): p for im, p in image_mod.write_out(ims, out_dir)}
+        written = {id(im): p for im, p in image_q.write_out(ims, out_dir)}
     out = Out(fmt, "image")
-    out.header(**scope_header(scope))
+    out.header(**selection_header(sel))
     for im in ims:
-        out.row("image", {**lane_fields(im.lane), "locator": im.locator, "line": im.line,
-                          "refetch": refetch(im.lane, im.line, claude_home), "carrier": im.carrier,
+        if im.lane is not None:
+            where = {**lane_fields(im.lane), "refetch": refetch(im.lane, im.line, claude_home)}
+        else:
+            where = {**session_fields(im.ref, im.record), "path": im.path,
+                     "refetch": record_refetch(sel, im.ref, im.record)}
+        out.row("image", {**where, "locator": im.locator, "line": im.line, "carrier": im.carrier,
                           "handle": im.handle, "media_type": im.media_type, "source_kind": im.source_kind,
                           "size": im.size, "sha256": im.sha256, "timestamp": instant(im.timestamp),
                           "tool_use_id": im.tool_use_id, "occurrences": im.occurrences,
                           "written": written.get(id(im))})
-        out.text(f"{im.lane.session_id}  {esc(im.lane.display)}:{im.locator}  {im.media_type or '?'}  "
+        label = esc(im.lane.display) if im.lane is not None else esc(res_display(sel, im.ref.provider))
+        out.text(f"{esc(im.session_id)}  {label}:{esc(im.locator)}  {im.media_type or '?'}  "
                  f"{im.size if im.size is not None else '?'} B"
                  f"  {'[Image #%d]' % im.handle if im.handle is not None else '(no handle)'}  {im.carrier}"
                  + (f"  x{len(im.occurrences)}" if len(im.occurrences) > 1 else "")
                  + (f"  -> {esc(written[id(im)])}" if id(im) in written else ""))
-        out.text(f"  transcript: {esc(im.lane.path)}")
-    out.summary(images=len(ims), written=len(written) if out_dir else None, deduplicated=not all_occurrences)
-    return ExitStatus.OK if ims else ExitStatus.NO_MATCH
+        if im.lane is not None:
+            out.text(f"  transcript: {esc(im.lane.path)}")
+        elif im.ref is not None and im.ref.paths:
+            out.text(f"  session file: {esc(im.ref.paths[0])}" + (f"  (from {esc(im.path)})" if im.path else ""))
+    for who, why in res.lacks.items():
+        out.text(f"{esc(who)}: no image read: {esc(why)}")
+    covs = sel.coverage()
+    out.summary(images=len(ims), written=len(written) if out_dir else None, deduplicated=not all_occurrences,
+                lacks=res.lacks or None, files_unreadable=len(res.problems), problems=problems_json(res.problems),
+                coverage=coverage_json(covs))
+    out.text(coverage_line(covs))
+    if not ims:
+        return ExitStatus.NO_MATCH
+    return ExitStatus.INCOMPLETE if res.problems or sel.incomplete() else ExitStatus.OK

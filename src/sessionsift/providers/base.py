@@ -498,6 +498,45 @@ class Provider:
         refs = refs_of(sel, self.name)
         return from_records(self, refs, query) if refs else None
 
+    def plans(self, sel, audit: bool = False):
+        """Capability ``plans``: the plan each of this provider's sessions in `sel` keeps
+        (providers/artifacts.py ``PlanAnswer``; `audit`: also writes to plan files the writing
+        session does not bind, where plans are files). Default: the checklist updates of the shared
+        records (``plans_from_records``: :meth:`plan_update` on every tool call, the latest one
+        binding). None: no session of this provider in the selection, or the reader reads no plan
+        (then ``lacks["plans"]`` says why)."""
+        from .artifacts import plans_from_records
+        from .fileevents import refs_of
+
+        refs = refs_of(sel, self.name)
+        if not refs or type(self).plan_update is Provider.plan_update:
+            return None
+        return plans_from_records(self, refs, audit)
+
+    def plan_update(self, ref: SessionRef, record: Record):
+        """The checklist a ``tool_call`` record sets as the session's plan (providers/artifacts.py
+        ``PlanUpdate``: its steps with their statuses, the explanation), read from ``record.raw`` or
+        ``record.tool_input``; None when it is no plan tool's call. Default: None."""
+        return None
+
+    def images(self, sel):
+        """Capability ``images``: the inline images this provider's sessions in `sel` hold
+        (providers/artifacts.py ``ImageAnswer``). Default: :meth:`record_images` on every record.
+        None: no session of this provider in the selection, or the reader reads none (then
+        ``lacks["images"]`` says why)."""
+        from .artifacts import images_from_records
+        from .fileevents import refs_of
+
+        refs = refs_of(sel, self.name)
+        if not refs or type(self).record_images is Provider.record_images:
+            return None
+        return images_from_records(self, refs)
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """The inline images a record holds (providers/artifacts.py ``RecordImage``: carrier, media
+        type, the bytes as written), from ``record.raw``. Default: none."""
+        return []
+
     records_cost: ClassVar[bool] = False
     """True when the client writes its own price of each response beside its usage: then `usage` asks
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as

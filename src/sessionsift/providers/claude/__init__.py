@@ -146,6 +146,32 @@ class ClaudeCode(Provider):
 
         return file_events(self, sel, query)
 
+    def plans(self, sel, audit: bool = False):
+        """The plan file bound to each session (plan mode's ``plan_mode`` attachment, else the first
+        valid slug: providers/claude/files/plan.py); `audit`: structured writes to plan files the
+        writing session does not bind."""
+        if sel.claude is None:
+            return None
+        from ..artifacts import Plan, PlanAnswer
+        from .files.plan import bind
+
+        out = PlanAnswer()
+        for b in bind(sel.claude, audit=audit):
+            out.plans.append(Plan(self.name, b.session_id, "file" if b.plan_path else None, b.source,
+                                  line=b.line, notes=b.notes, file=b))
+        return out
+
+    def images(self, sel):
+        """Inline images of every lane: direct image blocks and images nested in tool results
+        (providers/claude/files/image.py), the `[Image #N]` handle where the record's markers zip
+        one-to-one with its blocks."""
+        if sel.claude is None:
+            return None
+        from ..artifacts import ImageAnswer
+        from .files.image import images
+
+        return ImageAnswer(images(sel.claude, subagents=sel.subagents, dedup=False))
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md
         "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``

@@ -1,4 +1,4 @@
-"""`image`: inline images (IMG-001..015) with stable locators `L<line>i<n>`."""
+"""Claude Code's inline images (IMG-001..015) with stable locators `L<line>i<n>` (the ``images`` capability)."""
 
 from __future__ import annotations
 
@@ -6,34 +6,20 @@ import base64
 import binascii
 import hashlib
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from ....errors import UsageError
 from ....read.lines import read_records
+from ...artifacts import Image as _Image
 from ..discover import Lane, Scope
 from ..model import record as R
 
-EXT = {"image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 _HANDLE = re.compile(r"\[Image #(\d+)\]")
 
 
-@dataclass
-class Image:
-    locator: str
-    lane: Lane
-    line: int
-    index: int
-    carrier: str                  # block | tool_result
-    media_type: str | None
-    source_kind: str | None
-    size: int | None              # decoded bytes; None when undecodable / not base64
-    sha256: str | None
-    handle: int | None
-    timestamp: str | None
-    tool_use_id: str | None = None
-    data: bytes | None = None
-    occurrences: list[str] = field(default_factory=list)
+def Image(locator, lane, line, index, carrier, media_type, source_kind, size, sha256, handle, timestamp,
+          tool_use_id=None, data=None):
+    """An image of a lane (providers/artifacts.py ``Image``; `index`: its place in the line, in the locator)."""
+    return _Image(locator, line, carrier, media_type, source_kind, size, sha256, handle, timestamp, tool_use_id,
+                  data, lane=lane)
 
 
 def _img(b: dict) -> tuple[str | None, str | None, bytes | None]:
@@ -106,43 +92,3 @@ def images(scope: Scope, subagents: bool = True, dedup: bool = True) -> list[Ima
         if key not in order:
             order.append(key)
     return [by[k] for k in order]
-
-
-def select(ims: list[Image], ident: str) -> list[Image]:
-    s = ident.strip()
-    if re.fullmatch(r"L\d+i\d+", s):
-        hit = [im for im in ims if im.locator == s or any(o.endswith(":" + s) for o in im.occurrences)]
-        if not hit:
-            raise UsageError(f"no image at {s}")
-        return hit
-    h = s.lstrip("#")
-    if not h.isdigit():
-        raise UsageError(f"--id {ident!r}: expected N (an [Image #N] handle) or L<line>i<n>")
-    hit = [im for im in ims if im.handle == int(h)]
-    if not hit:
-        raise UsageError(f"no image carries the handle [Image #{h}]")
-    if len(hit) > 1:  # IMG-006: handles are reused across prompts
-        raise UsageError(f"[Image #{h}] is ambiguous: " + ", ".join(
-            f"{im.lane.display}:{im.locator} ({im.media_type}, {im.size} B)" for im in hit),
-            hint="pick one with --id L<line>i<n>")
-    return hit
-
-
-def write_out(ims: list[Image], out_dir: str) -> list[tuple[Image, str]]:
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    done = []
-    for im in ims:
-        if im.data is None:
-            continue
-        ext = EXT.get(im.media_type or "", (im.media_type or "bin/bin").split("/")[-1] or "bin")
-        name = f"{im.lane.session_id[:8]}-{im.lane.lane_id if im.lane.is_subagent else 'main'}-{im.locator}.{ext}"
-        p = d / name
-        if p.exists():
-            if p.read_bytes() == im.data:
-                done.append((im, str(p)))
-                continue
-            raise UsageError(f"{p} exists with different content; refusing to overwrite")
-        p.write_bytes(im.data)
-        done.append((im, str(p)))
-    return done
