@@ -129,7 +129,22 @@ def test_worktrees_scan_with_only_claude_home_does_not_read_the_machines_codex_h
     assert str(cx) not in p.stdout
 
 
-READS_CLAUDE_ONLY = [("status",), ("agents",), ("plan",), ("image",), ("audit", "reinjection"), ("index", "status")]
+READS_CLAUDE_ONLY = [("status",), ("agents",), ("audit", "reinjection"), ("index", "status")]
+
+
+def test_image_over_home_reads_every_provider_and_lists_the_crush_picture():
+    """`image --home examples/home` read Claude Code only (its one image) while a Crush session holds
+    a picture (the sample's logo.png, a ``binary`` part); it reads every provider now: nothing is
+    `not_read`, both images are listed, and the providers whose readers read no image are named."""
+    p = cli("image", "--home", str(EX / "home"), "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == 0, p.stderr
+    assert "not_read" not in rows[0]
+    ims = [r for r in rows if r["kind"] == "image"]
+    assert {r["provider"] for r in ims} == {"claude-code", "crush"}
+    crush = [r for r in ims if r["provider"] == "crush" and r["size"] is not None]
+    assert len(crush) == 1 and crush[0]["media_type"] == "image/png" and crush[0]["path"].endswith("/logo.png")
+    assert "Claude Code" not in (rows[-1]["lacks"] or {}) and "Crush" not in rows[-1]["lacks"]
 
 
 @pytest.mark.parametrize("cmd", READS_CLAUDE_ONLY, ids=[" ".join(c) for c in READS_CLAUDE_ONLY])
