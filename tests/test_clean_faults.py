@@ -82,12 +82,16 @@ def _finished(home: Path, data: Path, reference: set[str]) -> None:
 @pytest.fixture(scope="module")
 def small_reference(tmp_path_factory):
     """The small corpus run once without faults: how many steps a run takes, what survives."""
+    from sessionsift.worktrees import procs as P
+
     t = tmp_path_factory.mktemp("ref")
     home = corpus(t / "h", FILES)
     calls = []
     C.FAULT = calls.append
     try:
-        oc = _capture(home, t / "d", SMALL)
+        with pytest.MonkeyPatch.context() as mp:  # a module fixture runs before the autouse one
+            mp.setattr(A.P, "snapshot", lambda: P.ProcTable())
+            oc = _capture(home, t / "d", SMALL)
     finally:
         C.FAULT = None
     assert [r.status for r in oc.results] == ["removed"] * 3

@@ -176,7 +176,22 @@ def test_a_session_prefix_resolves_across_providers_and_ambiguity_names_them(tmp
     assert [r["session_id"] for r in jrows(p) if r["kind"] == "session"] == [FB]
 
 
-@pytest.mark.parametrize("cmd", ["status", "verbatim", "plan", "image", "wait"])
+@pytest.mark.parametrize("cmd", ["plan", "image"])
+def test_plan_and_image_answer_another_providers_session_with_why_its_reader_reads_none(tmp_path, plumb, cmd):
+    """Before: `plan`/`image` refused any session but Claude Code's (exit 2, "reads Claude Code's own
+    surfaces"). Now they ask the session's provider; a reader that reads no plan (no image) is named
+    with why, and the answer is empty (exit 1), never a refusal."""
+    proot = tmp_path / "plumb"
+    write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])
+    p = run([cmd, "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}", "--format", "json"], plumb)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    rows = jrows(p)
+    assert [r["kind"] for r in rows] == ["header", "summary"]
+    assert list(rows[-1]["lacks"]) == ["Plumbing (test)"]
+    assert "reads no" in rows[-1]["lacks"]["Plumbing (test)"]
+
+
+@pytest.mark.parametrize("cmd", ["status", "verbatim", "wait"])
 def test_claude_only_commands_refuse_another_providers_session_in_one_line(tmp_path, plumb, cmd):
     proot = tmp_path / "plumb"
     write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])

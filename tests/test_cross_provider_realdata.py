@@ -192,10 +192,14 @@ def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
     assert call["line"] is None and "--locator" in call["refetch"]
     again = cli(*shlex.split(call["refetch"])[1:], "--format", "json")
     assert [r["locator"] for r in jrows(again) if r["kind"] == "record"] == [call["locator"]]
-    for cmd in (["status", sid], ["verbatim", sid], ["image", sid], ["plan", sid]):
+    for cmd in (["status", sid], ["verbatim", sid]):
         r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"))
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
         assert f"{sid!r} is an opencode session" in r.stderr, r.stderr
+    for cmd in (["image", sid], ["plan", sid]):  # asked of opencode's reader: it says why it reads none
+        r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
+        assert r.returncode == 1, (cmd, r.stderr)
+        assert list(jrows(r)[-1]["lacks"]) == ["opencode"], r.stdout
 
 
 @pytest.mark.skipif(not CX_GT, reason="no Codex CLI sample corpus committed")
@@ -278,7 +282,8 @@ def test_recover_rebuilds_a_codex_file_from_its_add_and_the_diffs_that_fit(tmp_p
 
 def test_a_recorded_diff_applies_only_where_its_context_fits():
     from sessionsift.providers.base import FileChange, Record, SessionRef
-    from sessionsift.questions.files import Change, apply_diff, rebuild
+    from sessionsift.files.rebuild import apply_diff, rebuild
+    from sessionsift.providers.fileevents import Change
 
     gt = CX_GT.get("shell_and_patch")
     if gt is None:

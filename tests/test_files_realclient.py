@@ -14,9 +14,25 @@ from pathlib import Path
 import pytest
 
 from sessionsift.providers.claude.discover import resolve_targets
-from sessionsift.files import image as image_mod, plan as plan_mod
-from sessionsift.files.recover import collect, recover
-from sessionsift.files.touched import touches
+from sessionsift.providers.claude.files import image as image_mod, plan as plan_mod
+from sessionsift.files.shell import GRAMMAR
+from sessionsift.providers.claude.files import collect as _C, replay as _R, touches as _T
+from sessionsift.providers.fileevents import Cutoff
+
+
+def collect(scope):
+    """Claude Code's lane events of a scope, Bash read by the shell grammar (providers/claude/files)."""
+    return _C.collect(scope, grammar=GRAMMAR)
+
+
+def touches(scope, lane_evs=None, problems=None):
+    if lane_evs is None:
+        lane_evs, problems = collect(scope)
+    return _T.touches(lane_evs, problems)
+
+
+def recover(scope, path, at=None, lane_evs=None, problems=None):
+    return _R.recover(scope, path, at, lane_evs=lane_evs, problems=problems, grammar=GRAMMAR)
 from tests.realclient.common.host import prereq
 from tests.realclient import scenarios_files as SF
 
@@ -126,7 +142,7 @@ def test_recover_boundaries_and_anchors(rc):
     assert "shell-write" in whats and "stale-recovered" in whats
     # right after the sed -i the content is unknown, named by its cause
     sed = next(s for s in a.steps if s.what == "shell-write")
-    mid = recover(sc, f"{w}/a.txt", at=__import__("sessionsift.files.recover", fromlist=["Cutoff"]).Cutoff(line=sed.line))
+    mid = recover(sc, f"{w}/a.txt", at=Cutoff(line=sed.line))
     assert not mid.complete and "sed" in mid.ranges()[0]["cause"]
     e = recover(sc, f"{w}/e.txt")
     assert any(s.what == "edited_text_file" and s.kind == "boundary" for s in e.steps)

@@ -148,6 +148,9 @@ def _runs(home: Path) -> list[list[str]]:
         ["clean", "scan", "-v", "--older-than", "1m"], ["clean", "capture", "--waive-kept", "--older-than", "1m"],
         ["index", "status"], ["index", "update"],
         ["statusline"],  # stdin: the hook's object (statusline_input below)
+        # the hostile copy synced into a dataset, then its records' text read back by SQL
+        ["sync", "--to", str(home.parent / "dataset"), "--adopt"],
+        ["query", "SELECT session_id, text FROM records WHERE text LIKE '%X%'", "--dataset", str(home.parent / "dataset")],
     ]
 
 
@@ -160,7 +163,7 @@ def statusline_input(home: Path) -> str:
 
 # the commands whose output must show an escaped hostile value (so the check looks at something)
 MUST_SHOW = {"list", "stats", "search", "status", "agents", "files", "recover", "plan", "verbatim", "audit",
-             "show", "wait", "whoami", "clean", "index", "export", "statusline"}
+             "show", "wait", "whoami", "clean", "index", "export", "statusline", "query"}
 
 
 def _status(args: list[str]) -> int:
@@ -184,7 +187,8 @@ def test_every_command_escapes_hostile_names_and_fields(hostile):
     shown: set[str] = set()
     bad = []
     for args in runs:
-        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--claude-home", str(hostile)],
+        root = [] if args[0] == "query" else ["--claude-home", str(hostile)]  # query reads a dataset, no root
+        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, *root],
                            capture_output=True, text=True, env=env, timeout=120,
                            input=statusline_input(hostile) if args[0] == "statusline" else None)
         want = _status(args)

@@ -1,4 +1,4 @@
-"""`files` and `recover` from the index (files/events.py `lane_events_indexed`: only the records
+"""`files` and `recover` from the index (providers/claude/files/events.py `lane_events_indexed`: only the records
 that carry file events are parsed; cwd, turns and survival come from the index) answer exactly
 what they answer from a scan, on the real-client corpora (2.1.258, 2.1.332), the crash artefacts
 and a grown copy; every file the corpora touch is recovered both ways, at every cut-off kind."""
@@ -135,7 +135,7 @@ def _events(le) -> list:
 def _light(le) -> list:
     """What files and recover read of events that do not name their file: the facts (light events
     made from the index have these and no content)."""
-    from sessionsift.files import facts as F
+    from sessionsift.providers.claude.files import facts as F
 
     sh = lambda s: None if s is None else (s.parse_error, s.command[:200] if s.parse_error else None,  # noqa: E731
                                            s.markers, [(m.raw, m.path, m.resolution, m.op, m.verb,
@@ -149,8 +149,8 @@ def _light(le) -> list:
 
 
 def _hydrated(le) -> list:
-    """Every light event of `le` read whole from its records (files/facts.py `hydrate`)."""
-    from sessionsift.files import facts as F
+    """Every light event of `le` read whole from its records (providers/claude/files/facts.py `hydrate`)."""
+    from sessionsift.providers.claude.files import facts as F
 
     got = F.hydrate(le, list(le.calls) + list(le.attachments))
     assert len(got) == len(le.calls) + len(le.attachments)
@@ -161,24 +161,25 @@ def _hydrated(le) -> list:
 @pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name[-16:]}/{p.name[:12]}")
 def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path, monkeypatch):
     """The ``fev`` section (index/fileslots.py) is derived once and then read alone; the events
-    from it (light: their facts, files/facts.py) and the per-record facts (loaded lazily from the
+    from it (light: their facts, providers/claude/files/facts.py) and the per-record facts (loaded lazily from the
     index, or from the lane when the index changed meanwhile) equal the lane view's, record by
     record, and each event read whole again from its records equals the lane view's whole."""
+    from sessionsift.files.shell import GRAMMAR
     from sessionsift.providers.claude.discover import Lane
-    from sessionsift.files import events as E
+    from sessionsift.providers.claude.files import events as E
     from sessionsift.index import lanes as IL, store
 
     dest = tmp_path / path.name
     dest.write_bytes(path.read_bytes())
     lane = Lane(dest, dest.stem, "main", "main")
-    ref = E.lane_events(lane, keep_view=False)
+    ref = E.lane_events(lane, keep_view=False, grammar=GRAMMAR)
     IL.lane_stats(lane)
     idx = store.index_path(IL.KIND, dest)
     assert not store.IndexFile.open(idx, IL.KIND, str(dest)).has("fev")
-    first = E.lane_events_indexed(lane)
+    first = E.lane_events_indexed(lane, None, GRAMMAR)
     f = store.IndexFile.open(idx, IL.KIND, str(dest))
     assert f.has("fev") and f.has("turns.2")
-    again = E.lane_events_indexed(lane)  # from the stored section
+    again = E.lane_events_indexed(lane, None, GRAMMAR)  # from the stored section
     assert all(c.light for c in first.calls + again.calls) and all(a.light for a in first.attachments)
     assert _light(first) == _light(again) == _light(ref)
     whole = _events(ref)[:len(ref.calls) + len(ref.attachments)]
@@ -190,10 +191,10 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path, monkeypat
     o = f.section("fev")
     o["tools"] = ["Read"]
     f.with_section("fev", o, IL.KIND, str(dest))
-    assert _light(E.lane_events_indexed(lane)) == _light(ref)
+    assert _light(E.lane_events_indexed(lane, None, GRAMMAR)) == _light(ref)
     assert store.IndexFile.open(idx, IL.KIND, str(dest)).section("fev")["tools"] != ["Read"]
     # facts asked for after the index was replaced: read from the lane, still equal
-    late = E.lane_events_indexed(lane)
+    late = E.lane_events_indexed(lane, None, GRAMMAR)
     idx.unlink()
     assert _facts(late) == _facts(ref)
     # the transcript rewritten (same bytes, a new identity): its events read whole from the lane
@@ -254,12 +255,12 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
 
 
 def test_warm_files_parses_no_record_and_recover_only_the_records_naming_its_file(tmp_path, monkeypatch):
-    """After the facts are kept (files/facts.py), a warm `files` parses no record at all, and a
+    """After the facts are kept (providers/claude/files/facts.py), a warm `files` parses no record at all, and a
     warm `recover --file X` parses exactly the records of the events that name X (a call's
     tool_use and tool_result records, an attachment's), none else; facts kept under other rules
     (another version of the code that derives them) are derived again, not used. Every answer
     equals the scan's."""
-    from sessionsift.files import facts as F, recover as R
+    from sessionsift.providers.claude.files import facts as F, replay as R
     from sessionsift.read import lines
 
     monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / "index"))
@@ -294,7 +295,7 @@ def test_warm_files_parses_no_record_and_recover_only_the_records_naming_its_fil
         assert strip(run(["recover", "--file", f, "--patches", *H])) == strip(rrefs[f])
         assert want and len(parsed) == want[0] > 0, f  # the records naming f, and no other
     # facts kept under other rules are not used: derived again (records parsed), still equal
-    monkeypatch.setattr(F, "_RULES", "facts.0:another-version")
+    monkeypatch.setattr(F, "rules", lambda grammar: "facts.0:another-version")
     parsed.clear()
     assert strip(run(["files", "--by", "timeline", *H])) == strip(refs["timeline"])
     assert parsed
@@ -311,14 +312,16 @@ def test_the_replay_leaves_out_only_events_that_do_nothing(home, tmp_path, monke
     kind - on the scan's events and on the index's (light) ones."""
     from dataclasses import asdict
 
+    from sessionsift.files.recover import parse_at
+    from sessionsift.files.shell import GRAMMAR
     from sessionsift.providers.claude.discover import resolve_targets
-    from sessionsift.files import recover as R
+    from sessionsift.providers.claude.files import collect as C, replay as R
 
     crash = _home_with_crash(tmp_path)
     for h in (home, crash):
         scope = resolve_targets([], str(h))
-        scanned = R.collect(scope)
-        light = R.collect(scope, True, True)
+        scanned = C.collect(scope, grammar=GRAMMAR)
+        light = C.collect(scope, True, True, grammar=GRAMMAR)
         assert any(c.light for le in light[0] for c in le.calls)
         files = sorted({c.path for le in scanned[0] for c in le.calls if c.path}
                        | {m.path for le in scanned[0] for c in le.calls if c.shell for m in c.shell.mutations if m.path}
@@ -327,7 +330,7 @@ def test_the_replay_leaves_out_only_events_that_do_nothing(home, tmp_path, monke
         for lane_evs, problems in (scanned, light):
             for f in files:
                 for at in (None, "turn1", "L20"):
-                    cut = R.parse_at(at)
+                    cut = parse_at(at)
                     kept = R.recover(scope, f, cut, True, lane_evs, problems)
                     with monkeypatch.context() as m:
                         m.setattr(R, "_may_step", lambda *a: True)

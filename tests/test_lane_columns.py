@@ -65,7 +65,7 @@ def _check(path: Path) -> int:
 def _check_facts(idx: LaneIndex, got: list) -> None:
     """files' `LaneFacts` taken straight from the columns equal the per-record path's and the
     entries' line, turn and timestamp."""
-    from sessionsift.files.events import LaneFacts
+    from sessionsift.providers.claude.files.events import LaneFacts
 
     fast = LaneFacts(idx)
     slow = LaneFacts(stats=idx.stats, load=lambda: LaneFacts._parts(idx))
@@ -86,7 +86,7 @@ _LIGHT = ("no", "offset", "length", "type", "subtype", "attachment", "tool_use_i
 def _check_light(idx: LaneIndex, got: list) -> None:
     """`Columns.light` (files' cold read) yields exactly the records the `Entry` filter it replaced
     picked, with the same field values."""
-    from sessionsift.files.events import _WANT_ATT, _WANT_TYPES
+    from sessionsift.providers.claude.files.events import _WANT_ATT, _WANT_TYPES
 
     for pick in (lambda k: k[0] in _WANT_TYPES or k[5] in _WANT_ATT, lambda k: False, lambda k: True):
         light = list(idx.columns.light(pick))

@@ -20,7 +20,7 @@ from sessionsift.providers.claude.discover import resolve_targets
 from sessionsift.providers.claude.live import prefilter as PF
 from sessionsift.providers.claude.live import verdict as V
 from sessionsift.providers.claude.live.background import _PATS, NEEDLES, BackgroundScan, notification_fields
-from sessionsift.live.wait import _relevant, parse_condition, wait_for
+from sessionsift.providers.claude.live.wait import _relevant, parse_condition, wait_for
 from sessionsift.providers.claude.model import record as R
 from sessionsift.read.lines import iter_lines, open_map
 
@@ -236,7 +236,7 @@ def test_idle_wait_sleeps_through_other_sessions_writes(realclient_examples, tmp
     noisy = proj / "99999999-2222-4333-8444-555555555555.jsonl"
     noisy.write_bytes(run.transcript.read_bytes())
     sess = resolve_targets([run.session_id], home).sessions[0]
-    import sessionsift.live.wait as LW
+    import sessionsift.providers.claude.live.wait as LW
 
     real = LW._watcher
     waiting, burst_done = threading.Event(), threading.Event()
@@ -293,7 +293,7 @@ def test_wait_wakes_on_this_sessions_append(realclient_examples, tmp_path, monke
         "role": "assistant", "stop_reason": "tool_use", "content": [{"type": "tool_use", "id": "tu_w", "name": "Write",
                                                                    "input": {"file_path": "/x/late.txt", "content": "ok"}}]}})
     tick = json.dumps({"type": "system", "subtype": "informational", "content": "tick"})
-    import sessionsift.live.wait as LW
+    import sessionsift.providers.claude.live.wait as LW
 
     real = LW._watcher
     waiting, woken = threading.Event(), threading.Event()

@@ -17,7 +17,7 @@ from sessionsift.providers.claude.discover import resolve_targets
 from sessionsift.providers.claude.live import registry as REG
 from sessionsift.providers.claude.live.background import scan, task_list
 from sessionsift.providers.claude.live.verdict import assess
-from sessionsift.live.wait import Watch, match_write, parse_condition, wait_for
+from sessionsift.providers.claude.live.wait import Watch, match_write, parse_condition, wait_for
 from sessionsift.providers.claude.live.whoami import whoami
 
 SID = "11111111-2222-4333-8444-555555555555"

@@ -12,8 +12,19 @@ import pytest
 
 from sessionsift.providers.claude.discover import resolve_targets, sanitize
 from sessionsift.errors import UsageError
-from sessionsift.files import image as image_mod, plan as plan_mod
-from sessionsift.files.recover import Cutoff, list_backups, recover
+from sessionsift.files import image as image_q
+from sessionsift.files.shell import GRAMMAR
+from sessionsift.providers.claude.files import backups as _B, image as image_mod, plan as plan_mod, replay as _R
+from sessionsift.providers.fileevents import Cutoff
+
+
+def recover(scope, path, at=None):
+    """Claude Code's replay of a file (providers/claude/files), Bash read by the shell grammar."""
+    return _R.recover(scope, path, at, grammar=GRAMMAR)
+
+
+def list_backups(scope, path):
+    return _B.list_backups(scope, path, grammar=GRAMMAR)
 
 SID = "11111111-1111-4111-8111-111111111111"
 CWD = "/proj"
@@ -203,9 +214,9 @@ def test_image_handles_and_ambiguity(tmp_path):
     assert [im.locator for im in ims] == ["L3i1", "L2i1"]  # dedup keeps the latest occurrence
     assert ims[0].occurrences == ["main:L1i1", "main:L3i1"]
     with pytest.raises(UsageError, match="ambiguous"):
-        image_mod.select(ims, "1")
-    assert image_mod.select(ims, "L2i1")[0].data == b"\x89PNG-two"
-    out = image_mod.write_out(image_mod.select(ims, "L2i1"), str(tmp_path / "o"))
+        image_q.select(ims, "1")
+    assert image_q.select(ims, "L2i1")[0].data == b"\x89PNG-two"
+    out = image_q.write_out(image_q.select(ims, "L2i1"), str(tmp_path / "o"))
     assert out[0][1].endswith(".png") and Path(out[0][1]).read_bytes() == b"\x89PNG-two"
 
 

@@ -28,8 +28,6 @@ SID = "8414eb07-cca2-5cca-9059-e9baedac31e1"
 CLAUDE_ONLY = [
     ("status",),
     ("agents",),
-    ("plan",),
-    ("image",),
     ("verbatim", SID[:8]),
     ("wait", SID[:8], "--until", "stop", "--timeout", "1"),
     ("whoami",),
@@ -131,7 +129,22 @@ def test_worktrees_scan_with_only_claude_home_does_not_read_the_machines_codex_h
     assert str(cx) not in p.stdout
 
 
-READS_CLAUDE_ONLY = [("status",), ("agents",), ("plan",), ("image",), ("audit", "reinjection"), ("index", "status")]
+READS_CLAUDE_ONLY = [("status",), ("agents",), ("audit", "reinjection"), ("index", "status")]
+
+
+def test_image_over_home_reads_every_provider_and_lists_the_crush_picture():
+    """`image --home examples/home` read Claude Code only (its one image) while a Crush session holds
+    a picture (the sample's logo.png, a ``binary`` part); it reads every provider now: nothing is
+    `not_read`, both images are listed, and the providers whose readers read no image are named."""
+    p = cli("image", "--home", str(EX / "home"), "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == 0, p.stderr
+    assert "not_read" not in rows[0]
+    ims = [r for r in rows if r["kind"] == "image"]
+    assert {r["provider"] for r in ims} == {"claude-code", "crush"}
+    crush = [r for r in ims if r["provider"] == "crush" and r["size"] is not None]
+    assert len(crush) == 1 and crush[0]["media_type"] == "image/png" and crush[0]["path"].endswith("/logo.png")
+    assert "Claude Code" not in (rows[-1]["lacks"] or {}) and "Crush" not in rows[-1]["lacks"]
 
 
 @pytest.mark.parametrize("cmd", READS_CLAUDE_ONLY, ids=[" ".join(c) for c in READS_CLAUDE_ONLY])
@@ -155,3 +168,20 @@ def test_other_providers_named_but_not_read_are_said(cmd):
     # a command given its sessions left nothing out
     j = cli(*cmd, SID[:8], "--home", str(EX / "home"), "--format", "json")
     assert json.loads(j.stdout.splitlines()[0])["not_read"] == [] and "not read" not in j.stderr, j.stderr
+
+
+@pytest.mark.parametrize("cmd,status", [(("plan",), 0), (("image",), 1)])
+def test_plan_and_image_with_another_providers_root_answer_for_it_and_never_read_the_machines_claude_home(
+        machine, cmd, status):
+    """`plan` and `image` read every provider now (they read only Claude Code before): with only
+    --codex-home named, they answer for Codex CLI's sessions (a row per session for `plan`, none of
+    these rollouts holds an image) and Claude Code is not looked at."""
+    p = cli(*cmd, *CODEX, "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == status, (p.returncode, p.stdout[-800:], p.stderr[-800:])
+    cov = {c["provider"]: c for c in rows[-1]["coverage"]}
+    assert cov["claude-code"]["state"] == "not_looked" and cov["codex"]["state"] == "ok"
+    assert SID not in p.stdout and str(machine) not in p.stdout  # nothing of the machine's home
+    if cmd == ("plan",):
+        assert {r["provider"] for r in rows if r["kind"] == "plan"} == {"codex"}
+

@@ -187,16 +187,45 @@ def _inside(p: str, root: str) -> bool:
     return rp == rr or rp.startswith(rr.rstrip("/") + "/")
 
 
-def _last_instant(prov, ref) -> str | None:
-    best = parse_ts(ref.last_at)
-    if prov.name == "claude-code" and len(ref.paths) > 1:
-        from ..providers.claude import _head_tail
-
-        for lane in ref.paths[1:]:
-            t = parse_ts(_head_tail(lane).get("last_at"))
-            if t is not None and (best is None or t > best):
-                best = t
-    return best.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if best is not None else None
+def last_activity(prov, ref) -> tuple[datetime | None, str, list[dict]]:
+    """The session's last activity: the NEWEST evidence across every file that holds its records
+    (``Provider.last_activity``): a file's last record instant where every record after it was
+    read whole, else that file's mtime (which bounds when it was last written) -- never an older
+    part's instant standing in for a part that could not be read. (instant, source, evidence)."""
+    try:
+        parts = prov.last_activity(ref)
+    except Exception as exc:  # a reader's bug: every part falls back to its mtime (younger, never older)
+        parts = [(p, None) for p in ref.paths]
+        why = f"{type(exc).__name__}: {exc}"
+    else:
+        why = None
+    if not parts:  # no file of its own holds its records (rows of a database): the reader's instant
+        t = parse_ts(ref.last_at)
+        return t, ("last record instant" if t is not None else "unknown"), []
+    best, ev, by_mtime, unknown = None, [], 0, 0
+    for p, inst in parts:
+        t = parse_ts(inst)
+        src = "last record instant"
+        if t is None:
+            try:
+                t = datetime.fromtimestamp(os.stat(p).st_mtime, timezone.utc)
+                src, by_mtime = "mtime", by_mtime + 1
+            except OSError:
+                src, unknown = "unknown", unknown + 1
+        ev.append({"path": str(p), "instant": t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t else None, "source": src}
+                  | ({"note": f"reader failed: {why}"} if why else {}))
+        if t is not None and (best is None or t > best):
+            best = t
+    if unknown:
+        return None, "unknown", ev  # a part whose age cannot be taken may be the newest
+    if best is None:
+        return None, "unknown", ev
+    if not by_mtime:
+        return best, "last record instant", ev
+    if by_mtime == len(parts):
+        return best, "mtime (no record carries an instant)", ev
+    return best, f"newest of the last record instants and, where a file's last record could not be read whole, " \
+                 f"its mtime ({by_mtime} of {len(parts)} files)", ev
 
 
 def fingerprint_of(prov, ref, fp_paths: list[str]) -> str:
@@ -310,22 +339,20 @@ def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_
     else:
         size, newest = None, None
         size_note = "rows in a shared database: no file of its own, size not attributable"
-    # age
-    last = _last_instant(prov, ref)
-    if last is not None:
-        src, t = "last record instant", parse_ts(last)
-    elif newest is not None:
-        src, t = "mtime (no record carries an instant)", datetime.fromtimestamp(newest, timezone.utc)
-    else:
-        src, t = "unknown", None
+    # age: the newest evidence across every file of the session
+    t, src, aev = last_activity(prov, ref)
+    if t is None and not ref.paths and newest is not None:
+        t, src = datetime.fromtimestamp(newest, timezone.utc), "mtime (no record carries an instant)"
+    last = t.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if t is not None else None
     ago = _ago((now - t).total_seconds()) if t is not None else None
     if t is None:
-        age = A.Gate("age", False, "age_unknown", "no record instant and no file time")
+        age = A.Gate("age", False, "age_unknown", "a file of the session has neither a readable last record instant "
+                                                  "nor a file time", aev)
     elif t < cutoff:
-        age = A.Gate("age", True, "older_than_threshold", f"last activity {ago} ago ({src})")
+        age = A.Gate("age", True, "older_than_threshold", f"last activity {ago} ago ({src})", aev)
     else:
         age = A.Gate("age", False, "younger_than_threshold",
-                     f"last activity {ago} ago ({src}), after the cutoff {cutoff:%Y-%m-%d %H:%M}Z")
+                     f"last activity {ago} ago ({src}), after the cutoff {cutoff:%Y-%m-%d %H:%M}Z", aev)
     act = A.gate(world, prov, ref, root)
     kept, fingerprint = _kept(prov, ref, fp, manifest, led, arch, data)
     if not kept.proven and waive_kept:

@@ -18,7 +18,7 @@ COMMANDS: dict[str, str] = {
     "whoami": "cmd_live:whoami_cmd",
     "agents": "cmd_live:agents_cmd",
     "files": "cmd_files:files_cmd",
-    "recover": "cmd_files:recover_cmd",
+    "recover": "cmd_recover:recover_cmd",
     "plan": "cmd_files:plan_cmd",
     "image": "cmd_files:image_cmd",
     "verbatim": "cmd_verbatim:verbatim_cmd",

@@ -132,7 +132,7 @@ def wait_cmd(inv, condition, timeout):
     """
     import dataclasses
 
-    from ..live import wait as W
+    from ..providers.claude.live import wait as W
 
     until = condition
     if until is None and inv.until is not None:

@@ -683,3 +683,84 @@ def _read_anchor(root, cwd: str | None) -> ReadAnchor | None:
         o = _operand(args[2], state, "read", "sed")
         return ReadAnchor(o.path, o.resolution, o.raw, "sed-range", a, b - a + 1) if o.path else None
     return None
+
+
+# -- the grammar as a value a provider's file events are given ----------------------------------
+
+
+def _dist(name: str) -> str:
+    """The installed version of distribution `name` (its dist-info directory's name), or "?"."""
+    import os
+    import sys
+
+    pre = name.replace("-", "_") + "-"
+    for d in sys.path:
+        try:
+            for n in os.listdir(d or "."):
+                if n.startswith(pre) and n.endswith((".dist-info", ".egg-info")):
+                    return n
+        except OSError:
+            continue
+    return "?"
+
+
+class Grammar:
+    """This module's analysis as one value (``providers.fileevents.FileQuery.shell``): a provider
+    that reads shell calls for the file events capability is given it and never imports this
+    package (the shell grammar is no agent's knowledge; the providers layer sits below the
+    questions). ``analyze`` is memoised per (command, cwd) in a process: agents repeat commands and
+    no caller changes an analysis. ``rules`` names what derives an analysis (this module's source
+    and tree-sitter's versions), so a cache of analyses (Claude Code's file facts in the index) is
+    kept under it; ``encode``/``decode`` turn an analysis into plain tuples and back (heredoc bodies
+    kept as their presence only)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[str, str | None], ShellAnalysis] = {}
+        self._rules: str | None = None
+
+    def analyze(self, command: str, cwd: str | None) -> ShellAnalysis:
+        k = (command, cwd)
+        r = self._memo.get(k)
+        if r is None:
+            if len(self._memo) >= 8192:
+                self._memo.clear()
+            r = self._memo[k] = analyze(command, cwd)
+        return r
+
+    def rules(self) -> str:
+        if self._rules is None:
+            import hashlib
+
+            h = hashlib.blake2b(digest_size=12)
+            try:
+                with open(__file__, "rb") as f:
+                    h.update(f.read())
+            except OSError:
+                from .. import __version__
+
+                h.update(f"unreadable {__file__} {__version__}".encode())
+            for d in ("tree_sitter", "tree_sitter_bash"):
+                h.update(_dist(d).encode())
+            self._rules = "bash.1:" + h.hexdigest()
+        return self._rules
+
+    @staticmethod
+    def encode(sh: ShellAnalysis) -> tuple:
+        ra = sh.read
+        return (sh.parse_error, sh.command[:200] if sh.parse_error else None, tuple(sh.markers),
+                tuple((m.raw, m.path, m.resolution, m.op, m.verb, m.heredoc is not None) for m in sh.mutations),
+                None if ra is None else (ra.path, ra.resolution, ra.raw, ra.kind, ra.start, ra.count))
+
+    @staticmethod
+    def decode(o) -> ShellAnalysis:
+        """An analysis from ``encode``'s tuple: its paths, verbs, markers and read anchor; a heredoc
+        body is "" where one was (None elsewhere) and the command only its first 200 characters
+        where it could not be parsed ("" otherwise)."""
+        perr, cmd, markers, muts, ra = o
+        return ShellAnalysis(cmd or "", [Operand(raw, path, res, op, verb, "" if hd else None)
+                                         for raw, path, res, op, verb, hd in muts], list(markers),
+                             None if ra is None else ReadAnchor(*ra), perr)
+
+
+GRAMMAR = Grammar()
+"""The one grammar of a process (its memo shared by every question)."""

@@ -1,14 +1,14 @@
 """The ``fev`` section of a lane's index: which records carry file events, and what `files` and
-`recover` read of each without re-parsing it (files/events.py `lane_events_indexed`).
+`recover` read of each without re-parsing it (providers/claude/files/events.py `lane_events_indexed`).
 
 Derived once from the ``cols``, ``turns`` and ``stats`` sections (a pure function of them: the
 same picks `lane_events_indexed` made from them before this section existed) and kept in the index
 file for the file as it is (store.py `with_section`: an append or rewrite of the transcript writes
 a new index without it, so it is derived again). Deriving a lane's file-event facts
-(files/facts.py, kept in the data root's summary: index/filesummary.py) then reads only the
+(providers/claude/files/facts.py, kept in the data root's summary: index/filesummary.py) then reads only the
 records this section lists, by offset, and `recover` reads again from it the records of the
 events that name its file; every record's columns and turn numbers are read only when a question
-needs them (`recover --at`: files/events.py `LaneFacts` loads them lazily).
+needs them (`recover --at`: providers/claude/files/events.py `LaneFacts` loads them lazily).
 
 Per picked record (file order): slot, line, offset, length, (type, subtype, attachment kind),
 timestamp (a file-history snapshot's own instant when the record has none), turn (-1: none),

@@ -9,7 +9,7 @@ Two sections, keyed by the transcript's absolute path:
   per-transcript index it came from covered the whole file), the head facts lineage reads (first
   uuid, first timestamp: providers/claude/model/lineage.py `_read_head`, taken when the entry is written) so fork
   detection reads no transcript head, the reading's counts (the ``fev`` section's ``read``) and
-  the file-event facts (files/facts.py: every call's, attachment's and backup's own small facts,
+  the file-event facts (providers/claude/files/facts.py: every call's, attachment's and backup's own small facts,
   kept with the digest of the rules that derived them), so a warm `files` reads no record;
 - ``fev``: a copy of the per-transcript index's ``fev`` section (index/fileslots.py: where the
   records that carry file events are), each marshalled on its own with the identity it belongs
@@ -81,7 +81,7 @@ class FilesSummary:
         return self.lanes[path][2]
 
     def facts(self, path: str, rules: str):
-        """The file-event facts (files/facts.py) kept for the transcript at `path` under `rules`
+        """The file-event facts (providers/claude/files/facts.py) kept for the transcript at `path` under `rules`
         (call only after `get` answered for it: the entry is the file's), or None."""
         f = self.lanes[path][3]
         if not (isinstance(f, list) and len(f) == 2 and f[0] == rules):

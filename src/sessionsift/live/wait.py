@@ -1,332 +1,94 @@
-"""`wait`: block until a session reaches a condition, or time out.
+"""`wait`: block until one session reaches a condition, or time out (docs/live.md).
 
-Conditions:
-  stop      the verdict is idle-eot or stale-dead; idle-background-open only when no owner process is
-            on record (Verdict.owner_ended: its launches died with it or can no longer report)
-  idle      any idle-* verdict, or stale-dead
-  human     the verdict is waiting (blocked on a human)
-  write:<path-regex>[:<line-regex>]
-            a NEW structured write (Write/Edit/MultiEdit/NotebookEdit tool_use) in any lane whose
-            file path matches and, when given, one line of whose payload matches (TAIL-015: the
-            payload key differs per tool). A literal ':' in the path regex is written `\\:`.
+Conditions (``providers.liveness.Condition``): ``stop`` (idle-eot or stale-dead; idle-background-open
+only when no owner process is on record and the turn ended), ``idle`` (any idle verdict, or
+stale-dead), ``human`` (waiting), ``write:<path-regex>[:<line-regex>]`` (a NEW file-changing tool
+call whose path matches and, when given, one line of whose content matches).
 
-Mechanics (TAIL-012, TAIL-016, ELI-018): baselines are byte offsets of every lane taken at start;
-lanes, journals and sidecar files born after the start are discovered on every poll and read from
-offset 0; a torn final line is held until it is complete. Changes are awaited with `watchfiles`
-(inotify; only paths of this session and the registry count), else by stat() fingerprints every
-0.5 s; the state is re-assessed on each change and at least every `heartbeat` (5) seconds so a dead
-owner pid is noticed without a file event. An idle wait sleeps in the watcher, never in a loop
-that re-reads the transcript.
+A provider with a waiting mechanism of its own (``Provider.wait_for``: Claude Code's byte cursors)
+waits its way. For every other one the question waits here: the state is asked of the provider
+(``live_state``) at start, on every change of the files its state names (``LiveState.watch``:
+watchfiles, else stat() fingerprints), and at least every ``heartbeat`` seconds (a dead process
+changes no file); a ``write:`` condition reads the session's records again on each change and
+looks at the ones it had not seen (their locators).
 """
 
 from __future__ import annotations
 
 import os
-import re
-import threading
 import time
-import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
-from ..providers.claude.discover import Session
-from ..errors import UsageError
-from ..providers.claude.model import record as R
-from ..read.lines import iter_lines, parse_line
-from ..providers.claude.live.background import BackgroundScan
-from ..providers.claude.live.verdict import Verdict, assess
-
-HEARTBEAT_SECS = 5.0
-"""Without a file event, the state is re-assessed this often (pid death, children aging)."""
-POLL_SECS = 0.5
-"""Without watchfiles: how often the session's files are stat()ed for a change."""
-
-
-
-@dataclass
-class Condition:
-    kind: str
-    path_re: re.Pattern | None = None
-    line_re: re.Pattern | None = None
-    spec: str = ""
-
-
-def parse_condition(spec: str) -> Condition:
-    if spec in ("stop", "idle", "human"):
-        return Condition(spec, spec=spec)
-    if spec.startswith("write:"):
-        rest = spec[len("write:"):]
-        parts = re.split(r"(?<!\\):", rest, maxsplit=1)
-        pr = parts[0].replace("\\:", ":")
-        lr = parts[1] if len(parts) > 1 else None
-        if not pr:
-            raise UsageError("--for write: needs a path regex: write:<path-regex>[:<line-regex>]")
-        try:
-            return Condition("write", re.compile(pr), re.compile(lr, re.M) if lr else None, spec)
-        except re.error as exc:
-            raise UsageError(f"--until {spec!r}: bad regex: {exc}")
-    raise UsageError(f"--until {spec!r}: expected stop, idle, human or write:<path-regex>[:<line-regex>]")
-
-
-def satisfied_by_verdict(cond: Condition, v: Verdict) -> bool:
-    if cond.kind == "stop":
-        # background work open but no owner process on record: nothing can write to the transcript
-        # any more (a launch's completion is written by its owner), so the session has stopped
-        return v.verdict in ("idle-eot", "stale-dead") or (
-            v.verdict == "idle-background-open" and v.owner_ended and v.tail.state in ("eot", "interrupted"))
-    if cond.kind == "idle":
-        return v.verdict in ("idle-eot", "idle-background-open", "stale-dead")
-    if cond.kind == "human":
-        return v.verdict == "waiting"
-    return False
-
-
-@dataclass
-class WriteHit:
-    lane: str
-    line: int
-    tool: str
-    path: str
-    matched_line: str | None
-    timestamp: str | None
+from ..providers.base import ReadReport, Record
+from ..providers.liveness import HEARTBEAT_SECS, Condition, LiveState, WaitOutcome, WriteHit, parse_condition, satisfied  # noqa: F401
+from ..read.watch import change_waiter
+from .status import assess, bind
+from .world import Unit, fresh, units, world as make_world
 
 
 @dataclass
 class WaitResult:
-    satisfied: bool
-    verdict: Verdict
-    hit: WriteHit | None
-    waited_secs: float
-    polls: int
-    watcher: str
-    baselines: dict[str, int]
-    discovered: list[str] = field(default_factory=list)
+    unit: Unit
+    outcome: WaitOutcome
+    extra: dict = field(default_factory=dict)
 
 
-class Watch:
-    """Byte-offset cursors over every file of one session (lanes + sidecar + journals)."""
+def target(sel) -> list[Unit]:
+    """The sessions a wait's target named (its children, brought along by the target, left out)."""
+    return [u for u in units(sel) if not u.child]
 
-    def __init__(self, session: Session):
-        # a subagents/ dir born while we wait must be seen: never trust discovery's "no sidecar"
-        self.session = dataclasses.replace(session, sidecar=None) if getattr(session, "sidecar", None) is False \
-            else session
-        self.offsets: dict[str, int] = {}
-        self.lines: dict[str, int] = {}
-        self.discovered: list[str] = []
 
-    def files(self) -> list[tuple[str, str]]:
-        out = [(str(l.path), l.display) for l in self.session.lanes()]
-        side = self.session.sidecar_dir / "elicitations.jsonl"
-        if side.exists():
-            out.append((str(side), "sidecar"))
-        out += [(str(p), f"journal {p.parent.name}") for p in self.session.workflow_journals()]
-        return out
+def wait(sel, unit: Unit, cond: Condition, timeout: float,
+         ready: Callable[[dict[str, int]], None] | None = None, heartbeat: float = HEARTBEAT_SECS) -> WaitResult:
+    us = units(sel)
+    w = make_world(sel, us=us)
+    bind(w, us, sel)
+    prov = unit.provider
+    if prov is not None:
+        got = prov.wait_for(unit.ref, cond, timeout, w, ready)
+        if got is not None:
+            return WaitResult(unit, got)
+    return WaitResult(unit, _generic(sel, us, unit, cond, timeout, ready, heartbeat, w))
 
-    def baseline(self) -> dict[str, int]:
-        for p, _ in self.files():
+
+def _assess(sel, us, unit: Unit, w) -> LiveState:
+    w2 = fresh(w)
+    bind(w2, us, sel)
+    return assess(unit, w2)
+
+
+def _fingerprint(paths: list[str]) -> Callable[[], tuple]:
+    def fp() -> tuple:
+        out = []
+        for p in paths:
             try:
-                size = Path(p).stat().st_size
+                st = os.stat(p)
+                out.append((p, st.st_size, st.st_mtime_ns))
             except OSError:
-                size = 0
-            # a torn tail present at start belongs to the future: baseline at the last newline
-            self.offsets[p] = _last_newline_end(p, size)
-            self.lines[p] = -1  # unknown; line numbers counted lazily below
-        return dict(self.offsets)
-
-    def new_records(self):
-        """Yield (path, display, line_no|None, obj) for complete lines appended since the last call."""
-        for p, disp in self.files():
-            if p not in self.offsets:
-                self.offsets[p] = 0  # born after start: wholly post-start
-                self.lines[p] = 1
-                self.discovered.append(p)
-            start = self.offsets[p]
-            try:
-                size = Path(p).stat().st_size
-            except OSError:
-                continue
-            if size < start:
-                start = self.offsets[p] = 0
-                self.lines[p] = 1
-            if size == start:
-                continue
-            first = self.lines.get(p, -1)
-            if first < 0:
-                first = _count_lines_before(p, start) + 1
-            no = first
-            end = start
-            for line in iter_lines(p, start=start, first_line_no=first):  # holds a torn tail
-                no = line.no + 1
-                end = line.offset + len(line.raw) + 1
-                obj = parse_line(line.raw)
-                if obj is not None:
-                    yield p, disp, line.no, obj
-            if end > start:
-                self.offsets[p] = min(end, size)
-                self.lines[p] = no
+                out.append((p, None, None))
+        return tuple(out)
+    return fp
 
 
-def _last_newline_end(p: str, size: int) -> int:
-    if size == 0:
-        return 0
-    with open(p, "rb") as fh:
-        pos = size
-        step = 65536
-        while pos > 0:
-            a = max(0, pos - step)
-            fh.seek(a)
-            chunk = fh.read(pos - a)
-            i = chunk.rfind(b"\n")
-            if i >= 0:
-                return a + i + 1
-            pos = a
-    return 0
-
-
-def _count_lines_before(p: str, off: int) -> int:
-    n = 0
-    with open(p, "rb") as fh:
-        left = off
-        while left > 0:
-            b = fh.read(min(left, 1 << 24))
-            if not b:
-                break
-            n += b.count(b"\n")
-            left -= len(b)
-    return n
-
-
-def match_write(cond: Condition, obj: dict) -> tuple[str, str, str | None] | None:
-    if obj.get("type") != "assistant":
-        return None
-    for b in R.tool_uses(obj):
-        name = b.get("name")
-        if not isinstance(name, str) or name not in R.WRITE_PAYLOAD_KEY:
-            continue
-        inp = b.get("input") if isinstance(b.get("input"), dict) else {}
-        path = R.file_tool_path(inp)
-        if not isinstance(path, str) or not cond.path_re.search(path):
-            continue
-        if cond.line_re is None:
-            return name, path, None
-        payloads: list[str] = []
-        for k in (R.WRITE_PAYLOAD_KEY[name],):
-            v = inp.get(k)
-            if isinstance(v, str):
-                payloads.append(v)
-            elif isinstance(v, list):
-                payloads += [e.get("new_string") for e in v if isinstance(e, dict) and isinstance(e.get("new_string"), str)]
-        for pl in payloads:
-            for ln in pl.splitlines():
-                if cond.line_re.search(ln):
-                    return name, path, ln
-    return None
-
-
-def _relevant(session: Session, home: Path) -> Callable[[str], bool]:
-    """Does a changed path belong to this session's surfaces (lanes, sidecar, journals, registry)?
-    Other sessions of the same project dir change too; they must not wake the wait."""
-    main = os.path.realpath(session.path)
-    side = os.path.realpath(session.sidecar_dir)
-    reg = os.path.realpath(home / "sessions")
-    prefixes = (side + os.sep, reg + os.sep)
-    return lambda p: p in (main, side, reg) or p.startswith(prefixes)
-
-
-def _fingerprint(w: "Watch", home: Path) -> tuple:
-    """Sizes and mtimes of the session's files and of the registry directory (poll fallback)."""
-    out = []
-    for p, _ in w.files():
-        try:
-            st = os.stat(p)
-            out.append((p, st.st_size, st.st_mtime_ns))
-        except OSError:
-            out.append((p, None, None))
-    reg = home / "sessions"
-    try:
-        st = os.stat(reg)
-        out.append((str(reg), st.st_mtime_ns, tuple(sorted(
-            (e.name, e.stat().st_mtime_ns) for e in os.scandir(reg) if e.is_file()))))
-    except OSError:
-        out.append((str(reg), None, None))
-    return tuple(out)
-
-
-def _watcher(session: Session, home: Path, w: "Watch"):
-    """A callable that blocks until something of this session changed or `timeout` passed (it
-    returns whether a change was seen), and its name (see `change_waiter`)."""
-    roots = [session.project_dir, home / "sessions"]
-    return change_waiter([os.path.realpath(r) for r in roots if r.is_dir()], _relevant(session, home),
-                         lambda: _fingerprint(w, home))
-
-
-def change_waiter(roots: list[str], relevant: Callable[[str], bool], fingerprint: Callable[[], tuple]):
-    """A callable `wait_fn(timeout) -> bool` that blocks until a path under `roots` for which
-    `relevant(path)` holds changed, or `timeout` passed, and the name of the mechanism. The idle
-    wait sleeps inside it: in `threading.Event.wait` fed by a watchfiles thread, or - without
-    watchfiles, or when it fails - in 0.5 s sleeps between `fingerprint()` snapshots (stat()s).
-    `wait_fn.stop` (an Event, watchfiles only) ends the watcher thread."""
-    try:
-        import watchfiles  # noqa: F401
-    except ImportError:
-        watchfiles = None
-    state = {"failed": False, "print": None}
-
-    def poll(timeout: float) -> bool:
-        if state["print"] is None:
-            state["print"] = fingerprint()
-        t_end = time.monotonic() + timeout
-        while True:
-            left = t_end - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(POLL_SECS, left))
-            fp = fingerprint()
-            if fp != state["print"]:
-                state["print"] = fp
-                return True
-
-    if watchfiles is None or not roots:
-        return poll, "poll"
-    stop = threading.Event()
-    changed = threading.Event()
-
-    def run():
-        try:
-            for _ in watchfiles.watch(*roots, watch_filter=lambda _c, p: relevant(p), stop_event=stop,
-                                      debounce=50, step=50, yield_on_timeout=False, rust_timeout=0,
-                                      raise_interrupt=False, ignore_permission_denied=True):
-                changed.set()
-        except Exception:  # noqa: BLE001 - fall back to polling
-            state["failed"] = True
-            changed.set()
-
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-
-    def wait_fn(timeout: float) -> bool:
-        if state["failed"]:
-            return poll(timeout)
-        seen = changed.wait(timeout)
-        changed.clear()
-        return seen and not state["failed"]
-
-    wait_fn.stop = stop  # type: ignore[attr-defined]
-    return wait_fn, "watchfiles"
-
-
-def wait_for(session: Session, home: Path, cond: Condition, timeout: float,
-             ready: Callable[[dict[str, int]], None] | None = None, heartbeat: float = HEARTBEAT_SECS) -> WaitResult:
-    """Re-assess on every reported change of the session's files, and every `heartbeat` seconds
-    without one (a dead owner pid and aging children change no file)."""
+def _generic(sel, us, unit: Unit, cond: Condition, timeout: float, ready, heartbeat: float, w) -> WaitOutcome:
     t0 = time.monotonic()
-    w = Watch(session)
-    base = w.baseline()
-    bg = BackgroundScan(session)
-    bg.update()  # the whole-file scan, before any thread exists (it may fork a helper)
-    bg.parallel = False
-    waiter, how = _watcher(session, home, w)
+    st = assess(unit, w)
+    watch = [p for p in st.watch if p]
+    files = [p for p in watch if not os.path.isdir(p)]
+    dirs = [p for p in watch if os.path.isdir(p)]
+    roots = sorted({os.path.realpath(d) for d in dirs} | {os.path.realpath(os.path.dirname(f)) for f in files
+                                                          if os.path.isdir(os.path.dirname(f))})
+    wanted = {os.path.realpath(f) for f in files}
+    under = tuple(os.path.realpath(d) + os.sep for d in dirs)
+    waiter, how = change_waiter(roots, lambda p: p in wanted or p.startswith(under), _fingerprint(files + dirs))
+    base: dict[str, int] = {}
+    for f in files:
+        try:
+            base[f] = os.stat(f).st_size
+        except OSError:
+            pass
+    seen = _write_locators(unit) if cond.kind == "write" else set()
     if ready:
         ready(base)
     polls = 0
@@ -335,23 +97,71 @@ def wait_for(session: Session, home: Path, cond: Condition, timeout: float,
             polls += 1
             hit = None
             if cond.kind == "write":
-                for p, disp, no, obj in w.new_records():
-                    m = match_write(cond, obj)
-                    if m:
-                        hit = WriteHit(disp, no, m[0], m[1], m[2], obj.get("timestamp"))
-                        break
-            v = assess(session, home, bg=bg)
-            if hit is not None or satisfied_by_verdict(cond, v):
-                return WaitResult(True, v, hit, time.monotonic() - t0, polls, how, base, w.discovered)
+                hit, seen = _new_write(unit, cond, seen)
+            if hit is not None or satisfied(cond, st):
+                return WaitOutcome(True, st, hit, time.monotonic() - t0, polls, how, base)
             left = timeout - (time.monotonic() - t0)
             if left <= 0:
-                return WaitResult(False, v, None, time.monotonic() - t0, polls, how, base, w.discovered)
-            if cond.kind != "write":
-                # keep the cursors moving so new lanes are noticed (and counted) in every mode
-                for _ in w.new_records():
-                    pass
+                return WaitOutcome(False, st, None, time.monotonic() - t0, polls, how, base)
             waiter(min(heartbeat, left))
+            st = _assess(sel, us, unit, w)
     finally:
-        st = getattr(waiter, "stop", None)
-        if st is not None:
-            st.set()
+        stop = getattr(waiter, "stop", None)
+        if stop is not None:
+            stop.set()
+
+
+def _records(unit: Unit) -> list[Record]:
+    if unit.provider is None:
+        return []
+    try:
+        return list(unit.provider.read(unit.ref, ReadReport()))
+    except Exception:  # a reader's failure: nothing new is seen this time
+        return []
+
+
+def _writes(unit: Unit, rec: Record) -> list[tuple[str, list[str]]]:
+    """(path, the lines it writes) of each file a record changes: its FileChanges, or a change call
+    of the provider's file tools."""
+    out = []
+    for fc in rec.file_changes:
+        if fc.action == "read":
+            continue
+        text = fc.new_content if fc.new_content is not None else fc.diff
+        lines = text.splitlines() if isinstance(text, str) else []
+        if fc.new_content is None and fc.diff is not None:
+            lines = [ln[1:] for ln in lines if ln.startswith("+") and not ln.startswith("+++")]
+        out.append((fc.path, lines))
+    if not out and rec.kind == "tool_call" and unit.provider is not None:
+        try:
+            calls = unit.provider.file_calls(unit.ref, rec)
+        except Exception:
+            calls = []
+        inp = rec.tool_input if isinstance(rec.tool_input, dict) else {}
+        vals = [v for v in inp.values() if isinstance(v, str)]
+        for path, op in calls:
+            if op != "read":
+                out.append((path, [ln for v in vals for ln in v.splitlines()]))
+    return out
+
+
+def _write_locators(unit: Unit) -> set[str]:
+    return {r.locator for r in _records(unit) if _writes(unit, r)}
+
+
+def _new_write(unit: Unit, cond: Condition, seen: set[str]) -> tuple[WriteHit | None, set[str]]:
+    now = set(seen)
+    for r in _records(unit):
+        ws = _writes(unit, r)
+        if not ws or r.locator in seen:
+            continue
+        now.add(r.locator)
+        for path, lines in ws:
+            if cond.path_re is None or not cond.path_re.search(path):
+                continue
+            if cond.line_re is None:
+                return WriteHit(r.lane, r.line, r.tool_name or r.native, path, None, r.instant, r.locator), now
+            for ln in lines:
+                if cond.line_re.search(ln):
+                    return WriteHit(r.lane, r.line, r.tool_name or r.native, path, ln, r.instant, r.locator), now
+    return None, now

@@ -323,6 +323,71 @@ class Discovery:
 
 ActivityGranularity = Literal["session", "project", "provider"]
 
+LAST_LINE_MAX = 32 << 20
+"""The longest record :func:`last_jsonl_instant` parses (longer: its instant is unknown)."""
+BACK_MAX = 128 << 20
+"""How far back from a file's end :func:`last_jsonl_instant` reads at most."""
+
+
+def _dig(o, path: tuple[str, ...]):
+    for k in path:
+        if not isinstance(o, dict):
+            return None
+        o = o.get(k)
+    return o
+
+
+def last_jsonl_instant(path, keys: tuple[tuple[str, ...], ...] = (("timestamp",),)) -> str | None:
+    """The instant of the last record of a JSON Lines file that carries one (the newest of its
+    ``keys`` paths), read backwards line by line from the end in bounded chunks: every complete
+    line after it must be a JSON object carrying none (a record without an instant). None when
+    the file does not end with a newline (a record being written), a line on the way is longer
+    than ``LAST_LINE_MAX`` or not JSON, or nothing within ``BACK_MAX`` bytes carries one."""
+    import orjson
+
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return None
+    with f:
+        try:
+            end = os.fstat(f.fileno()).st_size
+        except OSError:
+            return None
+        if end == 0:
+            return None
+        f.seek(end - 1)
+        if f.read(1) != b"\n":
+            return None  # the last record is being written (or torn): its instant is unknown
+        pos, buf, read = end, b"", 0
+        while True:
+            # buf = the unread lines' bytes [pos, ...), ending with a line's newline (or empty)
+            while buf:
+                j = buf.rfind(b"\n", 0, len(buf) - 1)
+                if j < 0 and pos > 0:
+                    break  # the start of this line is not read yet
+                line, buf = buf[j + 1:], buf[:j + 1]
+                body = line.strip()
+                if not body:
+                    continue
+                try:
+                    o = orjson.loads(body)
+                except orjson.JSONDecodeError:
+                    return None
+                if not isinstance(o, dict):
+                    return None
+                got = [v for v in (_dig(o, k) for k in keys) if isinstance(v, str) and v]
+                if got:
+                    return max(got)
+            if pos == 0 or len(buf) > LAST_LINE_MAX or read >= BACK_MAX:
+                return None
+            n = min(1 << 20, pos)
+            pos -= n
+            f.seek(pos)
+            buf = f.read(n) + buf
+            read += n
+
+
 
 class Provider:
     """Base of every reader. Subclasses set the class attributes and implement the methods.
@@ -464,6 +529,59 @@ class Provider:
         settled one as a complete view. Default: None (the reader vouches for no read output)."""
         return None
 
+    def file_events(self, sel, query):
+        """Capability ``file_events``: the file events of this provider's sessions in the selection
+        `sel` (providers.scope.Selection), for `files` and `recover` (providers/fileevents.py:
+        ``FileEvents``; `query` a ``FileQuery``, which carries the shell grammar). Default: the
+        record events built from the shared records (``from_records``: each record's
+        ``file_changes``, :meth:`file_calls` read and failed calls, :meth:`shell_command` calls read
+        by the grammar, :meth:`read_view` and :meth:`shell_stdout` views). A reader with a deeper
+        model of its sessions answers with lane events instead (``FileEvents.lanes``: Claude Code,
+        providers/claude/files). None: no session of this provider in the selection."""
+        from .fileevents import from_records, refs_of
+
+        refs = refs_of(sel, self.name)
+        return from_records(self, refs, query) if refs else None
+
+    def plans(self, sel, audit: bool = False):
+        """Capability ``plans``: the plan each of this provider's sessions in `sel` keeps
+        (providers/artifacts.py ``PlanAnswer``; `audit`: also writes to plan files the writing
+        session does not bind, where plans are files). Default: the checklist updates of the shared
+        records (``plans_from_records``: :meth:`plan_update` on every tool call, the latest one
+        binding). None: no session of this provider in the selection, or the reader reads no plan
+        (then ``lacks["plans"]`` says why)."""
+        from .artifacts import plans_from_records
+        from .fileevents import refs_of
+
+        refs = refs_of(sel, self.name)
+        if not refs or type(self).plan_update is Provider.plan_update:
+            return None
+        return plans_from_records(self, refs, audit)
+
+    def plan_update(self, ref: SessionRef, record: Record):
+        """The checklist a ``tool_call`` record sets as the session's plan (providers/artifacts.py
+        ``PlanUpdate``: its steps with their statuses, the explanation), read from ``record.raw`` or
+        ``record.tool_input``; None when it is no plan tool's call. Default: None."""
+        return None
+
+    def images(self, sel):
+        """Capability ``images``: the inline images this provider's sessions in `sel` hold
+        (providers/artifacts.py ``ImageAnswer``). Default: :meth:`record_images` on every record.
+        None: no session of this provider in the selection, or the reader reads none (then
+        ``lacks["images"]`` says why)."""
+        from .artifacts import images_from_records
+        from .fileevents import refs_of
+
+        refs = refs_of(sel, self.name)
+        if not refs or type(self).record_images is Provider.record_images:
+            return None
+        return images_from_records(self, refs)
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """The inline images a record holds (providers/artifacts.py ``RecordImage``: carrier, media
+        type, the bytes as written), from ``record.raw``. Default: none."""
+        return []
+
     records_cost: ClassVar[bool] = False
     """True when the client writes its own price of each response beside its usage: then `usage` asks
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as
@@ -566,6 +684,77 @@ class Provider:
         """Every file and folder that belongs to this one session alone (clean captures and
         deletes exactly these, as one unit). Default: ``ref.paths``."""
         return list(ref.paths)
+
+    # -- live state: status, wait, whoami, agents (sessionsift.live; types in providers/liveness.py)
+
+    def live_state(self, ref: SessionRef, world: Any) -> Any:
+        """This session's live state (:class:`~sessionsift.providers.liveness.LiveState`): one
+        verdict of the shared vocabulary (``liveness.decide``) with one evidence row per surface
+        read, the notes, and what the client's disk cannot show (``invisible``). ``world`` is the
+        question's :class:`~sessionsift.providers.liveness.LiveWorld` (the time, the processes,
+        /proc/locks, every discovered session). Default: None -- the reader offers no live-state
+        surfaces; the question answers ``unknown`` with ``lacks["live_state"]`` as the reason."""
+        return None
+
+    def wait_for(self, ref: SessionRef, condition: Any, timeout: float, world: Any,
+                 ready: Any = None) -> Any:
+        """Block until ``condition`` (``liveness.Condition``) holds for this session or
+        ``timeout`` seconds pass, with a mechanism of the reader's own (a deeper model's cursors);
+        returns a ``liveness.WaitOutcome``. Default: None -- the question waits by re-asking
+        :meth:`live_state` on every change of ``LiveState.watch`` (and every few seconds), and
+        reads new records with :meth:`read` for a ``write:`` condition."""
+        return None
+
+    def whoami(self, env: Mapping[str, str], world: Any) -> Any:
+        """What this client exports to its tool subprocesses (``env``) naming the calling session:
+        a :class:`~sessionsift.providers.liveness.WhoamiClaim` (its ``session_id`` None when the
+        client's environment is there but names no session: the note says why, with evidence);
+        None when ``env`` holds nothing of this client's. Never a guess from recency or process
+        trees. Default: None (the question prints ``lacks["whoami"]``)."""
+        return None
+
+    def subagents(self, ref: SessionRef, children: list[SessionRef], world: Any, files: bool = False) -> Any:
+        """The child sessions ``ref`` spawned (``children``: discovery's refs naming it as parent),
+        each a :class:`~sessionsift.providers.liveness.ChildAgent` joined to the tool call that
+        spawned it where the records allow. Default: every child, unjoined (``join`` None), its
+        status from its own live state. None: this reader answers agents another way (Claude
+        Code's lanes)."""
+        from .liveness import ChildAgent
+
+        out = []
+        for c in children:
+            st = world.state_of(c) if world is not None else None
+            status, why = "unknown", "no live state"
+            if st is not None:
+                if st.verdict in ("running", "waiting", "waiting-children"):
+                    status, why = "running", f"its live state is {st.verdict}: {st.reason}"
+                elif st.verdict == "idle-eot":
+                    status, why = "completed", f"its last turn ended: {st.reason}"
+                else:
+                    why = f"its live state is {st.verdict}: {st.reason}"
+            out.append(ChildAgent(c, None, started_at=c.first_at, ended_at=c.last_at if status == "completed" else None,
+                                  status=status, status_why=why))
+        return out
+
+    instant_keys: ClassVar[tuple[tuple[str, ...], ...]] = (("timestamp",),)
+    """Where a record of the client's JSON Lines files carries its instant (key paths, e.g.
+    ``("timestamp",)``), for :meth:`last_activity`."""
+
+    def last_activity(self, ref: SessionRef) -> list[tuple[Path, str | None]]:
+        """For every file of the session that holds its records, the instant of its LAST record
+        that carries one, known only when every record after it was read whole (None: a line on
+        the way is torn, too long, not JSON, or none carries an instant -- then the file's mtime
+        stands for it: clean's age gate). Never a bounded tail's guess: a last record longer than
+        any window is read whole (up to ``LAST_LINE_MAX``). Default: JSON Lines files read
+        backwards with :attr:`instant_keys`; any other file is ``ref.last_at`` for the first path,
+        None for the rest."""
+        out: list[tuple[Path, str | None]] = []
+        for i, p in enumerate(ref.paths):
+            if os.fspath(p).endswith(".jsonl"):
+                out.append((Path(p), last_jsonl_instant(p, self.instant_keys)))
+            else:
+                out.append((Path(p), ref.last_at if i == 0 else None))
+        return out
 
     def change_token(self, ref: SessionRef) -> str | None:
         """A cheap value that changes whenever what :meth:`read` yields for this session can have

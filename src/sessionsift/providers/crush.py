@@ -96,6 +96,31 @@ class Crush(Provider):
                   "write": ("file_path", "write")}
     usage_unrecorded = ("Crush keeps no per-message usage (its sessions row holds only the last step's counts "
                         "and a running cost)")
+    lacks = {"plans": "Crush keeps a session's todo list in `sessions.todos` (TEXT, migration "
+                      "20250812000000_add_todos_to_sessions.sql: the current list only, no history of updates); "
+                      "its JSON shape is not in the vendored sources (tests/crush/vendor holds the SQL only) and no "
+                      "Crush client can run here to write one: not read"}
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """A message's ``binary`` part (an attachment: ``Path``, ``MIMEType``, ``Data`` -- Go's
+        ``[]byte``, base64 in JSON) and an ``image_url`` part holding a data URL (a URL elsewhere: no
+        bytes on disk)."""
+        p = record.raw if isinstance(record.raw, dict) else None
+        if p is None or record.native not in ("part/binary", "part/image_url"):
+            return []
+        from .artifacts import RecordImage, data_url
+
+        data = _d(p.get("data"))
+        carrier = "tool_result" if record.role == "tool" else "block"
+        if record.native == "part/binary":
+            mt = _s(data.get("MIMEType"))
+            if mt is not None and not mt.startswith("image/"):
+                return []
+            b64 = data.get("Data") if isinstance(data.get("Data"), str) else None
+            return [RecordImage(carrier, mt, b64, "base64" if b64 is not None else None, path=_s(data.get("Path")))]
+        url = _s(data.get("url")) or ""
+        mt, b64 = data_url(url)
+        return [RecordImage(carrier, mt, b64, "base64" if b64 is not None else ("url" if url else None))]
 
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:

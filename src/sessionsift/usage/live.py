@@ -1,6 +1,6 @@
 """`usage blocks --live`: the five-hour windows, refreshed as Claude Code transcripts grow.
 
-The change wait is the `wait` command's (`live.wait.change_waiter`: a watchfiles thread over the
+The change wait is the `wait` command's (`read.watch.change_waiter`: a watchfiles thread over the
 projects directory, a stat() fingerprint poll only where no watcher can run); nothing loops over
 the transcripts. Each change reads every known transcript from the byte offset where the last
 reading stopped (a torn final line waits for its newline) and new transcripts from 0; a file that

@@ -120,6 +120,7 @@ class Inner:
             flags = ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
             for kv in self.sc.config:
                 flags += ["-c", kv]
+            flags += list(p.flags)
             if p.how == "new":
                 args = [self.exe, "exec", *flags, self.sc.prompt_text(i)]
             elif p.how == "fork":  # a new thread (its own rollout) from the first one's history

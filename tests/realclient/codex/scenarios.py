@@ -70,6 +70,8 @@ class Prompt:
     turns: list[Turn] = field(default_factory=list)
     how: str = "new"  # "new" (codex exec PROMPT) | "resume" (codex exec resume --last PROMPT)
     #                 | "fork" (codex exec fork <first thread id> PROMPT: a new thread from its history)
+    flags: list[str] = field(default_factory=list)
+    """Extra `codex exec` flags for this prompt (e.g. ``--image=pic.png``: a file attached to the prompt)."""
 
 
 @dataclass

@@ -182,6 +182,69 @@ class ClaudeCode(Provider):
     def forked_from(self, ref: SessionRef) -> dict | None:
         return self.lineage([ref], [ref]).get(ref.session_id)
 
+    # -- live state: the deep model of providers/claude/live as this reader's capabilities ------------
+
+    def live_state(self, ref: SessionRef, world):
+        """Registry row + pid probe, transcript tail, elicitation sidecar, subagent lanes, workflow
+        journals, background launches, task list, todos (live/verdict.py; docs/live.md)."""
+        from .live import hooks
+
+        return hooks.live_state(ref, world)
+
+    def wait_for(self, ref: SessionRef, condition, timeout: float, world, ready=None):
+        """Byte cursors over every lane, sidecar and journal; watchfiles on the project dir and the
+        registry (live/wait.py)."""
+        from .live import hooks
+
+        return hooks.wait_for(ref, condition, timeout, world, ready)
+
+    def whoami(self, env, world):
+        """``$CLAUDE_CODE_SESSION_ID``, exported into every Bash tool environment (it names the
+        top-level session even inside a subagent, MISC-009)."""
+        from .live import hooks
+
+        return hooks.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagent lanes joined to their spawning Agent/Task/Workflow calls (live/agents.py)."""
+        from .live import hooks
+
+        return hooks.subagents(ref, world, files)
+
+    def file_events(self, sel, query):
+        """Lane events (providers/claude/files): every Read/Write/Edit/MultiEdit/NotebookEdit and
+        Bash call, the client's freshness attachments and file-history checkpoints of each lane,
+        from the index where it can answer."""
+        from .files import file_events
+
+        return file_events(self, sel, query)
+
+    def plans(self, sel, audit: bool = False):
+        """The plan file bound to each session (plan mode's ``plan_mode`` attachment, else the first
+        valid slug: providers/claude/files/plan.py); `audit`: structured writes to plan files the
+        writing session does not bind."""
+        if sel.claude is None:
+            return None
+        from ..artifacts import Plan, PlanAnswer
+        from .files.plan import bind
+
+        out = PlanAnswer()
+        for b in bind(sel.claude, audit=audit):
+            out.plans.append(Plan(self.name, b.session_id, "file" if b.plan_path else None, b.source,
+                                  line=b.line, notes=b.notes, file=b))
+        return out
+
+    def images(self, sel):
+        """Inline images of every lane: direct image blocks and images nested in tool results
+        (providers/claude/files/image.py), the `[Image #N]` handle where the record's markers zip
+        one-to-one with its blocks."""
+        if sel.claude is None:
+            return None
+        from ..artifacts import ImageAnswer
+        from .files.image import images
+
+        return ImageAnswer(images(sel.claude, subagents=sel.subagents, dedup=False))
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md
         "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``

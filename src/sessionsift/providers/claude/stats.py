@@ -331,7 +331,7 @@ class Cols:
 
 
 CWD_TYPES = frozenset(("user", "assistant", "system", "attachment", "file-history-snapshot", "file-history-delta"))
-"""The record types whose `cwd` files/events.py follows."""
+"""The record types whose `cwd` providers/claude/files/events.py follows."""
 
 LABEL_NEEDLES = ('"user"', '"assistant"', '"system"', '"attachment"', "queue-operation", "file-history-")
 """Every structural needle search's label selection can use (search/prefilter.py _LEAF_NEEDLES)."""

@@ -87,6 +87,60 @@ class Codex(Provider):
             out.append((os.path.normpath(p), fc.action))
         return out
 
+    def plan_update(self, ref: SessionRef, record: Record):
+        """An ``update_plan`` call: its ``plan`` (``[{step, status}]``) and ``explanation``, the
+        checklist the client renders (0.171.0: offered to the model in ``exec`` with
+        ``-c tools.update_plan.enabled=true``, always in the TUI; answered ``Plan updated``; no plan
+        file is written)."""
+        if record.kind != "tool_call" or record.tool_name != "update_plan":
+            return None
+        from ..artifacts import PlanUpdate
+
+        inp = record.tool_input if isinstance(record.tool_input, dict) else {}
+        steps = [{"step": x.get("step"), "status": x.get("status")} for x in inp.get("plan") or []
+                 if isinstance(x, dict)]
+        ex = inp.get("explanation")
+        return PlanUpdate(steps, ex if isinstance(ex, str) else None)
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """The ``input_image`` items a rollout line holds, their bytes inline as a data URL: a
+        prompt's attached images (``codex exec --image F``: ``<image name=[Image #N] path="F">``
+        text before each, the handle and path read from it) and a ``view_image`` output
+        (``function_call_output.output`` list), measured on 0.171.0. The UI echo
+        (``item_completed/UserMessage``'s ``local_image``) names only the path: a copy, not read."""
+        raw = record.raw
+        p = raw.get("payload") if isinstance(raw, dict) else None
+        if not isinstance(p, dict) or raw.get("type") != "response_item":
+            return []
+        if p.get("type") == "message" and record.kind in ("prompt", "message", "meta"):
+            items, carrier = p.get("content"), "block"
+        elif p.get("type") in ("function_call_output", "custom_tool_call_output") and record.kind == "tool_result":
+            items, carrier = p.get("output"), "tool_result"
+        else:
+            return []
+        if not isinstance(items, list):
+            return []
+        from ..artifacts import RecordImage, data_url
+
+        out = []
+        label = None
+        for it in items:
+            if not isinstance(it, dict):
+                continue
+            if it.get("type") == "input_text" and isinstance(it.get("text"), str):
+                m = _IMAGE_LABEL.match(it["text"])
+                label = m if m else None
+                continue
+            if it.get("type") != "input_image":
+                continue
+            url = it.get("image_url")
+            mt, b64 = data_url(url) if isinstance(url, str) else (None, None)
+            out.append(RecordImage(carrier, mt, b64, "base64" if b64 is not None else ("url" if url else None),
+                                   int(label.group(1)) if label and label.group(1) else None,
+                                   label.group(2) if label else None))
+            label = None
+        return out
+
     def shell_stdout(self, record: Record) -> str | None:
         """An ``exec_command`` output (``Chunk ID: ..`` / ``Wall time: ..`` / ``Process exited with
         code 0`` / ``Original token count: N`` / ``Output:`` then the command's output as it was,
@@ -294,3 +348,9 @@ class Codex(Provider):
         from .reader import read_rollout
 
         yield from read_rollout(ref, report, raw=raw)
+
+
+import re as _re  # noqa: E402
+
+_IMAGE_LABEL = _re.compile(r'^<image name=\[Image #(\d+)\](?: path="([^"]*)")?>$')
+"""The text Codex CLI puts before an attached image (0.171.0: ``<image name=[Image #1] path="red.png">``)."""

@@ -34,6 +34,9 @@ class GeminiCli(Provider):
     a parent ``node .../gemini.js`` and a child ``node --max-old-space-size=N .../gemini.js`` (measured
     with 0.61.0). See :meth:`is_client_argv`."""
     activity_granularity: ClassVar[str] = "project"
+    instant_keys: ClassVar[tuple[tuple[str, ...], ...]] = (("timestamp",), ("$set", "lastUpdated"))
+    """A message record's ``timestamp``; the ``{"$set": {"lastUpdated": ...}}`` line the client
+    appends after each turn."""
     shell_tools: ClassVar[dict] = {"run_shell_command": ("command", "dir_path")}
     file_tools: ClassVar[dict] = {"read_file": ("file_path", "read"), "replace": ("file_path", "update"),
                                   "write_file": ("file_path", "write")}

@@ -27,6 +27,7 @@ from ....read.lines import open_map, parse_line
 from ....timefmt import instant, parse_ts
 from . import registry as REG
 from .background import BackgroundScan, TaskList, task_list
+from ...liveness import decide
 
 VERDICTS = ("stale-dead", "waiting", "running", "waiting-children", "idle-background-open", "idle-eot", "unknown")
 CHILD_FRESH_SECS = 300.0
@@ -451,8 +452,24 @@ def todos_text(td) -> str:
             + (f"; {td.failed} refused call(s) ignored" if td.failed else "") + ")")
 
 
+PROVES = {
+    "registry": "whether a live top-level owner process is on record, and the state it last wrote (busy, "
+                "idle, waiting, shell); written at transitions, never a heartbeat",
+    "pid": "whether the registry row's owner process is still the process that wrote it",
+    "tail": "whether the last turn is open (an unreturned tool_use, a reply streaming, a prompt unanswered) or "
+            "ended",
+    "sidecar": "an elicitation pending with a human that the transcript does not hold yet",
+    "children": "subagent lanes still writing (a fresh last record without end_turn)",
+    "workflows": "workflow agents started and not yet finished",
+    "background": "background launches whose completion is not on disk",
+    "tasks": "the harness task list's open items (TaskCreate/TaskUpdate)",
+    "todos": "the TodoWrite list the transcript keeps",
+}
+"""What each of Claude Code's surfaces proves (every evidence row says it)."""
+
+
 def _ev(surface: str, value: str, **kw) -> dict:
-    return {"surface": surface, "value": value, **kw}
+    return {"surface": surface, "value": value, "proves": PROVES.get(surface), **kw}
 
 
 def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: float | None = None) -> Verdict:
@@ -571,14 +588,15 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
     human_tail = [p for p in tail.pending if p["name"] == "ExitPlanMode" or (
         p["name"] == "AskUserQuestion" and isinstance(p["questions"], int) and p["questions"] > 1)]
 
+    # the shared precedence (providers.liveness.decide): each rung that holds, with its reason
+    rungs: dict[str, str | None] = {}
+    settled = None
     if owner_gone:
-        v.verdict = "stale-dead"
-        v.settled = "mid-tool" if tail.state in ("mid-tool", "streaming", "awaiting-model") else (
+        settled = "mid-tool" if tail.state in ("mid-tool", "streaming", "awaiting-model") else (
             "settled" if tail.state in ("eot", "interrupted") else "unknown")
-        v.reason = (f"registry row names pid {probe.pid}, which is {probe.state} ({probe.detail}); the tail was "
-                    f"{v.settled} when it ended")
-    elif rstatus == "waiting" or human_tail or side.pending:
-        v.verdict = "waiting"
+        rungs["stale-dead"] = (f"registry row names pid {probe.pid}, which is {probe.state} ({probe.detail}); the tail "
+                               f"was {settled} when it ended")
+    if rstatus == "waiting" or human_tail or side.pending:
         why = []
         if rstatus == "waiting":
             why.append(f"registry status=waiting (waitingFor={row.data.get('waitingFor')!r})")
@@ -586,45 +604,43 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
             why.append("unreturned " + ", ".join(f"{p['name']} at L{p['line']}" for p in human_tail))
         if side.pending:
             why.append(f"{len(side.pending)} pending sidecar elicitation(s)")
-        v.reason = "blocked on a human: " + "; ".join(why)
-    elif rstatus == "busy" or (tail.state in ("mid-tool", "streaming", "awaiting-model")
-                               and not (owner_alive and rstatus in ("idle", "shell"))):
-        v.verdict = "running"
+        rungs["waiting"] = "blocked on a human: " + "; ".join(why)
+    tail_open = tail.state in ("mid-tool", "streaming", "awaiting-model")
+    if rstatus == "busy" or (tail_open and not (owner_alive and rstatus in ("idle", "shell"))):
         why = []
         if rstatus == "busy":
             why.append("registry status=busy")
-        if tail.state in ("mid-tool", "streaming", "awaiting-model"):
+        if tail_open:
             why.append(f"tail {tail.state}: {tail.detail}")
-        v.reason = "; ".join(why)
-        notes.append(NOTE_NOT_RETURNED)
-        notes.append(NOTE_PERMISSION)
-    elif tail.state in ("mid-tool", "streaming", "awaiting-model"):
-        v.verdict = "unknown"
-        v.reason = (f"disagreement: registry (owner alive) says status={rstatus} but the tail says "
-                    f"{tail.state} ({tail.detail})")
-    elif live_children or wf_open:
-        v.verdict = "waiting-children"
+        rungs["running"] = "; ".join(why)
+    if tail_open:
+        rungs["disputed"] = (f"disagreement: registry (owner alive) says status={rstatus} but the tail says "
+                             f"{tail.state} ({tail.detail})")
+    if live_children or wf_open:
         parts = [f"{c.lane.display} ({c.why})" for c in live_children]
         parts += [f"{Path(j.path).parent.name}: {j.in_flight} agent(s) in flight" for j in wf_open]
-        v.reason = "live children: " + "; ".join(parts)
-    elif open_bg or rstatus == "shell":
-        v.verdict = "idle-background-open"
+        rungs["waiting-children"] = "live children: " + "; ".join(parts)
+    if open_bg or rstatus == "shell":
         parts = [f"{t.kind} {t.task_id or t.tool_use_id}" for t in open_bg]
         if rstatus == "shell":
             parts.append("registry status=shell (a background shell is open)")
-            if not any(t.kind in ("shell", "monitor") for t in open_bg):
-                notes.append("registry says a background shell is open but the scan found none open: it was "
-                             "launched where the scan could not see or its carrier was not recognised")
-        v.reason = "end of turn with background work open: " + ", ".join(parts)
+        rungs["idle-background-open"] = "end of turn with background work open: " + ", ".join(parts)
+    if tail.state in ("eot", "interrupted"):
+        rungs["idle-eot"] = f"tail {tail.state}: {tail.detail}" + (f"; registry status={rstatus}" if rstatus else "")
+    v.verdict, v.reason = decide(rungs, f"no surface decides: tail {tail.state} ({tail.detail}), registry "
+                                        f"status={rstatus}")
+    if v.verdict == "stale-dead":
+        v.settled = settled
+    elif v.verdict == "running":
+        notes.append(NOTE_NOT_RETURNED)
+        notes.append(NOTE_PERMISSION)
+    elif v.verdict == "idle-background-open":
+        if rstatus == "shell" and not any(t.kind in ("shell", "monitor") for t in open_bg):
+            notes.append("registry says a background shell is open but the scan found none open: it was "
+                         "launched where the scan could not see or its carrier was not recognised")
         if row is None:
             notes.append("with no live owner process on record, an open launch may have died with its owner "
                          "(a killed shell writes no completion)")
-    elif tail.state in ("eot", "interrupted"):
-        v.verdict = "idle-eot"
-        v.reason = f"tail {tail.state}: {tail.detail}" + (f"; registry status={rstatus}" if rstatus else "")
-    else:
-        v.verdict = "unknown"
-        v.reason = f"no surface decides: tail {tail.state} ({tail.detail}), registry status={rstatus}"
     if v.verdict in ("idle-eot", "idle-background-open", "waiting-children"):
         notes.append(NOTE_PERMISSION)
     if v.verdict != "waiting" and tail.state != "mid-tool":

@@ -12,10 +12,12 @@ file-history backup whole; the snapshot lines and the lane's first cwd. `light(.
 events back from them (`Call.light`, `Attach.light`), `hydrate` reads the records of the light
 events a question needs whole (recover: the ones that name its file) by offset.
 
-The facts are a cache of rules (this module, events.py, shell.py, providers/claude/model/record.py, read/lines.py
-and the shell grammar's versions): they are kept with `rules()`, a digest of those sources and
-versions, and facts kept under other rules are derived again, never used (index/filesummary.py
-keeps them per transcript, with the identity of the file they were read from).
+The facts are a cache of rules (this module, events.py, providers/claude/model/record.py, read/lines.py
+and the shell grammar's own rules: files/shell.py and tree-sitter's versions, ``grammar.rules()``):
+they are kept with `rules(grammar)`, a digest of those sources and versions, and facts kept under
+other rules are derived again, never used (index/filesummary.py keeps them per transcript, with
+the identity of the file they were read from). The shell analysis is kept and made back by the
+grammar itself (``grammar.encode``/``grammar.decode``): this package never imports it.
 """
 
 from __future__ import annotations
@@ -23,65 +25,39 @@ from __future__ import annotations
 import os
 from types import MappingProxyType
 
-from ..index.store import abspath
+from ....index.store import abspath
 from .events import Attach, Backup, Call, LaneEvents, LaneFacts
-from .shell import Operand, ReadAnchor, ShellAnalysis
 
-_RULES: str | None = None
-
-
-def _dist(name: str) -> str:
-    """The installed version of distribution `name` (its dist-info directory's name), or "?"."""
-    import sys
-
-    pre = name.replace("-", "_") + "-"
-    for d in sys.path:
-        try:
-            for n in os.listdir(d or "."):
-                if n.startswith(pre) and n.endswith((".dist-info", ".egg-info")):
-                    return n
-        except OSError:
-            continue
-    return "?"
+_RULES: dict = {}
 
 
-def rules() -> str:
-    """The digest the facts are kept under: the sources that derive them and the versions of the
-    shell grammar (a change to either derives them again)."""
-    global _RULES
-    if _RULES is None:
+def rules(grammar) -> str:
+    """The digest the facts are kept under: the sources that derive them and the shell grammar's
+    own rules (a change to either derives them again)."""
+    g = grammar.rules() if grammar is not None else "no grammar"
+    got = _RULES.get(g)
+    if got is None:
         import hashlib
 
-        from ..providers.claude.model import record
-        from ..read import lines
+        from ..model import record
+        from ....read import lines
 
         h = hashlib.blake2b(digest_size=12)
         here = os.path.dirname(os.path.abspath(__file__))
-        for p in (os.path.join(here, "facts.py"), os.path.join(here, "events.py"), os.path.join(here, "shell.py"),
-                  record.__file__, lines.__file__):
+        for p in (os.path.join(here, "facts.py"), os.path.join(here, "events.py"), record.__file__, lines.__file__):
             try:
                 with open(p, "rb") as f:
                     h.update(f.read())
             except OSError:
-                from .. import __version__
+                from .... import __version__
 
                 h.update(f"unreadable {p} {__version__}".encode())
-        for d in ("tree_sitter", "tree_sitter_bash"):
-            h.update(_dist(d).encode())
-        _RULES = "facts.1:" + h.hexdigest()
-    return _RULES
+        h.update(g.encode())
+        got = _RULES[g] = "facts.2:" + h.hexdigest()
+    return got
 
 
 # -- encode ---------------------------------------------------------------------------------------
-
-
-def _shell(sh: ShellAnalysis | None):
-    if sh is None:
-        return None
-    ra = sh.read
-    return (sh.parse_error, sh.command[:200] if sh.parse_error else None, tuple(sh.markers),
-            tuple((m.raw, m.path, m.resolution, m.op, m.verb, m.heredoc is not None) for m in sh.mutations),
-            None if ra is None else (ra.path, ra.resolution, ra.raw, ra.kind, ra.start, ra.count))
 
 
 _SAME: dict = {}
@@ -101,12 +77,14 @@ def encode(ev: LaneEvents) -> list:
     """The facts of a lane's events (marshal-able; `light` inverts it)."""
     calls = []
     o = _same
+    g = ev.grammar
+    enc = g.encode if g is not None else (lambda sh: None)
     for c in ev.calls:
         hint = c.hint
         calls.append((o(c.tool), c.tool_use_id, c.line, c.timestamp, c.turn, o(c.cwd), c.result_line, c.result_ts,
                       c.is_error, o(c.survival), o(c.path), o(c.raw_path) if type(c.raw_path) is str else c.raw_path,
                       o(c.touch), None if not hint[0] and not hint[1] else (list(hint[0]), hint[1]),
-                      o(_shell(c.shell))))
+                      o(enc(c.shell)) if c.shell is not None else None))
     atts = [(o(a.kind), a.line, a.timestamp, a.turn, o(fn) if type(fn := a.payload.get("filename")) is str else fn,
              "filename" in a.payload, o(a.cwd), o(a.slug)) for a in ev.attachments]
     bks = [(b.line, o(b.kind), b.timestamp, o(b.path), o(b.tracked_as), b.version, b.backup_file, b.backup_time)
@@ -121,28 +99,19 @@ _NO_INPUT = MappingProxyType({})
 """A light call's `input` (not read: its facts are kept; read-only, shared)."""
 
 
-def _light_shell(o) -> ShellAnalysis | None:
-    if o is None:
-        return None
-    perr, cmd, markers, muts, ra = o
-    sh = ShellAnalysis(cmd or "", [Operand(raw, path, res, op, verb, "" if hd else None)
-                                   for raw, path, res, op, verb, hd in muts], list(markers),
-                       None if ra is None else ReadAnchor(*ra), perr)
-    return sh
-
-
-def light(lane, facts: list, read: list, load) -> LaneEvents:
+def light(lane, facts: list, read: list, load, grammar=None) -> LaneEvents:
     """A lane's events from its facts (`encode`); `read` the lane's reading counts (the ``fev``
     section's ``read``), `load` gives every record's (line, turn, instant) when asked for
-    (`LaneFacts`)."""
-    from ..index import codec
+    (`LaneFacts`); `grammar` makes each kept shell analysis back (``grammar.decode``)."""
+    from ....index import codec
 
     calls, atts, bks, snaps, first_cwd = facts
-    ev = LaneEvents(lane)
+    ev = LaneEvents(lane, grammar=grammar)
+    dec = grammar.decode if grammar is not None else (lambda o: None)
     ev.first_cwd = first_cwd
     ev.index = LaneFacts(stats=codec.read_from(read), load=load)
     ev.calls = [Call(lane, tool, tid, line, ts, turn, cwd, _NO_INPUT, rline, rts, err, None, None,
-                     _light_shell(sh) if sh is not None else None, surv, None, True, path, raw, touch,
+                     dec(sh) if sh is not None else None, surv, None, True, path, raw, touch,
                      _NO_HINT if hint is None else hint)
                 for (tool, tid, line, ts, turn, cwd, rline, rts, err, surv, path, raw, touch, hint, sh) in calls]
     ev.attachments = [Attach(lane, kind, line, ts, turn, {"filename": fn} if has else {}, cwd, slug, light=True)
@@ -152,7 +121,7 @@ def light(lane, facts: list, read: list, load) -> LaneEvents:
     return ev
 
 
-def from_summary(lane, root, rules: str) -> LaneEvents | None:
+def from_summary(lane, root, rules: str, grammar=None) -> LaneEvents | None:
     """A lane's light events from the data root's summary (index/filesummary.py) while a stat of
     the transcript matches its entry and its facts were kept under `rules`; else None."""
     p = os.fspath(lane.path)
@@ -168,7 +137,7 @@ def from_summary(lane, root, rules: str) -> LaneEvents | None:
     if kept is None:
         return None
     try:
-        ev = light(lane, kept, root.read(ab), _facts_loader(lane, st))
+        ev = light(lane, kept, root.read(ab), _facts_loader(lane, st), grammar)
     except (KeyError, TypeError, ValueError):
         return None
     ev.source = Source(lambda: root.fev(ab), [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
@@ -177,7 +146,7 @@ def from_summary(lane, root, rules: str) -> LaneEvents | None:
 
 def _facts_loader(lane, st):
     def load():
-        from ..index import store
+        from ....index import store
         from .events import _facts_of
 
         return _facts_of(lane, store.identity_of(st, st.st_size, ()))
@@ -205,9 +174,9 @@ def hydrate(le: LaneEvents, wanted: list) -> dict[int, object]:
     a reading of the whole lane."""
     from bisect import bisect_left, bisect_right
 
-    from ..index.fileslots import FileSlots
-    from ..index.turns import SURVIVAL_NAME
-    from ..read.lines import parse_line
+    from ....index.fileslots import FileSlots
+    from ....index.turns import SURVIVAL_NAME
+    from ....read.lines import parse_line
     from .events import _Ent, lane_events
 
     out: dict[int, object] = {}
@@ -256,7 +225,7 @@ def hydrate(le: LaneEvents, wanted: list) -> dict[int, object]:
             finally:
                 os.close(fd)
     if todo:  # the transcript is not the one the facts were read from: what it holds now
-        whole = lane_events(le.lane, keep_view=False)
+        whole = lane_events(le.lane, keep_view=False, grammar=le.grammar)
         for x in todo:
             got = _match(whole, x, le, check=False)
             if got is not None:
@@ -268,7 +237,7 @@ def _one(le: LaneEvents, x, pair, cwd_at):
     """The whole event of light `x`, from its own records; None when they do not give it."""
     from .events import _events_of
 
-    scratch = LaneEvents(le.lane)
+    scratch = LaneEvents(le.lane, grammar=le.grammar)
     if isinstance(x, Call):
         nos = [x.line] + ([x.result_line] if x.result_line is not None and x.result_line != x.line else [])
     else:

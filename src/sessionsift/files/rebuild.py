@@ -1,250 +1,32 @@
-"""`files` over the shared records: the file changes a provider's records hold.
+"""`recover` over record events: a file rebuilt from the changes the shared records hold.
 
-Each ``FileChange`` on a record is one change row (path, action, whether the record holds the
-whole new content, the old content, or a diff). The reader's file tools (``Provider.file_tools``)
-add a ``read`` row per read call and a failed row per change call whose result is an error, as
-Claude Code's own `files` path lists its Read calls and failed Edits. A change
-the client made without recording it (a shell command that writes) leaves no ``FileChange``: the
-shell calls themselves are kept (``Shell``, from the reader's ``shell_tools``) so `recover` can say
-when one ran after the content it rebuilt (:func:`shell_after`).
+The latest change holding the file's whole new content (``FileChange.new_content``: Gemini CLI's
+recorded writes, Crush's file history, opencode's write parts), or a whole view a read printed
+(``read`` changes the reader vouches for), is a complete view of the file; later changes that
+carry a unified diff are applied to it exactly (whatthepatch). A shell call after it is read by
+the shell grammar (shell.py): a named write stops the rebuild, an unnamed possible writer puts it
+at risk. `files` lists the shell calls' named files as ``shell:<op>`` changes (:func:`shell_touches`).
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
-from functools import lru_cache
 from dataclasses import dataclass, field
 
-from ..providers.base import FileChange, Problem, Provider, ReadReport, Record, SessionRef
+from ..providers.base import FileChange, Record, SessionRef
+from ..providers.fileevents import Change, Shell
 from ..timefmt import parse_ts
+from .shell import GRAMMAR
 
 
-@dataclass
-class Change:
-    ref: SessionRef
-    record: Record
-    change: FileChange
-    seq: int = 0
-    """The record's place in its session's read."""
-    failed: bool = False
-    """A file tool call whose result is an error (an edit whose old string was not found, a
-    rejected patch, a read of a missing file): it changed nothing; `files` counts it apart."""
-    evidence: str | None = None
-    """For a view (``action: read`` with ``new_content``): why the output is the whole file."""
-    settled: bool = True
-    """For a view: False while its final newline is unknown (the content is given without one)."""
-
-    @property
-    def path(self) -> str:
-        return self.change.path
+def analyze(command: str, cwd: str | None):
+    """The shell grammar's analysis, once per (command, cwd) in a process."""
+    return GRAMMAR.analyze(command, cwd)
 
 
-@dataclass
-class Shell:
-    """A shell call of a session (its command as recorded, the directory it ran in)."""
-    ref: SessionRef
-    record: Record
-    command: str
-    cwd: str | None
-    seq: int
-    """The record's place in its session's read (orders calls that share an instant)."""
-
-
-@dataclass
-class SharedChanges:
-    changes: list[Change] = field(default_factory=list)
-    shells: list[Shell] = field(default_factory=list)
-    views: list[Change] = field(default_factory=list)
-    """Whole views of files a shell read printed (``cat F``; ``head``/``sed -n 1,Np`` that printed
-    fewer lines than asked), as ``read`` changes on the shell call: anchors for `recover`, not
-    changes (never listed by `files`)."""
-    reads: list[Change] = field(default_factory=list)
-    """Read calls of the client's read tools (``Provider.file_tools`` op ``read``: Gemini CLI
-    ``read_file``, opencode ``read``, Crush ``view``), one ``read`` change each (``failed`` when
-    the result is an error): listed by `files` as Claude Code's Read calls are."""
-    failed: list[Change] = field(default_factory=list)
-    """Change calls of the client's file tools whose result is an error (a ``replace`` whose old
-    string was not found, a rejected ``apply_patch``, a failed ``edit``), one per file the call
-    names, with the action it would have been: listed by `files` as failed, never applied."""
-    reports: list[ReadReport] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-
-    def omissions(self) -> dict[str, int]:
-        c: Counter = Counter()
-        for r in self.reports:
-            c.update(r.omissions())
-        return dict(c)
-
-
-def _session_changes(pair: tuple[Provider, SessionRef]):
-    """(changes, report, problem, shells, views, reads, failed) of one session."""
-    prov, ref = pair
-    rep = ReadReport()
-    got: list[Change] = []
-    shells: list[Shell] = []
-    views: list[Change] = []
-    reads: list[Change] = []
-    failed: list[Change] = []
-    readers: dict[str, Shell] = {}  # call id -> a shell call that may print a whole file
-    named: dict[str, tuple[Record, list[tuple[str, str]], int]] = {}  # call id -> a file tool call
-    try:
-        for i, r in enumerate(prov.read(ref, rep)):
-            if r.copy_of is not None:
-                continue
-            for fc in r.file_changes:
-                got.append(Change(ref, r, fc, i))
-            if r.kind == "tool_call":
-                if prov.file_tools or type(prov).file_calls is not Provider.file_calls:
-                    fcs = prov.file_calls(ref, r)
-                    if fcs:
-                        if r.call_id:
-                            named[r.call_id] = (r, fcs, i)
-                        else:
-                            _named(ref, r, fcs, i, None, prov, reads, failed, views)
-                if prov.shell_tools:
-                    sc = prov.shell_command(ref, r)
-                    if sc is not None:
-                        sh = Shell(ref, r, sc[0], sc[1], i)
-                        shells.append(sh)
-                        if r.call_id and any(w in sc[0] for w in ("cat", "head", "sed")):
-                            readers[r.call_id] = sh
-            elif r.kind == "tool_result":
-                if r.call_id in named:
-                    call, fcs, ci = named.pop(r.call_id)
-                    _named(ref, call, fcs, ci, (r, i), prov, reads, failed, views)
-                if r.call_id in readers:
-                    v = _view(prov, readers.pop(r.call_id), r, i)
-                    if v is not None:
-                        views.append(v)
-        for call, fcs, ci in named.values():  # no result on disk (a killed session): the call's own outcome
-            _named(ref, call, fcs, ci, None, prov, reads, failed, views)
-        views = [v for v in (_settle(v, got, shells) for v in views) if v is not None]
-    except Exception as exc:  # a reader's bug: this session is unreadable, the answer goes on
-        return got, rep, Problem(str(ref.paths[0]) if ref.paths else ref.session_id,
-                                 f"reader failed: {type(exc).__name__}: {exc}"), shells, views, reads, failed
-    return got, rep, None, shells, views, reads, failed
-
-
-def _named(ref: SessionRef, call: Record, fcs: list[tuple[str, str]], seq: int, result: tuple[Record, int] | None,
-           prov: Provider, reads: list[Change], failed: list[Change], views: list[Change]) -> None:
-    """A file tool call with its result (or none): a ``read`` row per read (a complete view too when
-    the reader vouches for its output), a failed row per change of a call that failed."""
-    bad = call.is_error is True or (result is not None and result[0].is_error is True)
-    for path, op in fcs:
-        if op == "read":
-            reads.append(Change(ref, call, FileChange(path, "read"), seq, failed=bad))
-            got = prov.read_view(call, result[0]) if result is not None and not bad else None
-            if got is not None and not got[2]:
-                reads[-1].evidence = "every line, not whether the last ends with a newline"
-            if got is not None:
-                views.append(Change(ref, call, FileChange(path, "read", new_content=got[0]), result[1],
-                                    evidence=got[1], settled=got[2]))
-        elif bad:
-            failed.append(Change(ref, call, FileChange(path, op), seq, failed=True))  # type: ignore[arg-type]
-
-
-def _settle(v: Change, got: list[Change], shells: list[Shell]) -> Change | None:
-    """A view whose final newline its output cannot show (opencode's ``read``), settled by the next
-    recorded change of the file in the session when nothing may have written it between (no shell
-    call naming it or writing files it does not name): its old content, or a diff hunk reaching the
-    last viewed line (jsdiff writes ``\\ No newline at end of file`` after a line without one), each
-    checked against the viewed lines. None when nothing settles it: the view is not used."""
-    if v.settled:
-        return v
-    path = v.change.path
-    nxt = next((c for c in got if c.seq > v.seq and path in (c.change.path, c.change.move_to)), None)
-    if nxt is None or nxt.change.path != path:
-        return None
-    for sh in shells:
-        if v.seq < sh.seq < nxt.seq:
-            an = analyze(sh.command, sh.cwd)
-            if an.markers or an.parse_error or any(m.op not in ("read", "mkdir") and (m.path is None or m.path == path)
-                                                   for m in an.mutations):
-                return None
-    lines = (v.change.new_content or "").split("\n")
-    old = nxt.change.old_content
-    eol: bool | None = None
-    if old is not None:
-        if old in (v.change.new_content, (v.change.new_content or "") + "\n"):
-            eol = old.endswith("\n") if old else False
-    elif nxt.change.diff is not None:
-        eol = _diff_eol(nxt.change.diff, lines)
-    if eol is None:
-        return None
-    content = (v.change.new_content or "") + ("\n" if eol else "")
-    how = "its old content" if old is not None else "its diff"
-    return Change(v.ref, v.record, FileChange(path, "read", new_content=content), v.seq,
-                  evidence=f"{v.evidence}; the final newline ({'present' if eol else 'absent'}) from the next "
-                           f"recorded change of the file, {nxt.record.locator} ({how})", settled=True)
-
-
-def _diff_eol(diff: str, lines: list[str]) -> bool | None:
-    """Whether the old file's last line (line ``len(lines)``) ended with a newline, as a unified diff
-    shows it (each old line it quotes checked against ``lines``); None when no hunk reaches it or a
-    quoted line differs."""
-    import re
-
-    n = len(lines)
-    rows = diff.split("\n")
-    k = None
-    for i, row in enumerate(rows):
-        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", row)
-        if m:
-            k = int(m.group(1))
-            if m.group(2) == "0":
-                k = None
-            continue
-        if k is None or not row or row[0] not in " -":
-            continue
-        if k > n or row[1:] != lines[k - 1]:
-            return None
-        if k == n:
-            return not (i + 1 < len(rows) and rows[i + 1].startswith("\\"))
-        k += 1
-    return None
-
-
-def _view(prov: Provider, sh: Shell, result: Record, seq: int) -> Change | None:
-    """The whole file a shell read printed, as a ``read`` change on the call (at the result's place)."""
-
-    ra = analyze(sh.command, sh.cwd).read
-    if ra is None or ra.path is None or ra.start != 1:
-        return None
-    out = prov.shell_stdout(result)
-    if out is None:
-        return None
-    if ra.count is not None:  # head -n N / sed -n 1,Np: whole only when it printed fewer lines than asked
-        lines = out.count("\n") + (0 if out.endswith("\n") or not out else 1)
-        if lines >= ra.count:
-            return None
-    return Change(sh.ref, sh.record, FileChange(ra.path, "read", new_content=out), seq,
-                  evidence=f"the output of `{ra.kind}` that printed the whole file, as the reader vouches for it "
-                           "(exited 0, not cut by the client)")
-
-
-def changes(pairs: list[tuple[Provider, SessionRef]]) -> SharedChanges:
-    from ..read.fanout import map_halves, no_gc
-
-    out = SharedChanges()
-    pairs = list(pairs)
-    with no_gc():
-        results = map_halves(_session_changes, pairs, [r.size for _, r in pairs])
-    for got, rep, prob, shells, views, reads, failed in results:
-        out.changes.extend(got)
-        out.shells.extend(shells)
-        out.views.extend(views)
-        out.reads.extend(reads)
-        out.failed.extend(failed)
-        if prob is not None:
-            out.problems.append(prob)
-        out.reports.append(rep)
-        out.problems.extend(rep.problems)
-    out.changes.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))
-    out.views.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id))
-    out.reads.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
-    out.failed.sort(key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
-    return out
+def _ts(s: str | None) -> float:
+    d = parse_ts(s)
+    return d.timestamp() if d else float("-inf")
 
 
 def with_views(chs: list[Change], views: list[Change], path: str) -> list[Change]:
@@ -253,20 +35,6 @@ def with_views(chs: list[Change], views: list[Change], path: str) -> list[Change
     if not mine:
         return chs
     return sorted(chs + mine, key=lambda c: (_ts(c.record.instant), c.ref.session_id, c.seq))
-
-
-@lru_cache(maxsize=8192)
-def analyze(command: str, cwd: str | None):
-    """files/shell.py's analysis, once per (command, cwd) in a process (agents repeat commands;
-    nobody changes an analysis)."""
-    from ..files.shell import analyze as _analyze
-
-    return _analyze(command, cwd)
-
-
-def _ts(s: str | None) -> float:
-    d = parse_ts(s)
-    return d.timestamp() if d else float("-inf")
 
 
 def by_file(chs: list[Change]) -> dict[str, list[Change]]:

@@ -1,7 +1,9 @@
-"""One pass over a lane: every record that says something about a file, as typed events.
+"""One pass over a Claude Code lane: every record that says something about a file, as typed events.
 
 Joins each file-tool / Bash `tool_use` to its `tool_result` by id (REC-075), takes the cwd from
 the TOOL_USE record (BASH-007), and reads the file-history snapshot/delta lines (FH-001, FH-004).
+A Bash command is read by the shell grammar the question passes in (`grammar`: files/shell.py's,
+given through ``FileQuery.shell``; this package never imports the question's).
 """
 
 from __future__ import annotations
@@ -12,10 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..providers.claude.discover import Lane
-from ..providers.claude.model import record as R
-from ..providers.claude.model.lane import LaneIndex
-from .shell import ShellAnalysis, analyze, is_absolute
+from ..discover import Lane
+from ..model import record as R
+from ..model.lane import LaneIndex
 
 FILE_TOOLS = frozenset({"Read"}) | R.MUTATING_FILE_TOOLS
 SHELL_TOOLS = ("Bash",)
@@ -25,6 +26,11 @@ STALE_NOTE = "the file had been modified on disk since you last read it"
 
 
 _WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def is_absolute(p: str) -> bool:
+    """An absolute POSIX or Windows path (as files/shell.py's grammar reads one)."""
+    return p.startswith("/") or bool(_WINDOWS.match(p)) or p.startswith("\\\\")
 
 
 def norm(p: str) -> str:
@@ -54,13 +60,15 @@ class Call:
     is_error: bool | None = None   # None: no result recorded
     result_text: str | None = None
     echo: Any = None               # toolUseResult (dict, str or None)
-    shell: ShellAnalysis | None = None
+    shell: Any = None
+    """The shell grammar's analysis of a Bash command (files/shell.py ``ShellAnalysis``); None for
+    other tools, and when no grammar was given."""
     survival: str | None = None
     copy_of: tuple[str, int] | None = None
     """(session id, line) of the record this one copies (a `--fork-session` fork whose parent is
     in scope, providers/claude/model/lineage.py): counted once, on the original."""
     light: bool = False
-    """Made from the index's call facts (files/facts.py), not from the records: `input`, `echo`
+    """Made from the index's call facts (providers/claude/files/facts.py), not from the records: `input`, `echo`
     and `result_text` are empty and `shell` keeps no heredoc body (`Operand.heredoc` is "" where
     one was, None elsewhere), while every derived fact below (`path`, `raw_path`, `touch`, `hint`)
     and the shell analysis' paths, verbs, markers and read anchor are the records' own. `files`
@@ -161,7 +169,7 @@ class Attach:
     slug: str | None = None
     copy_of: tuple[str, int] | None = None
     light: bool = False
-    """Made from the index's facts (files/facts.py): `payload` holds only the `filename`."""
+    """Made from the index's facts (providers/claude/files/facts.py): `payload` holds only the `filename`."""
 
 
 @dataclass
@@ -281,37 +289,26 @@ class LaneEvents:
     False: what files/recover hold for a whole store)."""
     first_cwd: str | None = None
     source: object = None
-    """Where the records of a lane made from the index's facts are (files/facts.py `Source`):
+    """Where the records of a lane made from the index's facts are (providers/claude/files/facts.py `Source`):
     `recover` reads the ones it needs whole from there."""
+    grammar: Any = None
+    """The shell grammar its Bash calls were read with (``FileQuery.shell``; None: not analysed),
+    kept so the records read again later (facts.py `hydrate`) are read the same way."""
 
 
 _WANT_ATT = frozenset({"edited_text_file", "file", "read_truncation_notice", "plan_mode", "plan_file_reference"})
 
 
-def lane_events(lane: Lane, keep_view: bool = True) -> LaneEvents:
+def lane_events(lane: Lane, keep_view: bool = True, grammar=None) -> LaneEvents:
     """Every file event of one lane. `keep_view` False keeps `LaneFacts` instead of the lane's
-    full view (bounded memory over a whole store)."""
+    full view (bounded memory over a whole store). `grammar`: the shell grammar Bash commands are
+    read with (None: their calls carry no analysis)."""
     idx = LaneIndex.build(lane)
-    ev = LaneEvents(lane, index=idx)
+    ev = LaneEvents(lane, index=idx, grammar=grammar)
     _events(ev, idx)
     if not keep_view:
         ev.index = LaneFacts(idx)
     return ev
-
-
-_SHELL: dict[tuple[str, str | None], ShellAnalysis] = {}
-
-
-def _analyze(command: str, cwd: str | None) -> ShellAnalysis:
-    """`analyze`, once per (command, cwd) in a process (agents repeat commands; the analysis is
-    never changed by its users)."""
-    k = (command, cwd)
-    r = _SHELL.get(k)
-    if r is None:
-        if len(_SHELL) >= 8192:
-            _SHELL.clear()
-        r = _SHELL[k] = analyze(command, cwd)
-    return r
 
 
 def _events(ev: LaneEvents, idx: LaneIndex) -> None:
@@ -331,6 +328,7 @@ def _events_of(ev: LaneEvents, pairs, cwd_at=None) -> None:
     the records that carry events: lane_events_indexed); else it is followed here, with the first
     cwd and the slugs."""
     lane = ev.lane
+    grammar = ev.grammar
     pending: dict[str, Call] = {}
     last_cwd = None
     for e, obj in pairs:
@@ -355,8 +353,8 @@ def _events_of(ev: LaneEvents, pairs, cwd_at=None) -> None:
                     continue
                 c = Call(lane, str(name), str(b.get("id")), e.no, e.timestamp, e.turn, cwd or last_cwd, inp,
                          survival=e.survival)
-                if name in SHELL_TOOLS and isinstance(inp.get("command"), str):
-                    c.shell = _analyze(inp["command"], c.cwd)
+                if name in SHELL_TOOLS and grammar is not None and isinstance(inp.get("command"), str):
+                    c.shell = grammar.analyze(inp["command"], c.cwd)
                 pending[c.tool_use_id] = c
                 ev.calls.append(c)
         elif t == "user" and e.tool_result_ids:
@@ -457,7 +455,7 @@ def parse_gutter(text: str) -> list[tuple[int, str]]:
 _CALL_TOOLS = FILE_TOOLS | frozenset(SHELL_TOOLS) | {"ExitPlanMode"}
 
 
-def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
+def lane_events_indexed(lane: Lane, root=None, grammar=None) -> "LaneEvents | None":
     """`lane_events(lane, keep_view=False)` from the lane's index: only the records that carry
     file events are read and parsed (tool calls of file tools, Bash and ExitPlanMode, their
     results, file attachments, file-history lines), as the index's ``fev`` section lists them
@@ -466,21 +464,22 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
     record) are read from the index when first asked for. `root`: the data root's
     index/filesummary.py FilesSummary, which answers (a stat, no index file read) while the
     transcript is unchanged, and takes the sections read here, and the events' facts
-    (files/facts.py), from which it answers alone the next time. The events come back light
+    (providers/claude/files/facts.py), from which it answers alone the next time. The events come back light
     (`Call.light`: their facts, not the records' content; recover reads again the few it needs).
+    `grammar`: the shell grammar (``FileQuery.shell``), whose rules are part of the facts' digest.
     None when the index cannot answer (then read the lane)."""
     from bisect import bisect_right
 
-    from ..index import config, lanes as IL, store
-    from ..index.turns import SURVIVAL_NAME
-    from ..read.lines import parse_line
+    from ....index import config, lanes as IL, store
+    from ....index.turns import SURVIVAL_NAME
+    from ....read.lines import parse_line
     from . import facts as F
 
     if config.why_off(lane.index_off) is not None:
         return None
     fs = None
     if root is not None:
-        from ..index.fileslots import FileSlots
+        from ....index.fileslots import FileSlots
 
         ab = store.abspath(os.fspath(lane.path))
         try:
@@ -490,10 +489,10 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
         e = root.get(ab, st, os.fspath(lane.path))
         if e is not None:
             ident = store.identity_of(st, st.st_size, ())
-            kept = root.facts(ab, F.rules())
+            kept = root.facts(ab, F.rules(grammar))
             if kept is not None:
                 try:
-                    ev = F.light(lane, kept, root.read(ab), _loader(lane, ident))
+                    ev = F.light(lane, kept, root.read(ab), _loader(lane, ident), grammar)
                 except (KeyError, TypeError, ValueError):
                     ev = None
                 if ev is not None:
@@ -523,7 +522,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
         ident = f.identity
         if root is not None:
             root.put(ab, ident, fs.obj, os.fspath(lane.path))
-    from ..index import codec
+    from ....index import codec
 
     cw_slots, cw_vals = fs.cw_slots, fs.cw_vals
 
@@ -531,7 +530,7 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
         j = bisect_right(cw_slots, e.slot) - 1
         return cw_vals[j] if j >= 0 else None
 
-    ev = LaneEvents(lane)
+    ev = LaneEvents(lane, grammar=grammar)
     ev.first_cwd = cw_vals[0] if cw_vals else None
     ev.index = LaneFacts(stats=codec.read_from(fs.read), load=_loader(lane, ident))
     fd = os.open(lane.path, os.O_RDONLY)
@@ -551,10 +550,10 @@ def lane_events_indexed(lane: Lane, root=None) -> "LaneEvents | None":
         os.close(fd)
     kept = F.encode(ev)
     if root is not None:
-        root.put_facts(ab, ident, F.rules(), kept)
+        root.put_facts(ab, ident, F.rules(grammar), kept)
     # the events as a later run makes them from the facts (the records' content let go: a store's
     # tool results are gigabytes); recover reads again the few it needs whole
-    out = F.light(lane, kept, fs.read, _loader(lane, ident))
+    out = F.light(lane, kept, fs.read, _loader(lane, ident), grammar)
     obj = fs.obj
     out.source = F.Source(lambda: obj, _ident(st))
     return out
@@ -575,7 +574,7 @@ def _stat_part(i) -> tuple:
 def _facts_of(lane: Lane, ident) -> tuple:
     """(no, turn, ts) of every record of a lane (`LaneFacts`), from its index while that is still
     the one the events were read from (same identity), else from the lane itself."""
-    from ..index import codec, lanes as IL, store
+    from ....index import codec, lanes as IL, store
 
     f = store.IndexFile.open(store.index_path(IL.KIND, lane.path), IL.KIND, str(lane.path))
     if f is not None and _stat_part(f.identity) == _stat_part(ident):

@@ -1,0 +1,54 @@
+"""The age and activity gates on copies of real sessions (examples/, written by the real clients
+offline) where the world is made to disagree with what a bounded read would guess: a last record
+longer than any tail window, a writer holding a file open, clients launched every way they are
+launched. Each hand-made part is said beside it."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from sessionsift.clean import activity as A
+from sessionsift.clean.scan import scan
+from sessionsift.providers.scope import RootRequest, survey
+from sessionsift.worktrees import procs as P
+from tests.clean_util import corpus
+
+SUB = "23ad8bf1-66ec-5135-af96-82f74ddb4db0"   # Claude Code: transcript + two subagent lanes
+PROJ = "projects/-tmp-ssift-rc-subagents-work"
+
+
+@pytest.fixture
+def no_agents(monkeypatch):
+    """An empty process table: these age tests must not depend on another engineer's client."""
+    monkeypatch.setattr(A.P, "snapshot", lambda: P.ProcTable())
+
+
+def _verdict(home: Path, sid: str, older: str, data: Path):
+    rep = scan(survey(RootRequest(home=str(home))), older_than=older, data=data)
+    return next(v for v in rep.verdicts if v.session_id == sid)
+
+
+def test_a_last_record_longer_than_the_tail_window_does_not_make_a_fresh_session_old(tmp_path, no_agents):
+    """The client writes one more assistant record, 300 KB long, ten seconds ago, then its
+    `last-prompt` line (as 2.1.258 ends every turn). HAND-MADE from the transcript's own last
+    assistant record (its text made long, its instant set): records that long are what a client
+    writes for big outputs, but no offline run gives one at a chosen instant. Its subagent lanes
+    are a day older. The session is seconds old, not a day."""
+    home = corpus(tmp_path / "h", (".claude",))
+    t = home / ".claude" / PROJ / f"{SUB}.jsonl"
+    lines = t.read_bytes().splitlines()
+    last = json.loads(next(l for l in reversed(lines) if b'"type":"assistant"' in l))
+    fresh = datetime.now(timezone.utc) - timedelta(seconds=10)
+    last["timestamp"] = fresh.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    last["message"]["content"] = [{"type": "text", "text": "x" * 300_000}]
+    tail = next(l for l in reversed(lines) if b'"type":"last-prompt"' in l)
+    with open(t, "ab") as f:
+        f.write(json.dumps(last).encode() + b"\n" + tail + b"\n")
+    v = _verdict(home, SUB, "1h", tmp_path / "d")
+    g = v.gates["age"]
+    assert not g.proven and g.reason == "younger_than_threshold", (g.reason, g.detail, v.last_at)
+    assert abs((datetime.fromisoformat(v.last_at.replace("Z", "+00:00")) - fresh).total_seconds()) < 1

@@ -1,0 +1,91 @@
+"""The live questions written once for every agent (sessionsift.live) over the providers' hooks.
+
+Data: the real Claude Code 2.1.258 sample corpus (examples/claude-home) for the Claude adapter; the
+precedence on its own (providers.liveness.decide) with the rungs each provider gives it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessionsift.live.status import status
+from sessionsift.providers.claude.discover import resolve_targets
+from sessionsift.providers.claude.live.verdict import assess
+from sessionsift.providers.liveness import RUNGS, VERDICTS, decide, parse_condition, satisfied, LiveState
+from sessionsift.providers.scope import RootRequest, select, survey
+
+REPO = Path(__file__).resolve().parents[1]
+CLAUDE = REPO / "examples" / "claude-home"
+
+
+def _sel(**roots):
+    return select(survey(RootRequest(roots=roots), light=frozenset({"claude-code"})), [])
+
+
+def test_the_claude_adapter_gives_the_deep_verdict_of_every_session_unchanged():
+    sel = _sel(**{"claude-code": str(CLAUDE)})
+    res = status(sel, now=2e9)
+    deep = {s.session_id: assess(s, CLAUDE, now=2e9) for s in resolve_targets([], CLAUDE).sessions}
+    assert {v.unit.ref.session_id for v in res.verdicts} == set(deep)
+    for v in res.verdicts:
+        d = deep[v.unit.ref.session_id]
+        assert (v.state.verdict, v.state.reason, v.state.settled, v.state.notes) == (d.verdict, d.reason, d.settled, d.notes)
+        assert [e["surface"] for e in v.state.evidence] == [e["surface"] for e in d.evidence]
+        assert all(isinstance(e["proves"], str) and e["proves"] for e in v.state.evidence)
+        row = v.to_json()
+        assert row["provider"] == "claude-code" and row["is_subagent"] is False and row["parent_session_id"] is None
+        assert row["background_launches"] == len(d.background) and row["owner_ended"] is d.owner_ended
+    assert res.counts == {"idle-background-open": 1, "idle-eot": 7}
+
+
+def test_decide_takes_the_first_rung_that_holds_and_a_dispute_is_unknown():
+    assert RUNGS[:3] == VERDICTS[:3] and RUNGS[4:] == VERDICTS[3:6]
+    assert decide({"idle-eot": "ended", "running": "open"}, "none") == ("running", "open")
+    assert decide({"stale-dead": "dead", "waiting": "human"}, "none") == ("stale-dead", "dead")
+    assert decide({"disputed": "owner says idle, tail open", "waiting-children": "kids"}, "none") == (
+        "unknown", "owner says idle, tail open")
+    assert decide({"idle-eot": None, "waiting-children": ""}, "nothing decides") == ("unknown", "nothing decides")
+
+
+@pytest.mark.parametrize("verdict,owner_ended,turn_ended,want", [
+    ("idle-eot", None, True, (True, True, False)),
+    ("stale-dead", True, False, (True, True, False)),
+    ("idle-background-open", True, True, (True, True, False)),
+    ("idle-background-open", None, True, (False, True, False)),  # the owner may still report: not stopped
+    ("idle-background-open", True, None, (False, True, False)),
+    ("running", False, False, (False, False, False)),
+    ("waiting", False, False, (False, False, True)),
+])
+def test_the_wait_conditions_read_the_shared_state(verdict, owner_ended, turn_ended, want):
+    st = LiveState(verdict, "r", [], owner_ended=owner_ended, turn_ended=turn_ended)
+    got = tuple(satisfied(parse_condition(c), st) for c in ("stop", "idle", "human"))
+    assert got == want
+
+
+def test_a_provider_without_the_capability_answers_unknown_with_its_reason(tmp_path, monkeypatch):
+    """Hand-made: a reader that declares it cannot offer live state (no client writes this)."""
+    from sessionsift.live.status import SessionVerdict, assess as ask
+    from sessionsift.live.world import Unit
+    from sessionsift.providers.base import Provider, SessionRef
+    from sessionsift.providers.liveness import LiveWorld
+
+    class Blind(Provider):
+        name, display, home_flag, default_rel = "blind", "Blind", "--blind-home", ".blind"
+        lacks = {"live_state": "the client writes its transcript once, at exit: nothing on disk while it runs"}
+
+    u = Unit("blind", "Blind", Blind(), SessionRef("blind", "b1", [tmp_path / "b1.json"]))
+    st = ask(u, LiveWorld(now=0.0))
+    assert st.verdict == "unknown" and st.reason == "Blind: " + Blind.lacks["live_state"]
+    assert st.invisible == ["live state: " + Blind.lacks["live_state"]]
+    row = SessionVerdict(u, st).to_json()
+    assert row["verdict"] == "unknown" and row["evidence"][0]["surface"] == "reader"
+
+    class Broken(Blind):
+        lacks = {}
+
+        def live_state(self, ref, world):
+            raise ValueError("bad row")
+
+    st = ask(Unit("blind", "Blind", Broken(), SessionRef("blind", "b2", [tmp_path / "b2.json"])), LiveWorld(now=0.0))
+    assert st.verdict == "unknown" and st.unreadable == [{"surface": "reader", "path": str(tmp_path / "b2.json"),
+                                                          "why": "ValueError: bad row"}]
