@@ -23,6 +23,17 @@ SUB = "23ad8bf1-66ec-5135-af96-82f74ddb4db0"  # subagents session: transcript + 
 INTER = "dd7270d6-d04e-5744-ab2f-2e9ad4fab464"  # interactive session: transcript + file-history/<sid>/
 
 
+@pytest.fixture(autouse=True)
+def _no_foreign_agents(monkeypatch):
+    """These tests are of the archive and the gates' bookkeeping, not of the activity gate
+    (test_clean_activity.py, test_clean_gates.py): another engineer's real client running on this
+    machine in /tmp/ssift-rc/... works in the samples' recorded projects and must not decide them."""
+    from sessionsift.clean import activity as A
+    from sessionsift.worktrees import procs as P
+
+    monkeypatch.setattr(A.P, "snapshot", lambda: P.ProcTable())
+
+
 def rows(stdout: str) -> list[dict]:
     return [json.loads(l) for l in stdout.splitlines() if l.strip()]
 

@@ -52,3 +52,85 @@ def test_a_last_record_longer_than_the_tail_window_does_not_make_a_fresh_session
     g = v.gates["age"]
     assert not g.proven and g.reason == "younger_than_threshold", (g.reason, g.detail, v.last_at)
     assert abs((datetime.fromisoformat(v.last_at.replace("Z", "+00:00")) - fresh).total_seconds()) < 1
+
+
+WRITER = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+sys.stdout.write("open\\n"); sys.stdout.flush()
+sys.stdin.readline()            # the test says when: after the capture ran
+os.write(fd, b'{"type":"user","timestamp":"2026-12-01T00:00:00.000Z","message":{"content":"late"}}\\n')
+os.close(fd)
+"""
+
+
+def test_a_writer_holding_a_file_open_blocks_its_session_and_loses_nothing(tmp_path, no_agents):
+    """A process that keeps the transcript open (as a client does between writes) and writes after
+    the capture ran: it is named and the session is not removed; once it is gone, it is."""
+    import subprocess
+    import sys
+
+    from sessionsift.clean import apply as AP
+
+    home = corpus(tmp_path / "h", (".claude",))
+    t = home / ".claude" / PROJ / f"{SUB}.jsonl"
+    data = tmp_path / "d"
+    w = subprocess.Popen([sys.executable, "-c", WRITER, str(t)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert w.stdout.readline() == "open\n"
+        rep = scan(survey(RootRequest(home=str(home))), older_than="1m", waive_kept=True, data=data)
+        v = next(x for x in rep.verdicts if x.session_id == SUB)
+        g = v.gates["activity"]
+        assert (g.proven, g.reason) == (False, "file_held_open"), (g.reason, g.detail)
+        assert g.evidence[0]["pid"] == w.pid and g.evidence[0]["path"] == str(t)
+        assert v.blocked_by == "live"
+        oc = AP.run(rep, "capture", (SUB,), apply=True)
+        assert [r.status for r in oc.results] == []
+        w.stdin.write("go\n")
+        w.stdin.flush()
+        assert w.wait(timeout=60) == 0
+    finally:
+        w.kill()
+        w.wait()
+    assert t.read_bytes().endswith(b'"content":"late"}}\n')
+    rep = scan(survey(RootRequest(home=str(home))), older_than="1m", waive_kept=True, data=data)
+    oc = AP.run(rep, "capture", (SUB,), apply=True)
+    assert [r.status for r in oc.results] == ["removed"]
+
+
+def test_a_writer_that_opens_the_file_after_the_scan_is_seen_before_the_move(tmp_path, no_agents):
+    """The writer opens the transcript after the scan proved the session idle, before the capture
+    moves it: the deleting component looks again right before it moves anything and aborts."""
+    import subprocess
+    import sys
+
+    from sessionsift.clean import apply as AP
+    from sessionsift.clean import capture as C
+
+    home = corpus(tmp_path / "h", (".claude",))
+    t = home / ".claude" / PROJ / f"{SUB}.jsonl"
+    before = t.read_bytes()
+    data = tmp_path / "d"
+    rep = scan(survey(RootRequest(home=str(home))), older_than="1m", waive_kept=True, data=data)
+    held = []
+
+    def fault(name):
+        if name == "ledger" and not held:  # the capture entry is written; the move is next
+            p = subprocess.Popen([sys.executable, "-c", WRITER, str(t)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+            assert p.stdout.readline() == "open\n"
+            held.append(p)
+
+    C.FAULT = fault
+    try:
+        oc = AP.run(rep, "capture", (SUB,), apply=True)
+    finally:
+        C.FAULT = None
+        for p in held:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            p.wait(timeout=60)
+    (r,) = oc.results
+    assert r.status == "aborted" and str(held[0].pid) in r.reason, r.to_json()
+    assert t.read_bytes().startswith(before) and t.read_bytes().endswith(b'"content":"late"}}\n')

@@ -211,7 +211,9 @@ class Inner:
             args += self.sc.extra_args
             t0 = time.time()
             out_f = open(self.s_dir / f"client-P{i + 1}.out", "w+")
-            proc = subprocess.Popen(args, cwd=self.work, env=env, stdout=out_f, stderr=subprocess.STDOUT,
+            cwd = self.work / p.cwd if p.cwd else self.work
+            cwd.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=out_f, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
             last_key = f"{self.sc.marker(i)}#{len(p.turns) - 1}" if p.turns else None
             done_at = None

@@ -66,6 +66,7 @@ class Prompt:
     wait_route: str | None = None  # interactive: wait until a request with this route prefix was served
     settle: float = 0.0  # seconds to wait after the prompt finished
     may_fail: bool = False  # print mode: a non-zero exit is expected (e.g. the turn ends on an API error)
+    cwd: str | None = None  # print mode: run from this directory under the work dir (made if absent)
 
 
 @dataclass

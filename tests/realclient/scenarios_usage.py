@@ -2,8 +2,8 @@
 delays, so its transcript grows for several seconds while `usage blocks --live` watches it."""
 from __future__ import annotations
 
-from .mock_api import Turn, text, tool
-from .scenarios import Prompt, Scenario, register
+from .mock_api import Conversation, Turn, text, tool
+from .scenarios import Prompt, Scenario, W, register
 
 MODULE = "tests.realclient.scenarios_usage"
 
@@ -35,4 +35,41 @@ USAGE_STREAM = register(Scenario(
               tool("Bash", command="echo second", description="Second")], stream_pause=4.0),
         Turn([text("Both ran.")]),
     ])],
+))
+
+
+USAGE_FORKS = register(Scenario(
+    name="usage_forks",
+    mode="print",
+    notes="Sessions that hold the same API responses: P1 runs a synchronous subagent (SUBAGENT-F) and a Bash "
+          "call; P2 resumes it (the same file); P3 and P4 are two `--resume <id> --fork-session` forks of it, "
+          "each copying the session's records into a new session file, then making one response of its own.",
+    setup_files={"input.txt": b"one\ntwo\nthree\n"},
+    prompts=[
+        Prompt("Summarise input.txt with a helper.", turns=[
+            Turn([tool("Agent", description="Summarise", subagent_type="general-purpose",
+                       prompt="SUBAGENT-F: read input.txt and say how many lines it has", run_in_background=False)]),
+            Turn([tool("Bash", command="wc -l input.txt", description="Count")]),
+            Turn([text("input.txt has 3 lines.")]),
+        ]),
+        Prompt("Once more.", how="resume", turns=[Turn([text("Still 3 lines.")])]),
+        Prompt("First branch.", how="fork", turns=[Turn([text("Branch one.")])]),
+        Prompt("Second branch.", how="fork", turns=[Turn([text("Branch two.")])]),
+    ],
+    subagents=[Conversation("SUBAGENT-F", name="agent-f", turns=[
+        Turn([tool("Read", file_path=f"{W}/input.txt")]),
+        Turn([text("3 lines.")]),
+    ])],
+))
+
+
+USAGE_FORK_ELSEWHERE = register(Scenario(
+    name="usage_fork_elsewhere",
+    mode="print",
+    notes="P1 in the work dir; P2 is `--resume <id> --fork-session` run from a subdirectory (`sub/`): where "
+          "the client writes the fork, and whether its copies share the parent's project directory.",
+    prompts=[
+        Prompt("Say hello.", turns=[Turn([tool("Bash", command="echo hi", description="Hi")]), Turn([text("Hi.")])]),
+        Prompt("Branch from a subdirectory.", how="fork", cwd="sub", turns=[Turn([text("Branched.")])]),
+    ],
 ))

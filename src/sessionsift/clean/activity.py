@@ -58,6 +58,8 @@ class World:
     claude: dict[str, tuple[H.Listing, list[H.ClaudeRow]]] = field(default_factory=dict)
     codex: dict[str, tuple[H.Listing, dict[str, H.CodexThread]]] = field(default_factory=dict)
     by_provider: dict[str, list[P.Proc]] = field(default_factory=dict)
+    open_files: P.OpenFiles | None = None
+    """Every file a live process holds open (/proc/*/fd), taken with the snapshot."""
 
     def self_json(self) -> dict:
         anc = []
@@ -89,6 +91,7 @@ def observe(providers: dict, claude_homes: list[Path], codex_homes: list[Path], 
         pp = byp.get(cur)
         cur = pp.ppid if pp is not None and pp.ppid else 0
     w = World(table, anc, env.get(ENV_SELF) or None)
+    w.open_files = P.open_files()
     for name, prov in providers.items():
         w.by_provider[name] = [p for p in table.procs if p.argv and _is(prov, p.argv)]
     for h in claude_homes:
@@ -240,3 +243,29 @@ def _project_level(w: World, procs: list[P.Proc], ref, display: str, gran: str) 
     n = len(procs)
     return Gate("activity", True, "no_agent_working_in_this_project",
                 f"no {display} process works in this project" + (f" ({n} elsewhere)" if n else ""))
+
+
+def held_open(of: P.OpenFiles | None, footprint: list[str]) -> Gate | None:
+    """A process of ANY program holding a file of the footprint open (a writer keeps writing
+    after an unlink, into a file no name reaches): the session is not idle, whatever its
+    provider's signals say. Where the open files cannot be checked, nothing is proven either
+    (fail closed, and said). None: no process holds any of it."""
+    if not footprint:
+        return None
+    if of is None or not of.available:
+        why = "not taken" if of is None else of.error
+        return Gate("activity", False, "open_files_not_observable",
+                    f"which processes hold the session's files open cannot be read ({why})")
+    held = of.holders(footprint)
+    if held:
+        ev = [{"source": "/proc/<pid>/fd", "pid": pid, "argv0": P.argv0(pid), "path": path} for pid, path in held]
+        names = ", ".join(f"pid {e['pid']} ({e['argv0'] or '?'})" for e in ev[:3])
+        return Gate("activity", False, "file_held_open", f"{names} {'holds' if len(ev) == 1 else 'hold'} "
+                                                         f"{held[0][1]} open: a writer would lose what it writes "
+                                                         "after an unlink", ev)
+    if of.blind:
+        return Gate("activity", False, "open_files_uninspectable",
+                    f"the open files of {len(of.blind)} process(es) of this user cannot be read "
+                    f"(pid {of.blind[0]}...): a writer among them cannot be ruled out",
+                    [{"source": "/proc/<pid>/fd", "pid": p, "note": "descriptors unreadable"} for p in of.blind[:5]])
+    return None

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import __version__, ledger
+from ..worktrees import procs as P
 from .archive import CODEC, Archive, fsync_dir
 from .paths import entry_problem
 
@@ -209,9 +210,33 @@ def run(arch: Archive, plan: Plan) -> Result:
     return remove(arch, entry, res)
 
 
+def _writers(paths: list[str]) -> str | None:
+    """Why the entries at ``paths`` may not be moved or unlinked now: a process holds one of them
+    (or a file under one) open, or the open files cannot be checked. None: nobody holds them."""
+    of = P.open_files()
+    if not of.available:
+        return f"which processes hold the session's files open cannot be read ({of.error})"
+    held = of.holders(paths)
+    if held:
+        return "; ".join(f"pid {pid} ({P.argv0(pid) or '?'}) holds {path} open" for pid, path in held[:3]) + \
+            ": a writer would lose what it writes after an unlink"
+    if of.blind:
+        return f"the open files of {len(of.blind)} process(es) of this user cannot be read: a writer cannot be ruled out"
+    return None
+
+
 def remove(arch: Archive, entry: dict, res: Result) -> Result:
     cid = entry["id"]
     moved: list[int] = []
+    held = _writers([t for t in entry["top"] if os.path.lexists(t)])
+    if held is not None:  # right before anything moves
+        try:
+            arch.append({"v": 1, "type": "event", "event": "rolled-back", "capture_id": cid,
+                         "instant": ledger.now_iso(), "reason": held, "notes": ["nothing was moved"]}, durable=False)
+        except OSError:
+            pass
+        res.status, res.reason = "aborted", f"{held}: nothing was moved (kept in the archive too)"
+        return res
     try:
         for i, t in enumerate(entry["top"]):
             if not os.path.lexists(t):
@@ -220,6 +245,8 @@ def remove(arch: Archive, entry: dict, res: Result) -> Result:
             moved.append(i)
             step("hidden")
         bad = _verify_hidden(arch, entry, moved)
+        if bad is None:  # a writer that opened a file meanwhile holds it at its hidden name now
+            bad = _writers([hidden_name(entry["top"][i], cid) for i in moved])
     except OSError as exc:
         bad = f"moving or re-checking the footprint failed ({exc.strerror or exc})"
     step("hidden_verified")

@@ -354,6 +354,8 @@ def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_
         age = A.Gate("age", False, "younger_than_threshold",
                      f"last activity {ago} ago ({src}), after the cutoff {cutoff:%Y-%m-%d %H:%M}Z", aev)
     act = A.gate(world, prov, ref, root)
+    if act.proven:
+        act = A.held_open(world.open_files, fp) or act
     kept, fingerprint = _kept(prov, ref, fp, manifest, led, arch, data)
     if not kept.proven and waive_kept:
         kept.waived = True

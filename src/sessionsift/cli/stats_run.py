@@ -132,6 +132,7 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
     tokens: dict[str, dict[str, int]] = {}
     missing: dict[str, dict[str, int]] = {}
     omis: Counter = Counter()
+    copied_total = 0
     for ls in res.lanes:
         tot_labels.update(ls.labels)
         tot_types.update(ls.line_types)
@@ -170,7 +171,10 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
             "omissions": ls.read.omissions(),
             "bridges": bridges_json(ls.read),
             "forked_from": ls.forked_from, "copied_records": ls.copied_records,
+            "messages_copied": ls.messages_copied, "tokens_copied_by_model": ls.tokens_copied or None,
+            "copies_counted_in": dict(ls.copies_counted_in),
         })
+        copied_total += ls.messages_copied
         out.text(f"{ls.lane.session_id} {ls.lane.display}: {_plural(ls.read.lines, 'line')}, {_plural(ls.turns, 'turn')}, "
                  f"{_plural(ls.compactions, 'compaction')}, {ls.narration_blocks} narration / "
                  f"{_plural(ls.thinking_blocks, 'thinking block')}")
@@ -199,6 +203,9 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
                          + (f" (malformed at L{', L'.join(map(str, ls.read.malformed_lines[:10]))})" if ls.read.malformed_lines else ""))
             for n in ls.read.bridge_notes()[:10]:
                 out.text(f"  note: {n}")
+            if ls.messages_copied:
+                out.text(f"  {_plural(ls.messages_copied, 'API message')} also held by another lane, counted there "
+                         "(each response once): " + ", ".join(f"{esc(k)} {v}" for k, v in ls.copies_counted_in.items()))
             if ls.forked_from:
                 out.text(f"  forked from {ls.forked_from['session_id']} at its L{ls.forked_from['line']}"
                          + (f"; {ls.copied_records} copied records left out (counted on the original)"
@@ -220,6 +227,7 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
     out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
                 line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=_known_tokens(tokens, missing),
                 tokens_lower_bound_by_model=tokens if missing else None, tokens_missing_by_model=missing or None,
+                messages_copied=copied_total,
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
                 omissions=dict(omis), index=irep.as_json(),

@@ -184,6 +184,7 @@ def stats_obj(ls: LaneStats) -> dict:
     o["tokens"] = [[m, _pairs(d)] for m, d in ls.tokens.items()]
     o["tokens_missing"] = [[m, _pairs(d)] for m, d in ls.tokens_missing.items()]
     o["prompts"] = _pairs(ls.prompts)
+    o["per_msg"] = [[m, k, _pairs(d)] for (m, k), d in ls.per_msg.items()]
     return o
 
 
@@ -196,4 +197,5 @@ def stats_from(o: dict, lane) -> LaneStats:
     ls.tokens = {m: {k: v for k, v in d} for m, d in o["tokens"]}
     ls.tokens_missing = {m: {k: v for k, v in d} for m, d in o["tokens_missing"]}
     ls.prompts = {k: v for k, v in o["prompts"]}
+    ls.per_msg = {(m, k): {f: v for f, v in d} for m, k, d in o["per_msg"]}
     return ls

@@ -618,16 +618,31 @@ def _relabel_from_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome) 
     return False
 
 
+def related_dirs(p: Plan, d: str) -> list[str]:
+    """The project directories in scope a fork of a session of `d` (or its parent) can be in: `d`
+    and those of the cwds below or above its own (a fork run from a subdirectory is written
+    under that subdirectory's project dir; encoded names extend the parent's with `-<name>`)."""
+    head, name = os.path.split(d)
+    out = []
+    for dd in p.scope_dirs:
+        h2, n2 = os.path.split(dd)
+        if h2 == head and (n2 == name or n2.startswith(name + "-") or name.startswith(n2 + "-")):
+            out.append(dd)
+    return out or [d]
+
+
 def copies_of(p: Plan, lane: Lane) -> frozenset[int] | None:
     """Byte offsets of the lane's records that copy an in-scope parent's (a fork's), or None; the
-    forks of the lane's project directory are found on first need (the heads of its sessions)."""
+    forks among the sessions of the lane's project directory and its related ones (`related_dirs`)
+    are found on first need (the heads of their sessions)."""
     if not p.copies_known and not lane.is_subagent:
         d = os.path.dirname(os.fspath(lane.path))
         if d not in p.copies_done:
-            p.copies_done.add(d)
+            group = related_dirs(p, d)
+            p.copies_done.update(group)
             from ..providers.claude.model.lineage import dir_copy_offsets
 
-            p.copies.update(dir_copy_offsets(p.scope_dirs.get(d, ())))
+            p.copies.update(dir_copy_offsets([x for dd in group for x in p.scope_dirs.get(dd, ())]))
     return p.copies.get(str(lane.path)) if p.copies else None
 
 
@@ -646,7 +661,7 @@ def copies_of_root(p: Plan, lane: Lane, root, stats: dict | None = None) -> froz
             from ..providers.claude.model import lineage
 
             heads = {}
-            for _sid, path in p.scope_dirs.get(d, ()):
+            for _sid, path in [x for dd in related_dirs(p, d) for x in p.scope_dirs.get(dd, ())]:
                 e = root.lanes.get(_abs(path))
                 if e is not None and len(e) > 5 and e[5] is not None:
                     st = stats.get(path) if stats else None

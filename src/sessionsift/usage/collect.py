@@ -201,12 +201,36 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
     return out
 
 
+def _originals_first(scope: Scope) -> list:
+    """The scope's sessions with every fork after the session it was forked from (lineage.py), so a
+    response a fork copied is attributed to the original, as `stats` counts it (the copies of one
+    response are equal: the first read keeps it, events.py); otherwise in scope order."""
+    sessions = list(scope.sessions)
+    if len(sessions) < 2:
+        return sessions
+    from ..providers.claude.model.lineage import forks_in_scope
+
+    forks = forks_in_scope(scope)
+    if not forks:
+        return sessions
+    depth: dict[str, int] = {}
+
+    def d(sid: str, seen: int = 0) -> int:
+        if sid not in forks or seen > len(forks):
+            return 0
+        if sid not in depth:
+            depth[sid] = 1 + d(forks[sid].parent_session_id, seen + 1)
+        return depth[sid]
+
+    return sorted(sessions, key=lambda s: d(s.session_id))  # stable: scope order within a depth
+
+
 def collect_claude(out: Collected, scope: Scope, subagents: bool = True, parallel: bool = True) -> None:
     """Claude Code sessions of a deep `Scope`, through the fast path."""
     out.claude_home, out.claude_home_source = str(scope.home.path), scope.home.source
     tally = out.tally.setdefault(C.PROVIDER, ReadTally())
     jobs: list[tuple[object, str, str, str]] = []
-    for s in scope.sessions:
+    for s in _originals_first(scope):
         if s.session_id in scope.explicit_lanes:
             ln = scope.explicit_lanes[s.session_id]
             jobs.append((s, str(ln.path), ln.kind, "main" if ln.kind == "main" else (ln.agent_id or ln.lane_id)))

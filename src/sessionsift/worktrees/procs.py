@@ -9,6 +9,7 @@ out (git -C chdirs into the worktree it is asked about).
 from __future__ import annotations
 
 import os
+import stat as S
 from dataclasses import dataclass, field
 
 from . import gitcmd
@@ -110,3 +111,121 @@ def held_locks() -> tuple[dict[tuple[int, int, int], list[int]] | None, str | No
             continue
         out.setdefault(key, []).append(pid)
     return out, None
+
+
+@dataclass
+class OpenFiles:
+    """Every file a live process holds open (``/proc/<pid>/fd``), taken once. A holder is matched
+    by the file's identity (device and inode, through the descriptor's magic link), never by
+    the path alone: /proc shows a path as the holder's mount namespace names it, so another
+    namespace's file of the same name is not ours (the path only narrows which links to stat)."""
+
+    by_path: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    """path as /proc shows it -> (pid, fd) holding it."""
+    below: dict[str, set[str]] = field(default_factory=dict)
+    """directory -> the open paths under it."""
+    blind: list[int] = field(default_factory=list)
+    """Processes of our own user (or any, when we are root) whose descriptors could not be listed:
+    a writer among them cannot be ruled out."""
+    blind_other: int = 0
+    """Processes of other users whose descriptors could not be listed (they can hold our files
+    only through permissions those files grant)."""
+    available: bool = True
+    error: str | None = None
+
+    def holders(self, paths) -> list[tuple[int, str]]:
+        """(pid, path) for every process holding one of ``paths`` open, or (a directory) a file
+        under it -- the very file (device and inode), not another of the same name."""
+        out: set[tuple[int, str]] = set()
+        for p in paths:
+            a = os.path.abspath(os.fspath(p))
+            r = os.path.join(os.path.realpath(os.path.dirname(a)), os.path.basename(a))
+            cands = set(self.below.get(r, ())) | ({r} if r in self.by_path else set())
+            if not cands:
+                continue
+            ids = _identities(r)
+            for c in cands:
+                for pid, fd in self.by_path.get(c, ()):
+                    try:
+                        st = os.stat(f"/proc/{pid}/fd/{fd}")
+                    except OSError:
+                        continue  # closed or gone meanwhile
+                    if (st.st_dev, st.st_ino) in ids:
+                        out.add((pid, os.fspath(p)))
+        return sorted(out)
+
+
+def _identities(top: str) -> set[tuple[int, int]]:
+    """(device, inode) of ``top`` and of everything under it (symlinks not followed)."""
+    out: set[tuple[int, int]] = set()
+    stack = [top]
+    while stack:
+        q = stack.pop()
+        try:
+            st = os.lstat(q)
+        except OSError:
+            continue
+        out.add((st.st_dev, st.st_ino))
+        if S.S_ISDIR(st.st_mode):
+            try:
+                stack += [os.path.join(q, n) for n in os.listdir(q)]
+            except OSError:
+                pass
+    return out
+
+
+def open_files(skip: set[int] | None = None) -> OpenFiles:
+    """One pass over ``/proc/*/fd`` (our own process and ``skip`` left out)."""
+    me = os.getpid()
+    skip = {me} | set(skip or ())
+    out = OpenFiles()
+    try:
+        names = os.listdir("/proc")
+    except OSError as exc:
+        return OpenFiles(available=False, error=f"/proc unreadable: {exc.strerror}")
+    if not os.path.isdir("/proc/self/fd"):
+        return OpenFiles(available=False, error="/proc has no per-process descriptors (not Linux?)")
+    uid = os.getuid()
+    for n in names:
+        if not n.isdigit() or int(n) in skip:
+            continue
+        pid = int(n)
+        d = f"/proc/{n}/fd"
+        try:
+            fds = os.listdir(d)
+        except FileNotFoundError:
+            continue  # gone
+        except OSError:
+            try:
+                owner = os.stat(f"/proc/{n}").st_uid
+            except OSError:
+                continue
+            if uid == 0 or owner == uid:
+                out.blind.append(pid)
+            else:
+                out.blind_other += 1
+            continue
+        for fd in fds:
+            try:
+                t = os.readlink(f"{d}/{fd}")
+            except OSError:
+                continue
+            if not t.startswith("/") or t.endswith(" (deleted)"):
+                continue  # a pipe, a socket, an anonymous inode, an unlinked file
+            if t not in out.by_path:
+                out.by_path[t] = []
+                up = os.path.dirname(t)
+                while up and up != "/":
+                    out.below.setdefault(up, set()).add(t)
+                    up = os.path.dirname(up)
+            out.by_path[t].append((pid, fd))
+    return out
+
+
+def argv0(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            a = fh.read().split(b"\0")[0]
+        return os.fsdecode(a) if a else None
+    except OSError:
+        return None

@@ -59,6 +59,16 @@ class LaneStats:
     copied_records: int = 0
     """Records left out of this census because they copy a record of an in-scope parent session
     (a `--fork-session` fork): each original record is counted once, on the parent."""
+    per_msg: dict = field(default_factory=dict, repr=False)
+    """(model, message id | "line:N") -> usage fields of each API message of the lane (per-field max
+    over its records); what `dedupe_messages` counts each response once from."""
+    messages_copied: int = 0
+    """API messages of this lane whose message id another lane in scope also holds and that are
+    counted there (each API response once, as `usage` counts it): left out of `tokens`."""
+    tokens_copied: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per model, per usage field: the sums over those copies (already counted in another lane)."""
+    copies_counted_in: Counter = field(default_factory=Counter)
+    """session id (lane, for a subagent lane: "<session>/<lane>") -> how many of those copies it counts."""
 
 
 from .model.known import KNOWN_TYPES  # noqa: E402,F401 - re-exported (index/search.py)
@@ -124,6 +134,7 @@ def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] 
                 if v is not None:
                     cur[f] = max(cur.get(f, v), v)
     ls.turns = idx.turns
+    ls.per_msg = per_msg
     _tokens(ls, per_msg)
     thinking_lines = [e for e in idx.entries if ("agent.thinking" in e.labels or "agent.thinking.narration" in e.labels)
                       and e.no not in copies]
@@ -1039,6 +1050,7 @@ def _finish(lane: Lane, part: _Part) -> LaneStats:
             cur = per_msg.setdefault((model, f"line:{mid}" if type(mid) is int else mid), {})
             for f, v in fields.items():
                 cur[f] = max(cur.get(f, v), v)
+    ls.per_msg = per_msg
     _tokens(ls, per_msg)
     ls.narration_blocks = part.narration_blocks
     ls.thinking_blocks = part.thinking_blocks
@@ -1084,7 +1096,70 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=Non
             if not ln.is_subagent and ln.session_id in forks:
                 r.forked_from = forks[ln.session_id].as_json()
             out.append(r)
+    dedupe_messages(out)
     return StatsResult(out, problems)
+
+
+def _lane_name(ls: LaneStats) -> str:
+    ln = ls.lane
+    return ln.session_id if not ln.is_subagent else f"{ln.session_id}/{ln.agent_id or ln.lane_id}"
+
+
+def dedupe_messages(lanes: list[LaneStats]) -> None:
+    """Each API response once across the lanes in scope, by the rule `usage` counts it by
+    (usage/events.py): one message id is one response, whichever lane or session holds it
+    (forks, resumed copies); its fields are the per-field maximum over the copies, counted in the
+    lane of the copy with the largest total, a main lane before a subagent lane, then the first in
+    scope order. Every other lane's copy leaves its `tokens` and is said: `messages_copied`,
+    `tokens_copied`, `copies_counted_in`. Messages without an id ("line:N") are their lane's own."""
+    best: dict[str, tuple[tuple, int, dict]] = {}
+    for i, ls in enumerate(lanes):
+        main = not ls.lane.is_subagent
+        for (model, mid), fields in ls.per_msg.items():
+            if mid.startswith("line:"):
+                continue
+            tot = sum(fields.get(f, 0) for f in USAGE_FIELDS)
+            rank = (tot, main, -i)
+            cur = best.get(mid)
+            if cur is None:
+                best[mid] = (rank, i, dict(fields))
+            else:
+                merged = cur[2]
+                for f, v in fields.items():
+                    if v > merged.get(f, -1):
+                        merged[f] = v
+                if rank > cur[0]:
+                    best[mid] = (rank, i, merged)
+    if all(len(ls.per_msg) == 0 for ls in lanes):
+        return
+    holders: dict[str, int] = {}
+    for ls in lanes:
+        for (_model, mid) in ls.per_msg:
+            if not mid.startswith("line:"):
+                holders[mid] = holders.get(mid, 0) + 1
+    if all(n == 1 for n in holders.values()):
+        return  # no response is held twice: every lane's figures stand as read
+    for i, ls in enumerate(lanes):
+        own: dict = {}
+        copied: dict = {}
+        for (model, mid), fields in ls.per_msg.items():
+            b = None if mid.startswith("line:") else best.get(mid)
+            if b is None or holders.get(mid, 1) == 1:
+                own[(model, mid)] = fields
+            elif b[1] == i:
+                own[(model, mid)] = b[2]  # the per-field max over every copy
+            else:
+                copied[(model, mid)] = fields
+                ls.copies_counted_in[_lane_name(lanes[b[1]])] += 1
+        if not copied and all(own[k] is ls.per_msg[k] for k in own):
+            continue
+        ls.tokens, ls.tokens_missing, ls.messages_by_model = {}, {}, Counter()
+        _tokens(ls, own)
+        ls.messages_copied = len(copied)
+        for (model, _mid), fields in copied.items():
+            agg = ls.tokens_copied.setdefault(model, {})
+            for f, v in fields.items():
+                agg[f] = agg.get(f, 0) + v
 
 
 def _census_one(lane: Lane, strict: bool, parallel: bool) -> "LaneStats | Problem":

@@ -4,9 +4,11 @@
 of the parent's records - the same `uuid`, `parentUuid`, `timestamp`, `message`; only `sessionId`
 (and a prompt's `promptId`) differ - and then the fork's own records. No record names the parent
 (measured: tests/realclient/scenarios_robust.py `robust_fork`). So a fork is recognised by its
-records: two sessions of one project directory whose first uuid-bearing record has the same uuid
-are one family (and so is a session whose first record is a later root of a sibling's: a fork of a
-session rewound to before its first prompt, `_join_rerooted`); the member whose first timestamped line is the earliest is the original, and each
+records: two sessions whose first uuid-bearing record has the same uuid are one family, whichever
+project directory holds them (a fork run from another directory is written under that one's), and
+so is a session whose first record is a later root of a sibling's in its project directory (a fork
+of a session rewound to before its first prompt, `_join_rerooted`); the member whose first
+timestamped line is the earliest is the original, and each
 later member was forked from the earlier member it shares the longest uuid prefix with, at the
 last record of that prefix. A fork's copies are its records whose uuid the parent holds.
 
@@ -204,10 +206,10 @@ def _join_rerooted(fams: dict) -> None:
     (the sibling's first line no later, its last write no earlier) joins the sibling's family.
     Only such siblings are read (a byte search for the uuid), so the cost stays with sessions
     that overlap in time."""
-    by_dir: dict[str, list[tuple[tuple[str, str], tuple[str, str, object]]]] = {}
+    by_dir: dict[str, list[tuple[str, tuple[str, str, object]]]] = {}
     for key, members in fams.items():
         for m in members:
-            by_dir.setdefault(key[0], []).append((key, m))
+            by_dir.setdefault(str(m[2].project_dir), []).append((key, m))
     for d, entries in by_dir.items():
         if len(entries) < 2:
             continue
@@ -220,11 +222,11 @@ def _join_rerooted(fams: dict) -> None:
         for key, (ts, sid, s) in entries:
             if len(fams.get(key, ())) != 1:
                 continue
-            t0s = _record_ts(s.path, key[1])
+            t0s = _record_ts(s.path, key)
             t0 = _epoch(t0s) if t0s else None
             if t0 is None:
                 continue
-            needle = b'"uuid":"' + key[1].encode() + b'"'
+            needle = b'"uuid":"' + key.encode() + b'"'
             for pkey, (pts, psid, ps) in entries:
                 p0 = _epoch(pts)
                 if psid == sid or p0 is None or p0 > t0 or mtimes.get(psid, -1.0) < t0 - 1.0:
@@ -237,12 +239,15 @@ def _join_rerooted(fams: dict) -> None:
 
 def find_forks(sessions: Iterable) -> dict[str, Fork]:
     """Fork session id -> its Fork, among `sessions` (Session objects; main lanes only)."""
-    fams: dict[tuple[str, str], list[tuple[str, object, str]]] = {}
+    # keyed by the first uuid alone: a fork run from another directory (`claude --resume <id>
+    # --fork-session` from a subdirectory) is written under that directory's project dir
+    # (measured: tests/realclient/scenarios_usage.py `usage_fork_elsewhere`); uuids are unique
+    fams: dict[str, list[tuple[str, object, str]]] = {}
     for s in sessions:
         u, ts = _head(s.path)
         if u is None or ts is None:
             continue
-        fams.setdefault((str(s.project_dir), u), []).append((ts, s.session_id, s))
+        fams.setdefault(u, []).append((ts, s.session_id, s))
     _join_rerooted(fams)
     out: dict[str, Fork] = {}
     for members in fams.values():
@@ -306,8 +311,8 @@ def copy_offsets(scope) -> dict[str, frozenset[int]]:
 
 
 def dir_copy_offsets(sessions) -> dict[str, frozenset[int]]:
-    """`copy_offsets` for the in-scope sessions of ONE project directory, given as (session id,
-    transcript path) pairs: forks and their parents always share one (their family key)."""
+    """`copy_offsets` for in-scope sessions given as (session id, transcript path) pairs (search
+    passes those of one project directory and its related ones: search/api.py `related_dirs`)."""
     class _S:
         __slots__ = ("session_id", "path", "project_dir")
 
