@@ -128,7 +128,8 @@ def test_search_summary_declares_the_bridges_it_used_and_the_chains_it_skipped(t
     rc, rows = _run(home, "search", "files_basic", "-t", "user.message")
     hits = [r for r in rows if r["kind"] == "hit"]
     assert [h["turn"] for h in hits] == [1, 3]  # P2 is lost; P3 keeps its turn through the bridge
-    assert rows[-1]["bridges"] == {"records": 1, "transcripts": 1, "omitted_lines": 1, "unchained_transcripts": 0}
+    assert rows[-1]["bridges"] == {"records": 1, "transcripts": 1, "omitted_lines": 1, "unchained_transcripts": 0,
+                                      "unchained_unknown": 0}
     t = _text(home, "search", "files_basic", "-t", "user.message")
     assert "1 omitted line (zero-filled or malformed: their records are lost, not searched); turns and survival " \
            "joined across them: 1 record bridged in 1 transcript" in t, t

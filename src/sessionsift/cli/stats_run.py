@@ -115,8 +115,8 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
         if census is not None:
             index_lanes.PROGRESS.done()
             index_lanes.PROGRESS = None
-    # Claude Code's lane census (its provider's detail): the rows below; read through its shared
-    # records (--shared) it has none
+    # Claude Code's lane census (its provider's detail): the rows below (with --shared too: the
+    # shared totals are then read from its shared records beside it)
     res = unified.detail.get("claude-code") or stats_mod.StatsResult([], [])
     for ls in res.lanes:
         irep.add(getattr(ls, "indexed", None))

@@ -83,8 +83,8 @@ class StatsResult:
 def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: bool = False,
              cache=None) -> StatsResult:
     """The census of every session of the Selection `sel`: each provider's own `census` of its
-    sessions (`read_claude`: Claude Code's too from its shared records, as every other agent's, for a
-    cross-check); `cache` is the index's per-file census where the index is on (passed to the
+    sessions (`read_claude`: a provider with its own deep census is read from its shared records too,
+    as every other agent's: the shared totals from those, its detail from the deep census, a cross-check); `cache` is the index's per-file census where the index is on (passed to the
     readers that keep one)."""
     provs = {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
     by: dict[str, list[SessionRef]] = {}
@@ -100,10 +100,13 @@ def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: 
         if prov is None:
             problems += [Problem(str(r.paths[0]) if r.paths else r.session_id, f"no reader for {name}") for r in refs]
             continue
-        c = prov.census(refs, subagents=subagents, strict=strict, cache=cache, scope=sel.claude,
-                        from_records=read_claude)
-        sessions += c.sessions
-        problems += c.problems
+        c = prov.census(refs, subagents=subagents, strict=strict, cache=cache, scope=sel.claude)
         if c.detail is not None:
             detail[name] = c.detail
+        if read_claude and c.detail is not None:
+            # the cross-check: the shared totals from the shared records, beside the provider's own
+            # deep census (its detail), so the two independent readings can be compared
+            c = prov.census(refs, subagents=subagents, strict=strict, from_records=True)
+        sessions += c.sessions
+        problems += c.problems
     return StatsResult(SharedStats(sessions, problems), detail)
