@@ -135,7 +135,7 @@ def test_search_summary_declares_the_bridges_it_used_and_the_chains_it_skipped(t
            "joined across them: 1 record bridged in 1 transcript" in t, t
     rc, rows = _run(home, "search", "", "-t", "user.message", "--count")  # a census: no chain is built
     assert rows[-1]["hits"] == 2 and rows[-1]["bridges"] == {"records": 0, "transcripts": 0, "omitted_lines": 0,
-                                                            "unchained_transcripts": 1}
+                                                            "unchained_transcripts": 1, "unchained_unknown": 0}
     t = _text(home, "search", "", "-t", "user.message", "--count")
     assert "1 transcript with hits holds omitted lines" in t and "no bridge looked for" in t, t
     # the undamaged transcript: nothing to declare
