@@ -434,6 +434,13 @@ class Provider:
     ``write`` for a write whose create/update is not known beforehand). `files` lists a read
     call as a ``read`` row and a change call whose result is an error as a failed row (a
     successful change is its reader's ``FileChange``). Empty: the reader names none."""
+    @classmethod
+    def tool_names(cls) -> frozenset[str]:
+        """Every tool name this reader knows (shell, file, plan, spawn tools...): names only code
+        under providers/ compares (tests/test_architecture.py). Default: the keys of
+        :attr:`shell_tools` and :attr:`file_tools`."""
+        return frozenset(cls.shell_tools) | frozenset(cls.file_tools)
+
     lacks: ClassVar[dict[str, str]] = {}
     """Capabilities this reader cannot offer, each with the reason its client's data cannot answer
     (capability name -> what the client writes and does not write). A question asks the session's

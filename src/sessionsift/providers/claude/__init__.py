@@ -31,6 +31,17 @@ class ClaudeCode(Provider):
     process_names = ("claude",)
     activity_granularity = "session"
 
+    @classmethod
+    def tool_names(cls) -> frozenset[str]:
+        """The tools Claude Code's deep model names (files, shell, spawn, plan and question)."""
+        from .files.events import FILE_TOOLS, SHELL_TOOLS
+        from .live.background import AGENT_TOOLS, SHELL_TOOLS as BG_SHELL
+        from .live.verdict import HUMAN_TOOLS
+        from .model.record import SPAWN_TOOLS
+
+        return (FILE_TOOLS | frozenset(SHELL_TOOLS) | BG_SHELL | AGENT_TOOLS | HUMAN_TOOLS
+                | SPAWN_TOOLS | {"TodoWrite"})
+
     def discover(self, root: Root, *, facts: bool = True) -> Discovery:
         """``facts=False`` (light): ids and main transcript paths only -- no head/tail read, no
         subagent lanes listed, no stat per file (``size`` None, ``extra["light"]`` True) -- for
