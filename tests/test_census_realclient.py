@@ -265,7 +265,7 @@ def test_status_reports_the_todo_list_the_transcript_keeps(rc):
     assert [(t["status"], t["content"]) for t in td["open"]] == [("in_progress", "Tag the release"),
                                                                ("pending", "Announce the release")]
     assert _session_row(rows)["tasks"] is None  # no task directory: the list is only in the transcript
-    code, out, _ = cli(gt, "status")
+    code, out, _ = cli(gt, "status", "--verbose")
     assert "open todos (TodoWrite, transcript L" in out and "[pending] Announce the release" in out
     gt = rc["todos"]  # two TodoWrite calls, the last leaves "Write the tests" in progress
     code, rows = jcli(gt, "status")

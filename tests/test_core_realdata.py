@@ -234,7 +234,7 @@ def test_status_says_each_lists_state_once(home):
     assert code == 0
     sessions = {r["session_id"]: {e["surface"]: e["value"] for e in r["evidence"]}
                 for r in jrows(out) if r["kind"] == "session"}
-    code, out = run(["status", "--claude-home", str(home)])
+    code, out = run(["status", "--claude-home", str(home), "--verbose"])
     assert code == 0
     blocks: dict[str, list[str]] = {}
     for line in out.splitlines():

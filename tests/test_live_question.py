@@ -75,8 +75,8 @@ def test_a_provider_without_the_capability_answers_unknown_with_its_reason(tmp_p
 
     u = Unit("blind", "Blind", Blind(), SessionRef("blind", "b1", [tmp_path / "b1.json"]))
     st = ask(u, LiveWorld(now=0.0))
-    assert st.verdict == "unknown" and st.reason == "Blind: " + Blind.lacks["live_state"]
-    assert st.invisible == ["live state: " + Blind.lacks["live_state"]]
+    assert st.verdict == "unknown" and st.reason == Blind.lacks["live_state"]
+    assert st.invisible == [] and st.evidence[0]["proves"] == "nothing: " + Blind.lacks["live_state"]
     row = SessionVerdict(u, st).to_json()
     assert row["verdict"] == "unknown" and row["evidence"][0]["surface"] == "reader"
 
@@ -89,3 +89,4 @@ def test_a_provider_without_the_capability_answers_unknown_with_its_reason(tmp_p
     st = ask(Unit("blind", "Blind", Broken(), SessionRef("blind", "b2", [tmp_path / "b2.json"])), LiveWorld(now=0.0))
     assert st.verdict == "unknown" and st.unreadable == [{"surface": "reader", "path": str(tmp_path / "b2.json"),
                                                           "why": "ValueError: bad row"}]
+

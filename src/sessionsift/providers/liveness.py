@@ -238,20 +238,44 @@ class LiveWorld:
 
     @staticmethod
     def opens(pid: int, paths: Iterable[str]) -> bool | None:
-        """Whether process ``pid`` has one of ``paths`` open (``/proc/<pid>/fd``); None when its
-        descriptors cannot be listed."""
-        want = {os.path.realpath(p) for p in paths}
+        """Whether process ``pid`` has one of ``paths`` open (``/proc/<pid>/fd``: the very files, by
+        device and inode -- a process in another mount namespace may hold a file of the same name);
+        None when its descriptors cannot be listed."""
+        want = set()
+        for p in paths:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            want.add((st.st_dev, st.st_ino))
         try:
             names = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             return None
         for n in names:
             try:
-                if os.readlink(f"/proc/{pid}/fd/{n}") in want:
-                    return True
+                st = os.stat(f"/proc/{pid}/fd/{n}")
             except OSError:
                 continue
+            if (st.st_dev, st.st_ino) in want:
+                return True
         return False
+
+    @staticmethod
+    def works_in(proc, directory: str) -> bool | None:
+        """Whether process ``proc`` (of the process table) works in ``directory`` or under it: its cwd
+        is there by name AND is the directory this reader sees at that name (a process in another
+        mount namespace can have a cwd of the same name); None when its cwd cannot be read."""
+        cwd = getattr(proc, "cwd", None)
+        if cwd is None:
+            return None
+        if not inside(cwd, directory):
+            return False
+        try:
+            a, b = os.stat(f"/proc/{proc.pid}/cwd"), os.stat(cwd)
+        except OSError:
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
     # -- sessions -------------------------------------------------------------------------------
     def children_of(self, ref) -> list:

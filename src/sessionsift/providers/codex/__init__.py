@@ -343,6 +343,26 @@ class Codex(Provider):
                 out.append(lock)
         return out
 
+    # ------------------------------------------------------------------ live state (live.py)
+    def live_state(self, ref: SessionRef, world):
+        """The thread-writer lock (/proc/locks), the rollout's open turn and unreturned calls, the
+        side store's turn statuses, the child threads (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$CODEX_THREAD_ID``, which the client exports into its shell tool's environment."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Child threads joined to the ``spawn_agent`` call whose output names their agent id."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
+
     # ------------------------------------------------------------------ reading
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
         from .reader import read_rollout
