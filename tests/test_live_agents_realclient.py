@@ -101,7 +101,7 @@ def the_session(c: Client, home: Path) -> str:
     return ids[0]
 
 
-@pytest.mark.parametrize("c", [CODEX], ids=lambda c: c.name)
+@pytest.mark.parametrize("c", [CODEX, GEMINI], ids=lambda c: c.name)
 def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(c, tmp_path):
     p = c.start("live_hold", tmp_path)
     s = tmp_path / "live_hold"
@@ -175,7 +175,7 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
         netns.stop_group(p)
 
 
-@pytest.mark.parametrize("c", [CODEX], ids=lambda c: c.name)
+@pytest.mark.parametrize("c", [CODEX, GEMINI], ids=lambda c: c.name)
 def test_a_client_killed_mid_tool_is_stale_dead(c, tmp_path):
     p = c.start("live_tool", tmp_path)
     s = tmp_path / "live_tool"
@@ -262,4 +262,27 @@ def test_codex_status_of_every_scenario_and_agents_joined_to_spawn_agent(codex_c
     assert a["description"] == spawn["arguments"]["message"]
     assert (a["status"], a["returned"]) == ("completed", "summary.txt written (3 lines).")
     assert rows[-1]["agents"] == 1 and rows[-1]["sessions"] == 1
+
+
+def test_gemini_status_of_every_scenario_and_agents_joined_by_agent_id(gemini_corpus):
+    for name, run in gemini_corpus.runs.items():
+        code, rows = cli("status", "--gemini-home", str(run.gemini_dir))
+        assert code == 0, (name, rows[-1])
+        for sid in run.ground_truth["session_ids"]:
+            row = session_row(rows, sid)
+            if name == "killed":  # SIGKILLed while the mock held the reply to the tool's results
+                assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-turn"), row["reason"]
+            else:
+                assert row["verdict"] == "idle-eot", (name, row["reason"])
+    run = gemini_corpus["subagent"]
+    gt = run.ground_truth
+    (sid,) = gt["session_ids"]
+    child = next(s["session_id"] for s in gt["sessions_on_disk"] if s["kind"] == "subagent")
+    inv = next(c for c in gt["tool_calls"] if c["name"] == "invoke_agent")
+    done = next(c for c in gt["tool_calls"] if c["name"] == "complete_task")
+    code, rows = cli("agents", sid, "--gemini-home", str(run.gemini_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and (a["session_id"], a["parent_session_id"], a["join"]) == (child, sid, "toolCalls agentId")
+    assert (a["agent_type"], a["description"]) == (inv["args"]["agent_name"], inv["args"]["prompt"])
+    assert (a["status"], a["returned"]) == ("completed", done["args"]["result"]["response"])
 

@@ -84,6 +84,25 @@ class GeminiCli(Provider):
 
         return read(ref, report, raw=raw)
 
+    def live_state(self, ref: SessionRef, world):
+        """The chat file's last message (a prompt or results awaiting the model, calls running, an
+        end of turn) and the Gemini CLI processes in the project (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$GEMINI_SESSION_ID`` (hook commands only); ``GEMINI_CLI=1`` in a shell tool names none."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagent sessions joined to the parent's tool call whose ``agentId`` names them."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The session's chat file and its other files (copies, legacy ``.json``, startup files), and what the client
         itself deletes with it (``deleteSessionArtifactsAsync``): ``logs/session-<id>.jsonl``,
