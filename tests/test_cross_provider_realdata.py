@@ -200,10 +200,10 @@ def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
         r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
         assert r.returncode == 1, (cmd, r.stderr)
         assert list(jrows(r)[-1]["lacks"]) == ["opencode"], r.stdout
-    # status reads every agent: the session's own verdict (its reader offers no live state yet)
+    # status reads every agent: the session's own verdict (the failing scenario ended its turn)
     r = cli("status", sid, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
     row = next(x for x in jrows(r) if x["kind"] == "session")
-    assert r.returncode == 0 and (row["provider"], row["session_id"], row["verdict"]) == ("opencode", sid, "unknown")
+    assert r.returncode == 0 and (row["provider"], row["session_id"], row["verdict"]) == ("opencode", sid, "idle-eot")
 
 
 @pytest.mark.skipif(not CX_GT, reason="no Codex CLI sample corpus committed")

@@ -101,7 +101,7 @@ def the_session(c: Client, home: Path) -> str:
     return ids[0]
 
 
-@pytest.mark.parametrize("c", [CODEX, GEMINI], ids=lambda c: c.name)
+@pytest.mark.parametrize("c", [CODEX, GEMINI, OPENCODE], ids=lambda c: c.name)
 def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(c, tmp_path):
     p = c.start("live_hold", tmp_path)
     s = tmp_path / "live_hold"
@@ -175,7 +175,7 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
         netns.stop_group(p)
 
 
-@pytest.mark.parametrize("c", [CODEX, GEMINI], ids=lambda c: c.name)
+@pytest.mark.parametrize("c", [CODEX, GEMINI, OPENCODE], ids=lambda c: c.name)
 def test_a_client_killed_mid_tool_is_stale_dead(c, tmp_path):
     p = c.start("live_tool", tmp_path)
     s = tmp_path / "live_tool"
@@ -286,3 +286,21 @@ def test_gemini_status_of_every_scenario_and_agents_joined_by_agent_id(gemini_co
     assert (a["agent_type"], a["description"]) == (inv["args"]["agent_name"], inv["args"]["prompt"])
     assert (a["status"], a["returned"]) == ("completed", done["args"]["result"]["response"])
 
+
+def test_opencode_status_of_every_scenario_and_agents_joined_by_the_task_part(opencode_corpus):
+    for name, run in opencode_corpus.items():
+        code, rows = cli("status", run.session_id, "--opencode-home", str(run.data_dir))
+        row = session_row(rows, run.session_id)
+        assert code == 0, (name, rows[-1])
+        if run.truth.get("killed"):  # SIGKILLed mid-stream
+            assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-turn"), row["reason"]
+        else:
+            assert row["verdict"] == "idle-eot", (name, row["reason"])
+    run = opencode_corpus["subagent"]
+    task = next(c for c in run.truth["tool_calls"] if c["name"] == "task")
+    code, rows = cli("agents", run.session_id, "--opencode-home", str(run.data_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and a["parent_session_id"] == run.session_id and a["join"] == "task part metadata.sessionId"
+    assert (a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == ("task", task["id"])
+    assert (a["agent_type"], a["description"]) == (task["input"]["subagent_type"], task["input"]["description"])
+    assert a["status"] == "completed" and a["returned"]

@@ -320,6 +320,29 @@ class Opencode(Provider):
         except Exception:  # noqa: BLE001 - cannot tell: read it
             return None
 
+    # ------------------------------------------------------------------ live state (opencode_live.py)
+    def live_state(self, ref: SessionRef, world):
+        """The last message's step and parts (no ``time.completed``, tool parts pending or running),
+        the opencode processes holding the database open, the child sessions (opencode_live.py)."""
+        from . import opencode_live
+
+        if ref.extra.get("store") == "legacy-json":
+            return opencode_live.legacy_state(ref)
+
+        return opencode_live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``OPENCODE=1`` / ``OPENCODE_PID`` in its shell tool's environment: no session id."""
+        from . import opencode_live
+
+        return opencode_live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Child sessions joined to the ``task`` part whose metadata names them."""
+        from . import opencode_live
+
+        return opencode_live.subagents(self, ref, children, world)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:
         nothing can be removed without writing to the database, which sessionsift never does."""

@@ -157,6 +157,8 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
             start = time.time()
             proc = subprocess.Popen([*env_i, *argv], cwd=work, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
+            # `env -i` execs the client: this pid is the client's (and its process group's) for a live test
+            (s_dir / f"client-P{i + 1}.pid").write_text(f"{proc.pid}\n")
             killed = False
             if sc.kill_after and sc.kill_after[0] == i:
                 ev = mock.served_event(f"P{i + 1}", sc.kill_after[1])
