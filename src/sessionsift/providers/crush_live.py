@@ -28,7 +28,7 @@ from pathlib import Path
 
 import orjson
 
-from .liveness import ChildAgent, LiveState, WhoamiClaim, children_rung, decide, ev
+from .liveness import ChildAgent, LiveState, WhoamiClaim, as_dict, children_rung, decide, ev
 
 LOCK_NAME = "crush.lock"
 HOOK_ENV = "CRUSH_SESSION_ID"
@@ -100,7 +100,7 @@ def read_tail(prov, ref) -> Tail:
         for p in parts:
             if not isinstance(p, dict):
                 continue
-            d = p.get("data") if isinstance(p.get("data"), dict) else {}
+            d = as_dict(p.get("data"))
             if p.get("type") == "tool_call" and isinstance(d.get("id"), str):
                 t.calls[d["id"]] = {"name": d.get("name"), "input": d.get("input"), "message": mid,
                                     "finished": d.get("finished"), "result": None, "is_error": None, "created": created}

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import orjson
 
-from .liveness import ChildAgent, LiveState, WhoamiClaim, children_rung, decide, ev
+from .liveness import ChildAgent, LiveState, WhoamiClaim, as_dict, children_rung, decide, ev
 
 HUMAN_TOOLS = frozenset({"question"})
 OPEN_TOOL_STATES = frozenset({"pending", "running"})
@@ -101,11 +101,11 @@ def read_tail(prov, ref) -> Tail:
     t = Tail("empty", "no message")
     for pid, mid, data in tasks:
         p = _j(data) or {}
-        st = p.get("state") if isinstance(p.get("state"), dict) else {}
-        md = st.get("metadata") if isinstance(st.get("metadata"), dict) else {}
-        tm = st.get("time") if isinstance(st.get("time"), dict) else {}
+        st = as_dict(p.get("state"))
+        md = as_dict(st.get("metadata"))
+        tm = as_dict(st.get("time"))
         t.tasks.append({"call_id": p.get("callID"), "session_id": md.get("sessionId"), "status": st.get("status"),
-                        "input": st.get("input") if isinstance(st.get("input"), dict) else {},
+                        "input": as_dict(st.get("input")),
                         "output": st.get("output") if isinstance(st.get("output"), str) else None,
                         "start": tm.get("start"), "end": tm.get("end"), "part": pid, "message": mid})
     if not msgs:
@@ -113,7 +113,7 @@ def read_tail(prov, ref) -> Tail:
     mid, mt, mdata = msgs[0]
     m = _j(mdata) or {}
     t.message_id = mid
-    tm = m.get("time") if isinstance(m.get("time"), dict) else {}
+    tm = as_dict(m.get("time"))
     t.last_at = tm.get("completed") or tm.get("created") or mt
     role = m.get("role")
     ps = [(pid, _j(d) or {}) for pid, d in parts]
@@ -127,7 +127,7 @@ def read_tail(prov, ref) -> Tail:
         t.state, t.detail = "other", f"message:{mid} has role {role!r}"
         return t
     for pid, p in ps:
-        st = p.get("state") if isinstance(p.get("state"), dict) else {}
+        st = as_dict(p.get("state"))
         if p.get("type") == "tool" and st.get("status") in OPEN_TOOL_STATES:
             t.tools.append({"call_id": p.get("callID"), "tool": p.get("tool"), "status": st.get("status"), "part": pid})
     err = m.get("error") if isinstance(m.get("error"), dict) else None

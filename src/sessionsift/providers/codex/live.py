@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from ..liveness import ChildAgent, LiveState, WhoamiClaim, children_rung, decide, ev
+from ..liveness import ChildAgent, LiveState, WhoamiClaim, as_dict, children_rung, decide, ev
 from . import files as rf
 
 TAIL_WINDOW = 256 * 1024
@@ -156,7 +156,7 @@ def read_turn(path: Path) -> Turn:
     t = Turn("none", "no turn event in the rollout")
     pending: dict[str, dict] = {}
     for no, o in recs:
-        p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
+        p = as_dict(o.get("payload"))
         ts = o.get("timestamp") if isinstance(o.get("timestamp"), str) else None
         t.last_line, t.last_at = no, ts or t.last_at
         typ = o.get("type")
@@ -293,13 +293,14 @@ def live_state(prov, ref, world) -> LiveState:
     if verdict == "running" and turn.pending:
         notes.append("an unreturned call is not proof of still running when its writer cannot be checked; a "
                      "call waiting for approval looks the same (approvals are not persisted)")
+    home = _home_of(path)
     return LiveState(verdict, reason, ev_rows, notes, invisible=list(INVISIBLE),
                      settled=settled if verdict == "stale-dead" else None,
                      owner_ended={"ended": True, "alive": False}.get(own.state),
                      turn_ended=True if turn.state in ("ended", "aborted") else (False if open_ else None),
                      unreadable=unreadable, children=kids,
                      fields={"last_agent_message": turn.last_message},
-                     watch=[str(path)] + ([str(_home_of(path) / "thread-writer-locks")] if _home_of(path) else []))
+                     watch=[str(path)] + ([str(home / "thread-writer-locks")] if home is not None else []))
 
 
 def whoami(env, world) -> WhoamiClaim | None:
@@ -323,20 +324,22 @@ def subagents(prov, ref, children, world) -> list[ChildAgent]:
         for ln in rf.lines(Path(ref.paths[0])):
             if b"spawn_agent" not in ln.raw and b"call_output" not in ln.raw:
                 continue
-            o = _parse(ln.raw)
-            p = o.get("payload") if o and isinstance(o.get("payload"), dict) else None
+            o = _parse(ln.raw) or {}
+            p = as_dict(o.get("payload"))
             if not p:
                 continue
+            raw_id = p.get("call_id")
+            cid: str = raw_id if isinstance(raw_id, str) else ""
             if p.get("type") == "function_call" and p.get("name") == "spawn_agent":
-                calls[p.get("call_id")] = {"line": ln.no, "timestamp": o.get("timestamp"), "arguments": p.get("arguments")}
+                calls[cid] = {"line": ln.no, "timestamp": o.get("timestamp"), "arguments": p.get("arguments")}
             elif p.get("type") == "function_call_output" and isinstance(p.get("output"), str):
-                out = _parse(p["output"].encode())
-                if not out:
+                res = _parse(p["output"].encode())
+                if not res:
                     continue
-                c = calls.get(p.get("call_id"))
-                if c is not None and isinstance(out.get("agent_id"), str):
-                    spawns[out["agent_id"]] = {**c, "call_id": p.get("call_id"), "nickname": out.get("nickname")}
-                st = out.get("status")
+                c = calls.get(cid)
+                if c is not None and isinstance(res.get("agent_id"), str):
+                    spawns[res["agent_id"]] = {**c, "call_id": p.get("call_id"), "nickname": res.get("nickname")}
+                st = res.get("status")
                 if isinstance(st, dict):
                     for aid, s in st.items():
                         if isinstance(s, dict) and isinstance(s.get("completed"), str):
