@@ -54,7 +54,7 @@ def map_halves(fn: Callable[[T], R], items: Sequence[T], sizes: Sequence[int | N
     cut = split_point(w)
     if cut <= 0 or cut >= len(items):
         return [fn(x) for x in items]
-    worker = _Worker(lambda: [fn(x) for x in items[cut:]])
+    worker = Worker(lambda: [fn(x) for x in items[cut:]])
     try:
         head = [fn(x) for x in items[:cut]]
         tail = worker.result()
@@ -65,7 +65,7 @@ def map_halves(fn: Callable[[T], R], items: Sequence[T], sizes: Sequence[int | N
     return head + tail
 
 
-class _Worker:
+class Worker:
     """`job()` run in a forked process; :meth:`result` is its pickled return value, or None when
     the worker failed (the caller then does the work itself)."""
 

@@ -158,9 +158,9 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
     whole = [(p, 0, None) for p in paths]
     if not parallel or total < PARALLEL_MIN_BYTES:
         return _scan_many(whole)
-    from ..providers.claude.stats import _can_fork, _Worker
+    from ..read.fanout import Worker, can_fork
 
-    if not _can_fork():
+    if not can_fork():
         return _scan_many(whole)
     parts: list[tuple[str, int, int | None]] = []
     psizes: list[int] = []
@@ -182,7 +182,7 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
         acc += psizes[cut]
         cut += 1
     cut = max(cut, 1)
-    worker = _Worker(lambda: _scan_many(parts[cut:]))
+    worker = Worker(lambda: _scan_many(parts[cut:]))
     try:
         head = _scan_many(parts[:cut])
         tail = worker.result()

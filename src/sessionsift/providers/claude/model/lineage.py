@@ -72,10 +72,10 @@ def _head(path) -> tuple[str | None, str | None]:
     h = _KNOWN_HEADS.get(os.fspath(path)) if _KNOWN_HEADS else None
     if h is not None:
         return h
-    return _read_head(path)
+    return read_head(path)
 
 
-def _read_head(path) -> tuple[str | None, str | None]:
+def read_head(path) -> tuple[str | None, str | None]:
     """(first uuid, first timestamp) of a transcript's head; (None, None) when unreadable. Reads
     the head in growing windows (not the whole file): the lines looked at are those `iter_lines`
     yields first, at most HEAD_LINES of them."""
@@ -124,9 +124,9 @@ def _read_head(path) -> tuple[str | None, str | None]:
 
 
 def _complete(frag: bytes) -> bool:
-    from ....read.lines import _is_complete
+    from ....read.lines import is_complete
 
-    return _is_complete(frag)
+    return is_complete(frag)
 
 
 def _uuids(path) -> list[tuple[str, int, int]]:
@@ -146,7 +146,7 @@ def _uuids(path) -> list[tuple[str, int, int]]:
 
 def _record_ts(path, uuid: str) -> str | None:
     """The `timestamp` of the record carrying `uuid` among the head's lines (HEAD_LINES), read in
-    growing windows like `_read_head` (a head, never the whole file)."""
+    growing windows like `read_head` (a head, never the whole file)."""
     needle = b'"uuid":"' + uuid.encode() + b'"'
     try:
         fd = os.open(path, os.O_RDONLY)
