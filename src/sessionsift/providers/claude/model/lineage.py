@@ -4,7 +4,7 @@
 of the parent's records - the same `uuid`, `parentUuid`, `timestamp`, `message`; only `sessionId`
 (and a prompt's `promptId`) differ - and then the fork's own records. No record names the parent
 (measured: tests/realclient/scenarios_robust.py `robust_fork`). So a fork is recognised by its
-records: two sessions whose first uuid-bearing record has the same uuid are one family, whichever
+records: two sessions whose first root record (no parentUuid) has the same uuid are one family, whichever
 project directory holds them (a fork run from another directory is written under that one's), and
 so is a session whose first record is a later root of a sibling's in its project directory (a fork
 of a session rewound to before its first prompt, `_join_rerooted`); the member whose first
@@ -76,10 +76,15 @@ def _head(path) -> tuple[str | None, str | None]:
 
 
 def read_head(path) -> tuple[str | None, str | None]:
-    """(first uuid, first timestamp) of a transcript's head; (None, None) when unreadable. Reads
+    """(first root's uuid, first timestamp) of a transcript's head; (None, None) when unreadable.
+    The family key is the uuid of the first record with no parent (the chain's root), not of the
+    first line: the client can flush a turn's reply before its prompt (measured: 2.1.258's
+    `robust_rewind_fork`, one run in three, wrote the assistant record, parent the prompt's last
+    attachment, two lines before the prompt), while a fork copies the chain from its root; where
+    no root is in the head, the first uuid-bearing record's uuid. Reads
     the head in growing windows (not the whole file): the lines looked at are those `iter_lines`
     yields first, at most HEAD_LINES of them."""
-    first_uuid = first_ts = None
+    first_uuid = first_ts = root_uuid = any_uuid = None
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -101,7 +106,7 @@ def read_head(path) -> tuple[str | None, str | None]:
                         break
                     raw = data[pos:]
                     if not raw or not _complete(raw):
-                        return first_uuid, first_ts
+                        return first_uuid or any_uuid, first_ts
                     nl = len(data)
                 else:
                     raw = data[pos:nl]
@@ -112,10 +117,13 @@ def read_head(path) -> tuple[str | None, str | None]:
                     continue
                 if first_ts is None and isinstance(o.get("timestamp"), str):
                     first_ts = o["timestamp"]
-                if first_uuid is None and isinstance(o.get("uuid"), str) and o["uuid"]:
-                    first_uuid = o["uuid"]
+                if root_uuid is None and isinstance(o.get("uuid"), str) and o["uuid"]:
+                    if any_uuid is None:
+                        any_uuid = o["uuid"]
+                    if not o.get("parentUuid"):
+                        root_uuid = first_uuid = o["uuid"]
             if n >= HEAD_LINES or (first_uuid and first_ts) or at_end:
-                return first_uuid, first_ts
+                return first_uuid or any_uuid, first_ts
             want *= 4
     except OSError:
         return None, None
