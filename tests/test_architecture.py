@@ -371,8 +371,6 @@ ALLOWED_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ('sync/run.py', 'gemini-cli'): (1, "sync's dataset answers keep Claude Code's deep facts beside the shared ones (issue 23 item 2: a provider capability)"),
     ('sync/run.py', 'opencode'): (1, "sync's dataset answers keep Claude Code's deep facts beside the shared ones (issue 23 item 2: a provider capability)"),
     ('sync/session.py', 'claude-code'): (2, "sync's dataset answers keep Claude Code's deep facts beside the shared ones (issue 23 item 2: a provider capability)"),
-    ('usage/collect.py', 'crush'): (1, "usage names opencode's and Crush's recorded cost source; to be the provider's own words (issue 23 item 1)"),
-    ('usage/collect.py', 'opencode'): (1, "usage names opencode's and Crush's recorded cost source; to be the provider's own words (issue 23 item 1)"),
     ('verbatim/api.py', 'ExitPlanMode'): (1, "verbatim reads Claude Code's plan tool (engineer verbatim is making it agent-neutral, issue 23 item 6)"),
     ('worktrees/scan.py', 'claude-code'): (3, "worktree conventions of Claude Code and Codex, moving into providers with clean's gates (engineer clean, issue 23 item 1)"),
     ('worktrees/sweep.py', 'codex'): (1, "worktree conventions of Claude Code and Codex, moving into providers with clean's gates (engineer clean, issue 23 item 1)"),

@@ -594,6 +594,11 @@ class Provider:
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as
     the client's recorded cost next to its own pricing."""
 
+    session_cost_source: ClassVar[str | None] = None
+    """Where the client keeps a session's own total cost (``extra["recorded_cost"]`` of its refs),
+    named beside the figure `usage` reports, e.g. ``opencode session.cost``. None: the reader keeps
+    no session total (`usage` then names ``<provider> recorded_cost``)."""
+
     def recorded_cost(self, record: Record) -> float | None:
         """The price in USD the client wrote for the response whose usage ``record.tokens`` holds (from
         ``record.raw``), or None when it wrote none. Default: None."""

@@ -86,6 +86,7 @@ def _json(s: Any) -> Any:
 class Crush(Provider):
     name = "crush"
     display = "Crush"
+    session_cost_source = "Crush sessions.cost"
     home_flag = "--crush-home"
     env_var = "CRUSH_GLOBAL_DATA"
     default_rel = ".local/share/crush"

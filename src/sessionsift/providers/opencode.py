@@ -55,6 +55,20 @@ class Opencode(Provider):
     name = "opencode"
     ccusage_agent = "opencode"
     display = "opencode"
+    session_cost_source = "opencode session.cost"
+    records_cost = True
+    """Each step's message (and its step-finish part) carries opencode's price of it (``cost``, USD)."""
+
+    def recorded_cost(self, record: Record) -> float | None:
+        raw = record.raw
+        if not isinstance(raw, dict):
+            return None
+        for d in (raw, raw.get("data"), raw.get("part"), raw.get("info")):
+            if isinstance(d, dict):
+                c = d.get("cost")
+                if isinstance(c, (int, float)) and not isinstance(c, bool):
+                    return float(c)
+        return None
     home_flag = "--opencode-home"
     env_var = None
     default_rel = ".local/share/opencode"
