@@ -129,9 +129,11 @@ def test_status_takes_the_same_narrowing(tmp_path, every_session):
     p = run("status", "--home", HOME, "-n", "1", "--format", "json", env_home=tmp_path)
     assert p.returncode == 0, p.stderr
     rows = _rows(p)
-    claude = sorted((r for r in every_session if r["provider"] == "claude-code"), key=lambda r: _when(r, "last_at"),
-                    reverse=True)
-    assert [r["session_id"] for r in rows] == [claude[0]["session_id"]]
+    # status answers for every agent now: -n 1 keeps the most recently active session of any of them
+    dated = [r for r in every_session if r["last_at"] is not None]
+    newest = max(dated, key=lambda r: _when(r, "last_at"))
+    assert sum(1 for r in dated if _when(r, "last_at") == _when(newest, "last_at")) == 1  # no tie to break
+    assert [r["session_id"] for r in rows] == [newest["session_id"]]
 
 
 def test_an_option_a_command_cannot_honour_is_refused_not_ignored(tmp_path):

@@ -70,7 +70,8 @@ def list_cmd(inv, no_subagents):
     if sel.claude is not None:
         # a session id target scans every project dir; the dirs that hold the sessions listed are the answer
         dirs = sel.claude.project_dirs or len({str(s.project_dir) for s in sel.claude.sessions})
-        n_claude = sum(1 for r in res.rows if r.ref.provider == "claude-code")
+        ids = {s.session_id for s in sel.claude.sessions}
+        n_claude = sum(1 for r in res.rows if r.ref.session_id in ids)
         where = (f"; Claude Code: {n_claude} in {_plural(dirs, 'project dir')} under "
                  f"{esc(sel.claude.home.path)}")
     total = "an unknown number of" if res.bytes_total is None else str(res.bytes_total)

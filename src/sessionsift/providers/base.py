@@ -478,6 +478,11 @@ class Provider:
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:  # pragma: no cover
         raise NotImplementedError
 
+    lanes_in_paths: ClassVar[bool] = False
+    """True when a session's subagent transcripts are further paths of its own SessionRef (its
+    first path the main lane), not child sessions with a ``parent_session_id``: a main-lane-only
+    reading keeps ``paths[:1]`` and the subagents are counted from the paths. Default: False."""
+
     records_forks: ClassVar[bool] = False
     """True when the client records that a session was forked from another (then
     :meth:`forked_from` answers, and a session without such a record is known to be no fork)."""

@@ -304,7 +304,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
     sink = Sink(writer, ref.provider, prev_state)
     problems: list[dict] = []
     try:
-        deep = claude_deep(ref) if ref.provider == "claude-code" else {}
+        deep = claude_deep(ref) if prov.lanes_in_paths else {}
         try:
             st = session_stats(_Tee(prov, sink, deep), ref)
         except Mismatch:
@@ -316,7 +316,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
         if st is not None:
             problems += [{"path": p.path, "why": p.why} for p in st.report.problems]
         main_only = None
-        if st is not None and ref.provider == "claude-code" and len(ref.paths) > 1:
+        if st is not None and prov.lanes_in_paths and len(ref.paths) > 1:
             # `stats --no-subagents` reads a Claude Code session's main lane alone
             from dataclasses import replace
 

@@ -24,6 +24,7 @@ TAIL_BYTES = 64 * 1024
 class ClaudeCode(Provider):
     name = "claude-code"
     ccusage_agent = "claude"
+    lanes_in_paths = True
     display = "Claude Code"
     home_flag = "--claude-home"
     env_var = "CLAUDE_CONFIG_DIR"
