@@ -599,6 +599,17 @@ class Provider:
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as
     the client's recorded cost next to its own pricing."""
 
+    def deep_facts(self, ref: SessionRef) -> Mapping[tuple[str, int], Any]:
+        """(path, line) -> what the reader's deeper model says of that line (providers/deep.py
+        ``DeepFacts``: labels, turn number, survival), for the labels export, audit and sync give
+        records. Default: empty (the shared kind is the label)."""
+        return {}
+
+    def spawned_lanes(self, ref: SessionRef) -> dict[str, str]:
+        """Lane name -> the id of the tool call that spawned that lane (a subagent's parent call),
+        for the lanes of ``ref`` that record it. Default: none."""
+        return {}
+
     session_cost_source: ClassVar[str | None] = None
     """Where the client keeps a session's own total cost (``extra["recorded_cost"]`` of its refs),
     named beside the figure `usage` reports, e.g. ``opencode session.cost``. None: the reader keeps

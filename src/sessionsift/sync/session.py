@@ -298,13 +298,12 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
              claude_home=None, explicit_lane=None, session_order: str = "") -> Output:
     """Read one session and hand its rows to `writer`; with `prev_state`, only the rows after the
     prefix the dataset holds (raises Mismatch when the reading does not begin with it)."""
-    from ..export.source import claude_deep
     from ..providers.census import session_stats
 
     sink = Sink(writer, ref.provider, prev_state)
     problems: list[dict] = []
     try:
-        deep = claude_deep(ref) if prov.lanes_in_paths else {}
+        deep = prov.deep_facts(ref)
         try:
             st = session_stats(_Tee(prov, sink, deep), ref)
         except Mismatch:

@@ -43,6 +43,16 @@ class ClaudeCode(Provider):
         return (FILE_TOOLS | frozenset(SHELL_TOOLS) | BG_SHELL | AGENT_TOOLS | HUMAN_TOOLS
                 | SPAWN_TOOLS | {"TodoWrite"})
 
+    def deep_facts(self, ref: SessionRef):
+        from .deep import deep_facts
+
+        return deep_facts(ref)
+
+    def spawned_lanes(self, ref: SessionRef) -> dict[str, str]:
+        from .deep import spawned_lanes
+
+        return spawned_lanes(ref)
+
     def discover(self, root: Root, *, facts: bool = True) -> Discovery:
         """``facts=False`` (light): ids and main transcript paths only -- no head/tail read, no
         subagent lanes listed, no stat per file (``size`` None, ``extra["light"]`` True) -- for
