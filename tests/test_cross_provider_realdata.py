@@ -434,7 +434,7 @@ def test_every_hit_and_touch_row_names_its_provider():
         got = [r for r in rows if r["kind"] in kinds]
         assert got and all(r.get("provider") for r in got), [r for r in got if not r.get("provider")][:1]
         assert {r["provider"] for r in got} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi",
-                                                  "qwen-code"}
+                                                  "qwen-code", "copilot-cli", "kilo-code"}
 
 
 def test_show_refusals_name_the_provider_by_its_display_name():

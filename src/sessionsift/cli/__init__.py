@@ -36,8 +36,10 @@ COMMANDS: dict[str, str] = {
 GROUP_HELP = """\
 sessionsift: what your coding agents did, are doing, and left behind.
 
-Reads what Claude Code, Codex CLI, Gemini CLI, opencode and Crush wrote to disk. Each one's root:
-its own flag (--claude-home, --codex-home, --gemini-home, --opencode-home, --crush-home), or
+Reads what Claude Code, Codex CLI, Gemini CLI, opencode, Crush, pi, Qwen Code, GitHub Copilot CLI
+and Kilo Code wrote to disk. Each one's root: its own flag (--claude-home, --codex-home,
+--gemini-home, --opencode-home, --crush-home, --pi-home, --qwen-home, --copilot-home,
+--kilo-home), or
 --home DIR for all of them, else its environment variable or default (~/.claude, ~/.codex, ...);
 once any root is named, a provider without one is not looked at (docs/cli.md). Every command
 takes --format text|json.
