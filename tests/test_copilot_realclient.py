@@ -361,12 +361,16 @@ def test_the_older_release_records_usage_only_as_running_totals_per_run():
         assert got == exp, name
 
 
-def test_usage_on_the_older_release_counts_a_killed_run_as_unknown():
+def test_usage_on_the_older_release_sums_the_runs_and_says_what_it_cannot_attribute():
     p = cli("usage", "session", "--copilot-home", str(OLD_HOME), "--format", "json")
     assert p.returncode == 0, p.stderr
-    summ = rows(p)[-1]
+    out = rows(p)
     exp = sum(s["usage"]["prompt_tokens"] + s["usage"]["completion_tokens"] for g in OLD_GT.values() if not g["killed"]
               for s in g["served_steps"])
-    assert summ["total_tokens"] == exp
-    # the killed run's two responses are in no total: its run is one unit without usage
-    assert summ["messages_without_usage"] == 1
+    assert out[-1]["total_tokens"] == exp
+    # the subagent's own answer is paid inside its parent's run totals: one message without usage of its own;
+    # the killed run's responses (tool calls only, no text) are in no total and no message count
+    unpaid = {r["session_id"]: r["messages_without_usage"] for r in out if r["kind"] == "session"}
+    assert unpaid == {OLD_GT["subagent"]["session_ids_on_disk"][0]: 1, OLD_GT["files_shell"]["session_ids_on_disk"][0]: 0,
+                      OLD_GT["compacted"]["session_ids_on_disk"][0]: 0}
+    assert out[-1]["messages_without_usage"] == 1
