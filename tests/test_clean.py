@@ -55,7 +55,7 @@ def test_scan_of_the_sample_corpora_names_every_session_and_every_gate():
         for g in s["gates"].values():
             assert g["reason"] and g["reason"] != "no" and isinstance(g["proven"], bool)
         assert s["age_source"] == "last record instant", s
-        if s["provider"] in ("opencode", "crush"):
+        if s["provider"] in ("opencode", "crush", "kilo-code"):
             assert s["footprint"] == [] and s["size_bytes"] is None and not s["deletable"]
             assert s["delete_reason"].startswith("delete_unsupported_for_this_provider")
         elif any(not f.startswith(str(EXAMPLES)) for f in s["footprint"]):

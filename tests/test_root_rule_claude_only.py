@@ -178,10 +178,11 @@ def test_other_providers_named_but_not_read_are_said(cmd):
     h = json.loads(p.stdout.splitlines()[0])
     assert [(x["display"], x["named_by"]) for x in h["not_read"]] == [
         ("Codex CLI", "--home"), ("Gemini CLI", "--home"), ("opencode", "--home"), ("Crush", "--home"),
-        ("pi", "--home"), ("Qwen Code", "--home")]
+        ("pi", "--home"), ("Qwen Code", "--home"), ("GitHub Copilot CLI", "--home"), ("Kilo Code", "--home")]
     assert all(x["reason"].startswith(f"`{' '.join(cmd)}` reads only Claude Code") for x in h["not_read"])
     t = cli(*cmd, "--home", str(EX / "home"))
-    assert t.returncode == 0 and "not read: Codex CLI, Gemini CLI, opencode, Crush, pi, Qwen Code (named by --home)" in t.stderr
+    assert t.returncode == 0 and ("not read: Codex CLI, Gemini CLI, opencode, Crush, pi, Qwen Code, GitHub Copilot CLI, Kilo Code "
+                                  "(named by --home)") in t.stderr
     t = cli(*cmd, "--claude-home", str(EX / "claude-home"), "--crush-home", str(EX / "crush-home"))
     assert "not read: Crush (named by --crush-home)" in t.stderr
     j = cli(*cmd, "--claude-home", str(EX / "claude-home"), "--format", "json")
