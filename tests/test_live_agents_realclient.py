@@ -1,4 +1,4 @@
-"""status / wait / whoami / agents against the REAL Codex CLI, Gemini CLI and opencode clients.
+"""status / wait / whoami / agents against the REAL Codex CLI, Gemini CLI, opencode, Qwen Code and pi clients.
 
 Each live scenario (tests/realclient/<client>/scenarios_live.py) is watched WHILE it runs (the pid
 namespace is shared with the client's network namespace):
@@ -72,6 +72,11 @@ class Client:
 CODEX = Client("codex", "tests.realclient.codex.runner", "--codex-home", "codex-home", "codex")
 GEMINI = Client("gemini", "tests.realclient.gemini.runner", "--gemini-home", "cli-home/.gemini", "gemini-cli")
 OPENCODE = Client("opencode", "tests.realclient.opencode.runner", "--opencode-home", "xdg/data/opencode", "opencode")
+QWEN = Client("qwen", "tests.realclient.qwen.runner", "--qwen-home", "home/.qwen", "qwen-code")
+PI = Client("pi", "tests.realclient.pi.runner", "--pi-home", "home/.pi/agent", "pi")
+CLIENTS = [CODEX, GEMINI, OPENCODE, QWEN, PI]
+TAIL = {GEMINI.name: "chat file", QWEN.name: "chat file", PI.name: "session file"}
+"""The surface holding the transcript's last turn, for the clients whose processes are matched by project."""
 
 
 def held(s_dir: Path) -> bool:
@@ -101,7 +106,7 @@ def the_session(c: Client, home: Path) -> str:
     return ids[0]
 
 
-@pytest.mark.parametrize("c", [CODEX, GEMINI, OPENCODE], ids=lambda c: c.name)
+@pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.name)
 def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(c, tmp_path):
     p = c.start("live_hold", tmp_path)
     s = tmp_path / "live_hold"
@@ -118,6 +123,11 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
             assert (work_dir(s) / "tid.txt").read_text().strip() == sid
             assert (w["session_id"], w["provider"], w["source"]) == (sid, "codex", "CODEX_THREAD_ID")
             assert w["transcript"] and sid in Path(w["transcript"]).name
+        elif c is QWEN:  # the shell tool exports the session's id
+            env = (work_dir(s) / "env.txt").read_text().splitlines()
+            assert "QWEN_CODE=1" in env and f"QWEN_CODE_SESSION_ID={sid}" in env
+            assert (w["session_id"], w["provider"], w["source"]) == (sid, "qwen-code", "QWEN_CODE_SESSION_ID")
+            assert Path(w["transcript"]).name == f"{sid}.jsonl" and who[-1]["known"] is True
         else:
             env = (work_dir(s) / "env.txt").read_text().splitlines()
             assert w["session_id"] is None and who[-1]["known"] is False
@@ -125,6 +135,8 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
             assert claim["session_id"] is None and "cannot tell" in claim["note"]
             if c is GEMINI:
                 assert "GEMINI_CLI=1" in env and not any(v.startswith("GEMINI_SESSION_ID=") for v in env)
+            elif c is PI:
+                assert "PI_CODING_AGENT=true" in env and not any("SESSION" in v for v in env)
             else:
                 assert "OPENCODE=1" in env and f"OPENCODE_PID={pid}" in env
                 assert not any("SESSION" in v for v in env)
@@ -136,9 +148,9 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
         if c is CODEX:
             assert surface(row, "thread lock")["pids"] == [pid]
             assert surface(row, "rollout")["pending"] == []  # the shell call returned: awaiting the model
-        elif c is GEMINI:
+        elif c.name in TAIL:  # the shell call returned: awaiting the model
             assert pid in surface(row, "processes")["pids"]
-            assert surface(row, "chat file")["value"].startswith("awaiting-model")
+            assert surface(row, TAIL[c.name])["value"].startswith("awaiting-model")
         else:
             assert surface(row, "processes")["pids"] == [pid]
             assert surface(row, "messages")["value"].split(":")[0] in ("awaiting-model", "step-open", "streaming")
@@ -175,7 +187,7 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
         netns.stop_group(p)
 
 
-@pytest.mark.parametrize("c", [CODEX, GEMINI, OPENCODE], ids=lambda c: c.name)
+@pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.name)
 def test_a_client_killed_mid_tool_is_stale_dead(c, tmp_path):
     p = c.start("live_tool", tmp_path)
     s = tmp_path / "live_tool"
@@ -199,6 +211,10 @@ def test_a_client_killed_mid_tool_is_stale_dead(c, tmp_path):
             assert [x["name"] for x in surface(row, "rollout")["pending"]] == ["exec_command"]
         elif c is GEMINI:
             assert surface(row, "processes")["pids"] == []
+        elif c.name in TAIL:  # the call the client was inside when it died has no result
+            assert surface(row, "processes")["pids"] == []
+            names = {"qwen": ["run_shell_command"], "pi": ["bash"]}[c.name]
+            assert [x["name"] for x in surface(row, TAIL[c.name])["pending"]] == names
         else:
             assert surface(row, "processes")["pids"] == []
             assert [t["tool"] for t in surface(row, "messages")["open_tools"]] == ["bash"]
@@ -229,7 +245,7 @@ def _mid_tool(c: Client, home: Path) -> str | None:
                 return r["session_id"]
             if c is OPENCODE and surface(r, "messages")["open_tools"]:
                 return r["session_id"]
-            if c is GEMINI and surface(r, "chat file")["value"].startswith("mid-tool"):
+            if c.name in TAIL and surface(r, TAIL[c.name])["value"].startswith("mid-tool"):
                 return r["session_id"]
     return None
 
@@ -304,3 +320,65 @@ def test_opencode_status_of_every_scenario_and_agents_joined_by_the_task_part(op
     assert (a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == ("task", task["id"])
     assert (a["agent_type"], a["description"]) == (task["input"]["subagent_type"], task["input"]["description"])
     assert a["status"] == "completed" and a["returned"]
+
+
+def test_qwen_status_of_every_sample_scenario_and_agents_joined_by_the_meta_tool_use_id(qwen_examples):
+    """On the committed Qwen Code 0.24.4 sample (made by the real client, tests/realclient/qwen)."""
+    run = next(iter(qwen_examples.values()))
+    code, rows = cli("status", "--qwen-home", str(run.qwen_dir))
+    assert code == 0, rows[-1]
+    for name, run in qwen_examples.items():
+        for sid in run.session_ids:
+            row = session_row(rows, sid)
+            if run.truth.get("killed"):  # SIGKILLed while its shell tool ran `sleep 300`
+                assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+                assert [x["name"] for x in surface(row, "chat file")["pending"]] == ["run_shell_command"]
+            else:
+                assert (row["verdict"], row["turn_ended"]) == ("idle-eot", True), (name, row["reason"])
+            assert surface(row, "processes")["pids"] == [] and row["owner_ended"] is True
+    run = qwen_examples["subagent"]
+    (sub,) = run.truth["subagents"]
+    call = next(c for c in run.truth["tool_calls"] if c["name"] == "agent")
+    code, rows = cli("agents", run.session_ids[0], "--qwen-home", str(run.qwen_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and (a["session_id"], a["parent_session_id"]) == (sub["agent_id"], run.session_ids[0])
+    assert (a["join"], a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == (".meta.json toolUseId", "agent", call["id"])
+    assert (a["agent_type"], a["description"]) == (call["input"]["subagent_type"], call["input"]["description"])
+    assert (a["status"], a["returned"]) == ("completed", "Subagent: sub.txt is written.")
+    child = session_row(cli("status", sub["agent_id"], "--qwen-home", str(run.qwen_dir))[1], sub["agent_id"])
+    assert (child["verdict"], surface(child, "subagent meta")["status"]) == ("idle-eot", "completed")
+
+
+def test_pi_status_of_every_sample_scenario(pi_examples):
+    """On the committed pi 0.73.1 sample (made by the real client, tests/realclient/pi). pi has no subagents."""
+    run = next(iter(pi_examples.values()))
+    code, rows = cli("status", "--pi-home", str(run.agent_dir))
+    assert code == 0, rows[-1]
+    for name, run in pi_examples.items():
+        for sid in run.session_ids:
+            row = session_row(rows, sid)
+            if run.truth.get("killed"):  # SIGKILLed while its bash tool ran `sleep 300`
+                assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+                assert [x["name"] for x in surface(row, "session file")["pending"]] == ["bash"]
+            else:
+                assert (row["verdict"], row["turn_ended"]) == ("idle-eot", True), (name, row["reason"])
+            assert surface(row, "processes")["pids"] == [] and row["owner_ended"] is True
+
+
+def test_pi_whoami_cannot_tell_from_the_marker_its_bash_tool_inherits(pi_examples, tmp_path):
+    """The environment is what the real client's bash tool printed (``printenv PI_CODING_AGENT`` in the
+    sample's shell_write run): pi's marker and no session id, so whoami claims nothing."""
+    run = pi_examples["shell_write"]
+    call = next(c for c in run.truth["tool_calls"] if c["input"].get("command") == "printenv PI_CODING_AGENT")
+    recs = [json.loads(x) for p in run.agent_dir.glob("sessions/*shell_write*/*.jsonl") for x in p.read_text().splitlines()]
+    res = next(r["message"] for r in recs if r.get("type") == "message" and r["message"].get("toolCallId") == call["id"])
+    value = res["content"][0]["text"].strip()
+    r = subprocess.run(CLI + ["whoami", "--pi-home", str(run.agent_dir), "--format", "json"], capture_output=True,
+                       text=True, cwd=REPO, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+                                                 "PI_CODING_AGENT": value}, timeout=120)
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    w = next(x for x in rows if x["kind"] == "whoami")
+    assert r.returncode == 1 and (w["session_id"], rows[-1]["known"]) == (None, False)
+    (claim,) = w["claims"]
+    assert (claim["provider"], claim["source"], claim["session_id"]) == ("pi", "PI_CODING_AGENT", None)
+    assert claim["note"].startswith("cannot tell: $PI_CODING_AGENT=true")

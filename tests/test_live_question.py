@@ -110,8 +110,9 @@ def test_status_answers_short_for_every_agent_and_says_a_repeated_note_once():
     j = _run("status", "--home", home, "--format", "json")
     rows = [json.loads(x) for x in j.stdout.splitlines()]
     sess = [r for r in rows if r["kind"] == "session"]
-    assert j.returncode == 0 and {r["provider"] for r in sess} >= {"claude-code", "codex", "gemini-cli", "opencode",
-                                                                     "crush"}
+    assert j.returncode == 0 and {r["provider"] for r in sess} == {"claude-code", "codex", "gemini-cli", "opencode",
+                                                                     "crush", "pi", "qwen-code"}
+    assert rows[-1]["no_live_state"] == []  # every reader answers with its own surfaces
     t = _run("status", "--home", home)
     lines = t.stdout.splitlines()
     assert t.returncode == 0
@@ -136,3 +137,23 @@ def test_status_answers_short_for_every_agent_and_says_a_repeated_note_once():
     for r in claude:
         for e in r["evidence"]:
             assert f"  [{e['surface']}] {e['value'][:150]}" in v.stdout
+
+
+def test_status_narrows_through_the_shared_invocation():
+    """--provider, --project and -n select the sessions of other agents as they do for list."""
+    import json
+
+    home = str(REPO / "examples" / "home")
+    j = _run("status", "--home", home, "--provider", "qwen-code", "--project", "/tmp/ssift-qwen-sample/fork/work",
+             "--format", "json")
+    rows = [json.loads(x) for x in j.stdout.splitlines()]
+    sess = [r for r in rows if r["kind"] == "session"]
+    truth = json.loads((REPO / "examples" / "qwen-ground-truth" / "fork.json").read_text())
+    assert j.returncode == 0 and sorted(r["session_id"] for r in sess) == sorted(s["id"] for s in truth["sessions"])
+    assert {r["provider"] for r in sess} == {"qwen-code"} and len(sess) == 2
+    lst = _run("list", "--home", home, "--provider", "pi", "--format", "json")
+    newest = max((json.loads(x) for x in lst.stdout.splitlines() if '"kind":"session"' in x),
+                 key=lambda r: r["last_at"]["utc"])
+    j = _run("status", "--home", home, "--provider", "pi", "-n", "1", "--format", "json")
+    (one,) = [json.loads(x) for x in j.stdout.splitlines() if '"kind":"session"' in x]
+    assert j.returncode == 0 and one["session_id"] == newest["session_id"]

@@ -106,6 +106,19 @@ class Pi(Provider):
         of a signal (code null) as a success too; an empty output is written as ``(no output)``."""
         return None
 
+    def live_state(self, ref: SessionRef, world):
+        """The session file's last message entry (a prompt or results awaiting the model, calls with
+        no result, a stopReason that ends the turn) and the pi processes in the project (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``PI_CODING_AGENT=true`` in a tool's environment names no session (pi exports none)."""
+        from . import live
+
+        return live.whoami(env, world)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The session file and the full outputs of its cut bash results that still exist (temp files
         the tool wrote, named in the results' ``details.fullOutputPath``)."""
