@@ -91,6 +91,7 @@ class Crush(Provider):
     env_var = "CRUSH_GLOBAL_DATA"
     default_rel = ".local/share/crush"
     process_names = ("crush",)
+    client_packages = ("@charmland/crush",)
     activity_granularity = "project"
     shell_tools = {"bash": ("command", None)}
     file_tools = {"view": ("file_path", "read"), "edit": ("file_path", "update"), "multiedit": ("file_path", "update"),

@@ -72,6 +72,7 @@ class Opencode(Provider):
     home_flag = "--opencode-home"
     env_var = None
     default_rel = ".local/share/opencode"
+    client_packages = ("opencode-ai",)
     process_names = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
     shell_tools = {"bash": ("command", "workdir")}

@@ -396,8 +396,8 @@ def _argv_names(argv: list[str], name: str) -> bool:
     return False
 
 
-def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[H.ClaudeRow],
-             cx_list: H.Listing, cx_threads: dict[str, H.CodexThread]) -> list[Signal]:
+def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[H.LiveEntry],
+             cx_list: H.Listing, cx_threads: dict[str, H.LiveEntry]) -> list[Signal]:
     real = os.path.realpath(w.path)
     spell = {real, os.path.normpath(w.path)}
     out: list[Signal] = []
@@ -447,10 +447,10 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
         keep = [r for r in mine if r.keeps]
         if keep:
             out.append(Signal("harness", "claude-code registry", True, "; ".join(
-                f"row {os.path.basename(r.path)} (session {r.session_id}, pid {r.pid}: {r.probe.state}, "
-                f"guard {r.probe.guard})" for r in keep), [r.pid for r in keep if r.pid]))
+                f"row {os.path.basename(r.path)} (session {r.session_id}, pid {r.pid}: {r.state}, "
+                f"guard {r.guard})" for r in keep), [r.pid for r in keep if r.pid]))
         else:
-            stale = "; ".join(f"row {os.path.basename(r.path)} is stale (pid {r.pid} {r.probe.state})" for r in mine)
+            stale = "; ".join(f"row {os.path.basename(r.path)} is stale (pid {r.pid} {r.state})" for r in mine)
             out.append(Signal("harness", "claude-code registry", False,
                               stale or f"no live row of {len(cl_rows)} names it"))
     if not cx_list.readable:
@@ -458,11 +458,11 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
     elif cx_list.state == "absent":
         out.append(Signal("harness", "codex thread locks", False, f"listing absent ({cx_list.note})"))
     else:
-        held = [cx_threads[s] for s in w.session_ids if s in cx_threads and cx_threads[s].running]
+        held = [cx_threads[s] for s in w.session_ids if s in cx_threads and cx_threads[s].keeps]
         if held:
             out.append(Signal("harness", "codex thread locks", True, "; ".join(
-                f"thread {t.thread_id} lock held by pid(s) {t.holders}" for t in held),
-                sorted({p for t in held for p in (t.holders or []) if p > 0})))
+                f"thread {t.session_id} lock held by pid(s) {t.pids}" for t in held),
+                sorted({p for t in held for p in (t.pids or []) if p > 0})))
         else:
             codex_ids = [s for s in w.session_ids if s in cx_threads]
             out.append(Signal("harness", "codex thread locks", False,

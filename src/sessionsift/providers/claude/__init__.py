@@ -30,6 +30,9 @@ class ClaudeCode(Provider):
     env_var = "CLAUDE_CONFIG_DIR"
     default_rel = ".claude"
     process_names = ("claude",)
+    client_packages = ("@anthropic-ai/claude-code",)
+    client_path_parts = ("/.local/share/claude/versions/",)
+    """The native installer's binaries (``~/.local/share/claude/versions/<version>``)."""
     activity_granularity = "session"
 
     @classmethod
@@ -219,6 +222,25 @@ class ClaudeCode(Provider):
         from .live import hooks
 
         return hooks.wait_for(ref, condition, timeout, world, ready)
+
+    def session_listing(self, root: Path, source: str = "scan", locks=None):
+        """The session registry ``<root>/sessions/<pid>.json`` (listing.py), rows probed by pid
+        and start time."""
+        from .running import session_listing
+
+        return session_listing(Path(root), source)
+
+    def works_in(self, ref: SessionRef, cwd: str) -> bool:
+        """Inside the project the transcript records, or a cwd that encodes to the session's
+        project dir (the client names that dir after its cwd: a process there writes into it)."""
+        if super().works_in(ref, cwd):
+            return True
+        pdir = ref.extra.get("project_dir") if isinstance(ref.extra, dict) else None
+        if not pdir:
+            return False
+        from .running import encodes_to
+
+        return encodes_to(cwd, pdir)
 
     def whoami(self, env, world):
         """``$CLAUDE_CODE_SESSION_ID``, exported into every Bash tool environment (it names the

@@ -38,7 +38,10 @@ class Codex(Provider):
     home_flag = "--codex-home"
     env_var = "CODEX_HOME"
     default_rel = ".codex"
-    process_names = ("codex",)
+    process_names = ("codex", "codex-x86_64-unknown-linux-musl", "codex-aarch64-unknown-linux-musl",
+                     "codex-x86_64-unknown-linux-gnu", "codex-aarch64-unknown-linux-gnu")
+    """The ``codex`` launcher and the native binaries the npm package ships (named by target)."""
+    client_packages = ("@openai/codex",)
     activity_granularity = "provider"
     """Codex partitions by date and keeps one cwd inside each file: no per-project signal on disk."""
     truncation_marker = TRUNCATION_MARKER
@@ -324,6 +327,14 @@ class Codex(Provider):
             if ln.no >= SHAPE_PROBE_LINES * 4:
                 break
         return out, saw
+
+    def session_listing(self, root: Path, source: str = "scan", locks=None):
+        """The thread-writer locks ``<root>/thread-writer-locks/<thread id>.lock`` held right now
+        (``locks``: /proc/locks, never taken): a held one is a thread being written (listing.py)."""
+        from .listing import session_listing
+
+        return session_listing(Path(root), source, locks if locks is not None
+                               else (lambda: (None, "locks are not observable here")))
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The rollout and its shadowed ``.jsonl.zst`` sibling, if any, and the thread's

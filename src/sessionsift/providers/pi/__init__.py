@@ -32,9 +32,11 @@ class Pi(Provider):
     env_var: ClassVar[str | None] = "PI_CODING_AGENT_DIR"
     default_rel: ClassVar[str] = ".pi/agent"
     process_names: ClassVar[tuple[str, ...]] = ("pi",)
+    client_packages: ClassVar[tuple[str, ...]] = ("@mariozechner/pi-coding-agent",)
+    client_path_parts: ClassVar[tuple[str, ...]] = ("/pi-coding-agent/dist/",)
     """pi runs as ``node``: its comm is ``node`` and the script argument is the npm bin link ``pi`` or
     ``.../@mariozechner/pi-coding-agent/dist/cli.js`` (measured with 0.73.1); the Bun-compiled release
-    binary is ``pi`` itself. See :meth:`is_client_argv`."""
+    binary is ``pi`` itself. Recognised by the base ``is_client_argv``."""
     activity_granularity: ClassVar[str] = "project"
     """pi keeps one folder per cwd and writes no lock or pid file: a running client is tied to its
     sessions only through its working directory."""
@@ -60,19 +62,6 @@ class Pi(Provider):
             if env.get(var):
                 return Root(Path(env[var]).expanduser(), var)
         return Root(Path.home() / self.default_rel, "default")
-
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        """True for ``pi ...`` and ``node [node flags] .../pi[-coding-agent/dist/cli.js] ...``."""
-        if not argv:
-            return False
-        if os.path.basename(argv[0]) not in ("node", "nodejs", "bun"):
-            return os.path.basename(argv[0]) in cls.process_names
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script is None:
-            return False
-        s = script.replace("\\", "/")
-        return os.path.basename(s) == "pi" or "/pi-coding-agent/dist/" in s
 
     def discover(self, root: Root) -> Discovery:
         from .discover import discover

@@ -31,9 +31,10 @@ class QwenCode(Provider):
     env_var: ClassVar[str | None] = "QWEN_HOME"
     default_rel: ClassVar[str] = ".qwen"
     process_names: ClassVar[tuple[str, ...]] = ("qwen",)
+    client_packages: ClassVar[tuple[str, ...]] = ("@qwen-code/qwen-code",)
     """Qwen Code runs as ``node``: the launcher ``node .../qwen-code/cli-entry.js`` (the npm bin link
     ``qwen``) relaunches itself as a child ``node ... .../qwen-code/cli.js`` that does the work (measured
-    with 0.24.4; ``QWEN_CODE_NO_RELAUNCH`` keeps one process). See :meth:`is_client_argv`."""
+    with 0.24.4; ``QWEN_CODE_NO_RELAUNCH`` keeps one process). Recognised by the base ``is_client_argv``."""
     activity_granularity: ClassVar[str] = "project"
     """Chats are kept per project; a headless run holds no lock. An interactive or daemon client holds a
     writer lease per session (``tmp/session-writer-locks/<id>.lock``: pid, host, state), which
@@ -62,19 +63,6 @@ class QwenCode(Provider):
             if env.get(var):
                 return Root(Path(env[var]).expanduser(), var)
         return Root(Path.home() / self.default_rel, "default")
-
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        """True for ``qwen ...`` and ``node [node flags] .../qwen-code/cli[-entry].js ...``."""
-        if not argv:
-            return False
-        if os.path.basename(argv[0]) not in ("node", "nodejs"):
-            return os.path.basename(argv[0]) in cls.process_names
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script is None:
-            return False
-        s = script.replace("\\", "/")
-        return os.path.basename(s) == "qwen" or "/@qwen-code/qwen-code/" in s
 
     def discover(self, root: Root) -> Discovery:
         from .discover import discover
