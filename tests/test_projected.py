@@ -14,7 +14,6 @@ import orjson
 import pytest
 
 from sessionsift.providers.claude import stats as S
-from sessionsift.providers.claude import lanescan as L
 from sessionsift.providers.claude.discover import Lane
 from sessionsift.providers.claude.model import projected as P, record as R
 from tests.test_lane_perf_equivalence import _mutants, census
@@ -27,14 +26,14 @@ CRASH = sorted((ROOT / "examples" / "crash").glob("*.jsonl"))
 
 def _both(path: Path) -> None:
     lane = Lane(path, path.stem, "main", "main")
-    old = L.PROJECT
+    old = S.PROJECT
     try:
-        L.PROJECT = False
+        S.PROJECT = False
         ref = census(S.lane_stats(lane, parallel=False))
-        L.PROJECT = True
+        S.PROJECT = True
         got = census(S.lane_stats(lane, parallel=False))
     finally:
-        L.PROJECT = old
+        S.PROJECT = old
     assert got == ref, path
 
 

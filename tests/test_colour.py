@@ -1,0 +1,128 @@
+"""Colour on a terminal (issue 27), seen on a real pseudo-terminal (tests/terminal.py): `--color
+auto|always|never` anywhere on the line, `NO_COLOR` honoured, `search` highlighting every match of a
+hit, and colour only ever added to text already escaped -- a hostile record's own escape sequences
+still print as `\\e[31m` (the hostile copy of tests/test_hostile_render.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.terminal import CLI, run_on_terminal
+from tests.test_hostile_render import _RAW, FB, hostile  # noqa: F401 (the module fixture)
+from tests.test_newcomer import empty_env
+
+REPO = Path(__file__).resolve().parent.parent
+SEARCH = ["search", "hello", "--home", "examples/home"]
+SGR = re.compile(r"\x1b\[(?:1;31|33|1|2|31|32|0)m")
+"""Every colour code this program writes (render.STYLES and the reset)."""
+HIT = "\x1b[1;31mhello\x1b[0m"
+
+
+def colour_env(tmp_path: Path) -> dict:
+    """A machine's environment without NO_COLOR (the suite's conftest sets it for every other test)."""
+    env = empty_env(tmp_path)
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def test_search_highlights_every_match_on_a_terminal_and_nothing_else_changes(tmp_path):
+    env = colour_env(tmp_path)
+    shown = run_on_terminal(CLI + SEARCH, cols=400, env=env, cwd=REPO)
+    assert shown.code == 0
+    line = next(ln for ln in shown.lines if "def " in ln and "Write {" in ln)
+    # hello.py, def hello(), 'hello': three matches in the one snippet, each marked
+    assert line.count(HIT) == 3, line
+    plain = run_on_terminal(CLI + SEARCH + ["--color", "never"], cols=400, env=env, cwd=REPO)
+    assert "\x1b" not in plain.text
+    assert SGR.sub("", shown.text) == plain.text  # colour is all that was added
+    flat = run_on_terminal(CLI + SEARCH + ["--no-context"], cols=250, env=env, cwd=REPO)
+    assert flat.code == 0 and any(ln.startswith(f"\x1b[33m{FB}\x1b[0m main L") for ln in flat.lines)
+
+
+def test_no_color_a_pipe_and_never_print_no_escape_and_always_colours_a_pipe(tmp_path):
+    env = colour_env(tmp_path)
+    nc = run_on_terminal(CLI + SEARCH, cols=250, env={**env, "NO_COLOR": "1"}, cwd=REPO)
+    assert nc.code == 0 and "\x1b" not in nc.text and "hello" in nc.text
+    dumb = run_on_terminal(CLI + SEARCH, cols=250, env={**env, "TERM": "dumb"}, cwd=REPO)
+    assert "\x1b" not in dumb.text
+    forced = run_on_terminal(CLI + ["--color", "always"] + SEARCH, cols=250, env={**env, "NO_COLOR": "1"}, cwd=REPO)
+    assert HIT in forced.text  # the explicit flag wins over NO_COLOR
+    pipe = subprocess.run(CLI + SEARCH, capture_output=True, text=True, env=env, cwd=REPO)
+    assert pipe.returncode == 0 and "\x1b" not in pipe.stdout
+    always = subprocess.run(CLI + SEARCH + ["--color=always"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert always.returncode == 0 and HIT in always.stdout and SGR.sub("", always.stdout) == pipe.stdout
+    js = subprocess.run(CLI + SEARCH + ["--color", "always", "--format", "json"], capture_output=True, text=True,
+                        env=env, cwd=REPO)
+    assert js.returncode == 0 and "\x1b" not in js.stdout  # JSON is never coloured
+    bad = subprocess.run(CLI + ["--color", "sometimes"] + SEARCH, capture_output=True, text=True, env=env, cwd=REPO)
+    assert bad.returncode == 2 and "--color wants auto, always or never, got 'sometimes'" in bad.stderr
+
+
+def test_status_and_stats_colour_verdicts_and_headers(tmp_path):
+    env = colour_env(tmp_path)
+    st = run_on_terminal(CLI + ["status", "--home", "examples/home"], cols=200, env=env, cwd=REPO)
+    assert st.code == 0 and "\x1b[32midle-eot" in st.text and "\x1b[33midle-background-open" in st.text
+    sx = run_on_terminal(CLI + ["stats", "--claude-home", "examples/claude-home"], cols=200, env=env, cwd=REPO)
+    assert sx.code == 0 and sx.lines[0].startswith("\x1b[1mSESSION")
+
+
+def test_colour_is_added_after_escaping_on_the_hostile_copy(hostile):  # noqa: F811
+    (hostile.parent / "env-home").mkdir(exist_ok=True)
+    env = colour_env(hostile.parent / "env-home")
+    for args in (["search", "P1"], ["search", "X", "--no-context"], ["stats"], ["status"], ["list"]):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "--color", "always", *args, "--claude-home",
+                            str(hostile)], capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, (args, p.stderr[-300:])
+        rest = SGR.sub("", p.stdout)
+        assert not _RAW.findall(rest), (args, _RAW.findall(rest)[:5])
+        assert "\\e[31mX\\e[0m" in rest, args  # the record's own escape shown escaped
+        if args[0] == "search":
+            assert "\x1b[1;31m" in p.stdout, args
+
+
+def test_list_and_search_fit_the_terminal_and_a_pipe_is_not_cut(tmp_path):
+    """On 80 columns a `list` row's project keeps its end and, too narrow for one line, goes under
+    the id with the agent and counts; a search hit's snippet takes what the line leaves, its match
+    kept. A pipe gets the natural lines (the bytes are the ones before)."""
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + ["list", "--home", "examples/home", "-n", "4"], cols=80, env=env, cwd=REPO)
+    assert shown.code == 0
+    body = shown.lines[:-4]  # the totals, the narrowing and the coverage line are prose
+    assert body and all(len(ln) <= 80 for ln in body), [ln for ln in body if len(ln) > 80]
+    assert "  …mp/ssift-qwen-sample/compaction/work  [Qwen Code 0.24.4] 158803 B, 26 records" in body
+    pipe = subprocess.run(CLI + ["list", "--home", "examples/home", "-n", "4"], capture_output=True, text=True,
+                          env=env, cwd=REPO)
+    assert ("bc8180b4-5614-4eb1-bc2f-c67839af4316  2026-12-01 23:45  /tmp/ssift-qwen-sample/compaction/work  "
+            "[Qwen Code 0.24.4] 158803 B, 26 records\n") in pipe.stdout
+    hits = run_on_terminal(CLI + SEARCH, cols=80, env=env, cwd=REPO)
+    lines = [ln for ln in hits.lines if ln.startswith("> L")]
+    assert len(lines) > 5 and all(len(ln) <= 80 and "hello" in ln for ln in lines), lines
+    wide = subprocess.run(CLI + SEARCH, capture_output=True, text=True, env=env, cwd=REPO)
+    assert max(len(ln) for ln in wide.stdout.split("\n") if ln.startswith("> L")) > 200
+
+
+def _shown(raw: str) -> list[str]:
+    """What a terminal shows of `raw`: on each line, only what follows the last `\\r\\x1b[K`."""
+    return [ln.split("\r\x1b[K")[-1] for ln in raw.replace("\r\n", "\n").split("\n")]
+
+
+def test_progress_shows_on_a_terminal_is_cleared_before_the_answer_and_never_in_a_pipe(tmp_path):
+    """A cold read reports on stderr (`searching: ...`, `reading: ...`) when stderr is a terminal;
+    each line is taken off before an answer line is written, so the terminal shows exactly the
+    answer a pipe gets. $SESSIONSIFT_PROGRESS_DELAY=0 shows it from the first step (no timing)."""
+    env = {**empty_env(tmp_path), "SESSIONSIFT_PROGRESS_DELAY": "0", "SESSIONSIFT_NO_INDEX": "1"}
+    for args, verb in ((SEARCH + ["--no-context"], "searching: "), (["stats", "--home", "examples/home"], "reading: "),
+                       (["files", "--home", "examples/home", "--by", "summary"], "reading: "),
+                       (["list", "--home", "examples/home"], "reading: ")):
+        term = run_on_terminal(CLI + args, cols=400, env=env, cwd=REPO)
+        assert term.code == 0, args
+        raw = term.raw.decode()
+        assert verb in raw, args
+        pipe = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO)
+        assert pipe.returncode == 0 and verb not in pipe.stderr and verb not in pipe.stdout
+        shown = [ln for ln in _shown(raw) if ln]
+        want = [ln for ln in (pipe.stderr + pipe.stdout).split("\n") if ln]
+        assert sorted(shown) == sorted(want), args  # nothing left of the progress lines
