@@ -62,6 +62,11 @@ try:  # the Gemini CLI real-client fixtures
     from tests.realclient.gemini.fixtures import gemini_corpus, gemini_examples  # noqa: F401
 except ImportError:  # pragma: no cover - harness not importable
     pass
+try:  # the GitHub Copilot CLI and Kilo Code real-client fixtures
+    from tests.realclient.copilot.fixtures import copilot_corpus, copilot_examples  # noqa: F401
+    from tests.realclient.kilo.fixtures import kilo_corpus, kilo_examples  # noqa: F401
+except ImportError:  # pragma: no cover - harness not importable
+    pass
 try:  # the pi real-client fixtures
     from tests.realclient.pi.fixtures import pi_corpus, pi_examples  # noqa: F401
 except ImportError:  # pragma: no cover - harness not importable
@@ -91,6 +96,8 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.setenv("QWEN_HOME", str(home / ".qwen-isolated"))
     monkeypatch.delenv("QWEN_RUNTIME_DIR", raising=False)
+    monkeypatch.setenv("COPILOT_HOME", str(home / ".copilot-isolated"))
+    monkeypatch.delenv("KILO_DB", raising=False)  # Kilo Code's own database-file variable
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     yield home

@@ -120,13 +120,13 @@ def test_prefilter_loses_nothing(export_rc):
 
 
 def test_sample_corpora_hold_no_credentials():
-    """55 real-client sessions of seven providers with no credential in them: no finding, exit 0."""
+    """68 real-client sessions of nine providers with no credential in them: no finding, exit 0."""
     p, rows = _run("audit", "secrets", "--home", str(HOME), "--format", "json")
     assert p.returncode == 0, p.stdout[-2000:]
     s = rows[-1]
-    assert s["findings"] == 0 and (s["sessions"], s["child_sessions"]) == (49, 6) and s["strings_scanned"] > 1000
+    assert s["findings"] == 0 and (s["sessions"], s["child_sessions"]) == (60, 8) and s["strings_scanned"] > 1000
     assert {c["provider"]: c["state"] for c in s["coverage"]} == dict.fromkeys(
-        ["claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"], "ok")
+        ["claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli", "kilo-code"], "ok")
 
 
 def test_redact_masks_every_secret(export_rc):

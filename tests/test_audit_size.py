@@ -201,7 +201,8 @@ def test_cli_json_every_provider():
     sess = [r for r in rows if r["kind"] == "session"]
     summ = rows[-1]
     assert summ["kind"] == "summary"
-    assert {r["provider"] for r in sess} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    assert {r["provider"] for r in sess} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+                                             "kilo-code"}
     # rows: another provider's child session (subagent or helper) is one; `sessions` top-level only
     assert summ["sessions"] + summ["child_sessions"] == len(sess) == sum(
         c["sessions"] + (c["subagents"] + c["helper_sessions"] if c["provider"] != "claude-code" else 0)
@@ -237,7 +238,7 @@ def test_text_names_providers_by_display_name_and_counts_in_the_singular():
     p, rows = _run("audit", "size", "--home", str(HOME), "--top", "100", "--format", "json")
     display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
     want = {r["session_id"]: display[r["provider"]] for r in rows if r["kind"] == "session"}
-    assert len(set(want.values())) == 7
+    assert len(set(want.values())) == 9
     p, _ = _run("audit", "size", "--home", str(HOME), "--top", "100")
     seen = {}
     for line in p.stdout.splitlines():

@@ -192,3 +192,169 @@ def test_this_commands_caller_is_named_and_blocks_what_it_covers(world, tmp_path
     assert g[FB]["reason"] == "agent_working_in_this_project"
     assert g[FB]["evidence"][0]["this_commands_caller"] is True
     assert "this command's own caller" in g[FB]["detail"]
+
+
+# --- every way a client is launched; recognition that fails blocks ------------------------------
+
+
+def _node_client(tmp_path: Path, cwd: Path, how: str) -> subprocess.Popen:
+    """A REAL node process launched the way npm installs the Claude Code client: its script at
+    the package's path (`<prefix>/lib/node_modules/@anthropic-ai/claude-code/cli.js`, what
+    `npm i -g` makes) or a local install's `node_modules/.bin/claude` (a symlink whose
+    `#!/usr/bin/env node` line the kernel turns into `node <path>/.bin/claude`). The script is
+    ours (it only waits): the command line /proc shows is the client's."""
+    pkg = tmp_path / how / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
+    pkg.mkdir(parents=True, exist_ok=True)
+    cli = pkg / "cli.js"
+    cli.write_text("#!/usr/bin/env node\nconsole.log('ready'); setInterval(() => {}, 1000);\n")
+    cli.chmod(0o755)
+    if how == "global":
+        argv = ["node", str(cli)]
+    else:
+        b = tmp_path / how / "lib" / "node_modules" / ".bin"
+        b.mkdir(exist_ok=True)
+        (b / "claude").symlink_to("../@anthropic-ai/claude-code/cli.js")
+        argv = [str(b / "claude")]
+    p = subprocess.Popen(argv, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    assert p.stdout.readline() == b"ready\n"
+    return p
+
+
+@pytest.mark.parametrize("how", ["global", "local-bin"])
+def test_a_claude_client_launched_through_node_blocks_its_project(world, tmp_path, mine_only, how):
+    """Before: only argv[0]'s basename was checked (`node`), so the running client was not
+    recognised and its project's sessions were proven idle (and removed while it ran)."""
+    home, _work, cw = world
+    p = _node_client(tmp_path, cw, how)
+    try:
+        cmd = Path(f"/proc/{p.pid}/cmdline").read_bytes().split(b"\0")
+        assert os.path.basename(cmd[0].decode()) == "node"  # what /proc shows: the interpreter first
+        g, rep = _gates(home)
+    finally:
+        _stop(p)
+    assert g[("claude-code", FB)].reason == "agent_working_in_this_project"
+    assert g[("claude-code", FB)].evidence[0]["pid"] == p.pid
+    assert {k for k, v in g.items() if not v.proven} == {("claude-code", FB)}
+    v = next(x for x in rep.verdicts if x.session_id == FB)
+    assert v.eligible is False and v.blocked_by == "live"
+
+
+LAUNCHES = [  # command lines as /proc shows them for each way the client is started (HAND-MADE
+    # argv lists: the launchers are not installed here; the forms are npm's, npx's, bun's and
+    # the native installer's, each asserted one by one)
+    (["/home/u/.local/share/claude/versions/2.1.258", "-p", "x"], True),  # native installer
+    (["claude", "--resume"], True),
+    (["node", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"], True),
+    (["/usr/bin/node", "--no-warnings", "--max-old-space-size", "4096", "/x/node_modules/.bin/claude"], True),
+    (["node", "/usr/bin/npx", "-y", "@anthropic-ai/claude-code@latest", "-p", "hi"], True),
+    (["npx", "@anthropic-ai/claude-code"], True),
+    (["node", "/usr/lib/node_modules/npm/bin/npm-cli.js", "exec", "--", "@anthropic-ai/claude-code"], True),
+    (["pnpm", "dlx", "@anthropic-ai/claude-code"], True),
+    (["bunx", "@anthropic-ai/claude-code"], True),
+    (["bun", "x", "@anthropic-ai/claude-code"], True),
+    (["bun", "run", "/p/node_modules/@anthropic-ai/claude-code/cli.js"], True),
+    (["timeout", "600", "claude", "-p", "x"], True),
+    (["env", "FOO=1", "node", "/opt/@anthropic-ai/claude-code/cli.js"], True),
+    (["nice", "-n", "5", "claude"], True),
+    (["bash", "/home/u/bin/claude"], True),
+    (["node", "/srv/app/server.js"], False),
+    (["node"], False),
+    (["node", "-e", "require('/x/@anthropic-ai/claude-code/cli.js')"], False),
+    (["vim", "claude-notes.md"], False),
+    (["less", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"], False),
+    (["grep", "-r", "claude", "."], False),
+    (["npx", "prettier", "claude.md"], False),
+]
+
+
+def test_every_launch_form_of_the_client_is_recognised_and_no_other_program_is():
+    from sessionsift.providers import get
+
+    cc = get("claude-code")
+    got = [(argv, cc.is_client_argv(argv)) for argv, _ in LAUNCHES]
+    assert got == LAUNCHES
+
+
+def test_a_recognition_that_raises_blocks_every_session_of_that_provider(world, tmp_path, mine_only, monkeypatch):
+    """Before: clean/activity.py turned a reader's exception into "not that client" (fail-open in
+    a destructive command): the Gemini session of the project the process works in was proven
+    idle."""
+    from sessionsift.providers.gemini import GeminiCli
+
+    home, work, _cw = world
+    p = fake_process(tmp_path, "gemini", work)
+
+    def broken(cls, argv):
+        raise RuntimeError("reader bug")
+
+    monkeypatch.setattr(GeminiCli, "is_client_argv", classmethod(broken))
+    try:
+        g, _ = _gates(home)
+    finally:
+        _stop(p)
+    gem = {k: v for k, v in g.items() if k[0] == "gemini-cli"}
+    assert gem and {v.reason for v in gem.values()} == {"client_recognition_failed"}
+    assert not any(v.proven for v in gem.values())
+    assert "RuntimeError: reader bug" in g[("gemini-cli", GEM)].detail
+    assert all(v.proven for k, v in g.items() if k[0] != "gemini-cli")
+
+
+def test_a_project_test_that_raises_blocks(world, tmp_path, mine_only, monkeypatch):
+    """A reader's `works_in` that raises cannot say the process works elsewhere: it blocks
+    (before: `_encodes_to`'s exception read as "not this project")."""
+    from sessionsift.providers.claude import ClaudeCode
+
+    home, _work, _cw = world
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    p = fake_process(tmp_path, "claude", elsewhere)
+
+    def broken(self, ref, cwd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(ClaudeCode, "works_in", broken)
+    try:
+        g, _ = _gates(home)
+    finally:
+        _stop(p)
+    cl = {k: v for k, v in g.items() if k[0] == "claude-code"}
+    assert cl and not any(v.proven for v in cl.values())
+    assert "cannot be told" in g[("claude-code", FB)].evidence[0]["note"]
+
+
+def test_a_gemini_session_in_two_project_folders_is_checked_against_both(tmp_path, mine_only):
+    """Session 84c1eab7 (gem-legacy-migrated, written by the real client) has files in its
+    short-name dir and in the older hash-named dir. RELOCATED: the short-name dir's owner is a
+    temp dir A and the hash dir is renamed to the sha256 of another temp dir B (projects.json
+    names both), bytes untouched - one id in two projects. A client working in B may be writing
+    the hash dir's copy. Before: only the chosen file's project (A) was checked: proven idle."""
+    import hashlib
+
+    home = corpus(tmp_path / "h", (".gemini",))
+    a, b = tmp_path / "work" / "a", tmp_path / "work" / "b"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    g = home / ".gemini"
+    pj = g / "projects.json"
+    d = json.loads(pj.read_text())
+    old = next(k for k, v in d["projects"].items() if v == "gem-legacy-migrated")
+    del d["projects"][old]
+    d["projects"][str(a)] = "gem-legacy-migrated"
+    d["projects"][str(b)] = "gem-legacy-moved"
+    pj.write_text(json.dumps(d))
+    (g / "tmp" / "gem-legacy-migrated" / ".project_root").write_text(str(a))
+    os.rename(g / "tmp" / hashlib.sha256(old.encode()).hexdigest(), g / "tmp" / hashlib.sha256(str(b).encode()).hexdigest())
+    sid = "84c1eab7-c1c5-42eb-82aa-6a1201d038b2"
+    sv = survey(RootRequest(home=str(home)))
+    ref = next(r for e in sv.entries if e.name == "gemini-cli" for r in e.sessions if r.session_id == sid)
+    assert ref.project == str(a) and str(b) in {o["project"] for o in ref.extra["other_files"]}
+    gates, _ = _gates(home)
+    assert gates[("gemini-cli", sid)].proven
+    p = fake_process(tmp_path, "gemini", b)
+    try:
+        gates, _ = _gates(home)
+    finally:
+        _stop(p)
+    assert gates[("gemini-cli", sid)].reason == "agent_working_in_this_project"
+    assert gates[("gemini-cli", sid)].evidence[0]["pid"] == p.pid

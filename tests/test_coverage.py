@@ -191,13 +191,29 @@ def test_plan_and_image_answer_another_providers_session_with_why_its_reader_rea
     assert "reads no" in rows[-1]["lacks"]["Plumbing (test)"]
 
 
-@pytest.mark.parametrize("cmd", ["status", "verbatim", "wait"])
+def test_the_live_questions_answer_for_a_reader_without_live_state_with_why(tmp_path, plumb):
+    """status and wait ask every session's reader for its live state: the plumbing reader offers
+    none, so its session is `unknown` with that said (no refusal); a wait for it runs to its
+    timeout with that state at exit (exit 124)."""
+    proot = tmp_path / "plumb"
+    write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])
+    p = run(["status", "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}", "--format", "json"], plumb)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    row = next(r for r in jrows(p) if r["kind"] == "session")
+    assert (row["provider"], row["session_id"], row["verdict"]) == ("plumb", "zz-plumb-only", "unknown")
+    assert row["reason"] == "its reader offers no live-state surfaces"
+    assert jrows(p)[-1]["no_live_state"] == [{"provider": "plumb", "why": row["reason"]}]
+    p = run(["wait", "zz-plumb", "--for", "stop", "--timeout", "1", "--claude-home", str(CLAUDE),
+             "--root", f"plumb={proot}", "--format", "json"], plumb)
+    assert p.returncode == 124, (p.stdout, p.stderr)
+    assert next(r for r in jrows(p) if r["kind"] == "session")["verdict"] == "unknown"
+
+
+@pytest.mark.parametrize("cmd", ["verbatim"])
 def test_claude_only_commands_refuse_another_providers_session_in_one_line(tmp_path, plumb, cmd):
     proot = tmp_path / "plumb"
     write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])
     args = [cmd, "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}"]
-    if cmd == "wait":
-        args += ["--until", "stop", "--timeout", "1"]
     p = run(args, plumb)
     assert p.returncode == 2, (p.stdout, p.stderr)
     lines = p.stderr.strip().splitlines()

@@ -192,7 +192,7 @@ def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
     assert call["line"] is None and "--locator" in call["refetch"]
     again = cli(*shlex.split(call["refetch"])[1:], "--format", "json")
     assert [r["locator"] for r in jrows(again) if r["kind"] == "record"] == [call["locator"]]
-    for cmd in (["status", sid], ["verbatim", sid]):
+    for cmd in (["verbatim", sid],):
         r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"))
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
         assert f"{sid!r} is an opencode session" in r.stderr, r.stderr
@@ -200,6 +200,10 @@ def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
         r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
         assert r.returncode == 1, (cmd, r.stderr)
         assert list(jrows(r)[-1]["lacks"]) == ["opencode"], r.stdout
+    # status reads every agent: the session's own verdict (the failing scenario ended its turn)
+    r = cli("status", sid, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
+    row = next(x for x in jrows(r) if x["kind"] == "session")
+    assert r.returncode == 0 and (row["provider"], row["session_id"], row["verdict"]) == ("opencode", sid, "idle-eot")
 
 
 @pytest.mark.skipif(not CX_GT, reason="no Codex CLI sample corpus committed")
@@ -430,7 +434,7 @@ def test_every_hit_and_touch_row_names_its_provider():
         got = [r for r in rows if r["kind"] in kinds]
         assert got and all(r.get("provider") for r in got), [r for r in got if not r.get("provider")][:1]
         assert {r["provider"] for r in got} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi",
-                                                  "qwen-code"}
+                                                  "qwen-code", "copilot-cli", "kilo-code"}
 
 
 def test_show_refusals_name_the_provider_by_its_display_name():

@@ -61,8 +61,9 @@ def _pairs(**kw):
 def test_every_session_of_every_provider(exported):
     out, rows, ledger_root = exported
     ex = [r for r in rows if r["kind"] == "export"]
-    assert {r["provider"] for r in ex} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
-    assert rows[-1]["written"] == len(ex) == 55 and rows[-1]["failed"] == 0
+    assert {r["provider"] for r in ex} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+                                           "kilo-code"}
+    assert rows[-1]["written"] == len(ex) == 68 and rows[-1]["failed"] == 0
     got = _chunks(out)
     for r in ex:
         assert Path(r["path"]).is_file() and r["version"] == 1
@@ -120,8 +121,8 @@ def test_byte_range_points_back_to_the_lines(exported):
     for (prov, sid), cs in _chunks(out).items():
         for c in cs:
             if c["byte_start"] is None:
-                # rows (opencode, Crush) and Gemini's legacy whole-file .json: the locators are the way back
-                assert prov in ("opencode", "crush") or (prov == "gemini-cli" and not c["path"].endswith(".jsonl"))
+                # rows (opencode, Crush, Kilo Code) and Gemini's legacy whole-file .json: the locators are the way back
+                assert prov in ("opencode", "crush", "kilo-code") or (prov == "gemini-cli" and not c["path"].endswith(".jsonl"))
                 continue
             data = Path(c["path"]).read_bytes()
             if c["path"].endswith(".zst"):
@@ -233,7 +234,7 @@ def test_text_names_providers_by_display_name(tmp_path):
     p, rows = _run("export", "markdown", "--home", str(HOME), "--out", str(tmp_path / "o"), "--format", "json", env=env)
     display = {c["provider"]: c["display"] for c in rows[-1]["coverage"]}
     want = {r["session_id"]: display[r["provider"]] for r in rows if r["kind"] == "export"}
-    assert len(set(want.values())) == 7
+    assert len(set(want.values())) == 9
     p, _ = _run("export", "markdown", "--home", str(HOME), "--out", str(tmp_path / "t"), env=env)
     assert p.returncode == 0, p.stderr
     seen = {}

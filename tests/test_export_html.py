@@ -154,13 +154,14 @@ def test_every_provider_in_the_browser(chromium, tmp_path):
     p, rows = _run("export", "html", "--home", str(HOME), "--out", str(out), "--format", "json", env=env)
     assert p.returncode == 0, p.stderr
     ex = [r for r in rows if r["kind"] == "export"]
-    assert len(ex) == 55
+    assert len(ex) == 68
     prompts = _prompts(home=str(HOME))
     picked: dict[str, dict] = {}
     for r in ex:
         if prompts[(r["provider"], r["session_id"])]:
             picked.setdefault(r["provider"], r)
-    assert set(picked) == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    assert set(picked) == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+                           "kilo-code"}
     for prov, r in picked.items():
         d = html.unescape(dom(chromium, tmp_path, Path(r["path"])))
         for t in prompts[(prov, r["session_id"])]:

@@ -61,9 +61,10 @@ def test_duckdb_counts_equal_stats(tmp_path, env):
     p, rows = _run("export", "parquet", "--home", str(HOME), "--out", str(out), "--format", "json", env=env)
     assert p.returncode == 0, p.stderr
     ds = out / "records"
-    assert rows[-1]["written"] == 55 and rows[-1]["dataset"] == str(ds.resolve())
+    assert rows[-1]["written"] == 68 and rows[-1]["dataset"] == str(ds.resolve())
     st = _stats(env, "--home", str(HOME))
-    assert len(st) == 55 and {k[0] for k in st} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    assert len(st) == 68 and {k[0] for k in st} == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+                                                    "kilo-code"}
     got = {(r[0], r[1]): r[2:] for r in duckdb.sql(COUNTS_SQL.format(ds=ds)).fetchall()}
     for key, s in st.items():
         want = (s["records"], s["copies"], s["prompts"], sum(s["tool_calls"].values()))

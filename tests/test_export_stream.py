@@ -40,7 +40,8 @@ def sessions(tmp_path_factory):
         shutil.copy(f, proj / f.name)
     out = [pr for rq in _requests(crash) for pr in pairs(select(survey(rq), []))]
     provs = {ref.provider for _, ref in out}
-    assert provs == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}, provs
+    assert provs == {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+                     "kilo-code"}, provs
     return out
 
 

@@ -236,8 +236,8 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
     from sessionsift.providers.claude.model import lineage
 
     heads_read: list = []
-    real_head = lineage._read_head
-    monkeypatch.setattr(lineage, "_read_head", lambda p: heads_read.append(p) or real_head(p))
+    real_head = lineage.read_head
+    monkeypatch.setattr(lineage, "read_head", lambda p: heads_read.append(p) or real_head(p))
     got = run(["files", "--by", "timeline", *H])
     assert got[1][-1]["index"]["from_index"] == got[1][-1]["transcripts"] > 0
     assert not list((store.root_dir() / IL.KIND).rglob("*.idx"))  # answered without a lane index

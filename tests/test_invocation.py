@@ -129,9 +129,11 @@ def test_status_takes_the_same_narrowing(tmp_path, every_session):
     p = run("status", "--home", HOME, "-n", "1", "--format", "json", env_home=tmp_path)
     assert p.returncode == 0, p.stderr
     rows = _rows(p)
-    claude = sorted((r for r in every_session if r["provider"] == "claude-code"), key=lambda r: _when(r, "last_at"),
-                    reverse=True)
-    assert [r["session_id"] for r in rows] == [claude[0]["session_id"]]
+    # status answers for every agent now: -n 1 keeps the most recently active session of any of them
+    dated = [r for r in every_session if r["last_at"] is not None]
+    newest = max(dated, key=lambda r: _when(r, "last_at"))
+    assert sum(1 for r in dated if _when(r, "last_at") == _when(newest, "last_at")) == 1  # no tie to break
+    assert [r["session_id"] for r in rows] == [newest["session_id"]]
 
 
 def test_an_option_a_command_cannot_honour_is_refused_not_ignored(tmp_path):
@@ -202,3 +204,28 @@ def test_parse_bound_reads_dates_durations_and_instants():
     assert start.date().isoformat() == "2026-11-30" and (start.hour, start.minute) == (0, 0)
     assert (end - start).total_seconds() == 86400 - 1e-6
     assert parse_bound("2026-11-30T10:00:00Z") == datetime(2026, 11, 30, 10, 0, tzinfo=timezone.utc)
+
+
+def test_clean_and_worktrees_honour_provider_and_refuse_the_session_filters(tmp_path):
+    """clean's scan, capture and protect narrow by --provider (the roots looked at) and say so in
+    the same counts; every session filter they cannot honour is refused; worktrees refuses every
+    session option (it lists worktrees, not sessions)."""
+    from sessionsift.providers.scope import RootRequest, survey
+
+    gem = sorted(r.session_id for e in survey(RootRequest(home=HOME)).entries if e.name == "gemini-cli"
+                 for r in e.sessions)
+    assert len(gem) > 1
+    for sub in ("scan", "capture", "protect"):
+        p = run("clean", sub, "--home", HOME, "--provider", "gemini-cli", "--older-than", "1m",
+                "--data-dir", str(tmp_path / "d"), "--format", "json", env_home=tmp_path)
+        assert p.returncode == 0, (sub, p.stderr)
+        rows = [r for r in map(json.loads, p.stdout.splitlines()) if r.get("session_id")]
+        assert {r.get("provider") for r in rows} == {"gemini-cli"}, sub
+        assert sorted({r["session_id"] for r in rows}) == gem, sub
+        for opt, val in (("--since", "2d"), ("--until", "2d"), ("--project", "x"), ("--sessions-from", "-")):
+            q = run("clean", sub, "--home", HOME, opt, val, env_home=tmp_path)
+            assert q.returncode == 2 and f"{opt} cannot narrow it" in q.stderr, (sub, opt, q.stderr)
+    for sub in ("scan", "sweep"):
+        for opt, val in (("--provider", "codex"), ("--since", "2d"), ("--project", "x"), ("--sessions-from", "-")):
+            q = run("worktrees", sub, opt, val, env_home=tmp_path)
+            assert q.returncode == 2 and f"{opt} cannot narrow it" in q.stderr, (sub, opt, q.stderr)

@@ -182,12 +182,12 @@ def test_many_lanes_shared_with_a_worker(monkeypatch, tmp_path):
     assert len(lanes) > 2 and S._can_fork()
     started = []
 
-    class Counted(S._Worker):
+    class Counted(S.Worker):
         def __init__(self, job):
             started.append(job)
             super().__init__(job)
 
-    monkeypatch.setattr(S, "_Worker", Counted)
+    monkeypatch.setattr(S, "Worker", Counted)
     two = S.stats(scope)
     assert started  # the worker did run
     assert [census(x) for x in two.lanes] == [census(x) for x in one.lanes]

@@ -75,8 +75,8 @@ def test_a_provider_without_the_capability_answers_unknown_with_its_reason(tmp_p
 
     u = Unit("blind", "Blind", Blind(), SessionRef("blind", "b1", [tmp_path / "b1.json"]))
     st = ask(u, LiveWorld(now=0.0))
-    assert st.verdict == "unknown" and st.reason == "Blind: " + Blind.lacks["live_state"]
-    assert st.invisible == ["live state: " + Blind.lacks["live_state"]]
+    assert st.verdict == "unknown" and st.reason == Blind.lacks["live_state"]
+    assert st.invisible == [] and st.evidence[0]["proves"] == "nothing: " + Blind.lacks["live_state"]
     row = SessionVerdict(u, st).to_json()
     assert row["verdict"] == "unknown" and row["evidence"][0]["surface"] == "reader"
 
@@ -89,3 +89,71 @@ def test_a_provider_without_the_capability_answers_unknown_with_its_reason(tmp_p
     st = ask(Unit("blind", "Blind", Broken(), SessionRef("blind", "b2", [tmp_path / "b2.json"])), LiveWorld(now=0.0))
     assert st.verdict == "unknown" and st.unreadable == [{"surface": "reader", "path": str(tmp_path / "b2.json"),
                                                           "why": "ValueError: bad row"}]
+
+
+def _run(*args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "sessionsift", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=300)
+
+
+def test_status_answers_short_for_every_agent_and_says_a_repeated_note_once():
+    """issue 27: `status` printed 111 lines for 8 sessions, three notes under every one. Now one line
+    per session of every agent (its verdict and strongest evidence), a note said under several
+    sessions once (with how many), what each agent's disk cannot show once; --verbose keeps
+    every evidence row."""
+    import json
+
+    home = str(REPO / "examples" / "home")
+    j = _run("status", "--home", home, "--format", "json")
+    rows = [json.loads(x) for x in j.stdout.splitlines()]
+    sess = [r for r in rows if r["kind"] == "session"]
+    assert j.returncode == 0 and {r["provider"] for r in sess} == {"claude-code", "codex", "gemini-cli", "opencode",
+                                                                     "crush", "pi", "qwen-code"}
+    assert rows[-1]["no_live_state"] == []  # every reader answers with its own surfaces
+    t = _run("status", "--home", home)
+    lines = t.stdout.splitlines()
+    assert t.returncode == 0
+    heads = [ln for ln in lines if not ln.startswith(" ") and ln.split("  ")[0] in {r["session_id"] for r in sess}]
+    assert len(heads) == len(sess)
+    for r in sess:
+        (ln,) = [x for x in heads if x.startswith(r["session_id"] + "  ")]
+        assert ln.split("  ")[1].split(" ")[0] == r["verdict"]
+    counts: dict[str, int] = {}
+    for r in sess:
+        for n in r["notes"]:
+            counts[n] = counts.get(n, 0) + 1
+    for n, k in counts.items():
+        said = [ln for ln in lines if ln.endswith(n) or ln == f"  note: {n}"]
+        assert len(said) == 1, (n, said)
+        if k > 1:
+            assert said[0] == f"note ({k} sessions): {n}"
+    claude = [r for r in sess if r["provider"] == "claude-code"]
+    assert len(lines) < len(sess) + len(counts) + 20  # short: no evidence rows
+    v = _run("status", "--home", home, "--verbose")
+    assert v.returncode == 0
+    for r in claude:
+        for e in r["evidence"]:
+            assert f"  [{e['surface']}] {e['value'][:150]}" in v.stdout
+
+
+def test_status_narrows_through_the_shared_invocation():
+    """--provider, --project and -n select the sessions of other agents as they do for list."""
+    import json
+
+    home = str(REPO / "examples" / "home")
+    j = _run("status", "--home", home, "--provider", "qwen-code", "--project", "/tmp/ssift-qwen-sample/fork/work",
+             "--format", "json")
+    rows = [json.loads(x) for x in j.stdout.splitlines()]
+    sess = [r for r in rows if r["kind"] == "session"]
+    truth = json.loads((REPO / "examples" / "qwen-ground-truth" / "fork.json").read_text())
+    assert j.returncode == 0 and sorted(r["session_id"] for r in sess) == sorted(s["id"] for s in truth["sessions"])
+    assert {r["provider"] for r in sess} == {"qwen-code"} and len(sess) == 2
+    lst = _run("list", "--home", home, "--provider", "pi", "--format", "json")
+    newest = max((json.loads(x) for x in lst.stdout.splitlines() if '"kind":"session"' in x),
+                 key=lambda r: r["last_at"]["utc"])
+    j = _run("status", "--home", home, "--provider", "pi", "-n", "1", "--format", "json")
+    (one,) = [json.loads(x) for x in j.stdout.splitlines() if '"kind":"session"' in x]
+    assert j.returncode == 0 and one["session_id"] == newest["session_id"]

@@ -159,3 +159,15 @@ def test_agents_joined_to_spawning_calls(live_root):
     rows = [x for x in _rows(r.stdout) if x["kind"] == "agent"]
     sync = next(x for x in rows if not x["spawn"]["async"])
     assert any(f.endswith("summary.txt") for f in sync["files"])
+
+
+def test_whoami_inside_the_clients_bash_tool_names_its_session(live_root):
+    """`sessionsift whoami` run by the real client's own Bash tool: $CLAUDE_CODE_SESSION_ID names the
+    session, and its transcript is found under the client's CLAUDE_CONFIG_DIR."""
+    gt = _run("live_whoami", live_root)
+    P = L.paths("live_whoami", live_root)
+    rows = [json.loads(x) for x in (live_root / "live_whoami" / "work" / "whoami.json").read_text().splitlines()]
+    w = next(r for r in rows if r["kind"] == "whoami")
+    assert (w["session_id"], w["provider"], w["source"]) == (P["session_id"], "claude-code", "CLAUDE_CODE_SESSION_ID")
+    assert w["transcript"] == str(P["transcript"]) and rows[-1]["known"] is True
+    assert gt["session_id"] == P["session_id"]

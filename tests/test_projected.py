@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from sessionsift.providers.claude import stats as S
+from sessionsift.providers.claude import lanescan as L
 from sessionsift.providers.claude.discover import Lane
 from sessionsift.providers.claude.model import projected as P, record as R
 from tests.test_lane_perf_equivalence import _mutants, census
@@ -26,14 +27,14 @@ CRASH = sorted((ROOT / "examples" / "crash").glob("*.jsonl"))
 
 def _both(path: Path) -> None:
     lane = Lane(path, path.stem, "main", "main")
-    old = S.PROJECT
+    old = L.PROJECT
     try:
-        S.PROJECT = False
+        L.PROJECT = False
         ref = census(S.lane_stats(lane, parallel=False))
-        S.PROJECT = True
+        L.PROJECT = True
         got = census(S.lane_stats(lane, parallel=False))
     finally:
-        S.PROJECT = old
+        L.PROJECT = old
     assert got == ref, path
 
 

@@ -274,3 +274,17 @@ def test_a_moved_root_resolves_recorded_paths(rr, tmp_path):
         assert hits[0]["persisted_resolved"][0].startswith(gt["config_dir"] + "/projects/")
     finally:
         os.rename(gt["old_config_dir"] + "-gone", gt["old_config_dir"])
+
+
+def test_a_fork_is_found_when_the_parent_flushed_its_first_reply_before_the_prompt():
+    """Captured from the real client (examples/captured/README.md): the parent's first uuid-bearing
+    line is its first reply, not the prompt the fork's copy starts with. Keyed on the first line's
+    uuid the fork was not recognised and stats counted the copied Writes twice (6 for 4)."""
+    home = Path(__file__).resolve().parents[1] / "examples" / "captured" / "reply-before-prompt"
+    gt = {"config_dir": str(home)}
+    rc, rows, _ = run(gt, "stats")
+    assert rc == 0 and rows[-1]["tool_calls"] == {"Write": 4, "Edit": 1}
+    rc, rows, _ = run(gt, "list")
+    by = {r["session_id"]: r for r in rows if r["kind"] == "session"}
+    fork, parent = "582e0a10-1fb7-43c5-8068-6dd07b287cf6", "43d862be-7c57-5677-87e1-3657469384d9"
+    assert by[fork]["forked_from"]["session_id"] == parent and by[parent]["forks"] == [fork]

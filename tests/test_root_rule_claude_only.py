@@ -26,11 +26,7 @@ SRC = EX / "claude-home" / "projects" / "-tmp-ssift-rc-files-basic-work"
 SID = "8414eb07-cca2-5cca-9059-e9baedac31e1"
 
 CLAUDE_ONLY = [
-    ("status",),
-    ("agents",),
     ("verbatim", SID[:8]),
-    ("wait", SID[:8], "--until", "stop", "--timeout", "1"),
-    ("whoami",),
     ("audit", "reinjection"),
     ("index", "status"),
     ("index", "update"),
@@ -60,9 +56,34 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 CODEX = ("--codex-home", str(EX / "codex-home"))
 CASES = [(c, CODEX) for c in CLAUDE_ONLY] + [
-    (("status",), ("--root", f"codex={EX / 'codex-home'}")),
-    (("agents",), ("--gemini-home", str(EX / "gemini-home"))),
+    (("verbatim", SID[:8]), ("--root", f"codex={EX / 'codex-home'}")),
+    (("audit", "reinjection"), ("--gemini-home", str(EX / "gemini-home"))),
 ]
+CODEX_DONE = "01a230e8-b40a-72c2-ab04-5c68941a624d"  # examples/codex-ground-truth/shell_and_patch.json: ended
+LIVE = [(("status",), CODEX, 0), (("agents",), CODEX, 0), (("whoami",), CODEX, 1),
+        (("wait", CODEX_DONE, "--for", "stop", "--timeout", "1"), CODEX, 0),
+        (("status",), ("--root", f"codex={EX / 'codex-home'}"), 0), (("agents",), ("--gemini-home", str(EX / "gemini-home")), 0)]
+
+
+@pytest.mark.parametrize("cmd,other,code", LIVE, ids=[" ".join(c) + " " + o[0] for c, o, _ in LIVE])
+def test_the_live_questions_answer_for_the_provider_named_and_never_read_the_machines_claude_home(machine, cmd,
+                                                                                                   other, code):
+    """status/agents/wait/whoami read every agent now: naming only another provider's root answers
+    for it (whoami: the machine's $CLAUDE_CODE_SESSION_ID names a session of an agent not looked
+    at, so it cannot tell), and Claude Code is not looked at -- never this machine's home."""
+    p = cli(*cmd, *other, "--format", "json")
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == code, (p.returncode, p.stdout[-800:], p.stderr[-800:])
+    assert SID not in p.stdout and str(machine) not in p.stdout  # nothing of the machine's home
+    assert rows[0]["claude_home"] is None
+    if cmd[0] == "whoami":
+        w = next(r for r in rows if r["kind"] == "whoami")
+        assert w["session_id"] is None and "Claude Code" in w["not_looked"]
+    else:
+        cc = next(c for c in rows[-1]["coverage"] if c["provider"] == "claude-code")
+        assert cc["state"] == "not_looked"
+    t = cli(*cmd, *other)
+    assert t.returncode == code and SID not in t.stdout and str(machine) not in t.stdout
 
 
 @pytest.mark.parametrize("cmd,other", CASES, ids=[" ".join(c) + " " + o[0] for c, o in CASES])
@@ -90,7 +111,7 @@ def test_a_named_claude_root_is_still_read(machine, tmp_path, how):
     rows = [json.loads(x) for x in p.stdout.splitlines()]
     assert p.returncode == 0, p.stderr
     assert rows[0]["claude_home"] == str(home / ".claude")
-    assert [r["session_id"] for r in rows if r["kind"] == "session"] == [SID]
+    assert [r["session_id"] for r in rows if r["kind"] == "session" and r["provider"] == "claude-code"] == [SID]
 
 
 def test_worktrees_scan_with_only_codex_home_does_not_read_the_machines_claude_home(machine):
@@ -129,7 +150,7 @@ def test_worktrees_scan_with_only_claude_home_does_not_read_the_machines_codex_h
     assert str(cx) not in p.stdout
 
 
-READS_CLAUDE_ONLY = [("status",), ("agents",), ("audit", "reinjection"), ("index", "status")]
+READS_CLAUDE_ONLY = [("audit", "reinjection"), ("index", "status")]
 
 
 def test_image_over_home_reads_every_provider_and_lists_the_crush_picture():
@@ -157,10 +178,11 @@ def test_other_providers_named_but_not_read_are_said(cmd):
     h = json.loads(p.stdout.splitlines()[0])
     assert [(x["display"], x["named_by"]) for x in h["not_read"]] == [
         ("Codex CLI", "--home"), ("Gemini CLI", "--home"), ("opencode", "--home"), ("Crush", "--home"),
-        ("pi", "--home"), ("Qwen Code", "--home")]
+        ("pi", "--home"), ("Qwen Code", "--home"), ("GitHub Copilot CLI", "--home"), ("Kilo Code", "--home")]
     assert all(x["reason"].startswith(f"`{' '.join(cmd)}` reads only Claude Code") for x in h["not_read"])
     t = cli(*cmd, "--home", str(EX / "home"))
-    assert t.returncode == 0 and "not read: Codex CLI, Gemini CLI, opencode, Crush, pi, Qwen Code (named by --home)" in t.stderr
+    assert t.returncode == 0 and ("not read: Codex CLI, Gemini CLI, opencode, Crush, pi, Qwen Code, GitHub Copilot CLI, Kilo Code "
+                                  "(named by --home)") in t.stderr
     t = cli(*cmd, "--claude-home", str(EX / "claude-home"), "--crush-home", str(EX / "crush-home"))
     assert "not read: Crush (named by --crush-home)" in t.stderr
     j = cli(*cmd, "--claude-home", str(EX / "claude-home"), "--format", "json")

@@ -1,6 +1,6 @@
 """The `stats` cold path's cheaper pieces (providers/claude/stats.py, providers/claude/model/projected.py, read/lines.py) must
 count exactly what the reference readings count: the full `LaneIndex` census, the orjson-only
-scan (`S.PROJECT = False`) and the census of two halves merged at every line boundary."""
+scan (`lanescan.PROJECT = False`) and the census of two halves merged at every line boundary."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 
 from sessionsift.providers.claude import stats as S
+from sessionsift.providers.claude import lanescan as LS
 from tests.test_lane_perf_equivalence import _lane, boundaries, census, split_census
 from tests.test_projected import REAL, _both
 
@@ -86,14 +87,14 @@ def test_view_batches_with_and_without_stringzilla(batch, splitter, monkeypatch)
 def _taken(monkeypatch, path: Path) -> list[bool]:
     """What the user-record fast path answered per user record of `path` (True: counted there)."""
     seen: list[bool] = []
-    real = S._UserFast.__call__
+    real = LS._UserFast.__call__
 
     def spy(self, r, no):
         out = real(self, r, no)
         seen.append(out)
         return out
 
-    monkeypatch.setattr(S._UserFast, "__call__", spy)
+    monkeypatch.setattr(LS._UserFast, "__call__", spy)
     S.lane_stats(_lane(path), parallel=False)
     monkeypatch.undo()
     return seen

@@ -360,8 +360,8 @@ def test_search_over_a_dataset_finds_what_the_local_search_finds(tmp_path):
     assert total > 300
     _, c = _cli("search", "hello", "-c", "--dataset", str(ds), "--format", "json")
     _, local = _cli("search", "hello", "-c", "--home", str(HOME), "--format", "json")
-    # the census over the dataset equals the local one (51 over examples/home's seven providers)
-    assert _rows(c, "count")[0]["count"] == _rows(local, "count")[0]["count"] == 51
+    # the census over the dataset equals the local one (67 over examples/home's nine providers)
+    assert _rows(c, "count")[0]["count"] == _rows(local, "count")[0]["count"] == 67
 
 
 def test_docs_dataset_lists_exactly_the_schema():

@@ -49,7 +49,7 @@ def _unpaid_per_provider() -> dict[str, int]:
 
 def test_unpaid_messages_sit_on_their_own_providers_rows():
     want = _unpaid_per_provider()
-    assert want == {"crush": 9, "opencode": 1}
+    assert want == {"crush": 9, "opencode": 1, "kilo-code": 1}
     for by in ("project", "provider"):
         got: dict[str, int] = {}
         for r in _rows(by):
@@ -77,8 +77,8 @@ def test_by_model_keeps_codex_rows_free_of_other_providers_messages():
     gpt = [r for r in rows if r["group"] == "gpt-5.5"]
     assert len(gpt) == 1
     assert (gpt[0]["providers"], gpt[0]["messages_without_usage"], gpt[0]["cost_complete"]) == (["codex"], 0, True)
-    # Crush's, opencode's, pi's and Qwen Code's mocks all answer as `mock-model`: the messages without usage
-    # (Crush's and opencode's; every pi and Qwen Code response recorded its usage) are on that model's row,
-    # each provider named
+    # Crush's, opencode's, pi's, Qwen Code's, Copilot CLI's and Kilo Code's mocks all answer as `mock-model`: the
+    # messages without usage (Crush's, opencode's and Kilo Code's killed mid-stream step; every pi, Qwen Code and
+    # Copilot CLI response recorded its usage) are on that model's row, each provider named
     unpaid = [(r["group"], r["providers"], r["messages_without_usage"]) for r in rows if r["messages_without_usage"]]
-    assert unpaid == [("mock-model", ["crush", "opencode", "pi", "qwen-code"], 10)]
+    assert unpaid == [("mock-model", ["copilot-cli", "crush", "kilo-code", "opencode", "pi", "qwen-code"], 11)]

@@ -82,7 +82,7 @@ def test_every_state_is_decided_from_git_facts(zoo, homes):
     assert (t["removable"], t["unmerged"], t["dirty"], t["custom-locked"], t["not-session"]) == (2, 2, 1, 2, 1)
     # evidence: one row per predicate, in order, whatever decided
     ev = [r["check"] for r in __import__("sessionsift.worktrees.decide", fromlist=["x"]).evidence(w["clean"])]
-    assert ev == ["registered", "custom-lock", "session", "alive", "merged", "clean"]
+    assert ev == ["registered", "custom-lock", "session", "alive", "merged", "clean", "holds-only-its-checkout"]
 
 
 def test_text_tally_and_json_rows_account_for_every_worktree(zoo, homes):
@@ -446,3 +446,147 @@ def test_home_names_both_harness_roots(tmp_path):
     h = rows(cli("worktrees", "scan", "--home", str(home), "--codex-home", str(other), "--format", "json").stdout)
     assert (h[0]["codex_home"], h[0]["codex_home_source"]) == (str(other), "--codex-home")
     assert h[0]["claude_home_source"] == "--home" and not by_path(h)
+
+
+# --- what a removal would take with it ------------------------------------------------------------
+
+
+def _ignoring_claude_worktrees(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitignore").write_text(".claude/worktrees/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-q", "-m", "ignore the client's worktrees")
+    outer = claude_worktree(repo, "outer")
+    lock_like_claude(repo, outer, "outer", dead_pid(), 1)
+    return repo, outer
+
+
+def test_a_worktree_holding_another_registered_worktree_is_blocked_and_both_are_kept(tmp_path, homes):
+    """A session started inside a session: the inner worktree sits under the outer one's ignored
+    .claude/worktrees/, with a commit on main's side nowhere else and untracked work. git status
+    of the outer shows only `!! .claude/`, and `git worktree remove` (no --force) deletes both.
+    Before: the outer was removable and the sweep removed it with the inner inside (untracked file
+    gone)."""
+    repo, outer = _ignoring_claude_worktrees(tmp_path)
+    inner = add_worktree(repo, outer / ".claude" / "worktrees" / "inner")  # detached: its commit has no branch
+    sha = commit(inner, "only-here.txt")
+    (inner / "untracked.txt").write_text("work in progress\n")
+    rep = _scan(repo, homes)
+    w = {x.path: x for x in rep.worktrees}
+    o = w[str(outer)]
+    assert o.status.dirty is False and o.status.ignored == 1 and o.merge.ahead == 0
+    assert o.category == "holds-nested"
+    assert o.contents.nested == [(str(inner), "a registered worktree")]
+    assert str(inner) in o.reason and "removing it would remove what it holds" in o.reason
+    res = sweep(rep, apply=True)
+    assert res.counts()["removed"] == 0
+    assert (inner / "untracked.txt").read_text() == "work in progress\n"
+    assert git(inner, "rev-parse", "HEAD") == sha
+    j = by_path(rows(cli("worktrees", "scan", str(repo), "--claude-home", str(homes[0]), "--codex-home",
+                         str(homes[1]), "--format", "json").stdout))
+    assert j[str(outer)]["category"] == "holds-nested"
+    assert j[str(outer)]["contents"]["disposable"] is False
+    assert j[str(outer)]["contents"]["nested"] == [{"path": str(inner), "what": "a registered worktree"}]
+    assert [e["holds"] for e in j[str(outer)]["evidence"] if e["check"] == "holds-only-its-checkout"] == [False]
+
+
+def test_a_nested_repository_or_another_repositorys_worktree_blocks_and_a_symlink_does_not(tmp_path, homes):
+    """An independent repository (its own .git) under an ignored directory, and a worktree of a
+    repository out of scope: each is history git remove would delete. A symlink to another
+    worktree is not: git removes the link, never its target (the target is kept)."""
+    repo, outer = _ignoring_claude_worktrees(tmp_path)
+    own = make_repo(outer / ".claude" / "worktrees" / "scratch-repo")
+    rep = _scan(repo, homes)
+    o = {x.path: x for x in rep.worktrees}[str(outer)]
+    assert o.category == "holds-nested"
+    assert o.contents.nested == [(str(own), "a git repository or worktree (it has its own .git)")]
+    shutil.rmtree(own)
+    other = make_repo(tmp_path / "other")
+    foreign = add_worktree(other, outer / ".claude" / "worktrees" / "foreign", "f")
+    o = {x.path: x for x in _scan(repo, homes).worktrees}[str(outer)]
+    assert o.category == "holds-nested" and [p for p, _ in o.contents.nested] == [str(foreign)]
+    git(other, "worktree", "remove", foreign)
+    keep = add_worktree(other, tmp_path / "kept", "k")
+    (keep / "untracked.txt").write_text("kept\n")
+    (outer / ".claude" / "worktrees").mkdir(parents=True, exist_ok=True)
+    os.symlink(keep, outer / ".claude" / "worktrees" / "link")
+    rep = _scan(repo, homes)
+    o = {x.path: x for x in rep.worktrees}[str(outer)]
+    assert o.category == "removable" and o.contents.disposable is True
+    assert sweep(rep, apply=True).counts()["removed"] == 1
+    assert not outer.exists() and (keep / "untracked.txt").read_text() == "kept\n"
+
+
+def test_a_worktree_nested_after_the_scan_is_seen_right_before_the_removal(tmp_path, homes, monkeypatch):
+    """The sweep's own rescan is seconds old when git removes: a worktree made inside in between
+    is found by the walk taken right before `git worktree remove`."""
+    from sessionsift.worktrees import sweep as S
+
+    repo, outer = _ignoring_claude_worktrees(tmp_path)
+    rep = _scan(repo, homes)
+    assert {x.path: x for x in rep.worktrees}[str(outer)].category == "removable"
+    real = S.read_listings
+    made = []
+
+    def late(roots):  # called by _remove after the rescan, before the walk and the removal
+        if not made:
+            made.append(add_worktree(repo, outer / ".claude" / "worktrees" / "late", "late"))
+            (made[0] / "new.txt").write_text("new\n")
+        return real(roots)
+
+    monkeypatch.setattr(S, "read_listings", late)
+    res = sweep(rep, apply=True)
+    a = res.actions[str(outer)]
+    assert a.result == "skipped" and "right before removal: removing it would remove" in a.detail
+    assert (made[0] / "new.txt").read_text() == "new\n"
+
+
+def test_an_unreadable_entry_inside_leaves_the_worktree_unknown(tmp_path, homes, monkeypatch):
+    """HAND-MADE fault: these tests run as root, which reads every directory, so a directory
+    that cannot be listed is injected into the walk's scandir. What it holds is not known: the
+    worktree is not removable (before: removable, the walk did not exist)."""
+    from sessionsift.worktrees import contents as C
+
+    repo, outer = _ignoring_claude_worktrees(tmp_path)
+    hidden = outer / ".claude" / "worktrees" / "sealed"
+    hidden.mkdir(parents=True)
+    real = os.scandir
+
+    def scandir(p):
+        if os.fspath(p) == str(hidden):
+            raise PermissionError(13, "Permission denied")
+        return real(p)
+
+    monkeypatch.setattr(C.os, "scandir", scandir)
+    rep = _scan(repo, homes)
+    o = {x.path: x for x in rep.worktrees}[str(outer)]
+    assert o.category == "unknown" and o.contents.disposable is None
+    assert o.contents.unreadable == [(str(hidden), "Permission denied")]
+    assert "what it holds is not known" in o.reason
+    assert sweep(rep, apply=True).counts()["removed"] == 0 and hidden.is_dir()
+
+
+def test_a_mount_point_inside_blocks_the_removal(tmp_path, homes):
+    """A file system mounted under the worktree (a tmpfs here, in a mount namespace of its own):
+    git remove would empty it. Needs root to mount: where unshare is refused the case cannot be
+    made and the test says so."""
+    repo, outer = _ignoring_claude_worktrees(tmp_path)
+    mnt = outer / ".claude" / "worktrees" / "mnt"
+    mnt.mkdir(parents=True)
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a mount namespace here: {probe.stderr.decode(errors='replace')}")
+    code = ("import os; from sessionsift.worktrees.scan import scan; from sessionsift.worktrees.sweep import sweep\n"
+            "E = os.environ\n"
+            "open(E['MNT'] + '/data.txt', 'w').write('on another fs')\n"
+            "r = scan([E['REPO']], claude_home=E['CH'], codex_home=E['CX'])\n"
+            "w = [x for x in r.worktrees if x.path == E['OUTER']][0]\n"
+            "s = sweep(r, apply=True)\n"
+            "print(w.category, w.contents.nested, s.counts()['removed'], os.path.exists(E['MNT'] + '/data.txt'))\n")
+    env = dict(os.environ, MNT=str(mnt), REPO=str(repo), CH=str(homes[0]), CX=str(homes[1]), OUTER=str(outer),
+               PY=sys.executable, CODE=code)
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs tmpfs "$MNT" && exec "$PY" -c "$CODE"'],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == (f"holds-nested [({str(mnt)!r}, 'another file system is mounted here')] 0 True")

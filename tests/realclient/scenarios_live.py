@@ -9,7 +9,9 @@ The launch itself is the harness's (runner.start_scenario with module=MODULE).
 """
 from __future__ import annotations
 
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 from . import client as clientmod
@@ -50,6 +52,21 @@ LIVE_BG_DONE = register(Scenario(
                    run_in_background=True)]),
         Turn([tool("Bash", command="sleep 2; echo waited", description="Wait for it")]),
         Turn([text("The background job finished.")]),
+    ])],
+))
+
+
+PY = shlex.quote(sys.executable)  # the venv python that runs the tests (absolute: the client's env is env -i)
+
+LIVE_WHOAMI = register(Scenario(
+    name="live_whoami",
+    mode="print",
+    notes="The Bash tool runs `sessionsift whoami` inside the client (its real CLAUDE_CODE_SESSION_ID and "
+          "CLAUDE_CONFIG_DIR), writing the JSON to whoami.json in the work dir.",
+    prompts=[Prompt("Say who you are.", turns=[
+        Turn([tool("Bash", command=f"{PY} -m sessionsift whoami --format json > whoami.json; echo recorded",
+                   description="Who am I")]),
+        Turn([text("Recorded.")]),
     ])],
 ))
 

@@ -192,8 +192,7 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
     refs = {(e.name, r.session_id): (e.provider, r) for e in sv.entries if e.provider is not None for r in e.sessions}
     arch = rep.archive
     provs = {e.name: e.provider for e in sv.entries if e.provider is not None}
-    croots = sorted({Path(v.root) for v in sel if v.provider == "claude-code" and v.root})
-    xroots = sorted({Path(v.root) for v in sel if v.provider == "codex" and v.root})
+    roots = sorted({(v.provider, v.root) for v in sel if v.root})
     world, taken = None, 0.0
     with arch.locked():
         arch.check_key()  # KeyMissing (exit 4) before any session is touched
@@ -204,7 +203,7 @@ def run(rep: Report, action: str, targets: tuple[str, ...] = (), apply: bool = F
             # re-check the activity gate just before touching the session (a fresh snapshot at
             # most REFRESH seconds old)
             if world is None or time.monotonic() - taken > REFRESH:
-                world, taken = A.observe(provs, croots, xroots), time.monotonic()
+                world, taken = A.observe(provs, roots), time.monotonic()
             g = A.gate(world, prov, ref, Path(v.root) if v.root else None)
             if not g.proven:
                 out.results.append(C.Result(v.provider, v.session_id, "aborted", None,

@@ -245,9 +245,7 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
     led = ledger.read_all(data)
     entries = [e for e in survey.entries if e.provider is not None and e.looked]
     provs = {e.name: e.provider for e in entries}
-    croots = [resolved(e.root.path) for e in entries if e.name == "claude-code" and e.root and e.root.path]
-    xroots = [resolved(e.root.path) for e in entries if e.name == "codex" and e.root and e.root.path]
-    world = A.observe(provs, croots, xroots, env)
+    world = A.observe(provs, [(e.name, resolved(e.root.path)) for e in entries if e.root and e.root.path], env)
     rets: list[RootRetention] = []
     out: list[Verdict] = []
     problems: list[tuple[str, str]] = []

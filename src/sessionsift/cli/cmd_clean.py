@@ -209,9 +209,9 @@ def _close(out: Out, rep, extra: dict | None) -> int:
         out.row("retention", rr.to_json())
     out.text("")
     me = rep.world.self_json()
-    if me["claude_code_session_id"]:
-        out.text(f"this command runs inside Claude Code session {e(me['claude_code_session_id'])} "
-                 "($CLAUDE_CODE_SESSION_ID): it blocks that session only")
+    for c in me["sessions"]:
+        out.text(f"this command runs inside {e(display_name(c['provider']))} session {e(c['session_id'])} "
+                 f"({e(c['source'])}): it blocks that session only")
     for a in me["agent_ancestors"]:
         out.text(f"this command's caller pid {a['pid']} is {e(', '.join(a['providers']))} working in {e(a['cwd'])}: "
                  "it blocks only the sessions its registry row or project covers")

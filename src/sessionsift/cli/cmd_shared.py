@@ -94,7 +94,6 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
                     needles=tuple(needles) if needles else None, needles_ci=needles_ci)
     outs, sm = search(pairs, q)
     last_group = None
-    rx = False  # the highlighter, made at the first hit shown
     for o in outs:
         ref = o.ref
         if count_by not in (None, "total"):
@@ -118,26 +117,21 @@ def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_c
                             "labels": [r.kind], "turn": h.turn, "turn_context": tc})
             if out.json:
                 continue
-            from .search_run import highlighter, snippet_parts, snippet_room
-
-            if rx is False:
-                rx = highlighter(out, regex)
-                room = snippet_room(out)
+            from .search_run import _snippet
 
             head = f"{esc(r.locator)} [{r.kind}{' ' + esc(r.tool_name) if r.tool_name else ''}] {short_local(r.instant)}"
             if context:
                 group = (ref.provider, ref.session_id, h.turn)
                 if group != last_group:
-                    out.spans([(ref.session_id, "id"), f" ({esc(display_of(sel, ref.provider))}) turn "
-                               f"{h.turn if h.turn is not None else '-'}"])
+                    out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}) turn "
+                             f"{h.turn if h.turn is not None else '-'}")
                     if h.opener is not None:
                         out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
                                  f"{clip(h.opener.text, 200)}")
                     last_group = group
-                out.spans([f"> {head}  ", *snippet_parts(h.text, h.span, rx, room(f"> {head}  "))])
+                out.text(f"> {head}  {_snippet(h.text, h.span)}")
             else:
-                out.spans([(ref.session_id, "id"), f" {head}  ",
-                           *snippet_parts(h.text, h.span, rx, room(f"{ref.session_id} {head}  "))])
+                out.text(f"{esc(ref.session_id)} {head}  {_snippet(h.text, h.span)}")
     return sm
 
 

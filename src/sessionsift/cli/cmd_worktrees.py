@@ -109,6 +109,7 @@ def worktree_row(w, action) -> dict:
                                       "ignored_sample": st.ignored_sample, "error": st.error},
         "main_line": w.main_line.to_json(), "ahead": w.merge.ahead, "behind": w.merge.behind,
         "ahead_unique": w.merge.ahead_unique, "diverged": w.diverged, "merge_error": w.merge.error,
+        "contents": w.contents.to_json(),
         "signals": [s.to_json() for s in w.signals], "live": w.live if w.signals else None,
         "category": w.category, "reason": w.reason, "evidence": evidence(w), "problems": w.problems,
         "action": action.to_json() if action is not None else None,

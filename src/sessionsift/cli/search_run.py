@@ -22,74 +22,6 @@ def _snippet(text: str, span: tuple[int, int] | None, width: int = 240) -> str:
     return s
 
 
-def snippet_parts(text: str, span: tuple[int, int] | None, regex=None, width: int = 240) -> list:
-    """`_snippet` as parts for `Out.spans`: the match (and, with `regex`, every other match inside
-    the window) styled `match`. Joined without colour the parts are `_snippet`'s text exactly
-    (escaping is per character)."""
-    if span is None:
-        return [clip(text, width)]
-    a, b = span
-    if width >= 240:  # a pipe: 80 characters before the match, 160 after it
-        lo = max(0, a - 80)
-        hi = min(len(text), max(b, a) + (width - 80))
-    else:  # a terminal's line: what it leaves, counted in the characters shown (escapes are two)
-        pre = width // 4
-        lo = max(0, a - pre)
-        while lo < a and len(esc(text[lo:a])) > pre:
-            lo += 1
-        hi = b
-        used = len(esc(text[lo:b]))
-        while hi < len(text) and used + len(esc(text[hi])) <= width:
-            used += len(esc(text[hi]))
-            hi += 1
-    spans = [(a, min(b, hi))]
-    if regex is not None:
-        try:
-            for m in regex.finditer(text, lo, hi):
-                s, e = m.span()
-                if e > s and (e <= a or s >= b):
-                    spans.append((s, e))
-        except Exception:  # the engine's own matching is the answer; the highlight is only a help
-            pass
-    spans.sort()
-    parts: list = ["…"] if lo > 0 else []
-    at = lo
-    for s, e in spans:
-        if s < at or e <= s:
-            continue
-        parts.append(text[at:s])
-        parts.append((text[s:e], "match"))
-        at = e
-    parts.append(text[at:hi])
-    if hi < len(text):
-        parts.append("…")
-    return parts
-
-
-def highlighter(out, pattern: str | None):
-    """The compiled pattern that marks every match of a snippet, when `out` is coloured (else
-    None: the hit's own match span is all a snippet needs)."""
-    if not out.colour or not pattern:
-        return None
-    try:
-        from ..search.api import _rx
-
-        return _rx(pattern)
-    except Exception:
-        return None
-
-
-def snippet_room(out):
-    """`room(head)`: the characters a hit's snippet may take after `head` -- 240 in a pipe, what
-    the terminal's width leaves on a terminal (at least 20; the match is never cut)."""
-    from .table import cells, term_width
-
-    W = term_width(out)
-    if W is None:
-        return lambda head: 240
-    return lambda head: max(20, W - cells(esc(head)) - 2)
-
-
 def _summary_line(sm, workers: int) -> str:
     unread = ""
     if sm.unreadable:
@@ -196,9 +128,8 @@ def run(inv, a: SearchArgs) -> int:
     discovery, the walk and the outcomes make tens of thousands of acyclic objects per store, and
     its passes over them were ~8% of a search's CPU; reference counting still frees them."""
     from ..read.nogc import no_gc
-    from .progress_run import reading
 
-    with no_gc(), reading("searching", search=True):
+    with no_gc():
         return _run(inv, a)
 
 
@@ -266,8 +197,6 @@ def _run(inv, a: SearchArgs) -> int:
     if query.count_by is not None:
         counts = run.census()  # a census: merged counts (kept whole per data root: index/answers.py)
     # a plain lane prints nothing (the summary counts it)
-    rx = highlighter(out, pl.regex)
-    room = snippet_room(out)
     for lane, o in run.outcomes(plain=False) if query.count_by is None else ():
         if sessions_only:
             if o.hit_count and lane.session_id not in sessions_seen:
@@ -304,17 +233,14 @@ def _run(inv, a: SearchArgs) -> int:
             if query.context:
                 group = (lane.path, h.turn)
                 if group != last_group:
-                    out.spans([(lane.session_id, "id"), f" {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}"])
+                    out.text(f"{lane.session_id} {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}")
                     if h.opener is not None and h.opener.line != h.line:
                         out.text(f"  L{h.opener.line} [{','.join(h.opener.labels)}] {short_local(h.opener.timestamp)}  "
                                  f"{clip(h.opener.text, 200)}")
                     last_group = group
-                head = f"> L{h.line} [{lab}] {when}  "
-                out.spans([head, *snippet_parts(h.text, h.span, rx, room(head))])
+                out.text(f"> L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
             else:
-                head = f" {esc(lane.display)} L{h.line} [{lab}] {when}  "
-                out.spans([(lane.session_id, "id"), head,
-                           *snippet_parts(h.text, h.span, rx, room(lane.session_id + head))])
+                out.text(f"{lane.session_id} {esc(lane.display)} L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
     from .cmd_shared import search_shared, search_summary_json, search_summary_text
 
     gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,

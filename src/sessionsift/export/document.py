@@ -212,24 +212,6 @@ def summary_line(b: "Block") -> str:
     return " ".join((b.text or "").split())[:120]
 
 
-def _spawns(ref: SessionRef) -> dict[str, str]:
-    """Claude Code subagent lane -> the tool_use id that spawned it (its ``agent-*.meta.json``)."""
-    if ref.provider != "claude-code":
-        return {}
-    from ..providers.claude import lane_name
-
-    out = {}
-    for p in ref.paths[1:]:
-        meta = Path(str(p)[:-len(".jsonl")] + ".meta.json") if str(p).endswith(".jsonl") else None
-        try:
-            m = orjson.loads(meta.read_bytes()) if meta is not None else None
-        except (OSError, orjson.JSONDecodeError):
-            m = None
-        if isinstance(m, dict) and isinstance(m.get("toolUseId"), str):
-            out[lane_name(p, ref.session_id)] = m["toolUseId"]
-    return out
-
-
 def blocks(prov: Provider, ref: SessionRef, doc: Document, *,
            redact: Callable[[str], tuple[str, int]] | None = None, meta: bool = False) -> Iterator[Block]:
     """The session's blocks in read order, one record at a time (copies and, unless ``meta``,
@@ -300,7 +282,7 @@ def build(prov: Provider, ref: SessionRef, *, redact: Callable[[str], tuple[str,
     instead, export/stream.py; this stays as its oracle and for callers that want the model).
     ``meta``: keep harness bookkeeping records too."""
     doc = Document(ref)
-    spawned = _spawns(ref)
+    spawned = prov.spawned_lanes(ref)
     calls: dict[str, Block] = {}
     for b in blocks(prov, ref, doc, redact=redact, meta=meta):
         r, kind = b.record, b.kind

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..providers.base import Provider, SessionRef
 from . import keep
-from .document import Block, Document, Lane, _spawns, blocks
+from .document import Block, Document, Lane, blocks
 
 MAX_WAIT = 4 << 20
 """Characters of text a lane may hold back waiting for one tool result."""
@@ -199,7 +199,7 @@ def write_document(mod, prov: Provider, ref: SessionRef, dest: Path, *,
     """Read the session and write its document (``mod``: export.markdown or export.html) to
     ``dest`` atomically. Returns the Document's counts (its lanes without turns) and the title."""
     doc = Document(ref)
-    spawned = _spawns(ref)
+    spawned = prov.spawned_lanes(ref)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryFile(dir=dest.parent) as spool:

@@ -1,5 +1,5 @@
 """Plain-data forms (marshal-able: lists, dicts, bytes, str, numbers) of what an index
-keeps: the unfinished census part of a transcript (`core.stats._Part`: counters plus the survival
+keeps: the unfinished census part of a transcript (`providers.claude.lanescan.Part`: counters plus the survival
 `Skeleton`, so an append can be merged onto it), its per-record columns (`core.stats.Cols`) and the
 finished census (`core.stats.LaneStats`). Each `*_from` inverts its `*_obj` exactly: counters keep
 their insertion order (text output sorts ties by it), tuples come back as tuples."""
@@ -9,7 +9,8 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 
-from ..providers.claude.stats import Cols, LaneStats, _Part
+from ..providers.claude.lanescan import Cols, Part
+from ..providers.claude.stats import LaneStats
 from ..providers.claude.model.lane import Skeleton
 from ..read.lines import ReadStats
 
@@ -93,7 +94,7 @@ def _combo_from(o: list) -> tuple:
     return (o[0], o[1], o[2], tuple(o[3]))
 
 
-def part_obj(p: _Part) -> dict:
+def part_obj(p: Part) -> dict:
     return {
         "read": read_obj(p.read), "sk": skeleton_obj(p.sk),
         "combos": [[_combo_obj(k), c, p.first[k]] for k, c in p.combos.items()],
@@ -109,8 +110,8 @@ def part_obj(p: _Part) -> dict:
     }
 
 
-def part_from(o: dict) -> _Part:
-    p = _Part()
+def part_from(o: dict) -> Part:
+    p = Part()
     p.read = read_from(o["read"])
     p.sk = skeleton_from(o["sk"])
     for k, c, f in o["combos"]:

@@ -7,7 +7,7 @@ Two sections, keyed by the transcript's absolute path:
 - ``lanes``: the identity of the transcript the entry was taken from (device, inode, size, mtime,
   ctime - the entry is used only while a stat of the transcript gives exactly these, and the
   per-transcript index it came from covered the whole file), the head facts lineage reads (first
-  uuid, first timestamp: providers/claude/model/lineage.py `_read_head`, taken when the entry is written) so fork
+  uuid, first timestamp: providers/claude/model/lineage.py `read_head`, taken when the entry is written) so fork
   detection reads no transcript head, the reading's counts (the ``fev`` section's ``read``) and
   the file-event facts (providers/claude/files/facts.py: every call's, attachment's and backup's own small facts,
   kept with the digest of the rules that derived them), so a warm `files` reads no record;
@@ -109,9 +109,9 @@ class FilesSummary:
             return
         import marshal
 
-        from ..providers.claude.model.lineage import _read_head
+        from ..providers.claude.model.lineage import read_head
 
-        head = _read_head(path)
+        head = read_head(path)
         key = [ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns]
         self.lanes[path] = [key, list(head), fev.get("read"), None]
         self._fevs()[path] = [key, marshal.dumps(fev)]

@@ -73,7 +73,7 @@ def _write(lane: Lane, buf, end: int, st: os.stat_result, sections: dict) -> Non
         pass  # an unwritable cache (or an unencodable value) costs speed next time, never a result
 
 
-def final_obj(part: "S._Part", path=None) -> dict:
+def final_obj(part: "S.Part", path=None) -> dict:
     """What search needs of the finished census, per record kind (docs/index.md): how many records
     carry each (kind, final labels) pair - drafts relabelled user.unsent -, the unknown-type
     records by which label needles their lines hold, whether any parent has two user.message
@@ -100,9 +100,9 @@ def final_obj(part: "S._Part", path=None) -> dict:
 
 
 def _head(path) -> tuple:
-    from ..providers.claude.model.lineage import _read_head
+    from ..providers.claude.model.lineage import read_head
 
-    return _read_head(path)
+    return read_head(path)
 
 
 def census_one(lane: Lane, strict: bool, parallel: bool) -> "S.LaneStats | S.Problem":

@@ -23,7 +23,8 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..providers.claude.stats import KNOWN_TYPES, LABEL_NEEDLES, Cols
+from ..providers.claude.lanescan import LABEL_NEEDLES, Cols
+from ..providers.claude.model.known import KNOWN_TYPES
 from ..providers.claude.discover import Lane
 from . import codec, config, lanes as L, store
 

@@ -42,7 +42,7 @@ except ImportError:  # an interpreter built without it
     from hashlib import blake2b
 
 MAGIC = b"SSIFTIDX"
-VERSION = 4
+VERSION = 5
 FP_BYTES = 4096
 SAMPLES = 8
 

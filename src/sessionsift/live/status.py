@@ -73,9 +73,8 @@ class StatusResult:
 
 def unavailable(u: Unit, why: str) -> LiveState:
     """The state of a session whose provider offers no live-state capability: unknown, with why."""
-    return LiveState("unknown", f"{u.display}: {why}",
-                     [ev("reader", f"{u.display} offers no live-state capability", f"nothing: {why}")],
-                     invisible=[f"live state: {why}"])
+    return LiveState("unknown", why,
+                     [ev("reader", f"{u.display} offers no live-state capability", f"nothing: {why}")])
 
 
 def assess(u: Unit, w: LiveWorld) -> LiveState:

@@ -22,6 +22,8 @@ KNOWN: dict[str, str] = {
     "crush": "Crush",
     "pi": "pi",
     "qwen-code": "Qwen Code",
+    "copilot-cli": "GitHub Copilot CLI",
+    "kilo-code": "Kilo Code",
 }
 """Every client the coverage line always names, in display order (outside readers follow)."""
 
@@ -37,6 +39,8 @@ BUILTIN: dict[str, str] = {
     "crush": "sessionsift.providers.crush:Crush",
     "pi": "sessionsift.providers.pi:Pi",
     "qwen-code": "sessionsift.providers.qwen:QwenCode",
+    "copilot-cli": "sessionsift.providers.copilot:CopilotCli",
+    "kilo-code": "sessionsift.providers.kilo:KiloCode",
 }
 """The entry points this package declares (pyproject.toml; tests/test_provider_registry.py holds them equal)."""
 

@@ -36,7 +36,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Literal, Mapping
+from typing import Any, Callable, ClassVar, Iterator, Literal, Mapping
 
 Role = Literal["user", "assistant", "system", "tool", "harness"]
 """Who a record speaks for: ``user`` (a person, or text delivered as the user turn), ``assistant``
@@ -329,6 +329,19 @@ BACK_MAX = 128 << 20
 """How far back from a file's end :func:`last_jsonl_instant` reads at most."""
 
 
+def _inside_dir(child: str, parent: str) -> bool:
+    def under(c: str, p: str) -> bool:
+        return c == p or c.startswith(p.rstrip("/") + "/")
+
+    c, p = os.path.normpath(child), os.path.normpath(parent)
+    if under(c, p):
+        return True
+    try:
+        return under(os.path.realpath(c), os.path.realpath(p))
+    except OSError:
+        return False
+
+
 def _dig(o, path: tuple[str, ...]):
     for k in path:
         if not isinstance(o, dict):
@@ -434,6 +447,13 @@ class Provider:
     ``write`` for a write whose create/update is not known beforehand). `files` lists a read
     call as a ``read`` row and a change call whose result is an error as a failed row (a
     successful change is its reader's ``FileChange``). Empty: the reader names none."""
+    @classmethod
+    def tool_names(cls) -> frozenset[str]:
+        """Every tool name this reader knows (shell, file, plan, spawn tools...): names only code
+        under providers/ compares (tests/test_architecture.py). Default: the keys of
+        :attr:`shell_tools` and :attr:`file_tools`."""
+        return frozenset(cls.shell_tools) | frozenset(cls.file_tools)
+
     lacks: ClassVar[dict[str, str]] = {}
     """Capabilities this reader cannot offer, each with the reason its client's data cannot answer
     (capability name -> what the client writes and does not write). A question asks the session's
@@ -459,17 +479,35 @@ class Provider:
             return Root(Path(env[self.env_var]).expanduser(), self.env_var)
         return Root(Path.home() / self.default_rel, "default")
 
+    client_packages: ClassVar[tuple[str, ...]] = ()
+    """The npm packages that are this client (``@anthropic-ai/claude-code``): a process runs it when a
+    package runner names it (``npx``, ``npm exec``, ``pnpm dlx``, ``bunx``) or its script lies inside
+    it (``node …/node_modules/<package>/cli.js``). See :meth:`is_client_argv`."""
+    client_path_parts: ClassVar[tuple[str, ...]] = ()
+    """Path fragments only this client's programs hold (a native installer's version dir)."""
+
     @classmethod
     def is_client_argv(cls, argv: list[str]) -> bool:
-        """Whether a process's command line (``/proc/<pid>/cmdline`` split on NUL) is this client's.
-        Default: the basename of ``argv[0]`` is one of :attr:`process_names`."""
-        return bool(argv) and os.path.basename(argv[0]) in cls.process_names
+        """Whether a process's command line (``/proc/<pid>/cmdline`` split on NUL) runs this client,
+        however it was launched (``providers.launch``): a native binary, a script under node, bun
+        or deno (a local ``node_modules/.bin/<name>`` included), a package runner, a shell running a
+        script, or a wrapper staying alive as its parent -- by :attr:`process_names` (a program's
+        basename), :attr:`client_packages` and :attr:`client_path_parts`. A reader overriding this
+        must not raise: clean's activity gate treats a recognition that raises as blocking."""
+        from .launch import matches
+
+        return bool(argv) and matches(argv, cls.process_names, cls.client_packages, cls.client_path_parts)
 
     def discover(self, root: Root) -> Discovery:  # pragma: no cover - interface
         raise NotImplementedError
 
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:  # pragma: no cover
         raise NotImplementedError
+
+    lanes_in_paths: ClassVar[bool] = False
+    """True when a session's subagent transcripts are further paths of its own SessionRef (its
+    first path the main lane), not child sessions with a ``parent_session_id``: a main-lane-only
+    reading keeps ``paths[:1]`` and the subagents are counted from the paths. Default: False."""
 
     records_forks: ClassVar[bool] = False
     """True when the client records that a session was forked from another (then
@@ -586,6 +624,22 @@ class Provider:
     """True when the client writes its own price of each response beside its usage: then `usage` asks
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as
     the client's recorded cost next to its own pricing."""
+
+    def deep_facts(self, ref: SessionRef) -> Mapping[tuple[str, int], Any]:
+        """(path, line) -> what the reader's deeper model says of that line (providers/deep.py
+        ``DeepFacts``: labels, turn number, survival), for the labels export, audit and sync give
+        records. Default: empty (the shared kind is the label)."""
+        return {}
+
+    def spawned_lanes(self, ref: SessionRef) -> dict[str, str]:
+        """Lane name -> the id of the tool call that spawned that lane (a subagent's parent call),
+        for the lanes of ``ref`` that record it. Default: none."""
+        return {}
+
+    session_cost_source: ClassVar[str | None] = None
+    """Where the client keeps a session's own total cost (``extra["recorded_cost"]`` of its refs),
+    named beside the figure `usage` reports, e.g. ``opencode session.cost``. None: the reader keeps
+    no session total (`usage` then names ``<provider> recorded_cost``)."""
 
     def recorded_cost(self, record: Record) -> float | None:
         """The price in USD the client wrote for the response whose usage ``record.tokens`` holds (from
@@ -735,6 +789,35 @@ class Provider:
             out.append(ChildAgent(c, None, started_at=c.first_at, ended_at=c.last_at if status == "completed" else None,
                                   status=status, status_why=why))
         return out
+
+    def session_listing(self, root: Path, source: str = "scan",
+                        locks: "Callable[[], tuple[dict | None, str | None]] | None" = None
+                        ) -> "tuple[Any, list[Any]] | None":
+        """The client's own listing of the sessions it has running under ``root``: a
+        :class:`~sessionsift.providers.listing.Listing` (its state: present, absent, unreadable)
+        and one :class:`~sessionsift.providers.listing.LiveEntry` per row (session id, pids, cwd,
+        alive or not provably dead). Clean's activity gate takes a live row as the session being
+        live and accounts a client process it names as that session; the worktrees sweep stops when
+        a listing is unreadable. ``locks``: the caller's reader of held file locks (``/proc/locks``:
+        ``((major, minor, inode) -> holder pids, error)``), for a listing made of held locks; None:
+        locks are not observable (such a listing is then unreadable, never empty). Default: None --
+        the client keeps no such listing (its processes are matched by project or provider,
+        :attr:`activity_granularity`)."""
+        return None
+
+    def projects_of(self, ref: SessionRef) -> list[str]:
+        """Every project directory the session's files belong to: a client process working in any
+        of them may be writing it. Default: ``[ref.project]`` when it is known."""
+        return [ref.project] if ref.project else []
+
+    def works_in(self, ref: SessionRef, cwd: str) -> bool:
+        """Whether a client process whose cwd is ``cwd`` works in this session's project: ``cwd``
+        is one of :meth:`projects_of` or inside it (as given, and with symlinks resolved). May
+        raise: clean then counts the process as working there (it blocks)."""
+        for proj in self.projects_of(ref):
+            if _inside_dir(cwd, proj):
+                return True
+        return False
 
     instant_keys: ClassVar[tuple[tuple[str, ...], ...]] = (("timestamp",),)
     """Where a record of the client's JSON Lines files carries its instant (key paths, e.g.

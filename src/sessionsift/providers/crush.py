@@ -86,10 +86,12 @@ def _json(s: Any) -> Any:
 class Crush(Provider):
     name = "crush"
     display = "Crush"
+    session_cost_source = "Crush sessions.cost"
     home_flag = "--crush-home"
     env_var = "CRUSH_GLOBAL_DATA"
     default_rel = ".local/share/crush"
     process_names = ("crush",)
+    client_packages = ("@charmland/crush",)
     activity_granularity = "project"
     shell_tools = {"bash": ("command", None)}
     file_tools = {"view": ("file_path", "read"), "edit": ("file_path", "update"), "multiedit": ("file_path", "update"),
@@ -341,6 +343,26 @@ class Crush(Provider):
             return sqlite_ro.rows_signature(con, db, qs)
         except Exception:  # noqa: BLE001 - cannot tell: read it
             return None
+
+    # ------------------------------------------------------------------ live state (crush_live.py)
+    def live_state(self, ref: SessionRef, world):
+        """The data-dir lock (``crush.lock``, /proc/locks), the last message's finish part and its tool
+        calls' results, the task sessions (crush_live.py)."""
+        from . import crush_live
+
+        return crush_live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$CRUSH_SESSION_ID`` (hook commands only); ``CRUSH=1`` in a shell tool names none."""
+        from . import crush_live
+
+        return crush_live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Task sessions joined to the agent-tool call their id names."""
+        from . import crush_live
+
+        return crush_live.subagents(self, ref, children, world)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Rows inside a project's shared crush.db: no file belongs to one session alone."""

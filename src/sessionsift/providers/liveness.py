@@ -49,6 +49,16 @@ def decide(rungs: dict[str, str | None], undecided: str) -> tuple[str, str]:
     return "unknown", undecided
 
 
+def as_dict(x: Any) -> dict:
+    """``x`` when it is a JSON object, else an empty one (a record's field read defensively)."""
+    return x if isinstance(x, dict) else {}
+
+
+def as_list(x: Any) -> list:
+    """``x`` when it is a JSON array, else an empty one."""
+    return x if isinstance(x, list) else []
+
+
 def ev(surface: str, value: str, proves: str, **fields: Any) -> dict:
     """One evidence row: the surface read, what it holds, what that proves (JSON-ready fields)."""
     return {"surface": surface, "value": value, "proves": proves, **fields}
@@ -238,20 +248,44 @@ class LiveWorld:
 
     @staticmethod
     def opens(pid: int, paths: Iterable[str]) -> bool | None:
-        """Whether process ``pid`` has one of ``paths`` open (``/proc/<pid>/fd``); None when its
-        descriptors cannot be listed."""
-        want = {os.path.realpath(p) for p in paths}
+        """Whether process ``pid`` has one of ``paths`` open (``/proc/<pid>/fd``: the very files, by
+        device and inode -- a process in another mount namespace may hold a file of the same name);
+        None when its descriptors cannot be listed."""
+        want = set()
+        for p in paths:
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            want.add((st.st_dev, st.st_ino))
         try:
             names = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             return None
         for n in names:
             try:
-                if os.readlink(f"/proc/{pid}/fd/{n}") in want:
-                    return True
+                st = os.stat(f"/proc/{pid}/fd/{n}")
             except OSError:
                 continue
+            if (st.st_dev, st.st_ino) in want:
+                return True
         return False
+
+    @staticmethod
+    def works_in(proc, directory: str) -> bool | None:
+        """Whether process ``proc`` (of the process table) works in ``directory`` or under it: its cwd
+        is there by name AND is the directory this reader sees at that name (a process in another
+        mount namespace can have a cwd of the same name); None when its cwd cannot be read."""
+        cwd = getattr(proc, "cwd", None)
+        if cwd is None:
+            return None
+        if not inside(cwd, directory):
+            return False
+        try:
+            a, b = os.stat(f"/proc/{proc.pid}/cwd"), os.stat(cwd)
+        except OSError:
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
     # -- sessions -------------------------------------------------------------------------------
     def children_of(self, ref) -> list:
@@ -267,6 +301,35 @@ class LiveWorld:
         if key not in self.states:
             self.states[key] = self.assess(ref)
         return self.states[key]
+
+
+def project_processes(prov, ref, world, proves: str) -> tuple[str, str, dict]:
+    """(``alive`` | ``none`` | ``unknown``, why, evidence row ``processes``) for a client that holds no
+    lock and no file open between writes: the processes ``prov.is_client_argv`` recognises whose cwd
+    is the session's project (``ref.project``) or under it, by inode (``LiveWorld.works_in``). A
+    process there is evidence for every session of that project; none there proves none of them runs."""
+    name = prov.display
+    procs = world.client_procs(prov)
+    if procs is None:
+        return "unknown", f"processes cannot be observed ({world.proc_error()})", ev(
+            "processes", f"not observable ({world.proc_error()})", proves)
+    project = ref.project
+    if not project:
+        n = len(procs)
+        return ("none" if not n else "unknown"), (
+            f"no {name} process is running" if not n else "the session records no project to match its processes to"), \
+            ev("processes", f"{n} {name} process(es); the session records no project", proves,
+               pids=[p.pid for p in procs])
+    here = [p for p in procs if world.works_in(p, project)]
+    blind = [p for p in procs if p.cwd is None]
+    row = ev("processes", f"{len(here)} {name} process(es) in {project}" + (
+        f"; {len(blind)} whose directory cannot be read" if blind else ""), proves,
+        pids=[p.pid for p in here], project=project, cwd_unreadable=[p.pid for p in blind])
+    if here:
+        return "alive", f"{name} pid {here[0].pid} works in this project", row
+    if blind:
+        return "unknown", f"{name} pid {blind[0].pid} runs and its directory cannot be read", row
+    return "none", f"no {name} process works in this project", row
 
 
 def proc_alive(pid: int) -> bool | None:

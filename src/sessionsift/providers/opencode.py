@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, ClassVar, Iterator, Mapping
 
 import orjson
 
 from . import opencode_json, sqlite_ro
 from .base import Discovery, Problem, Provider, ReadReport, Record, Root, SessionRef
-from .opencode_records import PROVIDER, SessionMapper, iso_ms
+from .opencode_records import SessionMapper, iso_ms
 
 NEED = {
     "session": {"id", "directory", "title", "time_created", "time_updated"},
@@ -55,12 +55,35 @@ class Opencode(Provider):
     name = "opencode"
     ccusage_agent = "opencode"
     display = "opencode"
+    session_cost_source = "opencode session.cost"
+    records_cost = True
+    """Each step's message (and its step-finish part) carries opencode's price of it (``cost``, USD)."""
+
+    def recorded_cost(self, record: Record) -> float | None:
+        raw = record.raw
+        if not isinstance(raw, dict):
+            return None
+        for d in (raw, raw.get("data"), raw.get("part"), raw.get("info")):
+            if isinstance(d, dict):
+                c = d.get("cost")
+                if isinstance(c, (int, float)) and not isinstance(c, bool):
+                    return float(c)
+        return None
     home_flag = "--opencode-home"
     env_var = None
     default_rel = ".local/share/opencode"
+    client_packages = ("opencode-ai",)
     process_names = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
     shell_tools = {"bash": ("command", "workdir")}
+    app: ClassVar[str] = "opencode"
+    """The client's XDG application dir name (``$XDG_DATA_HOME/<app>``)."""
+    db_env: ClassVar[str] = "OPENCODE_DB"
+    """The client's own variable naming its database file (relative to the data dir unless absolute)."""
+    db_main: ClassVar[str] = "opencode.db"
+    """The database of the release channels latest/beta/prod."""
+    db_globs: ClassVar[tuple[str, ...]] = ("opencode-*.db",)
+    """The other channels' databases in the data dir (each its own store)."""
     file_tools = {"read": ("filePath", "read"), "edit": ("filePath", "update"), "multiedit": ("filePath", "update"),
                   "write": ("filePath", "write")}
 
@@ -81,13 +104,13 @@ class Opencode(Provider):
             return Root(Path(explicit).expanduser(), self.home_flag, True)
         if home:
             return Root(Path(home).expanduser() / self.default_rel, "--home", True)
-        data = Path(env["XDG_DATA_HOME"]).expanduser() / "opencode" if env.get("XDG_DATA_HOME") else None
-        db = env.get("OPENCODE_DB")
+        data = Path(env["XDG_DATA_HOME"]).expanduser() / self.app if env.get("XDG_DATA_HOME") else None
+        db = env.get(self.db_env)
         if db and db != ":memory:":
             p = Path(db).expanduser()
             if not p.is_absolute():
                 p = (data or Path.home() / self.default_rel) / p
-            return Root(p, "OPENCODE_DB")
+            return Root(p, self.db_env)
         if data is not None:
             return Root(data, "XDG_DATA_HOME")
         return Root(Path.home() / self.default_rel, "default")
@@ -98,9 +121,9 @@ class Opencode(Provider):
         if root.is_file() or root.suffix == ".db":
             return ([root] if root.exists() else []), False
         dbs = []
-        if (root / "opencode.db").exists():
-            dbs.append(root / "opencode.db")
-        dbs += sorted(p for p in root.glob("opencode-*.db") if p.is_file())
+        if (root / self.db_main).exists():
+            dbs.append(root / self.db_main)
+        dbs += sorted({p for g in self.db_globs for p in root.glob(g) if p.is_file()})
         return dbs, (opencode_json.storage_dir(root) / "session").is_dir()
 
     def discover(self, root: Root) -> Discovery:
@@ -120,13 +143,14 @@ class Opencode(Provider):
                 failed.append((e.state, f"{db.name}: {e.reason}"))
         if legacy:
             in_db = {r.session_id for r in refs}
-            for r in opencode_json.discover(root.path, problems):
+            for r in opencode_json.discover(root.path, problems, self.name):
                 if r.session_id in in_db:
                     continue  # migrated into opencode.db; the database's copy is the one read
                 refs.append(r)
         if not dbs and not legacy:
             return Discovery([], self.coverage(root, "absent", 0,
-                                               reason="no opencode.db, opencode-*.db or storage/ here"), problems)
+                                               reason=f"no {', '.join((self.db_main, *self.db_globs))} or storage/ here"),
+                             problems)
         if failed:
             state = "unknown_format" if all(s == "unknown_format" for s, _ in failed) else "unreadable"
             reason = "; ".join(r for _, r in failed)
@@ -167,7 +191,7 @@ class Opencode(Provider):
                 continue
             tok = {k[7:]: r[k] for k in names if k.startswith("tokens_")}
             refs.append(SessionRef(
-                PROVIDER, sid, [db], project=r["directory"] if isinstance(r["directory"], str) else None,
+                self.name, sid, [db], project=r["directory"] if isinstance(r["directory"], str) else None,
                 project_source="session.directory", first_at=iso_ms(r["time_created"]),
                 last_at=iso_ms(r["time_updated"]), size=None,
                 title=r["title"] if isinstance(r["title"], str) else None,
@@ -195,7 +219,7 @@ class Opencode(Provider):
         if cols is None:
             return
         mapper = SessionMapper(ref.session_id, report, path=str(db), is_child=bool(ref.parent_session_id), raw=raw,
-                               data_dir=db.parent)
+                               data_dir=db.parent, provider=self.name)
         try:
             with sqlite_ro.snapshot(con, db):
                 yield from self._rows(con, db, ref.session_id, mapper, report)
@@ -246,7 +270,7 @@ class Opencode(Provider):
                 native = f"session_message/{typ}"
                 report.unknown_kinds[native] += 1
                 report.records += 1
-                yield Record(PROVIDER, sid, f"session_message:{rid}", "harness", "unknown", native, path=mapper.path,
+                yield Record(self.name, sid, f"session_message:{rid}", "harness", "unknown", native, path=mapper.path,
                              raw=_loads(data) if mapper.raw else None)
         if "session_input" in tables and {"id", "session_id", "prompt", "delivery"} <= sqlite_ro.columns(con, "session_input"):
             for rid, prompt, delivery in con.execute("SELECT id, prompt, delivery FROM session_input WHERE session_id = ? "
@@ -254,7 +278,7 @@ class Opencode(Provider):
                 native = f"session_input/{delivery}"
                 report.unknown_kinds[native] += 1
                 report.records += 1
-                yield Record(PROVIDER, sid, f"session_input:{rid}", "user", "unknown", native, path=mapper.path,
+                yield Record(self.name, sid, f"session_input:{rid}", "user", "unknown", native, path=mapper.path,
                              text=prompt if isinstance(prompt, str) else None)
 
     # ------------------------------------------------------------------ search's prefilter
@@ -319,6 +343,29 @@ class Opencode(Provider):
             return sqlite_ro.rows_signature(con, db, qs)
         except Exception:  # noqa: BLE001 - cannot tell: read it
             return None
+
+    # ------------------------------------------------------------------ live state (opencode_live.py)
+    def live_state(self, ref: SessionRef, world):
+        """The last message's step and parts (no ``time.completed``, tool parts pending or running),
+        the opencode processes holding the database open, the child sessions (opencode_live.py)."""
+        from . import opencode_live
+
+        if ref.extra.get("store") == "legacy-json":
+            return opencode_live.legacy_state(ref)
+
+        return opencode_live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``OPENCODE=1`` / ``OPENCODE_PID`` in its shell tool's environment: no session id."""
+        from . import opencode_live
+
+        return opencode_live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Child sessions joined to the ``task`` part whose metadata names them."""
+        from . import opencode_live
+
+        return opencode_live.subagents(self, ref, children, world)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:

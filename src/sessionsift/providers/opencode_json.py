@@ -54,7 +54,7 @@ def storage_dir(data_dir: Path) -> Path:
     return data_dir / "storage"
 
 
-def discover(data_dir: Path, problems: list[Problem]) -> list[SessionRef]:
+def discover(data_dir: Path, problems: list[Problem], provider: str = PROVIDER) -> list[SessionRef]:
     st = storage_dir(data_dir)
     refs: list[SessionRef] = []
     sdir = st / "session"
@@ -78,7 +78,7 @@ def discover(data_dir: Path, problems: list[Problem]) -> list[SessionRef]:
             msgs = st / "message" / sid
             last = iso_ms(t.get("updated"))
             refs.append(SessionRef(
-                PROVIDER, sid, [f], project=obj.get("directory") if isinstance(obj.get("directory"), str) else None,
+                provider, sid, [f], project=obj.get("directory") if isinstance(obj.get("directory"), str) else None,
                 project_source="session.directory", first_at=iso_ms(t.get("created")), last_at=last,
                 size=None, title=obj.get("title") if isinstance(obj.get("title"), str) else None,
                 parent_session_id=obj.get("parentID") if isinstance(obj.get("parentID"), str) else None,
@@ -107,6 +107,7 @@ def read(ref: SessionRef, report: ReadReport, raw: bool) -> Iterator[Record]:
     report.files += 1
     mdir = st / "message" / ref.session_id
     mapper = SessionMapper(ref.session_id, report, path=None, is_child=ref.parent_session_id is not None, raw=raw,
+                           provider=ref.provider,
                            data_dir=data_dir)
     for mid, m in _sorted_messages(mdir, report):
         parts = []

@@ -135,7 +135,9 @@ class SessionMapper:
     """Turns one session's messages (in order) into records; keeps the turn count."""
 
     def __init__(self, session_id: str, report: ReadReport, *, path: str | None, is_child: bool, raw: bool,
-                 data_dir: Path | None = None):
+                 data_dir: Path | None = None, provider: str = PROVIDER):
+        self.provider = provider
+        """The reader's name the records carry (``opencode``, or a client built from its code: ``kilo-code``)."""
         self.data_dir = data_dir
         """The data dir (``tool-output/`` is there): a recorded ``outputPath`` that is absent is looked
         for under it by name (a copied or restored data dir)."""
@@ -150,7 +152,7 @@ class SessionMapper:
     def _rec(self, locator: str, role: str, kind: str, native: str, instant: str | None, obj: Any,
              **kw: Any) -> Record:
         self.report.records += 1
-        return Record(PROVIDER, self.sid, locator, role, kind, native, path=self.path, instant=instant,  # type: ignore[arg-type]
+        return Record(self.provider, self.sid, locator, role, kind, native, path=self.path, instant=instant,  # type: ignore[arg-type]
                       turn=self.turn or None, raw=obj if self.raw else None, **kw)
 
     def message(self, mid: str, data: dict, row_ms: Any, parts: Iterable[tuple[str, dict, Any]]) -> Iterator[Record]:

@@ -35,6 +35,10 @@ ROOTS: dict[str, tuple[str, str]] = {
                         "else $PI_CODING_AGENT_DIR, else ~/.pi/agent)."),
     "qwen-code": ("--qwen-home", "Qwen Code dir holding projects/ (default: $QWEN_RUNTIME_DIR, else $QWEN_HOME, "
                                 "else ~/.qwen)."),
+    "copilot-cli": ("--copilot-home", "GitHub Copilot CLI state dir, holding session-state/ (default: $COPILOT_HOME, "
+                                      "else ~/.copilot)."),
+    "kilo-code": ("--kilo-home", "Kilo Code data dir (default: $KILO_DB, else $XDG_DATA_HOME/kilo, else "
+                                 "~/.local/share/kilo)."),
 }
 """Each built-in provider's root flag and its help (every command takes them: cli/invocation.py),
 also for one whose reader is not installed. A new built-in reader adds its row here."""
@@ -42,7 +46,8 @@ also for one whose reader is not installed. A new built-in reader adds its row h
 FLAGS: dict[str, str] = {name: flag for name, (flag, _h) in ROOTS.items()}
 """The CLI flag of each built-in provider's root."""
 
-ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex", "qwen": "qwen-code"}
+ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "codex-cli": "codex", "qwen": "qwen-code",
+           "copilot": "copilot-cli", "kilo": "kilo-code"}
 
 
 def flag_of(name: str) -> str:

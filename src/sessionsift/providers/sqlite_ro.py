@@ -236,16 +236,28 @@ class Connections:
             hit[1].close()
             del self._open[key]
         immutable = quiet_wal(Path(path))
-        con = connect(path)
         try:
-            cols = None if is_empty(con, path) else require(con, path, schema)
-        except BaseException:
-            con.close()
-            raise
+            con, cols = self._open_checked(path, schema, trusted=False)
+        except StoreError as e:
+            if "unsafe use of" not in e.reason:
+                raise
+            # an index on json_extract() (Kilo Code's recall_message_role_idx, Codex CLI's
+            # thread_history), which SQLite before 3.41 refuses to parse with trusted_schema OFF: only
+            # after that refusal, reopen with it ON (still mode=ro and query_only)
+            con, cols = self._open_checked(path, schema, trusted=True)
         if cols is None:  # not set up yet: ask again next time
             return con, None
         self._open[key] = (ident, con, cols, immutable)
         return con, cols
+
+    @staticmethod
+    def _open_checked(path: Path, schema, trusted: bool):
+        con = connect(path, trusted_schema=trusted)
+        try:
+            return con, (None if is_empty(con, path) else require(con, path, schema))
+        except BaseException:
+            con.close()
+            raise
 
     def close(self) -> None:
         if os.getpid() == self._pid:

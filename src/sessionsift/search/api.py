@@ -254,10 +254,6 @@ def plan(query: Query) -> Plan:
 
 _RX_CACHE: dict[str, object] = {}
 
-PROGRESS = None
-"""A progress line (index/progress.Reading) the CLI sets while a search scans cold: each batch of
-lanes reports its bytes as it is done."""
-
 
 def _rx(pattern: str):
     r = _RX_CACHE.get(pattern)
@@ -1297,12 +1293,7 @@ class SearchRun:
             self.workers = min(workers, len(units))
             _FORKED = (self.plan, units, fold)
             try:
-                prog = PROGRESS
-                if prog is not None:
-                    prog.begin(total)
-                for k, outs in enumerate(imap_forked(_run_forked, len(units), self.workers)):
-                    if prog is not None:
-                        prog.step(units[k].bytes)
+                for outs in imap_forked(_run_forked, len(units), self.workers):
                     if fold:
                         outs = self._add_plain(*outs)
                     for o in outs:
@@ -1312,8 +1303,6 @@ class SearchRun:
         else:
             for u in _units(lanes, lsizes, 1 << 62):
                 outs = _run_unit((self.plan, u))
-                if PROGRESS is not None:
-                    PROGRESS.step(u.bytes)
                 if fold:
                     outs = self._add_plain(*_fold_plain(outs))
                 for o in outs:

@@ -62,10 +62,10 @@ class SessionRow:
         self._lr, self._st, self._ui = lr, st, ui
         self.problems, self.paths = problems, paths
         self._ref = self._lrd = None
-        from .run import RANK
+        from .run import rank
 
         pd = pd or (paths[0].rsplit("/", 1)[0] if paths else "")
-        self.order = (f"{RANK.get(provider, 9):02d}\0{pd}\0{parent or session_id}\0{session_id}", machine)
+        self.order = (f"{rank(provider):02d}\0{pd}\0{parent or session_id}\0{session_id}", machine)
 
     @property
     def list_row(self) -> dict:
@@ -117,6 +117,15 @@ def session_rows(con, providers: list[str] | None = None, parts: tuple[str, ...]
     return out
 
 
+def _lanes_in_paths(name: str) -> bool:
+    """Whether provider `name` keeps a session's subagent lanes as further paths of its ref
+    (Provider.lanes_in_paths; False for a provider this machine has no reader for)."""
+    from ..providers import load
+
+    cls = load(name)
+    return bool(cls is not None and cls.lanes_in_paths)
+
+
 # -- coverage ---------------------------------------------------------------------------------------
 
 def coverage(ds: Dataset, rows: list[SessionRow], providers: list[str] | None = None,
@@ -155,7 +164,7 @@ def coverage(ds: Dataset, rows: list[SessionRow], providers: list[str] | None = 
             out.append(Coverage(name, display, "not_looked", None, why))
             continue
         top = sum(1 for r in mine if r.parent_session_id is None)
-        if name == "claude-code":
+        if _lanes_in_paths(name):
             kids = sum(max(0, len(r.paths) - 1) for r in mine)
         else:
             kids = sum(1 for r in mine if r.parent_session_id is not None and r.helper is None)
@@ -250,8 +259,8 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
         wn = without_n.setdefault(r.machine, Counter())
         for lane, ts, project, model in ui.get("without_usage") or []:
             if subagents or lane == "main":
-                wn[(r.provider, owner, lane if r.provider == "claude-code" else r.session_id, ts, project, model)] += 1
-        if r.provider == "claude-code":
+                wn[(r.provider, owner, lane if _lanes_in_paths(r.provider) else r.session_id, ts, project, model)] += 1
+        if _lanes_in_paths(r.provider):
             for sid, d in (ui.get("sessions") or {}).items():
                 info = sessions.setdefault((r.provider, sid), UC.SessionInfo(r.provider, sid, d.get("project")))
                 info.lanes += d.get("lanes", 0) if subagents else min(1, d.get("lanes", 0))
@@ -355,7 +364,7 @@ def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: boo
             continue
         d = rs.get("main_only") if (not subagents and rs.get("main_only")) else rs
         ref = r.ref
-        if not subagents and r.provider == "claude-code":
+        if not subagents and _lanes_in_paths(r.provider):
             from dataclasses import replace
 
             ref = replace(ref, paths=ref.paths[:1])
@@ -364,7 +373,7 @@ def stats_census(ds: Dataset, providers: list[str] | None = None, subagents: boo
         out.append(st)
         mach[id(st)] = r.machine
     # the local census lists other providers first, then Claude Code's sessions read through --shared
-    out.sort(key=lambda s: s.ref.provider == "claude-code")
+    out.sort(key=lambda s: _lanes_in_paths(s.ref.provider))
     return DatasetStats(SharedStats(out, problems), mach, coverage(ds, rows, providers, subagents), machines(ds))
 
 

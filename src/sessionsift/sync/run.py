@@ -34,7 +34,12 @@ from .store import Store, open_store
 from .writer import BatchWriter
 
 COMMIT_BYTES = 512 << 20
-RANK = {"claude-code": 0, "codex": 1, "gemini-cli": 2, "opencode": 3, "crush": 4}
+def rank(name: str) -> int:
+    """A provider's place in the order usage reads providers in (the coverage's display order,
+    providers.KNOWN; an outside reader after every built-in one)."""
+    from ..providers import KNOWN
+
+    return list(KNOWN).index(name) if name in KNOWN else len(KNOWN) + 2
 
 
 @dataclass
@@ -197,7 +202,7 @@ def _plan(sel, states: dict, res: SyncResult) -> list[_Job]:
             res.unchanged += 1
             continue
         j = _Job(prov, ref, prev, rv, token, ordinal=ordinal)
-        if ref.provider == "claude-code":
+        if prov.lanes_in_paths:
             j.claude_session = claude.get(ref.session_id)
             j.explicit_lane = sel.claude.explicit_lanes.get(ref.session_id) if sel.claude is not None else None
             j.claude_home = sel.claude.home if sel.claude is not None else None
@@ -220,7 +225,7 @@ def _plan(sel, states: dict, res: SyncResult) -> list[_Job]:
 def _sync_one(run: _Run, j: _Job, res: SyncResult) -> None:
     prov, ref, prev = j.prov, j.ref, j.prev
     home = j.claude_home
-    order = session_order(ref, RANK.get(ref.provider, 9))
+    order = session_order(ref, rank(ref.provider))
     keep_prefix = prev is not None and prev.reader_version == j.rv
     kw = dict(claude_session=j.claude_session, claude_home=home, explicit_lane=j.explicit_lane, session_order=order)
     base = run.batch

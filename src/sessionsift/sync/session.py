@@ -298,13 +298,12 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
              claude_home=None, explicit_lane=None, session_order: str = "") -> Output:
     """Read one session and hand its rows to `writer`; with `prev_state`, only the rows after the
     prefix the dataset holds (raises Mismatch when the reading does not begin with it)."""
-    from ..export.source import claude_deep
     from ..providers.census import session_stats
 
     sink = Sink(writer, ref.provider, prev_state)
     problems: list[dict] = []
     try:
-        deep = claude_deep(ref) if ref.provider == "claude-code" else {}
+        deep = prov.deep_facts(ref)
         try:
             st = session_stats(_Tee(prov, sink, deep), ref)
         except Mismatch:
@@ -316,7 +315,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
         if st is not None:
             problems += [{"path": p.path, "why": p.why} for p in st.report.problems]
         main_only = None
-        if st is not None and ref.provider == "claude-code" and len(ref.paths) > 1:
+        if st is not None and prov.lanes_in_paths and len(ref.paths) > 1:
             # `stats --no-subagents` reads a Claude Code session's main lane alone
             from dataclasses import replace
 

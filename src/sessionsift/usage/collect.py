@@ -24,10 +24,6 @@ from ..providers import Coverage
 from . import claude as C
 from .events import Event, Ledger
 
-COST_RECORDING = ("opencode", "crush")
-"""Providers whose records carry the cost the client computed (read from Record.raw)."""
-
-
 @dataclass
 class SessionInfo:
     provider: str
@@ -158,9 +154,9 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
     whole = [(p, 0, None) for p in paths]
     if not parallel or total < PARALLEL_MIN_BYTES:
         return _scan_many(whole)
-    from ..providers.claude.stats import _can_fork, _Worker
+    from ..read.fanout import Worker, can_fork
 
-    if not _can_fork():
+    if not can_fork():
         return _scan_many(whole)
     parts: list[tuple[str, int, int | None]] = []
     psizes: list[int] = []
@@ -182,7 +178,7 @@ def _scan_all(paths: list[str], parallel: bool = True) -> list:
         acc += psizes[cut]
         cut += 1
     cut = max(cut, 1)
-    worker = _Worker(lambda: _scan_many(parts[cut:]))
+    worker = Worker(lambda: _scan_many(parts[cut:]))
     try:
         head = _scan_many(parts[:cut])
         tail = worker.result()
@@ -279,17 +275,6 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
 
 # -- every other provider, through the providers layer ---------------------------------------
 
-def _client_cost(raw) -> float | None:
-    if not isinstance(raw, dict):
-        return None
-    for d in (raw, raw.get("data"), raw.get("part"), raw.get("info")):
-        if isinstance(d, dict):
-            c = d.get("cost")
-            if isinstance(c, (int, float)) and not isinstance(c, bool):
-                return float(c)
-    return None
-
-
 def _ts_of(instant: str | None) -> float | None:
     return C._ts(instant)
 
@@ -298,7 +283,6 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
     """Sessions of one provider read through the providers layer (Record.tokens)."""
     tally = out.tally.setdefault(name, ReadTally())
     own_cost = bool(getattr(type(prov), "records_cost", False))
-    want_raw = name in COST_RECORDING or own_cost
     from ..providers import ReadReport
 
     for ref in refs:
@@ -309,7 +293,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         info.paths += [str(p) for p in ref.paths]
         if info.project is None:
             info.project = ref.project
-        _client_recorded(info, name, ref)
+        _client_recorded(info, name, ref, prov)
         report = ReadReport()
         per: list[Event] = []
         cumulative: list[tuple[float | None, object, str | None]] = []
@@ -318,7 +302,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         msg_usage: dict[str, bool] = {}
         msg_unpaid: dict[str, float | None] = {}
         try:
-            for rec in prov.read(ref, report, raw=want_raw):
+            for rec in prov.read(ref, report, raw=own_cost):
                 t = rec.tokens
                 if rec.copy_of is not None:  # a repeat of another record (base.py): counted once, there
                     if t is not None:
@@ -343,7 +327,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                 cw = t.cache_write
                 per.append(Event(name, owner, lane, info.project, rec.model, _ts_of(rec.instant), t.input, t.output,
                                  t.cache_read, cw, None, t.reasoning, None, None, None,
-                                 prov.recorded_cost(rec) if own_cost else _client_cost(rec.raw) if want_raw else None,
+                                 prov.recorded_cost(rec) if own_cost else None,
                                  key, 1, rec.path))
         except Exception as exc:  # noqa: BLE001
             out.problems.append(Problem(str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
@@ -369,7 +353,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                 out.ledger.add(e)
 
 
-def _client_recorded(info: SessionInfo, name: str, ref) -> None:
+def _client_recorded(info: SessionInfo, name: str, ref, prov=None) -> None:
     """The provider's own per-session cost (opencode `session.cost` with its token sums, Crush
     `sessions.cost`), summed over the session and its child sessions."""
     ex = ref.extra or {}
@@ -381,7 +365,11 @@ def _client_recorded(info: SessionInfo, name: str, ref) -> None:
     if not isinstance(cost, (int, float)) or isinstance(cost, bool):
         return
     toks = ex.get("recorded_tokens") if isinstance(ex.get("recorded_tokens"), dict) else None
-    src = {"opencode": "opencode session.cost", "crush": "Crush sessions.cost"}.get(name, f"{name} recorded_cost")
+    if prov is None:  # a dataset's row (sync/answers.py): the reader by name
+        from ..providers import registry
+
+        prov = registry().get(name)
+    src = getattr(prov, "session_cost_source", None) or f"{name} recorded_cost"
     path = str(ex.get("db_path") or (ref.paths[0] if ref.paths else ""))
     if info.client is None:
         info.client = C.ClientRecorded(float(cost), {"(session)": dict(toks)} if toks else {}, path, None, src)

@@ -11,13 +11,17 @@ session, is its lock custom, does anything say it is alive, and only then merged
 | `unknown` | a fact the decision needs could not be taken (main line unknown, git failed) |
 | `unmerged` | HEAD has commits the main line lacks (`diverged` too when the main line also moved) |
 | `dirty` | tracked changes, untracked entries, or a rebase/merge/cherry-pick/bisect under way |
-| `removable` | a session, not custom-locked, not alive by any signal, fully merged and clean |
+| `holds-nested` | its directory holds another registered worktree, a git repository or a mount point (often under an ignored directory, which `git worktree remove` deletes): removing it would remove them |
+| `unknown` | also: an entry inside could not be read, so what removal would take is not known |
+| `removable` | a session, not custom-locked, not alive by any signal, fully merged, clean, and holding nothing but its checkout and what git accounts for |
 """
 
 from __future__ import annotations
 
+from .contents import describe
+
 CATEGORIES = ("live", "custom-locked", "unmerged", "dirty", "removable",
-              "not-session", "unknown", "unverified", "unregistered")
+              "holds-nested", "not-session", "unknown", "unverified", "unregistered")
 CORE = ("live", "custom-locked", "unmerged", "dirty", "removable")
 
 
@@ -57,6 +61,8 @@ def decide(w, listings_ok: bool) -> tuple[str, str]:
         if w.status.in_progress:
             parts.append("under way: " + ", ".join(w.status.in_progress))
         return "dirty", "uncommitted work: " + ", ".join(parts)
+    if w.exists and w.contents.disposable is not True:
+        return ("holds-nested" if w.contents.nested else "unknown"), describe(w.contents)
     note = "" if w.exists else " (its directory is already gone: only git's record of it remains)"
     return "removable", f"a {w.agent} session, not alive by any signal, fully merged into {w.main_line.ref} " \
                         f"and clean{note}"
@@ -101,5 +107,7 @@ def evidence(w) -> list[dict]:
          "detail": (st.error if st.dirty is None else
                     f"{st.tracked} tracked changes, {st.untracked} untracked, {st.ignored} ignored entries"
                     + (f", under way: {', '.join(st.in_progress)}" if st.in_progress else ""))},
+        {"check": "holds-only-its-checkout", "holds": w.contents.disposable if w.exists else True,
+         "detail": describe(w.contents) if w.exists else "its directory is gone"},
     ]
     return rows

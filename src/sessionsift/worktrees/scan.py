@@ -31,6 +31,7 @@ from pathlib import Path
 from ..providers.claude.discover import claude_home as resolve_claude_home
 from ..errors import TargetError
 from ..providers.claude.live import registry as REG
+from . import contents as C
 from . import decide as D
 from . import gitcmd as G
 from . import harness as H
@@ -77,6 +78,8 @@ class Worktree:
     status: G.Status = field(default_factory=lambda: G.Status(error="not taken"))
     main_line: G.MainLine = field(default_factory=lambda: G.MainLine(None, None, "unknown: not looked"))
     merge: G.Merge = field(default_factory=lambda: G.Merge(error="not taken"))
+    contents: C.Contents = field(default_factory=lambda: C.Contents(error="not taken"))
+    """What removing its directory would take with it besides its checkout (contents.py)."""
     signals: list[Signal] = field(default_factory=list)
     category: str = "unknown"
     reason: str = ""
@@ -161,6 +164,8 @@ class ScanReport:
     problems: list[tuple[str, str]] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     """Worktrees in a client's location that belong to repositories outside the named scope."""
+    registered: set[str] = field(default_factory=set)
+    """Real paths of every worktree (main ones too) the repositories in scope list."""
 
     @property
     def listings_ok(self) -> bool:
@@ -247,6 +252,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
 
     repo_rows: list[Repo] = []
     wts: list[Worktree] = []
+    registered: set[str] = set()
     for common, (main, why) in sorted(found.items(), key=lambda kv: kv[1][0]):
         try:
             listed = G.list_worktrees(main)
@@ -260,6 +266,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         repo = Repo(listed[0].path if listed else main, common, ml, bare=bool(listed and listed[0].bare), found_by=why)
         repo_rows.append(repo)
         paths = set()
+        registered.update(os.path.realpath(lw.path) for lw in listed)
         for lw in listed[1:]:
             w = Worktree(repo.path, lw.path, head=lw.head, branch=G.short_branch(lw.branch), detached=lw.detached,
                          prunable=lw.prunable, lock=L.classify(lw.locked, lw.lock_reason), main_line=ml,
@@ -286,7 +293,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
 
     skip = {w.path for w in wts}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
-        list(ex.map(lambda w: _facts(w, skip, measure_size), wts))
+        list(ex.map(lambda w: _facts(w, skip, measure_size, registered), wts))
 
     by_path = {}
     for r in claude_records:
@@ -313,7 +320,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
     for w in all_wts:
         w.category, w.reason = D.decide(w, ok)
     rep = ScanReport(roots, "named repositories" if named else "repositories the clients' records name",
-                     repo_rows, all_wts, listings, table, problems, left_out)
+                     repo_rows, all_wts, listings, table, problems, left_out, registered)
     return rep
 
 
@@ -334,9 +341,10 @@ def _orphan(path: str, agent: str, note: str, repo: str | None = None) -> Worktr
     return w
 
 
-def _facts(w: Worktree, skip: set[str], measure_size: bool) -> None:
+def _facts(w: Worktree, skip: set[str], measure_size: bool, registered: set[str]) -> None:
     if w.exists:
         w.status = G.status(w.path, w.admin_dir)
+        w.contents = C.walk(w.path, registered)
         if measure_size:
             w.size = G.disk_usage(w.path, skip - {w.path})
         else:
@@ -388,8 +396,8 @@ def _argv_names(argv: list[str], name: str) -> bool:
     return False
 
 
-def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[H.ClaudeRow],
-             cx_list: H.Listing, cx_threads: dict[str, H.CodexThread]) -> list[Signal]:
+def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[H.LiveEntry],
+             cx_list: H.Listing, cx_threads: dict[str, H.LiveEntry]) -> list[Signal]:
     real = os.path.realpath(w.path)
     spell = {real, os.path.normpath(w.path)}
     out: list[Signal] = []
@@ -439,10 +447,10 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
         keep = [r for r in mine if r.keeps]
         if keep:
             out.append(Signal("harness", "claude-code registry", True, "; ".join(
-                f"row {os.path.basename(r.path)} (session {r.session_id}, pid {r.pid}: {r.probe.state}, "
-                f"guard {r.probe.guard})" for r in keep), [r.pid for r in keep if r.pid]))
+                f"row {os.path.basename(r.path)} (session {r.session_id}, pid {r.pid}: {r.state}, "
+                f"guard {r.guard})" for r in keep), [r.pid for r in keep if r.pid]))
         else:
-            stale = "; ".join(f"row {os.path.basename(r.path)} is stale (pid {r.pid} {r.probe.state})" for r in mine)
+            stale = "; ".join(f"row {os.path.basename(r.path)} is stale (pid {r.pid} {r.state})" for r in mine)
             out.append(Signal("harness", "claude-code registry", False,
                               stale or f"no live row of {len(cl_rows)} names it"))
     if not cx_list.readable:
@@ -450,11 +458,11 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
     elif cx_list.state == "absent":
         out.append(Signal("harness", "codex thread locks", False, f"listing absent ({cx_list.note})"))
     else:
-        held = [cx_threads[s] for s in w.session_ids if s in cx_threads and cx_threads[s].running]
+        held = [cx_threads[s] for s in w.session_ids if s in cx_threads and cx_threads[s].keeps]
         if held:
             out.append(Signal("harness", "codex thread locks", True, "; ".join(
-                f"thread {t.thread_id} lock held by pid(s) {t.holders}" for t in held),
-                sorted({p for t in held for p in (t.holders or []) if p > 0})))
+                f"thread {t.session_id} lock held by pid(s) {t.pids}" for t in held),
+                sorted({p for t in held for p in (t.pids or []) if p > 0})))
         else:
             codex_ids = [s for s in w.session_ids if s in cx_threads]
             out.append(Signal("harness", "codex thread locks", False,

@@ -5,7 +5,9 @@ Dry-run unless `apply`. With `apply`:
    why (seed 003: it does not finish on an assumption for anything not yet verified).
 2. Each repository with removable worktrees is scanned again (no sizes), so every decision
    rests on facts taken seconds before; a worktree whose category or HEAD changed is skipped.
-3. Right before each removal the processes are read once more (signals 1 and 2).
+3. Right before each removal the processes are read once more (signals 1 and 2), and the
+   worktree's directory is walked once more: one that now holds another worktree, a repository
+   or a mount point (or an entry that cannot be read) is skipped (contents.py).
 4. `git worktree unlock` (only a client's own stale lock; never a custom one), then
    `git worktree remove` WITHOUT --force, so git itself refuses anything modified or
    untracked; if the removal fails the lock is put back with its original reason.
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 
 from . import gitcmd as G
 from . import harness as H
+from . import contents as C
 from . import procs as P
 from .scan import ScanReport, Worktree, _signals, read_listings, scan
 
@@ -144,6 +147,12 @@ def _remove(w: Worktree, fresh: ScanReport) -> Action:
         a.result = "skipped"
         a.detail = "alive right before removal: " + "; ".join(s.detail for s in sig if s.positive or s.positive is None)
         return a
+    if w.exists:
+        held = C.walk(w.path, fresh.registered)
+        if held.disposable is not True:
+            a.result = "skipped"
+            a.detail = "right before removal: " + C.describe(held)
+            return a
     unlocked = False
     if w.lock.state == "client":
         try:

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..common import gate
 from ..common.sse import Handler, MockServer, event as sse
 
 DEFAULT_TEXT = "OK."
@@ -38,10 +39,12 @@ class Turn:
     """One model response: output items (see :func:`say`, :func:`think`, :func:`call`, :func:`patch`).
 
     delay: seconds the mock waits before streaming it (holds the turn busy; a runner may kill the
-    client meanwhile). on_serve: run in the server thread when the turn is first requested."""
+    client meanwhile). gate: the name of a gate (common/gate.py) the test releases; the reply is held
+    until then. on_serve: run in the server thread when the turn is first requested."""
 
     items: list[dict]
     delay: float = 0.0
+    gate: str | None = None
     on_serve: Callable[[], None] | None = None
     input_tokens: int | None = None  # override the scripted input figure (e.g. to cross a compaction limit)
 
@@ -291,6 +294,9 @@ class MockResponses(MockServer):
                         t.on_serve()
                     if t.delay:
                         time.sleep(t.delay)
+                    if t.gate:
+                        mock.log({"t": time.time(), "route": "gate-held", "key": key, "gate": t.gate})
+                        gate.hold(os.path.dirname(mock.work), t.gate)
                 else:
                     text = mock.script.summary if route == "compact" else (
                         "Done." if conv is not None else DEFAULT_TEXT)

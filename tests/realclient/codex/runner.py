@@ -75,6 +75,13 @@ def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
                                *(["--codex-home", str(codex_home)] if codex_home else []))
 
 
+def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION):
+    """Start scenario ``name`` in a new network namespace without waiting (a live test watches the
+    client while it runs: the pid namespace is shared); end it with ``netns.stop_group``."""
+    cmd, env = launch(name, root, version)
+    return netns.start_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log")
+
+
 def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 240,
                  codex_home: Path | None = None) -> dict:
     """Run scenario ``name`` in a new network namespace; return its ground truth. ``codex_home``: a
@@ -135,6 +142,8 @@ class Inner:
             err = open(self.s_dir / f"client-P{i + 1}.stderr", "w+")
             proc = subprocess.Popen(cmd, cwd=self.work, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
+            # `env -i` execs the client: this pid is the client's (and its process group's) for a live test
+            (self.s_dir / f"client-P{i + 1}.pid").write_text(f"{proc.pid}\n")
             killed = False
             kill_key = None
             if self.sc.kill_at and self.sc.kill_at[0] == i:
@@ -159,6 +168,9 @@ class Inner:
                 f"$ {args[1:]}\nrc={proc.returncode} secs={time.time() - t0:.1f} killed={killed}\n"
                 f"--- stderr ---\n{stderr}")
             self.runs.append({"prompt": i + 1, "rc": proc.returncode, "killed": killed, "how": p.how})
+            if self.sc.killed_by_test and proc.returncode == -signal.SIGKILL:
+                killed = True
+                self.runs[-1]["killed"] = "by the test"
             if proc.returncode != 0 and not killed:
                 raise RuntimeError(f"client failed on prompt {i + 1}: rc={proc.returncode}\n{stderr[-2000:]}")
         if self.sc.archive_after:

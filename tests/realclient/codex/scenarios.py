@@ -83,6 +83,7 @@ class Scenario:
     config: list[str] = field(default_factory=list)  # `-c key=value` overrides (documented per scenario)
     archive_after: bool = False  # run `codex archive <thread id>` after the prompts (-> archived_sessions/)
     kill_at: tuple[int, int] | None = None  # (prompt#, turn#): SIGKILL the client while that turn is held
+    killed_by_test: bool = False  # the test SIGKILLs the client (by the pid in client-P<n>.pid): its rc is not a failure
     notes: str = ""
 
     def marker(self, i: int) -> str:

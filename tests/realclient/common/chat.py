@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import gate
 from .sse import Handler, MockServer
 
 MODEL = "mock-model"
@@ -48,7 +49,8 @@ class Step:
     chunk (keeps the client mid-turn); ``stall`` sends the first chunks then waits that long before
     finishing (a turn killed mid-stream); ``on_serve`` runs in the server thread when the step is
     chosen; ``usage`` is what the usage chunk reports (a deterministic default otherwise);
-    ``finish`` overrides the finish reason (``length``, ...)."""
+    ``finish`` overrides the finish reason (``length``, ...); ``gate`` names a gate (common/gate.py)
+    the test releases: the response is held until then (beside ``log_path``)."""
 
     text: str | None = None
     reasoning: str | None = None
@@ -58,6 +60,7 @@ class Step:
     on_serve: Callable[[], None] | None = None
     usage: dict | None = None
     finish: str | None = None
+    gate: str | None = None
 
 
 @dataclass
@@ -247,6 +250,9 @@ class ChatMock(MockServer):
                 mock.served_event(conv.name, idx).set()
                 if step.delay:
                     time.sleep(step.delay)
+                if step.gate and mock.log_path:
+                    mock.log({"t": time.time(), "route": "gate-held", "gate": step.gate})
+                    gate.hold(os.path.dirname(mock.log_path), step.gate)
                 deltas: list[tuple[dict, None]] = [({"role": "assistant", "content": ""}, None)]
                 if step.reasoning:
                     deltas.append(({"reasoning_content": step.reasoning}, None))

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..common import gate
 from ..common.sse import Handler, MockServer
 
 DEFAULT_TEXT = "OK."
@@ -35,10 +37,12 @@ DEFAULT_TEXT = "OK."
 class Turn:
     """One model response: Gemini parts ({text}, {text, thought: True}, {functionCall: {name, args}}).
 
-    delay: seconds to hold the response before sending it (``on_serve`` runs first)."""
+    delay: seconds to hold the response before sending it (``on_serve`` runs first). gate: the name of
+    a gate (common/gate.py) the test releases; the response is held until then."""
 
     parts: list[dict]
     delay: float = 0.0
+    gate: str | None = None
     on_serve: Callable[[], None] | None = None
     cached: int = 0
     """cachedContentTokenCount to report (part of promptTokenCount, as the real API counts it)."""
@@ -168,6 +172,9 @@ class MockGemini(MockServer):
                         turn.on_serve()
                 if turn.delay:
                     time.sleep(turn.delay)
+                if turn.gate and mock.log_path:
+                    mock.log({"t": time.time(), "route": "gate-held", "key": key, "gate": turn.gate})
+                    gate.hold(os.path.dirname(mock.log_path), turn.gate)
                 if ":streamGenerateContent" in path:
                     self.start_sse()
                     try:

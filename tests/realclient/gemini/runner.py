@@ -54,6 +54,13 @@ def launch(name: str, root: Path, version: str) -> tuple[list[str], dict]:
                                env={"SESSIONSIFT_GEMINI_CACHE": str(clientmod.CACHE_ROOT)})
 
 
+def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION):
+    """Start scenario ``name`` in a new network namespace without waiting (a live test watches the
+    client while it runs: the pid namespace is shared); end it with ``netns.stop_group``."""
+    cmd, env = launch(name, Path(root), version)
+    return netns.start_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log")
+
+
 def run_scenario(name: str, root: Path | None = None, version: str = clientmod.PINNED_VERSION,
                  timeout: float = 400) -> dict:
     """Run scenario ``name`` in a new network namespace; return its ground truth. ``root`` None: a
@@ -129,6 +136,8 @@ class Inner:
             with open(out_p, "w") as out, open(err_p, "w") as err:
                 proc = subprocess.Popen(cmd, cwd=self.work, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                         start_new_session=True)
+                # `env -i` execs node: this pid is the client's (and its process group's) for a live test
+                (self.s_dir / f"client-P{i + 1}.pid").write_text(f"{proc.pid}\n")
                 killed = None
                 kill_key = f"{self.sc.marker(i)}#{p.kill_at_turn}" if p.kill_at_turn is not None else None
                 seen_pids: set[int] = set()
@@ -159,6 +168,8 @@ class Inner:
                               "session_id": (parsed or {}).get("session_id"),
                               "response": (parsed or {}).get("response"),
                               "stats": (parsed or {}).get("stats")})
+            if self.sc.killed_by_test and proc.returncode == -signal.SIGKILL:
+                killed = self.runs[-1]["killed"] = {"signal": "SIGKILL", "by": "the test"}
             if proc.returncode != 0 and not killed:
                 raise RuntimeError(f"client failed on prompt {i + 1}: rc={proc.returncode}\n{stderr[-2000:]}")
 

@@ -45,6 +45,8 @@ class Scenario:
     start_early_in_minute: bool = False
     """Wait for a fresh minute if the current one is past :35, so every prompt runs in the same minute (the
     client's chat file name has minute resolution: a resume then appends a second header to the file)."""
+    killed_by_test: bool = False
+    """The test SIGKILLs the client (by the pid in ``client-P<n>.pid``): its exit status is not a failure."""
     steps: list = field(default_factory=list)
     """Interactive only: ``("prompt", i)`` types prompt i and waits for its last scripted turn;
     ``("rewind", n)`` opens ``/rewind``, picks the n-th newest prompt typed so far (1 = the last one) and

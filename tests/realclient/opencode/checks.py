@@ -6,9 +6,10 @@ import hashlib
 from sessionsift.providers import ReadReport, get
 
 
-def _read(data_dir, cwd=None, want_ok=True):
-    """Discover and read every session (of the scenario whose work dir is ``cwd``, when given)."""
-    p = get("opencode")
+def _read(data_dir, cwd=None, want_ok=True, provider: str = "opencode"):
+    """Discover and read every session (of the scenario whose work dir is ``cwd``, when given) with the
+    reader ``provider`` (opencode's, or a client built from its code: ``kilo-code``)."""
+    p = get(provider)
     disc = p.discover(p.locate(explicit=str(data_dir)))
     if want_ok:
         assert disc.coverage.state == "ok", disc.coverage

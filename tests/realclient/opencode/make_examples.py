@@ -33,19 +33,19 @@ REPO = Path(__file__).resolve().parents[3]
 ROOT = Path("/tmp/ssift-oc-sample")
 
 
-def copy_db(src_dir: Path, dst: Path) -> None:
-    """Copy opencode.db with its -wal/-shm, then checkpoint the copy (ours, not the client's)."""
+def copy_db(src_dir: Path, dst: Path, name: str = "opencode.db") -> None:
+    """Copy the client's database with its -wal/-shm, then checkpoint the copy (ours, not the client's)."""
     with tempfile.TemporaryDirectory() as td:
         for suf in ("", "-wal", "-shm"):
-            f = src_dir / f"opencode.db{suf}"
+            f = src_dir / f"{name}{suf}"
             if f.exists():
                 shutil.copy2(f, Path(td) / f.name)
-        con = sqlite3.connect(Path(td) / "opencode.db")
+        con = sqlite3.connect(Path(td) / name)
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         con.execute("VACUUM")  # compacts the copy; the rows are the client's, unchanged
         con.close()
         dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(Path(td) / "opencode.db", dst)
+        shutil.copy2(Path(td) / name, dst)
 
 
 def main(argv=None) -> int:

@@ -35,6 +35,9 @@ class MockChat(ChatMock):
     def _side(self, body: dict, rec: dict) -> SideReply:
         # opencode's title agent writes no message; its compaction agent writes the summary as an
         # assistant message of the session: its usage is remembered (ground truth)
-        summary = "summarization" in rec.get("first_system", "")
+        # Kilo Code's compaction agent (the same code under its own prompt) sends the history as the last
+        # user message: "Here is the conversation so far: <conversation>..."
+        summary = "summarization" in rec.get("first_system", "") or \
+            (rec.get("last_user") or "").startswith("Here is the conversation so far")
         return SideReply("summary" if summary else "title", self.summary if summary else self.title,
                          {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55})

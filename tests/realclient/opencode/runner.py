@@ -24,7 +24,9 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from . import client as clientmod
 from .. import extra as _extra
@@ -39,47 +41,70 @@ DISABLE = ("AUTOUPDATE", "MODELS_FETCH", "DEFAULT_PLUGINS", "LSP_DOWNLOAD", "SHA
            "EXTERNAL_SKILLS")
 
 
+@dataclass(frozen=True)
+class Flavor:
+    """A client built from opencode's code that this runner drives the same way (opencode itself; Kilo
+    Code, tests/realclient/kilo/): the module re-run under ``unshare -n``, its client module (install,
+    locate, version), its XDG app dir and config file name, the ``*_DISABLE_*`` variables that keep it
+    from reaching for the network, and its scenario library."""
+
+    label: str
+    module: str
+    clientmod: ModuleType
+    app: str
+    config_name: str
+    env_prefix: str
+    disable: tuple[str, ...]
+    scenarios: dict
+    extra_env: dict = field(default_factory=dict)
+
+
+OPENCODE = Flavor("opencode", "tests.realclient.opencode.runner", clientmod, "opencode", "opencode.json",
+                  "OPENCODE_DISABLE_", DISABLE, ALL)
+
+
 # ============================================================================ outer
 
-def launch(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
-           shared_data: Path | None = None) -> tuple[list[str], dict]:
-    exe = host.ensure(clientmod, version)
-    return netns.inner_command("tests.realclient.opencode.runner", name, root, exe,
+def launch(name: str, root: Path, version: str | None = None,
+           shared_data: Path | None = None, flavor: Flavor = OPENCODE) -> tuple[list[str], dict]:
+    exe = host.ensure(flavor.clientmod, version or flavor.clientmod.PINNED_VERSION)
+    return netns.inner_command(flavor.module, name, root, exe,
                                *(["--shared-data", str(shared_data)] if shared_data is not None else []))
 
 
-def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION, timeout: float = 300,
-                 shared_data: Path | None = None) -> dict:
+def run_scenario(name: str, root: Path, version: str | None = None, timeout: float = 300,
+                 shared_data: Path | None = None, flavor: Flavor = OPENCODE) -> dict:
     """Run one scenario; ``shared_data`` makes XDG_DATA_HOME a dir shared with other scenarios (one
     opencode.db holding several sessions, as a real user's does; run such scenarios one at a time)."""
-    cmd, env = launch(name, root, version, shared_data)
-    netns.run_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log", timeout, f"opencode scenario {name}")
+    cmd, env = launch(name, root, version, shared_data, flavor)
+    netns.run_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log", timeout,
+                    f"{flavor.label} scenario {name}")
     return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
-def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
+def start_scenario(name: str, root: Path, version: str | None = None, flavor: Flavor = OPENCODE) -> subprocess.Popen:
     """Like :func:`run_scenario` but returns the running runner (its own process group) at once."""
-    cmd, env = launch(name, root, version)
+    cmd, env = launch(name, root, version, flavor=flavor)
     return netns.start_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log")
 
 
 # ============================================================================ inner
 
-def data_dir(s_dir: Path, shared: Path | None = None) -> Path:
-    return (shared or s_dir / "xdg" / "data") / "opencode"
+def data_dir(s_dir: Path, shared: Path | None = None, flavor: Flavor = OPENCODE) -> Path:
+    return (shared or s_dir / "xdg" / "data") / flavor.app
 
 
-def client_env(s_dir: Path, shared: Path | None = None) -> dict:
+def client_env(s_dir: Path, shared: Path | None = None, flavor: Flavor = OPENCODE) -> dict:
     x = s_dir / "xdg"
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(s_dir / "home"),
            "XDG_CONFIG_HOME": str(x / "config"), "XDG_DATA_HOME": str(shared or x / "data"),
            "XDG_CACHE_HOME": str(x / "cache"), "XDG_STATE_HOME": str(x / "state"),
            "TERM": "dumb", "NO_COLOR": "1", "LANG": "C.UTF-8"}
-    env.update({f"OPENCODE_DISABLE_{k}": "1" for k in DISABLE})
-    return env
+    env.update({f"{flavor.env_prefix}{k}": "1" for k in flavor.disable})
+    return env | flavor.extra_env
 
 
-def write_config(s_dir: Path, base_url: str, limit: dict | None = None) -> None:
+def write_config(s_dir: Path, base_url: str, limit: dict | None = None, flavor: Flavor = OPENCODE) -> None:
     cfg = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
            "model": f"mock/{MODEL}", "small_model": f"mock/{MODEL}",
            "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"},
@@ -87,9 +112,9 @@ def write_config(s_dir: Path, base_url: str, limit: dict | None = None) -> None:
                                  "options": {"baseURL": base_url, "apiKey": FAKE_KEY},
                                  "models": {MODEL: {"name": "Mock Model", "tool_call": True, "reasoning": True,
                                                     "limit": limit or {"context": 128000, "output": 8192}}}}}}
-    d = s_dir / "xdg" / "config" / "opencode"
+    d = s_dir / "xdg" / "config" / flavor.app
     d.mkdir(parents=True, exist_ok=True)
-    (d / "opencode.json").write_text(json.dumps(cfg, indent=2))
+    (d / flavor.config_name).write_text(json.dumps(cfg, indent=2))
 
 
 def _git_init(work: Path) -> str:
@@ -127,9 +152,9 @@ def _session_ids(events: list[dict]) -> list[str]:
     return seen
 
 
-def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
+def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: Flavor = OPENCODE) -> None:
     netns.loopback_up()
-    sc: Scenario = _extra.lookup(name, ALL)
+    sc: Scenario = _extra.lookup(name, flavor.scenarios)
     s_dir = root / _extra.short(name)
     if s_dir.exists():
         subprocess.run(["rm", "-rf", str(s_dir)], check=True)
@@ -145,10 +170,10 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
             st.calls = [(_subst(n, str(work)), _subst(a, str(work))) for n, a in st.calls]
     t0 = time.time()
     runs = []
-    env = client_env(s_dir, shared) | sc.extra_env
+    env = client_env(s_dir, shared, flavor) | sc.extra_env
     env_i = netns.env_i(dict(sorted(env.items())))
     with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl"), summary=SUMMARY) as mock:
-        write_config(s_dir, mock.base_url, sc.model_limit)
+        write_config(s_dir, mock.base_url, sc.model_limit, flavor)
         for i, p in enumerate(sc.prompts):
             argv = [exe, "run", "--print-logs", "--format", "json"] + (["--continue"] if p.how == "continue" else [])
             argv.append(p.text)
@@ -157,6 +182,8 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
             start = time.time()
             proc = subprocess.Popen([*env_i, *argv], cwd=work, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
+            # `env -i` execs the client: this pid is the client's (and its process group's) for a live test
+            (s_dir / f"client-P{i + 1}.pid").write_text(f"{proc.pid}\n")
             killed = False
             if sc.kill_after and sc.kill_after[0] == i:
                 ev = mock.served_event(f"P{i + 1}", sc.kill_after[1])
@@ -176,9 +203,9 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None) -> None:
             runs.append({"prompt": i + 1, "argv": argv[1:], "rc": rc, "killed": killed,
                          "seconds": round(time.time() - start, 3)})
         served = list(mock.served)
-    truth = ground_truth(sc, s_dir, work, served, runs, root_commit, time.time() - t0)
-    truth["data_dir"] = str(data_dir(s_dir, shared))
-    (s_dir / "ground-truth.json").write_text(json.dumps(truth, indent=2, sort_keys=True) + "\n")
+    truth = ground_truth(sc, s_dir, work, served, runs, root_commit, time.time() - t0, flavor)
+    truth["data_dir"] = str(data_dir(s_dir, shared, flavor))
+    netns.finish(s_dir, truth)  # ends, by pid, what a killed client left running (a `sleep 60`), and writes it
 
 
 def _apply(files: dict[str, bytes], name: str, args: dict, work: str) -> None:
@@ -194,7 +221,7 @@ def _apply(files: dict[str, bytes], name: str, args: dict, work: str) -> None:
 
 
 def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs: list[dict],
-                 root_commit: str | None, secs: float) -> dict:
+                 root_commit: str | None, secs: float, flavor: Flavor = OPENCODE) -> dict:
     w = str(work)
     events = []
     for i in range(len(sc.prompts)):
@@ -220,10 +247,11 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
             disk[str(f.relative_to(work))] = {"sha256": sha256(f.read_bytes()), "size": f.stat().st_size}
     return {
         "scenario": sc.name,
-        "client_version": clientmod.client_version(Path(sys.argv[sys.argv.index("--exe") + 1])),
+        "client": flavor.label,
+        "client_version": flavor.clientmod.client_version(Path(sys.argv[sys.argv.index("--exe") + 1])),
         "notes": sc.notes,
         "cwd": w,
-        "data_dir": str(data_dir(s_dir)),
+        "data_dir": str(data_dir(s_dir, flavor=flavor)),
         "git_root_commit": root_commit,
         "session_ids_from_client_events": sids,
         "prompts": [{"text": p.text, "how": p.how, "marker": sc.marker(i)} for i, p in enumerate(sc.prompts)],
@@ -236,28 +264,28 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
         "disk_files": disk,
         "runs": runs,
         "killed": any(r["killed"] for r in runs),
-        "quirks": {"prompt_quoted": "opencode run wraps a message argument that contains a space in literal"
+        "quirks": {"prompt_quoted": f"{flavor.label} run wraps a message argument that contains a space in literal"
                                     " double quotes: the stored user text part is '\"' + prompt + '\"'"},
         "seconds": round(secs, 1),
     }
 
 
-def main(argv=None) -> int:
+def main(argv=None, flavor: Flavor = OPENCODE) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("scenario", nargs="?")
     ap.add_argument("--inside")
     ap.add_argument("--root", default=None)
     ap.add_argument("--exe")
     ap.add_argument("--shared-data")
-    ap.add_argument("--version", default=clientmod.PINNED_VERSION)
+    ap.add_argument("--version", default=flavor.clientmod.PINNED_VERSION)
     a = ap.parse_args(argv)
     if a.inside:
-        inside(a.inside, Path(a.root), a.exe, Path(a.shared_data) if a.shared_data else None)
+        inside(a.inside, Path(a.root), a.exe, Path(a.shared_data) if a.shared_data else None, flavor)
         return 0
     if not a.root:
         ap.error("--root is required (a scratch dir; never inside the clone)")
-    for n in ([a.scenario] if a.scenario else list(ALL)):
-        gt = run_scenario(n, Path(a.root), a.version)
+    for n in ([a.scenario] if a.scenario else list(flavor.scenarios)):
+        gt = run_scenario(n, Path(a.root), a.version, flavor=flavor)
         print(n, gt["session_ids_from_client_events"], gt["seconds"], "s", [r["rc"] for r in gt["runs"]])
     return 0
 

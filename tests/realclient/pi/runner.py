@@ -52,6 +52,13 @@ def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
+def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
+    """Like :func:`run_scenario` but returns the running runner (its own process group) at once: a live
+    test watches the client while it runs (the pid namespace is shared); end it with ``netns.stop_group``."""
+    cmd, env = launch(name, root, version)
+    return netns.start_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log")
+
+
 # ============================================================================ inner
 
 def agent_dir(s_dir: Path) -> Path:
@@ -119,6 +126,8 @@ def inside(name: str, root: Path, exe: str) -> None:
             start = time.time()
             proc = subprocess.Popen([*env_i, "node", *argv], cwd=work, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
+            # `env -i` execs the client: this pid is the client's (and its process group's) for a live test
+            (s_dir / f"client-P{i + 1}.pid").write_text(f"{proc.pid}\n")
             killed = False
             if sc.kill_in_tool and sc.kill_in_tool[0] == i:
                 flag = work / sc.kill_in_tool[1]

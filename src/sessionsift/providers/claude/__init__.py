@@ -24,12 +24,37 @@ TAIL_BYTES = 64 * 1024
 class ClaudeCode(Provider):
     name = "claude-code"
     ccusage_agent = "claude"
+    lanes_in_paths = True
     display = "Claude Code"
     home_flag = "--claude-home"
     env_var = "CLAUDE_CONFIG_DIR"
     default_rel = ".claude"
     process_names = ("claude",)
+    client_packages = ("@anthropic-ai/claude-code",)
+    client_path_parts = ("/.local/share/claude/versions/",)
+    """The native installer's binaries (``~/.local/share/claude/versions/<version>``)."""
     activity_granularity = "session"
+
+    @classmethod
+    def tool_names(cls) -> frozenset[str]:
+        """The tools Claude Code's deep model names (files, shell, spawn, plan and question)."""
+        from .files.events import FILE_TOOLS, SHELL_TOOLS
+        from .live.background import AGENT_TOOLS, SHELL_TOOLS as BG_SHELL
+        from .live.verdict import HUMAN_TOOLS
+        from .model.record import SPAWN_TOOLS
+
+        return (FILE_TOOLS | frozenset(SHELL_TOOLS) | BG_SHELL | AGENT_TOOLS | HUMAN_TOOLS
+                | SPAWN_TOOLS | {"TodoWrite"})
+
+    def deep_facts(self, ref: SessionRef):
+        from .deep import deep_facts
+
+        return deep_facts(ref)
+
+    def spawned_lanes(self, ref: SessionRef) -> dict[str, str]:
+        from .deep import spawned_lanes
+
+        return spawned_lanes(ref)
 
     def discover(self, root: Root, *, facts: bool = True) -> Discovery:
         """``facts=False`` (light): ids and main transcript paths only -- no head/tail read, no
@@ -197,6 +222,25 @@ class ClaudeCode(Provider):
         from .live import hooks
 
         return hooks.wait_for(ref, condition, timeout, world, ready)
+
+    def session_listing(self, root: Path, source: str = "scan", locks=None):
+        """The session registry ``<root>/sessions/<pid>.json`` (listing.py), rows probed by pid
+        and start time."""
+        from .running import session_listing
+
+        return session_listing(Path(root), source)
+
+    def works_in(self, ref: SessionRef, cwd: str) -> bool:
+        """Inside the project the transcript records, or a cwd that encodes to the session's
+        project dir (the client names that dir after its cwd: a process there writes into it)."""
+        if super().works_in(ref, cwd):
+            return True
+        pdir = ref.extra.get("project_dir") if isinstance(ref.extra, dict) else None
+        if not pdir:
+            return False
+        from .running import encodes_to
+
+        return encodes_to(cwd, pdir)
 
     def whoami(self, env, world):
         """``$CLAUDE_CODE_SESSION_ID``, exported into every Bash tool environment (it names the

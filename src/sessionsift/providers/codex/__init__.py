@@ -38,7 +38,10 @@ class Codex(Provider):
     home_flag = "--codex-home"
     env_var = "CODEX_HOME"
     default_rel = ".codex"
-    process_names = ("codex",)
+    process_names = ("codex", "codex-x86_64-unknown-linux-musl", "codex-aarch64-unknown-linux-musl",
+                     "codex-x86_64-unknown-linux-gnu", "codex-aarch64-unknown-linux-gnu")
+    """The ``codex`` launcher and the native binaries the npm package ships (named by target)."""
+    client_packages = ("@openai/codex",)
     activity_granularity = "provider"
     """Codex partitions by date and keeps one cwd inside each file: no per-project signal on disk."""
     truncation_marker = TRUNCATION_MARKER
@@ -325,6 +328,14 @@ class Codex(Provider):
                 break
         return out, saw
 
+    def session_listing(self, root: Path, source: str = "scan", locks=None):
+        """The thread-writer locks ``<root>/thread-writer-locks/<thread id>.lock`` held right now
+        (``locks``: /proc/locks, never taken): a held one is a thread being written (listing.py)."""
+        from .listing import session_listing
+
+        return session_listing(Path(root), source, locks if locks is not None
+                               else (lambda: (None, "locks are not observable here")))
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The rollout and its shadowed ``.jsonl.zst`` sibling, if any, and the thread's
         ``thread-writer-locks/<thread id>.lock`` (0.171.0 leaves it behind at exit; a held one makes
@@ -342,6 +353,26 @@ class Codex(Provider):
             if lock.is_file() and not lock.is_symlink():
                 out.append(lock)
         return out
+
+    # ------------------------------------------------------------------ live state (live.py)
+    def live_state(self, ref: SessionRef, world):
+        """The thread-writer lock (/proc/locks), the rollout's open turn and unreturned calls, the
+        side store's turn statuses, the child threads (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$CODEX_THREAD_ID``, which the client exports into its shell tool's environment."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Child threads joined to the ``spawn_agent`` call whose output names their agent id."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
 
     # ------------------------------------------------------------------ reading
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:

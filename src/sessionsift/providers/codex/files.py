@@ -238,13 +238,13 @@ def _stream_tail_of(data: bytes, want: int = 4) -> list[bytes]:
     """:func:`tail_lines` of a compressed rollout whose decompressed bytes are `data`: the last
     `want` lines as :func:`lines` frames them (blank ones included; a torn final fragment only
     when it is complete JSON)."""
-    from ...read.lines import _keep_tail
+    from ...read.lines import keep_tail
 
     pieces = data.rsplit(b"\n", want + 1)
     tail = pieces.pop()
     if len(pieces) > want:  # pieces[0] holds everything before the last want + 1 newlines
         pieces = pieces[1:]
-    if tail and _keep_tail(tail, None, True):
+    if tail and keep_tail(tail, None, True):
         pieces.append(tail)
     return pieces[-want:] if want else []
 

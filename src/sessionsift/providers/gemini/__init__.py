@@ -27,12 +27,13 @@ class GeminiCli(Provider):
     env_var: ClassVar[str | None] = "GEMINI_CLI_HOME"
     default_rel: ClassVar[str] = ".gemini"
     process_names: ClassVar[tuple[str, ...]] = ("gemini", "gemini.js")
+    client_packages: ClassVar[tuple[str, ...]] = ("@google/gemini-cli",)
     """Gemini CLI runs as ``node``: ``/proc/<pid>/comm`` is ``node`` and the client is named by the script
     argument (the first one after node's own flags), whose basename is ``gemini`` (the npm bin link) or
     ``gemini.js`` (``@google/gemini-cli/bundle/gemini.js``, 0.38 and 0.61), or which lies inside the
     ``@google/gemini-cli`` package (``dist/index.js`` in 0.28). By default the client relaunches itself:
     a parent ``node .../gemini.js`` and a child ``node --max-old-space-size=N .../gemini.js`` (measured
-    with 0.61.0). See :meth:`is_client_argv`."""
+    with 0.61.0). Recognised by the base ``is_client_argv`` (providers/launch.py)."""
     activity_granularity: ClassVar[str] = "project"
     instant_keys: ClassVar[tuple[tuple[str, ...], ...]] = (("timestamp",), ("$set", "lastUpdated"))
     """A message record's ``timestamp``; the ``{"$set": {"lastUpdated": ...}}`` line the client
@@ -64,16 +65,6 @@ class GeminiCli(Provider):
             return Root(Path(env[self.env_var]) / self.default_rel, self.env_var)
         return Root(Path.home() / self.default_rel, "default")
 
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        """True for a Gemini CLI process's command line (``node [node flags] .../gemini[.js] ...``)."""
-        if not argv or os.path.basename(argv[0]) not in ("node", "nodejs"):
-            return bool(argv) and os.path.basename(argv[0]) in cls.process_names
-        script = next((a for a in argv[1:] if not a.startswith("-") and not a.isdigit()), None)
-        if script is None:
-            return False
-        return os.path.basename(script) in cls.process_names or "/@google/gemini-cli/" in script.replace("\\", "/")
-
     def discover(self, root: Root) -> Discovery:
         from .discover import discover
 
@@ -83,6 +74,36 @@ class GeminiCli(Provider):
         from .read import read
 
         return read(ref, report, raw=raw)
+
+    def live_state(self, ref: SessionRef, world):
+        """The chat file's last message (a prompt or results awaiting the model, calls running, an
+        end of turn) and the Gemini CLI processes in the project (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$GEMINI_SESSION_ID`` (hook commands only); ``GEMINI_CLI=1`` in a shell tool names none."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagent sessions joined to the parent's tool call whose ``agentId`` names them."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
+
+    def projects_of(self, ref: SessionRef) -> list[str]:
+        """The project of the file discovery chose and of every other file of the same session id
+        (a copy, a legacy ``.json``, a startup file) -- one id can sit in two project folders, and a
+        client working in either may be writing it."""
+        out = [ref.project] if ref.project else []
+        for o in ref.extra.get("other_files", []) if isinstance(ref.extra, dict) else []:
+            p = o.get("project") if isinstance(o, dict) else None
+            if isinstance(p, str) and p and p not in out:
+                out.append(p)
+        return out
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The session's chat file and its other files (copies, legacy ``.json``, startup files), and what the client

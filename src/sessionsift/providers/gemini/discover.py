@@ -20,7 +20,7 @@ One session can have several files, all measured:
 
 One :class:`SessionRef` is reported per session id, from the file that holds the conversation (a
 ``.jsonl`` with a gemini message, over a ``.json``; the short-name dir over the hash dir; then the latest);
-the other files are listed in ``extra["other_files"]`` as ``{"path", "role"}`` (``copy``,
+the other files are listed in ``extra["other_files"]`` as ``{"path", "role", "project"}`` (``copy``,
 ``legacy json``, ``startup file``), are not read, and belong to the session's footprint.
 """
 
@@ -247,7 +247,8 @@ def discover(provider, root) -> Discovery:
         cands.sort(key=lambda c: c.rank, reverse=True)
         ref = cands[0].ref
         if len(cands) > 1:
-            ref.extra["other_files"] = [{"path": str(c.ref.paths[0]), "role": _role(c, cands[0])} for c in cands[1:]]
+            ref.extra["other_files"] = [{"path": str(c.ref.paths[0]), "role": _role(c, cands[0]),
+                                         "project": c.ref.project} for c in cands[1:]]
         sessions.append(ref)
     sessions.sort(key=lambda r: (r.first_at or "", r.session_id))
     for u in unknown_files:

@@ -32,9 +32,11 @@ class Pi(Provider):
     env_var: ClassVar[str | None] = "PI_CODING_AGENT_DIR"
     default_rel: ClassVar[str] = ".pi/agent"
     process_names: ClassVar[tuple[str, ...]] = ("pi",)
+    client_packages: ClassVar[tuple[str, ...]] = ("@mariozechner/pi-coding-agent",)
+    client_path_parts: ClassVar[tuple[str, ...]] = ("/pi-coding-agent/dist/",)
     """pi runs as ``node``: its comm is ``node`` and the script argument is the npm bin link ``pi`` or
     ``.../@mariozechner/pi-coding-agent/dist/cli.js`` (measured with 0.73.1); the Bun-compiled release
-    binary is ``pi`` itself. See :meth:`is_client_argv`."""
+    binary is ``pi`` itself. Recognised by the base ``is_client_argv``."""
     activity_granularity: ClassVar[str] = "project"
     """pi keeps one folder per cwd and writes no lock or pid file: a running client is tied to its
     sessions only through its working directory."""
@@ -60,19 +62,6 @@ class Pi(Provider):
             if env.get(var):
                 return Root(Path(env[var]).expanduser(), var)
         return Root(Path.home() / self.default_rel, "default")
-
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        """True for ``pi ...`` and ``node [node flags] .../pi[-coding-agent/dist/cli.js] ...``."""
-        if not argv:
-            return False
-        if os.path.basename(argv[0]) not in ("node", "nodejs", "bun"):
-            return os.path.basename(argv[0]) in cls.process_names
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script is None:
-            return False
-        s = script.replace("\\", "/")
-        return os.path.basename(s) == "pi" or "/pi-coding-agent/dist/" in s
 
     def discover(self, root: Root) -> Discovery:
         from .discover import discover
@@ -105,6 +94,19 @@ class Pi(Provider):
         """None: pi writes a successful command's output with no exit code, and treats a shell that died
         of a signal (code null) as a success too; an empty output is written as ``(no output)``."""
         return None
+
+    def live_state(self, ref: SessionRef, world):
+        """The session file's last message entry (a prompt or results awaiting the model, calls with
+        no result, a stopReason that ends the turn) and the pi processes in the project (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``PI_CODING_AGENT=true`` in a tool's environment names no session (pi exports none)."""
+        from . import live
+
+        return live.whoami(env, world)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The session file and the full outputs of its cut bash results that still exist (temp files

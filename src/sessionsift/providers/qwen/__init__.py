@@ -31,9 +31,10 @@ class QwenCode(Provider):
     env_var: ClassVar[str | None] = "QWEN_HOME"
     default_rel: ClassVar[str] = ".qwen"
     process_names: ClassVar[tuple[str, ...]] = ("qwen",)
+    client_packages: ClassVar[tuple[str, ...]] = ("@qwen-code/qwen-code",)
     """Qwen Code runs as ``node``: the launcher ``node .../qwen-code/cli-entry.js`` (the npm bin link
     ``qwen``) relaunches itself as a child ``node ... .../qwen-code/cli.js`` that does the work (measured
-    with 0.24.4; ``QWEN_CODE_NO_RELAUNCH`` keeps one process). See :meth:`is_client_argv`."""
+    with 0.24.4; ``QWEN_CODE_NO_RELAUNCH`` keeps one process). Recognised by the base ``is_client_argv``."""
     activity_granularity: ClassVar[str] = "project"
     """Chats are kept per project; a headless run holds no lock. An interactive or daemon client holds a
     writer lease per session (``tmp/session-writer-locks/<id>.lock``: pid, host, state), which
@@ -63,19 +64,6 @@ class QwenCode(Provider):
                 return Root(Path(env[var]).expanduser(), var)
         return Root(Path.home() / self.default_rel, "default")
 
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        """True for ``qwen ...`` and ``node [node flags] .../qwen-code/cli[-entry].js ...``."""
-        if not argv:
-            return False
-        if os.path.basename(argv[0]) not in ("node", "nodejs"):
-            return os.path.basename(argv[0]) in cls.process_names
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script is None:
-            return False
-        s = script.replace("\\", "/")
-        return os.path.basename(s) == "qwen" or "/@qwen-code/qwen-code/" in s
-
     def discover(self, root: Root) -> Discovery:
         from .discover import discover
 
@@ -90,6 +78,26 @@ class QwenCode(Provider):
         from .read import fork_point
 
         return fork_point(ref)
+
+    def live_state(self, ref: SessionRef, world):
+        """The chat file's last conversation record (a prompt or results awaiting the model, calls
+        with no result, an end of turn), a subagent's .meta.json status, a daemon's writer lease and
+        the Qwen Code processes in the project (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$QWEN_CODE_SESSION_ID``, which the shell tool exports (measured)."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagent sessions joined to the parent's call their .meta.json ``toolUseId`` names."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """A main session: its chat file, the saved whole outputs of its cut tool results, its subagents'

@@ -1,4 +1,4 @@
-"""Decode a Claude Code record into only what the census reads (providers/claude/stats.py `_scan`): msgspec
+"""Decode a Claude Code record into only what the census reads (providers/claude/lanescan.py `_scan`): msgspec
 Structs skip the bulky fields (assistant text, tool inputs, tool-result content, toolUseResult
 payloads) without building them, then a small dict with the same keys and values the census
 reads is built, so `classify`, `opens_turn`, `_tool_blocks`, `_count_thinking` and the columns run

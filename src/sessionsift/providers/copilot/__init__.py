@@ -1,0 +1,83 @@
+"""GitHub Copilot CLI (``@github/copilot`` on npm): where its data lives, which sessions exist, how they read.
+
+**Where.** The client keeps its state in ``$COPILOT_HOME`` when that is set, else ``~/.copilot`` (its help
+text, ``copilot help environment``; the bundle resolves ``configDir ?? COPILOT_HOME ?? <home>/.copilot``).
+So: ``--copilot-home DIR`` names that directory itself; ``--home DIR`` gives ``DIR/.copilot``; then a
+non-empty ``$COPILOT_HOME``; then ``~/.copilot``. Sessions are ``session-state/<id>/events.jsonl``; there is
+no per-project folder (a session's project is the ``cwd`` its ``session.start`` records).
+
+**Which** and **how**: see :mod:`.discover` and :mod:`.read`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import ClassVar, Iterator
+
+from ..base import Discovery, Provider, ReadReport, Record, Root, SessionRef
+
+
+class CopilotCli(Provider):
+    name: ClassVar[str] = "copilot-cli"
+    display: ClassVar[str] = "GitHub Copilot CLI"
+    home_flag: ClassVar[str] = "--copilot-home"
+    env_var: ClassVar[str | None] = "COPILOT_HOME"
+    default_rel: ClassVar[str] = ".copilot"
+    process_names: ClassVar[tuple[str, ...]] = ("copilot",)
+    """The native executable (``@github/copilot-<platform>/copilot``; its pid is the one in the session's
+    ``inuse.<pid>.lock``, measured); started through npm it runs under ``node …/@github/copilot/npm-loader.js``
+    (:meth:`is_client_argv`)."""
+    activity_granularity: ClassVar[str] = "project"
+    shell_tools: ClassVar[dict] = {"bash": ("command", None), "powershell": ("command", None)}
+    file_tools: ClassVar[dict] = {"view": ("path", "read"), "create": ("path", "write"), "edit": ("path", "update")}
+    truncation_marker: ClassVar[bytes | None] = rb"Output too large to read at once \("
+    truncation_literal: ClassVar[tuple[bytes, ...] | None] = (b"Output too large to read at once",)
+
+    @classmethod
+    def is_client_argv(cls, argv: list[str]) -> bool:
+        if not argv:
+            return False
+        if os.path.basename(argv[0]) in cls.process_names:
+            return True
+        if os.path.basename(argv[0]) in ("node", "nodejs"):
+            script = next((a for a in argv[1:] if not a.startswith("-")), "").replace("\\", "/")
+            return script.endswith("/@github/copilot/npm-loader.js") or os.path.basename(script) == "copilot"
+        return False
+
+    def discover(self, root: Root) -> Discovery:
+        from .discover import discover
+
+        return discover(self, root)
+
+    def _views(self) -> dict:
+        v = self.__dict__.get("_view_cache")
+        if v is None:
+            v = self.__dict__["_view_cache"] = {}
+        return v
+
+    def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:
+        from .read import Reader
+
+        return Reader(ref, report, raw, self._views()).read()
+
+    def read_view(self, call: Record, result: Record) -> tuple[str, str, bool] | None:
+        """A ``view`` result proven whole when it was read (:func:`.read.view_whole`); None otherwise."""
+        if call.tool_name != "view" or result.path is None:
+            return None
+        return self._views().get((result.path, result.locator))
+
+    def footprint(self, ref: SessionRef) -> list[Path]:
+        """A session's whole ``session-state/<id>/`` directory (its event log and every side file the client
+        keeps there: workspace.yaml, checkpoints/, rewind-file-snapshots/, files/, research/, session.db, live
+        locks) and its ``session-state/.session-operation-locks/<id>.lock``. A subagent's events live in its
+        parent's log: its footprint is that log, inside the parent's directory, so clean takes it with the
+        parent. The session's rows in the shared ``session-store.db`` are not files of its own."""
+        ev = Path(ref.paths[0])
+        if ref.parent_session_id:
+            return [ev] if ev.exists() else []
+        out = [ev.parent]
+        lock = ev.parent.parent / ".session-operation-locks" / f"{ev.parent.name}.lock"
+        if lock.exists():
+            out.append(lock)
+        return [p for p in out if p.exists()]

@@ -1,0 +1,384 @@
+"""status / wait / whoami / agents against the REAL Codex CLI, Gemini CLI, opencode, Qwen Code and pi clients.
+
+Each live scenario (tests/realclient/<client>/scenarios_live.py) is watched WHILE it runs (the pid
+namespace is shared with the client's network namespace):
+
+- ``live_hold``: the client's shell tool records what the client exports to it and runs
+  ``sessionsift whoami`` inside it; the mock then holds the final reply at a gate: the test takes
+  ``status`` of the open turn, starts ``wait --for stop``, releases the gate, and the wait returns
+  when the real client finishes the turn; ``status`` after the run says the turn ended.
+- ``live_tool``: a ``sleep 300`` shell call: ``status`` while it runs, then the test SIGKILLs the
+  client and ``status`` says it died mid-tool.
+
+Every wait for the client goes through the harness (tests/realclient/common/wait.py, the gate);
+nothing here is timed. Skips name the missing prerequisite (fails under CI=true).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.realclient.common import gate, netns
+from tests.realclient.common.host import prereq
+from tests.realclient.common.wait import until
+
+pytestmark = pytest.mark.realclient
+REPO = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "sessionsift"]
+
+
+def cli(*args: str, timeout: float = 180) -> tuple[int, list[dict]]:
+    r = subprocess.run(CLI + list(args) + ["--format", "json"], capture_output=True, text=True, cwd=REPO,
+                       timeout=timeout)
+    try:
+        rows = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    except ValueError:
+        raise AssertionError(f"not JSON Lines: {r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    return r.returncode, rows
+
+
+def session_row(rows: list[dict], sid: str) -> dict:
+    return next(r for r in rows if r["kind"] == "session" and r["session_id"] == sid)
+
+
+def surface(row: dict, name: str) -> dict:
+    return next(e for e in row["evidence"] if e["surface"] == name)
+
+
+@dataclass
+class Client:
+    name: str
+    runner: str
+    flag: str
+    home: str
+    """The data root under the scenario dir."""
+    provider: str
+
+    def start(self, scenario: str, root: Path) -> subprocess.Popen:
+        import importlib
+
+        mod = importlib.import_module(self.runner)
+        return prereq(mod.start_scenario, f"tests.realclient.{self.name}.scenarios_live:{scenario}", root,
+                      label=f"{self.name} real-client")
+
+
+CODEX = Client("codex", "tests.realclient.codex.runner", "--codex-home", "codex-home", "codex")
+GEMINI = Client("gemini", "tests.realclient.gemini.runner", "--gemini-home", "cli-home/.gemini", "gemini-cli")
+OPENCODE = Client("opencode", "tests.realclient.opencode.runner", "--opencode-home", "xdg/data/opencode", "opencode")
+QWEN = Client("qwen", "tests.realclient.qwen.runner", "--qwen-home", "home/.qwen", "qwen-code")
+PI = Client("pi", "tests.realclient.pi.runner", "--pi-home", "home/.pi/agent", "pi")
+CLIENTS = [CODEX, GEMINI, OPENCODE, QWEN, PI]
+TAIL = {GEMINI.name: "chat file", QWEN.name: "chat file", PI.name: "session file"}
+"""The surface holding the transcript's last turn, for the clients whose processes are matched by project."""
+
+
+def held(s_dir: Path) -> bool:
+    log = s_dir / "mock-requests.jsonl"
+    return log.exists() and b'"gate-held"' in log.read_bytes()
+
+
+def alive(pid: int) -> bool:
+    try:
+        st = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return st.rsplit(") ", 1)[1][0] not in "ZX"
+
+
+def work_dir(s_dir: Path) -> Path:
+    for d in ("work", "gem-live-hold", "gem-live-tool"):
+        if (s_dir / d).is_dir():
+            return s_dir / d
+    raise AssertionError(f"no work dir in {s_dir}")
+
+
+def the_session(c: Client, home: Path) -> str:
+    code, rows = cli("status", c.flag, str(home))
+    ids = [r["session_id"] for r in rows if r["kind"] == "session" and r["provider"] == c.provider]
+    assert len(ids) == 1, (code, rows[-1])
+    return ids[0]
+
+
+@pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.name)
+def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(c, tmp_path):
+    p = c.start("live_hold", tmp_path)
+    s = tmp_path / "live_hold"
+    try:
+        until(lambda: held(s), 240, f"{c.name}: the gated reply to be requested")
+        home = s / c.home
+        pid = int((s / "client-P1.pid").read_text())
+        sid = the_session(c, home)
+
+        # whoami, run by the client's own shell tool
+        who = [json.loads(x) for x in (work_dir(s) / "whoami.json").read_text().splitlines()]
+        w = next(r for r in who if r["kind"] == "whoami")
+        if c is CODEX:
+            assert (work_dir(s) / "tid.txt").read_text().strip() == sid
+            assert (w["session_id"], w["provider"], w["source"]) == (sid, "codex", "CODEX_THREAD_ID")
+            assert w["transcript"] and sid in Path(w["transcript"]).name
+        elif c is QWEN:  # the shell tool exports the session's id
+            env = (work_dir(s) / "env.txt").read_text().splitlines()
+            assert "QWEN_CODE=1" in env and f"QWEN_CODE_SESSION_ID={sid}" in env
+            assert (w["session_id"], w["provider"], w["source"]) == (sid, "qwen-code", "QWEN_CODE_SESSION_ID")
+            assert Path(w["transcript"]).name == f"{sid}.jsonl" and who[-1]["known"] is True
+        else:
+            env = (work_dir(s) / "env.txt").read_text().splitlines()
+            assert w["session_id"] is None and who[-1]["known"] is False
+            claim = next(x for x in w["claims"] if x["provider"] == c.provider)
+            assert claim["session_id"] is None and "cannot tell" in claim["note"]
+            if c is GEMINI:
+                assert "GEMINI_CLI=1" in env and not any(v.startswith("GEMINI_SESSION_ID=") for v in env)
+            elif c is PI:
+                assert "PI_CODING_AGENT=true" in env and not any("SESSION" in v for v in env)
+            else:
+                assert "OPENCODE=1" in env and f"OPENCODE_PID={pid}" in env
+                assert not any("SESSION" in v for v in env)
+
+        code, rows = cli("status", sid, c.flag, str(home))
+        row = session_row(rows, sid)
+        assert code == 0 and row["verdict"] == "running", row["reason"]
+        assert row["turn_ended"] is False and row["provider"] == c.provider
+        if c is CODEX:
+            assert surface(row, "thread lock")["pids"] == [pid]
+            assert surface(row, "rollout")["pending"] == []  # the shell call returned: awaiting the model
+        elif c.name in TAIL:  # the shell call returned: awaiting the model
+            assert pid in surface(row, "processes")["pids"]
+            assert surface(row, TAIL[c.name])["value"].startswith("awaiting-model")
+        else:
+            assert surface(row, "processes")["pids"] == [pid]
+            assert surface(row, "messages")["value"].split(":")[0] in ("awaiting-model", "step-open", "streaming")
+
+        wt = subprocess.Popen(CLI + ["wait", sid, "--for", "stop", "--timeout", "200", c.flag, str(home),
+                                     "--format", "json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+        try:
+            line = wt.stderr.readline()
+            assert "wait: ready: baselines taken" in line, line
+            assert wt.poll() is None  # the turn is held: the wait waits
+            gate.release(s, "reply")
+            out, err = wt.communicate(timeout=240)
+        finally:
+            if wt.poll() is None:
+                wt.kill()
+        rows = [json.loads(x) for x in out.splitlines()]
+        assert wt.returncode == 0, (out[-2000:], err[-2000:])
+        assert rows[-1]["satisfied"] is True and rows[-1]["timed_out"] is False
+        assert session_row(rows, sid)["verdict"] in ("idle-eot", "stale-dead")
+        p.wait(timeout=240)
+        assert p.returncode == 0, (tmp_path / "live_hold.runner.log").read_text()[-3000:]
+
+        code, rows = cli("status", sid, c.flag, str(home))
+        row = session_row(rows, sid)
+        assert code == 0 and row["verdict"] == "idle-eot", row["reason"]
+        assert row["turn_ended"] is True
+        if c is CODEX:  # a normal exit removes the lock file (measured with 0.171.0)
+            assert surface(row, "thread lock")["value"].startswith("no thread-writer lock for this thread")
+            assert not (home / "thread-writer-locks" / f"{sid}.lock").exists()
+        else:
+            assert surface(row, "processes")["pids"] == []
+    finally:
+        netns.stop_group(p)
+
+
+@pytest.mark.parametrize("c", CLIENTS, ids=lambda c: c.name)
+def test_a_client_killed_mid_tool_is_stale_dead(c, tmp_path):
+    p = c.start("live_tool", tmp_path)
+    s = tmp_path / "live_tool"
+    try:
+        pid_file = s / "client-P1.pid"
+        until(lambda: pid_file.exists() and list(_sleepers(s)), 240, f"{c.name}: the tool's `sleep 300` to run")
+        pid = int(pid_file.read_text())
+        home = s / c.home
+        sid = until(lambda: _mid_tool(c, home), 60, f"{c.name}: status to see the running tool")
+        code, rows = cli("status", sid, c.flag, str(home))
+        row = session_row(rows, sid)
+        assert code == 0 and row["verdict"] == "running" and row["turn_ended"] is False, row["reason"]
+        os.killpg(pid, signal.SIGKILL)
+        until(lambda: not alive(pid), 30, f"{c.name}: the client to die")
+        code, rows = cli("status", sid, c.flag, str(home))
+        row = session_row(rows, sid)
+        assert code == 0 and row["verdict"] == "stale-dead", row["reason"]
+        assert row["settled"] == "mid-tool" and row["owner_ended"] is True
+        if c is CODEX:
+            assert surface(row, "thread lock")["pids"] == []
+            assert [x["name"] for x in surface(row, "rollout")["pending"]] == ["exec_command"]
+        elif c is GEMINI:
+            assert surface(row, "processes")["pids"] == []
+        elif c.name in TAIL:  # the call the client was inside when it died has no result
+            assert surface(row, "processes")["pids"] == []
+            names = {"qwen": ["run_shell_command"], "pi": ["bash"]}[c.name]
+            assert [x["name"] for x in surface(row, TAIL[c.name])["pending"]] == names
+        else:
+            assert surface(row, "processes")["pids"] == []
+            assert [t["tool"] for t in surface(row, "messages")["open_tools"]] == ["bash"]
+    finally:
+        netns.stop_group(p)
+
+
+def _sleepers(s_dir: Path):
+    """The scenario's `sleep 300` processes (the tool running), found by their cwd."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(d / "cwd")
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", b"300"] and cwd.startswith(str(s_dir)):
+            yield int(d.name)
+
+
+def _mid_tool(c: Client, home: Path) -> str | None:
+    """The session's id once status sees its shell call running (the client writes it as it goes)."""
+    code, rows = cli("status", c.flag, str(home))
+    for r in rows:
+        if r["kind"] == "session" and r["provider"] == c.provider and r["verdict"] == "running":
+            if c is CODEX and surface(r, "rollout")["pending"]:
+                return r["session_id"]
+            if c is OPENCODE and surface(r, "messages")["open_tools"]:
+                return r["session_id"]
+            if c.name in TAIL and surface(r, TAIL[c.name])["value"].startswith("mid-tool"):
+                return r["session_id"]
+    return None
+
+
+# --- the real clients' corpora (session fixtures shared with the readers' own tests) -------------
+
+def test_codex_status_of_every_scenario_and_agents_joined_to_spawn_agent(codex_corpus):
+    for name, run in codex_corpus.runs.items():
+        (tid, *_rest) = run.ground_truth["thread_ids_reported"]
+        code, rows = cli("status", tid, "--codex-home", str(run.codex_home))
+        row = session_row(rows, tid)
+        assert code == 0, (name, rows[-1])
+        if name == "killed":  # SIGKILLed while the mock held the turn's second reply
+            assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-turn"), row["reason"]
+            lock = surface(row, "thread lock")
+            assert lock["pids"] == [] and lock["value"].startswith("present, held by no process"), lock
+            assert surface(row, "side store")["statuses"] == {"inProgress": 1}
+        else:
+            assert row["verdict"] == "idle-eot" and row["turn_ended"] is True, (name, row["reason"])
+    run = codex_corpus["subagent"]
+    gt = run.ground_truth
+    (tid,) = gt["thread_ids_reported"]
+    (child,) = gt["spawned_agent_ids"]
+    spawn = next(c for c in gt["calls"] if c["name"] == "spawn_agent")
+    code, rows = cli("agents", tid, "--codex-home", str(run.codex_home))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and a["session_id"] == child and a["parent_session_id"] == tid
+    assert (a["join"], a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == (
+        "spawn_agent output agent_id", "spawn_agent", spawn["call_id"])
+    assert a["description"] == spawn["arguments"]["message"]
+    assert (a["status"], a["returned"]) == ("completed", "summary.txt written (3 lines).")
+    assert rows[-1]["agents"] == 1 and rows[-1]["sessions"] == 1
+
+
+def test_gemini_status_of_every_scenario_and_agents_joined_by_agent_id(gemini_corpus):
+    for name, run in gemini_corpus.runs.items():
+        code, rows = cli("status", "--gemini-home", str(run.gemini_dir))
+        assert code == 0, (name, rows[-1])
+        for sid in run.ground_truth["session_ids"]:
+            row = session_row(rows, sid)
+            if name == "killed":  # SIGKILLed while the mock held the reply to the tool's results
+                assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-turn"), row["reason"]
+            else:
+                assert row["verdict"] == "idle-eot", (name, row["reason"])
+    run = gemini_corpus["subagent"]
+    gt = run.ground_truth
+    (sid,) = gt["session_ids"]
+    child = next(s["session_id"] for s in gt["sessions_on_disk"] if s["kind"] == "subagent")
+    inv = next(c for c in gt["tool_calls"] if c["name"] == "invoke_agent")
+    done = next(c for c in gt["tool_calls"] if c["name"] == "complete_task")
+    code, rows = cli("agents", sid, "--gemini-home", str(run.gemini_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and (a["session_id"], a["parent_session_id"], a["join"]) == (child, sid, "toolCalls agentId")
+    assert (a["agent_type"], a["description"]) == (inv["args"]["agent_name"], inv["args"]["prompt"])
+    assert (a["status"], a["returned"]) == ("completed", done["args"]["result"]["response"])
+
+
+def test_opencode_status_of_every_scenario_and_agents_joined_by_the_task_part(opencode_corpus):
+    for name, run in opencode_corpus.items():
+        code, rows = cli("status", run.session_id, "--opencode-home", str(run.data_dir))
+        row = session_row(rows, run.session_id)
+        assert code == 0, (name, rows[-1])
+        if run.truth.get("killed"):  # SIGKILLed mid-stream
+            assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-turn"), row["reason"]
+        else:
+            assert row["verdict"] == "idle-eot", (name, row["reason"])
+    run = opencode_corpus["subagent"]
+    task = next(c for c in run.truth["tool_calls"] if c["name"] == "task")
+    code, rows = cli("agents", run.session_id, "--opencode-home", str(run.data_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and a["parent_session_id"] == run.session_id and a["join"] == "task part metadata.sessionId"
+    assert (a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == ("task", task["id"])
+    assert (a["agent_type"], a["description"]) == (task["input"]["subagent_type"], task["input"]["description"])
+    assert a["status"] == "completed" and a["returned"]
+
+
+def test_qwen_status_of_every_sample_scenario_and_agents_joined_by_the_meta_tool_use_id(qwen_examples):
+    """On the committed Qwen Code 0.24.4 sample (made by the real client, tests/realclient/qwen)."""
+    run = next(iter(qwen_examples.values()))
+    code, rows = cli("status", "--qwen-home", str(run.qwen_dir))
+    assert code == 0, rows[-1]
+    for name, run in qwen_examples.items():
+        for sid in run.session_ids:
+            row = session_row(rows, sid)
+            if run.truth.get("killed"):  # SIGKILLed while its shell tool ran `sleep 300`
+                assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+                assert [x["name"] for x in surface(row, "chat file")["pending"]] == ["run_shell_command"]
+            else:
+                assert (row["verdict"], row["turn_ended"]) == ("idle-eot", True), (name, row["reason"])
+            assert surface(row, "processes")["pids"] == [] and row["owner_ended"] is True
+    run = qwen_examples["subagent"]
+    (sub,) = run.truth["subagents"]
+    call = next(c for c in run.truth["tool_calls"] if c["name"] == "agent")
+    code, rows = cli("agents", run.session_ids[0], "--qwen-home", str(run.qwen_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and (a["session_id"], a["parent_session_id"]) == (sub["agent_id"], run.session_ids[0])
+    assert (a["join"], a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == (".meta.json toolUseId", "agent", call["id"])
+    assert (a["agent_type"], a["description"]) == (call["input"]["subagent_type"], call["input"]["description"])
+    assert (a["status"], a["returned"]) == ("completed", "Subagent: sub.txt is written.")
+    child = session_row(cli("status", sub["agent_id"], "--qwen-home", str(run.qwen_dir))[1], sub["agent_id"])
+    assert (child["verdict"], surface(child, "subagent meta")["status"]) == ("idle-eot", "completed")
+
+
+def test_pi_status_of_every_sample_scenario(pi_examples):
+    """On the committed pi 0.73.1 sample (made by the real client, tests/realclient/pi). pi has no subagents."""
+    run = next(iter(pi_examples.values()))
+    code, rows = cli("status", "--pi-home", str(run.agent_dir))
+    assert code == 0, rows[-1]
+    for name, run in pi_examples.items():
+        for sid in run.session_ids:
+            row = session_row(rows, sid)
+            if run.truth.get("killed"):  # SIGKILLed while its bash tool ran `sleep 300`
+                assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+                assert [x["name"] for x in surface(row, "session file")["pending"]] == ["bash"]
+            else:
+                assert (row["verdict"], row["turn_ended"]) == ("idle-eot", True), (name, row["reason"])
+            assert surface(row, "processes")["pids"] == [] and row["owner_ended"] is True
+
+
+def test_pi_whoami_cannot_tell_from_the_marker_its_bash_tool_inherits(pi_examples, tmp_path):
+    """The environment is what the real client's bash tool printed (``printenv PI_CODING_AGENT`` in the
+    sample's shell_write run): pi's marker and no session id, so whoami claims nothing."""
+    run = pi_examples["shell_write"]
+    call = next(c for c in run.truth["tool_calls"] if c["input"].get("command") == "printenv PI_CODING_AGENT")
+    recs = [json.loads(x) for p in run.agent_dir.glob("sessions/*shell_write*/*.jsonl") for x in p.read_text().splitlines()]
+    res = next(r["message"] for r in recs if r.get("type") == "message" and r["message"].get("toolCallId") == call["id"])
+    value = res["content"][0]["text"].strip()
+    r = subprocess.run(CLI + ["whoami", "--pi-home", str(run.agent_dir), "--format", "json"], capture_output=True,
+                       text=True, cwd=REPO, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+                                                 "PI_CODING_AGENT": value}, timeout=120)
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    w = next(x for x in rows if x["kind"] == "whoami")
+    assert r.returncode == 1 and (w["session_id"], rows[-1]["known"]) == (None, False)
+    (claim,) = w["claims"]
+    assert (claim["provider"], claim["source"], claim["session_id"]) == ("pi", "PI_CODING_AGENT", None)
+    assert claim["note"].startswith("cannot tell: $PI_CODING_AGENT=true")
