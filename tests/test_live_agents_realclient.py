@@ -344,7 +344,7 @@ def test_qwen_status_of_every_sample_scenario_and_agents_joined_by_the_meta_tool
     assert code == 0 and (a["session_id"], a["parent_session_id"]) == (sub["agent_id"], run.session_ids[0])
     assert (a["join"], a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == (".meta.json toolUseId", "agent", call["id"])
     assert (a["agent_type"], a["description"]) == (call["input"]["subagent_type"], call["input"]["description"])
-    assert (a["status"], a["returned"]) == ("completed", "Subagent: sub.txt is written.")
+    assert (a["status"], a["returned"], a["spawn"]["async"]) == ("completed", "Subagent: sub.txt is written.", True)
     child = session_row(cli("status", sub["agent_id"], "--qwen-home", str(run.qwen_dir))[1], sub["agent_id"])
     assert (child["verdict"], surface(child, "subagent meta")["status"]) == ("idle-eot", "completed")
 
@@ -363,6 +363,10 @@ def test_pi_status_of_every_sample_scenario(pi_examples):
             else:
                 assert (row["verdict"], row["turn_ended"]) == ("idle-eot", True), (name, row["reason"])
             assert surface(row, "processes")["pids"] == [] and row["owner_ended"] is True
+    code, rows = cli("agents", "--pi-home", str(run.agent_dir))
+    assert code == 0 and [r for r in rows if r["kind"] == "agent"] == [] and rows[-1]["agents"] == 0
+    (why,) = rows[-1]["no_subagents"]
+    assert why["provider"] == "pi" and 'its README says "No sub-agents."' in why["why"]
 
 
 def test_pi_whoami_cannot_tell_from_the_marker_its_bash_tool_inherits(pi_examples, tmp_path):

@@ -110,9 +110,14 @@ def test_status_answers_short_for_every_agent_and_says_a_repeated_note_once():
     j = _run("status", "--home", home, "--format", "json")
     rows = [json.loads(x) for x in j.stdout.splitlines()]
     sess = [r for r in rows if r["kind"] == "session"]
-    assert j.returncode == 0 and {r["provider"] for r in sess} == {"claude-code", "codex", "gemini-cli", "opencode",
-                                                                     "crush", "pi", "qwen-code"}
-    assert rows[-1]["no_live_state"] == []  # every reader answers with its own surfaces
+    looked = {c["provider"] for c in rows[-1]["coverage"] if c["sessions"]}
+    assert j.returncode == 0 and {r["provider"] for r in sess} == looked  # a verdict for every session of every agent
+    assert looked >= {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    lacking = {x["provider"]: x["why"] for x in rows[-1]["no_live_state"]}
+    assert not lacking.keys() & {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    for r in sess:  # a reader without live state answers unknown with its reason, never a refusal
+        if r["provider"] in lacking:
+            assert (r["verdict"], r["reason"]) == ("unknown", lacking[r["provider"]])
     t = _run("status", "--home", home)
     lines = t.stdout.splitlines()
     assert t.returncode == 0

@@ -273,7 +273,10 @@ def agents_cmd(inv, tree, with_files):
     problems = sel.problems()
     tops = [s for s in res.sessions if s.unit.ref.parent_session_id is None]
     out.summary(sessions=len(tops), agents=res.total, statuses=res.statuses, problems=problems_json(problems),
+                no_subagents=[{"provider": d, "why": w} for d, w in res.without.items()],
                 coverage=coverage_json(sel.coverage()))
+    for d, w in res.without.items():
+        out.text(f"{esc(d)} has no subagents: {esc(w)}")
     for p in problems[:10]:
         out.text(f"could not read: {p.path} ({p.why})")
     if not res.sessions:

@@ -29,6 +29,9 @@ class AgentsResult:
     coverage: list[Coverage]
     problems: list[Problem]
     lacking: dict[str, str] = field(default_factory=dict)
+    without: dict[str, str] = field(default_factory=dict)
+    """display name -> why its client has no subagents at all (``Provider.lacks["subagents"]``): its
+    sessions' zero is the client's, said once."""
 
     @property
     def total(self) -> int:
@@ -54,7 +57,8 @@ def row(unit: Unit, a: ChildAgent) -> dict:
             "parent_lane": None if a.parent in (None, "main") else a.parent,
             "spawn": None if sp is None else {"tool_use_id": sp.get("call_id"), "tool_name": sp.get("tool_name"),
                                               "lane": "main", "line": None, "locator": sp.get("where"),
-                                              "async": None, "run_in_background": None, "notified_status": None},
+                                              "async": sp.get("async"), "run_in_background": None,
+                                              "notified_status": None},
             "triggered_at": instant(sp.get("timestamp")) if sp else None,
             "started_at": instant(a.started_at), "ended_at": instant(a.ended_at),
             "duration_secs": a.duration_secs, "status": a.status, "status_why": a.status_why,
@@ -79,7 +83,9 @@ def agents(sel, files: bool = False) -> AgentsResult:
             continue
         got = _tree(u, w, files, seen=set())
         out.append(SessionAgents(u, got))
-    return AgentsResult(out, sel.coverage(), sel.problems(), lacking)
+    without = {u.display: why for u in us if u.provider is not None
+               for why in [getattr(u.provider, "lacks", {}).get("subagents")] if why}
+    return AgentsResult(out, sel.coverage(), sel.problems(), lacking, without)
 
 
 def _tree(u: Unit, w, files: bool, seen: set) -> list[ChildAgent]:

@@ -40,6 +40,10 @@ class Pi(Provider):
     activity_granularity: ClassVar[str] = "project"
     """pi keeps one folder per cwd and writes no lock or pid file: a running client is tied to its
     sessions only through its working directory."""
+    lacks: ClassVar[dict[str, str]] = {
+        "subagents": "its README says \"No sub-agents.\" (spawn pi instances via tmux, or build your own "
+                     "with extensions), and its session files hold no child session",
+    }
     shell_tools: ClassVar[dict] = {"bash": ("command", None)}
     file_tools: ClassVar[dict] = {"read": ("path", "read"), "edit": ("path", "update"), "write": ("path", "write")}
     ccusage_agent: ClassVar[str | None] = "pi"
