@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "sync": "cmd_sync:sync_cmd",
     "query": "cmd_sync:query_cmd",
     "statusline": "cmd_statusline:statusline_cmd",
+    "serve": "cmd_serve:serve_cmd",
 }
 
 GROUP_HELP = """\

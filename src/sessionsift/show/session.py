@@ -20,7 +20,8 @@ class Item:
     """One thing that happened in a turn."""
 
     kind: str
-    """``prompt``, ``message``, ``reasoning`` or ``tool``."""
+    """``prompt``, ``message``, ``reasoning`` or ``tool`` (and ``meta``: harness bookkeeping, kept
+    only when the view is asked for it: session_view(harness=True))."""
     record: Record
     """The record it comes from (a tool item: its call)."""
     result: Record | None = None
@@ -81,20 +82,23 @@ class SessionView:
 _FIELDS = ("input", "output", "cache_read", "cache_write", "reasoning")
 
 
-def session_view(prov: Provider, ref: SessionRef, children: list[tuple[Provider, SessionRef]] = ()) -> SessionView:
-    """The turns of `ref` (and of `children`, child sessions, each viewed the same way)."""
+def session_view(prov: Provider, ref: SessionRef, children: list[tuple[Provider, SessionRef]] = (),
+                 harness: bool = False) -> SessionView:
+    """The turns of `ref` (and of `children`, child sessions, each viewed the same way).
+    `harness`: the harness's bookkeeping records are items too (``meta``), besides being counted
+    (a page that links every record a search can find: `serve`)."""
     rep = ReadReport()
     by_lane: dict[str, list[Record]] = {}
     for r in prov.read(ref, rep):
         by_lane.setdefault(r.lane or "main", []).append(r)
-    lanes = [_lane_view(name, recs) for name, recs in sorted(by_lane.items(), key=lambda kv: kv[0] != "main")]
+    lanes = [_lane_view(name, recs, harness) for name, recs in sorted(by_lane.items(), key=lambda kv: kv[0] != "main")]
     view = SessionView(ref, lanes, rep)
     for cp, cref in children:
-        view.children.append(session_view(cp, cref))
+        view.children.append(session_view(cp, cref, harness=harness))
     return view
 
 
-def _lane_view(name: str, recs: list[Record]) -> LaneView:
+def _lane_view(name: str, recs: list[Record], harness: bool = False) -> LaneView:
     lv = LaneView(name, records=len(recs))
     results: dict[str, Record] = {}
     for r in recs:
@@ -151,6 +155,8 @@ def _lane_view(name: str, recs: list[Record]) -> LaneView:
                 t.items.append(Item("tool", r, r))  # a result whose call is not on disk
         elif r.kind == "meta":
             t.meta += 1
+            if harness:
+                t.items.append(Item("meta", r))
         else:
             t.unknown += 1
     return lv

@@ -1,0 +1,64 @@
+"""The frame every page shares: head (the packaged stylesheets and script, nothing else), the top
+navigation, and the escaping helpers (the export renderer's: export/html.py ``e`` and
+``clean_text``; every string from disk goes through them)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+from ..export.html import clean_text, e
+
+PAGES = [("/", "Sessions"), ("/search", "Search")]
+"""The top navigation (each page module adds itself where the app mounts it: app.py)."""
+
+
+def t(s) -> str:
+    """Text from disk as HTML text (and attribute values): terminal escapes removed, control
+    characters, bidi overrides and line/paragraph separators shown as ``\\uXXXX``, then escaped."""
+    return e(clean_text("" if s is None else str(s))).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def md(text) -> str:
+    """A reply's Markdown as HTML: the export renderer's (markdown-it-py, raw HTML off, links shown
+    as text), line/paragraph separators shown as ``\\uXXXX`` as in `t`."""
+    from ..export.html import markdown_html
+
+    return markdown_html(text or "").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def href(path: str, **params) -> str:
+    q = urlencode({k: v for k, v in params.items() if v not in (None, "", False)})
+    return e(path + (f"?{q}" if q else ""))
+
+
+def session_href(provider: str, session_id: str, anchor: str | None = None) -> str:
+    return e(f"/session/{quote(provider, safe='')}/{quote(session_id, safe='')}" + (f"#{anchor}" if anchor else ""))
+
+
+def page(title: str, body: str, *, current: str = "/", scripts: tuple[str, ...] = ()) -> str:
+    nav = " ".join(f'<a href="{p}"{" aria-current=page" if p == current else ""}>{e(n)}</a>' for p, n in PAGES)
+    js = "".join(f'<script src="/static/{e(s)}" defer></script>' for s in ("app.js", *scripts))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<meta name="referrer" content="no-referrer">'
+            f"<title>{t(title)} · sessionsift</title>"
+            '<link rel="stylesheet" href="/static/export.css"><link rel="stylesheet" href="/static/app.css">'
+            f'{js}</head><body><header class="top"><b>sessionsift</b> <nav class="pages">{nav}</nav></header>'
+            f'<main>\n{body}\n</main></body></html>\n')
+
+
+def num(v, unit: str = "") -> str:
+    """A count as shown: None is unknown (a dash with a title saying so), never 0."""
+    if v is None:
+        return '<span class="unknown" title="not counted: unknown">—</span>'
+    return f"{v:,}{unit}" if isinstance(v, int) else e(v)
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return num(None)
+    for u in ("B", "kB", "MB", "GB"):
+        if n < 1000 or u == "GB":
+            return f"{n:.0f} {u}" if u == "B" else f"{n:.1f} {u}"
+        n /= 1000
+    return str(n)

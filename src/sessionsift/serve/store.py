@@ -1,0 +1,142 @@
+"""What the app reads, read once per change of the data: the selection, its listing, and the
+rendered pages of sessions, each kept until a file under a data root changes (a watcher on the
+roots, watchfiles, bumps the generation and tells the live page's listeners).
+
+Nothing here computes an answer: the listing is `sessionsift.listing.list_sessions`, a session
+`sessionsift.show.session.session_view`, and so on; the store only decides when to ask again.
+Memory stays bounded: the rendered-page cache holds at most ``PAGE_CACHE_BYTES``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+PAGE_CACHE_BYTES = 48 << 20
+
+
+@dataclass
+class Snapshot:
+    generation: int
+    selection: Any
+    listing: Any
+    by_key: dict
+    """(provider, session id) -> SessionRow."""
+    children: dict
+    """(provider, parent session id) -> [SessionRow] of its child sessions."""
+
+
+class Store:
+    def __init__(self, selector: Callable[[tuple[str, ...]], Any]) -> None:
+        self.selector = selector
+        """targets -> a Selection (the Invocation's roots, providers and filters)."""
+        self.generation = 0
+        self._snap: Snapshot | None = None
+        self._lock = threading.Lock()
+        self._pages: OrderedDict[tuple, str] = OrderedDict()
+        self._page_bytes = 0
+        self._memo: dict[tuple, Any] = {}
+        self.listeners: set[asyncio.Queue] = set()
+        self.changed: list[str] = []
+        """The paths of the last change the watcher saw."""
+
+    # -- the data -------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        """The listing of the current generation (made by the first caller; the others wait)."""
+        snap = self._snap
+        if snap is not None and snap.generation == self.generation:
+            return snap
+        with self._lock:
+            snap = self._snap
+            gen = self.generation
+            if snap is not None and snap.generation == gen:
+                return snap
+            from ..listing import list_sessions
+
+            sel = self.selector(())
+            lst = list_sessions(sel)
+            by_key = {(r.ref.provider, r.ref.session_id): r for r in lst.rows}
+            kids: dict = {}
+            for r in lst.rows:
+                if r.ref.parent_session_id is not None:
+                    kids.setdefault((r.ref.provider, r.ref.parent_session_id), []).append(r)
+            self._snap = Snapshot(gen, sel, lst, by_key, kids)
+            return self._snap
+
+    def provider(self, name: str):
+        e = self.snapshot().selection.survey.entry(name)
+        return e.provider if e is not None else None
+
+    def display(self, name: str) -> str:
+        e = self.snapshot().selection.survey.entry(name)
+        return e.display if e is not None else name
+
+    def roots(self) -> list[Path]:
+        """Every data root that exists (what the watcher watches)."""
+        out = []
+        for e in self.snapshot().selection.survey.entries:
+            p = e.root.path if e.root is not None else None
+            if p is not None and Path(p).exists() and Path(p) not in out:
+                out.append(Path(p))
+        return out
+
+    def memo(self, key: tuple, make: Callable[[], Any]) -> Any:
+        """`make()` once per generation and key (a question asked by several pages)."""
+        k = (self.generation, *key)
+        if k in self._memo:
+            return self._memo[k]
+        v = make()
+        if len(self._memo) > 256:
+            self._memo.clear()
+        self._memo[k] = v
+        return v
+
+    # -- rendered pages -------------------------------------------------------------------------
+
+    def page(self, key: tuple, make: Callable[[], str]) -> str:
+        k = (self.generation, *key)
+        with self._lock:
+            got = self._pages.get(k)
+            if got is not None:
+                self._pages.move_to_end(k)
+                return got
+        html = make()
+        with self._lock:
+            if k not in self._pages:
+                self._pages[k] = html
+                self._page_bytes += len(html)
+            while self._page_bytes > PAGE_CACHE_BYTES and len(self._pages) > 1:
+                _, old = self._pages.popitem(last=False)
+                self._page_bytes -= len(old)
+        return html
+
+    # -- changes --------------------------------------------------------------------------------
+
+    def bump(self, paths: list[str]) -> None:
+        with self._lock:
+            self.generation += 1
+            self.changed = paths
+            self._pages.clear()
+            self._page_bytes = 0
+            self._memo.clear()
+        for q in list(self.listeners):
+            try:
+                q.put_nowait(self.generation)
+            except asyncio.QueueFull:
+                pass
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Bump the generation whenever a file under a data root changes (until `stop`)."""
+        import watchfiles
+
+        roots = await asyncio.to_thread(self.roots)
+        if not roots:
+            return
+        async for changes in watchfiles.awatch(*roots, stop_event=stop, debounce=50, step=20,
+                                               recursive=True, ignore_permission_denied=True):
+            self.bump(sorted({p for _, p in changes}))

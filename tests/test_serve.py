@@ -1,0 +1,251 @@
+"""`sessionsift serve` over the real-client sample corpora (examples/home), as a real server
+process, looked at with a real HTTP client and in headless Chromium (tests/serve_harness.py).
+
+- the door: no token, a wrong token, a foreign Host, a foreign Origin, a POST are each refused
+  with their one status; the right token sets a cookie and redirects to the address without it;
+  every answer carries the CSP;
+- every page (the sessions list, each session of every provider, a search) renders in Chromium
+  with no console error, no failed request and no request to another origin;
+- search answers with the hits `sessionsift search PATTERN --format json` prints;
+- a session whose prompt and tool output the REAL client wrote with `<script>` and `onerror=`
+  payloads (tests/realclient/scenarios_export.py) runs none of them in the page.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from tests.serve_harness import REPO, Browser, env_for, serving
+from tests.test_export_html import PAYLOAD_TITLES, chromium  # noqa: F401 - the browser fixture
+from tests.test_hostile_render import hostile  # noqa: F401 - the control-character corpus
+
+HOME = REPO / "examples" / "home"
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("serve"), "--home", str(HOME)) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):  # noqa: F811
+    pytest.importorskip("playwright")
+    b = Browser(chromium)
+    yield b
+    b.close()
+
+
+def _get(s, path: str, **kw) -> httpx.Response:
+    return httpx.get(s.base + path, follow_redirects=False, timeout=60, **kw)
+
+
+def _cookie(s) -> dict:
+    return {f"sessionsift_token_{s.port}": s.token}
+
+
+def test_without_the_token_every_path_is_refused(served):
+    for path in ("/", "/search?q=x", "/static/app.js", "/session/codex/x", "/nope"):
+        r = _get(served, path)
+        assert r.status_code == 403, (path, r.status_code)
+        assert "no token" in r.text
+    assert _get(served, "/?token=wrong").status_code == 403
+    assert _get(served, "/", cookies={f"sessionsift_token_{served.port}": "wrong"}).status_code == 403
+
+
+def test_the_token_sets_a_cookie_and_leaves_the_address(served):
+    r = _get(served, "/?agent=codex&token=" + served.token)
+    assert r.status_code == 303
+    assert r.headers["location"] == "/?agent=codex"
+    c = r.headers["set-cookie"]
+    assert c.startswith(f"sessionsift_token_{served.port}={served.token};") and "HttpOnly" in c and "SameSite=Strict" in c
+    r = _get(served, "/", cookies=_cookie(served))
+    assert r.status_code == 200
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "'unsafe-inline'" not in csp
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_a_foreign_host_or_origin_or_a_write_is_refused(served):
+    ck = _cookie(served)
+    assert _get(served, "/", cookies=ck, headers={"Host": f"attacker.example:{served.port}"}).status_code == 400
+    assert _get(served, "/", cookies=ck, headers={"Host": "127.0.0.1:1"}).status_code == 400
+    assert _get(served, "/", cookies=ck, headers={"Origin": "http://attacker.example"}).status_code == 403
+    assert _get(served, "/", cookies=ck, headers={"Origin": served.base}).status_code == 200
+    assert _get(served, "/", cookies=ck, headers={"Host": f"localhost:{served.port}"}).status_code == 200
+    for m in ("POST", "PUT", "DELETE", "PATCH"):
+        r = httpx.request(m, served.base + "/", cookies=ck, timeout=30)
+        assert r.status_code == 405, m
+
+
+def test_it_binds_loopback_and_refuses_another_host_without_the_flag(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "serve", "--home", str(HOME), "--host", "0.0.0.0",
+                        "--no-browser"], capture_output=True, text=True, env=env_for(tmp_path), cwd=REPO, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "--allow-remote" in r.stderr
+
+
+def _listing() -> list[dict]:
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "list", "--home", str(HOME), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    return [json.loads(x) for x in p.stdout.splitlines() if '"kind": "session"' in x or '"kind":"session"' in x]
+
+
+def _show_turns(provider: str, sid: str) -> int:
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "show", sid, "--home", str(HOME), "--provider", provider,
+                        "--format", "json"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    return json.loads(p.stdout.splitlines()[-1])["turns"]
+
+
+def test_every_page_renders_in_the_browser_without_an_error(served, browser):
+    page = browser.page(served.base)
+    page.goto(served.url)  # the printed address: token, cookie, redirect
+    assert page.url == served.base + "/"
+    rows = [tuple(r) for r in page.eval_on_selector_all(
+        "#sessions tbody tr", "rs => rs.map(r => [r.dataset.provider, r.dataset.session])")]
+    cli = {(r["provider"], r["session_id"]) for r in _listing()}
+    assert len(cli) >= 40
+    assert len(rows) == len(cli) and set(rows) == cli  # every session of every provider, once
+    providers = {p for p, _ in rows}
+    assert len(providers) == 7
+    # nesting: a child session is listed right under its parent
+    kids = page.eval_on_selector_all("#sessions tbody tr.depth-1", "rs => rs.length")
+    assert kids >= 4
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as ex:
+        turns = dict(zip(rows, ex.map(lambda r: _show_turns(*r), rows)))
+    for prov, sid in rows:
+        page.goto(f"{served.base}/session/{quote(prov, safe='')}/{quote(sid, safe='')}")
+        assert page.locator("h1").count() == 1, (prov, sid)
+        # the turns `show SESSION` counts, each one a section (child sessions' turns too)
+        assert page.locator("section.turn").count() == turns[(prov, sid)], (prov, sid)
+        assert page.locator("#empty").count() == (1 if turns[(prov, sid)] == 0 else 0)
+        ids = page.eval_on_selector_all("[id]", "es => es.map(e => e.id)")
+        assert len(ids) == len(set(ids)), (prov, sid)  # every anchor names one place
+    for path in ("/search", "/search?q=sub.txt", "/?agent=codex", "/?q=subagent&sort=size"):
+        page.goto(served.base + path)
+    assert browser.problems == [], browser.problems
+    page.close()
+
+
+def _cli_hits(pattern: str) -> tuple[set, dict]:
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "search", pattern, "--home", str(HOME), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=300)
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    hits = {(r["provider"], r["session_id"], r["line"], r.get("locator") or "") for r in rows if r["kind"] == "hit"}
+    return hits, rows[-1]
+
+
+@pytest.mark.parametrize("pattern", ["SUBAGENT-A", "sub\\.txt", "summary", "Done\\."])
+def test_search_returns_the_hits_the_cli_returns(served, browser, pattern):
+    want, summary = _cli_hits(pattern)
+    assert want and summary["hits"] == len(want)
+    page = browser.page(served.base)
+    page.goto(served.url)
+    page.click("header.top a[href='/search']")
+    page.fill("input[name=q]", pattern)
+    page.click("form.filters button")
+    page.wait_for_selector("#counts")
+    got = page.eval_on_selector_all(
+        "section.hitturn .hit",
+        "hs => hs.map(h => [h.closest('section').dataset.provider, h.closest('section').dataset.session,"
+        " h.dataset.line, h.dataset.locator])")
+    got = {(p, s, int(line) if line not in ("", "None") else None, loc) for p, s, line, loc in got}
+    assert got == want
+    assert page.text_content("#counts").startswith(f"{summary['hits']:,} hits")
+    marks = page.eval_on_selector_all("section.hitturn mark", "ms => ms.length")
+    assert marks == len(want)  # every hit's match is marked
+    # every hit links into its session at its record
+    links = page.eval_on_selector_all("section.hitturn .hit a", "as => as.map(a => a.getAttribute('href'))")
+    assert len(links) == len(want)
+    for link in links:
+        assert link.startswith("/session/") and "#r-" in link
+        page.goto(served.base + link)
+        anchor = link.split("#", 1)[1]
+        assert page.locator(f"[id='{anchor}']").count() == 1, link
+    assert browser.problems == [], browser.problems
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def hostile_served(export_rc, tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("serve-hostile"), "--claude-home", str(export_rc["config_dir"])) as s:
+        yield s, export_rc
+
+
+def test_a_hostile_transcript_runs_nothing(hostile_served, browser):
+    from tests.realclient import scenarios_export as SX
+
+    s, rc = hostile_served
+    page = browser.page(s.base)
+    page.goto(s.url)
+    page.goto(f"{s.base}/session/claude-code/{rc['session_id']}")
+    title = page.title()
+    assert title.startswith("[export_secrets P1] Show deploy.env") and title not in PAYLOAD_TITLES
+    html = page.content()
+    # the payloads are on the page, as text
+    assert "&lt;script&gt;document.title='PWNED-PROMPT'&lt;/script&gt;" in html
+    text = page.text_content("main")  # folded tool results included
+    assert "PWNED-TOOL" in text and SX.PAGE_HTML.strip() in text
+    scripts = page.eval_on_selector_all("script", "ss => ss.map(s => s.getAttribute('src'))")
+    assert scripts == ["/static/app.js"]  # the app's own script, nothing else
+    handlers = page.evaluate("""() => [...document.querySelectorAll('*')].flatMap(e =>
+        [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name))""")
+    assert handlers == []
+    assert page.evaluate("() => document.querySelectorAll('img:not([src^=\"data:\"])').length") == 0
+    page.goto(f"{s.base}/search?q=PWNED")
+    assert page.title().startswith("Search PWNED")
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "search", "PWNED", "--claude-home", str(rc["config_dir"]),
+                        "--format", "json"], capture_output=True, text=True, cwd=REPO, timeout=120,
+                       env=env_for(Path(rc["config_dir"]).parent / "cli-env"))
+    hits = json.loads(p.stdout.splitlines()[-1])["hits"]
+    assert hits >= 2 and page.locator("section.hitturn mark").count() == hits
+    page.goto(s.base + "/")
+    assert browser.dialogs == []
+    assert [p for p in browser.problems if "PWNED" in p or "Content Security" in p] == []
+    assert browser.problems == [], browser.problems
+    page.close()
+
+
+def test_control_characters_from_disk_do_not_reach_a_page(hostile, tmp_path):
+    """tests/test_hostile_render.py's corpus (file names and fields carrying ESC, BEL, CR, a
+    newline, a bidi override): no page holds a raw control character."""
+    import re
+
+    from tests.test_hostile_render import _RAW
+
+    with serving(tmp_path, "--claude-home", str(hostile)) as s:
+        ck = _cookie(s)
+        r = _get(s, "/", cookies=ck)
+        assert r.status_code == 200
+        links = sorted(set(re.findall(r'href="(/session/claude-code/[^"#]+)"', r.text)))
+        assert len(links) >= 8
+        pages = [r.text] + [_get(s, "/search?q=Z", cookies=ck).text]
+        for link in links:
+            p = _get(s, link, cookies=ck)
+            assert p.status_code == 200, link
+            pages.append(p.text)
+        for text in pages:
+            assert _RAW.findall(text) == []
+        assert any("\\u001b" in text for text in pages)  # the ESC is shown, as its escape
+
+
+def test_without_the_extra_it_says_how_to_install_it(tmp_path):
+    code = ("import sys; sys.modules['starlette'] = None; sys.argv[0] = 'sessionsift'; "
+            "from sessionsift.cli import main; main(['serve', '--home', sys.argv[1], '--no-browser'])")
+    p = subprocess.run([sys.executable, "-c", code, str(HOME)], capture_output=True, text=True,
+                       env=env_for(tmp_path), cwd=REPO, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "pip install 'sessionsift[serve]'" in p.stderr and "starlette" in p.stderr
+    assert p.stdout == ""
