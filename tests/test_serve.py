@@ -116,8 +116,7 @@ def test_every_page_renders_in_the_browser_without_an_error(served, browser):
     cli = {(r["provider"], r["session_id"]) for r in _listing()}
     assert len(cli) >= 40
     assert len(rows) == len(cli) and set(rows) == cli  # every session of every provider, once
-    providers = {p for p, _ in rows}
-    assert len(providers) == 7
+    assert len({p for p, _ in rows}) >= 7  # every provider examples/home holds
     # nesting: a child session is listed right under its parent
     kids = page.eval_on_selector_all("#sessions tbody tr.depth-1", "rs => rs.length")
     assert kids >= 4

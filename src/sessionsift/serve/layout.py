@@ -57,8 +57,9 @@ def num(v, unit: str = "") -> str:
 def human_bytes(n: int | None) -> str:
     if n is None:
         return num(None)
+    x = float(n)
     for u in ("B", "kB", "MB", "GB"):
-        if n < 1000 or u == "GB":
-            return f"{n:.0f} {u}" if u == "B" else f"{n:.1f} {u}"
-        n /= 1000
+        if x < 1000 or u == "GB":
+            return f"{x:.0f} {u}" if u == "B" else f"{x:.1f} {u}"
+        x /= 1000
     return str(n)

@@ -102,15 +102,16 @@ def run(store, a: Args) -> Result:
         sq = SharedQuery(regex=pl.regex, kinds=kinds, needles=tuple(pl.needles) if pl.needles else None,
                          needles_ci=pl.needles_ci)
         outs, _sm = shared_search(pairs, sq)
-        for o in outs:
-            for h in o.hits:
+        for so in outs:
+            for sh in so.hits:
                 n += 1
-                r = h.record
-                with_hits.add((o.ref.provider, o.ref.session_id))
-                g = groups.setdefault((o.ref.provider, o.ref.session_id, r.lane or "main", h.turn),
-                                      Group(o.ref.provider, o.ref.session_id, r.lane or "main", h.turn,
-                                            h.opener.text if h.opener is not None else None))
-                g.hits.append((r.line, r.locator, r.kind + (f" {r.tool_name}" if r.tool_name else ""), h.text, h.span))
+                r = sh.record
+                with_hits.add((so.ref.provider, so.ref.session_id))
+                g = groups.setdefault((so.ref.provider, so.ref.session_id, r.lane or "main", sh.turn),
+                                      Group(so.ref.provider, so.ref.session_id, r.lane or "main", sh.turn,
+                                            sh.opener.text if sh.opener is not None else None))
+                g.hits.append((r.line, r.locator, r.kind + (f" {r.tool_name}" if r.tool_name else ""), sh.text,
+                               sh.span))
     return Result(list(groups.values()), n, len(with_hits))
 
 
