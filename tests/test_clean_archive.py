@@ -378,3 +378,23 @@ def test_recovery_never_acts_on_a_forged_entry_outside_its_scan_root(tmp_path):
     rec = [x for x in rows(r.stdout) if x["kind"] == "recovered"]
     assert [(x["capture_id"], x["status"]) for x in rec] == [(cid, "failed")], rec
     assert "outside" in rec[0]["reason"]
+
+
+def test_clean_list_says_a_size_it_does_not_have_is_unknown_not_zero(tmp_path):
+    """A capture line whose file items carry no size (an older or damaged writer; here an
+    authenticated line appended by the test, which holds the key): `clean list` said 0 B, as if
+    the capture held nothing. Before: bytes 0, stored_bytes 0."""
+    home, data, _before = _captured_sub(tmp_path)
+    real = _cap_entry(data)
+    items = [{k: v for k, v in i.items() if k not in ("size", "stored_size")} if i["type"] == "file" else i
+             for i in real["items"]]
+    forged = dict(real, id="d0d0d0d0d0d0d0d0", items=items, session_id="sizeless")
+    forged.pop("hmac")
+    forged.pop("prev")
+    _forge(data, forged)
+    r = cli("clean", "list", "--data-dir", str(data), "--format", "json")
+    rows = {x["capture_id"]: x for x in map(json.loads, r.stdout.splitlines()) if x.get("kind") == "capture"}
+    assert rows["d0d0d0d0d0d0d0d0"]["bytes"] is None and rows["d0d0d0d0d0d0d0d0"]["stored_bytes"] is None
+    assert rows[real["id"]]["bytes"] == sum(i["size"] for i in real["items"] if i["type"] == "file") > 0
+    t = cli("clean", "list", "--data-dir", str(data))
+    assert any("d0d0d0d0d0d0d0d0" in l and "size ? -> size ?" in l for l in t.stdout.splitlines()), t.stdout

@@ -134,3 +134,30 @@ def test_a_writer_that_opens_the_file_after_the_scan_is_seen_before_the_move(tmp
     (r,) = oc.results
     assert r.status == "aborted" and str(held[0].pid) in r.reason, r.to_json()
     assert t.read_bytes().startswith(before) and t.read_bytes().endswith(b'"content":"late"}}\n')
+
+
+def test_an_unreadable_part_of_the_footprint_makes_the_size_a_lower_bound_and_says_so(tmp_path, no_agents,
+                                                                                        monkeypatch):
+    """HAND-MADE fault: these tests run as root, which lists every directory, so one folder of
+    the session's footprint (its subagents folder) is made unlistable by injecting the error
+    into the scan's listdir. Before: the size silently left the folder out (a smaller size, no
+    note, no problem)."""
+    from sessionsift.clean import scan as SC
+
+    home = corpus(tmp_path / "h", (".claude",))
+    whole = _verdict(home, SUB, "1m", tmp_path / "d")
+    assert whole.size_note is None and whole.size and whole.size > 0
+    sub = str(home / ".claude" / PROJ / SUB)
+    assert os.path.isdir(sub)
+    real = os.listdir
+
+    def listdir(p):
+        if os.fspath(p) == sub:
+            raise PermissionError(13, "Permission denied")
+        return real(p)
+
+    monkeypatch.setattr(SC.os, "listdir", listdir)
+    v = _verdict(home, SUB, "1m", tmp_path / "d")
+    assert v.size < whole.size
+    assert v.size_note == f"lower bound: 1 entry of the footprint could not be read ({sub}: Permission denied)"
+    assert v.size_note in v.problems

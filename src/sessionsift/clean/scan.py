@@ -162,24 +162,34 @@ def resolved_entry(p) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(a)), os.path.basename(a))
 
 
-def _walk_size(paths: list[str]) -> tuple[int, float | None]:
+def _walk_size(paths: list[str]) -> tuple[int, float | None, list[tuple[str, str]]]:
+    """(bytes, newest mtime, unreadable) over the footprint. An entry that does not exist is not
+    there (a footprint names what the client may write); one that exists and cannot be stat'ed
+    or listed is unreadable: the size is then a lower bound and the newest mtime not known to be
+    the newest (never read as "nothing there")."""
     total, newest = 0, None
+    bad: list[tuple[str, str]] = []
     stack = list(paths)
     while stack:
         p = stack.pop()
         try:
             st = os.lstat(p)
-        except OSError:
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            bad.append((p, exc.strerror or str(exc)))
             continue
         newest = st.st_mtime if newest is None else max(newest, st.st_mtime)
         if S.S_ISDIR(st.st_mode):
             try:
                 stack += [os.path.join(p, n) for n in os.listdir(p)]
-            except OSError:
+            except FileNotFoundError:
                 pass
+            except OSError as exc:
+                bad.append((p, exc.strerror or str(exc)))
         else:
             total += st.st_size
-    return total, newest
+    return total, newest, bad
 
 
 def _inside(p: str, root: str) -> bool:
@@ -332,8 +342,13 @@ def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_
     except Exception as exc:  # a reader's bug: nothing of it is deleted
         fp, problems = [], [f"footprint failed: {type(exc).__name__}: {exc}"]
     if fp:
-        size, newest = _walk_size(fp)
+        size, newest, unread = _walk_size(fp)
         size_note = None
+        if unread:
+            size_note = (f"lower bound: {len(unread)} entr{'y' if len(unread) == 1 else 'ies'} of the footprint "
+                         f"could not be read ({unread[0][0]}: {unread[0][1]})")
+            problems.append(size_note)
+            newest = None  # not known to be the newest: never an age from part of the files
     else:
         size, newest = None, None
         size_note = "rows in a shared database: no file of its own, size not attributable"

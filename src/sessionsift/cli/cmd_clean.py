@@ -60,6 +60,14 @@ def _refuse_roots(inv) -> None:
     inv.refuse(*inv.named, why="reads the archive of --data-dir, whatever the roots")
 
 
+def _total(items: list[dict], key: str) -> int | None:
+    """The sum of ``key`` over the items; None (unknown, never 0) when one of them lacks it."""
+    vals = [i.get(key) for i in items]
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in vals):
+        return None
+    return sum(vals)
+
+
 def _data(data_dir):
     from pathlib import Path
 
@@ -471,8 +479,7 @@ def list_cmd(inv, data_dir):
     n = 0
     for c in m.captures():
         files = [i for i in c.get("items", []) if i.get("type") == "file"] + ([c["rows"]] if c.get("rows") else [])
-        b = sum(i.get("size", 0) for i in files)
-        st = sum(i.get("stored_size", 0) for i in files)
+        b, st = _total(files, "size"), _total(files, "stored_size")
         status = status_of(m, c)
         row = {"capture_id": c["id"], "action": c.get("action"), "provider": c["provider"],
                "session_id": c["session_id"], "instant": c.get("instant"), "status": status,
