@@ -132,8 +132,38 @@ def test_every_page_renders_in_the_browser_without_an_error(served, browser):
         assert page.locator("#empty").count() == (1 if turns[(prov, sid)] == 0 else 0)
         ids = page.eval_on_selector_all("[id]", "es => es.map(e => e.id)")
         assert len(ids) == len(set(ids)), (prov, sid)  # every anchor names one place
+    for prov, sid in rows[::3]:  # the files pages of every third session, each file's page
+        page.goto(f"{served.base}/session/{quote(prov, safe='')}/{quote(sid, safe='')}")
+        page.click("nav.pager >> text=Files changed")
+        assert page.locator("#counts").count() == 1, (prov, sid)
+        for href in page.eval_on_selector_all("#files a", "as => as.map(a => a.getAttribute('href'))")[:3]:
+            page.goto(served.base + href)
+            assert page.locator("#status").count() == 1, href
     for path in ("/search", "/search?q=sub.txt", "/?agent=codex", "/?q=subagent&sort=size"):
         page.goto(served.base + path)
+    assert browser.problems == [], browser.problems
+    page.close()
+
+
+@pytest.mark.parametrize("provider,sid,path,status", [
+    # complete, a Python run after the last write could have changed it (recover's exit 5)
+    ("claude-code", "8414eb07-cca2-5cca-9059-e9baedac31e1", "/tmp/ssift-rc/files_basic/work/hello.py", 5),
+    ("codex", "01a230e8-b40a-72c2-ab04-5c68941a624d", "/tmp/ssift-codex/shell_and_patch/work/hello.py", 0)])
+def test_a_files_page_lists_what_files_lists_and_shows_what_recover_rebuilds(served, browser, provider, sid, path,
+                                                                               status):
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "files", sid, "--home", str(HOME), "--format", "json"],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    want = {r["file"] for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "file"}
+    page = browser.page(served.base)
+    page.goto(served.url)
+    page.goto(f"{served.base}/session/{provider}/{sid}/files")
+    got = set(page.eval_on_selector_all("#files tbody tr", "rs => rs.map(r => r.dataset.path)"))
+    assert got == want and path in got
+    page.click(f"#files tr[data-path='{path}'] a")
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "recover", sid, "--file", path, "--home", str(HOME)],
+                       capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == status and r.stdout, r.stderr
+    assert page.text_content("#content") == r.stdout  # the file recover writes, byte for byte
     assert browser.problems == [], browser.problems
     page.close()
 

@@ -52,6 +52,20 @@ def make_app(store: Store, *, token: str, host: str, port: int, watch: bool = Tr
         return HTMLResponse(await run_in_threadpool(lambda: store.page(("session", prov, sid),
                                                                        lambda: session.render(store, row))))
 
+    async def files_page(request):
+        from . import files as F
+
+        prov, sid = request.path_params["provider"], request.path_params["sid"]
+        row = await run_in_threadpool(session.find, store, prov, sid)
+        if row is None:
+            return PlainTextResponse(f"404: no session {sid} of {prov} in this selection\n", status_code=404)
+        path = request.query_params.get("path")
+        if path is None:
+            return HTMLResponse(await run_in_threadpool(lambda: store.page(("files", prov, sid),
+                                                                           lambda: F.render_list(store, row))))
+        return HTMLResponse(await run_in_threadpool(lambda: store.page(("file", prov, sid, path),
+                                                                       lambda: F.render_file(store, row, path))))
+
     async def search_page(request):
         return HTMLResponse(await run_in_threadpool(search.render, store, q(request)))
 
@@ -65,6 +79,7 @@ def make_app(store: Store, *, token: str, host: str, port: int, watch: bool = Tr
         return Response(b"", status_code=204)
 
     routes = [Route("/", sessions_page), Route("/session/{provider}/{sid}", session_page),
+              Route("/session/{provider}/{sid}/files", files_page),
               Route("/search", search_page), Route("/static/{name}", static), Route("/favicon.ico", favicon)]
     from . import extra
 
