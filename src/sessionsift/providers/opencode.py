@@ -53,7 +53,7 @@ def _loads(b: Any) -> Any:
 
 class Opencode(Provider):
     name = "opencode"
-    ccusage_agent = "opencode"
+    ccusage_agent: ClassVar[str | None] = "opencode"
     display = "opencode"
     session_cost_source = "opencode session.cost"
     records_cost = True
@@ -73,7 +73,7 @@ class Opencode(Provider):
     env_var = None
     default_rel = ".local/share/opencode"
     client_packages = ("opencode-ai",)
-    process_names = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
+    process_names: ClassVar[tuple[str, ...]] = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
     shell_tools = {"bash": ("command", "workdir")}
     app: ClassVar[str] = "opencode"

@@ -28,7 +28,7 @@ class CopilotCli(Provider):
     """The native executable (``@github/copilot-<platform>/copilot``; its pid is the one in the session's
     ``inuse.<pid>.lock``, measured); started through npm it runs under ``node …/@github/copilot/npm-loader.js``
     (:meth:`is_client_argv`)."""
-    activity_granularity: ClassVar[str] = "project"
+    activity_granularity = "project"
     shell_tools: ClassVar[dict] = {"bash": ("command", None), "powershell": ("command", None)}
     file_tools: ClassVar[dict] = {"view": ("path", "read"), "create": ("path", "write"), "edit": ("path", "update")}
     truncation_marker: ClassVar[bytes | None] = rb"Output too large to read at once \("

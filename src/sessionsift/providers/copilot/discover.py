@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -131,19 +132,20 @@ def workspace(path: Path) -> dict:
     for line in text.splitlines():
         if not line or line[0] in " #-" or ":" not in line:
             continue
-        k, _, v = line.partition(":")
-        v = v.strip()
-        if len(v) >= 2 and v[0] == v[-1] == "'":
-            v = v[1:-1].replace("''", "'")
-        elif len(v) >= 2 and v[0] == v[-1] == '"':
+        k, _, text_v = line.partition(":")
+        text_v = text_v.strip()
+        v: Any = text_v
+        if len(text_v) >= 2 and text_v[0] == text_v[-1] == "'":
+            v = text_v[1:-1].replace("''", "'")
+        elif len(text_v) >= 2 and text_v[0] == text_v[-1] == '"':
             try:
-                v = orjson.loads(v)
+                v = orjson.loads(text_v)
             except orjson.JSONDecodeError:
                 pass
-        elif v in ("true", "false"):
-            v = v == "true"
-        elif v.isdigit():
-            v = int(v)
+        elif text_v in ("true", "false"):
+            v = text_v == "true"
+        elif text_v.isdigit():
+            v = int(text_v)
         out[k.strip()] = v
     return out
 
@@ -151,7 +153,7 @@ def workspace(path: Path) -> dict:
 def live_locks(sess_dir: Path) -> list[dict]:
     """The ``inuse.<pid>.lock`` files the client holds while it has the session open (pid from the name and
     from the file's text). The client removes them at a clean exit; a killed client leaves them."""
-    out = []
+    out: list[dict] = []
     try:
         names = sorted(os.listdir(sess_dir))
     except OSError:
@@ -170,13 +172,18 @@ def live_locks(sess_dir: Path) -> list[dict]:
     return out
 
 
+def _as_dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}
+
+
 def _session(ev: Path, dirname: str) -> tuple[SessionRef, list[SessionRef]]:
     size = ev.stat().st_size
-    head = _first_line(ev) or {}
-    d = head.get("data") if isinstance(head.get("data"), dict) else {}
+    head: dict = _first_line(ev) or {}
+    d = _as_dict(head.get("data"))
     is_start = head.get("type") == "session.start"
-    sid = d.get("sessionId") if is_start and isinstance(d.get("sessionId"), str) else dirname
-    ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
+    sid_v = d.get("sessionId")
+    sid: str = sid_v if is_start and isinstance(sid_v, str) else dirname
+    ctx = _as_dict(d.get("context"))
     ws = workspace(ev.parent / "workspace.yaml")
     project = ctx.get("cwd") if isinstance(ctx.get("cwd"), str) else None
     source = "session.start.context.cwd" if project else None
