@@ -358,3 +358,34 @@ def test_a_gemini_session_in_two_project_folders_is_checked_against_both(tmp_pat
         _stop(p)
     assert gates[("gemini-cli", sid)].reason == "agent_working_in_this_project"
     assert gates[("gemini-cli", sid)].evidence[0]["pid"] == p.pid
+
+
+OTHER_LAUNCHES = {  # HAND-MADE argv lists in the forms each client's own launcher produces (npm bin
+    # links and package scripts; the native binaries; package runners); the reader's own measured
+    # forms are asserted in its realclient tests
+    "codex": [["node", "/usr/lib/node_modules/@openai/codex/bin/codex.js", "exec", "x"],
+              ["/usr/lib/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex", "exec"],
+              ["npx", "-y", "@openai/codex", "exec", "x"]],
+    "gemini-cli": [["node", "/usr/lib/node_modules/@google/gemini-cli/bundle/gemini.js", "-p", "x"],
+                   ["node", "--max-old-space-size=8192", "/x/node_modules/.bin/gemini"],
+                   ["npx", "@google/gemini-cli"]],
+    "pi": [["node", "/usr/lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js"], ["pi", "-p", "x"],
+           ["bunx", "@mariozechner/pi-coding-agent"]],
+    "qwen-code": [["node", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"], ["npx", "@qwen-code/qwen-code"]],
+    "opencode": [["/home/u/.opencode/bin/opencode", "run", "x"], ["npx", "opencode-ai", "run"]],
+    "crush": [["/usr/local/bin/crush", "run", "x"], ["timeout", "60", "crush"]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_LAUNCHES))
+def test_every_client_is_recognised_however_it_is_launched_and_only_by_itself(name):
+    from sessionsift.providers import get
+
+    for argv in OTHER_LAUNCHES[name]:
+        assert get(name).is_client_argv(argv), (name, argv)
+        others = [o for o in OTHER_LAUNCHES if o != name and get(o).is_client_argv(argv)]
+        assert others == [], (argv, others)
+        assert not get("claude-code").is_client_argv(argv), argv
+    for argv, _ in LAUNCHES:
+        if _:
+            assert not get(name).is_client_argv(argv), (name, argv)
