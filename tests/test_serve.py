@@ -278,3 +278,26 @@ def test_without_the_extra_it_says_how_to_install_it(tmp_path):
     assert p.returncode == 2, p.stderr
     assert "pip install 'sessionsift[serve]'" in p.stderr and "starlette" in p.stderr
     assert p.stdout == ""
+
+
+@pytest.mark.parametrize("period,by", [("daily", "provider"), ("weekly", "model"), ("monthly", "provider")])
+def test_usage_page_has_the_rows_and_totals_usage_prints(served, browser, period, by):
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "usage", period, "--by", by, "--home", str(HOME),
+                        "--format", "json"], capture_output=True, text=True, cwd=REPO, timeout=300)
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    want = [(r["period"], r["group"], r["total_tokens"]) for r in rows if r["kind"] == "period"]
+    assert want
+    page = browser.page(served.base)
+    page.goto(served.url)
+    page.goto(f"{served.base}/usage?period={period}&by={by}")
+    got = page.eval_on_selector_all("#usage tbody tr", "rs => rs.map(r => [r.dataset.period, r.dataset.group, r.dataset.total])")
+    assert [(a, b, int(c) if c else None) for a, b, c in got] == want
+    # a row whose tokens nobody recorded (Crush's sample writes none) is unknown, not 0, and has no bar
+    unknown = [w for w in want if w[2] is None]
+    assert page.locator("#usage tbody td .unknown").count() >= len(unknown)
+    bars = page.eval_on_selector_all("#chart rect.bar", "rs => rs.map(r => [r.dataset.period, r.dataset.group, +r.dataset.tokens])")
+    assert sorted(map(tuple, bars)) == sorted((a, b, c) for a, b, c in want if c)
+    assert page.text_content("#usage-total").replace(",", "") == str(rows[-1]["total_tokens"])
+    assert page.locator("#burn").count() == 1 and page.locator("#blocks tbody tr").count() >= 1
+    assert browser.problems == [], browser.problems
+    page.close()
