@@ -90,3 +90,129 @@ def test_codex_images_are_the_attached_and_the_viewed_files_bytes(codex, tmp_pat
     assert p.returncode == 0 and [r["sha256"] for r in jrows(p) if r["kind"] == "image"] == [view["sha256"]]
     p = cli("image", *x, "--id", "1", "--format", "json")
     assert p.returncode == 0 and [r["sha256"] for r in jrows(p) if r["kind"] == "image"] == [att["sha256"]]
+
+
+# -- pi 0.73.1 (tests/realclient/pi/scenarios.py `images`: `pi @red.png -p ...`, a read of blue.png) ------
+
+@pytest.fixture(scope="module")
+def pi(tmp_path_factory):
+    from tests.realclient.pi import fixtures as pi_fixtures
+    from tests.realclient.pi import runner as pi_runner
+
+    pi_fixtures.require_pi()
+    return pi_runner.run_scenario("images", tmp_path_factory.mktemp("pi-image-rc"), pi_fixtures.clientmod.PINNED_VERSION)
+
+
+def test_pi_images_are_the_attached_and_the_read_files_bytes(pi, tmp_path):
+    from tests.realclient.common.images import BLUE, RED
+
+    x = ("--pi-home", pi["agent_dir"])
+    out = tmp_path / "imgs"
+    p = cli("image", *x, "--out", str(out), "--format", "json")
+    rows = jrows(p)
+    ims = [r for r in rows if r["kind"] == "image"]
+    assert p.returncode == 0, p.stderr
+    by = {r["carrier"]: r for r in ims}
+    assert len(ims) == 2 and set(by) == {"block", "tool_result"}
+    att, view = by["block"], by["tool_result"]
+    [sid] = [s["id"] for s in pi["sessions"]]
+    assert att["provider"] == view["provider"] == "pi" and att["session_id"] == view["session_id"] == sid
+    # the bytes pi wrote are the files' own (base64 in the session file; small: not resized)
+    assert att["sha256"] == hashlib.sha256(RED).hexdigest() and att["size"] == len(RED)
+    assert att["media_type"] == view["media_type"] == "image/png" and att["tool_use_id"] is None
+    [read] = [c for c in pi["tool_calls"] if c["name"] == "read"]
+    assert view["sha256"] == hashlib.sha256(BLUE).hexdigest() and view["tool_use_id"] == read["id"]
+    assert Path(att["written"]).read_bytes() == RED and Path(view["written"]).read_bytes() == BLUE
+    assert rows[-1]["images"] == 2 and rows[-1]["written"] == 2
+
+
+def test_pi_plan_names_why_there_is_none(pi):
+    p = cli("plan", "--pi-home", pi["agent_dir"], "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 1, p.stderr
+    assert not [r for r in rows if r["kind"] == "plan"]
+    assert "No plan mode" in rows[-1]["lacks"]["pi"]
+
+
+# -- Qwen Code 0.24.4 (tests/realclient/qwen/scenarios.py `plan_images`: three todo_write calls, a prompt with
+# an @red.png reference, a read_file of blue.png; the mock keeps every request body: SSIFT_MOCK_DUMP) ------
+
+@pytest.fixture(scope="module")
+def qwen(tmp_path_factory):
+    import os
+
+    from tests.realclient.common import host
+    from tests.realclient.qwen import client as qwen_client
+    from tests.realclient.qwen import runner as qwen_runner
+
+    host.require(qwen_client, qwen_client.PINNED_VERSION, "Qwen Code real-client")
+    root = tmp_path_factory.mktemp("qwen-plan-image-rc")
+    old = os.environ.get("SSIFT_MOCK_DUMP")
+    os.environ["SSIFT_MOCK_DUMP"] = "1"
+    try:
+        truth = qwen_runner.run_scenario("plan_images", root)
+    finally:
+        if old is None:
+            os.environ.pop("SSIFT_MOCK_DUMP")
+        else:
+            os.environ["SSIFT_MOCK_DUMP"] = old
+    return truth, root / "plan_images"
+
+
+def _jpeg_size(b: bytes) -> tuple[int, int]:
+    """(width, height) from a JPEG's SOF segment."""
+    i = 2
+    while i < len(b):
+        assert b[i] == 0xFF, "not a JPEG segment"
+        m, n = b[i + 1], int.from_bytes(b[i + 2:i + 4], "big")
+        if m in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(b[i + 7:i + 9], "big"), int.from_bytes(b[i + 5:i + 7], "big")
+        i += 2 + n
+    raise AssertionError("no SOF segment")
+
+
+def test_qwen_plan_is_the_last_todo_write_checklist(qwen):
+    from tests.realclient.qwen.scenarios import TODO_STEPS
+
+    truth, _ = qwen
+    x = ("--qwen-home", truth["qwen_dir"])
+    p = cli("plan", *x, "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    calls = [c for c in truth["tool_calls"] if c["name"] == "todo_write"]
+    assert len(calls) == 3
+    assert pl["provider"] == "qwen-code" and pl["plan_kind"] == "checklist" and pl["source"] == "todo_write"
+    assert pl["steps"] == [{"step": t["content"], "status": t["status"]} for t in calls[-1]["input"]["todos"]]
+    assert [s["step"] for s in pl["steps"]] == TODO_STEPS and {s["status"] for s in pl["steps"]} == {"completed"}
+    assert pl["updates"] == 3 and pl["failed_updates"] == 0
+    assert pl["session_id"] == truth["sessions"][0]["id"] and rows[-1]["bound"] == 1
+
+
+def test_qwen_images_are_the_bytes_the_client_sent(qwen, tmp_path):
+    import base64
+    import glob
+
+    truth, s_dir = qwen
+    x = ("--qwen-home", truth["qwen_dir"])
+    p = cli("image", *x, "--out", str(tmp_path / "imgs"), "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    ims = [r for r in rows if r["kind"] == "image"]
+    by = {r["carrier"]: r for r in ims}
+    assert len(ims) == 2 and set(by) == {"block", "tool_result"}
+    att, view = by["block"], by["tool_result"]
+    [read] = [c for c in truth["tool_calls"] if c["name"] == "read_file"]
+    assert view["tool_use_id"] == read["id"] and att["tool_use_id"] is None
+    # Qwen re-encodes each image as JPEG before sending it: the recorded bytes are the ones the model got
+    sent = set()
+    for f in glob.glob(str(s_dir / "mock-bodies" / "*.json")):
+        for m in json.loads(Path(f).read_text())["messages"]:
+            for part in m.get("content") if isinstance(m.get("content"), list) else []:
+                if part.get("type") == "image_url":
+                    sent.add(hashlib.sha256(base64.b64decode(part["image_url"]["url"].split(",", 1)[1])).hexdigest())
+    assert {att["sha256"], view["sha256"]} == sent and len(sent) == 2
+    a, v = Path(att["written"]).read_bytes(), Path(view["written"]).read_bytes()
+    assert att["media_type"] == view["media_type"] == "image/jpeg"
+    assert _jpeg_size(a) == (4, 3) and _jpeg_size(v) == (2, 2)  # red.png is 4x3, blue.png 2x2
+    assert rows[-1]["images"] == 2

@@ -80,7 +80,8 @@ def write_config(s_dir: Path, base_url: str, sc: Scenario) -> None:
     models = {"providers": {PROVIDER: {
         "baseUrl": base_url, "api": "openai-completions", "apiKey": FAKE_KEY,
         "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
-        "models": [{"id": MODEL, "name": "Mock Model", "reasoning": False, "input": ["text"],
+        "models": [{"id": MODEL, "name": "Mock Model", "reasoning": False,
+                    "input": ["text", "image"] if sc.vision else ["text"],
                     "contextWindow": sc.context_window, "maxTokens": 2048, "cost": COST}]}}}
     (d / "models.json").write_text(json.dumps(models, indent=2))
     settings = {"defaultProvider": PROVIDER, "defaultModel": MODEL, "quietStartup": True} | sc.settings
@@ -101,7 +102,7 @@ def inside(name: str, root: Path, exe: str) -> None:
     for d in (work, s_dir / "home", s_dir / "tmp", *(s_dir / "xdg" / k for k in ("config", "data", "cache", "state"))):
         d.mkdir(parents=True)
     for rel, data in sc.setup_files.items():
-        (work / rel).write_text(data)
+        (work / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
     convs = sc.conversations()
     for c in convs:
         for st in c.steps:
@@ -120,6 +121,7 @@ def inside(name: str, root: Path, exe: str) -> None:
                 argv.append("-c")
             elif p.how == "fork":
                 argv += ["--fork", str(session_files(s_dir)[0])]
+            argv += [f"@{a}" for a in p.attach]
             argv.append(p.text)
             out = open(s_dir / f"client-P{i + 1}.stdout.jsonl", "w")
             err = open(s_dir / f"client-P{i + 1}.log", "w")
@@ -192,7 +194,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
                  exe: str) -> dict:
     w = str(work)
     calls = []
-    expected: dict[str, bytes] = {k: v.encode() for k, v in sc.setup_files.items()}
+    expected: dict[str, bytes] = {k: v if isinstance(v, bytes) else v.encode() for k, v in sc.setup_files.items()}
     for s in served:
         for k, c in enumerate(s["calls"]):
             ckey = f"{s['conversation']}/{s['step']}/{k}"
@@ -224,7 +226,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
         "summary_text": sc.summary,
         "served_steps": [s | {"cost": cost_of(s["usage"])} for s in served],
         "tool_calls": calls,
-        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode()}
+        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode("utf-8", "replace")}
                            for k, v in sorted(expected.items())},
         "disk_files": disk,
         "runs": runs,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..common.chat import Conversation, Step
+from ..common.images import BLUE, RED
 
 
 @dataclass
@@ -24,13 +25,16 @@ class Prompt:
     how: str = "new"
     """``new`` (a fresh ``pi -p``), ``continue`` (``pi -c -p``: the most recent session of the cwd) or
     ``fork`` (``pi --fork <the first session's file> -p``: a new session holding a copy of it)."""
+    attach: list[str] = field(default_factory=list)
+    """Work-dir files given as ``@FILE`` arguments (pi attaches an image file to the prompt as an image
+    block: cli/file-processor.js)."""
 
 
 @dataclass
 class Scenario:
     name: str
     prompts: list[Prompt]
-    setup_files: dict[str, str] = field(default_factory=dict)
+    setup_files: dict[str, str | bytes] = field(default_factory=dict)
     kill_in_tool: tuple[int, str] | None = None
     """(prompt index, file name): SIGKILL the client's process group once the running shell command
     has created that file in the work dir (the client is then inside the tool call)."""
@@ -42,6 +46,9 @@ class Scenario:
     context_window: int = 128000
     """The mock model's ``contextWindow`` in models.json (pi compacts when the context nears it)."""
     summary: str = "Summary: the user asked for files; they were written."
+    vision: bool = False
+    """The mock model's ``input`` in models.json holds ``image`` too (else pi's read tool adds a note that
+    the model does not support images; the image block is written either way)."""
     """What the mock answers a side call (pi's compaction summary request has no tools)."""
 
     def marker(self, i: int) -> str:
@@ -165,6 +172,18 @@ _add(Scenario(
                  usage={"prompt_tokens": 900, "completion_tokens": 12, "total_tokens": 912}),
         ], how="continue"),
     ],
+))
+
+_add(Scenario(
+    name="images",
+    notes=["`pi @red.png -p ...`: the prompt carries red.png as an image block; the model reads blue.png with "
+           "the read tool, whose result carries it as an image block; a vision model (input text+image)"],
+    setup_files={"red.png": RED, "blue.png": BLUE},
+    vision=True,
+    prompts=[Prompt("Look at the attached image and at blue.png [images P1]", [
+        Step(calls=[read("blue.png")]),
+        Step(text="red.png is red, blue.png is blue."),
+    ], attach=["red.png"])],
 ))
 
 SAMPLE = ("shell_write", "edit_continue", "fork", "kill_tool", "compaction")

@@ -118,7 +118,7 @@ def inside(name: str, root: Path, exe: str) -> None:
     for d in (work, s_dir / "home", s_dir / "tmp", *(s_dir / "xdg" / k for k in ("config", "data", "cache", "state"))):
         d.mkdir(parents=True)
     for rel, data in sc.setup_files.items():
-        (work / rel).write_text(data)
+        (work / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
     convs = sc.conversations()
     for c in convs:
         for st in c.steps:
@@ -196,7 +196,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
                  exe: str) -> dict:
     w = str(work)
     calls = []
-    expected: dict[str, bytes] = {k: v.encode() for k, v in sc.setup_files.items()}
+    expected: dict[str, bytes] = {k: v if isinstance(v, bytes) else v.encode() for k, v in sc.setup_files.items()}
     for s in served:
         for k, c in enumerate(s["calls"]):
             ckey = f"{s['conversation']}/{s['step']}/{k}"
@@ -235,7 +235,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
         "summary_text": sc.summary,
         "served_steps": served,
         "tool_calls": calls,
-        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode()}
+        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode("utf-8", "replace")}
                            for k, v in sorted(expected.items())},
         "disk_files": disk,
         "runs": runs,

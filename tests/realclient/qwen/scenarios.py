@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..common.chat import Conversation, Step
+from ..common.images import BLUE, RED
 
 
 @dataclass
@@ -29,7 +30,7 @@ class Scenario:
     prompts: list[Prompt]
     subagents: dict[str, list[Step]] = field(default_factory=dict)
     """marker (``SUBAGENT-A``) -> the subagent's steps."""
-    setup_files: dict[str, str] = field(default_factory=dict)
+    setup_files: dict[str, str | bytes] = field(default_factory=dict)
     kill_in_tool: tuple[int, str] | None = None
     """(prompt index, file name): SIGKILL the client's process group once the running shell command
     has created that file in the work dir (the client is then inside the tool call)."""
@@ -60,6 +61,16 @@ def write(path: str, content: str) -> tuple[str, dict]:
 
 def edit(path: str, old: str, new: str) -> tuple[str, dict]:
     return ("edit", {"file_path": "{W}/" + path, "old_string": old, "new_string": new})
+
+
+def todos(*statuses: str) -> tuple[str, dict]:
+    """A ``todo_write`` call over :data:`TODO_STEPS` with these statuses (0.24.4's schema: ``todos``,
+    each ``{id, content, status}``)."""
+    return ("todo_write", {"todos": [{"id": str(i + 1), "content": c, "status": st}
+                                     for i, (c, st) in enumerate(zip(TODO_STEPS, statuses))]})
+
+
+TODO_STEPS = ["Look at the images", "Write notes.txt", "Report"]
 
 
 def read(path: str) -> tuple[str, dict]:
@@ -181,6 +192,25 @@ _add(Scenario(
             Step(text="There is a.txt."),
         ], how="fork"),
     ],
+))
+
+_add(Scenario(
+    name="plan_images",
+    notes=["`qwen -p '@red.png ...'`: the prompt's @-reference carries red.png as an inlineData part; the model "
+           "keeps a checklist with todo_write (three calls: the first step in progress, two completed, all "
+           "completed), reads blue.png with read_file (an image result), writes notes.txt"],
+    setup_files={"red.png": RED, "blue.png": BLUE},
+    # 0.24.4: todo_write is "a built-in tool that is disabled by default" (its refusal names the setting), and a
+    # model takes images only when its generationConfig says so (else "[Unsupported image file: ...]", measured)
+    settings={"tools": {"todoWrite": {"enabled": True}}, "model": {"generationConfig": {"modalities": {"image": True}}}},
+    prompts=[Prompt("@red.png Look at this image and at blue.png, then write notes.txt [plan_images P1]", [
+        Step(calls=[todos("in_progress", "pending", "pending")]),
+        Step(calls=[read("blue.png")]),
+        Step(calls=[todos("completed", "in_progress", "pending")]),
+        Step(calls=[write("notes.txt", "red and blue\n")]),
+        Step(calls=[todos("completed", "completed", "completed")]),
+        Step(text="red.png is red, blue.png is blue; notes.txt written."),
+    ])],
 ))
 
 SAMPLE = ("shell_write", "edit_continue", "subagent", "kill_tool", "compaction", "fork")

@@ -43,6 +43,10 @@ class Pi(Provider):
     lacks: ClassVar[dict[str, str]] = {
         "subagents": "its README says \"No sub-agents.\" (spawn pi instances via tmux, or build your own "
                      "with extensions), and its session files hold no child session",
+        "plans": "pi has no plan mode and no plan or todo tool (0.73.1's tools: read, bash, edit, write, grep, "
+                 "find, ls; its README: \"No plan mode. Write plans to files, or build it with extensions\"; the "
+                 "plan-mode example extension it ships keeps its plan in the extension's own custom entries): "
+                 "nothing a plan reader could bind",
     }
     shell_tools: ClassVar[dict] = {"bash": ("command", None)}
     file_tools: ClassVar[dict] = {"read": ("path", "read"), "edit": ("path", "update"), "write": ("path", "write")}
@@ -55,6 +59,29 @@ class Pi(Provider):
     """pi's bash tool keeps the last 2000 lines / 50 KB of a long output and says where the whole output
     went (a temp file: ``[Showing lines A-B of N. Full output: /tmp/pi-bash-….log]``)."""
     truncation_literal: ClassVar[tuple[bytes, ...] | None] = (b". Full output: ",)
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """The ``{type: "image", data, mimeType}`` blocks of a user message (``pi @red.png -p ...``
+        attaches them: cli/file-processor.js) and of a tool result (the ``read`` tool on an image file:
+        core/tools/read.js, the bytes base64 as sent to the model, resized first when over pi's inline
+        limit), measured with 0.73.1."""
+        if record.native not in ("message/user", "message/toolResult"):
+            return []
+        raw = record.raw
+        m = raw.get("message") if isinstance(raw, dict) else None
+        content = m.get("content") if isinstance(m, dict) else None
+        if not isinstance(content, list):
+            return []
+        from ..artifacts import RecordImage
+
+        carrier = "tool_result" if record.native == "message/toolResult" else "block"
+        out = []
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "image":
+                data = b.get("data") if isinstance(b.get("data"), str) else None
+                mt = b.get("mimeType") if isinstance(b.get("mimeType"), str) else None
+                out.append(RecordImage(carrier, mt, data, "base64" if data is not None else None))
+        return out
+
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:
         env = os.environ if env is None else env

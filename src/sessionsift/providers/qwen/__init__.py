@@ -52,6 +52,55 @@ class QwenCode(Provider):
     """``--fork-session`` (with ``--resume``/``--continue``) writes a new session whose records are the
     source's, each marked ``forkedFrom: {sessionId, messageUuid}``."""
 
+    def plan_update(self, ref: SessionRef, record: Record):
+        """A ``todo_write`` call: its ``todos`` (``[{id, content, status}]``, status ``pending``,
+        ``in_progress`` or ``completed``) as the checklist (0.24.4's todoWrite tool; off unless
+        ``tools.todoWrite.enabled``, else the call is refused: a failed update). The client also keeps
+        the latest list in ``todos/<session id>.json`` (not read: the calls hold every update). Plan
+        mode's ``exit_plan_mode`` plan (free text, approved by the user) is no checklist: not read."""
+        if record.kind != "tool_call" or record.tool_name != "todo_write":
+            return None
+        from ..artifacts import PlanUpdate
+
+        inp = record.tool_input if isinstance(record.tool_input, dict) else {}
+        steps = [{"step": t.get("content"), "status": t.get("status")} for t in inp.get("todos") or []
+                 if isinstance(t, dict)]
+        return PlanUpdate(steps, None)
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """The ``inlineData`` parts (``mimeType``, base64 ``data``) of a user message (an ``@file``
+        reference to an image) and of a tool result (``functionResponse.parts``: ``read_file`` on an
+        image), measured with 0.24.4. The client re-encodes an image before it sends it (a 4x3 PNG is
+        written as ``image/jpeg``): the bytes are what the model got, not the file's."""
+        if not (record.native.startswith("user") or record.native == "tool_result"):
+            return []
+        raw = record.raw
+        msg = raw.get("message") if isinstance(raw, dict) else None
+        parts = msg.get("parts") if isinstance(msg, dict) else None
+        if not isinstance(parts, list):
+            return []
+        from ..artifacts import RecordImage
+
+        out = []
+
+        def take(p, carrier):
+            d = p.get("inlineData") if isinstance(p, dict) else None
+            if isinstance(d, dict):
+                data = d.get("data") if isinstance(d.get("data"), str) else None
+                mt = d.get("mimeType") if isinstance(d.get("mimeType"), str) else None
+                out.append(RecordImage(carrier, mt, data, "base64" if data is not None else None))
+
+        for p in parts:
+            if not isinstance(p, dict):
+                continue
+            fr = p.get("functionResponse")
+            if isinstance(fr, dict) and isinstance(fr.get("parts"), list):
+                for q in fr["parts"]:
+                    take(q, "tool_result")
+            else:
+                take(p, "tool_result" if record.native == "tool_result" else "block")
+        return out
+
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:
         env = os.environ if env is None else env
