@@ -369,7 +369,7 @@ def _scan_other(obj: dict, no: int, writes: dict, files: dict, get, last_cwd: st
                     or b.get("name") not in WRITE_TOOLS:
                 continue
             inp = b.get("input") if isinstance(b.get("input"), dict) else {}
-            p = inp.get("notebook_path" if b.get("name") == "NotebookEdit" else "file_path")
+            p = R.file_tool_path(inp)
             if not isinstance(p, str) or not p:
                 continue
             x = Exit(no, b["name"], b.get("id") if isinstance(b.get("id"), str) else None, ts)

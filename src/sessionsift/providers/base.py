@@ -38,78 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Literal, Mapping
 
-Role = Literal["user", "assistant", "system", "tool", "harness"]
-"""Who a record speaks for: ``user`` (a person, or text delivered as the user turn), ``assistant``
-(the model), ``system`` (system/developer instructions), ``tool`` (a tool's result), ``harness``
-(the client's own bookkeeping: metadata, snapshots, events)."""
-
-Kind = Literal["prompt", "message", "reasoning", "tool_call", "tool_result", "meta", "unknown"]
-"""What a record is, in the shared vocabulary. ``prompt`` is only what a person typed (never the
-synthetic context a client injects as a user message: that is ``meta`` with role ``user``)."""
-
-CoverageState = Literal["ok", "absent", "unreadable", "unknown_format", "no_adapter", "not_looked"]
-"""``ok``: read, count known. ``absent``: we looked where the client keeps data and found none (a
-true 0). ``unreadable``: the store exists but could not be read (permissions, corrupt, locked).
-``unknown_format``: a format/schema version the reader does not know. ``no_adapter``: no reader
-for this client. ``not_looked``: the caller narrowed the question (``--provider``, or explicit
-roots for other providers only) -- named so an answer narrower than the question says so."""
-
-FileAction = Literal["create", "update", "delete", "move", "unknown", "read"]
-"""``read``: no change, a whole view of the file a record holds (recover's anchors, never a `files` row)."""
-
-
-@dataclass(frozen=True)
-class Root:
-    """Where one provider's data was looked for, and why there."""
-
-    path: Path | None
-    source: str
-    """How it was chosen, e.g. ``--codex-home``, ``--home``, ``CODEX_HOME``, ``default``."""
-    explicit: bool = False
-    """True when the user named it on the command line (flag or ``--home``)."""
-
-
-@dataclass
-class Problem:
-    """Something we looked for and could not read."""
-
-    path: str
-    why: str
-
-
-@dataclass
-class Coverage:
-    """What one provider contributed to an answer. ``sessions`` is None unless counted."""
-
-    provider: str
-    display: str
-    state: CoverageState
-    sessions: int | None = None
-    reason: str | None = None
-    root: str | None = None
-    root_source: str | None = None
-    subagents: int | None = None
-    """Its subagents in the answer, counted apart from ``sessions`` (Claude Code's subagent lanes,
-    another provider's child sessions that are agents); None when not counted."""
-    helpers: int | None = None
-    """Its helper sessions in the answer (``SessionRef.helper``: child sessions the client made
-    for its own bookkeeping, not agent lanes, e.g. Crush's title-generation sessions), counted
-    apart from both; None when not counted."""
-
-    def __post_init__(self) -> None:
-        if self.state in ("ok", "absent"):
-            if self.sessions is None:
-                raise ValueError(f"coverage {self.provider}: state {self.state} needs a count")
-        elif self.sessions is not None:
-            raise ValueError(f"coverage {self.provider}: state {self.state} must not carry a count")
-        if self.state == "absent" and self.sessions != 0:
-            raise ValueError("absent means 0 sessions")
-
-    def to_json(self) -> dict:
-        return {"provider": self.provider, "display": self.display, "state": self.state,
-                "sessions": self.sessions, "subagents": self.subagents, "helper_sessions": self.helpers,
-                "reason": self.reason,
-                "root": self.root, "root_source": self.root_source}
+from ..read.tail import last_jsonl_instant  # noqa: F401 - re-exported (Provider.last_activity's default)
+from .vocab import Coverage, CoverageState, FileAction, Kind, Problem, Role, Root  # noqa: F401 - re-exported
 
 
 @dataclass
@@ -323,11 +253,6 @@ class Discovery:
 
 ActivityGranularity = Literal["session", "project", "provider"]
 
-LAST_LINE_MAX = 32 << 20
-"""The longest record :func:`last_jsonl_instant` parses (longer: its instant is unknown)."""
-BACK_MAX = 128 << 20
-"""How far back from a file's end :func:`last_jsonl_instant` reads at most."""
-
 
 def _inside_dir(child: str, parent: str) -> bool:
     def under(c: str, p: str) -> bool:
@@ -340,66 +265,6 @@ def _inside_dir(child: str, parent: str) -> bool:
         return under(os.path.realpath(c), os.path.realpath(p))
     except OSError:
         return False
-
-
-def _dig(o, path: tuple[str, ...]):
-    for k in path:
-        if not isinstance(o, dict):
-            return None
-        o = o.get(k)
-    return o
-
-
-def last_jsonl_instant(path, keys: tuple[tuple[str, ...], ...] = (("timestamp",),)) -> str | None:
-    """The instant of the last record of a JSON Lines file that carries one (the newest of its
-    ``keys`` paths), read backwards line by line from the end in bounded chunks: every complete
-    line after it must be a JSON object carrying none (a record without an instant). None when
-    the file does not end with a newline (a record being written), a line on the way is longer
-    than ``LAST_LINE_MAX`` or not JSON, or nothing within ``BACK_MAX`` bytes carries one."""
-    import orjson
-
-    try:
-        f = open(path, "rb")
-    except OSError:
-        return None
-    with f:
-        try:
-            end = os.fstat(f.fileno()).st_size
-        except OSError:
-            return None
-        if end == 0:
-            return None
-        f.seek(end - 1)
-        if f.read(1) != b"\n":
-            return None  # the last record is being written (or torn): its instant is unknown
-        pos, buf, read = end, b"", 0
-        while True:
-            # buf = the unread lines' bytes [pos, ...), ending with a line's newline (or empty)
-            while buf:
-                j = buf.rfind(b"\n", 0, len(buf) - 1)
-                if j < 0 and pos > 0:
-                    break  # the start of this line is not read yet
-                line, buf = buf[j + 1:], buf[:j + 1]
-                body = line.strip()
-                if not body:
-                    continue
-                try:
-                    o = orjson.loads(body)
-                except orjson.JSONDecodeError:
-                    return None
-                if not isinstance(o, dict):
-                    return None
-                got = [v for v in (_dig(o, k) for k in keys) if isinstance(v, str) and v]
-                if got:
-                    return max(got)
-            if pos == 0 or len(buf) > LAST_LINE_MAX or read >= BACK_MAX:
-                return None
-            n = min(1 << 20, pos)
-            pos -= n
-            f.seek(pos)
-            buf = f.read(n) + buf
-            read += n
-
 
 
 class Provider:
