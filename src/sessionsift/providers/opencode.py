@@ -55,7 +55,7 @@ class Opencode(Provider):
     name = "opencode"
     ccusage_agent: ClassVar[str | None] = "opencode"
     display = "opencode"
-    session_cost_source = "opencode session.cost"
+    session_cost_source: ClassVar[str | None] = "opencode session.cost"
     records_cost = True
     """Each step's message (and its step-finish part) carries opencode's price of it (``cost``, USD)."""
 
