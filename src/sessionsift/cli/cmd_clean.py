@@ -63,9 +63,8 @@ def _refuse_roots(inv) -> None:
 def _total(items: list[dict], key: str) -> int | None:
     """The sum of ``key`` over the items; None (unknown, never 0) when one of them lacks it."""
     vals = [i.get(key) for i in items]
-    if any(not isinstance(v, int) or isinstance(v, bool) for v in vals):
-        return None
-    return sum(vals)
+    ints = [v for v in vals if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(ints) if len(ints) == len(vals) else None
 
 
 def _data(data_dir):

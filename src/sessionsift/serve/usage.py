@@ -94,8 +94,10 @@ def render(store, q: dict) -> str:
     from ..usage import report as UR
     from ..usage.blocks import windows
 
-    period = q.get("period") if q.get("period") in PERIODS else "daily"
-    by = q.get("by") if q.get("by") in BYS else "provider"
+    wanted = q.get("period")
+    period: str = wanted if isinstance(wanted, str) and wanted in PERIODS else "daily"
+    asked = q.get("by")
+    by: str = asked if isinstance(asked, str) and asked in BYS else "provider"
     col = _collected(store)
     z = UR.zone(None)
     pricer = UR.Pricer()
