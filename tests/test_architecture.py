@@ -2,7 +2,7 @@
 
 1. the import contract (import-linter, contracts in pyproject.toml ``[tool.importlinter]``): cli >
    the question packages > index > providers > reading and the utilities; the library never
-   imports cli/;
+   imports cli/; a reader (providers/) never imports the rendering path (render);
 2. no module imports an underscore name from another package;
 3. a type checker over the library (mypy, ``[tool.mypy]``);
 4. no agent name and no tool name is compared outside ``src/sessionsift/providers/``;
@@ -12,7 +12,8 @@ Where today's main breaks a check because the code is being moved by another eng
 current violations are written below as an explicit allow-list, each entry with its reason: the
 check fails on any violation not in it, and on an entry no longer needed (the list only shrinks).
 `python tests/test_architecture.py shrink` lowers the entries the code no longer needs (it never
-raises or adds one). Each check takes seconds: lint-imports ~1 s, mypy ~2 s warm (its cache is ``.mypy_cache`` in the
+raises or adds one); `python tests/test_architecture.py floorplan` prints each package's layer and
+the packages it imports. Each check takes seconds: lint-imports ~1 s, mypy ~2 s warm (its cache is ``.mypy_cache`` in the
 clone; ~16 s the first time), the AST walks well under a second.
 """
 
@@ -116,7 +117,8 @@ def test_the_import_contract_holds(tmp_path):
     r = subprocess.run([str(BIN / "lint-imports"), "--config", str(ini), "--no-cache"],
                        cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
-    assert "Contracts: 1 kept, 0 broken." in r.stdout, r.stdout[-3000:]
+    n = len(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"])
+    assert n == 2 and f"Contracts: {n} kept, 0 broken." in r.stdout, r.stdout[-3000:]
 
 
 def test_every_top_level_module_is_placed_in_a_layer():
@@ -493,7 +495,69 @@ def _shrink() -> None:
     path.write_text(s)
 
 
+# --------------------------------------------------------------------------------------------------
+# `python tests/test_architecture.py floorplan`: the floor plan as it is -- each top-level package
+# or module of sessionsift, in its layer, with the packages it imports (issue 23's closing note).
+# --------------------------------------------------------------------------------------------------
+
+def _layers() -> list[list[str]]:
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c for c in cfg["contracts"] if c["type"] == "layers"]
+    return [[n.strip("() ") for n in re.split(r"[|:]", line) if n.strip("() ")]
+            for line in layers["layers"]]
+
+
+def _floor_plan() -> dict[str, dict[str, int]]:
+    """top-level package -> {top-level package it imports: how many module-to-module imports}
+    (every import, lazy ones inside functions included: grimp, as lint-imports sees them)."""
+    import grimp
+
+    g = grimp.build_graph("sessionsift", include_external_packages=False, cache_dir=None)
+    plan: dict[str, dict[str, int]] = {}
+    for mod in sorted(g.modules):
+        parts = mod.split(".")
+        if len(parts) < 2:
+            continue
+        src = parts[1]
+        row = plan.setdefault(src, {})
+        for imp in g.find_modules_directly_imported_by(mod):
+            q = imp.split(".")
+            if len(q) >= 2 and q[1] != src:
+                row[q[1]] = row.get(q[1], 0) + 1
+    return plan
+
+
+def _print_floor_plan() -> None:
+    plan = _floor_plan()
+    layers = _layers()
+    rank = {n: i for i, names in enumerate(layers) for n in names}
+    upward = {tuple(k.split(" -> ")) for k in ALLOWED_IMPORTS}
+    for i, names in enumerate(layers):
+        present = [n for n in names if n in plan]
+        if not present:
+            continue
+        print(f"layer {i}: {' '.join(present)}")
+        for n in present:
+            deps = plan[n]
+            cells = []
+            for d in sorted(deps, key=lambda d: (rank.get(d, 99), d)):
+                mark = " (UP: allow-listed)" if rank.get(d, 99) < rank.get(n, 99) else ""
+                cells.append(f"{d}{mark}")
+            print(f"  {n} -> {', '.join(cells) if cells else '-'}")
+    cycles = sorted({tuple(sorted((a, b))) for a, ds in plan.items() for b in ds
+                     if a in plan.get(b, {})})
+    print("package cycles: " + (", ".join(f"{a} <-> {b}" for a, b in cycles) if cycles else "none"))
+    print(f"allow-lists: imports against the layers {len(upward)}, private names "
+          f"{len(ALLOWED_PRIVATE)}, agent/tool names compared outside providers "
+          f"{sum(n for n, _ in ALLOWED_NAMES.values())} in {len({m for m, _ in ALLOWED_NAMES})} "
+          f"modules, mypy {sum(MYPY_ALLOWED.values())} in {len(MYPY_ALLOWED)} modules, "
+          f"modules over 40 KB {len(ALLOWED_LARGE)}")
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] != ["shrink"]:
-        sys.exit("usage: python tests/test_architecture.py shrink")
-    _shrink()
+    if sys.argv[1:] == ["shrink"]:
+        _shrink()
+    elif sys.argv[1:] == ["floorplan"]:
+        _print_floor_plan()
+    else:
+        sys.exit("usage: python tests/test_architecture.py shrink|floorplan")

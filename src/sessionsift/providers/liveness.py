@@ -64,11 +64,19 @@ def ev(surface: str, value: str, proves: str, **fields: Any) -> dict:
     return {"surface": surface, "value": value, "proves": proves, **fields}
 
 
+def cut(s: str | None, n: int) -> str:
+    """``s`` shortened to ``n`` characters with an explicit marker (``…``); None -> ``-``. Raw
+    text: the renderer escapes it (a reader does not depend on the rendering path)."""
+    if s is None:
+        return "-"
+    return s if len(s) <= n else s[: max(0, n - 1)] + "…"
+
+
 @dataclass
 class Section:
     """A list a provider's disk holds for one session (open background launches, open todos),
-    shown under ``status --verbose``: a title and one line per item (strings from disk included:
-    the renderer escapes every line)."""
+    shown under ``status --verbose``: a title and one line per item, raw (strings from disk
+    included: the renderer escapes every line, render.Out.text)."""
 
     title: str
     items: list[str]

@@ -6,9 +6,8 @@ questions (``sessionsift.live``) in the shared shapes of ``providers.liveness``.
 from __future__ import annotations
 
 from pathlib import Path
-from ....render import clip
 from ....timefmt import instant, short_local
-from ...liveness import ChildAgent, LiveState, Section, WaitOutcome, WhoamiClaim
+from ...liveness import ChildAgent, LiveState, Section, WaitOutcome, WhoamiClaim, cut
 from .verdict import NOTE_PERMISSION, Verdict
 
 INVISIBLE = [NOTE_PERMISSION]
@@ -46,16 +45,16 @@ def _sections(v: Verdict, now: float) -> list[Section]:
             size = o["output_size"] if o["output_size"] is not None else "?"
             age = f"{o['output_age_secs']:.0f}s" if o["output_age_secs"] is not None else "?"
             items.append(f"{t.kind} {t.task_id or t.tool_use_id} launched {short_local(t.launched_at)} "
-                         f"[{t.lane} L{t.line}] {clip(t.description or t.command, 80)}; output {size} B, "
+                         f"[{t.lane} L{t.line}] {cut(t.description or t.command, 80)}; output {size} B, "
                          f"age {age} ({o['output_state']})")
         out.append(Section("background (open)", items))
     # the [todos] and [tasks] evidence lines say what each list holds; only its open items follow
     td = v.todos
     if td is not None and td.line is not None and td.open:
         out.append(Section(f"open todos (TodoWrite, transcript L{td.line})",
-                           [f"[{t.get('status')}] {clip(t.get('content'), 100)}" for t in td.open]))
+                           [f"[{t.get('status')}] {cut(t.get('content'), 100)}" for t in td.open]))
     if v.tasks.open:
-        out.append(Section("open tasks", [f"#{t['id']} [{t['status']}] {clip(t['subject'], 100)}" for t in v.tasks.open]))
+        out.append(Section("open tasks", [f"#{t['id']} [{t['status']}] {cut(t['subject'], 100)}" for t in v.tasks.open]))
     return out
 
 
