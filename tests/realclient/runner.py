@@ -197,7 +197,7 @@ class Inner:
         for i, p in enumerate(self.sc.prompts):
             if only is not None and i not in only:
                 continue
-            if only is None:  # a fork after the TUI had its `before` actions run in the TUI
+            if only is None or p.how == "fresh":  # a fork after the TUI ran its `before` in the TUI
                 self._before(p)
             args = [self.exe, "-p", self.sc.prompt_text(i)] + (["--dangerously-skip-permissions"] if self.sc.bypass else [])
             if p.how == "new":
@@ -208,6 +208,8 @@ class Inner:
                 args += ["--continue"]
             elif p.how == "fork":  # a NEW session file holding copies of this session's records
                 args += ["--resume", self.sid, "--fork-session"]
+            elif p.how == "fresh":  # another session of its own (id: uuid5 of the scenario and prompt)
+                args += ["--session-id", session_uuid(self.sc.name, i + 1)]
             args += self.sc.extra_args
             t0 = time.time()
             out_f = open(self.s_dir / f"client-P{i + 1}.out", "w+")
@@ -306,6 +308,8 @@ class Inner:
                     self._before(p)
                     time.sleep(0.5 + p.settle)
                     continue
+                if p.how == "fresh":
+                    continue  # a print-mode session of its own after the TUI exited, its `before` then
                 self._before(p)
                 n_req = len(mock.requests)
                 subprocess.run(tm + ["send-keys", "-t", "main", "-l", self.sc.prompt_text(i)], check=True)
@@ -333,8 +337,8 @@ class Inner:
         finally:
             (self.s_dir / "client-panes.log").write_text("\n\n=====\n\n".join(caps))
             subprocess.run(tm + ["kill-server"], capture_output=True)
-        forks = [i for i, p in enumerate(self.sc.prompts) if p.how == "fork"]
-        if forks:  # `claude --resume <id> --fork-session -p ...` of the session the TUI wrote
+        forks = [i for i, p in enumerate(self.sc.prompts) if p.how in ("fork", "fresh")]
+        if forks:  # `claude --resume <id> --fork-session -p ...` of the session the TUI wrote, or a new one
             self.run_print(mock, only=forks)
 
     # ------------------------------------------------------------------ ground truth
@@ -442,7 +446,7 @@ class Inner:
             "session_ids_on_disk": sorted(p.stem for p in proj.glob("*.jsonl")) if proj.is_dir() else [],
             "transcripts": transcripts,
             "prompts": [{"n": i + 1, "text": sc.prompt_text(i),
-                         "how": p.how if sc.mode == "print" or p.how == "fork" else "interactive",
+                         "how": p.how if sc.mode == "print" or p.how in ("fork", "fresh") else "interactive",
                          "shell_before": [a.command(self.work) for a in p.before]}
                         for i, p in enumerate(sc.prompts)],
             "tool_uses": tool_uses,

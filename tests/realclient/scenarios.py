@@ -60,7 +60,9 @@ class Prompt:
     text: str
     turns: list[Turn] = field(default_factory=list)
     how: str = "new"  # print mode: "new" (--session-id), "resume" (--resume <id>), "continue" (--continue),
-    # "fork" (--resume <id> --fork-session: the client writes a new session file)
+    # "fork" (--resume <id> --fork-session: the client writes a new session file), "fresh" (another
+    # session: --session-id uuid5(scenario, n)); in an interactive scenario both run in print mode
+    # after the TUI exited
     before: list[ShellEdit] = field(default_factory=list)
     slash: bool = False  # interactive slash command (e.g. /compact): sent verbatim, no marker
     wait_route: str | None = None  # interactive: wait until a request with this route prefix was served
