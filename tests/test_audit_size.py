@@ -253,3 +253,53 @@ def test_text_names_providers_by_display_name_and_counts_in_the_singular():
     assert "\n1 session, " in p.stdout and "1 sessions" not in p.stdout
     p, _ = _run("audit", "size", "--home", str(HOME), "--top", str(len(want) - 1))  # one not shown
     assert "... 1 smaller session not shown" in p.stdout
+
+
+def test_an_unreadable_part_of_the_footprint_makes_the_size_a_lower_bound_and_says_so(monkeypatch):
+    """HAND-MADE fault (these tests run as root, which reads every file): one file of a real
+    session's footprint cannot be stat'ed, injected into the audit's lstat. Before: the file was
+    skipped in silence (a smaller footprint, no note, no problem, a capture size of part of it)."""
+    res = SZ.size_audit(_pairs(home=str(HOME)))
+    whole = next(s for s in res.sessions if s.ref.provider == "claude-code" and s.side_files)
+    assert whole.footprint_note is None and whole.capture_bytes is not None
+    from sessionsift.providers import get
+
+    fp = [Path(p) for p in get("claude-code").footprint(whole.ref)]
+    side = next(f for p in fp if p.is_dir() for f in sorted(p.rglob("*")) if f.is_file())
+    real = os.lstat
+
+    def lstat(p, *a, **k):
+        if os.fspath(p) == str(side):
+            raise PermissionError(13, "Permission denied", str(side))
+        return real(p, *a, **k)
+
+    monkeypatch.setattr(SZ.os, "lstat", lstat)
+    got = next(s for s in SZ.size_audit(_pairs(home=str(HOME))).sessions if _key(s) == _key(whole))
+    assert got.footprint_bytes == whole.footprint_bytes - side.stat().st_size
+    assert got.footprint_note == f"lower bound: 1 entry of the footprint could not be read ({side}: Permission denied)"
+    assert [(p.path, p.why) for p in got.report.problems] == [(str(side), "footprint entry unreadable: Permission denied")]
+    assert got.capture_bytes is None and got.capture_note == "capture size unknown: part of the footprint could not be read"
+
+
+def test_a_claude_session_whose_lane_cannot_be_stated_has_no_size(monkeypatch):
+    """HAND-MADE fault: a lane file that exists and cannot be stat'ed. Before: its bytes were left
+    out of the session's size (a smaller size, nothing said)."""
+    from sessionsift.providers import get
+    from sessionsift.providers.claude import discover as D
+
+    prov = get("claude-code")
+    root = HOME / ".claude"
+    s = next(x for x in D.all_sessions(root, [])[0] if len(x.lanes()) > 1)
+    lane = s.lanes()[1].path
+    assert prov.ref(s, root).size == sum(ln.path.stat().st_size for ln in s.lanes())
+    real = Path.stat
+
+    def stat(self, *a, **k):
+        if self == lane:
+            raise PermissionError(13, "Permission denied")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    ref = prov.ref(s, root, facts=False)
+    assert ref.size is None
+    assert ref.extra["size_note"] == f"size unknown: {lane} could not be stat'ed (Permission denied)"

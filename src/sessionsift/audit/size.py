@@ -81,7 +81,10 @@ class SessionSize:
     """``bytes on disk`` (line-based stores), ``decompressed bytes`` (a compressed rollout: its
     lines are measured in the decompressed stream) or ``row json`` (database rows)."""
     footprint_bytes: int | None = None
-    """Bytes of every file in the session's footprint (None: it has no files of its own)."""
+    """Bytes of every file in the session's footprint (None: it has no files of its own); a lower
+    bound when ``footprint_note`` says so."""
+    footprint_note: str | None = None
+    """``lower bound: N entries of the footprint could not be read (path: why)``; None: every entry read."""
     side_files: dict[str, int] = field(default_factory=dict)
     """Footprint bytes outside the files read, by top-level name (e.g. ``file-history``)."""
     bytes: int = 0
@@ -476,23 +479,39 @@ def _measure_rows(ss: SessionSize, prov: Provider, ref: SessionRef, census: _Cen
                                           f"reader failed: {type(exc).__name__}: {exc}"))
 
 
-def _iter_files(paths: Iterable[Path]) -> Iterator[tuple[Path, Path, int]]:
-    """(footprint entry, file, size) for every regular file of a footprint (dirs walked)."""
+def _iter_files(paths: Iterable[Path], unread: list[tuple[str, str]] | None = None
+                ) -> Iterator[tuple[Path, Path, int]]:
+    """(footprint entry, file, size) for every regular file of a footprint (dirs walked). An entry
+    that does not exist is not there (a footprint names what the client may write); one that
+    exists and cannot be stat'ed or listed goes to ``unread`` (path, why): the sizes summed are
+    then a lower bound, never "nothing there"."""
+    bad = unread if unread is not None else []
+
+    def onerror(exc: OSError) -> None:
+        if not isinstance(exc, FileNotFoundError):
+            bad.append((str(exc.filename), exc.strerror or str(exc)))
+
     for top in paths:
         try:
             st = os.lstat(top)
-        except OSError:
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            bad.append((str(top), exc.strerror or str(exc)))
             continue
         if S.S_ISREG(st.st_mode):
             yield top, top, st.st_size
         elif S.S_ISDIR(st.st_mode):
-            for dp, dns, fns in os.walk(top):
+            for dp, dns, fns in os.walk(top, onerror=onerror):
                 dns.sort()
                 for n in sorted(fns):
                     f = Path(dp) / n
                     try:
                         fst = os.lstat(f)
-                    except OSError:
+                    except FileNotFoundError:
+                        continue
+                    except OSError as exc:
+                        bad.append((str(f), exc.strerror or str(exc)))
                         continue
                     if S.S_ISREG(fst.st_mode):
                         yield top, f, fst.st_size
@@ -515,7 +534,8 @@ def _footprint(ss: SessionSize, prov: Provider, ref: SessionRef, capture: bool) 
 
         cctx = zstandard.ZstdCompressor(level=3)
     csize = 0
-    for top, f, size in _iter_files(fp):
+    unread: list[tuple[str, str]] = []
+    for top, f, size in _iter_files(fp, unread):
         total += size
         if os.path.abspath(f) not in read:
             name = top.name if top == f else f"{top.name}/{f.relative_to(top).parts[0]}"
@@ -527,6 +547,13 @@ def _footprint(ss: SessionSize, prov: Provider, ref: SessionRef, capture: bool) 
                 cctx = None
                 ss.capture_note = f"capture size unknown: {f}: {exc.strerror}"
     ss.footprint_bytes = total
+    if unread:
+        ss.footprint_note = (f"lower bound: {len(unread)} entr{'y' if len(unread) == 1 else 'ies'} of the footprint "
+                             f"could not be read ({unread[0][0]}: {unread[0][1]})")
+        ss.report.problems.extend(Problem(p, f"footprint entry unreadable: {why}") for p, why in unread)
+        if cctx is not None:  # the zstd size of part of the files is no capture size
+            cctx = None
+            ss.capture_note = "capture size unknown: part of the footprint could not be read"
     if cctx is not None:
         ss.capture_bytes = csize
     elif not capture:

@@ -74,6 +74,7 @@ def size_cmd(inv, top, no_capture, no_duplicates):
     kind_tot: dict[str, list[int]] = {}
     att_tot: dict[str, list[int]] = {}
     fp_total = cap_total = fp_cap = 0
+    fp_lower = 0
     cap_unknown = 0
     for i, ss in enumerate(sessions):
         ref = ss.ref
@@ -84,6 +85,8 @@ def size_cmd(inv, top, no_capture, no_duplicates):
                 t[1] += b
         if ss.footprint_bytes is not None:
             fp_total += ss.footprint_bytes
+        if ss.footprint_note is not None:
+            fp_lower += 1
         if ss.capture_bytes is not None and ss.footprint_bytes is not None:
             cap_total += ss.capture_bytes
             fp_cap += ss.footprint_bytes
@@ -95,7 +98,7 @@ def size_cmd(inv, top, no_capture, no_duplicates):
             "provider": ref.provider, "session_id": ref.session_id, "is_subagent": ref.is_subagent,
             "parent_session_id": ref.parent_session_id, "project": ref.project,
             "paths": [str(p) for p in ref.paths], "measured": ss.measured, "bytes": ss.bytes, "records": ss.lines,
-            "footprint_bytes": ss.footprint_bytes, "side_files": ss.side_files,
+            "footprint_bytes": ss.footprint_bytes, "footprint_note": ss.footprint_note, "side_files": ss.side_files,
             "kinds": _cb(ss.kinds, "records"), "payloads": _cb(ss.payloads, "count"),
             "attachments": _cb(ss.attachments, "count"), "big_lines": ss.big_lines,
             "biggest": [{"locator": loc, "bytes": b, "kind": k, "path": p} for b, loc, k, p in ss.top],
@@ -105,7 +108,8 @@ def size_cmd(inv, top, no_capture, no_duplicates):
         })
         if out.json or i >= top:
             continue
-        fp = f", {_sz(ss.footprint_bytes)} footprint" if ss.footprint_bytes is not None else ""
+        fp = (f", {'≥' if ss.footprint_note else ''}{_sz(ss.footprint_bytes)} footprint"
+              if ss.footprint_bytes is not None else "")
         cap = f", capture keeps {_sz(ss.capture_bytes)}" if ss.capture_bytes is not None else ""
         out.text(f"{esc(ref.session_id)} ({esc(_display(sel, ref.provider))}) {_sz(ss.bytes)} in "
                  f"{plural(ss.lines, 'record')}"
@@ -139,6 +143,7 @@ def size_cmd(inv, top, no_capture, no_duplicates):
     cap_known = not no_capture and fp_cap > 0
     covs = sel.coverage()
     out.summary(audit="size", **session_split([s.ref for s in res.sessions]), bytes=total, footprint_bytes=fp_total,
+                footprint_lower_bound_sessions=fp_lower,
                 kinds=_cb(kind_tot, "records"), payloads=_cb(payload_tot, "count"),
                 attachments=_cb(att_tot, "count"),
                 duplicate_groups=None if no_duplicates else len(groups), dedup_reclaim_bytes=dedup,
@@ -147,7 +152,9 @@ def size_cmd(inv, top, no_capture, no_duplicates):
                 capture_reclaim_bytes=(fp_cap - cap_total) if cap_known else None,
                 capture_unknown_sessions=cap_unknown, problems=problems_json(res.problems),
                 invisible=SIZE_INVISIBLE, coverage=coverage_json(covs))
-    out.text(f"{sessions_unit(len(res.sessions), covs)}, {_sz(total)} of records ({_sz(fp_total)} footprint on disk)")
+    out.text(f"{sessions_unit(len(res.sessions), covs)}, {_sz(total)} of records ({'≥' if fp_lower else ''}{_sz(fp_total)} footprint on disk"
+             + (f": a lower bound, {plural(fp_lower, 'session')} with entries that could not be read" if fp_lower else "")
+             + ")")
     if payload_tot:
         out.text(f"payloads: {_pairs_txt(payload_tot, 10)}")
     if att_tot:

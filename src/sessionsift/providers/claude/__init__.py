@@ -21,6 +21,18 @@ HEAD_BYTES = 64 * 1024
 TAIL_BYTES = 64 * 1024
 
 
+
+def _lanes_size(lanes) -> "tuple[int | None, str | None]":
+    """(bytes of the session's lane files, why unknown): a lane that cannot be stat'ed makes the
+    size unknown (None, with the lane and the error), never the sum of the others."""
+    size = 0
+    for ln in lanes:
+        try:
+            size += ln.path.stat().st_size
+        except OSError as exc:
+            return None, f"size unknown: {ln.path} could not be stat'ed ({exc.strerror or exc})"
+    return size, None
+
 class ClaudeCode(Provider):
     name = "claude-code"
     ccusage_agent = "claude"
@@ -79,12 +91,7 @@ class ClaudeCode(Provider):
     def ref(self, s: "D.Session", home: Path | None = None, facts: bool = True) -> SessionRef:
         """The SessionRef of one discovered Claude session (main lane first, then its lanes)."""
         lanes = s.lanes()
-        size = 0
-        for ln in lanes:
-            try:
-                size += ln.path.stat().st_size
-            except OSError:
-                pass
+        size, size_note = _lanes_size(lanes)
         facts = _head_tail(s.path) if facts else {}
         return SessionRef(
             provider=self.name, session_id=s.session_id, paths=[ln.path for ln in lanes],
@@ -92,7 +99,8 @@ class ClaudeCode(Provider):
             first_at=facts.get("first_at"), last_at=facts.get("last_at"), size=size,
             version=facts.get("version"),
             extra={"project_dir": str(s.project_dir), "lanes": [ln.display for ln in lanes],
-                   **({"root": str(home)} if home is not None else {})},
+                   **({"root": str(home)} if home is not None else {}),
+                   **({"size_note": size_note} if size_note else {})},
         )
 
     def _light_ref(self, s: "D.Session", home: Path) -> SessionRef:
@@ -117,13 +125,10 @@ class ClaudeCode(Provider):
         main = ref.paths[0]
         s = D.Session(ref.session_id, main.parent, main, [])
         lanes = s.lanes()
-        size = 0
-        for ln in lanes:
-            try:
-                size += ln.path.stat().st_size
-            except OSError:
-                pass
+        size, size_note = _lanes_size(lanes)
         extra = {k: v for k, v in ref.extra.items() if k != "light"}
+        if size_note:
+            extra["size_note"] = size_note
         return replace(ref, paths=[ln.path for ln in lanes], size=size,
                        extra={"project_dir": extra.pop("project_dir"), "lanes": [ln.display for ln in lanes], **extra})
 
