@@ -431,16 +431,18 @@ def _rows_plan(c: dict) -> list[_Item]:
 
 
 def _retention(c: dict, root: str, now: datetime | None) -> dict:
-    if c["provider"] != "claude-code":
+    from ..providers import load
+
+    cls = load(c["provider"])
+    rules = cls().retention() if cls is not None else None
+    if rules is None:
         return {"known": False, "note": "no client-side retention of this provider is modelled: it is not known "
                                         "to delete its sessions by age"}
-    from . import retention as RT
-
     home = Path(root)
     main = next((i for i in c["items"] if i["top"] == 0), None)
     if main is None:
         return {"known": False, "note": "no transcript in this capture"}
-    p = RT.period(home, None, None)
+    p = rules.period(home, None, policy=False)
     mt = main["mtime_ns"] / 1e9
     now = now or datetime.now(timezone.utc)
     if p.days is None:

@@ -19,12 +19,12 @@ import stat as S
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from .. import ledger
 from ..providers.base import ReadReport
 from ..timefmt import instant, parse_ts
 from . import activity as A
-from . import retention as RT
 from .archive import Archive, archive_dir
 
 BLOCK_ORDER = ("age", "live", "not kept", "delete unsupported")
@@ -48,7 +48,8 @@ class Verdict:
     deletable: bool
     delete_reason: str | None
     fingerprint: str | None = None
-    retention: RT.Projection | None = None
+    retention: Any = None
+    """The client's projected deletion of this session (its Provider's ``retention().project``); None: not modelled."""
     parent_session_id: str | None = None
     problems: list[str] = field(default_factory=list)
     contains: list[str] = field(default_factory=list)
@@ -99,14 +100,16 @@ class Verdict:
 @dataclass
 class RootRetention:
     root: str
-    period: RT.Period
+    period: Any
     policy_read: bool
+    rules: Any = None
+    """The provider's retention capability (``Provider.retention()``) this root's period is from."""
     due: int = 0
     soon: int = 0
 
     def to_json(self) -> dict:
         return {"root": self.root, **self.period.to_json(), "policy_read": self.policy_read,
-                "invisible": RT.INVISIBLE + ([] if self.policy_read else [
+                "invisible": list(self.rules.invisible) + ([] if self.policy_read else [
                     "policySettings files were not read: the data root was named explicitly (a corpus, not "
                     "this machine's client)"]),
                 "due_at_next_start": self.due, "due_within_7_days": self.soon}
@@ -268,9 +271,10 @@ def scan(survey, *, older_than: str = "30d", waive_kept: bool = False, now: date
         prov = e.provider
         root = resolved(e.root.path) if e.root is not None and e.root.path is not None else None
         rr = None
-        if e.name == "claude-code" and root is not None:
-            policy = e.root.source in ("default", "CLAUDE_CONFIG_DIR")
-            rr = RootRetention(str(root), RT.period(root, None, RT.POLICY_DIR if policy else None), policy)
+        rules = prov.retention() if prov is not None and root is not None else None
+        if rules is not None:
+            policy = rules.reads_policy(e.root.source)
+            rr = RootRetention(str(root), rules.period(root, None, policy), policy, rules)
             rets.append(rr)
         for ref in e.sessions:
             out.append(_verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_kept, rr, data))
@@ -382,8 +386,8 @@ def _verdict(prov, e, ref, root, world, cutoff, now, manifest, led, arch, waive_
         deletable, why = True, None
     proj = None
     if rr is not None and ref.paths:
-        own = RT.period(root, ref.project, RT.POLICY_DIR if rr.policy_read else None) if ref.project else None
-        proj = RT.project(ref.paths[0], rr.period, own, now)
+        own = rr.rules.period(root, ref.project, rr.policy_read) if ref.project else None
+        proj = rr.rules.project(ref.paths[0], rr.period, own, now)
         if proj.due:
             rr.due += 1
         elif proj.deletion_at is not None and proj.deletion_at <= now + WARN_WITHIN:

@@ -560,6 +560,13 @@ class Provider:
         deletes exactly these, as one unit). Default: ``ref.paths``."""
         return list(ref.paths)
 
+    def retention(self) -> Any:
+        """The client's own deletion of sessions by age, if it has one: an object with
+        ``period(root, cwd=None, policy=True)``, ``project(transcript, base, own, now)``,
+        ``reads_policy(root_source)`` and ``invisible`` (providers/claude/retention.py's
+        ``Rules``); None: no client-side retention is modelled (not known to delete by age)."""
+        return None
+
     # -- live state: status, wait, whoami, agents (sessionsift.live; types in providers/liveness.py)
 
     def live_state(self, ref: SessionRef, world: Any) -> Any:

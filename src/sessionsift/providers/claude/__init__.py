@@ -294,6 +294,12 @@ class ClaudeCode(Provider):
 
         return ImageAnswer(images(sel.claude, subagents=sel.subagents, dedup=False))
 
+    def retention(self):
+        """The client's own sweep by ``cleanupPeriodDays`` (providers/claude/retention.py)."""
+        from .retention import Rules
+
+        return Rules()
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md
         "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``

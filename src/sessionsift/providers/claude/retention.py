@@ -164,3 +164,22 @@ def project(transcript: Path, base: Period, own: Period | None, now: datetime) -
         return Projection(base, mt, None, None, own, base.skipped)
     at = datetime.fromtimestamp(mt, timezone.utc) + timedelta(days=base.days)
     return Projection(base, mt, at, at <= now, own)
+
+
+class Rules:
+    """Claude Code's retention as its reader's capability (``Provider.retention``): the period a
+    client start applies, each transcript's projected deletion, and what its disk cannot show."""
+
+    invisible = INVISIBLE
+
+    def reads_policy(self, root_source: str) -> bool:
+        """Whether the machine's policy layer applies to a data root found this way: the client's
+        own default root or ``CLAUDE_CONFIG_DIR`` (a root named explicitly is a corpus, not this
+        machine's client)."""
+        return root_source in ("default", "CLAUDE_CONFIG_DIR")
+
+    def period(self, root: Path, cwd: str | None = None, policy: bool = True) -> Period:
+        return period(root, cwd, POLICY_DIR if policy else None)
+
+    def project(self, transcript: Path, base: Period, own: Period | None, now: datetime) -> Projection:
+        return project(transcript, base, own, now)
