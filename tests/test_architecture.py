@@ -348,7 +348,6 @@ cannot be told from it by the AST, so they are not flagged."""
 ALLOWED_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     # (module path under src/sessionsift, name): (comparisons, the reason)
     ('cli/cmd_clean.py', 'claude-code'): (1, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
-    ('cli/cmd_usage.py', 'claude-code'): (1, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
     ('cli/cmd_worktrees.py', 'codex'): (1, 'a JSON field named after the agent (docs/json.md worktrees), not a dispatch; worktrees is moving (engineer clean)'),
     ('cli/options.py', 'claude-code'): (3, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
     ('cli/usage_live.py', 'claude-code'): (1, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),

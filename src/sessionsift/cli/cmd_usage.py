@@ -14,10 +14,21 @@ from .options import coverage_json, coverage_line, make_selection, problems_json
 from .output import Out, esc
 from . import usage_view as V
 
-_DEDUP = {
-    "claude-code": "one response per message.id across every lane and session (per-field max over its copies)",
-    "other": "Tokens.dedup_key per session (per-field max); cumulative totals never summed",
-}
+_SHARED_DEDUP = "Tokens.dedup_key per session (per-field max); cumulative totals never summed"
+
+
+def _dedup() -> dict[str, str]:
+    """The header's ``dedup``: each known provider's own rule (``Provider.usage_dedup``), then
+    ``other`` (the shared rule)."""
+    from ..providers import KNOWN, load
+
+    out: dict[str, str] = {}
+    for name in KNOWN:
+        rule = getattr(load(name), "usage_dedup", None)
+        if rule:
+            out[name] = rule
+    out["other"] = _SHARED_DEDUP
+    return out
 
 
 def _options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -60,7 +71,7 @@ def _header(out: Out, report: str, col, z, by, since, until, pricer) -> None:
     out.header(report=report, timezone={"name": z.name, "source": z.source, "now": z.describe()},
                by=by, since=None if since is None else since.isoformat(), until=None if until is None else until.isoformat(),
                claude_home=col.claude_home, claude_home_source=col.claude_home_source,
-               price_table=pricer.table.describe(), dedup=_DEDUP,
+               price_table=pricer.table.describe(), dedup=_dedup(),
                **({"dataset": col.dataset} if getattr(col, "dataset", None) else {}))
 
 

@@ -284,6 +284,9 @@ class Provider:
     """The name ccusage (the peer usage reporter) gives this client's agent in its JSON (`agent`,
     `metadata.agents`), so `usage --json` names it the same; None where ccusage reads no such
     client (our `name` is given then)."""
+    usage_dedup: ClassVar[str | None] = None
+    """How `usage` deduplicates this client's responses when that is its own rule (the header's
+    ``dedup``); None: the shared rule (``Tokens.dedup_key`` per session)."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""
