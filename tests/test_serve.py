@@ -139,8 +139,14 @@ def test_every_page_renders_in_the_browser_without_an_error(served, browser):
         for href in page.eval_on_selector_all("#files a", "as => as.map(a => a.getAttribute('href'))")[:3]:
             page.goto(served.base + href)
             assert page.locator("#status").count() == 1, href
-    for path in ("/search", "/search?q=sub.txt", "/?agent=codex", "/?q=subagent&sort=size"):
+    for path in ("/search", "/search?q=sub.txt", "/?agent=codex", "/?q=subagent&sort=size", "/usage", "/live"):
         page.goto(served.base + path)
+    # the live page: a verdict for every session `status` answers, connected to its event stream
+    page.wait_for_function("() => document.getElementById('live-status').dataset.connected === '1'")
+    st = subprocess.run([sys.executable, "-m", "sessionsift", "status", "--home", str(HOME), "--format", "json"],
+                        capture_output=True, text=True, cwd=REPO, timeout=120)
+    verdicts = sorted(r["verdict"] for r in map(json.loads, st.stdout.splitlines()) if r["kind"] == "session")
+    assert sorted(page.eval_on_selector_all("#live tbody .verdict", "vs => vs.map(v => v.textContent)")) == verdicts
     assert browser.problems == [], browser.problems
     page.close()
 

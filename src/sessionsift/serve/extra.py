@@ -7,7 +7,11 @@ def routes(store, run_in_threadpool) -> list:
     from starlette.responses import HTMLResponse
     from starlette.routing import Route
 
-    from . import usage
+    import asyncio
+
+    from starlette.responses import StreamingResponse
+
+    from . import live, usage
     from .layout import PAGES
 
     def q(request) -> dict:
@@ -17,7 +21,33 @@ def routes(store, run_in_threadpool) -> list:
         return HTMLResponse(await run_in_threadpool(lambda: store.page(("usage", tuple(sorted(q(request).items()))),
                                                                        lambda: usage.render(store, q(request)))))
 
-    for p in (("/usage", "Usage"),):
+    async def live_page(request):
+        return HTMLResponse(await run_in_threadpool(live.render, store))
+
+    async def live_events(request):
+        """Server-sent events: the state now, then again at every change the watcher sees (a
+        comment every 15 s keeps the connection open)."""
+        q: asyncio.Queue = asyncio.Queue(maxsize=1)
+        store.listeners.add(q)
+
+        async def stream():
+            try:
+                yield "retry: 1000\n\n"
+                yield await run_in_threadpool(live.event, store)
+                while True:
+                    try:
+                        await asyncio.wait_for(q.get(), timeout=15)
+                    except asyncio.TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    yield await run_in_threadpool(live.event, store)
+            finally:
+                store.listeners.discard(q)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"x-accel-buffering": "no"})
+
+    for p in (("/usage", "Usage"), ("/live", "Live")):
         if p not in PAGES:
             PAGES.append(p)
-    return [Route("/usage", usage_page)]
+    return [Route("/usage", usage_page), Route("/live", live_page), Route("/live/events", live_events)]
