@@ -139,7 +139,8 @@ def test_every_page_renders_in_the_browser_without_an_error(served, browser):
         for href in page.eval_on_selector_all("#files a", "as => as.map(a => a.getAttribute('href'))")[:3]:
             page.goto(served.base + href)
             assert page.locator("#status").count() == 1, href
-    for path in ("/search", "/search?q=sub.txt", "/?agent=codex", "/?q=subagent&sort=size", "/usage", "/live"):
+    for path in ("/search", "/search?q=sub.txt", "/?agent=codex", "/?q=subagent&sort=size", "/usage", "/clean",
+                 "/worktrees", "/live"):
         page.goto(served.base + path)
     # the live page: a verdict for every session `status` answers, connected to its event stream
     page.wait_for_function("() => document.getElementById('live-status').dataset.connected === '1'")

@@ -39,7 +39,9 @@ def serve_cmd(inv, port, host, allow_remote, no_browser):
     def selector(targets: tuple[str, ...]):
         return make_selection(inv.with_targets(tuple(inv.targets) + tuple(targets)))
 
-    srv = serve.build(selector, host=host, port=port)
+    from .cmd_worktrees import harness_roots
+
+    srv = serve.build(selector, host=host, port=port, worktree_roots=harness_roots(inv))
     snap = srv.store.snapshot()  # a target that names nothing is a usage error before anything listens
     out = Out(inv.fmt, "serve")
 

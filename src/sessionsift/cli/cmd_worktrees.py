@@ -43,6 +43,11 @@ def _roots(inv):
     """(claude_home, codex_home, home) for the scan: the harness roots of the command line."""
     inv.refuse("--provider", "--since", "--until", "--project", "--sessions-from",
                why="lists the worktrees of the repositories, not sessions")
+    return harness_roots(inv)
+
+
+def harness_roots(inv):
+    """(claude_home, codex_home, home) as the command line named them (serve's worktrees page too)."""
     req = inv.root_request()
     return req.roots.get("claude-code"), req.roots.get("codex"), inv.home
 

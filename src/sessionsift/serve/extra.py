@@ -11,7 +11,7 @@ def routes(store, run_in_threadpool) -> list:
 
     from starlette.responses import StreamingResponse
 
-    from . import live, usage
+    from . import live, scans, usage
     from .layout import PAGES
 
     def q(request) -> dict:
@@ -47,7 +47,17 @@ def routes(store, run_in_threadpool) -> list:
         return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"x-accel-buffering": "no"})
 
-    for p in (("/usage", "Usage"), ("/live", "Live")):
+    async def clean_page(request):
+        key = ("clean", tuple(sorted(q(request).items())))
+        return HTMLResponse(await run_in_threadpool(lambda: store.page(key, lambda: scans.render_clean(store, q(request)))))
+
+    async def worktrees_page(request):
+        repos = tuple(r for r in request.query_params.getlist("repo") if r)
+        return HTMLResponse(await run_in_threadpool(lambda: store.page(("worktrees", repos),
+                                                                       lambda: scans.render_worktrees(store, repos))))
+
+    for p in (("/usage", "Usage"), ("/live", "Live"), ("/clean", "Clean"), ("/worktrees", "Worktrees")):
         if p not in PAGES:
             PAGES.append(p)
-    return [Route("/usage", usage_page), Route("/live", live_page), Route("/live/events", live_events)]
+    return [Route("/usage", usage_page), Route("/live", live_page), Route("/live/events", live_events),
+            Route("/clean", clean_page), Route("/worktrees", worktrees_page)]

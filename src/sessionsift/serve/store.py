@@ -31,8 +31,11 @@ class Snapshot:
 
 
 class Store:
-    def __init__(self, selector: Callable[[tuple[str, ...]], Any]) -> None:
+    def __init__(self, selector: Callable[[tuple[str, ...]], Any],
+                 worktree_roots: tuple[str | None, str | None, str | None] = (None, None, None)) -> None:
         self.selector = selector
+        self.worktree_roots = worktree_roots
+        """(claude_home, codex_home, home) as the command line named them: `worktrees scan`'s roots."""
         """targets -> a Selection (the Invocation's roots, providers and filters)."""
         self.generation = 0
         self._snap: Snapshot | None = None
