@@ -1,4 +1,5 @@
-"""status / wait / whoami / agents against the REAL Codex CLI, Gemini CLI, opencode, Qwen Code and pi clients.
+"""status / wait / whoami / agents against the REAL Codex CLI, Gemini CLI, opencode, Kilo Code, Qwen Code, pi and
+GitHub Copilot CLI clients.
 
 Each live scenario (tests/realclient/<client>/scenarios_live.py) is watched WHILE it runs (the pid
 namespace is shared with the client's network namespace):
@@ -74,8 +75,10 @@ GEMINI = Client("gemini", "tests.realclient.gemini.runner", "--gemini-home", "cl
 OPENCODE = Client("opencode", "tests.realclient.opencode.runner", "--opencode-home", "xdg/data/opencode", "opencode")
 QWEN = Client("qwen", "tests.realclient.qwen.runner", "--qwen-home", "home/.qwen", "qwen-code")
 PI = Client("pi", "tests.realclient.pi.runner", "--pi-home", "home/.pi/agent", "pi")
-CLIENTS = [CODEX, GEMINI, OPENCODE, QWEN, PI]
-TAIL = {GEMINI.name: "chat file", QWEN.name: "chat file", PI.name: "session file"}
+COPILOT = Client("copilot", "tests.realclient.copilot.runner", "--copilot-home", "home/.copilot", "copilot-cli")
+KILO = Client("kilo", "tests.realclient.kilo.runner", "--kilo-home", "xdg/data/kilo", "kilo-code")
+CLIENTS = [CODEX, GEMINI, OPENCODE, QWEN, PI, COPILOT, KILO]
+TAIL = {GEMINI.name: "chat file", QWEN.name: "chat file", PI.name: "session file", COPILOT.name: "events"}
 """The surface holding the transcript's last turn, for the clients whose processes are matched by project."""
 
 
@@ -123,6 +126,11 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
             assert (work_dir(s) / "tid.txt").read_text().strip() == sid
             assert (w["session_id"], w["provider"], w["source"]) == (sid, "codex", "CODEX_THREAD_ID")
             assert w["transcript"] and sid in Path(w["transcript"]).name
+        elif c is COPILOT:  # the bash tool gets the session's id
+            env = (work_dir(s) / "env.txt").read_text().splitlines()
+            assert "COPILOT_CLI=1" in env and f"COPILOT_AGENT_SESSION_ID={sid}" in env
+            assert (w["session_id"], w["provider"], w["source"]) == (sid, "copilot-cli", "COPILOT_AGENT_SESSION_ID")
+            assert Path(w["transcript"]).parent.name == sid and who[-1]["known"] is True
         elif c is QWEN:  # the shell tool exports the session's id
             env = (work_dir(s) / "env.txt").read_text().splitlines()
             assert "QWEN_CODE=1" in env and f"QWEN_CODE_SESSION_ID={sid}" in env
@@ -137,6 +145,10 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
                 assert "GEMINI_CLI=1" in env and not any(v.startswith("GEMINI_SESSION_ID=") for v in env)
             elif c is PI:
                 assert "PI_CODING_AGENT=true" in env and not any("SESSION" in v for v in env)
+            elif c is KILO:  # built from opencode's code: OPENCODE=1 too, and its own pid variable
+                assert {"OPENCODE=1", "AGENT=1", "KILO=1", f"KILO_PID={pid}"} <= set(env)
+                assert not any(v.split("=")[0].endswith("SESSION_ID") for v in env)  # (KILO_DISABLE_SESSION_INGEST is ours)
+                assert [x["provider"] for x in w["claims"]] == ["kilo-code"] and claim["source"] == "KILO_PID"
             else:
                 assert "OPENCODE=1" in env and f"OPENCODE_PID={pid}" in env
                 assert not any("SESSION" in v for v in env)
@@ -148,6 +160,9 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
         if c is CODEX:
             assert surface(row, "thread lock")["pids"] == [pid]
             assert surface(row, "rollout")["pending"] == []  # the shell call returned: awaiting the model
+        elif c is COPILOT:  # the bash call returned: awaiting the model; the client holds the session
+            assert surface(row, "in-use lock")["pids"] == [pid]
+            assert surface(row, "events")["value"].startswith("awaiting-model")
         elif c.name in TAIL:  # the shell call returned: awaiting the model
             assert pid in surface(row, "processes")["pids"]
             assert surface(row, TAIL[c.name])["value"].startswith("awaiting-model")
@@ -181,6 +196,8 @@ def test_a_held_turn_is_running_then_wait_stop_returns_when_the_client_finishes(
         if c is CODEX:  # a normal exit removes the lock file (measured with 0.171.0)
             assert surface(row, "thread lock")["value"].startswith("no thread-writer lock for this thread")
             assert not (home / "thread-writer-locks" / f"{sid}.lock").exists()
+        elif c is COPILOT:  # a normal exit removes inuse.<pid>.lock
+            assert surface(row, "in-use lock")["recorded"] == [] and row["owner_ended"] is True
         else:
             assert surface(row, "processes")["pids"] == []
     finally:
@@ -211,6 +228,10 @@ def test_a_client_killed_mid_tool_is_stale_dead(c, tmp_path):
             assert [x["name"] for x in surface(row, "rollout")["pending"]] == ["exec_command"]
         elif c is GEMINI:
             assert surface(row, "processes")["pids"] == []
+        elif c is COPILOT:  # its in-use lock is left behind, naming the dead client
+            lock = surface(row, "in-use lock")
+            assert (lock["pids"], lock["recorded"]) == ([], [pid])
+            assert [x["name"] for x in surface(row, "events")["pending"]] == ["bash"]
         elif c.name in TAIL:  # the call the client was inside when it died has no result
             assert surface(row, "processes")["pids"] == []
             names = {"qwen": ["run_shell_command"], "pi": ["bash"]}[c.name]
@@ -243,7 +264,7 @@ def _mid_tool(c: Client, home: Path) -> str | None:
         if r["kind"] == "session" and r["provider"] == c.provider and r["verdict"] == "running":
             if c is CODEX and surface(r, "rollout")["pending"]:
                 return r["session_id"]
-            if c is OPENCODE and surface(r, "messages")["open_tools"]:
+            if c in (OPENCODE, KILO) and surface(r, "messages")["open_tools"]:
                 return r["session_id"]
             if c.name in TAIL and surface(r, TAIL[c.name])["value"].startswith("mid-tool"):
                 return r["session_id"]
@@ -386,3 +407,100 @@ def test_pi_whoami_cannot_tell_from_the_marker_its_bash_tool_inherits(pi_example
     (claim,) = w["claims"]
     assert (claim["provider"], claim["source"], claim["session_id"]) == ("pi", "PI_CODING_AGENT", None)
     assert claim["note"].startswith("cannot tell: $PI_CODING_AGENT=true")
+
+
+def test_copilot_status_of_every_sample_scenario_and_agents_joined_by_subagent_started(copilot_examples):
+    """On the committed GitHub Copilot CLI 1.0.102 sample (made by the real client, tests/realclient/copilot)."""
+    run = next(iter(copilot_examples.values()))
+    code, rows = cli("status", "--copilot-home", str(run.home))
+    assert code == 0, rows[-1]
+    for name, run in copilot_examples.items():
+        row = session_row(rows, run.session_id)
+        lock = surface(row, "in-use lock")
+        if run.truth["killed"]:  # SIGKILLed while its bash tool ran the slow command: its lock left behind
+            assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+            assert lock["pids"] == [] and len(lock["recorded"]) == 1
+            assert [x["name"] for x in surface(row, "events")["pending"]] == ["bash"]
+        else:  # a normal exit: session.shutdown, no lock
+            assert (row["verdict"], row["turn_ended"]) == ("idle-eot", True), (name, row["reason"])
+            assert surface(row, "events")["value"].startswith("shutdown") and lock["recorded"] == []
+    run = copilot_examples["subagent"]
+    task = next(c for c in run.truth["tool_calls"] if c["name"] == "task")
+    code, rows = cli("agents", run.session_id, "--copilot-home", str(run.home))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and a["parent_session_id"] == run.session_id
+    assert (a["join"], a["spawn"]["tool_name"], a["spawn"]["tool_use_id"]) == ("subagent.started toolCallId", "task",
+                                                                               task["id"])
+    assert (a["agent_type"], a["description"]) == (task["input"]["agent_type"], task["input"]["description"])
+    assert (a["status"], a["returned"]) == ("completed", "sub.txt written.")
+
+
+def test_kilo_status_of_every_sample_scenario_and_agents_joined_by_the_task_part(kilo_examples):
+    """On the committed Kilo Code 7.7.7 sample (made by the real client, tests/realclient/kilo): opencode's
+    live state under Kilo Code's names."""
+    run = next(iter(kilo_examples.values()))
+    code, rows = cli("status", "--kilo-home", str(run.data_dir))
+    assert code == 0, rows[-1]
+    for name, run in kilo_examples.items():
+        row = session_row(rows, run.session_id)
+        assert row["provider"] == "kilo-code"
+        if name == "killed_tool":  # SIGKILLed while its bash call ran `sleep 60`
+            assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+            assert [t["tool"] for t in surface(row, "messages")["open_tools"]] == ["bash"]
+            assert "no Kilo Code process holds the database open" in row["reason"]
+        elif name == "killed":  # SIGKILLed mid-stream
+            assert (row["verdict"], row["settled"]) == ("stale-dead", "mid-turn"), row["reason"]
+        else:
+            assert row["verdict"] == "idle-eot", (name, row["reason"])
+    run = kilo_examples["subagent"]
+    task = next(c for s in run.truth["served_steps"] for c in s["calls"] if c["name"] == "task")
+    code, rows = cli("agents", run.session_id, "--kilo-home", str(run.data_dir))
+    (a,) = [r for r in rows if r["kind"] == "agent"]
+    assert code == 0 and (a["provider"], a["parent_session_id"]) == ("kilo-code", run.session_id)
+    assert (a["join"], a["spawn"]["tool_use_id"]) == ("task part metadata.sessionId", task["id"])
+    assert (a["agent_type"], a["description"]) == (task["arguments"]["subagent_type"], task["arguments"]["description"])
+    assert a["status"] == "completed" and a["returned"]
+
+
+def test_copilot_waiting_on_a_tool_approval_over_acp(tmp_path):
+    """The real client run as an ACP server (``copilot --acp``, no --allow-all-tools) asks its ACP client (the
+    harness) to approve a bash call and waits: its log holds ``permission.requested`` and no
+    ``permission.completed``, so the session is ``waiting`` (on a human), ``wait --for human`` holds at once and
+    ``wait --for stop`` does not; once the harness approves, the call runs and the turn goes on."""
+    p = COPILOT.start("live_approval", tmp_path)
+    s = tmp_path / "live_approval"
+    home = s / COPILOT.home
+    try:
+        until(lambda: (s / "acp-permissions.jsonl").exists(), 240, "copilot: the approval to be asked")
+        (asked,) = [json.loads(x) for x in (s / "acp-permissions.jsonl").read_text().splitlines()]
+        pid = int((s / "client-P1.pid").read_text())
+        sid = the_session(COPILOT, home)
+        assert asked["sessionId"] == sid
+
+        def approval() -> dict | None:
+            row = session_row(cli("status", sid, COPILOT.flag, str(home))[1], sid)
+            return row if surface(row, "events")["approvals"] else None
+
+        row = until(approval, 60, "copilot: permission.requested on disk")
+        assert row["verdict"] == "waiting" and row["turn_ended"] is False, row["reason"]
+        (a,) = surface(row, "events")["approvals"]
+        assert (a["kind"], a["tool_call_id"]) == ("shell", asked["toolCall"]["toolCallId"])
+        assert surface(row, "in-use lock")["pids"] == [pid]
+        assert not (work_dir(s) / "approved.txt").exists()  # the call waits for its approval
+        code, rows = cli("wait", sid, "--for", "human", "--timeout", "30", COPILOT.flag, str(home))
+        assert code == 0 and rows[-1]["satisfied"] is True and session_row(rows, sid)["verdict"] == "waiting"
+        code, rows = cli("wait", sid, "--for", "stop", "--timeout", "1", COPILOT.flag, str(home))
+        assert code == 124 and rows[-1]["timed_out"] is True
+
+        gate.release(s, "approve")
+        until(lambda: held(s), 120, "copilot: the gated reply to be requested (the approved call ran)")
+        row = session_row(cli("status", sid, COPILOT.flag, str(home))[1], sid)
+        assert row["verdict"] == "running" and surface(row, "events")["approvals"] == [], row["reason"]
+        assert (work_dir(s) / "approved.txt").read_text() == "approved\n"
+        gate.release(s, "reply")
+        p.wait(timeout=240)
+        assert p.returncode == 0, (tmp_path / "live_approval.runner.log").read_text()[-3000:]
+        row = session_row(cli("status", sid, COPILOT.flag, str(home))[1], sid)
+        assert row["verdict"] == "idle-eot", row["reason"]
+    finally:
+        netns.stop_group(p)

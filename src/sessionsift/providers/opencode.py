@@ -359,7 +359,7 @@ class Opencode(Provider):
         """``OPENCODE=1`` / ``OPENCODE_PID`` in its shell tool's environment: no session id."""
         from . import opencode_live
 
-        return opencode_live.whoami(env, world)
+        return opencode_live.whoami(env, world, self)
 
     def subagents(self, ref: SessionRef, children, world, files: bool = False):
         """Child sessions joined to the ``task`` part whose metadata names them."""

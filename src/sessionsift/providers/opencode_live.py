@@ -44,6 +44,9 @@ PROVES = {
 }
 ENV_PID = "OPENCODE_PID"
 ENV_MARK = "OPENCODE"
+FORK_PID_ENVS = ("KILO_PID",)
+"""The pid variables clients built from opencode's code set beside ``OPENCODE=1`` (Kilo Code's cli:
+``process.env.AGENT="1", process.env.OPENCODE="1", process.env.KILO_PID=String(process.pid)``)."""
 
 
 def _j(b):
@@ -168,14 +171,14 @@ def _owner(prov, ref, world) -> tuple[str, str, dict]:
             blind.append(p.pid)
         elif o:
             holding.append(p.pid)
-    row = ev("processes", f"{len(holding)} opencode process(es) hold {db.name} open"
+    row = ev("processes", f"{len(holding)} {prov.display} process(es) hold {db.name} open"
              + (f"; {len(blind)} whose open files cannot be listed" if blind else ""), PROVES["processes"],
              pids=holding, unlistable=blind, running=[p.pid for p in procs], database=str(db))
     if holding:
-        return "alive", f"opencode pid {holding[0]} holds the database open", row
+        return "alive", f"{prov.display} pid {holding[0]} holds the database open", row
     if blind:
-        return "unknown", f"opencode pid {blind[0]} runs and its open files cannot be listed", row
-    return "none", "no opencode process holds the database open", row
+        return "unknown", f"{prov.display} pid {blind[0]} runs and its open files cannot be listed", row
+    return "none", f"no {prov.display} process holds the database open", row
 
 
 def live_state(prov, ref, world) -> LiveState:
@@ -213,10 +216,10 @@ def live_state(prov, ref, world) -> LiveState:
         rungs["idle-eot"] = f"messages {tail.state}: {tail.detail}"
     verdict, reason = decide(rungs, f"no surface decides: messages {tail.state} ({tail.detail}); {own_why}")
     if verdict == "running" and own == "alive":
-        notes.append("an opencode process holding the database is evidence for every session in it: which one it "
+        notes.append(f"a process of {prov.display} holding the database is evidence for every session in it: which one it "
                      "serves is not recorded")
     if verdict == "running" and own == "unknown":
-        notes.append(f"whether an opencode process can still write this session cannot be checked ({own_why})")
+        notes.append(f"whether a process of {prov.display} can still write this session cannot be checked ({own_why})")
     db = Path(ref.extra.get("db_path") or ref.paths[0])
     return LiveState(verdict, reason, rows, notes, invisible=list(INVISIBLE),
                      settled=settled if verdict == "stale-dead" else None,
@@ -235,16 +238,22 @@ def legacy_state(ref) -> LiveState:
                      invisible=[why])
 
 
-def whoami(env, world) -> WhoamiClaim | None:
-    if env.get(ENV_MARK) != "1" and not env.get(ENV_PID):
+def whoami(env, world, prov=None) -> WhoamiClaim | None:
+    """``OPENCODE=1`` and the client's own pid variable (opencode ``OPENCODE_PID``; a client built from
+    opencode's code names its own, ``Provider.tool_pid_env``): no session id. ``OPENCODE=1`` alone is
+    opencode's only when no fork's pid variable is there (Kilo Code sets ``OPENCODE=1`` too)."""
+    pid_env = getattr(prov, "tool_pid_env", ENV_PID)
+    name, display = getattr(prov, "name", "opencode"), getattr(prov, "display", "opencode")
+    pid = env.get(pid_env)
+    forks = [v for v in FORK_PID_ENVS if v != pid_env and env.get(v)]
+    if not pid and (env.get(ENV_MARK) != "1" or forks or pid_env != ENV_PID):
         return None
-    pid = env.get(ENV_PID)
-    return WhoamiClaim("opencode", None, ENV_PID if pid else ENV_MARK,
-                       "cannot tell: opencode exports OPENCODE=1" + (f" and OPENCODE_PID={pid} (its own process)" if pid
-                                                                   else "")
+    return WhoamiClaim(name, None, pid_env if pid else ENV_MARK,
+                       f"cannot tell: {display} exports OPENCODE=1" + (f" and {pid_env}={pid} (its own process)" if pid
+                                                                      else "")
                        + " to its shell tool and no session id (a plugin's shell.env hook could add one); no guess is "
                          "made from recency or process trees",
-                       evidence=[{"variable": ENV_PID, "value": pid}] if pid else [])
+                       evidence=[{"variable": pid_env, "value": pid}] if pid else [])
 
 
 def subagents(prov, ref, children, world) -> list[ChildAgent]:

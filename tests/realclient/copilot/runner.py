@@ -56,6 +56,13 @@ def run_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION,
     return json.loads((Path(root) / _extra.short(name) / "ground-truth.json").read_text())
 
 
+def start_scenario(name: str, root: Path, version: str = clientmod.PINNED_VERSION) -> subprocess.Popen:
+    """Like :func:`run_scenario` but returns the running runner (its own process group) at once: a live
+    test watches the client while it runs (the pid namespace is shared); end it with ``netns.stop_group``."""
+    cmd, env = launch(name, root, version)
+    return netns.start_inner(cmd, env, Path(root) / f"{_extra.short(name)}.runner.log")
+
+
 # ============================================================================ inner
 
 def client_env(s_dir: Path, base_url: str, pkg_cache: str) -> dict:
@@ -96,7 +103,7 @@ def inside(name: str, root: Path, exe: str, pkg_cache: str) -> None:
     with CopilotMock(convs, sc.name, sc.summary, str(s_dir / "mock-requests.jsonl"), dump_dir=dump) as mock:
         env = client_env(s_dir, mock.base_url, pkg_cache) | sc.extra_env
         env_i = netns.env_i(dict(sorted(env.items())))
-        for i, p in enumerate(sc.prompts):
+        for i, p in enumerate([] if sc.acp else sc.prompts):
             argv = [exe, "-p", p.text, "--allow-all-tools"]
             if p.how == "continue":
                 argv.append("--continue")
@@ -110,6 +117,8 @@ def inside(name: str, root: Path, exe: str, pkg_cache: str) -> None:
             start = time.time()
             proc = subprocess.Popen([*env_i, *argv], cwd=work, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
+            # `env -i` execs the client: this pid is the client's (and its process group's) for a live test
+            (s_dir / f"client-P{i + 1}.pid").write_text(f"{proc.pid}\n")
             killed = False
             if sc.snapshot_at and sc.snapshot_at[0] == i:
                 _, conv, step, secs = sc.snapshot_at
@@ -137,10 +146,81 @@ def inside(name: str, root: Path, exe: str, pkg_cache: str) -> None:
             err.close()
             runs.append({"prompt": i + 1, "argv": argv[1:], "rc": rc, "killed": killed, "pid": proc.pid,
                          "seconds": round(time.time() - start, 3)})
+        if sc.acp:
+            runs.append(run_acp(sc, s_dir, work, env_i, exe))
         served = list(mock.served)
     truth = ground_truth(sc, s_dir, work, copilot_home, served, runs, time.time() - t0, exe)
     truth["live_snapshot"] = snapshot
     netns.finish(s_dir, truth)
+
+
+def run_acp(sc: Scenario, s_dir: Path, work: Path, env_i: list[str], exe: str) -> dict:
+    """``copilot --acp`` driven by this harness as its ACP client (JSON-RPC 2.0, one message a line):
+    ``initialize``, ``session/new``, one ``session/prompt`` per prompt; a ``session/request_permission``
+    the client sends is logged to ``acp-permissions.jsonl`` and answered with its ``allow_once`` option
+    once gate ``approve`` is released. stdin is closed at the end (the client then exits)."""
+    from ..common import gate
+
+    argv = [exe, "--acp"]
+    err = open(s_dir / "client-P1.log", "w")
+    log = open(s_dir / "acp-messages.jsonl", "w")
+    start = time.time()
+    proc = subprocess.Popen([*env_i, *argv], cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                            start_new_session=True)
+    (s_dir / "client-P1.pid").write_text(f"{proc.pid}\n")
+    assert proc.stdin is not None and proc.stdout is not None
+    ids = iter(range(1, 1000))
+
+    def send(obj: dict) -> None:
+        log.write(json.dumps({"to": "client", **obj}) + "\n")
+        log.flush()
+        proc.stdin.write((json.dumps(obj) + "\n").encode())
+        proc.stdin.flush()
+
+    def call(method: str, params: dict) -> dict:
+        rid = next(ids)
+        send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            raw = proc.stdout.readline()
+            if not raw:
+                raise RuntimeError(f"copilot --acp closed its output awaiting {method}")
+            msg = json.loads(raw)
+            log.write(json.dumps({"from": "client", **msg}) + "\n")
+            log.flush()
+            if msg.get("id") == rid and "method" not in msg:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg["result"]
+            if msg.get("method") == "session/request_permission":
+                with open(s_dir / "acp-permissions.jsonl", "a") as fh:
+                    fh.write(json.dumps(msg["params"]) + "\n")
+                gate.hold(s_dir, "approve")
+                opts = msg["params"].get("options", [])
+                pick = next((o for o in opts if o.get("kind") == "allow_once"), opts[0])
+                send({"jsonrpc": "2.0", "id": msg["id"], "result": {"outcome": {"outcome": "selected",
+                                                                                  "optionId": pick["optionId"]}}})
+            elif "id" in msg and "method" in msg:  # another request of the client's: not offered
+                send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "not offered"}})
+
+    stops = []
+    try:
+        call("initialize", {"protocolVersion": 1, "clientCapabilities": {
+            "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}})
+        sid = call("session/new", {"cwd": str(work), "mcpServers": []})["sessionId"]
+        for p in sc.prompts:
+            stops.append(call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": p.text}]})
+                         .get("stopReason"))
+    finally:
+        proc.stdin.close()
+        try:
+            rc = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+        err.close()
+        log.close()
+    return {"prompt": 1, "argv": argv[1:], "rc": rc, "killed": False, "pid": proc.pid, "acp_stop_reasons": stops,
+            "seconds": round(time.time() - start, 3)}
 
 
 def _apply(files: dict[str, bytes], name: str, args: dict, work: str) -> None:

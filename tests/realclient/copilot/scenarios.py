@@ -41,6 +41,10 @@ class Scenario:
     """Variables added to the client's environment (documented per scenario)."""
     summary: str = "<summary>SUMMARY: the files were written and the commands ran.</summary>"
     """What the mock answers Copilot's compaction call with."""
+    acp: bool = False
+    """Run ``copilot --acp`` (the Agent Client Protocol over stdio, no ``--allow-all-tools``) with the
+    harness as its ACP client: every tool approval the client asks (``session/request_permission``) is
+    logged to ``acp-permissions.jsonl`` and granted once the test releases gate ``approve``."""
     snapshot_at: tuple[int, str, int, float] | None = None
     """(prompt index, conversation, step, seconds): copy the client's home that long after the mock served
     that step, while the client runs (its live files: ``inuse.<pid>.lock``)."""

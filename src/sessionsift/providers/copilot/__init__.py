@@ -67,6 +67,25 @@ class CopilotCli(Provider):
             return None
         return self._views().get((result.path, result.locator))
 
+    def live_state(self, ref: SessionRef, world):
+        """The event log's last events (a call running, a prompt or results awaiting the model, an end of
+        turn, session.shutdown) and the session's inuse.<pid>.lock (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$COPILOT_AGENT_SESSION_ID``, which the bash tool gets (measured)."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagents joined to the ``task`` call their ``subagent.started`` names."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """A session's whole ``session-state/<id>/`` directory (its event log and every side file the client
         keeps there: workspace.yaml, checkpoints/, rewind-file-snapshots/, files/, research/, session.db, live

@@ -23,6 +23,9 @@ from ..opencode import Opencode
 class KiloCode(Opencode):
     name = "kilo-code"
     display = "Kilo Code"
+    tool_pid_env = "KILO_PID"
+    """What Kilo Code sets in its own process (so every tool command inherits it) beside ``AGENT=1`` and
+    ``OPENCODE=1`` (its cli's middleware: ``process.env.KILO_PID=String(process.pid)``); no session id."""
     home_flag = "--kilo-home"
     env_var = None
     default_rel = ".local/share/kilo"
