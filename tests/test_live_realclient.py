@@ -171,3 +171,55 @@ def test_whoami_inside_the_clients_bash_tool_names_its_session(live_root):
     assert (w["session_id"], w["provider"], w["source"]) == (P["session_id"], "claude-code", "CLAUDE_CODE_SESSION_ID")
     assert w["transcript"] == str(P["transcript"]) and rows[-1]["known"] is True
     assert gt["session_id"] == P["session_id"]
+
+
+def test_a_permission_prompt_is_waiting_then_wait_returns_once_answered(live_root):
+    """The interactive client without --dangerously-skip-permissions asks to approve a Write; the harness answers
+    the TUI dialog only once the test releases gate `approve`. Meanwhile its registry row says
+    status=waiting, waitingFor 'permission prompt' (measured with 2.1.258): the session is `waiting`,
+    `wait --for human` holds at once, and `wait --for stop`, started before the answer, returns once the
+    client has written the file and ended its turn."""
+    from tests.realclient.common import gate
+
+    p = _prereq(L.start, "live_permission", live_root)
+    P = L.paths("live_permission", live_root)
+    s_dir = live_root / "live_permission"
+    home = ["--claude-home", str(P["config"])]
+    try:
+        _poll(lambda: P["transcript"].exists() and b"approved.txt" in P["transcript"].read_bytes(), 120,
+              "the Write tool_use awaiting approval")
+
+        def waiting():
+            r = _cli("status", P["session_id"], "--format", "json", *home)
+            row = next(x for x in _rows(r.stdout) if x["kind"] == "session")
+            return row if row["verdict"] == "waiting" else None
+
+        row = _poll(waiting, 30, "the registry's status=waiting")
+        reg = next(e for e in row["evidence"] if e["surface"] == "registry")
+        assert (reg["status"], reg["waiting_for"], reg["kind"]) == ("waiting", "permission prompt", "interactive")
+        assert row["reason"] == "blocked on a human: registry status=waiting (waitingFor='permission prompt')"
+        tail = next(e for e in row["evidence"] if e["surface"] == "tail")
+        assert [x["name"] for x in tail["pending"]] == ["Write"]
+        assert not (s_dir / "work" / "approved.txt").exists()
+        r = _cli("wait", P["session_id"], "--for", "human", "--timeout", "30", "--format", "json", *home)
+        assert r.returncode == 0 and _rows(r.stdout)[-1]["satisfied"] is True, (r.returncode, r.stderr)
+        wt = subprocess.Popen(CLI + ["wait", P["session_id"], "--for", "stop", "--timeout", "120", "--format", "json",
+                                     *home], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = wt.stderr.readline()
+            assert "wait: ready: baselines taken" in line, line
+            assert wt.poll() is None  # the dialog is open: the wait waits
+            gate.release(s_dir, "approve")
+            out, err = wt.communicate(timeout=150)
+        finally:
+            if wt.poll() is None:
+                wt.kill()
+        assert wt.returncode == 0, (out[-2000:], err[-2000:])
+        rows = _rows(out)
+        assert rows[-1]["satisfied"] is True and rows[1]["verdict"] == "idle-eot", rows[1]["reason"]
+        assert (s_dir / "work" / "approved.txt").read_text() == "approved\n"
+        assert b"Written after the approval." in P["transcript"].read_bytes()
+        p.wait(timeout=120)  # the harness ends the TUI (and its tmux server) itself
+        assert p.returncode == 0, (live_root / "live_permission.live-runner.log").read_text()[-3000:]
+    finally:
+        L.stop(p)

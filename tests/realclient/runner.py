@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import client as clientmod
-from .common import host, isolate, netns
+from .common import gate, host, isolate, netns
 from .common.truth import routes as _routes, sha256, subst as _subst
 from .mock_api import MockAnthropic, Script, _stable_id
 from .scenarios import ALL, Scenario, session_uuid
@@ -277,7 +277,9 @@ class Inner:
                     return
                 if self.sc.answers:
                     pane = cap()
-                    for k, (needle, keys) in enumerate(self.sc.answers):
+                    for k, (needle, keys, *held) in enumerate(self.sc.answers):
+                        if held and not gate.path(self.s_dir, held[0]).exists():
+                            continue  # the test answers when it has looked at the open dialog
                         if needle in pane and time.time() - answered.get(k, 0) > 3.0:
                             time.sleep(0.5)  # let the dialog settle before typing
                             answered[k] = time.time()

@@ -87,7 +87,8 @@ class Scenario:
     extra_env: dict[str, str] = field(default_factory=dict)  # documented deviations from the minimal env
     seed_config: dict = field(default_factory=dict)  # merged into $CLAUDE_CONFIG_DIR/.claude.json
     bypass: bool = True  # pass --dangerously-skip-permissions
-    answers: list[tuple[str, list[str]]] = field(default_factory=list)  # interactive: (pane text, keys) once each
+    answers: list[tuple] = field(default_factory=list)  # interactive: (pane text, keys[, gate]) once each
+    # (with a gate name, the dialog is answered only once the test releases that gate: common/gate.py)
     final_settle: float = 0.0
     fast: bool = False  # included in the pytest fixture's quick set
     notes: str = ""

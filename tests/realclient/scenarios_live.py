@@ -55,6 +55,20 @@ LIVE_BG_DONE = register(Scenario(
     ])],
 ))
 
+LIVE_PERMISSION = register(Scenario(
+    name="live_permission",
+    mode="interactive",
+    bypass=False,
+    notes="A Write without --dangerously-skip-permissions: the TUI asks 'Do you want to create approved.txt?' and "
+          "the harness answers (Enter: yes) only once the test releases gate `approve` (the session waits on a "
+          "human meanwhile).",
+    answers=[("Do you want to create approved.txt?", ["Enter"], "approve")],
+    prompts=[Prompt("Write the file once it is approved.", turns=[
+        Turn([tool("Write", file_path="{W}/approved.txt", content="approved\n")]),
+        Turn([text("Written after the approval.")]),
+    ])],
+))
+
 
 PY = shlex.quote(sys.executable)  # the venv python that runs the tests (absolute: the client's env is env -i)
 

@@ -36,8 +36,10 @@ TAIL_MAX = 8 * 1024 * 1024
 HUMAN_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
 SIDECAR_NAME = "elicitations.jsonl"
 
-NOTE_PERMISSION = ("a pending permission prompt is invisible on disk: a tool waiting for approval looks "
-                   "exactly like a running one (TAIL-010, BASH-018)")
+NOTE_PERMISSION = ("a pending permission prompt reaches the disk only as the registry row's status=waiting "
+                   "(waitingFor 'permission prompt', written by the interactive client: measured with 2.1.258); "
+                   "without that row (print mode writes no status) a tool waiting for approval looks exactly like "
+                   "a running one (TAIL-010, BASH-018)")
 NOTE_NOT_RETURNED = ("`not returned` is not proof of still running: a process that died mid-tool leaves the "
                      "same unreturned tool_use (TAIL-001)")
 NOTE_SINGLE_AUQ = ("a pending single-question AskUserQuestion or ExitPlanMode is not flushed to the transcript "
