@@ -1,11 +1,14 @@
 """Real-client scenario for usage whose history the client deleted: Claude Code sweeps transcripts
-older than `cleanupPeriodDays` at startup (MISC-011) while `history.jsonl` keeps the prompts typed
+older than `cleanupPeriodDays` at startup while `history.jsonl` keeps the prompts typed
 in the TUI. What it produces with the pinned client, offline:
 
 - `history_cleanup`: an interactive session A (two prompts, each one response with usage), then
   its transcripts are made 10 days old (their mtime: what the client's sweep reads), and a second
   session B starts in print mode with `cleanupPeriodDays: 1` in the user settings: the client's own
-  startup sweep removes A's transcript; `history.jsonl` still holds A's two prompts.
+  sweep removes A's transcript; `history.jsonl` still holds A's two prompts (print-mode prompts
+  are not written to it). 2.1.258 runs the sweep from its background housekeeping 5 s after
+  launch (once a day: `.last-cleanup`), so B runs a 7 s Bash call; a run that ends sooner
+  deletes nothing.
 
 The ageing is the only step not the client's (no offline run can wait ten days); the deletion is.
 """
@@ -56,6 +59,9 @@ HISTORY_CLEANUP = register(CensusScenario(
         ]),
         Prompt("Say what you wrote.", turns=[Turn([text("notes.txt holds one line.")])]),
         Prompt("A later session, days after.", how="fresh", before=[AgeTranscripts(AGE_DAYS)], turns=[
+            # the client's housekeeping (the sweep) starts 5 s after launch: a Bash call that
+            # takes 7 s keeps this print-mode run alive past it, as a real session would be
+            Turn([tool("Bash", command="sleep 7", description="Wait")]),
             Turn([text("Hello again.")]),
         ]),
     ],

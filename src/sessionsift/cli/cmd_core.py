@@ -59,12 +59,16 @@ def list_cmd(inv, no_subagents):
     out.header(**selection_header(sel))
     for r in res.rows:
         session_row(out, r, _display(sel))
+    _deleted_rows(out, res.deleted, _display(sel))
     problems = sel.problems() + res.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
     covs = sel.coverage()
     out.summary(sessions=sel.top_level(), child_sessions=sel.child_sessions(), files_read=res.files_read,
                 files_unreadable=len(problems), problems=problems_json(problems), bytes_total=res.bytes_total,
-                bytes_read=res.bytes_read, coverage=coverage_json(covs))
+                bytes_read=res.bytes_read, sessions_deleted_by_client=len(res.deleted), notes=res.notes,
+                coverage=coverage_json(covs))
+    for n in res.notes:
+        out.text(f"note: {esc(n)}")
     unread = f"; {len(problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in problems[:5]) if problems else ""
     where = ""
     if sel.claude is not None:
@@ -78,6 +82,30 @@ def list_cmd(inv, no_subagents):
     out.text(f"{sessions_unit(len(res.rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+
+
+def _deleted_rows(out, deleted, display) -> None:
+    """Sessions the client deleted (Claude Code's history.jsonl keeps their prompts): a
+    `deleted_session` row each and one text line, after the sessions on disk."""
+    if deleted and not out.json:
+        out.text(f"deleted by the client (their prompts only, from history.jsonl): {len(deleted)} "
+                 f"session{'' if len(deleted) == 1 else 's'}")
+    for d in deleted:
+        first = None if d.first_ts is None else fmt_epoch(d.first_ts)
+        last = None if d.last_ts is None else fmt_epoch(d.last_ts)
+        out.row("deleted_session", {"provider": d.provider, "session_id": d.session_id, "project": d.project,
+                                    "deleted_by_client": True, "prompts": len(d.prompts) + d.undated_prompts,
+                                    "first_prompt": d.first_prompt, "first_prompt_at": first, "last_prompt_at": last})
+        out.text(f"{esc(d.session_id)}  {esc(first or '?')}  {esc(d.project or '?')}  [{esc(display(d.provider))}, "
+                 f"deleted by the client] {len(d.prompts) + d.undated_prompts} prompt(s) kept")
+        if d.first_prompt:
+            out.text(f"  first: {esc(d.first_prompt[:200])}")
+
+
+def fmt_epoch(ts: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _display(sel):

@@ -96,6 +96,10 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
             msg += (f"; {t.client_unpriced_by_us} we have no price for (a client that knows no price for a model "
                     "records 0: not a measured cost)")
         notes.append(msg)
+    if rep_totals.deleted:
+        notes.append(f"{len(rep_totals.deleted)} session(s) in these periods were deleted by the client (Claude Code "
+                     "removes transcripts older than cleanupPeriodDays; history.jsonl keeps their prompts): the "
+                     "figures are lower bounds")
     if rep_totals.without_usage:
         notes.append(f"{rep_totals.without_usage} assistant message(s) recorded no usage: their tokens and cost are "
                      "unknown, the figures are lower bounds")

@@ -35,8 +35,17 @@ def money(t: Totals) -> str:
 
 
 def taken(t: Totals) -> str:
-    """What a row was taken over: responses with usage (+ assistant messages without)."""
-    return f"{t.messages:,}" + (f" +{t.without_usage:,}?" if t.without_usage else "")
+    """What a row was taken over: responses with usage (+ assistant messages without, + sessions
+    whose transcripts the client deleted: `+Nd`)."""
+    return (f"{t.messages:,}" + (f" +{t.without_usage:,}?" if t.without_usage else "")
+            + (f" +{len(t.deleted):,}d" if t.deleted else ""))
+
+
+def total_cell(t: Totals) -> str:
+    """The row's total tokens, `≥` when a session of it was deleted by its client."""
+    if t.deleted:
+        return "≥" + ("0" if t.total is None else f"{t.total:,}")
+    return num(t.total)
 
 
 def models_json(models: dict[str, Totals], price_keys: dict[str, str | None]) -> list[dict]:
@@ -226,7 +235,7 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
         ms = ", ".join(esc(m) for m in sorted(r.models, key=lambda m: -(r.models[m].total or 0)))
         cells += [clip(ms, 36) if not breakdown else f"{len(r.models)} model(s)", taken(r.totals), num(r.totals.input),
                   num(r.totals.output),
-                  num(r.totals.cache_write), num(r.totals.cache_read), num(r.totals.total), money(r.totals)]
+                  num(r.totals.cache_write), num(r.totals.cache_read), total_cell(r.totals), money(r.totals)]
         rows.append(cells)
         bars.append(r.totals.total)
         if breakdown:
@@ -236,11 +245,13 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
                 bars.append(None)
     tt = rep.totals
     rows.append(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", taken(tt), num(tt.input),
-                num(tt.output), num(tt.cache_write), num(tt.cache_read), num(tt.total), money(tt)])
+                num(tt.output), num(tt.cache_write), num(tt.cache_read), total_cell(tt), money(tt)])
     bars.append(None)
     print_table(out, columns, rows, bars)
     out.text("resp. = responses with usage, counted once; +N? = assistant messages that recorded none "
-             "(their tokens and cost unknown); - = not recorded")
+             "(their tokens and cost unknown); - = not recorded"
+             + ("; +Nd = sessions the client deleted (history.jsonl keeps their prompts; their usage is gone): "
+                "≥ a lower bound" if rep.totals.deleted else ""))
 
 
 def text_sessions_extra(out: Out, rep: Report, col: Collected) -> None:

@@ -48,6 +48,10 @@ class Listing:
     """The bytes the rows' readings chose from (SessionSummary.bytes_total); None when one is unknown."""
     bytes_read: int = 0
     files_read: int = 0
+    deleted: list = field(default_factory=list)
+    """Sessions their client's history names whose transcripts it deleted
+    (providers.claude.history.DeletedSession): their prompts only."""
+    notes: list[str] = field(default_factory=list)
 
 
 def sort_key(ts: str | None) -> float:
@@ -108,7 +112,10 @@ def list_sessions(sel, subagents: bool = True) -> Listing:
         if (p.path, p.why) not in seen:
             seen.add((p.path, p.why))
             uniq.append(p)
-    return Listing(rows, uniq, total, read, files)
+    from ..providers.claude import history as H
+
+    deleted, note = H.deleted_of_selection(sel, uniq)
+    return Listing(rows, uniq, total, read, files, deleted, [note] if note else [])
 
 
 def _lineage(sel, providers) -> dict[tuple[str, str], tuple[dict | None, list[str] | None]]:

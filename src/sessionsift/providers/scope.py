@@ -257,6 +257,8 @@ class Selection:
     sessions are not in ``refs`` and no provider's subagents are counted (coverage: null)."""
     narrowed: "Narrowed | None" = None
     """What ``--since``/``--until``/``--project``/``--limit`` left out (None: not narrowed)."""
+    targeted: bool = False
+    """Sessions were named (targets or ``--sessions-from``): the answer is not the whole home."""
 
     def session_refs(self) -> list[SessionRef]:
         """Every session in the answer as a SessionRef, every provider alike: Claude Code's (its deep
@@ -745,7 +747,7 @@ def select(sv: Survey, targets: list[str] | tuple[str, ...], sessions_from: list
     if scope is not None:
         scope.sessions.sort(key=lambda s: (str(s.project_dir), s.session_id))
     return Selection(sv, scope if (claude_ok or (scope is not None and scope.sessions)) else None, picked,
-                     frozenset(children))
+                     frozenset(children), targeted=bool(targets) or sessions_from is not None)
 
 
 def _transcript_scope(D, choice, p: Path):

@@ -87,6 +87,10 @@ class Collected:
     tally: dict[str, ReadTally] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     claude_home: str | None = None
+    deleted: list = field(default_factory=list)
+    """Claude Code sessions its history names whose transcripts the client deleted
+    (providers.claude.history.DeletedSession): their usage is not on disk, so the days and totals
+    they touch are lower bounds."""
     claude_home_source: str | None = None
 
     @property
@@ -447,6 +451,7 @@ def collect_selection(sel, subagents: bool = True) -> Collected:
     if sel.claude is not None:
         n = len(out.problems)
         collect_claude(out, sel.claude, subagents)
+        _deleted_by_client(out, sel)
         seen = {(p.path, p.why) for p in out.problems[:n]}
         out.problems = out.problems[:n] + [p for p in out.problems[n:] if (p.path, p.why) not in seen]
     by_provider: dict[str, list] = {}
@@ -457,6 +462,14 @@ def collect_selection(sel, subagents: bool = True) -> Collected:
         if prov is not None:
             collect_refs(out, name, prov, refs)
     return out
+
+
+def _deleted_by_client(out: Collected, sel) -> None:
+    from ..providers.claude import history as H
+
+    out.deleted, note = H.deleted_of_selection(sel, out.problems)
+    if note:
+        out.notes.append(note)
 
 
 def collect(targets: tuple[str, ...] = (), claude_home: str | None = None, providers: list[str] | None = None,

@@ -140,6 +140,9 @@ class Totals:
     first_ts: float | None = None
     last_ts: float | None = None
     copies: int = 0
+    deleted: set[str] = field(default_factory=set)
+    """Sessions whose prompts fall here but whose transcripts the client deleted (Claude Code's
+    history.jsonl): their usage is not on disk, so every figure here is a lower bound."""
 
     def add(self, e: Event, c: float | None, missing: str | None) -> None:
         self.messages += 1
@@ -204,6 +207,7 @@ class Totals:
         self.ours_where_client += b.ours_where_client
         self.client_where_ours += b.client_where_ours
         self.client_unpriced_by_us += b.client_unpriced_by_us
+        self.deleted |= b.deleted
         for ts in (b.first_ts, b.last_ts):
             if ts is not None:
                 self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
@@ -217,13 +221,14 @@ class Totals:
 
     @property
     def cost_complete(self) -> bool:
-        """Every message of the row priced, and none without usage (whose cost is unknown)."""
-        return self.priced == self.messages and self.without_usage == 0
+        """Every message of the row priced, none without usage (whose cost is unknown) and no
+        session of it deleted by its client."""
+        return self.priced == self.messages and self.without_usage == 0 and not self.deleted
 
     def cost(self) -> float | None:
         """The cost, or None when no message of the row could be priced (a partial sum is
         returned with cost_complete False: a lower bound)."""
-        if self.priced == 0 and (self.messages or self.without_usage):
+        if self.priced == 0 and (self.messages or self.without_usage or self.deleted):
             return None
         return round(self.cost_usd, 6)
 
@@ -238,6 +243,8 @@ class Totals:
             "no_price": sorted(self.no_price),
             "client_cost_usd": None if self.client_cost_usd is None else round(self.client_cost_usd, 6),
             "client_cost_messages": self.client_cost_messages,
+            "sessions_deleted_by_client": len(self.deleted),
+            "tokens_are_lower_bound": bool(self.deleted or self.without_usage or self.no_tokens),
         }
 
 
@@ -361,6 +368,25 @@ def build(col: Collected, period: Period, z: Zone, by: str | None = None, since:
         mt.without_usage += 1
         row.providers.add(u.provider)
         row.sessions.add((u.provider, u.session_id))
+    # a session whose transcript the client deleted: its prompts' periods (and project) are known,
+    # its usage is not -- those rows (made if no response is left in them) are lower bounds
+    for d in getattr(col, "deleted", ()):
+        if wanted is not None and d.provider not in wanted:
+            continue
+        for ts in d.prompts:
+            if not in_range(ts, z, since, until):
+                continue
+            if period == "session":
+                key, g = f"{d.provider}\x00{d.session_id}", None
+            else:
+                key = period_key(ts, period, z)
+                g = (None if by is None else (d.project or "(unknown project)") if by == "project"
+                     else d.provider if by == "provider" else "(unknown model)")
+            row = rows.get((key, g))
+            if row is None:
+                row = rows[(key, g)] = Row(key, g)
+            row.totals.deleted.add(d.session_id)
+            row.providers.add(d.provider)
     # a row's figures are the sum of its models', the report's the sum of its rows'
     for row in rows.values():
         for mname, mt in row.models.items():
