@@ -347,10 +347,8 @@ cannot be told from it by the AST, so they are not flagged."""
 
 ALLOWED_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     # (module path under src/sessionsift, name): (comparisons, the reason)
-    ('cli/cmd_clean.py', 'claude-code'): (1, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
     ('cli/cmd_worktrees.py', 'codex'): (1, 'a JSON field named after the agent (docs/json.md worktrees), not a dispatch; worktrees is moving (engineer clean)'),
     ('cli/options.py', 'claude-code'): (3, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
-    ('cli/usage_live.py', 'claude-code'): (1, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
     ('live/world.py', 'claude-code'): (1, "the live API adapts Claude Code's deep liveness (engineer live is moving it into Provider hooks, issue 23 item 6)"),
     ('questions/prefilter.py', 'claude-code'): (1, "search's per-agent prefilter table (engineer search, issue 23 item 2)"),
     ('questions/prefilter.py', 'codex'): (1, "search's per-agent prefilter table (engineer search, issue 23 item 2)"),

@@ -193,9 +193,9 @@ def summary_line(t: dict, covs: list | None = None) -> str:
     n, kids = t["candidates"], t["child_sessions"]
     word = lambda k, w: f"{k} {w}{'' if k == 1 else 's'}"  # noqa: E731
     what = word(t["sessions"], "session") + (f" + {word(kids, 'child session')}" if kids else "")
-    lanes = _claude_lanes(covs)
+    who, lanes = _lanes(covs)
     if lanes:
-        what += f"; Claude Code's {word(lanes, 'subagent lane')} go with their sessions"
+        what += f"; {who}'s {word(lanes, 'subagent lane')} go with their sessions"
     held = f"{t['bytes_held'] / 1048576:.1f} MiB held by {word(t['sized'], 'candidate')}"
     if t["size_unknown"]:
         k = t["size_unknown"]
@@ -204,11 +204,15 @@ def summary_line(t: dict, covs: list | None = None) -> str:
             f"{word(t['blocked'], 'candidate')} blocked (by {', '.join(parts)}) | {held}")
 
 
-def _claude_lanes(covs: list | None) -> int | None:
+def _lanes(covs: list | None) -> tuple[str | None, int | None]:
+    """(display name, subagent lanes) of the first read provider whose subagent transcripts are
+    paths of their session (``Provider.lanes_in_paths``: they go with it); (None, None): none."""
+    from ..providers import load
+
     for c in covs or ():
-        if c.provider == "claude-code" and c.state == "ok":
-            return c.subagents
-    return None
+        if c.state == "ok" and getattr(load(c.provider), "lanes_in_paths", False):
+            return c.display, c.subagents
+    return None, None
 
 
 def _close(out: Out, rep, extra: dict | None) -> int:

@@ -19,9 +19,11 @@ def live_coverage(sel, implied: bool) -> list:
     says it, not 'not in --provider')."""
     from dataclasses import replace
 
+    from ..providers import load
+
     out = []
     for c in sel.coverage():
-        if c.provider != "claude-code" and c.state not in ("not_looked", "no_adapter"):
+        if c.state not in ("not_looked", "no_adapter") and not getattr(load(c.provider), "usage_live", False):
             c = replace(c, state="not_looked", sessions=None, subagents=None, reason=LIVE_ONLY)
         elif implied and c.state == "not_looked" and c.reason == "not in --provider":
             c = replace(c, reason=IMPLIED)

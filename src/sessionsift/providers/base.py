@@ -287,6 +287,8 @@ class Provider:
     usage_dedup: ClassVar[str | None] = None
     """How `usage` deduplicates this client's responses when that is its own rule (the header's
     ``dedup``); None: the shared rule (``Tokens.dedup_key`` per session)."""
+    usage_live: ClassVar[bool] = False
+    """True when `usage blocks --live` follows this client's transcripts as they grow (usage/live.py)."""
     usage_unrecorded: ClassVar[str | None] = None
     """Set (to the reason) when this client records no per-response usage at all, so no record
     ever carries :class:`Tokens`: token sums over its sessions are unknown (null), never 0."""

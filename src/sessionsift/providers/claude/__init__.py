@@ -36,6 +36,7 @@ def _lanes_size(lanes) -> "tuple[int | None, str | None]":
 class ClaudeCode(Provider):
     name = "claude-code"
     ccusage_agent = "claude"
+    usage_live = True
     usage_dedup = "one response per message.id across every lane and session (per-field max over its copies)"
     lanes_in_paths = True
     display = "Claude Code"
