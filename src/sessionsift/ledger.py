@@ -32,7 +32,7 @@ session with no files of its own (rows in a shared SQLite database: opencode, Cr
 fingerprinted by :func:`fingerprint_rows` over its records as the reader yields them
 (``rows_v1``: each record's locator and raw row, orjson, in read order).
 
-**The API** (used by ``export`` -- issue 17 -- and by ``clean``)::
+**The API** (used by ``export`` and by ``clean``)::
 
     from sessionsift import ledger
     fp = ledger.fingerprint(provider.footprint(ref))        # before reading the session

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     args = [a for a in raw if a != "--traceback"]
     from .fastsearch import parse
 
-    run = parse(args)  # a plain one-off search: no click before its scan (issue 16)
+    run = parse(args)  # a plain one-off search: no click before its scan (its import delays the first hit)
     if run is None:
         from .app import cli
 

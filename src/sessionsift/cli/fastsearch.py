@@ -1,5 +1,5 @@
 """`search`'s fast path: the plain command lines of a one-off search, parsed without click (whose
-import is ~50 ms before the scan could start, issue 16) and run through the very function the
+import is ~50 ms before the scan could start) and run through the very function the
 click command runs (search_run.run), so the output and the exit status are the same bytes.
 
 Recognised (any order, each option at most once): `search PATTERN [-c|--count] [--no-index]

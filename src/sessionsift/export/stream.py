@@ -1,5 +1,5 @@
 """`export markdown|html` written as the session is read: memory bounded by what waits for a
-tool result, not by the transcript (issue 16: <= 300 MB whatever the corpus size).
+tool result, not by the transcript (<= 300 MB whatever the corpus size).
 
 The output is byte for byte what ``render(build(...))`` gives (markdown.py / html.py; held equal
 by tests/test_export_stream.py on every real-client corpus), but two things in it are known only

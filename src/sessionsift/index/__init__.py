@@ -1,1 +1,1 @@
-"""The persistent, incremental index (issue 16): docs/index.md."""
+"""The persistent, incremental index (a transcript already read is not read again): docs/index.md."""

@@ -101,8 +101,8 @@ def builtins_only() -> bool:
     """Whether the readers of this installation are exactly BUILTIN (no outside reader declared:
     `_builtin_only`). Then the names are KNOWN's, each display name KNOWN's and each root flag
     scope.FLAGS' (tests/test_provider_registry.py holds the classes to them), and `load` imports a
-    reader's module only when that reader is asked for (issue 16: naming the others in the
-    coverage line imported all of them, sqlite3 included)."""
+    reader's module only when that reader is asked for (a command pays the import of the readers it reads, not all of them:
+    naming the others in the coverage line imported all of them, sqlite3 included)."""
     _eps()
     return _FAST
 

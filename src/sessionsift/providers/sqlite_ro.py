@@ -1,6 +1,6 @@
 """Reading a database that a running client may be writing, without disturbing it.
 
-Rules (issue 13; the same ones Codex's side stores need):
+Rules (a client's database is read, never written; the same rules Codex's side stores need):
 
 - open read-only through a ``file:<path>?mode=ro`` URI: the connection can never write, so it never
   takes a write lock, never checkpoints, never changes the journal mode; ``PRAGMA query_only`` is

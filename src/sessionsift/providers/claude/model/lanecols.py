@@ -1,4 +1,4 @@
-"""The records of a `LaneIndex` in columns (issue 16: memory bounded whatever the transcript):
+"""The records of a `LaneIndex` in columns (memory bounded whatever the transcript):
 per record a few machine words and bytes instead of an `Entry` object and its strings.
 
 - line, offset, length: ``array('q')``; turn and replay_of: ``array('i')`` (-1: none);
