@@ -68,8 +68,8 @@ def render(cites: dict[str, list[tuple[str, int, str]]]) -> str:
         tests = sorted({c[0] for c in places if c[0].startswith("tests/")})
         untested += not tests
         out += [f"## {cid}", "", f"- statement: {_said(order[0][2])}"]
-        out += [f"- cited: " + ", ".join(f"{f}:{n}" for f, n, _ in order[:8])
-                + (f" (+{len(order) - 8} more)" if len(order) > 8 else "")]
+        files = list(dict.fromkeys(f for f, _, _ in order))  # by file: line numbers move with every edit
+        out += [f"- cited: " + ", ".join(files[:8]) + (f" (+{len(files) - 8} more)" if len(files) > 8 else "")]
         out += [f"- tests: {', '.join(tests) if tests else 'none cites it'}", ""]
     out.insert(7, f"{len(cites)} claims; {untested} cited by no test.")
     return "\n".join(out).rstrip() + "\n"
