@@ -17,7 +17,7 @@ by `rg -z` -, Gemini chats).
 Each case prints sessionsift's and rg's best/median wall, their ratio (best/best and
 median/median), both CPU times (user+sys, all processes, least of the runs: a load-independent figure),
 its peak RSS, and the goal with met/MISSED. `--before CHECKOUT` also runs another checkout's
-sources on the cold cases (before/after under the same load). Nothing here is a timed test.
+sources on every case, cold and warm (before/after under the same load). Nothing here is a timed test.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def main() -> None:
             cmd = sc + (["--no-index"] if mode == "cold" else [])
             s, r = bench(cmd, rc, a.repeat, env)
             report(name, mode, s, r, goals[mode], tail(s["out"]) if mode == "cold" else "")
-            if mode == "cold" and before is not None:  # the same cold command, the older sources
+            if before is not None:  # the same command, the older sources, under the same load
                 s, r = bench(cmd, rc, a.repeat, before)
                 report(name, "before", s, r, None)
     if case("help"):
@@ -278,6 +278,10 @@ def main() -> None:
         s, r = bench([*SSIFT, "search", "zqxprovcanary7731", "-c", "--home", str(mh), "--no-index"],
                      ["rg", "-c", "-z", "--hidden", "zqxprovcanary7731", str(mh)], a.repeat, env)
         report("multi-provider literal -c", "cold", s, r, None, tail(s["out"]))
+        if before is not None:
+            s, r = bench([*SSIFT, "search", "zqxprovcanary7731", "-c", "--home", str(mh), "--no-index"],
+                         ["rg", "-c", "-z", "--hidden", "zqxprovcanary7731", str(mh)], a.repeat, before)
+            report("multi-provider literal -c", "before", s, r, None, tail(s["out"]))
     print(f"load average after: {'%.2f %.2f %.2f' % os.getloadavg()}")
 
 

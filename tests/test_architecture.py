@@ -40,13 +40,27 @@ BIN = Path(sys.executable).parent
 # --------------------------------------------------------------------------------------------------
 
 REASON_FILES = ("the files capability of Claude Code reads its lane facts through the index cache (moved under providers/claude/files by 9f06d3e, engineer files): the index is to be passed down to the capability, not imported (issue 23 item 3)")
-REASON_SEARCH = ("the index answers search from search/api.py's lane scan, which engineer search is moving under providers/claude/search/ (below the index; issue 23 items 2, 3)")
+REASON_SEARCH = ("Claude Code's search capability (moved under providers/claude/search by engineer search) answers censuses, relabels hits and finds a fork's copies through the index cache, and lineage reads a family's uuids from it: the index is to be passed down to the capability, not imported (issue 23 item 3)")
 
 ALLOWED_IMPORTS: dict[str, str] = {
     # "importer -> imported": the reason
-    'sessionsift.index.search -> sessionsift.search.api':
+    'sessionsift.providers.claude.search.lanes -> sessionsift.index.answers':
         REASON_SEARCH,
-    'sessionsift.index.search -> sessionsift.search.types':
+    'sessionsift.providers.claude.search.lanes -> sessionsift.index.config':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.lanes -> sessionsift.index.search':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.lanes -> sessionsift.index.shapes':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.lanes -> sessionsift.index.summary':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.part -> sessionsift.index.report':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.scan -> sessionsift.index.lanes':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.scan -> sessionsift.index.search':
+        REASON_SEARCH,
+    'sessionsift.providers.claude.search.scan -> sessionsift.index.store':
         REASON_SEARCH,
     'sessionsift.providers.claude.files -> sessionsift.index.lanes':
         REASON_FILES,
@@ -141,12 +155,6 @@ def test_every_top_level_module_is_placed_in_a_layer():
 
 ALLOWED_PRIVATE: dict[tuple[str, str, str], str] = {
     # (importing module, module imported from, name): the reason
-    ('sessionsift.index.search', 'sessionsift.search.api', '_in_window'): "search's lane scan moves under providers/claude/search/ with these names public (engineer search's branch, issue 23 item 3)",
-    ('sessionsift.index.search', 'sessionsift.search.api', '_passes'): "search's lane scan moves under providers/claude/search/ with these names public (engineer search's branch, issue 23 item 3)",
-    ('sessionsift.index.search', 'sessionsift.search.api', '_project_of'): "search's lane scan moves under providers/claude/search/ with these names public (engineer search's branch, issue 23 item 3)",
-    ('sessionsift.questions.prefilter', 'sessionsift.search.prefilter', '_re2_escape'): "questions/ is search's shared-records half, merging into search/ (engineer search, issue 23 item 2)",
-    ('sessionsift.search.api', 'sessionsift.read.lines', '_Whole'): "engineer search is splitting search/api.py and makes read.lines' whole-file reader public with it",
-    ('sessionsift.search.api', 'sessionsift.read.lines', '_is_complete'): "engineer search is splitting search/api.py; read.lines.is_complete is public (the old name is kept for it until then)",
 }
 
 
@@ -224,7 +232,7 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/cli/fasthelp.py': 2,
     'src/sessionsift/cli/invocation.py': 1,
     'src/sessionsift/cli/options.py': 3,
-    'src/sessionsift/cli/search_run.py': 2,
+    'src/sessionsift/cli/search_run.py': 1,
     'src/sessionsift/cli/shared.py': 1,
     'src/sessionsift/cli/stats_run.py': 13,
     'src/sessionsift/cli/usage_view.py': 3,
@@ -267,6 +275,8 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/providers/claude/model/projected.py': 1,
     'src/sessionsift/providers/claude/model/record.py': 6,
     'src/sessionsift/providers/claude/records.py': 55,
+    'src/sessionsift/providers/claude/search/lanes.py': 4,
+    'src/sessionsift/providers/claude/search/scan.py': 13,
     'src/sessionsift/providers/codex/__init__.py': 2,
     'src/sessionsift/providers/codex/reader.py': 3,
     'src/sessionsift/providers/crush.py': 1,
@@ -283,9 +293,8 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/providers/qwen/read.py': 18,
     'src/sessionsift/providers/scope.py': 4,
     'src/sessionsift/providers/sqlite_ro.py': 1,
+    'src/sessionsift/read/needles.py': 7,
     'src/sessionsift/read/watch.py': 3,
-    'src/sessionsift/search/api.py': 17,
-    'src/sessionsift/search/prefilter.py': 7,
     'src/sessionsift/show/session.py': 1,
     'src/sessionsift/sync/answers.py': 2,
     'src/sessionsift/sync/dataset.py': 1,
@@ -350,9 +359,6 @@ ALLOWED_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ('cli/cmd_worktrees.py', 'codex'): (1, 'a JSON field named after the agent (docs/json.md worktrees), not a dispatch; worktrees is moving (engineer clean)'),
     ('cli/options.py', 'claude-code'): (3, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
     ('live/world.py', 'claude-code'): (1, "the live API adapts Claude Code's deep liveness (engineer live is moving it into Provider hooks, issue 23 item 6)"),
-    ('questions/prefilter.py', 'claude-code'): (1, "search's per-agent prefilter table (engineer search, issue 23 item 2)"),
-    ('questions/prefilter.py', 'codex'): (1, "search's per-agent prefilter table (engineer search, issue 23 item 2)"),
-    ('questions/prefilter.py', 'gemini-cli'): (1, "search's per-agent prefilter table (engineer search, issue 23 item 2)"),
     ('verbatim/api.py', 'ExitPlanMode'): (1, "verbatim reads Claude Code's plan tool (engineer verbatim is making it agent-neutral, issue 23 item 6)"),
     ('worktrees/scan.py', 'claude-code'): (3, "worktree conventions of Claude Code and Codex, moving into providers with clean's gates (engineer clean, issue 23 item 1)"),
     ('worktrees/sweep.py', 'codex'): (1, "worktree conventions of Claude Code and Codex, moving into providers with clean's gates (engineer clean, issue 23 item 1)"),
@@ -443,7 +449,6 @@ LIMIT = 40 * 1024
 
 ALLOWED_LARGE: dict[str, str] = {
     # module path under src/sessionsift: the reason
-    'search/api.py': 'the search pipeline (62 KB); engineer search is splitting it (issue 23 item 2)',
 }
 
 

@@ -361,7 +361,7 @@ def test_index_census_equals_the_scan_with_real_drafts(rc):
         home = Path(rc[name]["config_dir"])
         _index_all(home)
         from sessionsift.providers.claude.discover import resolve_targets
-        from sessionsift.search import api as A
+        from sessionsift.providers.claude.search import lanes as A
 
         for lane in A.lanes_of(resolve_targets([], home), True):
             v, why = IS.view(lane, False)

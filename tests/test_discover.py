@@ -94,7 +94,7 @@ def test_listed_paths_are_the_paths_the_filesystem_names():
     re-parse): the paths must be the ones a walk of the data root gives, as parsed Paths."""
     from pathlib import Path
 
-    from sessionsift.search.api import lanes_of
+    from sessionsift.providers.claude.search.lanes import lanes_of
 
     n = 0
     for home in _real_homes():

@@ -26,7 +26,7 @@ from sessionsift.providers.claude.discover import resolve_targets
 from sessionsift.index import lanes as IL
 from sessionsift.read.lines import iter_lines
 from sessionsift.search import Query
-from sessionsift.search import api as A
+from sessionsift.providers.claude.search import lanes as A
 
 ROOT = Path(__file__).resolve().parent.parent
 HOMES = [ROOT / "examples" / "claude-home", ROOT / "examples" / "newest-client" / "2.1.332" / "claude-home"]
@@ -82,7 +82,7 @@ COUNTED_PATTERNS = [  # hits found by the scan, final labels from the index (-c 
 
 def _run(q: Query, home: Path, use_index: bool):
     scope = resolve_targets([], home)
-    run = A.search(q, scope, use_index=use_index)
+    run = A.lane_search(q, scope, use_index=use_index)
     counts: dict = {}
     per_lane = []
     for lane, o in run.outcomes():
@@ -241,7 +241,7 @@ def test_the_root_summary_answers_alone_and_only_while_files_are_unchanged(tmp_p
 
 def _census(q: Query, home: Path, use_index: bool):
     """`SearchRun.census()` as the CLI calls it: (merged counts, summary without cost fields)."""
-    run = A.search(q, resolve_targets([], home), use_index=use_index)
+    run = A.lane_search(q, resolve_targets([], home), use_index=use_index)
     counts = run.census()
     sm = dataclasses.asdict(run.summary)
     for k in ("records_parsed", "shape_skipped", "shape_counted", "index_counts", "index_why"):
@@ -255,7 +255,7 @@ def _replayed(monkeypatch, q: Query, home: Path):
         raise AssertionError("answered per transcript, not from the kept answer")
 
     with monkeypatch.context() as m:
-        m.setattr(A.SearchRun, "outcomes", no)
+        m.setattr(A.LaneRun, "outcomes", no)
         return _census(q, home, True)
 
 

@@ -163,7 +163,7 @@ def test_status_candidate_lines_in_windows_equal_one_pass(corpus, monkeypatch):
 def test_search_spans_in_windows_equal_one_pass(corpus, monkeypatch):
     """search's candidate lines on a mapping, searched one page at a time (each released), equal
     one search over the whole file: several needles, case-sensitive and not."""
-    from sessionsift.search import prefilter as PF
+    from sessionsift.read import needles as PF
 
     cases = [(['"type":"user"'], False), (['tool_use_id', '"Bash"'], False), (['HELLO'], True), (['zzqq'], False)]
 

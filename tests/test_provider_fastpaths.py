@@ -360,7 +360,7 @@ def test_truncation_marks_searched_in_the_batch_rule_out_what_a_second_read_rule
     import zstandard
 
     from sessionsift.providers import get
-    from sessionsift.questions import prefilter as PF
+    from sessionsift.search import gate as PF
     from sessionsift.providers.claude.kinds import DEFAULT_KINDS
     from tests.fastpath_corpus import EXAMPLES
 

@@ -20,8 +20,9 @@ from sessionsift.cli import main
 from sessionsift.providers.claude.discover import Scope, Session, claude_home, resolve_targets
 from sessionsift.providers.claude.model.lane import LaneIndex
 from sessionsift.read.lines import iter_lines
-from sessionsift.search import Query, search
-from sessionsift.search.prefilter import needles_for
+from sessionsift.providers.claude.search.lanes import lane_search
+from sessionsift.search import Query
+from sessionsift.read.needles import needles_for
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "claude-home"
 
@@ -212,7 +213,7 @@ def test_unreadable_transcript_is_reported(home, tmp_path):
     scope = resolve_targets([], home)
     ghost = Session("00000000-dead-4000-8000-000000000000", tmp_path, tmp_path / "gone.jsonl")
     scope2 = Scope(scope.home, sessions=[*scope.sessions, ghost])
-    run_ = search(Query(patterns=("no-such-phrase-q7x9",)), scope2)
+    run_ = lane_search(Query(patterns=("no-such-phrase-q7x9",)), scope2)
     list(run_.outcomes())
     assert run_.summary.hits == 0
     assert [u["path"] for u in run_.summary.unreadable] == [str(tmp_path / "gone.jsonl")]
@@ -364,7 +365,7 @@ def test_saved_outputs_are_counted_in_a_sidecar_and_skipped_without_one(home, tm
     matching where the transcript's preview does not) looks only where a session has a sidecar
     directory: sessions whose project listing shows none are skipped (Plan.no_sidecar), with the
     same count as looking everywhere. Hand-made pointer as in test_resolve_persisted."""
-    from sessionsift.search import api as A
+    from sessionsift.providers.claude.search import plan as A
 
     lane, e, obj = None, None, None
     for ln, idx in all_lanes(home):
@@ -394,7 +395,7 @@ def test_saved_outputs_are_counted_in_a_sidecar_and_skipped_without_one(home, tm
     q = Query(patterns=("wombat-5521",), count_by="total")
     counts = []
     for skip in (True, False):
-        r = search(q, scope)
+        r = lane_search(q, scope)
         assert len(r.plan.no_sidecar) == sum(s.sidecar is False for s in scope.sessions)
         if not skip:
             r.plan.no_sidecar = frozenset()

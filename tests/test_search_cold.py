@@ -1,5 +1,5 @@
 """The cold paths of `search` (issue 16) give the scan's answers: the file-level needle check
-(search/prefilter.py `file_holds`: one reused page-aligned buffer, read in pieces that overlap by
+(search/needles.py `file_holds`: one reused page-aligned buffer, read in pieces that overlap by
 a needle's length; stringzilla for one case-sensitive needle, RE2 otherwise) on real transcripts,
 including a needle that straddles two pieces of a file larger than the buffer."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.search import prefilter as PF
+from sessionsift.read import needles as PF
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = sorted((ROOT / "examples" / "claude-home" / "projects").rglob("*.jsonl"))

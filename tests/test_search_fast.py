@@ -2,7 +2,7 @@
 real Claude Code client (examples/claude-home, 2.1.258; the newest-client corpus when present) and
 on a reserialised copy of them.
 
-Fast paths under test (search/prefilter.py, search/api.py, providers/claude/model/record.py):
+Fast paths under test (search/needles.py, providers/claude/search/{shape,scan,lanes}.py, providers/claude/model/record.py):
 - a record's top-level type / tool-result-carrier shape read from the line's first bytes, so lines
   outside the selection are not parsed (`HEAD_TYPE`, `CARRIER`, `Plan.type_gate/skip_carriers`);
 - candidate lines found with `mmap.find` once they turn out dense (vs RE2 throughout);
@@ -30,8 +30,10 @@ from sessionsift.providers.claude.model import record as R
 from sessionsift.read import lines as L
 from sessionsift.read.lines import iter_lines, open_map
 from sessionsift.search import Query
-from sessionsift.search import api as A
-from sessionsift.search import prefilter as PF
+from sessionsift.providers.claude.search import lanes as A
+from sessionsift.providers.claude.search import scan as S
+from sessionsift.providers.claude.search import shape as SH
+from sessionsift.read import needles as PF
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = [p for p in (ROOT / "examples" / "claude-home",
@@ -93,7 +95,7 @@ QUERIES = [
 
 def _run(p: A.Plan, home: Path) -> tuple[list, dict, dict]:
     scope = resolve_targets([], home)
-    run = A.SearchRun(p, scope, A.lanes_of(scope, p.query.subagents))
+    run = A.LaneRun(p, scope, A.lanes_of(scope, p.query.subagents))
     hits, counts = [], {}
     for lane, o in run.outcomes():
         rel = str(lane.path.relative_to(home))
@@ -129,7 +131,7 @@ def test_fast_paths_equal_slow_paths(home, monkeypatch):
         fast = _run(p, home)
         assert fast == slow, q
         scope = resolve_targets([], home)
-        run = A.SearchRun(p, scope, A.lanes_of(scope, True))
+        run = A.LaneRun(p, scope, A.lanes_of(scope, True))
         list(run.outcomes())
         exercised["skipped"] += run.summary.shape_skipped
         exercised["hits"] += run.summary.hits
@@ -150,13 +152,13 @@ def test_reserialised_copy_gives_the_same_results(reserialised):
         assert (b_sm["hits"], b_sm["files"], b_sm["unknown_type_lines"]) == (a_sm["hits"], a_sm["files"],
                                                                              a_sm["unknown_type_lines"])
     scope = resolve_targets([], reserialised)
-    run = A.SearchRun(A.plan(QUERIES[0]), scope, A.lanes_of(scope, True))
+    run = A.LaneRun(A.plan(QUERIES[0]), scope, A.lanes_of(scope, True))
     list(run.outcomes())
     assert run.summary.shape_skipped == 0
 
 
 def test_byte_shapes_agree_with_the_parse():
-    tl = PF.type_leaves()
+    tl = SH.type_leaves()
     seen = Counter()
     for home in CORPORA:
         for f in _jsonl(home):
@@ -168,24 +170,24 @@ def test_byte_shapes_agree_with_the_parse():
                 # the type -> leaves table the type gate relies on
                 assert set(labels) <= tl.get(t, frozenset()), (t, labels)
                 s, e = line.offset, line.offset + len(line.raw)
-                rt, is_carrier, carrier_tid = PF.line_shape(data, s, e)
+                rt, is_carrier, carrier_tid = SH.line_shape(data, s, e)
                 if rt is not None:
                     assert rt == t, line.raw[:200]
                     seen["head"] += 1
                 elif isinstance(t, str):
                     seen["type-missed"] += 1
                 if is_carrier:
-                    assert t == "user" and R.tool_results(obj) and set(labels) <= PF.CARRIER_LEAVES
+                    assert t == "user" and R.tool_results(obj) and set(labels) <= SH.CARRIER_LEAVES
                     seen["carrier"] += 1
                 elif t == "user" and R.tool_results(obj):
                     seen["carrier-missed"] += 1
-                if carrier_tid is not None and line.raw.count(PF.TOOL_USE_ID) == 1:
+                if carrier_tid is not None and line.raw.count(SH.TOOL_USE_ID) == 1:
                     assert [str(b.get("tool_use_id")) for b in R.tool_results(obj)] == [carrier_tid]
                     seen["carrier-id"] += 1
-                am = PF.ASSISTANT_HEAD.match(data, s, e)
+                am = SH.ASSISTANT_HEAD.match(data, s, e)
                 if am is not None and rt == "assistant":
                     assert t == "assistant" and R.blocks_of(obj)[0]["type"] == am.group(1).decode()
-                    n = line.raw.count(PF.TOOL_USE_BLOCK)
+                    n = line.raw.count(SH.TOOL_USE_BLOCK)
                     assert n == len(R.tool_uses(obj)) or n > 1
                     if am.group(1) == b"tool_use" and n == 1:
                         assert R.tool_names(obj) == [am.group(3).decode()]
@@ -298,9 +300,9 @@ def test_shapes_the_client_does_not_write_fall_back_to_the_parse(tmp_path):
         for line in iter_lines(f):
             o = orjson.loads(line.raw)
             if use_line is None and o.get("type") == "assistant" and R.tool_uses(o) and \
-                    PF.ASSISTANT_HEAD.match(line.raw) and R.tool_names(o)[0] not in R.SPAWN_TOOLS:
+                    SH.ASSISTANT_HEAD.match(line.raw) and R.tool_names(o)[0] not in R.SPAWN_TOOLS:
                 use_line = o
-            if carrier_line is None and PF.line_shape(line.raw, 0, len(line.raw))[2] is not None:
+            if carrier_line is None and SH.line_shape(line.raw, 0, len(line.raw))[2] is not None:
                 carrier_line = o
     assert use_line is not None and carrier_line is not None
     variants = []
@@ -352,7 +354,7 @@ def test_parallel_workers_give_the_serial_results(monkeypatch):
         monkeypatch.setattr(A, "MIN_BATCH_BYTES", 1)
         monkeypatch.setattr(os, "cpu_count", lambda: 2)
         scope = resolve_targets([], home)
-        run = A.SearchRun(p, scope, A.lanes_of(scope, True))
+        run = A.LaneRun(p, scope, A.lanes_of(scope, True))
         list(run.outcomes())
         assert run.workers == 2
         assert _run(p, home) == serial, q
@@ -360,7 +362,7 @@ def test_parallel_workers_give_the_serial_results(monkeypatch):
 
 def _without_plain(p: A.Plan, home: Path) -> tuple[list, dict, int]:
     scope = resolve_targets([], home)
-    run = A.SearchRun(p, scope, A.lanes_of(scope, p.query.subagents))
+    run = A.LaneRun(p, scope, A.lanes_of(scope, p.query.subagents))
     rows = [(str(lane.path), dataclasses.asdict(o)) for lane, o in run.outcomes(plain=False)]
     return rows, dataclasses.asdict(run.summary), run.workers
 
@@ -379,7 +381,7 @@ def test_outcomes_without_the_plain_lanes_keep_the_summary(monkeypatch, forked):
                   Query(patterns=("ENOENT|Bash",), count_by="total", count_lines=True)):
             p = A.plan(q)
             scope = resolve_targets([], home)
-            run = A.SearchRun(p, scope, A.lanes_of(scope, p.query.subagents))
+            run = A.LaneRun(p, scope, A.lanes_of(scope, p.query.subagents))
             every = [(str(lane.path), dataclasses.asdict(o)) for lane, o in run.outcomes()]
             rows, sm, workers = _without_plain(A.plan(q), home)
             assert workers == (2 if forked else 1)
@@ -422,10 +424,10 @@ def test_damaged_lines_count_as_the_parse_counts_them(tmp_path):
     real transcript, but a crash mid-append followed by a new append would write one."""
     src = next(f for f in _jsonl(CORPORA[0]) if b'"type":"tool_use"' in f.read_bytes())
     lines = src.read_bytes().splitlines(keepends=True)
-    i = next(k for k, l in enumerate(lines) if b'"type":"tool_use"' in l and l.startswith(PF.RECORD_START))
-    j = next(k for k, l in enumerate(lines) if PF.line_shape(l.rstrip(b"\n"), 0, len(l) - 1)[2] is not None)
-    k = next(k for k, l in enumerate(lines) if (m := PF.ASSISTANT_HEAD.match(l)) and m.group(1) == b"text"
-             and PF.record_type(l.rstrip(b"\n"), 0, len(l) - 1) == "assistant")
+    i = next(k for k, l in enumerate(lines) if b'"type":"tool_use"' in l and l.startswith(SH.RECORD_START))
+    j = next(k for k, l in enumerate(lines) if SH.line_shape(l.rstrip(b"\n"), 0, len(l) - 1)[2] is not None)
+    k = next(k for k, l in enumerate(lines) if (m := SH.ASSISTANT_HEAD.match(l)) and m.group(1) == b"text"
+             and SH.record_type(l.rstrip(b"\n"), 0, len(l) - 1) == "assistant")
     cut = lines[i].index(b'"input":') + 12  # the torn call keeps its id and name
     torn = [lines[i][: len(lines[i]) // 2] + lines[i + 1], lines[j][: len(lines[j]) // 2] + lines[j],
             lines[i][:cut] + lines[k]]  # head of a tool call, tail of a text record: no hit to the parse
@@ -464,8 +466,8 @@ def test_session_dir_by_strings_equals_the_pathlib_reading():
               Lane(Path("/p/s/agent-a.jsonl"), "s", "agent-a", "subagent"),
               Lane(Path("/s.jsonl"), "s", "main", "main"), Lane(Path("s.jsonl"), "s", "main", "main")]
     for ln in lanes:
-        assert A._session_dir(ln) == _session_dir_by_parts(ln), ln.path
-        assert A._tool_results_dir(ln) == os.path.join(_session_dir_by_parts(ln), "tool-results")
+        assert S._session_dir(ln) == _session_dir_by_parts(ln), ln.path
+        assert S._tool_results_dir(ln) == os.path.join(_session_dir_by_parts(ln), "tool-results")
 
 
 def test_outcomes_cross_the_process_boundary_unchanged():
@@ -473,7 +475,7 @@ def test_outcomes_cross_the_process_boundary_unchanged():
     four values. Every outcome of every query on the real corpora must come back equal."""
     import pickle
 
-    from sessionsift.search.types import LaneOutcome
+    from sessionsift.providers.claude.search.types import LaneOutcome
 
     plain = rich = 0
     for home in CORPORA:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sessionsift.cli import main
 from sessionsift.read import lines as L
-from sessionsift.search import api
+from sessionsift.providers.claude.search import scan as api
 
 HOME = Path(__file__).resolve().parent.parent / "examples" / "claude-home"
 

@@ -1,5 +1,5 @@
 """The session-level byte prefilter of the generic search is sound for the providers it trusts
-(questions/prefilter.py TEXT_IN_BYTES): on their REAL-client samples (examples/home: Claude Code,
+(Provider.text_in_bytes, search/gate.py): on their REAL-client samples (examples/home: Claude Code,
 Codex CLI, Gemini CLI), every needle-safe fragment of every record's matchable text occurs in the
 bytes of its session's own files (decompressed for .zst), so a session whose files hold no needle
 holds no match; and searches with and without the prefilter give the same hits."""
@@ -11,11 +11,13 @@ import pytest
 
 from sessionsift.providers import get
 from sessionsift.providers.base import ReadReport
-from sessionsift.questions.prefilter import _STRUCTURAL, TEXT_IN_BYTES, may_match, session_needles
+from sessionsift.search.gate import _STRUCTURAL, may_match, session_needles, text_in_bytes
+
+TEXT_IN_BYTES = text_in_bytes()
 from sessionsift.providers.claude.kinds import DEFAULT_KINDS
-from sessionsift.questions.search import SharedQuery, record_text, search
-from sessionsift.search.api import compile_regex
-from sessionsift.search.prefilter import needles_for, safe_fragments
+from sessionsift.search.records import SharedQuery, record_text, search_records
+from sessionsift.read.pattern import compile_regex
+from sessionsift.read.needles import needles_for, safe_fragments
 
 REPO = Path(__file__).resolve().parents[1]
 HOME = REPO / "examples" / "home"
@@ -82,8 +84,8 @@ def test_the_prefilter_changes_speed_never_hits(name):
         needles, ci = needles_for((w,), False, True)
         base = SharedQuery(regex=rx, kinds=DEFAULT_KINDS)
         fast = SharedQuery(regex=rx, kinds=base.kinds, needles=tuple(needles or ()), needles_ci=ci)
-        outs_a, sm_a = search([(prov, r) for r in refs], base)
-        outs_b, sm_b = search([(prov, r) for r in refs], fast)
+        outs_a, sm_a = search_records([(prov, r) for r in refs], base)
+        outs_b, sm_b = search_records([(prov, r) for r in refs], fast)
         assert [(o.ref.session_id, [h.record.locator for h in o.hits]) for o in outs_a if o.hit_count] == \
                [(o.ref.session_id, [h.record.locator for h in o.hits]) for o in outs_b if o.hit_count], w
         assert sm_a.hits == sm_b.hits
@@ -94,4 +96,4 @@ def test_the_prefilter_changes_speed_never_hits(name):
     # a selection holding a kind whose text the reader composes is never prefiltered
     if TEXT_IN_BYTES[name]:
         q = SharedQuery(regex=rx, kinds=DEFAULT_KINDS | TEXT_IN_BYTES[name], needles=tuple(needles), needles_ci=ci)
-        assert search([(prov, r) for r in refs], q)[1].sessions_prefiltered == 0
+        assert search_records([(prov, r) for r in refs], q)[1].sessions_prefiltered == 0

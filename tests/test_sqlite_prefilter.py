@@ -1,5 +1,5 @@
 """The row-level prefilter of the database readers' sessions (Opencode.rule_out_rows and
-Crush.rule_out_rows, used by questions/prefilter.rule_out) is sound on the REAL-client samples
+Crush.rule_out_rows, used by search/gate.rule_out) is sound on the REAL-client samples
 (opencode 1.18.33 in examples/opencode-home and examples/home; Crush in examples/crush-home and
 examples/home): every needle-safe fragment of every record's matchable text (kinds outside
 ``meta``) is found by the same SQL in the rows its session is read from, so a session whose rows
@@ -14,10 +14,10 @@ import pytest
 from sessionsift.providers import get
 from sessionsift.providers.base import ReadReport
 from sessionsift.providers.claude.kinds import DEFAULT_KINDS
-from sessionsift.questions.prefilter import _STRUCTURAL, session_needles
-from sessionsift.questions.search import SharedQuery, record_text, search
-from sessionsift.search.api import compile_regex
-from sessionsift.search.prefilter import needles_for, safe_fragments
+from sessionsift.search.gate import _STRUCTURAL, session_needles
+from sessionsift.search.records import SharedQuery, record_text, search_records
+from sessionsift.read.pattern import compile_regex
+from sessionsift.read.needles import needles_for, safe_fragments
 
 REPO = Path(__file__).resolve().parents[1]
 HOMES = {
@@ -99,8 +99,8 @@ def test_the_row_prefilter_changes_speed_never_hits(name):
         needles, ci = needles_for((w,), False, True)
         base = SharedQuery(regex=rx, kinds=DEFAULT_KINDS)
         fast = SharedQuery(regex=rx, kinds=base.kinds, needles=tuple(needles or ()), needles_ci=ci)
-        outs_a, sm_a = search([(prov, r) for r in refs], base)
-        outs_b, sm_b = search([(prov, r) for r in refs], fast)
+        outs_a, sm_a = search_records([(prov, r) for r in refs], base)
+        outs_b, sm_b = search_records([(prov, r) for r in refs], fast)
         assert [(o.ref.session_id, [h.record.locator for h in o.hits]) for o in outs_a if o.hit_count] == \
                [(o.ref.session_id, [h.record.locator for h in o.hits]) for o in outs_b if o.hit_count], w
         assert sm_a.hits == sm_b.hits and sm_a.sessions_with_hits == sm_b.sessions_with_hits, w

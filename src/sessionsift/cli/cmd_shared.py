@@ -8,7 +8,7 @@ from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import coverage_json, coverage_line, problems_json, selection_header
-from .output import Out, clip, esc, plural
+from .output import Out, esc, plural
 from .shared import change_json, record_row, record_text_line, refetch, session_fields
 
 
@@ -58,7 +58,7 @@ def show_shared(sel, ref, fmt, *, lane, lines, locator, uuid, turn, raw, branch_
             continue
         body = r.text or ""
         if r.kind == "tool_call":
-            from ..questions.search import record_text
+            from ..search.records import record_text
 
             body = record_text(r)
         for line in body.split("\n")[:200]:
@@ -73,66 +73,6 @@ def show_shared(sel, ref, fmt, *, lane, lines, locator, uuid, turn, raw, branch_
 
 
 # -- search ---------------------------------------------------------------------------------
-
-
-def search_shared(out: Out, sel, *, regex, include, exclude, since, until, max_count, count_by,
-                  sessions_only, context, counts: dict, needles=None, needles_ci: bool = False):
-    """Search every non-Claude session in `sel`; rows go to `out`; `--count-by` tallies merge
-    into `counts`. Returns the SharedSummary (an empty one, without loading the shared search, when
-    no other provider's session is in the answer)."""
-    pairs = pairs_of(sel)
-    if not pairs:
-        from ..questions.shared_summary import SharedSummary
-
-        return SharedSummary()
-    from ..providers.claude.kinds import selected_kinds
-    from ..questions.search import SharedQuery, search
-    from ..search.api import merge_counts
-
-    q = SharedQuery(regex=regex, kinds=selected_kinds(tuple(include), tuple(exclude)), since=since, until=until,
-                    max_count=max_count, count_by=count_by, sessions_only=sessions_only,
-                    needles=tuple(needles) if needles else None, needles_ci=needles_ci)
-    outs, sm = search(pairs, q)
-    last_group = None
-    for o in outs:
-        ref = o.ref
-        if count_by not in (None, "total"):
-            merge_counts(count_by, counts, o.counts)
-            continue
-        if count_by == "total":
-            continue
-        if sessions_only:
-            if o.hit_count:
-                out.row("session", {**session_fields(ref), "project": ref.project})
-                out.text(esc(ref.session_id))
-            continue
-        for h in o.hits:
-            r = h.record
-            tc = None
-            if h.opener is not None:
-                tc = {"turn": h.turn, "opener": {"line": h.opener.line, "locator": h.opener.locator,
-                                                 "timestamp": instant(h.opener.instant), "text": h.opener.text}}
-            out.row("hit", {**record_row(sel, ref, r), "text": h.text,
-                            "match": {"start": h.span[0], "end": h.span[1]} if h.span else None,
-                            "labels": [r.kind], "turn": h.turn, "turn_context": tc})
-            if out.json:
-                continue
-            from .search_run import _snippet
-
-            head = f"{esc(r.locator)} [{r.kind}{' ' + esc(r.tool_name) if r.tool_name else ''}] {short_local(r.instant)}"
-            if context:
-                group = (ref.provider, ref.session_id, h.turn)
-                if group != last_group:
-                    out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}) turn "
-                             f"{h.turn if h.turn is not None else '-'}")
-                    if h.opener is not None:
-                        out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
-                                 f"{clip(h.opener.text, 200)}")
-                    last_group = group
-                out.text(f"> {head}  {_snippet(h.text, h.span)}")
-            else:
-                out.text(f"{esc(ref.session_id)} {head}  {_snippet(h.text, h.span)}")
-    return sm
 
 
 def search_summary_text(sel, sm) -> str | None:

@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 
 from .exit import ExitStatus
-from .options import claude_scope, coverage_json, coverage_line, make_selection, selection_header
+from .options import coverage_json, coverage_line, make_selection, selection_header
 from .output import Out, clip, esc
 
 
@@ -133,74 +133,126 @@ def run(inv, a: SearchArgs) -> int:
         return _run(inv, a)
 
 
-def _run(inv, a: SearchArgs) -> int:
+def _query(inv, a: SearchArgs):
+    """(the Query, its patterns, the targets) of the command line."""
     from ..errors import UsageError
-    from ..search import Query, search
-    from ..timefmt import instant, parse_bound
-    from .options import claude_root_arg
+    from ..search import Query
+    from ..timefmt import parse_bound
 
-    args, regexps, ignore_case, fixed = a.args, a.regexps, a.ignore_case, a.fixed
-    include, exclude, attachments, additional_context = a.include, a.exclude, a.attachments, a.additional_context
-    max_count, no_subagents, no_context, sessions_only = a.max_count, a.no_subagents, a.no_context, a.sessions_only
-    count, count_by, resolve_persisted, count_lines = a.count, a.count_by, a.resolve_persisted, a.count_lines
-    since, until, fmt = inv.since, inv.until, inv.fmt
-    claude_home = claude_root_arg(inv)
-    args = list(args)
-    if regexps:
-        patterns = tuple(regexps)
+    args = list(a.args)
+    if a.regexps:
+        patterns = tuple(a.regexps)
         targets = tuple(args)
     else:
         if not args:
             raise UsageError("search needs a PATTERN (use '' to match every record) or -e PATTERN")
         patterns = (args[0],)
         targets = tuple(args[1:])
-    if count and count_by:
+    if a.count and a.count_by:
         raise UsageError("-c/--count and --count-by are exclusive")
-    if sessions_only and (count or count_by):
+    if a.sessions_only and (a.count or a.count_by):
         raise UsageError("-l cannot be combined with -c/--count-by")
-    from ..providers.claude.kinds import claude_selectors
-
-    # -t/-T take Claude Code labels and the shared kinds alike (providers/claude/kinds.py)
-    c_include, c_exclude = claude_selectors(include), claude_selectors(exclude)
+    # -t/-T take Claude Code labels and the shared kinds alike (each provider reads them its way)
     query = Query(
-        patterns=patterns, ignore_case=ignore_case, fixed=fixed, include=c_include, exclude=c_exclude,
-        attachments=attachments, additional_context=additional_context,
-        since=parse_bound(since) if since else None, until=parse_bound(until, end=True) if until else None,
-        max_count=max_count, subagents=not no_subagents, context=not no_context,
-        count_by=count_by or ("total" if count else None), sessions_only=sessions_only,
-        resolve_persisted=resolve_persisted, count_lines=count_lines,
+        patterns=patterns, ignore_case=a.ignore_case, fixed=a.fixed, include=tuple(a.include),
+        exclude=tuple(a.exclude), attachments=a.attachments, additional_context=a.additional_context,
+        since=parse_bound(inv.since) if inv.since else None,
+        until=parse_bound(inv.until, end=True) if inv.until else None,
+        max_count=a.max_count, subagents=not a.no_subagents, context=not a.no_context,
+        count_by=a.count_by or ("total" if a.count else None), sessions_only=a.sessions_only,
+        resolve_persisted=a.resolve_persisted, count_lines=a.count_lines,
     )
-    from ..search.api import plan as _plan
+    return query, patterns, targets
 
-    pl = _plan(query)  # usage errors before touching the data root
-    from ..providers.claude.kinds import selected_kinds
 
-    selected_kinds(tuple(include), tuple(exclude))
+def _run(inv, a: SearchArgs) -> int:
+    from ..search import check, search
+    from ..timefmt import instant
+    from .options import claude_root_arg
+
+    query, patterns, targets = _query(inv, a)
+    check(query)  # usage errors before touching the data root
     if inv.dataset:
-        return _run_dataset(inv, targets, query, pl, patterns, ignore_case, fixed, include, exclude,
-                            attachments, additional_context, resolve_persisted, count_lines, fmt)
-    sel = make_selection(inv.with_targets(targets), subagents=not no_subagents, narrowed=False)
-    scope = claude_scope(sel, empty=bool(include) and not c_include)
-    from ..index.report import IndexReport
-
-    irep = IndexReport.for_root(scope.home.path, scope.index_off)
-    run = search(query, scope, use_index=irep.on)
+        return _run_dataset(inv, a, targets, query, patterns)
+    fmt = inv.fmt
+    sel = make_selection(inv.with_targets(targets), subagents=query.subagents, narrowed=False)
+    run = search(query, sel)
     out = Out(fmt, "search")
-    out.header(**selection_header(sel), patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
-               include=list(include), exclude=list(exclude), count_by=query.count_by,
+    out.header(**selection_header(sel), patterns=list(patterns), ignore_case=query.ignore_case, fixed=query.fixed,
+               include=list(query.include), exclude=list(query.exclude), count_by=query.count_by,
                since=instant(query.since), until=instant(query.until))
     counts: dict = {}
-    sessions_seen: list[str] = []
-    last_group = None
-    from .options import lane_fields, refetch
-
     if query.count_by is not None:
         counts = run.census()  # a census: merged counts (kept whole per data root: index/answers.py)
-    # a plain lane prints nothing (the summary counts it)
-    for lane, o in run.outcomes(plain=False) if query.count_by is None else ():
-        if sessions_only:
+    else:  # a plain outcome prints nothing (the summary counts it)
+        render_outcomes(out, sel, run.outcomes(plain=False), query, claude_root_arg(inv))
+    sm = run.summary
+    lsm, gsm = sm.lanes, sm.records
+    hits = sm.hits
+    if query.count_by == "total":
+        out.row("count", {"by": None, "key": None, "count": hits})
+        out.text(str(hits))
+    elif query.count_by is not None:
+        _print_counts(out, query.count_by, counts, run.tool_count if query.count_by == "tool" else None)
+    covs = sel.coverage()
+    from .cmd_shared import search_summary_json, search_summary_text
+
+    deep = run.lanes
+    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions, child_sessions=sm.child_sessions,
+                sessions_with_hits=sm.sessions_with_hits, hits=hits, providers=sm.providers,
+                records_parsed=lsm.records_parsed, malformed_lines=lsm.malformed_lines,
+                bridges={"records": lsm.bridged_records, "transcripts": lsm.bridged_transcripts,
+                         "omitted_lines": lsm.omitted_lines, "unchained_transcripts": lsm.unchained_transcripts,
+                         "unchained_unknown": lsm.unchained_unknown},
+                shape_skipped=lsm.shape_skipped, shape_counted=lsm.shape_counted, undated_skipped=lsm.undated_skipped,
+                copies_skipped=lsm.copies_skipped, unreadable=sm.unreadable,
+                persisted_unresolved=lsm.persisted_unresolved, unknown_type_lines=lsm.unknown_type_lines,
+                prefilter=lsm.prefilter, left_out=lsm.left_out, left_out_note=lsm.left_out_note,
+                workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs),
+                index=deep.index_json() if deep is not None else None)
+    line = _summary_line(lsm, run.workers)
+    gline = search_summary_text(sel, gsm)
+    if not out.json:
+        if query.sessions_only and hits:
+            out.stream.flush()
+            if sel.claude is not None:
+                out.err(f"{_n(lsm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1])
+            if gline:
+                out.err(gline)
+            out.err(coverage_line(covs))
+        else:
+            if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
+                out.text(_no_match(patterns, sm.sessions, covs))
+            if sel.claude is not None:
+                out.text(("Claude Code: " if gline else "") + line)
+                note = deep.index_note() if deep is not None else None
+                if note:
+                    out.text(("Claude Code: " if gline else "") + note)
+            if gline:
+                out.text(gline)
+            out.text(coverage_line(covs))
+    if sm.unreadable or lsm.persisted_unresolved or sel.incomplete():
+        return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
+    return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+
+
+def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:
+    """The rows (and text) of every outcome with something to show: a lane's hits (a deep part's
+    outcome) or a session's hits read from its shared records (records.SessionOutcome)."""
+    from ..search.records import SessionOutcome
+    from ..timefmt import instant, short_local
+    from .options import lane_fields, refetch
+
+    sessions_seen: set[str] = set()
+    last_group = None
+    for unit, o in outcomes:
+        if isinstance(o, SessionOutcome):
+            last_group = _record_hits(out, sel, o, query, last_group)
+            continue
+        lane = unit
+        if query.sessions_only:
             if o.hit_count and lane.session_id not in sessions_seen:
-                sessions_seen.append(lane.session_id)
+                sessions_seen.add(lane.session_id)
                 out.row("session", {"session_id": lane.session_id, "project": lane.path.parent.name
                                     if not lane.is_subagent else None})
                 out.text(lane.session_id)
@@ -226,9 +278,6 @@ def _run(inv, a: SearchArgs) -> int:
             lab = ",".join(h.labels) or "(unlabelled)"
             if h.tool_names:
                 lab += " " + ",".join(esc(n) for n in h.tool_names)
-            when = ""
-            from ..timefmt import short_local
-
             when = short_local(h.timestamp)
             if query.context:
                 group = (lane.path, h.turn)
@@ -241,57 +290,45 @@ def _run(inv, a: SearchArgs) -> int:
                 out.text(f"> L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
             else:
                 out.text(f"{lane.session_id} {esc(lane.display)} L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
-    from .cmd_shared import search_shared, search_summary_json, search_summary_text
 
-    gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,
-                        until=query.until, max_count=max_count, count_by=query.count_by,
-                        sessions_only=sessions_only, context=query.context, counts=counts,
-                        needles=pl.needles, needles_ci=pl.needles_ci)
-    sm = run.summary
-    hits = sm.hits + gsm.hits
-    if query.count_by == "total":
-        out.row("count", {"by": None, "key": None, "count": hits})
-        out.text(str(hits))
-    elif query.count_by is not None:
-        _print_counts(out, query.count_by, counts, run.plan.tool_count if query.count_by == "tool" else None)
-    covs = sel.coverage()
-    out.summary(files=sm.files, lines=sm.lines, bytes=sm.bytes, sessions=sm.sessions + gsm.sessions - gsm.child_sessions,
-                child_sessions=gsm.child_sessions,
-                sessions_with_hits=sm.sessions_with_hits + gsm.sessions_with_hits, hits=hits, records_parsed=sm.records_parsed,
-                malformed_lines=sm.malformed_lines,
-                bridges={"records": sm.bridged_records, "transcripts": sm.bridged_transcripts,
-                         "omitted_lines": sm.omitted_lines, "unchained_transcripts": sm.unchained_transcripts,
-                         "unchained_unknown": sm.unchained_unknown},
-                shape_skipped=sm.shape_skipped, shape_counted=sm.shape_counted, undated_skipped=sm.undated_skipped, copies_skipped=sm.copies_skipped,
-                unreadable=sm.unreadable, persisted_unresolved=sm.persisted_unresolved,
-                unknown_type_lines=sm.unknown_type_lines, prefilter=sm.prefilter, left_out=sm.left_out,
-                left_out_note=sm.left_out_note,
-                workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs),
-                index=_index_json(irep, sm, run.plan.use_index))
-    line = _summary_line(sm, run.workers)
-    gline = search_summary_text(sel, gsm)
-    if not out.json:
-        if sessions_only and hits:
-            out.stream.flush()
-            if sel.claude is not None:
-                out.err(f"{_n(sm.sessions_with_hits, 'session')} with hits; searched " + line.split(" in ", 1)[1])
-            if gline:
-                out.err(gline)
-            out.err(coverage_line(covs))
+
+def _record_hits(out: Out, sel, o, query, last_group):
+    """The rows of one session searched through its shared records; the turn group printed last."""
+    from ..timefmt import instant, short_local
+    from .cmd_shared import display_of
+    from .shared import record_row, session_fields
+
+    ref = o.ref
+    if query.sessions_only:
+        if o.hit_count:
+            out.row("session", {**session_fields(ref), "project": ref.project})
+            out.text(esc(ref.session_id))
+        return last_group
+    for h in o.hits:
+        r = h.record
+        tc = None
+        if h.opener is not None:
+            tc = {"turn": h.turn, "opener": {"line": h.opener.line, "locator": h.opener.locator,
+                                             "timestamp": instant(h.opener.instant), "text": h.opener.text}}
+        out.row("hit", {**record_row(sel, ref, r), "text": h.text,
+                        "match": {"start": h.span[0], "end": h.span[1]} if h.span else None,
+                        "labels": [r.kind], "turn": h.turn, "turn_context": tc})
+        if out.json:
+            continue
+        head = f"{esc(r.locator)} [{r.kind}{' ' + esc(r.tool_name) if r.tool_name else ''}] {short_local(r.instant)}"
+        if query.context:
+            group = (ref.provider, ref.session_id, h.turn)
+            if group != last_group:
+                out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}) turn "
+                         f"{h.turn if h.turn is not None else '-'}")
+                if h.opener is not None:
+                    out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
+                             f"{clip(h.opener.text, 200)}")
+                last_group = group
+            out.text(f"> {head}  {_snippet(h.text, h.span)}")
         else:
-            if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
-                out.text(_no_match(patterns, sm.sessions + gsm.sessions - gsm.child_sessions, covs))
-            if sel.claude is not None:
-                out.text(("Claude Code: " if gline else "") + line)
-                note = _index_note(sm, run.plan.use_index)
-                if note:
-                    out.text(("Claude Code: " if gline else "") + note)
-            if gline:
-                out.text(gline)
-            out.text(coverage_line(covs))
-    if sm.unreadable or sm.persisted_unresolved or gsm.problems or sel.incomplete():
-        return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
-    return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+            out.text(f"{esc(ref.session_id)} {head}  {_snippet(h.text, h.span)}")
+    return last_group
 
 
 def _no_match(patterns, sessions: int, covs) -> str:
@@ -305,35 +342,41 @@ def _no_match(patterns, sessions: int, covs) -> str:
     return f"no match for {pats} in {_n(sessions, 'session')}"
 
 
-def _run_dataset(inv, targets, query, pl, patterns, ignore_case, fixed, include, exclude,
-                 attachments, additional_context, resolve_persisted, count_lines, fmt) -> int:
-    """`search --dataset`: every machine's records, each session searched as the shared search
-    searches a session (questions/search.py: the same pattern, kinds, turn context, counts),
-    Claude Code's through its shared records (docs/dataset.md)."""
+def _run_dataset(inv, a: SearchArgs, targets, query, patterns) -> int:
+    """`search --dataset`: every machine's records, each session searched as a session is searched
+    through its shared records (search/records.py: the same pattern, kinds, turn context,
+    counts), Claude Code's too (docs/dataset.md)."""
     from ..errors import UsageError
+    from ..search import search
+    from ..search.run import record_query
     from ..sync.answers import machines_text, search_selection
     from ..sync.dataset import Dataset
     from ..timefmt import instant
-    from .cmd_shared import search_shared, search_summary_json, search_summary_text
+    from .cmd_shared import search_summary_json, search_summary_text
     from .options import refuse_with_dataset
 
     refuse_with_dataset(inv.with_targets(targets))
     dataset = inv.dataset
-    for flag, on in (("--attachments", attachments), ("--additional-context", additional_context),
-                     ("--resolve-persisted", resolve_persisted), ("--count-lines", count_lines)):
+    fmt = inv.fmt
+    for flag, on in (("--attachments", a.attachments), ("--additional-context", a.additional_context),
+                     ("--resolve-persisted", a.resolve_persisted), ("--count-lines", a.count_lines)):
         if on:
             raise UsageError(f"{flag} reads Claude Code's transcripts on this machine; a dataset search reads the "
                              "shared records (drop it)")
-    sel = search_selection(Dataset.open(dataset), list(inv.providers) or None, query.subagents, pl.needles,
-                           pl.needles_ci)
+    rq = record_query(query)
+    sel = search_selection(Dataset.open(dataset), list(inv.providers) or None, query.subagents, rq.needles,
+                           rq.needles_ci)
     out = Out(fmt, "search")
-    out.header(dataset=dataset, machines=sel.machines, patterns=list(patterns), ignore_case=ignore_case, fixed=fixed,
-               include=list(include), exclude=list(exclude), count_by=query.count_by,
+    out.header(dataset=dataset, machines=sel.machines, patterns=list(patterns), ignore_case=query.ignore_case,
+               fixed=query.fixed, include=list(query.include), exclude=list(query.exclude), count_by=query.count_by,
                since=instant(query.since), until=instant(query.until))
+    run = search(query, sel)
     counts: dict = {}
-    gsm = search_shared(out, sel, regex=pl.regex, include=include, exclude=exclude, since=query.since,
-                        until=query.until, max_count=query.max_count, count_by=query.count_by,
-                        sessions_only=query.sessions_only, context=query.context, counts=counts)
+    if query.count_by is not None:
+        counts = run.census()
+    else:
+        render_outcomes(out, sel, run.outcomes(plain=False), query, None)
+    gsm = run.summary.records
     gsm.sessions += sel.ruled_out
     gsm.sessions_prefiltered += sel.ruled_out
     hits = gsm.hits
@@ -357,24 +400,6 @@ def _run_dataset(inv, targets, query, pl, patterns, ignore_case, fixed, include,
     if gsm.problems or sel.incomplete():
         return ExitStatus.INCOMPLETE
     return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
-
-
-def _index_json(irep, sm, census: bool) -> dict:
-    """The summary's `index` (docs/index.md): transcripts answered (a census) or relabelled from
-    the index, updated first, or scanned, and why a census transcript was scanned."""
-    return {"enabled": irep.on, "off_reason": irep.off, "census": census,
-            "from_index": sm.index_counts.get("index", 0), "appended": sm.index_counts.get("appended", 0),
-            "built": sm.index_counts.get("built", 0), "scanned": sm.index_counts.get("scanned", 0),
-            "scanned_why": dict(sm.index_why) or None}
-
-
-def _index_note(sm, census: bool) -> str | None:
-    """A census that scanned some transcripts says so (a pattern search scans by nature)."""
-    if not census or not sm.index_why:
-        return None
-    n = sum(sm.index_why.values())
-    return (f"index: {n} transcript(s) scanned without it (" + "; ".join(f"{k}: {v}" for k, v in sm.index_why.items())
-            + "); `sessionsift index update` indexes them")
 
 
 def _print_counts(out: Out, by: str, counts: dict, of: str | None = None) -> None:

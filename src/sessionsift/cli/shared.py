@@ -80,7 +80,7 @@ def record_text_line(r: Record, width: int = 200) -> str:
     """`<locator> [<kind> <native>] <time>  <text>` on one escaped line."""
     what = r.text
     if r.kind == "tool_call":
-        from ..questions.search import record_text
+        from ..search.records import record_text
 
         what = record_text(r)
     tail = []

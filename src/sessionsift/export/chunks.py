@@ -80,7 +80,7 @@ ROLE_TAG = {"prompt": "user", "message": "assistant", "reasoning": "reasoning", 
 
 def render_record(r: Record) -> str | None:
     """The text a chunk carries for one record; None for bookkeeping records with no text."""
-    from ..questions.search import record_text
+    from ..search.records import record_text
 
     if r.kind in ("prompt", "message", "reasoning", "tool_result"):
         t = r.text

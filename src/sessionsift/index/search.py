@@ -2,8 +2,8 @@
 per-record kinds and labels the index keeps, and the draft relabelling of hits found by a scan,
 without re-parsing the transcript.
 
-The answer is the scan's (search/api.py `scan_lane`), rule for rule: a record is a hit when
-`_passes` accepts its kind and labels (before draft relabelling) and it lies in the time window;
+The answer is the scan's (providers/claude/search/scan.py `scan_lane`), rule for rule: a record is a hit when
+`passes` accepts its kind and labels (before draft relabelling) and it lies in the time window;
 when the scan would relabel (a hit labelled user.message, and either a pattern needle or a parent
 with two user.message children) the hit takes its final labels and is kept only if they are still
 selected; candidate lines matter only for what the summary says was not searched (records of
@@ -107,10 +107,7 @@ def _needle_bits(p) -> int | None:
 def census_lane(p, pos: int, lane: Lane, why: list):
     """The LaneOutcome of a census query on one lane from its index, or None (then scan it; the
     reason is appended to `why`)."""
-    from ..search.api import _in_window, _passes
-    from ..search.types import LaneOutcome
-
-    from ..search.api import copies_of
+    from ..providers.claude.search.scan import copies_of
 
     if copies_of(p, lane) is not None:
         why.append("a fork's copied records")
@@ -130,21 +127,21 @@ _PASSING: dict = {}
 
 
 def _passing(p, keys: list) -> list[bool]:
-    """`_passes` of each kind in `keys` (one table for a whole data root: computed once)."""
-    from ..search.api import _passes
+    """`passes` of each kind in `keys` (one table for a whole data root: computed once)."""
+    from ..providers.claude.search.plan import passes
 
     k = (id(p), id(keys), len(keys))
     r = _PASSING.get(k)
     if r is None or r[0] is not keys:
         if len(_PASSING) > 64:
             _PASSING.clear()
-        r = _PASSING[k] = (keys, [_passes(p, {"type": key[0]}, list(key[3])) for key in keys])
+        r = _PASSING[k] = (keys, [passes(p, {"type": key[0]}, list(key[3])) for key in keys])
     return r[1]
 
 
 def census_from_view(p, pos: int, lane: Lane, v: View):
-    from ..search.api import _in_window, _passes
-    from ..search.types import LaneOutcome
+    from ..providers.claude.search.plan import in_window
+    from ..providers.claude.search.types import LaneOutcome
 
     cb = p.query.count_by
     out = LaneOutcome(pos=pos)
@@ -187,14 +184,14 @@ def census_from_view(p, pos: int, lane: Lane, v: View):
                 if not labels:
                     c["(unlabelled)"] += n
     else:
-        hits = _per_record(p, v, keys, passing, kept, relabel_any, c, out, _in_window)
+        hits = _per_record(p, v, keys, passing, kept, relabel_any, c, out, in_window)
     out.hit_count = hits
     if cb == "session" and hits:
         c[lane.session_id] += hits
     elif cb == "project" and hits:
-        from ..search.api import _project_of
+        from ..providers.claude.search.scan import project_of
 
-        c[lane.path.parent.name if not lane.is_subagent else _project_of(lane)] += hits
+        c[lane.path.parent.name if not lane.is_subagent else project_of(lane)] += hits
     if cb not in (None, "total"):
         out.counts = dict(c)
     return out

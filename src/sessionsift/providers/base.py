@@ -247,6 +247,13 @@ class Provider:
     interpreter (Gemini CLI's comm is ``node``) names itself only in its script argument."""
     activity_granularity: ClassVar[ActivityGranularity] = "provider"
     """The finest activity signal its data allows (see clean's activity gate)."""
+    text_in_bytes: ClassVar[bool] = False
+    """Its records' matchable text is JSON string values written in the session's own files, so a
+    session none of whose files holds a search's literal needle holds no match and is not parsed
+    (search/gate.py; held on the real samples by tests/test_shared_prefilter.py)."""
+    text_not_in_bytes: ClassVar[frozenset[str]] = frozenset()
+    """The record kinds for which ``text_in_bytes`` does not hold (text the reader composes): a
+    query selecting one of them is never ruled out by its bytes."""
     truncation_marker: ClassVar[bytes | None] = None
     """A regular expression (RE2, over a session file's bytes) for the mark the client writes where
     it cut a record's text and kept the rest nowhere; None: the client writes none that the reader
@@ -391,6 +398,18 @@ class Provider:
         (the third item False), the content is given without one and the caller settles it from a
         later diff of the file (questions/files.py), or does not use the view. `recover` takes a
         settled one as a complete view. Default: None (the reader vouches for no read output)."""
+        return None
+
+    def search(self, sel, query, use_index: bool = True):
+        """Capability ``search``: this provider's sessions in the selection `sel` searched for
+        `query` (sessionsift.search.Query), as a part of the one answer (search/run.py): an object
+        with ``outcomes(plain) -> Iterator[(unit, outcome)]``, ``census() -> dict``, ``summary``
+        (search.summary.LaneSummary) and ``per_provider() -> {name: {sessions, files, bytes, lines, hits,
+        sessions_with_hits}}``. Default: None -- the question searches this provider's sessions
+        through their shared records (:meth:`read`, search/records.py), every such provider's in
+        one pass, each session ruled out first by its bytes (search/gate.py, :meth:`rule_out_rows`
+        where the reader has one). A reader with a deeper model answers with its own part
+        (Claude Code: its lane scan and index census, providers/claude/search)."""
         return None
 
     def file_events(self, sel, query):

@@ -190,7 +190,7 @@ class Releaser:
             self.done = pos - pos % PAGE
 
 
-class _Whole:
+class Whole:
     """A file read whole into bytes (the same interface as _Map)."""
 
     def __init__(self, data: bytes):
@@ -199,7 +199,7 @@ class _Whole:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "_Whole":
+    def __enter__(self) -> "Whole":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -210,7 +210,7 @@ SCAN_WHOLE = 16 << 20
 """`open_scan` reads a file of at most this many bytes rather than mapping it."""
 
 
-def open_scan(path: str | os.PathLike[str], whole: int | None = None) -> "_Map | _Whole":
+def open_scan(path: str | os.PathLike[str], whole: int | None = None) -> "_Map | Whole":
     """The bytes of a file to scan from end to end: read with one call when it holds at most
     `whole` bytes (SCAN_WHOLE), else mapped. A scan touches every page; a mapping pays a page
     fault per 4 KiB on top of the copy (~2x the CPU of `read` over a store of small files), and
@@ -228,7 +228,7 @@ def open_scan(path: str | os.PathLike[str], whole: int | None = None) -> "_Map |
                     break  # it shrank meanwhile
                 parts.append(chunk)
                 got += len(chunk)
-            return _Whole(parts[0] if len(parts) == 1 else b"".join(parts))
+            return Whole(parts[0] if len(parts) == 1 else b"".join(parts))
     finally:
         os.close(fd)
     return _Map(path)
@@ -462,10 +462,6 @@ def is_complete(frag: bytes) -> bool:
         return True
     except orjson.JSONDecodeError:
         return False
-
-
-_is_complete = is_complete
-"""The name search/api.py still imports (engineer search is moving that module; then it goes)."""
 
 
 def parse_line(raw: bytes, stats: ReadStats | None = None) -> dict | None:

@@ -48,6 +48,7 @@ class ClaudeCode(Provider):
     client_path_parts = ("/.local/share/claude/versions/",)
     """The native installer's binaries (``~/.local/share/claude/versions/<version>``)."""
     activity_granularity = "session"
+    text_in_bytes = True
 
     @classmethod
     def tool_names(cls) -> frozenset[str]:
@@ -261,6 +262,14 @@ class ClaudeCode(Provider):
         from .live import hooks
 
         return hooks.subagents(ref, world, files)
+
+    def search(self, sel, query, use_index: bool = True):
+        """Its lane scan (providers/claude/search): labels, gated kinds with their further hits,
+        whole-turn context and survival from the lane index, a fork's copies counted once,
+        persisted outputs; a census answered from the index where it is fresh."""
+        from .search.part import LanePart
+
+        return LanePart(sel, query, use_index)
 
     def file_events(self, sel, query):
         """Lane events (providers/claude/files): every Read/Write/Edit/MultiEdit/NotebookEdit and

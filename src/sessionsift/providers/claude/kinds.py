@@ -58,7 +58,7 @@ def claude_selectors(sels: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def shared_kinds(sels: tuple[str, ...] | list[str]) -> set[str]:
     """Shared kinds for -t/-T values (labels and roles mapped to their nearest kind)."""
-    from .model.labels import expand_selector
+    from .model.labels import all_selectors, expand_selector
 
     out: set[str] = set()
     for s in sels:
@@ -72,7 +72,7 @@ def shared_kinds(sels: tuple[str, ...] | list[str]) -> set[str]:
                 leaves = expand_selector(s)
             except UsageError:
                 raise UsageError(f"unknown selector {s!r}: use a shared kind ({', '.join(SHARED_KINDS)}) "
-                                 "or a Claude Code label (docs/labels.md)")
+                                 f"or a Claude Code label (docs/labels.md): {', '.join(all_selectors())}")
             out.update(leaf_kind(x) for x in leaves)
     return out
 

@@ -38,6 +38,7 @@ class Codex(Provider):
     home_flag = "--codex-home"
     env_var = "CODEX_HOME"
     default_rel = ".codex"
+    text_in_bytes = True
     process_names = ("codex", "codex-x86_64-unknown-linux-musl", "codex-aarch64-unknown-linux-musl",
                      "codex-x86_64-unknown-linux-gnu", "codex-aarch64-unknown-linux-gnu")
     """The ``codex`` launcher and the native binaries the npm package ships (named by target)."""

@@ -26,6 +26,9 @@ class GeminiCli(Provider):
     home_flag: ClassVar[str] = "--gemini-home"
     env_var: ClassVar[str | None] = "GEMINI_CLI_HOME"
     default_rel: ClassVar[str] = ".gemini"
+    text_in_bytes = True
+    text_not_in_bytes = frozenset({"meta"})
+    """Its session header is a `meta` record whose text the reader composes."""
     process_names: ClassVar[tuple[str, ...]] = ("gemini", "gemini.js")
     client_packages: ClassVar[tuple[str, ...]] = ("@google/gemini-cli",)
     """Gemini CLI runs as ``node``: ``/proc/<pid>/comm`` is ``node`` and the client is named by the script

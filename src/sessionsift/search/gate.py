@@ -1,6 +1,6 @@
 """A session-level byte prefilter for `search` over the shared records.
 
-NECESSITY only (as `search.prefilter`): a needle is a literal every match contains, made only of
+NECESSITY only (as `read.needles`): a needle is a literal every match contains, made only of
 printable ASCII that JSON encoding cannot alter (no quote, backslash or whitespace; >= 3 bytes).
 For a provider whose records' matchable text is made of JSON string values written in the
 session's own files (`text_in_bytes`), a session none of whose files holds a needle cannot hold a
@@ -16,8 +16,8 @@ skips the rest of its file. Larger files are mapped and searched one by one.
 
 Which providers keep the guarantee is tested on their real-client samples
 (tests/test_shared_prefilter.py: every needle-safe fragment of every record's matchable text
-occurs in its session's bytes); an outside reader opts in with the class attribute
-``text_in_bytes = True``.
+occurs in its session's bytes); a reader opts in with the class attribute
+``text_in_bytes = True`` (providers.base.Provider).
 """
 
 from __future__ import annotations
@@ -26,14 +26,13 @@ import os
 import re
 from pathlib import Path
 
-TEXT_IN_BYTES: dict[str, frozenset[str]] = {
-    "claude-code": frozenset(),
-    "codex": frozenset(),
-    "gemini-cli": frozenset({"meta"}),
-}
-"""Built-in readers whose matchable text is JSON values written in the session's own files, with
-the kinds for which that does NOT hold (Gemini CLI's session header is a `meta` record whose text
-the reader composes): a query selecting one of those is never prefiltered."""
+def text_in_bytes() -> dict[str, frozenset[str]]:
+    """The registered readers that keep the guarantee (Provider.text_in_bytes), each with the kinds
+    for which it does not hold (Provider.text_not_in_bytes)."""
+    from ..providers import registry
+
+    return {n: c.text_not_in_bytes for n, c in registry().items() if c.text_in_bytes is True}
+
 
 _STRUCTURAL = re.compile(r"[:,{}\[\]]")
 
@@ -44,10 +43,9 @@ SMALL = 1 << 20
 
 def safe_for(prov, kinds: frozenset[str]) -> bool:
     """Whether a session of `prov` with no needle in its files can hold no match of `kinds`."""
-    name = getattr(prov, "name", None)
-    if name in TEXT_IN_BYTES:
-        return not (kinds & TEXT_IN_BYTES[name])
-    return getattr(type(prov), "text_in_bytes", False) is True
+    if getattr(type(prov), "text_in_bytes", False) is not True:
+        return False
+    return not (kinds & getattr(type(prov), "text_not_in_bytes", frozenset()))
 
 
 def session_needles(needles: list[str] | tuple[str, ...] | None) -> list[str] | None:
@@ -79,11 +77,11 @@ def _rx(needles: list[str], ci: bool):
 def _compile(needles: list[str], ci: bool):
     import re2
 
-    from ..search.prefilter import _re2_escape
+    from ..read.needles import re2_escape
 
     opts = re2.Options()
     opts.log_errors = False
-    alt = b"|".join(_re2_escape(n.encode("ascii")) for n in needles)
+    alt = b"|".join(re2_escape(n.encode("ascii")) for n in needles)
     return re2.compile((b"(?i)" if ci else b"") + alt, opts)
 
 

@@ -1,4 +1,6 @@
-"""Byte prefilter: literal needles every match must contain, found in the raw line bytes.
+"""Byte needles (every agent): literal needles every match must contain, found in the raw bytes of
+a JSON Lines file; the candidate lines that hold one. (Claude Code's record shapes read from a
+line's first bytes are providers/claude/search/shape.py.)
 
 Laws (MISC-014/015, REC-036..039, NAR-010):
 - NECESSITY only: a needle is a substring of every possible match, so a line without it cannot
@@ -17,7 +19,7 @@ import os
 import re
 from typing import Iterable, Iterator
 
-from ..read.lines import SCAN_WINDOW, release
+from .lines import SCAN_WINDOW, release
 
 try:  # Python 3.11+: the stdlib parser, used only to read the pattern's structure
     import re._parser as _sre_parse  # type: ignore[import-not-found]
@@ -175,41 +177,6 @@ def has_nonlinear(p: str) -> str | None:
     return walk(list(parsed))
 
 
-# --- structural needles for label selection --------------------------------------------------
-
-_LEAF_NEEDLES: dict[str, tuple[str, ...]] = {
-    "user.queued": ("queue-operation",),
-    "harness.compaction.boundary": ('"system"',),
-    "harness.meta.turn-duration": ('"system"',),
-    "harness.meta.away-summary": ('"system"',),
-    "harness.meta.stop-hooks": ('"system"',),
-    "harness.meta.system": ('"system"',),
-    "harness.meta.attachment": ('"attachment"',),
-    "harness.meta.hook": ('"attachment"', '"user"'),
-    "harness.meta.snapshot": ("file-history-",),
-    "agent.message": ('"assistant"',),
-    "agent.thinking": ('"assistant"',),
-    "agent.thinking.narration": ('"assistant"',),
-    "agent.tool.use": ('"assistant"',),
-    "agent.communication.sent": ('"assistant"',),
-    "agent.communication.signal": ('"assistant"', '"user"'),
-}
-
-
-def label_needles(leaves: Iterable[str] | None, unlabelled_conversation: bool) -> list[str] | None:
-    """Bare-value needles one of which every line carrying a selected leaf contains.
-
-    Every record of a leaf not listed above is a `type:"user"` line (so contains `"user"`)."""
-    if leaves is None:
-        return None
-    out: set[str] = set()
-    for leaf in leaves:
-        out.update(_LEAF_NEEDLES.get(leaf, ('"user"',)))
-    if unlabelled_conversation:
-        out.update(('"user"', '"assistant"'))
-    return sorted(out) if out else []
-
-
 # --- candidate lines ------------------------------------------------------------------------
 
 
@@ -238,7 +205,7 @@ def candidate_spans(buf, needles: list[str], ignore_case: bool) -> Iterator[tupl
 
         opts = re2.Options()
         opts.log_errors = False
-        alt = b"|".join(_re2_escape(n) for n in bneedles)
+        alt = b"|".join(re2_escape(n) for n in bneedles)
         rx = _RX[key] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
     search, find, rfind = rx.search, buf.find, buf.rfind
     dense_gap = DENSE_GAP * len(bneedles)
@@ -375,7 +342,7 @@ def _finder(needles: list[str], ignore_case: bool):
 
             opts = re2.Options()
             opts.log_errors = False
-            alt = b"|".join(_re2_escape(n) for n in bn)
+            alt = b"|".join(re2_escape(n) for n in bn)
             rx = _RX[rkey] = re2.compile((b"(?i)" if ignore_case else b"") + alt, opts)
         search = rx.search
         find = lambda n: search(mv, 0, n) is not None  # noqa: E731
@@ -423,7 +390,7 @@ def file_holds(path, needles: list[str], ignore_case: bool, count_lines: bool = 
         os.close(fd)
 
 
-def _re2_escape(b: bytes) -> bytes:
+def re2_escape(b: bytes) -> bytes:
     return b"".join(bytes([c]) if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122) else b"\\" + bytes([c]) for c in b)
 
 
@@ -431,135 +398,3 @@ def line_has(raw: bytes, needles: list[bytes], lowered: bool) -> bool:
     if lowered:
         raw = raw.lower()
     return any(n in raw for n in needles)
-
-
-# --- record shape from the line's first bytes -----------------------------------------------
-#
-# Claude Code writes each record as compact JSON whose first keys are short scalars
-# (`{"parentUuid":"...","isSidechain":false,"promptId":"...","type":"user","message":{...`).
-# These anchored patterns read that prefix with the stdlib `re` directly on the mapping (no copy,
-# ~1 us a line). They only ever consume TOP-LEVEL scalar pairs, so a `"type"` they reach is the
-# record's own type, never a nested one. A line that does not fit (reserialised with spaces,
-# another key order, an escape inside a leading string) simply does not match and is parsed as
-# before: a miss costs speed, never a result. The one thing they cannot see is a DUPLICATE key
-# later in the line (no JSON serialiser writes one from an object); such a line is out of scope.
-
-_STR = rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
-_SCALAR = rb'(?:' + _STR + rb'|null|true|false|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
-_KEY = rb'"[A-Za-z_][A-Za-z0-9_]*":'
-_FLAT_OBJ = rb'\{(?:' + _KEY + _SCALAR + rb'(?:,' + _KEY + _SCALAR + rb')*)?\}'
-_TAIL_VALUE = rb'(?:' + _SCALAR + rb'|\[(?:' + _FLAT_OBJ + rb'(?:,' + _FLAT_OBJ + rb')*)?\])'
-_PAIR = rb'"[A-Za-z_][A-Za-z0-9_]*":' + _SCALAR + rb','
-# Pairs are matched atomically `(?>...)`: a scalar pair lexes one way only, and not backtracking
-# into it makes a line that does not fit fail in ~1 us instead of ~2 us.
-
-HEAD_TYPE = re.compile(rb'\{(?>' + _PAIR + rb')*?"type":"([A-Za-z0-9_-]+)"[,}]')
-"""The record's top-level `type`, when only scalar pairs precede it."""
-
-CARRIER_REST = re.compile(
-    rb'(?>' + _PAIR + rb')*?"message":\{"role":"user","content":\[\{(?:"tool_use_id":"([^"\\\n]*)",)?'
-    rb'"type":"tool_result"')
-"""Matched right after HEAD_TYPE's `"type":"user",`: the top-level `message` (after scalar pairs
-only) has a `content` list starting with a `tool_result` block - a tool-result carrier, which
-`classify` gives only CARRIER_LEAVES, never `user.message`. Group 1: that block's `tool_use_id`
-when it comes first in the block."""
-
-CARRIER_LEAVES = frozenset({"harness.compaction.summary", "user.answer", "user.rejection", "agent.tool.result"})
-
-# Which leaves `classify` can give a record of each type (providers/claude/model/record.py; checked on the corpus
-# by tests/test_search_fast.py). Every other leaf comes from `type:"user"` records.
-_TYPE_LEAVES = {
-    "assistant": frozenset({"agent.message", "agent.thinking", "agent.thinking.narration", "agent.tool.use",
-                            "agent.communication.sent", "agent.communication.signal"}),
-    "system": frozenset({"harness.compaction.boundary", "harness.meta.turn-duration", "harness.meta.away-summary",
-                         "harness.meta.stop-hooks", "harness.meta.system"}),
-    "attachment": frozenset({"harness.meta.hook", "harness.meta.attachment"}),
-    "file-history-snapshot": frozenset({"harness.meta.snapshot"}),
-    "file-history-delta": frozenset({"harness.meta.snapshot"}),
-    "queue-operation": frozenset({"user.queued"}),
-}
-
-
-def type_leaves() -> dict[str, frozenset[str]]:
-    """type -> the leaves `classify` can give it (any other type: none)."""
-    from ..providers.claude.model.labels import LEAVES
-
-    others = set().union(*(v for k, v in _TYPE_LEAVES.items()))
-    user = frozenset(l.path for l in LEAVES if l.path not in others) | {"harness.meta.hook", "agent.communication.signal"}
-    return {**_TYPE_LEAVES, "user": user}
-
-ASSISTANT_HEAD = re.compile(
-    rb'\{(?>' + _PAIR + rb')*?"message":\{(?>' + _PAIR + rb')*?"content":\[\{"type":"([a-z_]+)"'
-    rb'(?:,"id":"([^"\\\n]*)","name":"([^"\\\n]*)")?')
-"""A top-level `message` object whose `content` list starts with a block of type group 1 (and
-for a `tool_use` first block, its id and name). Whether the record is an assistant record is read
-by `record_type` (from the line's END: Claude Code writes `message` before `type` there)."""
-
-TOOL_USE_BLOCK = b'"type":"tool_use"'
-RECORD_START = b'{"parentUuid":'
-
-
-def one_record(raw: bytes) -> bool:
-    """Guard before COUNTING a line as a hit from its bytes: the shape patterns read a valid JSON
-    line exactly, but a damaged one (a NUL run from a crash, a torn record with the next record
-    appended on the same physical line) would be a malformed line to the parse, not a hit. Claude
-    Code's user/assistant records start with `{"parentUuid":`; a line holding NUL bytes or that
-    key more than once is parsed instead. (Skipping a line is safe without this: a line that is
-    not valid JSON is never a hit either.)"""
-    return raw.startswith(RECORD_START) and b"\x00" not in raw and raw.count(b'"parentUuid":') == 1
-TOOL_USE_ID = b'"tool_use_id"'
-
-TAIL_TYPE_KEY = b',"type":"'
-TAIL_TYPE = re.compile(rb',"type":"([A-Za-z0-9_-]+)"(?:,' + _KEY + _TAIL_VALUE + rb')*\}')
-"""Matched (fullmatch) at the LAST `,"type":"` of a line: the record's top-level type when only
-whole pairs follow it up to the line's closing brace - scalars, or arrays of flat objects such as
-2.1.332's `"rendered":[{"content":"..."}]` (Claude Code writes `type` after a nested
-`message`/`attachment` object). Everything after the key is then consumed balanced, so the key
-sits at depth 1. Anything else (a nested object closing, whitespace) and the line is parsed."""
-
-
-_TYPE_VALUE = re.compile(rb'[A-Za-z0-9_-]+')
-
-
-def line_shape(buf, s: int, e: int) -> tuple[str | None, bool, str | None]:
-    """(top-level type or None, is a tool-result carrier, the carrier's first tool_use_id or None)
-    of the line buf[s:e], read from its bytes; (None, False, None) when they do not show it (then
-    the line is parsed). For the type:
-
-    1. HEAD_TYPE (only scalar pairs before the key; also tells a carrier);
-    2. the LAST `,"type":"` when no `{`, `}`, `[` or `]` byte lies between it and the line's final
-       `}`: no container opens or closes after the key, so the key belongs to the object that final
-       brace closes - the record itself; and a record appended after a torn one on the same
-       physical line (it starts with `{`) cannot hide there (`find`s, no regex);
-    3. TAIL_TYPE (arrays of flat objects after the key, 2.1.332's `rendered`)."""
-    m = HEAD_TYPE.match(buf, s, e)
-    if m is not None:
-        t = m.group(1).decode("ascii")
-        if t == "user" and (c := CARRIER_REST.match(buf, m.end(), e)) is not None:
-            tid = c.group(1)
-            if tid is not None:
-                try:
-                    return t, True, tid.decode("utf-8")
-                except UnicodeDecodeError:
-                    pass
-            return t, True, None
-        return t, False, None
-    if e - s > 2 and buf[e - 1] == 125:  # '}'
-        j = buf.rfind(TAIL_TYPE_KEY, s, e)
-        if j < 0:
-            return None, False, None
-        v = j + len(TAIL_TYPE_KEY)
-        if all(buf.find(c, v, e - 1) < 0 for c in (b"}", b"]", b"{", b"[")):
-            q = buf.find(b'"', v, e)
-            if q > v and buf[q + 1] in (44, 125) and _TYPE_VALUE.fullmatch(buf, v, q):  # ',' '}'
-                return buf[v:q].decode("ascii"), False, None
-            return None, False, None
-        m = TAIL_TYPE.fullmatch(buf, j, e)
-        if m is not None:
-            return m.group(1).decode("ascii"), False, None
-    return None, False, None
-
-
-def record_type(buf, s: int, e: int) -> str | None:
-    """The top-level `type` of the line buf[s:e] from its bytes (None = not shown): line_shape."""
-    return line_shape(buf, s, e)[0]

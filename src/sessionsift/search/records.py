@@ -1,6 +1,7 @@
-"""`search` over the shared records of any provider with a reader.
+"""`search` over the shared records, for every provider searched through them (the ``search``
+capability's default: providers.base.Provider.search).
 
-The pattern (RE2, linear time: `search.api.compile_regex`) runs over what a record holds: its
+The pattern (RE2, linear time: `read.pattern.compile_regex`) runs over what a record holds: its
 text; for a tool call, `<tool name> <input as JSON>` (as for Claude Code's tool_use blocks); for a
 tool result, its output text. A record that repeats another (`copy_of`) is not searched twice.
 Selection is by shared kind (`kinds.py`); meta and unknown records are searched only when
@@ -19,7 +20,7 @@ import orjson
 
 from ..providers.base import Problem, Provider, ReadReport, Record, SessionRef
 from ..timefmt import parse_ts
-from .shared_summary import SharedSummary  # noqa: F401 - its own module: an empty answer does not load this one
+from .summary import SharedSummary
 
 COUNT_BY = ("label", "tool", "attachment", "session", "project", "day", "model", "pairing")
 
@@ -35,7 +36,7 @@ class SharedQuery:
     count_by: str | None = None
     sessions_only: bool = False
     needles: tuple[str, ...] | None = None
-    """Literals every match contains (search.prefilter.needles_for), None = no prefilter."""
+    """Literals every match contains (read.needles.needles_for), None = no prefilter."""
     needles_ci: bool = False
 
 
@@ -126,7 +127,7 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: b
     o = SessionOutcome(ref)
     if q.needles and q.regex is not None:
         if ruled_out is None:
-            from .prefilter import rule_out
+            from .gate import rule_out
 
             ruled_out = rule_out([(prov, ref)], q.needles, q.needles_ci, q.kinds)[0]
         if ruled_out:
@@ -201,7 +202,7 @@ def search_session(prov: Provider, ref: SessionRef, q: SharedQuery, ruled_out: b
     return o
 
 
-def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[list[SessionOutcome], SharedSummary]:
+def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[list[SessionOutcome], SharedSummary]:
     """The outcome of every session read (in order) and the summary; a session ruled out by its
     bytes has no outcome (nothing to show) and is counted in ``sessions_prefiltered``."""
     sm = SharedSummary()
@@ -211,7 +212,7 @@ def search(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> tuple[li
         sm.truncated = Counter()
     gate: list = [None] * len(pairs)
     if q.needles and q.regex is not None:
-        from .prefilter import rule_out
+        from .gate import rule_out
 
         try:
             gate = rule_out(pairs, q.needles, q.needles_ci, q.kinds)
@@ -268,3 +269,54 @@ def iter_pairs(refs: list[SessionRef], providers: dict[str, Provider]) -> Iterat
         p = providers.get(r.provider)
         if p is not None:
             yield p, r
+
+
+class RecordPart:
+    """The part of a search answered through the shared records: every session of the providers
+    that leave the ``search`` capability to its default, searched in one pass (in selection order,
+    sessions in parallel halves, ruled out first by their bytes)."""
+
+    def __init__(self, pairs: list[tuple[Provider, SessionRef]], q: SharedQuery):
+        self.pairs = pairs
+        self.query = q
+        self.summary = SharedSummary()
+        self._outs: list[SessionOutcome] | None = None
+
+    def _run(self) -> list[SessionOutcome]:
+        if self._outs is None:
+            self._outs, self.summary = search_records(self.pairs, self.query)
+        return self._outs
+
+    def outcomes(self, plain: bool = True) -> Iterator[tuple[SessionRef, SessionOutcome]]:
+        """(session, outcome) of every session read, in selection order (a session ruled out by its
+        bytes has none); `plain=False`: not those without a hit."""
+        for o in self._run():
+            if plain or o.hit_count:
+                yield o.ref, o
+
+    def census(self) -> dict:
+        from .run import merge_counts
+
+        counts: dict = {}
+        by = self.query.count_by
+        for o in self._run():
+            if by not in (None, "total"):
+                merge_counts(by, counts, o.counts)
+        return counts
+
+    def per_provider(self) -> dict[str, dict]:
+        """{provider: {sessions, files, bytes, lines, hits, sessions_with_hits}} of this part (after a
+        run); `lines` is None: a session read through its shared records has no line count (its store
+        need not be a line file)."""
+        out: dict[str, dict] = {}
+        for _p, ref in self.pairs:
+            d = out.setdefault(ref.provider, {"sessions": 0, "files": 0, "bytes": 0, "lines": None, "hits": 0,
+                                              "sessions_with_hits": 0})
+            d["sessions"] += ref.parent_session_id is None
+        for o in self._outs or ():
+            d = out[o.ref.provider]
+            d["files"] += o.report.files
+            d["bytes"] += o.report.bytes
+            d["hits"] += o.hit_count
+            d["sessions_with_hits"] += bool(o.hit_count)
+        return out
