@@ -113,11 +113,12 @@ def _compare(home: Path, qs: list[Query]) -> Counter:
 @pytest.mark.parametrize("home", HOMES, ids=["2.1.258", "2.1.332"])
 def test_census_from_the_index_equals_the_scan(home):
     qs = queries(home)
-    seen = _compare(home, qs)  # no index yet: scanned (a relabelling scan indexes its lane as it goes)
-    assert seen[None] > 0
-    _index_all(home)
+    # no index yet: the first census indexes each lane as it reads it (no `index update`), and
+    # answers from what it built; every later one from the index
     seen = _compare(home, qs)
-    assert seen["index"] > 0 and not seen[None], seen  # every census lane from the index
+    assert seen["built"] == len(A.lanes_of(resolve_targets([], home), True)) and not seen[None], seen
+    seen = _compare(home, qs)
+    assert seen["index"] > 0 and not seen[None] and not seen["built"], seen  # every census lane from the index
 
 
 @pytest.mark.parametrize("home", HOMES, ids=["2.1.258", "2.1.332"])
@@ -233,7 +234,8 @@ def test_the_root_summary_answers_alone_and_only_while_files_are_unchanged(tmp_p
         f.write(main.read_bytes().split(b"\n")[0] + b"\n")  # a real line appended (a replay)
     got = _run(q, home, True)
     assert got[:3] == _run(q, home, False)[:3]
-    assert got[3][None] == 1 and got[3]["index"] == len(ref[2]) - 1
+    # not taken from the summary: its index file is gone, so the census indexes it again as it reads it
+    assert got[3]["built"] == 1 and got[3]["index"] == len(ref[2]) - 1 and not got[3][None]
 
 
 # -- whole answers kept per data root (index/answers.py) -------------------------------------
@@ -433,3 +435,29 @@ def test_the_cli_census_replays_the_same_output(tmp_path):
             else:
                 assert [l for l in outs[2].output.splitlines() if not l.startswith("index:")] == \
                     [l for l in scan.output.splitlines() if not l.startswith("index:")]
+
+
+def test_a_census_indexes_what_it_reads_and_its_second_run_is_answered_from_it(tmp_path, monkeypatch):
+    """Issue 25: a census is the normal path to the index - the first `search '' -c` over a store
+    never indexed builds each transcript's index as it reads it (summary `index.built`, nothing
+    scanned without it), the second answers every transcript from it, and both print the counts
+    of a --no-index scan (the JSON's cost fields aside)."""
+    from click.testing import CliRunner
+
+    from sessionsift.cli.app import cli
+
+    home = tmp_path / "claude"
+    shutil.copytree(HOMES[1], home)
+    monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / "index"))
+    lanes = len(A.lanes_of(resolve_targets([], home), True))
+    argv = ["search", "", "-t", "user.message", "--count", "--claude-home", str(home), "--format", "json"]
+    runs = [[json.loads(x) for x in CliRunner().invoke(cli, a).output.splitlines()]
+            for a in (argv, argv, [*argv, "--no-index"])]
+    first, second, scan = (r[-1]["index"] for r in runs)
+    assert (first["built"], first["scanned"], first["from_index"], first["scanned_why"]) == (lanes, 0, 0, None)
+    assert (second["built"], second["scanned"], second["from_index"]) == (0, 0, lanes)
+    assert scan["scanned"] == lanes
+    for r in runs:
+        for k in ("index", "records_parsed", "shape_skipped", "shape_counted"):
+            r[-1].pop(k)
+    assert runs[0] == runs[1] == runs[2]

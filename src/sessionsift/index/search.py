@@ -56,6 +56,10 @@ def _damaged(read: list) -> bool:
     return bool(read[5]) or bool(read[6]) or bool(read[7]) or bool(read[8]) or bool(read[9])
 
 
+NOT_INDEXED = "not indexed yet"
+CHANGED = "changed since it was indexed"
+
+
 def view(lane: Lane, with_cols: bool) -> tuple[View | None, str | None]:
     """The lane's index for a search (updated first if the file only grew), or (None, why)."""
     if config.why_off(lane.index_off) is not None:
@@ -66,7 +70,7 @@ def view(lane: Lane, with_cols: bool) -> tuple[View | None, str | None]:
         return None, exc.strerror or str(exc)
     how = "index"
     if f is None or verdict == store.STALE:
-        return None, "not indexed yet" if f is None else "changed since it was indexed"
+        return None, NOT_INDEXED if f is None else CHANGED
     if verdict == store.GROWN or f.identity.end != st.st_size:
         if f.identity.end == st.st_size or verdict == store.GROWN:
             try:
@@ -106,13 +110,26 @@ def _needle_bits(p) -> int | None:
 
 def census_lane(p, pos: int, lane: Lane, why: list):
     """The LaneOutcome of a census query on one lane from its index, or None (then scan it; the
-    reason is appended to `why`)."""
+    reason is appended to `why`). A census reads every record, so a transcript with no index, or
+    one rewritten since it was indexed, is indexed now as it is read (the normal path: no separate
+    `index update`; one streaming pass, the one `stats` takes) and answered from that index
+    (`from_index` "built")."""
     from ..providers.claude.search.scan import copies_of
 
     if copies_of(p, lane) is not None:
         why.append("a fork's copied records")
         return None
     v, reason = view(lane, per_record(p))
+    if v is None and reason in (NOT_INDEXED, CHANGED):
+        try:
+            _ls, how = L.lane_stats(lane)
+        except OSError as exc:
+            why.append(exc.strerror or str(exc))
+            return None
+        if how.how == "built":
+            v, reason = view(lane, per_record(p))
+            if v is not None:
+                v.how = "built"
     if v is None:
         why.append(reason or "no index")
         return None

@@ -81,11 +81,13 @@ class LanePart:
                 "scanned_why": dict(sm.index_why) or None}
 
     def index_note(self) -> str | None:
-        """A census that scanned some transcripts says so (a pattern search scans by nature)."""
+        """A census that scanned some transcripts says so (a pattern search scans by nature). It
+        indexes what it reads itself, so what is left is what no index answers (damaged lines, a
+        torn tail, a fork's copies, an index that could not be read or written)."""
         sm = self.run.summary
         if not self.run.plan.use_index or not sm.index_why:
             return None
         n = sum(sm.index_why.values())
         return (f"index: {n} transcript(s) scanned without it ("
                 + "; ".join(f"{k}: {v}" for k, v in sm.index_why.items())
-                + "); `sessionsift index update` indexes them")
+                + ")")
