@@ -44,6 +44,8 @@ REASON_SEARCH = ("Claude Code's search capability (moved under providers/claude/
 
 ALLOWED_IMPORTS: dict[str, str] = {
     # "importer -> imported": the reason
+    'sessionsift.providers.claude.model.lineage -> sessionsift.index.lanes':
+        REASON_SEARCH,
     'sessionsift.providers.claude.search.lanes -> sessionsift.index.answers':
         REASON_SEARCH,
     'sessionsift.providers.claude.search.lanes -> sessionsift.index.config':

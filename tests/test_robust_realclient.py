@@ -288,3 +288,32 @@ def test_a_fork_is_found_when_the_parent_flushed_its_first_reply_before_the_prom
     by = {r["session_id"]: r for r in rows if r["kind"] == "session"}
     fork, parent = "582e0a10-1fb7-43c5-8068-6dd07b287cf6", "43d862be-7c57-5677-87e1-3657469384d9"
     assert by[fork]["forked_from"]["session_id"] == parent and by[parent]["forks"] == [fork]
+
+
+def test_lineage_is_read_from_the_index_once_indexed(rr, tmp_path, monkeypatch):
+    """Issue 25: fork detection parsed every line of every family member on every run (a store of
+    resumed and forked sessions: `stats` warm at 30x rg). The first `stats` (index on) indexes the
+    family's members; every later answer reads their uuids, lines and offsets from the index: no
+    transcript is read line by line for lineage (lineage._uuids is not called), and the forks -
+    parent, branch line, every copied line and offset - equal those read from the files."""
+    from sessionsift.index.lanes import census_one
+    from sessionsift.providers.claude.discover import resolve_targets
+    from sessionsift.providers.claude.model import lineage
+    from sessionsift.providers.claude.stats import stats
+
+    for name in ("robust_fork", "robust_rewind_fork"):
+        gt = rr[name]
+        monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / name))
+        scope = resolve_targets([], Path(gt["config_dir"]))
+        ref = lineage.find_forks(scope.sessions)  # nothing indexed yet: read from the files
+        assert len(ref) == 1, (name, ref)
+        first = stats(scope, census=census_one)
+        read: list = []
+        real = lineage._uuids
+        monkeypatch.setattr(lineage, "_uuids", lambda p: read.append(p) or real(p))
+        again = stats(scope, census=census_one)
+        assert lineage.find_forks(scope.sessions) == ref
+        assert read == [], (name, read)
+        assert [ls.forked_from for ls in again.lanes] == [ls.forked_from for ls in first.lanes]
+        assert sum(ls.forked_from is not None for ls in again.lanes) == 1
+        monkeypatch.setattr(lineage, "_uuids", real)

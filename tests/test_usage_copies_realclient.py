@@ -111,7 +111,7 @@ def test_the_token_rule_alone_counts_each_response_once(runs, name, monkeypatch)
     from sessionsift.providers.claude.discover import resolve_targets
     from sessionsift.providers.claude.model import lineage
 
-    monkeypatch.setattr(lineage, "find_forks", lambda sessions: {})
+    monkeypatch.setattr(lineage, "find_forks", lambda sessions, *_a, **_k: {})
     cfg = Path(runs[name]["config_dir"])
     want, held = _independent(cfg)
     res = S.stats(resolve_targets([], cfg))

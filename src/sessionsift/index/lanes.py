@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from array import array
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..providers.claude import stats as S
 from ..providers.claude.discover import Lane
@@ -162,6 +163,44 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple
         if rewrite:
             _write(lane, buf, end, st, sections)
     return ls, outcome
+
+
+def uuid_seq(path, index_off: str | None = None, build: bool = False) -> list[tuple[str, int, int]] | None:
+    """(uuid, line, offset) of every uuid-bearing record of the transcript at `path`, in file
+    order - what lineage (providers/claude/model/lineage.py `_uuids`) reads to tell forks apart -
+    from its index when the index is fresh and covers the whole file: no line is parsed (the
+    skeleton's uuid slots and replays, the columns' line numbers and offsets). `build`: a
+    transcript with no usable index is indexed first (one census pass, kept for every later
+    answer). None: the index is off, or not usable (then the caller reads the file)."""
+    if config.why_off(index_off) is not None:
+        return None
+    lane = Lane(Path(path), "", "main", "main", index_off=index_off)
+    for attempt in (0, 1):
+        try:
+            f, st, verdict = _open(lane)
+        except OSError:
+            return None
+        if f is not None and verdict == store.FRESH and f.identity.end == st.st_size:
+            po, co = f.section("part"), f.section("cols")
+            if po is not None and co is not None:
+                return _seq_from(po["sk"], co)
+        if attempt or not build:
+            return None
+        try:
+            _ls, how = lane_stats(lane)
+        except OSError:
+            return None
+        if how.how == "scanned":
+            return None
+    return None
+
+
+def _seq_from(sk: dict, co: dict) -> list[tuple[str, int, int]]:
+    names: dict[int, str] = dict(zip(array("i", sk["first"]), sk["uuids"])) if sk["uuids"] else {}
+    for slot, first in sk["replay"]:
+        names[slot] = names[first]
+    no, off = array("I", co["no"]), array("Q", co["off"])
+    return [(names[i], no[i], off[i]) for i in sorted(names)]
 
 
 @dataclass

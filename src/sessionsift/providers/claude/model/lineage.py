@@ -152,6 +152,16 @@ def _uuids(path) -> list[tuple[str, int, int]]:
     return out
 
 
+def _seq(s, build: bool, index_off: str | None) -> list[tuple[str, int, int]]:
+    """`_uuids` of session `s`'s transcript, from its index where the index answers (no line
+    parsed: issue 25, a store of resumed and forked sessions parsed every family member on every
+    run), else read from the file. `build`: a transcript with no usable index is indexed first."""
+    from ....index import lanes as IL
+
+    got = IL.uuid_seq(s.path, getattr(s, "index_off", None) or index_off, build)
+    return got if got is not None else _uuids(s.path)
+
+
 def _record_ts(path, uuid: str) -> str | None:
     """The `timestamp` of the record carrying `uuid` among the head's lines (HEAD_LINES), read in
     growing windows like `read_head` (a head, never the whole file)."""
@@ -283,8 +293,10 @@ def _join_rerooted(fams: dict) -> None:
                 break
 
 
-def find_forks(sessions: Iterable) -> dict[str, Fork]:
-    """Fork session id -> its Fork, among `sessions` (Session objects; main lanes only)."""
+def find_forks(sessions: Iterable, build: bool = False, index_off: str | None = None) -> dict[str, Fork]:
+    """Fork session id -> its Fork, among `sessions` (Session objects; main lanes only). The
+    uuids of a family's members come from their index where it answers (`build`: indexed first
+    where it does not; `index_off`: why the index is off, for sessions that do not say)."""
     # keyed by the first uuid alone: a fork run from another directory (`claude --resume <id>
     # --fork-session` from a subdirectory) is written under that directory's project dir
     # (measured: tests/realclient/scenarios_usage.py `usage_fork_elsewhere`); uuids are unique
@@ -300,7 +312,7 @@ def find_forks(sessions: Iterable) -> dict[str, Fork]:
         if len(members) < 2:
             continue
         members.sort(key=lambda m: (m[0], m[1]))
-        seqs = {sid: _uuids(s.path) for _ts, sid, s in members}
+        seqs = {sid: _seq(s, build, index_off) for _ts, sid, s in members}
         sets = {sid: {u: ln for u, ln, _o in seq} for sid, seq in seqs.items()}
         for i, (ts, sid, s) in enumerate(members):
             if i == 0 or ts == members[0][0]:
@@ -334,9 +346,9 @@ def forks_in_scope(scope) -> dict[str, Fork]:
     return {k: f for k, f in forks.items() if f.parent_session_id in ids}
 
 
-def lineage_for(sessions: list) -> dict[str, Fork]:
+def lineage_for(sessions: list, build: bool = False) -> dict[str, Fork]:
     """Forks among `sessions` and their siblings (every session of their project directories), so a
-    fork shows its parent even when the parent is not in the answer."""
+    fork shows its parent even when the parent is not in the answer. `build`: find_forks's."""
     from ..discover import sessions_in
 
     dirs = {str(s.project_dir): s.project_dir for s in sessions}
@@ -347,7 +359,8 @@ def lineage_for(sessions: list) -> dict[str, Fork]:
     for s in sessions:
         sib.setdefault(s.session_id, s)
     wanted = {s.session_id for s in sessions}
-    forks = find_forks(sib.values())
+    off = next((s.index_off for s in sessions if getattr(s, "index_off", None)), None)
+    forks = find_forks(sib.values(), build, off)
     return {k: f for k, f in forks.items() if k in wanted or f.parent_session_id in wanted}
 
 
@@ -356,16 +369,20 @@ def copy_offsets(scope) -> dict[str, frozenset[int]]:
     return {os.fspath(f.path): f.copied_offsets for f in forks_in_scope(scope).values()}
 
 
-def dir_copy_offsets(sessions) -> dict[str, frozenset[int]]:
+def dir_copy_offsets(sessions, index_off: str | None = None) -> dict[str, frozenset[int]]:
     """`copy_offsets` for in-scope sessions given as (session id, transcript path) pairs (search
-    passes those of one project directory and its related ones: search/api.py `related_dirs`)."""
+    passes those of one project directory and its related ones: providers/claude/search/scan.py
+    `related_dirs`); `index_off`: why the index is off for this answer (then every family member's
+    uuids are read from its file)."""
     class _S:
-        __slots__ = ("session_id", "path", "project_dir")
+        __slots__ = ("session_id", "path", "project_dir", "index_off")
 
         def __init__(self, sid: str, path: str):
             self.session_id, self.path = sid, path
             self.project_dir = os.path.dirname(path)
+            self.index_off = index_off
 
     ss = [_S(sid, p) for sid, p in sessions]
     ids = {s.session_id for s in ss}
-    return {os.fspath(f.path): f.copied_offsets for f in find_forks(ss).values() if f.parent_session_id in ids}
+    return {os.fspath(f.path): f.copied_offsets for f in find_forks(ss, False, index_off).values()
+            if f.parent_session_id in ids}

@@ -390,6 +390,7 @@ def lane_search(query: Query, scope: Scope, use_index: bool = False) -> LaneRun:
     e.g. not when the index directory lies inside the data root)."""
     p = plan(query)
     p.copies, p.copies_known = {}, False
+    p.index_off = scope.index_off
     for s in scope.sessions:
         p.scope_dirs.setdefault(os.fspath(s.project_dir), []).append((s.session_id, os.fspath(s.path)))
     if use_index:

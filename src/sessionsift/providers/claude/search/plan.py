@@ -65,6 +65,9 @@ class Plan:
     """`copies` is complete (else filled per project directory by `copies_of`)."""
     copies_done: set = field(default_factory=set)
     """Project dirs whose forks are in `copies` already."""
+    index_off: str | None = None
+    """Why the index is off for this answer (Scope.index_off): lineage then reads every family
+    member's uuids from its file, never from its index."""
     left_out: tuple[tuple[str, str], ...] = ()
     """(kind, flag) of every gated kind or source this query does not search (left_out_kinds)."""
     count_left_out: bool = False

@@ -382,7 +382,7 @@ def copies_of(p: Plan, lane: Lane) -> frozenset[int] | None:
             p.copies_done.update(group)
             from ..model.lineage import dir_copy_offsets
 
-            p.copies.update(dir_copy_offsets([x for dd in group for x in p.scope_dirs.get(dd, ())]))
+            p.copies.update(dir_copy_offsets([x for dd in group for x in p.scope_dirs.get(dd, ())], p.index_off))
     return p.copies.get(str(lane.path)) if p.copies else None
 
 
