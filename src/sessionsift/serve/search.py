@@ -1,8 +1,8 @@
 """The search page: the CLI's query language (`search PATTERN` with -i, -F, -t/-T kinds, no
-subagents; cli/search_run.py SearchArgs is the form's model) run by the library's searches --
-`sessionsift.search.search` over Claude Code's deep scope and `questions.search.search` over every
-other provider's sessions, as the command runs them --, the hits grouped into the turns they sit
-in (the turn's prompt, then each matching record, the match marked), each linked into its session.
+subagents; cli/search_run.py SearchArgs is the form's model) run by the library's one search
+(`sessionsift.search.search` over the selection, as the command runs it), the hits grouped into
+the turns they sit in (the turn's prompt, then each matching record, the match marked), each
+linked into its session.
 
 The form takes the options of the command (cli/search_run.py SearchArgs) and builds the same
 library Query from them, so a query means here what it means on the command line.
@@ -62,56 +62,44 @@ def args_of(q: dict) -> Args:
 
 def run(store, a: Args) -> Result:
     """The hits of one query: the rows `sessionsift search PATTERN --format json` prints (the same
-    Query, the deep scope of the selection's Claude Code part, the shared search over the rest)."""
+    Query over the same selection, through the one search: sessionsift.search.search)."""
     from ..errors import UsageError
-    from ..index.report import IndexReport
-    from ..providers.claude.kinds import claude_selectors, selected_kinds
-    from ..questions.search import SharedQuery, search as shared_search
     from ..search import Query, search
-    from ..search.api import plan
+    from ..search.records import SessionOutcome
 
-    try:
-        c_include, c_exclude = claude_selectors(a.include), claude_selectors(a.exclude)
-        query = Query(patterns=(a.pattern,), ignore_case=a.ignore_case, fixed=a.fixed, include=c_include,
-                      exclude=c_exclude, subagents=not a.no_subagents, context=True)
-        pl = plan(query)
-        kinds = selected_kinds(tuple(a.include), tuple(a.exclude))
-    except (UsageError, ValueError) as exc:
-        return Result([], 0, 0, error=str(exc))
+    query = Query(patterns=(a.pattern,), ignore_case=a.ignore_case, fixed=a.fixed, include=tuple(a.include),
+                  exclude=tuple(a.exclude), subagents=not a.no_subagents, context=True)
     sel = store.snapshot().selection
     if a.no_subagents:
         sel = sel.main_only()
+    try:
+        outcomes = list(search(query, sel).outcomes(plain=False))
+    except (UsageError, ValueError) as exc:
+        return Result([], 0, 0, error=str(exc))
     groups: dict[tuple, Group] = {}
     n = 0
     with_hits: set[tuple[str, str]] = set()
-    scope = sel.claude  # the deep model's scope (None: its root was not looked at)
-    deep = [] if scope is None or (a.include and not c_include) else \
-        search(query, scope, use_index=IndexReport.for_root(scope.home.path, scope.index_off).on).outcomes(plain=False)
-    for lane, o in deep:
+    for unit, o in outcomes:
+        if isinstance(o, SessionOutcome):
+            for sh in o.hits:
+                n += 1
+                r = sh.record
+                with_hits.add((o.ref.provider, o.ref.session_id))
+                g = groups.setdefault((o.ref.provider, o.ref.session_id, r.lane or "main", sh.turn),
+                                      Group(o.ref.provider, o.ref.session_id, r.lane or "main", sh.turn,
+                                            sh.opener.text if sh.opener is not None else None))
+                g.hits.append((r.line, r.locator, r.kind + (f" {r.tool_name}" if r.tool_name else ""), sh.text,
+                               sh.span))
+            continue
+        lane = unit  # a deep part's lane (Claude Code): a lane inside a session names the session it is in
+        sid = lane.session_id
+        lname = lane.display if lane.is_subagent else "main"
         for h in o.hits:
             n += 1
-            sid = lane.session_id  # a lane inside a session names the session it is in
-            lname = lane.display if lane.is_subagent else "main"
             with_hits.add(("claude-code", sid))
             g = groups.setdefault(("claude-code", sid, lname, h.turn),
                                   Group("claude-code", sid, lname, h.turn, h.opener.text if h.opener else None))
             g.hits.append((h.line, None, ",".join(h.labels), h.text, h.span))
-    provs = {en.name: en.provider for en in sel.survey.entries if en.provider is not None}
-    pairs = [(provs[r.provider], r) for r in sel.refs if r.provider in provs]
-    if pairs:
-        sq = SharedQuery(regex=pl.regex, kinds=kinds, needles=tuple(pl.needles) if pl.needles else None,
-                         needles_ci=pl.needles_ci)
-        outs, _sm = shared_search(pairs, sq)
-        for so in outs:
-            for sh in so.hits:
-                n += 1
-                r = sh.record
-                with_hits.add((so.ref.provider, so.ref.session_id))
-                g = groups.setdefault((so.ref.provider, so.ref.session_id, r.lane or "main", sh.turn),
-                                      Group(so.ref.provider, so.ref.session_id, r.lane or "main", sh.turn,
-                                            sh.opener.text if sh.opener is not None else None))
-                g.hits.append((r.line, r.locator, r.kind + (f" {r.tool_name}" if r.tool_name else ""), sh.text,
-                               sh.span))
     return Result(list(groups.values()), n, len(with_hits))
 
 
