@@ -273,7 +273,7 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/providers/claude/live/whoami.py': 2,
     'src/sessionsift/providers/claude/model/lane.py': 3,
     'src/sessionsift/providers/claude/model/lanecols.py': 1,
-    'src/sessionsift/providers/claude/model/lineage.py': 7,
+    'src/sessionsift/providers/claude/model/lineage.py': 6,
     'src/sessionsift/providers/claude/model/projected.py': 1,
     'src/sessionsift/providers/claude/model/record.py': 6,
     'src/sessionsift/providers/claude/records.py': 55,
