@@ -1,5 +1,5 @@
 """The cross-provider halves of `show`, `search`, `stats` and `files`: rendering of the generic
-path (sessionsift.questions) for every provider but Claude Code, whose sessions keep their deep
+path (the shared records: sessionsift.search.records and the other questions) for every provider but Claude Code, whose sessions keep their deep
 paths in cmd_core / cmd_search / cmd_files."""
 
 from __future__ import annotations

@@ -302,7 +302,7 @@ class Crush(Provider):
     def rule_out_rows(self, refs: list[SessionRef], needles: list[str] | None, ci: bool,
                       kinds: frozenset[str]) -> list[bool]:
         """For each ref: True when none of its session's ``messages.parts`` holds a needle, so no
-        record can match (questions/prefilter.py's guarantee at row level: outside ``meta``, whose
+        record can match (search/gate.py's guarantee at row level: outside ``meta``, whose
         texts the reader composes or takes from the files tables, a record's matchable text is JSON
         string values of its message's ``parts``; Go's encoding/json leaves printable ASCII as is
         but ``<``, ``>`` and ``&``, written ``\\u003c`` etc., so a needle holding one is not gated).

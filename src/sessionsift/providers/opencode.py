@@ -285,7 +285,7 @@ class Opencode(Provider):
     def rule_out_rows(self, refs: list[SessionRef], needles: list[str] | None, ci: bool,
                       kinds: frozenset[str]) -> list[bool]:
         """For each ref: True when none of the rows its session is read from holds a needle, so no
-        record can match (questions/prefilter.py's guarantee, at row level: outside ``meta``, whose
+        record can match (search/gate.py's guarantee, at row level: outside ``meta``, whose
         texts the mapper composes or reads from saved files, a record's matchable text is JSON
         string values of its ``part``/``message`` rows; opencode's JSON.stringify leaves printable
         ASCII other than quote and backslash as is). SQLite's ``instr`` looks inside each value,

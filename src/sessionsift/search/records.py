@@ -67,7 +67,7 @@ class SessionOutcome:
     truncated: int = 0
     """Records searched whose text the client cut on disk (Record.truncated)."""
     prefiltered: bool = False
-    """Not parsed: no file of the session holds a needle (questions/prefilter.py)."""
+    """Not parsed: no file of the session holds a needle (search/gate.py)."""
 
 
 def record_text(r: Record) -> str:

@@ -367,7 +367,7 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=Non
     problems = list(scope.problems)
     out: list[LaneStats] = []
     # a family's members are read from their index (indexed first where they have none: a census
-    # reads every record anyway), so lineage parses no line on a warm run (issue 25)
+    # reads every record anyway), so lineage parses no line on a warm run
     forks = lineage_for(scope.sessions, build=census is not None)
     in_scope = {s.session_id for s in scope.sessions}
     counted_once = {f.path: f for f in forks.values() if f.parent_session_id in in_scope}

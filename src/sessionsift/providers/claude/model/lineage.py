@@ -154,7 +154,7 @@ def _uuids(path) -> list[tuple[str, int, int]]:
 
 def _seq(s, build: bool, index_off: str | None) -> list[tuple[str, int, int]]:
     """`_uuids` of session `s`'s transcript, from its index where the index answers (no line
-    parsed: issue 25, a store of resumed and forked sessions parsed every family member on every
+    parsed: a store of resumed and forked sessions had every family member parsed on every
     run), else read from the file. `build`: a transcript with no usable index is indexed first."""
     from ....index import lanes as IL
 
