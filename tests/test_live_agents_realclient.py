@@ -504,3 +504,48 @@ def test_copilot_waiting_on_a_tool_approval_over_acp(tmp_path):
         assert row["verdict"] == "idle-eot", row["reason"]
     finally:
         netns.stop_group(p)
+
+
+@pytest.mark.parametrize("c", [OPENCODE, KILO], ids=lambda c: c.name)
+def test_a_question_to_the_user_is_waiting_then_wait_stop_returns_once_answered(c, tmp_path):
+    """The real client run as a server (``serve``, driven over its HTTP API: ``run`` denies the question tool)
+    calls ``question``; its tool part stays ``running`` until the harness answers (gate ``answer``): the
+    session is ``waiting`` (on a human), ``wait --for human`` holds at once, and ``wait --for stop``, started
+    before the answer, returns once the client has the answer and ends the turn."""
+    p = c.start("live_question", tmp_path)
+    s = tmp_path / "live_question"
+    home = s / c.home
+    try:
+        until(lambda: (s / "questions.json").exists(), 240, f"{c.name}: the question to be asked")
+        (asked,) = json.loads((s / "questions.json").read_text())
+        pid = int((s / "client-P1.pid").read_text())
+        sid = the_session(c, home)
+        assert asked["sessionID"] == sid
+        code, rows = cli("status", sid, c.flag, str(home))
+        row = session_row(rows, sid)
+        assert code == 0 and row["verdict"] == "waiting" and row["turn_ended"] is False, row["reason"]
+        assert row["reason"].startswith("blocked on a human: question running")
+        (t,) = surface(row, "messages")["open_tools"]
+        assert (t["tool"], t["status"], t["call_id"]) == ("question", "running", asked["tool"]["callID"])
+        assert surface(row, "processes")["pids"] == [pid]
+        code, rows = cli("wait", sid, "--for", "human", "--timeout", "30", c.flag, str(home))
+        assert code == 0 and rows[-1]["satisfied"] is True
+        wt = subprocess.Popen(CLI + ["wait", sid, "--for", "stop", "--timeout", "200", c.flag, str(home),
+                                     "--format", "json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+        try:
+            line = wt.stderr.readline()
+            assert "wait: ready: baselines taken" in line, line
+            assert wt.poll() is None  # the question is open: the wait waits
+            gate.release(s, "answer")
+            out, err = wt.communicate(timeout=240)
+        finally:
+            if wt.poll() is None:
+                wt.kill()
+        rows = [json.loads(x) for x in out.splitlines()]
+        assert wt.returncode == 0, (out[-2000:], err[-2000:])
+        assert rows[-1]["satisfied"] is True and session_row(rows, sid)["verdict"] == "idle-eot"
+        p.wait(timeout=240)
+        assert p.returncode == 0, (tmp_path / "live_question.runner.log").read_text()[-3000:]
+    finally:
+        netns.stop_group(p)

@@ -7,6 +7,8 @@ with ``runner.start_scenario("tests.realclient.copilot.scenarios_live:<name>", r
   whoami`` inside it; the final reply is held at gate ``reply`` until the test releases it (the turn
   stays open, the client alive).
 - ``live_tool``: the bash call is ``sleep 300``; the test SIGKILLs the client while it runs.
+- ``live_approval``: over ACP (``copilot --acp``, no ``--allow-all-tools``) a bash call the client asks
+  its ACP client (the harness) to approve; granted once the test releases gate ``approve``.
 """
 from __future__ import annotations
 

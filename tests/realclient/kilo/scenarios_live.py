@@ -22,5 +22,8 @@ LIVE_HOLD = Scenario(
     ])],
 )
 LIVE_TOOL = replace(oc.LIVE_TOOL)
+LIVE_QUESTION = replace(oc.LIVE_QUESTION, extra_env={"KILO_ENABLE_QUESTION_TOOL": "1"})
+"""opencode's, over ``kilo serve``; the switch is Kilo's own (``KILO_ENABLE_QUESTION_TOOL``: its tool registry,
+``["app","cli","desktop","vscode"].includes(client) || enableQuestionTool``)."""
 
-ALL = {s.name: s for s in (LIVE_HOLD, LIVE_TOOL)}
+ALL = {s.name: s for s in (LIVE_HOLD, LIVE_TOOL, LIVE_QUESTION)}

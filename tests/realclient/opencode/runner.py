@@ -174,7 +174,9 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: 
     env_i = netns.env_i(dict(sorted(env.items())))
     with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl"), summary=SUMMARY) as mock:
         write_config(s_dir, mock.base_url, sc.model_limit, flavor)
-        for i, p in enumerate(sc.prompts):
+        if sc.serve:
+            runs.append(run_serve(sc, s_dir, work, env_i, exe, mock))
+        for i, p in enumerate([] if sc.serve else sc.prompts):
             argv = [exe, "run", "--print-logs", "--format", "json"] + (["--continue"] if p.how == "continue" else [])
             argv.append(p.text)
             out = open(s_dir / f"client-P{i + 1}.stdout.jsonl", "w")
@@ -206,6 +208,71 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: 
     truth = ground_truth(sc, s_dir, work, served, runs, root_commit, time.time() - t0, flavor)
     truth["data_dir"] = str(data_dir(s_dir, shared, flavor))
     netns.finish(s_dir, truth)  # ends, by pid, what a killed client left running (a `sleep 60`), and writes it
+
+
+def run_serve(sc: Scenario, s_dir: Path, work: Path, env_i: list[str], exe: str, mock: MockChat) -> dict:
+    """``opencode serve`` on 127.0.0.1 driven over its HTTP API (see ``Scenario.serve``)."""
+    import socket
+    import urllib.request
+
+    from ..common import gate
+
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+
+    def http(method: str, path: str, body: dict | None = None):
+        req = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            raw = r.read()
+        return json.loads(raw) if raw.strip() else None
+
+    argv = [exe, "serve", "--print-logs", "--hostname", "127.0.0.1", "--port", str(port)]
+    err = open(s_dir / "client-P1.log", "w")
+    start = time.time()
+    proc = subprocess.Popen([*env_i, *argv], cwd=work, stdout=err, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    (s_dir / "client-P1.pid").write_text(f"{proc.pid}\n")
+    try:
+        for _ in range(600):
+            try:
+                http("GET", "/session")
+                break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"opencode serve exited {proc.returncode}")
+                time.sleep(0.1)
+        sid = http("POST", "/session", {})["id"]
+        http("POST", f"/session/{sid}/prompt_async", {"parts": [{"type": "text", "text": sc.prompts[0].text}]})
+        asked: list = []
+        for _ in range(1200):
+            asked = http("GET", "/question") or []
+            if asked or mock.served_event("P1", len(sc.prompts[0].steps) - 1).is_set():
+                break
+            time.sleep(0.1)
+        (s_dir / "questions.json").write_text(json.dumps(asked, indent=1))
+        for q in asked:
+            gate.hold(s_dir, "answer")
+            http("POST", f"/question/{q['id']}/reply",
+                 {"answers": [[x["options"][0]["label"]] for x in q["questions"]]})
+        if not mock.served_event("P1", len(sc.prompts[0].steps) - 1).wait(120):
+            raise RuntimeError("the last step was never served")
+        for _ in range(300):  # the turn is written once the reply is in: until the session is idle
+            if (http("GET", "/session/status") or {}).get(sid, {"type": "idle"}).get("type") == "idle":
+                break
+            time.sleep(0.1)
+    finally:
+        proc.terminate()
+        try:
+            rc = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+        err.close()
+    return {"prompt": 1, "argv": argv[1:], "rc": rc, "killed": False, "session_id": sid,
+            "seconds": round(time.time() - start, 3)}
 
 
 def _apply(files: dict[str, bytes], name: str, args: dict, work: str) -> None:

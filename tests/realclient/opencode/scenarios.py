@@ -39,6 +39,11 @@ class Scenario:
     """call key ``P1/2/0`` (conversation/step/index) -> the exit code the shell command gives."""
     extra_env: dict[str, str] = field(default_factory=dict)
     """Variables added to the client's environment (documented per scenario)."""
+    serve: bool = False
+    """Run ``opencode serve`` on loopback (not ``opencode run``, which denies the ``question`` tool) and
+    drive it over its HTTP API: one session, the first prompt (``prompt_async``); a question the client
+    asks (``GET /question``) is logged to ``questions.json`` and answered with each question's first
+    option once the test releases gate ``answer``; the server is stopped once the last step is served."""
     model_limit: dict | None = None
     """The mock model's ``limit`` in opencode.json (default context 128000, output 8192)."""
 

@@ -7,6 +7,8 @@ with ``runner.start_scenario("tests.realclient.opencode.scenarios_live:<name>", 
   ``OPENCODE_PID``, ``AGENT``) and runs ``sessionsift whoami`` inside it; the final reply is held at
   gate ``reply`` until the test releases it (the turn stays open, the client alive).
 - ``live_tool``: the bash call is ``sleep 300``; the test SIGKILLs the client while it runs.
+- ``live_question``: over ``opencode serve`` (its HTTP API) a ``question`` call, answered (first option)
+  once the test releases gate ``answer``.
 """
 from __future__ import annotations
 
@@ -42,4 +44,22 @@ LIVE_TOOL = Scenario(
     ])],
 )
 
-ALL = {s.name: s for s in (LIVE_HOLD, LIVE_TOOL)}
+LIVE_QUESTION = Scenario(
+    name="live_question",
+    title="Live question",
+    notes=["P1 over `opencode serve` (its HTTP API; `opencode run` denies the question tool): a `question` call "
+           "(offered with OPENCODE_ENABLE_QUESTION_TOOL=1: its tool registry's `['app','cli','desktop']"
+           ".includes(client) || enableQuestionTool`); the harness answers it (first option) once the test releases "
+           "gate `answer`, then the final reply."],
+    serve=True,
+    extra_env={"OPENCODE_ENABLE_QUESTION_TOOL": "1"},
+    prompts=[Prompt("[live_question P1] Ask me which style to use.", [
+        Step(calls=[("question", {"questions": [{
+            "question": "Which greeting style?", "header": "Style",
+            "options": [{"label": "Casual", "description": "Say hi"},
+                        {"label": "Formal", "description": "Say good day"}]}]})]),
+        Step(text="Casual it is."),
+    ])],
+)
+
+ALL = {s.name: s for s in (LIVE_HOLD, LIVE_TOOL, LIVE_QUESTION)}
