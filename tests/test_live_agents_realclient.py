@@ -549,3 +549,29 @@ def test_a_question_to_the_user_is_waiting_then_wait_stop_returns_once_answered(
         assert p.returncode == 0, (tmp_path / "live_question.runner.log").read_text()[-3000:]
     finally:
         netns.stop_group(p)
+
+
+def test_copilot_a_left_behind_lock_whose_pid_another_program_took_is_not_a_live_owner(copilot_examples, tmp_path):
+    """The killed sample (the real client SIGKILLed mid-call left its inuse.<pid>.lock behind), with ONE hand-made
+    change no client can be made to produce on demand: the lock renamed to the pid of a live process that is not
+    Copilot (a `sleep` this test starts), as when the dead client's pid is reused. The owner is not alive: the
+    session is still stale-dead, the pid listed as reused."""
+    import shutil
+
+    run = copilot_examples["killed"]
+    home = tmp_path / "copilot-home"
+    shutil.copytree(run.home / "session-state" / run.session_id, home / "session-state" / run.session_id)
+    sdir = home / "session-state" / run.session_id
+    sleeper = subprocess.Popen(["sleep", "120"])
+    try:
+        (lock,) = sdir.glob("inuse.*.lock")
+        lock.rename(sdir / f"inuse.{sleeper.pid}.lock")
+        code, rows = cli("status", run.session_id, "--copilot-home", str(home))
+        row = session_row(rows, run.session_id)
+        assert code == 0 and (row["verdict"], row["settled"]) == ("stale-dead", "mid-tool"), row["reason"]
+        lock_row = surface(row, "in-use lock")
+        assert (lock_row["pids"], lock_row["recorded"], lock_row["reused"]) == ([], [sleeper.pid], [sleeper.pid])
+        assert row["owner_ended"] is True
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -161,6 +161,17 @@ def _locks(sdir: Path) -> tuple[list[int] | None, str | None]:
     return sorted(int(m.group(1)) for n in names for m in [_INUSE.match(n)] if m), None
 
 
+def _runs_another_program(prov, pid: int) -> bool:
+    """Whether live ``pid`` runs something that is not GitHub Copilot CLI (its ``/proc/<pid>/cmdline``:
+    the pid of a dead client's left-behind lock reused); False when the command line cannot be read."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return False
+    return bool(argv) and not prov.is_client_argv(argv)
+
+
 def live_state(prov, ref, world) -> LiveState:
     from ...timefmt import instant
 
@@ -172,6 +183,8 @@ def live_state(prov, ref, world) -> LiveState:
                approvals=tail.approvals)]
     pids, err = _locks(path.parent)
     alive = [p for p in pids or [] if proc_alive(p)]
+    reused = [p for p in alive if _runs_another_program(prov, p)]
+    alive = [p for p in alive if p not in reused]
     unprobed = [p for p in pids or [] if proc_alive(p) is None]
     if pids is None:
         owner, owner_why = "unknown", f"the session directory cannot be listed ({err})"
@@ -184,9 +197,10 @@ def live_state(prov, ref, world) -> LiveState:
         rows.append(ev("in-use lock", f"pid(s) {unprobed} not probeable", PROVES["in-use lock"], pids=None,
                        recorded=pids))
     elif pids:
-        owner, owner_why = "none", f"its in-use lock is left behind by pid(s) {pids}, which are gone"
-        rows.append(ev("in-use lock", f"left behind: pid(s) {pids} gone", PROVES["in-use lock"], pids=[],
-                       recorded=pids))
+        gone = "gone" + (f" (pid(s) {reused} now run another program: reused)" if reused else "")
+        owner, owner_why = "none", f"its in-use lock is left behind by pid(s) {pids}, which are {gone}"
+        rows.append(ev("in-use lock", f"left behind: pid(s) {pids} {gone}", PROVES["in-use lock"], pids=[],
+                       recorded=pids, reused=reused))
     else:
         owner, owner_why = "none", "no client holds the session (no inuse.<pid>.lock)"
         rows.append(ev("in-use lock", "none: no client holds the session", PROVES["in-use lock"], pids=[],
