@@ -23,7 +23,7 @@ from tests.clean_util import corpus, losses, snapshot
 from tests.test_clean_faults import SMALL, FILES, _capture, _finished, _leftovers, _rel
 
 REPO = Path(__file__).resolve().parents[1]
-FIG = {"runs": 0, "faults": 0, "enospc": 0, "eio": 0, "tmpfs_sizes": 0, "tmpfs_full": 0, "sessions": 0, "losses": 0}
+FIG = {"runs": 0, "faults": 0, "enospc": 0, "eio": 0, "short": 0, "freed_mid_run": 0, "tmpfs_sizes": 0, "tmpfs_full": 0, "sessions": 0, "losses": 0}
 
 
 @pytest.fixture(autouse=True)
@@ -38,32 +38,62 @@ def _into_data(fd: int, data: Path) -> bool:
         return False
 
 
-def _inject(monkeypatch, data: Path, k: int, err: int, stays: bool, seen: dict) -> None:
+WINDOW = 5  # "full-then-freed": the disk stays full for this many calls, then space comes back mid-run
+
+
+def _inject(monkeypatch, data: Path, k: int, err: int, stays: bool, seen: dict, mode: str = "error") -> None:
     """The k-th os.write or os.fsync on a file under ``data`` fails with ``err`` (and every later
-    one too when ``stays``)."""
+    one too when ``stays``). ``mode``: "error" as said; "window": calls k .. k+WINDOW-1 fail with
+    ENOSPC and then space is freed (between steps of the same run); "short-full" / "short-freed":
+    the k-th os.write (writes only are counted) writes half its bytes and returns that count, as a
+    disk filling up mid-write does, and then every later write and fsync fails with ENOSPC / all
+    succeed again."""
     real_w, real_f = os.write, os.fsync
 
-    def hit(fd) -> bool:
+    def hit(fd, is_write: bool) -> bool:
         if not _into_data(fd, data):
             return False
         seen["calls"] += 1
+        seen["writes"] += is_write
+        if mode == "window":
+            if k <= seen["calls"] < k + WINDOW:
+                seen["faults"] += 1
+                return True
+            return False
+        if mode in ("short-full", "short-freed"):
+            if seen["short"] and mode == "short-full":
+                seen["faults"] += 1
+                seen["enospc_after"] += 1
+                return True
+            return False
         if seen["calls"] == k or (stays and seen["calls"] > k):
             seen["faults"] += 1
             return True
         return False
 
     def write(fd, b):
-        if hit(fd):
+        if hit(fd, True):
             raise OSError(err, os.strerror(err))
+        if mode in ("short-full", "short-freed") and not seen["short"] and _into_data(fd, data) \
+                and seen["writes"] == k:
+            seen["short"] = 1
+            seen["faults"] += 1
+            if len(b) < 2:  # nothing fits: a full disk says so
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real_w(fd, bytes(b)[: len(b) // 2])
         return real_w(fd, b)
 
     def fsync(fd):
-        if hit(fd):
+        if hit(fd, False):
             raise OSError(err, os.strerror(err))
         return real_f(fd)
 
     monkeypatch.setattr(os, "write", write)
     monkeypatch.setattr(os, "fsync", fsync)
+
+
+def _seen() -> dict:
+    return {"calls": 0, "writes": 0, "faults": 0, "short": 0, "enospc_after": 0}
 
 
 @pytest.fixture(scope="module")
@@ -72,25 +102,25 @@ def reference(tmp_path_factory):
     dir, and what survives."""
     t = tmp_path_factory.mktemp("ref")
     home = corpus(t / "h", FILES)
-    seen = {"calls": 0, "faults": 0}
+    seen = _seen()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(A.P, "snapshot", lambda: P.ProcTable())
         _inject(mp, t / "d", 10 ** 9, errno.EIO, False, seen)
         oc = _capture(home, t / "d", SMALL)
     assert [r.status for r in oc.results] == ["removed"] * 3
-    return seen["calls"], _rel(home)
+    return seen["calls"], _rel(home), seen["writes"]
 
 
 @pytest.mark.parametrize("err,stays", [(errno.ENOSPC, True), (errno.EIO, False)], ids=["enospc-stays", "eio-once"])
 def test_a_failing_write_or_fsync_at_every_call_loses_nothing(tmp_path, monkeypatch, reference, err, stays):
-    calls, ref = reference
+    calls, ref, _writes = reference
     assert calls > 10
     for k in range(1, calls + 1):
         t = tmp_path / f"k{k}"
         home = corpus(t / "h", FILES)
         data = t / "d"
         before = snapshot(home)
-        seen = {"calls": 0, "faults": 0}
+        seen = _seen()
         with pytest.MonkeyPatch.context() as mp:
             _inject(mp, data, k, err, stays, seen)
             try:
@@ -107,6 +137,48 @@ def test_a_failing_write_or_fsync_at_every_call_loses_nothing(tmp_path, monkeypa
         assert lost == [], (k, lost)
         _capture(home, data, SMALL)  # the disk is well again: the re-run finishes the job
         assert losses(before, home, data) == [], k
+        _finished(home, data, ref)
+
+
+@pytest.mark.parametrize("mode", ["short-full", "short-freed", "window"])
+def test_a_short_write_or_a_full_spell_at_every_call_loses_nothing(tmp_path, reference, mode):
+    """An injected SHORT write at every os.write into the data dir (half the bytes written and that
+    count returned, as a disk filling up mid-write gives it; item 1 ignored the count), then the
+    disk stays full (every later write/fsync ENOSPC) or space is freed at once; and ENOSPC at
+    every call k for WINDOW calls, then space freed between steps of the same run. After each:
+    nothing lost, and a re-run with space finishes the job."""
+    calls, ref, writes = reference
+    assert writes > 10
+    n = calls if mode == "window" else writes
+    for k in range(1, n + 1):
+        t = tmp_path / f"k{k}"
+        home = corpus(t / "h", FILES)
+        data = t / "d"
+        before = snapshot(home)
+        seen = _seen()
+        with pytest.MonkeyPatch.context() as mp:
+            _inject(mp, data, k, errno.ENOSPC, False, seen, mode)
+            try:
+                _capture(home, data, SMALL)
+            except Exception:  # noqa: BLE001 - a run may stop on the fault; what it leaves is judged below
+                pass
+        assert seen["faults"] >= 1, k
+        if mode != "window":
+            assert seen["short"] == 1, k
+        FIG["runs"] += 1
+        FIG["faults"] += seen["faults"]
+        if mode == "window":
+            FIG["enospc"] += seen["faults"]
+            FIG["freed_mid_run"] += 1
+        else:
+            FIG["short"] += 1
+            FIG["enospc"] += seen["enospc_after"]
+        FIG["sessions"] += len(SMALL)
+        lost = losses(before, home, data)
+        FIG["losses"] += len(lost)
+        assert lost == [], (mode, k, lost)
+        _capture(home, data, SMALL)
+        assert losses(before, home, data) == [], (mode, k)
         _finished(home, data, ref)
 
 
@@ -173,7 +245,8 @@ def test_a_small_tmpfs_data_dir_at_every_size_loses_nothing_and_a_rerun_with_spa
 
 def test_figures(capsys):
     with capsys.disabled():
-        print(f"\nclean disk faults: {FIG['faults']} injected ({FIG['enospc']} ENOSPC, {FIG['eio']} EIO) over "
+        print(f"\nclean disk faults: {FIG['faults']} injected ({FIG['enospc']} ENOSPC, {FIG['eio']} EIO, "
+              f"{FIG['short']} short writes; {FIG['freed_mid_run']} runs with space freed mid-run) over "
               f"{FIG['runs']} runs; a real tmpfs data dir at {FIG['tmpfs_sizes']} sizes, {FIG['tmpfs_full']} of them "
               f"full mid-capture; {FIG['sessions']} session captures; {FIG['losses']} files lost")
     assert FIG["losses"] == 0
