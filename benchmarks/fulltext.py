@@ -110,6 +110,8 @@ def main() -> None:
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
         for lit in LITERALS:
             q = '"' + lit.replace('"', '""') + '"'
+            if "detail=none" in opts:  # no positions: every trigram of the literal, ANDed (a superset)
+                q = " AND ".join('"' + lit[k:k + 3].replace('"', '""') + '"' for k in range(len(lit) - 2))
             try:
                 s, rows = best(lambda: [x[0] for x in con.execute(
                     "SELECT rowid FROM r WHERE r MATCH ? ORDER BY rowid", (q,))], a.repeat)
