@@ -102,7 +102,12 @@ def test_a_gemini_process_blocks_only_the_gemini_sessions_of_its_project(world, 
     blocked = {k for k, v in g.items() if not v.proven}
     assert blocked == {("gemini-cli", GEM)}, {k: g[k].reason for k in blocked}
     assert g[("gemini-cli", GEM)].reason == "agent_working_in_this_project"
-    assert g[("gemini-cli", GEM)].evidence[0]["pid"] == p.pid
+    # the evidence names the process as /proc shows it (mutation testing: a wrong key or argv
+    # index, and a detail without the agent's name, passed every test)
+    assert g[("gemini-cli", GEM)].evidence == [{"pid": p.pid, "cwd": os.path.realpath(work),
+                                               "argv0": str(tmp_path / "bin" / "gemini"),
+                                               "this_commands_caller": False}]
+    assert g[("gemini-cli", GEM)].detail == f"Gemini CLI pid {p.pid} works in this project"
 
 
 def test_a_codex_process_blocks_every_codex_session_and_nothing_else(world, tmp_path, mine_only):
