@@ -100,4 +100,6 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("KILO_DB", raising=False)  # Kilo Code's own database-file variable
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # no progress line on a test's pseudo-terminal however loaded the machine (tests/test_colour.py sets 0 to see it)
+    monkeypatch.setenv("SESSIONSIFT_PROGRESS_DELAY", "1e9")
     yield home

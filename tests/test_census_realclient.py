@@ -141,7 +141,7 @@ def test_stats_counts_calls_and_errors_per_tool(rc):
         sm = rows[-1]
         assert sm["tool_calls"] == _scripted_calls(gt), name
         assert sm["tool_errors"] == errors, name
-    code, out, _ = cli(rc["census_workflow"], "stats")
+    code, out, _ = cli(rc["census_workflow"], "stats", "--verbose")
     assert "tool calls: Bash 2 calls (1 error), Workflow 1 call; 3 calls, 1 error" in out
 
 
@@ -181,7 +181,7 @@ def test_human_prompts_account_for_every_prompt_typed(rc):
         assert rows[-1]["human_prompts"] == want, name
         # user.message alone undercounts what the person did
         assert rows[-1]["labels"].get("user.message", 0) < want["typed"] or name == "subagents"
-    code, out, _ = cli(rc["census_recall"], "stats")
+    code, out, _ = cli(rc["census_recall"], "stats", "--verbose")
     assert "human prompts: 5 typed: 3 sent, 0 queued, 1 rewound, 1 unsent" in out
     # a subagent lane's prompt is its seed, not a human prompt
     code, rows = jcli(rc["subagents"], "stats")
@@ -318,7 +318,7 @@ def test_list_agrees_in_number_and_labels_the_branch(rc):
     code, rows = jcli(gt, "list")
     branch = next(r for r in rows if r["kind"] == "session")["git_branch"]
     assert branch and f"[Claude Code 2.1.258, git branch {branch}]" in out
-    code, out, _ = cli(gt, "stats")
+    code, out, _ = cli(gt, "stats", "--verbose")
     assert "1 transcript read (1 session)" in out
 
 

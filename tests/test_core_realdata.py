@@ -272,8 +272,8 @@ def test_agents_on_a_session_with_no_subagent_is_a_definitive_zero(home, tmp_pat
 def test_stats_counts_in_the_singular(home):
     """`stats` printed `1 thinking blocks` (files_basic: one thinking block) and, for other
     providers, `over 1 usage records` (the killed Codex rollout: one response with usage)."""
-    code, out = run(["stats", "8414eb07", "--claude-home", str(home)])
+    code, out = run(["stats", "8414eb07", "--claude-home", str(home), "--verbose"])  # the full census
     assert code == 0 and "0 narration / 1 thinking block\n" in out and "1 thinking blocks" not in out
     codex = home.parent / "codex-home"
-    code, out = run(["stats", "01a230e8-d707", "--codex-home", str(codex)])
+    code, out = run(["stats", "01a230e8-d707", "--codex-home", str(codex), "--verbose"])
     assert code == 0 and "total=1247 over 1 usage record\n" in out and "usage records" not in out

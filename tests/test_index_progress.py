@@ -27,6 +27,7 @@ class _Tty(io.StringIO):
 
 def test_the_line_shows_on_a_terminal_only(monkeypatch):
     monkeypatch.setattr(P, "DELAY", 0.0)
+    monkeypatch.delenv("SESSIONSIFT_PROGRESS_DELAY")  # the suite's conftest holds every progress line back
     tty, pipe = _Tty(), io.StringIO()
     for stream in (tty, pipe):
         p = P.Progress(3, 3_000_000, stream=stream)

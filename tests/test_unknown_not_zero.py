@@ -211,5 +211,8 @@ def test_token_totals_over_messages_lacking_the_field_are_lower_bounds(home):
     assert n > 1 and lane["tokens_missing_by_model"][model] == {"output_tokens": n - 1}
     assert isinstance(lane["tokens_by_model"][model]["input_tokens"], int)
     assert rows[-1]["tokens_by_model"][model]["output_tokens"] is None
-    rc, out = text(home, "stats", FB)
+    rc, out = text(home, "stats", FB, "--verbose")
     assert f"output_tokens>={kept[0]} ({n - 1} of {n} API messages lack it)" in out and "lower bounds" in out
+    rc, out = text(home, "stats", FB)  # the short answer: its tokens a lower bound, and why
+    row = next(ln for ln in out.splitlines() if ln.startswith(FB))
+    assert row.split()[-1].startswith("≥") and "token totals are lower bounds" in out

@@ -102,6 +102,45 @@ def _default(o: Any) -> Any:
     raise TypeError
 
 
+COLOR = "auto"
+"""``--color auto|always|never`` (set once by the CLI before a command runs): ``auto`` colours a
+terminal unless ``NO_COLOR`` is set to anything non-empty (no-color.org) or ``TERM=dumb``;
+``always`` colours a pipe too (the flag wins over ``NO_COLOR``: it is the later, explicit choice);
+``never`` never. JSON is never coloured."""
+
+STYLES = {"header": "1", "match": "1;31", "id": "33", "dim": "2", "good": "32", "warn": "33", "bad": "31",
+          "bold": "1"}
+"""SGR parameters of the few styles human output uses (a style no terminal knows is no style)."""
+
+
+def colour_wanted(terminal: bool) -> bool:
+    """Whether output to a stream is coloured (`terminal`: it is a terminal, or a pager on one)."""
+    if COLOR == "always":
+        return True
+    if COLOR == "never":
+        return False
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return terminal
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+LIVE = None
+"""The progress line shown on stderr now (index/progress.py), cleared before an answer line is
+written so that the two never share a terminal line."""
+
+
+def _unlive() -> None:
+    if LIVE is not None:
+        LIVE.clear()
+
+
 _CURRENT: "Out | None" = None
 """The writer of the command now running (one per process): an error raised after its header
 still closes its JSON stream with a summary (`close_with_error`)."""
@@ -110,12 +149,15 @@ still closes its JSON stream with a summary (`close_with_error`)."""
 class Out:
     """Writer for one command's output in the chosen format."""
 
-    def __init__(self, fmt: str, command: str, stream: IO[str] | None = None):
+    def __init__(self, fmt: str, command: str, stream: IO[str] | None = None, terminal: bool | None = None):
         global _CURRENT
         self.fmt = fmt
         self.command = command
         self.stream = stream or sys.stdout
         self.json = fmt == "json"
+        self.terminal = _isatty(self.stream) if terminal is None else terminal
+        """The output reaches a terminal (a pager on one: `terminal=True`)."""
+        self.colour = not self.json and colour_wanted(self.terminal)
         self.header_written = False
         self.summary_written = False
         _CURRENT = self
@@ -137,7 +179,29 @@ class Out:
     def text(self, line: str = "", keep_tabs: bool = False) -> None:
         """One line of human text (escaped as a whole; a newline inside it prints as `\\n`)."""
         if not self.json:
+            if LIVE is not None:
+                _unlive()
             self.stream.write((esc_keep_tabs(line) if keep_tabs else esc(line)) + "\n")
+
+    def spans(self, parts: "list[str | tuple[str, str | None]]") -> None:
+        """One line of human text made of parts, each a string or (string, style name of
+        STYLES): every part is escaped first, then coloured when this output is (so no byte from
+        disk can be taken for a colour code, and the line without colour is `text`'s)."""
+        if self.json:
+            return
+        if LIVE is not None:
+            _unlive()
+        buf = []
+        for p in parts:
+            t, st = (p, None) if isinstance(p, str) else p
+            e = esc(t)
+            code = STYLES.get(st) if (st and self.colour and e) else None
+            buf.append(f"\x1b[{code}m{e}\x1b[0m" if code else e)
+        self.stream.write("".join(buf) + "\n")
+
+    def paint(self, line: str, style: str | None) -> None:
+        """`text`, the whole line in one style when coloured."""
+        self.spans([(line, style)])
 
     def block(self, text: str) -> None:
         """Human text of several lines, written as given line by line (each line escaped), with
@@ -171,6 +235,8 @@ class Out:
         err_line(line)
 
     def _j(self, obj: dict) -> None:
+        if LIVE is not None:
+            _unlive()
         self.stream.write(dumps(obj).decode("utf-8") + "\n")
 
 

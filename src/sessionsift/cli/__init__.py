@@ -43,7 +43,8 @@ and Kilo Code wrote to disk. Each one's root: its own flag (--claude-home, --cod
 --kilo-home), or
 --home DIR for all of them, else its environment variable or default (~/.claude, ~/.codex, ...);
 once any root is named, a provider without one is not looked at (docs/cli.md). Every command
-takes --format text|json.
+takes --format text|json, and --color auto|always|never (auto: colour on a terminal unless
+NO_COLOR is set).
 
 Exit codes: 0 answered (also: the reader closed the pipe); 1 nothing matched (where that is
 meaningful); 2 usage or target error; 3 answered, but some inputs could not be read (counts
@@ -88,6 +89,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(code)
     traceback = "--traceback" in raw
     args = [a for a in raw if a != "--traceback"]
+    args = _colour_option(args)
     from .fastsearch import parse
 
     run = parse(args)  # a plain one-off search: no click before its scan (its import delays the first hit)
@@ -104,6 +106,43 @@ def main(argv: list[str] | None = None) -> None:
         _handle(exc, args, traceback)
         raise  # --traceback: the error itself
     sys.exit(status)
+
+
+def _colour_option(args: list[str]) -> list[str]:
+    """Take the global `--color auto|always|never` (anywhere before `--`) off the command line
+    and set it for the rendering path (render.COLOR); a bad value is a usage error (exit 2)."""
+    from .. import render
+
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.extend(args[i:])
+            break
+        if a == "--color" or a.startswith("--color="):
+            if a == "--color":
+                if i + 1 >= len(args):
+                    _bad_colour(None)
+                v = args[i + 1]
+                i += 2
+            else:
+                v = a.split("=", 1)[1]
+                i += 1
+            if v not in ("auto", "always", "never"):
+                _bad_colour(v)
+            render.COLOR = v
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+def _bad_colour(v: str | None) -> None:
+    from .output import err_line
+
+    err_line(f"sessionsift: usage error: --color wants auto, always or never" + (f", got {v!r}" if v is not None else ""))
+    sys.exit(ExitStatus.USAGE)
 
 
 def _handle(exc: BaseException, args: list[str], traceback: bool) -> None:

@@ -6,6 +6,7 @@ from collections import Counter
 
 import click
 
+from .progress_run import with_reading
 from ..providers.claude.discover import Lane
 from ..providers.claude.model.lane import Entry
 from ..providers.claude.model import record as R
@@ -38,26 +39,45 @@ def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
     }
 
 
+_SORT_HELP = ("Order of the rows: newest (default), oldest, size, records, prompts, subagents, project, agent; "
+              "unknown values last. With -n: the first N in this order.")
+
+
 @click.command("list")
 @targeting(limit=True, dataset=True)
 @click.option("--no-subagents", is_flag=True, help="Do not count subagent lanes.")
-def list_cmd(inv, no_subagents):
+@click.option("--sort", "sort", default=None, metavar="KEY",
+              type=click.Choice(["newest", "oldest", "size", "records", "prompts", "subagents", "project", "agent"]),
+              help=_SORT_HELP)
+@with_reading("reading")
+def list_cmd(inv, no_subagents, sort):
     """One row per session of every provider, newest first (Claude Code: each transcript's head
     and tail only; other providers: the session's records), ending with the coverage line.
 
     \b
     Example: sessionsift list --home examples/home
+    Example: sessionsift list --home examples/home --sort size -n 5
     Example: sessionsift list . --format json
     """
-    from ..listing import list_sessions
+    from dataclasses import replace
+
+    from ..listing import list_sessions, sort_rows
 
     if inv.dataset:
+        if sort is not None:
+            from ..errors import UsageError
+
+            raise UsageError("--sort orders this machine's listing; a dataset's is newest first (drop --sort)")
         return _list_dataset(inv, no_subagents)
-    sel = make_selection(inv, subagents=not no_subagents)
+    limit = inv.limit if sort not in (None, "newest") else None
+    sel = make_selection(replace(inv, limit=None) if limit is not None else inv, subagents=not no_subagents)
     res = list_sessions(sel, subagents=not no_subagents)
+    rows = res.rows if sort is None else sort_rows(res.rows, sort)
+    if limit is not None:
+        sel, rows = _first_sessions(sel, rows, limit)
     out = Out(inv.fmt, "list")
-    out.header(**selection_header(sel))
-    for r in res.rows:
+    out.header(**selection_header(sel), **({"sort": sort} if sort is not None else {}))
+    for r in rows:
         session_row(out, r, _display(sel))
     _deleted_rows(out, res.deleted, _display(sel))
     problems = sel.problems() + res.problems
@@ -75,11 +95,13 @@ def list_cmd(inv, no_subagents):
         # a session id target scans every project dir; the dirs that hold the sessions listed are the answer
         dirs = sel.claude.project_dirs or len({str(s.project_dir) for s in sel.claude.sessions})
         ids = {s.session_id for s in sel.claude.sessions}
-        n_claude = sum(1 for r in res.rows if r.ref.session_id in ids)
+        n_claude = sum(1 for r in rows if r.ref.session_id in ids)
         where = (f"; Claude Code: {n_claude} in {_plural(dirs, 'project dir')} under "
                  f"{esc(sel.claude.home.path)}")
     total = "an unknown number of" if res.bytes_total is None else str(res.bytes_total)
-    out.text(f"{sessions_unit(len(res.rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}")
+    out.text(f"{sessions_unit(len(rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}")
+    if sel.narrowed is not None:
+        out.text(sel.narrowed.text())
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
 
@@ -106,6 +128,36 @@ def fmt_epoch(ts: float) -> str:
     from datetime import datetime, timezone
 
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _first_sessions(sel, rows, limit: int):
+    """The selection and rows of the first `limit` top-level sessions of `rows` (in their order)
+    with their child sessions; the selection's `narrowed` then says what `--limit` left out (as it
+    does when it keeps the most recent)."""
+    from dataclasses import replace
+
+    from ..providers.scope import Narrowed
+
+    kept_top = [r for r in rows if r.ref.parent_session_id is None][:limit]
+    keep = {(r.ref.provider, r.ref.session_id) for r in kept_top}
+    grown = True
+    while grown:
+        grown = False
+        for r in rows:
+            k = (r.ref.provider, r.ref.session_id)
+            if k not in keep and r.ref.parent_session_id is not None and (r.ref.provider, r.ref.parent_session_id) in keep:
+                keep.add(k)
+                grown = True
+    n_top = sum(1 for r in rows if r.ref.parent_session_id is None)
+    old = sel.narrowed
+    given = (old.given if old is not None else ()) + (f"--limit {limit}",)
+    if sel.claude is not None:  # the Claude Code scope's sessions: those whose transcript a kept row reads
+        kept_paths = {str(p) for r in rows if (r.ref.provider, r.ref.session_id) in keep for p in r.ref.paths}
+        sel.claude.sessions = [x for x in sel.claude.sessions if str(x.path) in kept_paths]
+    sel = replace(sel, refs=[r for r in sel.refs if (r.provider, r.session_id) in keep])
+    sel.narrowed = Narrowed(given, len(kept_top), (old.left_out if old else 0) + n_top - len(kept_top),
+                            old.undated if old else 0, old.unplaced if old else 0)
+    return sel, [r for r in rows if (r.ref.provider, r.ref.session_id) in keep]
 
 
 def _display(sel):
@@ -153,10 +205,27 @@ def session_row(out, r, display) -> None:
         counts += f", {_plural(subs, 'subagent')}" if subs is not None else ", ? subagents"
     elif subs:
         counts += f", {_plural(subs, 'subagent')}"
-    out.text(f"{esc(ref.session_id)}  {short_local(r.last_at)}  {esc(sm.project or ref.project)}  "
-             f"[{esc(display(ref.provider))} {esc(version or '?')}{branch}] {size}{counts}")
+    from .table import cells, fit, term_width
+
+    W = term_width(out)
+    project = esc(sm.project or ref.project)
+    tail = f"  [{esc(display(ref.provider))} {esc(version or '?')}{branch}] {size}{counts}"
+    head = f"{esc(ref.session_id)}  {short_local(r.last_at)}  "
+    wrap = False
+    if W is not None and cells(head + project + tail) > W:
+        if cells(head) + 20 + cells(tail) <= W:
+            project = fit(project, W - cells(head) - cells(tail), keep_end=True)  # a path keeps its end
+        else:  # too narrow for one line: the project, agent, size and counts go under the id
+            wrap = True
+            project = fit(project, max(12, W - 2 - cells(tail)), keep_end=True)
+    if wrap:
+        out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}"])
+        out.text("  " + project + tail)
+    else:
+        out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}  ", project, tail])
+    room = 100 if W is None else max(20, min(100, W - 9))
     if ref.title:
-        out.text(f"  title: {clip(ref.title, 100)}")
+        out.text(f"  title: {clip(ref.title, room)}")
     f = r.forked_from
     if f:
         if f.get("line") is not None:
@@ -167,9 +236,9 @@ def session_row(out, r, display) -> None:
                         is not None else ""))
     if r.forks:
         out.text(f"  forks: {', '.join(esc(x) for x in r.forks)}")
-    out.text(f"  first: {clip(sm.first_prompt, 100)}")
-    out.text(f"  last:  {clip(sm.last_prompt, 100)}")
-    out.text(f"  agent: {clip(sm.last_agent_message, 100)}")
+    out.text(f"  first: {clip(sm.first_prompt, room)}")
+    out.text(f"  last:  {clip(sm.last_prompt, room)}")
+    out.text(f"  agent: {clip(sm.last_agent_message, room)}")
     for n in sm.notes:
         out.text(f"  note: {esc(n)}")
 
@@ -209,12 +278,16 @@ class _MachineOut:
     def __init__(self, out: Out, machine: str):
         self.out, self.machine = out, machine
         self.json = out.json
+        self.terminal, self.stream = out.terminal, out.stream
 
     def row(self, kind: str, data: dict) -> None:
         self.out.row(kind, {**data, "machine": self.machine})
 
     def text(self, line: str = "") -> None:
         self.out.text(line)
+
+    def spans(self, parts) -> None:
+        self.out.spans(parts)
 
 
 @click.command("show")
@@ -384,14 +457,18 @@ def _size(n: int) -> str:
 @click.option("--shared", "shared_claude", is_flag=True,
               help="Read Claude Code's sessions through their shared records too, as every other agent's (a "
                    "cross-check of its lane census, which gives their figures otherwise)")
-def stats_cmd(inv, no_subagents, strict, shared_claude):
-    """Census per session: Claude Code's line types, labels, turns, compactions, tokens per model;
-    for every provider, records, prompts, tool calls and errors per tool, tokens per model.
+@click.option("-v", "--verbose", is_flag=True,
+              help="Each session's census in full: record types, labels, token fields, prompts by how they were sent.")
+def stats_cmd(inv, no_subagents, strict, shared_claude, verbose):
+    """Census per session: one row each (turns, prompts, records, tool calls, failed, tokens), the
+    tools most called and the totals of every agent; --verbose adds Claude Code's line types,
+    labels, compactions and tokens per field, and every provider's record kinds and tools.
 
     \b
+    Example: sessionsift stats --home examples/home
+    Example: sessionsift stats . --verbose
     Example: sessionsift stats . --format json
-    Example: sessionsift stats --home examples/home --shared
     """
     from .stats_run import run
 
-    return run(inv, no_subagents, strict, shared_claude)
+    return run(inv, no_subagents, strict, shared_claude, verbose)

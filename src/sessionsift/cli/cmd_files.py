@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from .progress_run import with_reading
 from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .invocation import targeting
@@ -32,6 +33,7 @@ def _touch_row(t, home) -> dict:
               show_default=True, help="Grouping of the rows.")
 @click.option("--no-subagents", is_flag=True, help="Main lanes only.")
 @click.option("--subagents-only", is_flag=True, help="Subagent lanes only.")
+@with_reading("reading")
 def files_cmd(inv, by, no_subagents, subagents_only):
     """Which files sessions read, wrote and edited (tool calls, shell commands, and the file changes
     each agent's records hold), when, and by which session and lane.

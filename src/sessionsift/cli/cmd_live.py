@@ -28,13 +28,43 @@ def _state_lines(out: Out, v) -> None:
         out.text(f"  note: {esc(n)}")
 
 
+_CODE = None
+
+
+def plain_note(n: str) -> str:
+    """A note as a person reads it: the claims-catalog codes that tie it to docs (REG-006/013,
+    TAIL-010, BASH-018, ELI-008) left out of text; JSON keeps them."""
+    global _CODE
+    import re
+
+    if _CODE is None:
+        _CODE = re.compile(r"(?:,\s*)?\b[A-Z]{2,6}-\d{3}(?:/\d{3})*\b(?:,\s*)?")
+    t = _CODE.sub(lambda m: ", " if m.group(0).startswith(",") and m.group(0).rstrip().endswith(",") else "", n)
+    t = re.sub(r"\s*\(\s*\)", "", t)
+    t = re.sub(r"\(\s*,\s*", "(", t)
+    t = re.sub(r",\s*\)", ")", t)
+    return re.sub(r"\s{2,}", " ", t).strip()
+
+
+VERDICT_STYLE = {"running": "warn", "waiting": "bad", "waiting-children": "warn", "stale-dead": "bad",
+                 "idle-eot": "good", "idle-background-open": "warn", "unknown": "dim"}
+
+
 def _short_line(out: Out, v, shared: set[str]) -> None:
     st = v.state
-    out.text(f"{v.unit.ref.session_id}  {st.verdict}" + (f" ({st.settled})" if st.settled else "")
-             + f"  {v.unit.display}: {clip(st.reason, 200)}")
+    out.spans([(v.unit.ref.session_id, "id"), "  ",
+               (st.verdict + (f" ({st.settled})" if st.settled else ""), VERDICT_STYLE.get(st.verdict)),
+               f"  {v.unit.display}: {clip(st.reason, 200)}"])
+    for e in st.evidence:  # a surface that could not be read bounds the verdict: said under it, never hidden
+        if e.get("unreadable"):
+            out.text(f"  [{e['surface']}] {clip(e['value'], 160)}")
+    for sec in st.sections:  # what is still open (background work, tasks, todos)
+        out.text(f"  {sec.title}:")
+        for it in sec.items:
+            out.text(f"    {it}")
     for n in st.notes:
         if n not in shared and n not in st.invisible:  # what the disk cannot show is said once at the end
-            out.text(f"  note: {esc(n)}")
+            out.text(f"  note: {plain_note(n)}")
 
 
 def _summary_exit(out: Out, sel, n_rows: int, unread: int, **fields) -> int:
@@ -76,7 +106,7 @@ def status_cmd(inv, verbose):
             _short_line(out, v, shared)
     if not verbose:
         for n, k in res.shared_notes():
-            out.text(f"note ({k} sessions): {esc(n)}")
+            out.paint(f"note ({k} sessions): {plain_note(n)}", "dim")
     for display, items in res.invisible():
         for it in items:
             if it not in shared:

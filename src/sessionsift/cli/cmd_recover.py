@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .progress_run import with_reading
 from ..errors import UsageError
 from ..files.recover import LANE_INVISIBLE, RECORD_INVISIBLE, resolve_file_arg
 from ..timefmt import instant, short_local
@@ -87,6 +88,7 @@ def _names_a_session(inv, t: str) -> bool:
 @click.option("--out", "out_file", default=None, help="Write the reconstruction to FILE (never overwrites).")
 @click.option("--list-backups", is_flag=True, help="List the client's file-history checkpoints of the file.")
 @click.option("--no-subagents", is_flag=True, help="Ignore subagent lanes.")
+@with_reading("reading")
 def recover_cmd(inv, file, coverage, at, patches, out_file, list_backups,
                 no_subagents):
     """Rebuild a file's content from the Read/Write/Edit stream, with every gap named.

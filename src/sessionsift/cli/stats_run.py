@@ -90,10 +90,83 @@ def run_dataset(inv, no_subagents, strict) -> int:
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
 
 
-def run(inv, no_subagents, strict, shared_claude) -> int:
-    """The stats command (docs/stats.md) for the Invocation `inv`; its exit status."""
+def _lane_tokens(ls) -> str:
+    """A lane's tokens (every field summed over its models) as a table cell: `≥N` when some API
+    message lacks a field, `?` when none was recorded."""
+    if not ls.tokens and ls.tokens_missing:
+        return "?"
+    n = sum(sum(d.values()) for d in ls.tokens.values())
+    return ("≥" if ls.tokens_missing else "") + f"{n:,}"
+
+
+def _shared_tokens(st) -> str:
+    if st.tokens_by_model is None:
+        return "?"
+    n = 0
+    for d in st.tokens_by_model.values():
+        n += d["total"] if d.get("total") is not None else sum(v for v in d.values() if v)
+    return f"{n:,}"
+
+
+def _short_table(out, sel, res, gres, deep, display) -> None:
+    """`stats`'s short answer: one row per session (its subagents under it), the figures a person
+    asks for; the record kinds, labels and token fields are `--verbose`'s."""
+    from .table import Col, render
+
+    cols = [Col("SESSION"), Col("AGENT", flex="end", floor=6), Col("TURNS", right=True, drop=True),
+            Col("PROMPTS", right=True), Col("RECORDS", right=True, drop=True), Col("CALLS", right=True),
+            Col("FAILED", right=True), Col("TOKENS", right=True)]
+    rows: list[list[str]] = []
+    claude = display("claude-code")
+    order: dict[str, list] = {}
+    for ls in res.lanes:
+        order.setdefault(ls.lane.session_id, []).append(ls)
+    for sid, lanes in order.items():
+        lanes.sort(key=lambda ls: ls.lane.is_subagent)
+        for ls in lanes:
+            sub = ls.lane.is_subagent
+            rows.append([("  ↳ " + str(ls.lane.display)) if sub else sid, claude, str(ls.turns),
+                         "-" if sub else str(sum(ls.prompts.values())), str(ls.read.records),
+                         str(sum(ls.tool_calls.values())), str(sum(ls.tool_errors.values())), _lane_tokens(ls)])
+    shared = [st for st in gres.sessions if st.ref.provider not in deep]
+    kids: dict[tuple[str, str], list] = {}
+    ids = {(st.ref.provider, st.ref.session_id) for st in shared}
+    for st in shared:
+        p = st.ref.parent_session_id
+        if p is not None and (st.ref.provider, p) in ids:
+            kids.setdefault((st.ref.provider, p), []).append(st)
+
+    def add(st, depth: int) -> None:
+        ref = st.ref
+        name = ref.session_id if depth == 0 else "  " * depth + "↳ " + ref.session_id
+        rows.append([name, display(ref.provider), "?" if st.turns is None else str(st.turns),
+                     "-" if depth else ("?" if st.prompts is None else str(st.prompts)),
+                     "?" if st.records is None else str(st.records), str(sum(st.tool_calls.values())),
+                     str(sum(st.tool_errors.values())), _shared_tokens(st)])
+        for k in kids.get((ref.provider, ref.session_id), []):
+            add(k, depth + 1)
+
+    for st in shared:
+        p = st.ref.parent_session_id
+        if p is None or (st.ref.provider, p) not in ids:
+            add(st, 0)
+    if rows:
+        render(out, cols, rows)
+
+
+def run(inv, no_subagents, strict, shared_claude, verbose: bool = False) -> int:
+    """The stats command (docs/stats.md) for the Invocation `inv`; its exit status. Text: a table of
+    the sessions and the totals; `verbose`: each lane's census in full (record types, labels,
+    token fields, prompts by how they reached the model). JSON is the same either way."""
     if inv.dataset:
         return run_dataset(inv, no_subagents, strict)
+    from .progress_run import reading
+
+    with reading("reading"):
+        return _run(inv, no_subagents, strict, shared_claude, verbose)
+
+
+def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
     fmt = inv.fmt
     sel = make_selection(inv, subagents=not no_subagents)
     scope = claude_scope(sel)
@@ -175,6 +248,8 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
             "copies_counted_in": dict(ls.copies_counted_in),
         })
         copied_total += ls.messages_copied
+        if not verbose:
+            continue
         out.text(f"{ls.lane.session_id} {ls.lane.display}: {_plural(ls.read.lines, 'line')}, {_plural(ls.turns, 'turn')}, "
                  f"{_plural(ls.compactions, 'compaction')}, {ls.narration_blocks} narration / "
                  f"{_plural(ls.thinking_blocks, 'thinking block')}")
@@ -216,7 +291,10 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
     # every session's row (JSON); in text a session whose provider's own census was printed above
     # (its lanes) is not printed twice
     deep = {name for name in unified.detail}
-    stats_rows(out, gres, lambda name: display_of(sel, name), text_skip=lambda st: st.ref.provider in deep)
+    stats_rows(out, gres, lambda name: display_of(sel, name),
+               text_skip=(lambda st: st.ref.provider in deep) if verbose else (lambda st: True))
+    if not verbose and not out.json:
+        _short_table(out, sel, res, gres, deep, lambda name: display_of(sel, name))
     seen = set()
     problems = []
     for p in list(sel.problems()) + list(res.problems) + list(gres.problems):
@@ -233,7 +311,7 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
                 omissions=dict(omis), index=irep.as_json(),
                 shared={**gres.totals(), "providers": sorted({st.ref.provider for st in gres.sessions})},
                 coverage=coverage_json(covs))
-    if sel.claude is not None:
+    if sel.claude is not None and verbose:
         cc = "Claude Code: " if any(st.ref.provider not in deep for st in gres.sessions) else ""
         if tot_calls or tot_errors:
             out.text(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
@@ -243,6 +321,26 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
                  + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
         if irep.on and irep.counts["scanned"]:
             out.text(cc + irep.text())
+    elif sel.claude is not None and not out.json:
+        cc = "Claude Code: "
+        if res.problems:
+            out.text(cc + f"{len(res.problems)} of {_plural(len(res.lanes) + len(res.problems), 'transcript')} unreadable"
+                     + "".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5]))
+        om = {k: v for k, v in omis.items() if v}
+        if om:
+            out.text(cc + "lines left out of the counts: " + ", ".join(f"{k}={v}" for k, v in om.items())
+                     + " (--verbose names the transcripts)")
+        said = irep.text() if irep.on and irep.counts["scanned"] else None
+        if said:
+            out.text(cc + said)
+    if not verbose and not out.json and gres.sessions:
+        t = gres.totals()
+        calls, errs = t["tool_calls"], t["tool_errors"]
+        if calls or errs:
+            top = sorted(set(calls) | set(errs), key=lambda k: (-calls.get(k, 0), str(k)))
+            shown = ", ".join(f"{esc(k)} {calls.get(k, 0)}" + (f" ({errs[k]} failed)" if errs.get(k) else "")
+                              for k in top[:8])
+            out.text(f"tools most called: {shown}" + (f", {len(top) - 8} more" if len(top) > 8 else ""))
     if gres.sessions or gres.problems:
         t = gres.totals()
         names = sorted({esc(display_of(sel, st.ref.provider)) for st in gres.sessions})
@@ -256,5 +354,7 @@ def run(inv, no_subagents, strict, shared_claude) -> int:
         out.text("token totals are lower bounds: some API messages lack a usage field ("
                  + "; ".join(f"{m}: " + ", ".join(f"{k} missing on {v}" for k, v in d.items())
                              for m, d in missing.items()) + ")")
+    if not verbose and not out.json and (res.lanes or gres.sessions):
+        out.text("(--verbose: each session's record kinds, labels, token fields and prompts by how they were sent)")
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or missing or sel.incomplete() else ExitStatus.OK

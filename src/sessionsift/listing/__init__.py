@@ -65,6 +65,52 @@ def row_order(r: SessionRow) -> tuple:
     return (-sort_key(r.last_at), r.ref.provider, r.ref.session_id)
 
 
+SORTS: dict[str, str] = {
+    "newest": "last activity, most recent first (the default)",
+    "oldest": "last activity, least recent first",
+    "size": "bytes on disk, largest first",
+    "records": "records read, most first",
+    "prompts": "prompts, most first",
+    "subagents": "subagents, most first",
+    "project": "project path, A to Z",
+    "agent": "agent (provider), then most recent first",
+}
+"""The orders `list --sort` takes (key -> what it orders by)."""
+
+
+def sort_rows(rows: list[SessionRow], key: str) -> list[SessionRow]:
+    """`rows` in the order `key` (SORTS) names. A row whose value is not known (a size not
+    attributable, records not counted) comes after every known one, whichever the direction: an
+    unknown value is never taken for 0. Ties keep the listing's order (newest first)."""
+    if key not in SORTS:
+        raise ValueError(f"unknown sort {key!r}")
+    base = sorted(rows, key=row_order)
+    if key == "newest":
+        return base
+    if key == "oldest":
+        known = [r for r in base if r.last_at is not None]
+        return sorted(known, key=lambda r: sort_key(r.last_at)) + [r for r in base if r.last_at is None]
+    if key == "agent":
+        return sorted(base, key=lambda r: r.ref.provider)
+    if key == "project":
+        def proj(r: SessionRow):
+            return r.summary.project or r.ref.project
+        return sorted([r for r in base if proj(r)], key=lambda r: str(proj(r))) + [r for r in base if not proj(r)]
+
+    def value(r: SessionRow):
+        sm = r.summary
+        if key == "size":
+            return sm.size if sm.size is not None else r.ref.size
+        if key == "records":
+            return sm.records
+        if key == "prompts":
+            return sm.prompts
+        return r.subagents
+
+    known = [r for r in base if value(r) is not None]
+    return sorted(known, key=lambda r: -(value(r) or 0)) + [r for r in base if value(r) is None]
+
+
 def list_sessions(sel, subagents: bool = True) -> Listing:
     """Rows for every session of the Selection `sel` (providers.scope.Selection), newest first."""
     from ..read.fanout import map_halves, no_gc

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import threading
-from typing import Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from .nogc import no_gc  # noqa: F401  (its callers import it from here too)
 
@@ -43,20 +43,43 @@ def split_point(sizes: Sequence[int]) -> int:
     return len(sizes)
 
 
+PROGRESS: Any = None
+"""A progress line (index/progress.Reading) the CLI sets for a command that reads much cold:
+every map_halves reports its items' bytes to it as they are done (None: nothing reports)."""
+
+
+def _reported(fn, sizes: Sequence[int], scale: float):
+    prog = PROGRESS
+    if prog is None:
+        return fn
+    it = iter(sizes)
+
+    def run(x):
+        r = fn(x)
+        prog.step(next(it, 0) * scale)
+        return r
+    return run
+
+
 def map_halves(fn: Callable[[T], R], items: Sequence[T], sizes: Sequence[int | None],
                min_bytes: int = PARALLEL_MIN_BYTES) -> list[R]:
     """``[fn(x) for x in items]``, the second half computed in a forked worker when the items hold
     at least `min_bytes` (`sizes`: bytes per item, None = not attributable). `fn` must not raise
     (wrap failures in its result) and its results must pickle."""
     w = [UNKNOWN_SIZE if s is None else max(int(s), 1) for s in sizes]
+    if PROGRESS is not None:
+        PROGRESS.begin(sum(w))
     if len(items) < 2 or sum(w) < min_bytes or not can_fork():
-        return [fn(x) for x in items]
+        return list(map(_reported(fn, w, 1.0), items))
     cut = split_point(w)
     if cut <= 0 or cut >= len(items):
-        return [fn(x) for x in items]
+        return list(map(_reported(fn, w, 1.0), items))
     worker = Worker(lambda: [fn(x) for x in items[cut:]])
     try:
-        head = [fn(x) for x in items[:cut]]
+        if PROGRESS is not None:  # the halves are balanced by bytes: this one stands for both
+            PROGRESS.begin(sum(w), estimate=True)
+        mine = _reported(fn, w[:cut], sum(w) / max(sum(w[:cut]), 1))
+        head = [mine(x) for x in items[:cut]]
         tail = worker.result()
     finally:
         worker.close()

@@ -1,0 +1,136 @@
+"""Plain text tables laid out in the terminal's width (no rich import: `stats` and `list` answer
+fast). Every cell is escaped before it is measured, so a value from disk takes the cells it will
+show in; a cell too wide for the terminal is cut with an ellipsis only in a column marked
+`flex` (names, paths: never a figure or a session id), after the columns marked `drop` went (last
+first; the table then says which: a narrower answer says what it left out)."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from dataclasses import dataclass
+
+from .output import esc
+
+
+def cells(s: str) -> int:
+    """Terminal cells of `s` (wide East Asian characters take two, combining marks none)."""
+    if s.isascii():
+        return len(s)
+    n = 0
+    for ch in s:
+        if unicodedata.combining(ch):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
+def fit(s: str, n: int, keep_end: bool = False) -> str:
+    """`s` in at most `n` cells, an ellipsis marking the cut (at the start when `keep_end`)."""
+    if cells(s) <= n:
+        return s
+    if n <= 1:
+        return "…"[:max(n, 0)]
+    chars = list(reversed(s)) if keep_end else list(s)
+    kept: list[str] = []
+    used = 0
+    for ch in chars:
+        w = cells(ch)
+        if used + w > n - 1:
+            break
+        kept.append(ch)
+        used += w
+    return "…" + "".join(reversed(kept)) if keep_end else "".join(kept) + "…"
+
+
+def width_of(stream) -> int | None:
+    """The width output to `stream` is laid out in: `$COLUMNS` when a positive integer, else the
+    terminal's when `stream` is one, else None (a pipe or a file: the natural width, nothing cut
+    for a program that reads it)."""
+    try:
+        c = int(os.environ.get("COLUMNS", ""))
+        if c > 0:
+            return c
+    except ValueError:
+        pass
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
+
+
+def term_width(out) -> int | None:
+    """The width of the terminal `out` writes to (`$COLUMNS` first), None when it writes to a pipe
+    or a file (nothing is cut for a program that reads it)."""
+    if out.json or not out.terminal:
+        return None
+    w = width_of(out.stream)
+    if w is None:
+        import sys
+
+        w = width_of(sys.stdout)  # a pager on the terminal
+    return w
+
+
+@dataclass
+class Col:
+    name: str
+    right: bool = False
+    """Right-aligned (figures)."""
+    flex: str | None = None
+    """"end" / "start": may be cut, keeping its start (a title) or its end (a path)."""
+    drop: bool = False
+    """May be left out on a narrow terminal (the table then says so)."""
+    floor: int = 8
+
+
+def render(out, cols: list[Col], rows: list[list[str]], gap: int = 2, style_header: bool = True) -> None:
+    """Print `rows` (raw strings; escaped here) under `cols` through `out`, fitted to its width."""
+    rows = [[esc(c) for c in r] for r in rows]
+    keep = list(range(len(cols)))
+    W = width_of(out.stream)
+
+    def natural(i: int) -> int:
+        return max([cells(cols[i].name)] + [cells(r[i]) for r in rows])
+
+    widths = {i: natural(i) for i in keep}
+
+    def total() -> int:
+        return sum(widths[i] for i in keep) + gap * (len(keep) - 1)
+
+    dropped: list[str] = []
+    if W is not None:
+        while total() > W:
+            drops = [i for i in keep if cols[i].drop]
+            if drops:  # the columns a short answer can do without go first, the last first
+                keep.remove(drops[-1])
+                dropped.append(cols[drops[-1]].name)
+                continue
+            flex = [i for i in keep if cols[i].flex and widths[i] > cols[i].floor]
+            if not flex:
+                break  # printed wider than the terminal rather than cut a figure or an id
+            i = max(flex, key=lambda k: widths[k])
+            widths[i] = max(cols[i].floor, widths[i] - (total() - W))
+    last = keep[-1] if keep else None
+
+    def line(vals: dict[int, str]) -> str:
+        parts = []
+        for i in keep:
+            c, v = cols[i], vals[i]
+            if cells(v) > widths[i]:
+                v = fit(v, widths[i], keep_end=c.flex == "start")
+            pad = " " * (widths[i] - cells(v))
+            parts.append(pad + v if c.right else (v if i == last else v + pad))
+        return (" " * gap).join(parts).rstrip()
+
+    head = line({i: cols[i].name for i in range(len(cols))})
+    if style_header:
+        out.spans([(head, "header")])
+    else:
+        out.text(head)
+    for r in rows:
+        out.spans([line(dict(enumerate(r)))])
+    if dropped:
+        out.text(f"(left out for the terminal's width: {', '.join(reversed(dropped))}; a wider terminal or a pipe shows them)")

@@ -1,0 +1,138 @@
+"""Colour on a terminal (issue 27), seen on a real pseudo-terminal (tests/terminal.py): `--color
+auto|always|never` anywhere on the line, `NO_COLOR` and `TERM=dumb` honoured, session ids, verdicts
+and table headers coloured, and colour only ever added to text already escaped -- a hostile record's own escape sequences
+still print as `\\e[31m` (the hostile copy of tests/test_hostile_render.py)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.terminal import CLI, run_on_terminal
+from tests.test_hostile_render import _RAW, FB, hostile  # noqa: F401 (the module fixture)
+from tests.test_newcomer import empty_env
+
+REPO = Path(__file__).resolve().parent.parent
+SGR = re.compile(r"\x1b\[(?:1;31|33|1|2|31|32|0)m")
+"""Every colour code this program writes (render.STYLES and the reset)."""
+VERDICT = "\x1b[32midle-eot\x1b[0m"
+
+
+def colour_env(tmp_path: Path) -> dict:
+    """A machine's environment without NO_COLOR (the suite's conftest sets it for every other test)."""
+    env = empty_env(tmp_path)
+    env.pop("NO_COLOR", None)
+    return env
+
+
+STATUS = ["status", "--claude-home", "examples/claude-home"]
+"""Claude Code's verdicts here rest on the transcripts alone (no registry): two runs give the same
+lines whatever else runs on the machine (other agents' verdicts look at its processes)."""
+
+
+def test_status_colours_ids_and_verdicts_on_a_terminal_and_nothing_else_changes(tmp_path):
+    env = colour_env(tmp_path)
+    shown = run_on_terminal(CLI + STATUS, cols=400, env=env, cwd=REPO)
+    assert shown.code == 0
+    fb = next(ln for ln in shown.lines if FB in ln)
+    assert fb.startswith(f"\x1b[33m{FB}\x1b[0m  \x1b[32midle-eot\x1b[0m  Claude Code: "), fb
+    assert "\x1b[33midle-background-open\x1b[0m" in shown.text
+    every = run_on_terminal(CLI + ["status", "--home", "examples/home"], cols=400, env=env, cwd=REPO)
+    assert every.code == 0 and "\x1b[31mstale-dead (mid-turn)\x1b[0m" in every.text
+    plain = run_on_terminal(CLI + STATUS + ["--color", "never"], cols=400, env=env, cwd=REPO)
+    assert plain.code == 0 and "\x1b" not in plain.text
+    assert SGR.sub("", shown.text) == plain.text  # colour is all that was added
+
+
+def test_no_color_a_pipe_and_never_print_no_escape_and_always_colours_a_pipe(tmp_path):
+    env = colour_env(tmp_path)
+    nc = run_on_terminal(CLI + STATUS, cols=250, env={**env, "NO_COLOR": "1"}, cwd=REPO)
+    assert nc.code == 0 and "\x1b" not in nc.text and "idle-eot" in nc.text
+    dumb = run_on_terminal(CLI + STATUS, cols=250, env={**env, "TERM": "dumb"}, cwd=REPO)
+    assert dumb.code == 0 and "\x1b" not in dumb.text
+    forced = run_on_terminal(CLI + ["--color", "always"] + STATUS, cols=250, env={**env, "NO_COLOR": "1"}, cwd=REPO)
+    assert forced.code == 0 and VERDICT in forced.text  # the explicit flag wins over NO_COLOR
+    pipe = subprocess.run(CLI + STATUS, capture_output=True, text=True, env=env, cwd=REPO)
+    assert pipe.returncode == 0 and "\x1b" not in pipe.stdout
+    always = subprocess.run(CLI + STATUS + ["--color=always"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert always.returncode == 0 and VERDICT in always.stdout
+    assert _steady(SGR.sub("", always.stdout)) == _steady(pipe.stdout)
+    js = subprocess.run(CLI + STATUS + ["--color", "always", "--format", "json"], capture_output=True, text=True,
+                        env=env, cwd=REPO)
+    assert js.returncode == 0 and "\x1b" not in js.stdout  # JSON is never coloured
+    bad = subprocess.run(CLI + ["--color", "sometimes"] + STATUS, capture_output=True, text=True, env=env, cwd=REPO)
+    assert bad.returncode == 2 and "--color wants auto, always or never, got 'sometimes'" in bad.stderr
+    # after `--` it is an argument, not the option: nothing takes it off the line
+    dash = subprocess.run(CLI + ["list", "--home", "examples/home", "--", "--color"], capture_output=True, text=True,
+                          env=env, cwd=REPO)
+    assert dash.returncode == 2 and "--color" in dash.stderr and "wants auto" not in dash.stderr
+
+
+def _steady(text: str) -> str:
+    """Two runs' status text taken at different instants: the ages in it are not compared."""
+    return re.sub(r"\d+s old", "Ns old", text)
+
+
+def test_stats_and_list_colour_headers_and_ids(tmp_path):
+    env = colour_env(tmp_path)
+    sx = run_on_terminal(CLI + ["stats", "--claude-home", "examples/claude-home"], cols=200, env=env, cwd=REPO)
+    assert sx.code == 0 and sx.lines[0].startswith("\x1b[1mSESSION")
+    ls = run_on_terminal(CLI + ["list", "--claude-home", "examples/claude-home"], cols=200, env=env, cwd=REPO)
+    assert ls.code == 0 and sum(ln.startswith("\x1b[33m") for ln in ls.lines) == 8  # one id per session
+
+
+def test_colour_is_added_after_escaping_on_the_hostile_copy(hostile):  # noqa: F811
+    (hostile.parent / "env-home").mkdir(exist_ok=True)
+    env = colour_env(hostile.parent / "env-home")
+    for args in (["stats"], ["status"], ["list"]):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "--color", "always", *args, "--claude-home",
+                            str(hostile)], capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, (args, p.stderr[-300:])
+        rest = SGR.sub("", p.stdout)
+        assert not _RAW.findall(rest), (args, _RAW.findall(rest)[:5])
+        assert "\\e[31mX\\e[0m" in rest, args  # the record's own escape shown escaped
+        assert "\x1b[33m" in p.stdout or "\x1b[1m" in p.stdout, args  # and coloured
+
+
+def test_list_fits_the_terminal_and_a_pipe_is_not_cut(tmp_path):
+    """On 80 columns a `list` row's project keeps its end and, too narrow for one line, goes under
+    the id with the agent and counts. A pipe gets the natural lines (the bytes are the ones before)."""
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + ["list", "--home", "examples/home", "-n", "4"], cols=80, env=env, cwd=REPO)
+    assert shown.code == 0
+    # the session rows (an id's line and the lines under it); the notes, totals and coverage after them are prose
+    body = list(itertools.takewhile(lambda ln: ln.startswith("  ") or re.match(r"[0-9a-f]{8}-", ln), shown.lines))
+    assert len([ln for ln in body if not ln.startswith(" ")]) == 4
+    assert body and all(len(ln) <= 80 for ln in body), [ln for ln in body if len(ln) > 80]
+    assert "  …mp/ssift-qwen-sample/compaction/work  [Qwen Code 0.24.4] 158803 B, 26 records" in body
+    pipe = subprocess.run(CLI + ["list", "--home", "examples/home", "-n", "4"], capture_output=True, text=True,
+                          env=env, cwd=REPO)
+    assert ("bc8180b4-5614-4eb1-bc2f-c67839af4316  2026-12-01 23:45  /tmp/ssift-qwen-sample/compaction/work  "
+            "[Qwen Code 0.24.4] 158803 B, 26 records\n") in pipe.stdout
+
+
+def _shown(raw: str) -> list[str]:
+    """What a terminal shows of `raw`: on each line, only what follows the last `\\r\\x1b[K`."""
+    return [ln.split("\r\x1b[K")[-1] for ln in raw.replace("\r\n", "\n").split("\n")]
+
+
+def test_progress_shows_on_a_terminal_is_cleared_before_the_answer_and_never_in_a_pipe(tmp_path):
+    """A cold read reports on stderr (`reading: ...`) when stderr is a terminal;
+    each line is taken off before an answer line is written, so the terminal shows exactly the
+    answer a pipe gets. $SESSIONSIFT_PROGRESS_DELAY=0 shows it from the first step (no timing)."""
+    env = {**empty_env(tmp_path), "SESSIONSIFT_PROGRESS_DELAY": "0", "SESSIONSIFT_NO_INDEX": "1"}
+    for args, verb in ((["stats", "--home", "examples/home"], "reading: "),
+                       (["files", "--home", "examples/home", "--by", "summary"], "reading: "),
+                       (["list", "--home", "examples/home"], "reading: ")):
+        term = run_on_terminal(CLI + args, cols=400, env=env, cwd=REPO)
+        assert term.code == 0, args
+        raw = term.raw.decode()
+        assert verb in raw, args
+        pipe = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO)
+        assert pipe.returncode == 0 and verb not in pipe.stderr and verb not in pipe.stdout
+        shown = [ln for ln in _shown(raw) if ln]
+        want = [ln for ln in (pipe.stderr + pipe.stdout).split("\n") if ln]
+        assert sorted(shown) == sorted(want), args  # nothing left of the progress lines

@@ -1,0 +1,137 @@
+"""Short answers first (issue 27): `stats` and `status` lead with what a person asked for, on a real
+pseudo-terminal (tests/terminal.py), on the bundled samples the real clients wrote; the details are
+under `--verbose`, a note is said once, and `--format json` is the same document with or without
+`--verbose` (docs/json.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from tests.terminal import CLI, run_on_terminal
+from tests.test_newcomer import empty_env
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = ["stats", "--claude-home", "examples/claude-home", "--no-subagents"]  # README's demo, second half
+CODE = re.compile(r"\b[A-Z]{2,6}-\d{3}\b")
+
+
+def _json(args: list[str], env: dict) -> list[dict]:
+    p = subprocess.run(CLI + args + ["--format", "json"], capture_output=True, text=True, env=env, cwd=REPO)
+    return [json.loads(x) for x in p.stdout.splitlines()]
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def test_stats_of_the_readme_demo_is_a_table_of_sessions_and_the_totals(tmp_path):
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + DEMO, cols=120, env=env, cwd=REPO)
+    assert shown.code == 0
+    lines = [ln for ln in _plain(shown.text).split("\n") if ln]
+    # before: 162 lines, most of them record kinds and labels of the client's internals
+    assert len(lines) == 13, lines
+    assert not any("atis-latch" in ln or "harness.meta.attachment" in ln for ln in lines)
+    assert lines[0].split() == ["SESSION", "AGENT", "TURNS", "PROMPTS", "RECORDS", "CALLS", "FAILED", "TOKENS"]
+    rows = {r["session_id"]: r for r in _json(DEMO, env) if r["kind"] == "lane"}
+    assert len(rows) == 8
+    for r in rows.values():
+        line = next(ln for ln in lines if ln.startswith(r["session_id"]))
+        tokens = sum(sum(d.values()) for d in r["tokens_by_model"].values())
+        want = ["Claude", "Code", str(r["turns"]), str(sum(r["prompts"].values())), str(r["records"]),
+                str(sum(r["tool_calls"].values())), str(sum(r["tool_errors"].values())), f"{tokens:,}"]
+        assert line.split()[1:] == want, (line, want)
+    assert lines[-4].startswith("tools most called: Write 7, Bash 6, Read 5, Edit 4,")
+    assert "TodoWrite 2 (2 failed)" in lines[-4]
+    assert lines[-3].startswith("every agent's sessions (Claude Code): 8 sessions,")
+    assert lines[-1].startswith("coverage: Claude Code 8 sessions")
+    # on 80 columns the table fits: the turns and records columns go first, and it says so
+    narrow = run_on_terminal(CLI + DEMO, cols=80, env=env, cwd=REPO)
+    nl = _plain(narrow.text).split("\n")
+    assert nl[0].split() == ["SESSION", "AGENT", "PROMPTS", "CALLS", "FAILED", "TOKENS"]
+    assert all(len(ln) <= 80 for ln in nl[:9]) and nl[1].split()[1:3] == ["Claude", "Co…"]
+    assert nl[9] == "(left out for the terminal's width: TURNS, RECORDS; a wider terminal or a pipe shows them)"
+
+
+def test_stats_verbose_keeps_every_detail_and_json_is_the_same_either_way(tmp_path):
+    env = empty_env(tmp_path)
+    verbose = run_on_terminal(CLI + DEMO + ["--verbose"], cols=200, env=env, cwd=REPO)
+    assert verbose.code == 0
+    text = _plain(verbose.text)
+    assert "  type atis-latch                   1" in text and "  label harness.meta.attachment" in text
+    assert "human prompts: 12 typed: 12 sent, 0 queued, 0 rewound, 0 unsent" in text
+    assert len(text.strip().split("\n")) == 162  # the whole census, as before
+    a = _json(DEMO, env)
+    b = _json(DEMO + ["--verbose"], env)
+    assert a == b and a[0]["kind"] == "header" and a[-1]["kind"] == "summary"
+
+
+def test_stats_on_every_agent_has_one_row_per_session_with_subagents_under_it(tmp_path):
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + ["stats", "--home", "examples/home"], cols=200, env=env, cwd=REPO)
+    assert shown.code == 0
+    lines = _plain(shown.text).rstrip("\n").split("\n")
+    rows = _json(["stats", "--home", "examples/home"], env)
+    sessions = [r for r in rows if r["kind"] == "session"]
+    top = [r for r in sessions if r["parent_session_id"] is None]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("tools most called: "))
+    table = lines[1:end]
+    lanes = [r for r in rows if r["kind"] == "lane" and r["lane"] != "main"]
+    assert len(lanes) == 2
+    assert len(table) == len(sessions) + len(lanes), table  # one row per session, and per Claude Code subagent lane
+    for ln in lanes:
+        assert sum(t.startswith("  ↳ " + ln["lane"] + " ") for t in table) == 1
+    crush = next(ln for ln in table if ln.startswith("7449d26b-0aff-492a-91fc-684f5edb6126"))
+    assert crush.split()[-1] == "?"  # Crush records no per-message usage: unknown, never 0
+    child = next(r for r in sessions if r["provider"] == "codex" and r["parent_session_id"])
+    i = next(k for k, ln in enumerate(table) if ln.startswith(child["parent_session_id"]))
+    assert table[i + 1].startswith("  ↳ " + child["session_id"])
+    # the header, a row per session, then at most: tools, the index line, the totals, the hint, coverage
+    assert len(top) < len(table) and len(lines) - 1 - len(table) <= 5, lines[end:]  # before: 589 lines
+
+
+STATUS = ["status", "--claude-home", "examples/claude-home"]
+
+
+def test_status_says_each_verdict_on_one_line_and_each_note_once(tmp_path):
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + STATUS, cols=200, env=env, cwd=REPO)
+    assert shown.code == 0
+    lines = [ln for ln in _plain(shown.text).split("\n") if ln]
+    rows = [r for r in _json(STATUS, env) if r["kind"] == "session"]
+    assert len(rows) == 8
+    for r in rows:
+        mine = [ln for ln in lines if ln.startswith(r["session_id"])]
+        assert mine == [f"{r['session_id']}  {r['verdict']}  Claude Code: {r['reason']}"], mine
+    every = {n for r in rows for n in r["notes"]}
+    for n in every:  # each note once, without its catalog codes
+        said = [ln for ln in lines if CODE.sub("", n)[:40] in CODE.sub("", ln)]
+        assert len(said) == 1, (n, said)
+    assert sum("no registry row" in ln for ln in lines) == 1
+    assert not any(CODE.search(ln) for ln in lines), [ln for ln in lines if CODE.search(ln)]
+    assert any(CODE.search(n) for r in rows for n in r["notes"])  # JSON keeps the catalog codes
+    assert not any(ln.lstrip().startswith("[registry]") for ln in lines)
+    i = lines.index(next(ln for ln in lines if ln.startswith("8a2b4883")))
+    assert lines[i + 1:i + 3] == ["  open tasks:", "    #2 [pending] Write the tests"]  # what is still open
+    assert len(lines) == 17  # before: 109 lines for these 8 sessions
+
+
+def test_status_verbose_keeps_the_evidence_rows(tmp_path):
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + STATUS + ["--verbose"], cols=200, env=env, cwd=REPO)
+    assert shown.code == 0
+    text = _plain(shown.text)
+    assert text.count("  [registry] directory absent") == 8
+    assert text.count("no registry row") == 8
+
+    def steady(v):  # the ages are taken at each run's own instant
+        if isinstance(v, dict):
+            return {k: steady(x) for k, x in v.items() if not k.endswith("age_secs")}
+        if isinstance(v, str):
+            return re.sub(r"\d+s old", "Ns old", v)
+        return [steady(x) for x in v] if isinstance(v, list) else v
+
+    assert steady(_json(STATUS, env)[1:-1]) == steady(_json(STATUS + ["--verbose"], env)[1:-1])
