@@ -73,3 +73,45 @@ def test_the_live_page_shows_a_new_turn_of_a_real_client_on_its_own(chromium, tm
         if b is not None:
             b.close()
         S.stop(p)
+
+
+def test_the_live_page_shows_every_unsettled_session_and_the_100_most_recent_others(chromium, tmp_path):  # noqa: F811
+    """A store of 150 copies (fresh uuids) of the real Claude Code sample sessions: the page shows
+    every session whose verdict is not idle-eot/stale-dead/unknown and 100 of the others, says how
+    many more, and its counts cover every session (as `status` counts them)."""
+    import re
+    import subprocess
+    import sys
+    import uuid
+
+    from tests.serve_harness import REPO, env_for
+
+    srcs = sorted((REPO / "examples" / "claude-home" / "projects").glob("*/*.jsonl"))
+    proj = tmp_path / "home" / ".claude" / "projects" / "-copies"
+    proj.mkdir(parents=True)
+    uid = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    for i in range(150):
+        src = srcs[i % len(srcs)]
+        sub = lambda m: str(uuid.uuid5(uuid.NAMESPACE_URL, f"{i}{m.group(0).decode()}")).encode()  # noqa: E731
+        (proj / (uid.sub(sub, src.stem.encode()).decode() + ".jsonl")).write_bytes(uid.sub(sub, src.read_bytes()))
+    home = tmp_path / "home"
+    st = subprocess.run([sys.executable, "-m", "sessionsift", "status", "--home", str(home), "--format", "json"],
+                        capture_output=True, text=True, cwd=REPO, env=env_for(tmp_path / "cli"), timeout=300)
+    verdicts = [r["verdict"] for r in map(json.loads, st.stdout.splitlines()) if r["kind"] == "session"]
+    assert len(verdicts) == 150
+    settled = sum(v in ("idle-eot", "stale-dead", "unknown") for v in verdicts)
+    assert settled > 100
+    with serving(tmp_path / "srv", "--home", str(home)) as s:
+        b = Browser(chromium)
+        try:
+            page = b.page(s.base)
+            page.goto(s.url)
+            page.goto(s.base + "/live")
+            page.wait_for_function("() => document.getElementById('live-status').dataset.connected === '1'")
+            assert page.locator("#live tbody tr").count() == 150 - settled + 100
+            assert f"; {settled - 100} more (idle, stale or unknown) not shown" in page.text_content("#live-more")
+            counts = page.text_content("#live-counts")
+            assert sum(int(n) for n in re.findall(r" (\d+)", " " + counts)) == 150, counts
+            assert b.problems == [], b.problems
+        finally:
+            b.close()

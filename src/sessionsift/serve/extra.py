@@ -22,7 +22,7 @@ def routes(store, run_in_threadpool) -> list:
                                                                        lambda: usage.render(store, q(request)))))
 
     async def live_page(request):
-        return HTMLResponse(await run_in_threadpool(live.render, store))
+        return HTMLResponse(await run_in_threadpool(lambda: store.page(("live",), lambda: live.render(store))))
 
     async def live_events(request):
         """Server-sent events: the state now, then again at every change the watcher sees (a

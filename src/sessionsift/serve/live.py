@@ -12,7 +12,11 @@ import json
 
 from .layout import e, page, session_href, t
 
-ORDER = {"running": 0, "waiting": 1}
+ORDER = {"running": 0, "waiting": 1, "waiting-children": 2, "idle-background-open": 3}
+SETTLED = ("idle-eot", "stale-dead", "unknown")
+"""Verdicts of a session nothing is happening in (or nothing can say): of these the page shows the
+RECENT most recent; every other verdict is always shown. The counts cover every session."""
+RECENT = 100
 
 
 def row_id(provider: str, sid: str) -> str:
@@ -27,8 +31,15 @@ def state(store) -> dict:
 
     def make():
         res = status(snap.selection)
+
+        def last(v) -> float:
+            lr = snap.by_key.get((v.unit.name, v.unit.ref.session_id))
+            return _ts(lr.last_at if lr is not None else None)
+
+        settled = sorted((v for v in res.verdicts if v.state.verdict in SETTLED), key=last, reverse=True)
+        shown = [v for v in res.verdicts if v.state.verdict not in SETTLED] + settled[:RECENT]
         rows = []
-        for v in res.verdicts:
+        for v in shown:
             u, st = v.unit, v.state
             lr = snap.by_key.get((u.name, u.ref.session_id))
             sm = lr.summary if lr is not None else None
@@ -43,9 +54,10 @@ def state(store) -> dict:
                 "last_prompt": None if sm is None else (sm.last_prompt or sm.first_prompt),
                 "last_at": None if lr is None else lr.last_at,
             })
-        rows.sort(key=lambda r: (ORDER.get(r["verdict"], 2), -_ts(r["last_at"])))
+        rows.sort(key=lambda r: (ORDER.get(r["verdict"], len(ORDER)), -_ts(r["last_at"])))
         return {"generation": snap.generation, "counts": res.counts, "rows": rows,
-                "changed": list(store.changed[:20])}
+                "not_shown": len(settled) - len(settled[:RECENT]),
+                "more": _more(len(settled) - len(settled[:RECENT])), "changed": list(store.changed[:20])}
 
     return store.memo(("live",), make)
 
@@ -59,13 +71,19 @@ def _ts(s: str | None) -> float:
 
 def event(store) -> str:
     """One server-sent event carrying the whole state (JSON escapes every newline)."""
-    return f"event: state\ndata: {json.dumps(state(store), ensure_ascii=True)}\n\n"
+    return store.memo(("live-event",),
+                      lambda: f"event: state\ndata: {json.dumps(state(store), ensure_ascii=True)}\n\n")
 
 
 def _evidence(r: dict) -> str:
     ev = "".join(f"<li><b>{t(x['surface'])}</b>: {t(x['value'])}</li>" for x in r["evidence"])
     inv = "".join(f"<li>invisible: {t(x)}</li>" for x in r["invisible"])
     return f'<details class="evidence"><summary>evidence ({len(r["evidence"])})</summary><ul>{ev}{inv}</ul></details>'
+
+
+def _more(n: int) -> str:
+    return (f"every session not idle, stale or unknown, and the {RECENT} most recent of those; {n} more "
+            "(idle, stale or unknown) not shown: the counts above cover them") if n else ""
 
 
 def render(store) -> str:
@@ -84,6 +102,7 @@ def render(store) -> str:
     body = (f'<h1>Live</h1><p class="counts"><span id="live-counts">{counts}</span> · '
             f'<span id="live-status" data-generation="{s["generation"]}">generation {s["generation"]}; '
             "updates arrive on their own</span></p>"
+            f'<p class="meta" id="live-more">{t(s["more"])}</p>'
             '<table class="grid" id="live"><thead><tr><th>Session</th><th>State</th><th class="n">Prompts</th>'
             "<th>Last prompt</th><th>Last activity</th><th>Evidence</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")

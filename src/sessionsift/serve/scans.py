@@ -6,9 +6,11 @@ CLI's, dry-run by default). Each report is made once per generation and query (s
 
 from __future__ import annotations
 
-from .layout import e, human_bytes, num, page, session_href, t
+from .layout import e, href, human_bytes, num, page, session_href, t
 
 WORDS = {True: "proven", False: "not proven"}
+PAGE_ROWS = 200
+"""Rows of the clean page a page (the tally covers every candidate)."""
 
 
 def _err(title: str, current: str, msg: str) -> str:
@@ -43,8 +45,13 @@ def render_clean(store, q: dict) -> str:
     except SessionsiftError as exc:
         return _err("Clean scan", "/clean", str(exc))
     snap = store.snapshot()
+    try:
+        start = max(0, int(q.get("start", "0")))
+    except ValueError:
+        start = 0
+    shown = rep.verdicts[start:start + PAGE_ROWS]
     rows = []
-    for v in rep.verdicts:
+    for v in shown:
         who = (f'<a href="{session_href(v.provider, v.session_id)}">{t(v.session_id)}</a>'
                if (v.provider, v.session_id) in snap.by_key else t(v.session_id))
         state = "eligible" if v.eligible else f"blocked: {v.blocked_by}"
@@ -81,6 +88,12 @@ def render_clean(store, q: dict) -> str:
                                  f"(deleted at the client's next start), {rr.soon} more within 7 days") + "</li>"
         for rr in rep.retention)
     probs = "".join(f'<li class="problem">{t(p)}: {t(w)}</li>' for p, w in rep.problems)
+    par = {"older_than": q.get("older_than"), "waive_kept": "1" if waive else None}
+    pager = []
+    if start > 0:
+        pager.append(f'<a rel="prev" href="{href("/clean", **par, start=max(0, start - PAGE_ROWS))}">← previous</a>')
+    if start + PAGE_ROWS < len(rep.verdicts):
+        pager.append(f'<a rel="next" href="{href("/clean", **par, start=start + PAGE_ROWS)}">more →</a>')
     form = (f'<form method="get" action="/clean" class="filters"><label>older than <input name="older_than" '
             f'value="{t(older)}" size="8"></label> <label><input type="checkbox" name="waive_kept" value="1"'
             f'{" checked" if waive else ""}> waive the kept gate</label> <button>scan</button></form>')
@@ -91,6 +104,8 @@ def render_clean(store, q: dict) -> str:
             f"{e(rep.cutoff.strftime('%Y-%m-%dT%H:%M:%SZ'))}, archive {t(rep.archive.root)}.</p>"
             f"{figures}" + (f"<h2>Retention</h2><ul>{ret}</ul>" if ret else "")
             + (f"<h2>Problems</h2><ul>{probs}</ul>" if probs else "")
+            + f'<p class="meta" id="clean-shown">shown {start + 1 if shown else 0}–{start + len(shown)} of '
+              f'{len(rep.verdicts):,} candidates {" ".join(pager)}</p>'
             + '<table class="grid" id="clean"><thead><tr><th>Session</th><th>Project</th><th>Last activity</th>'
               '<th class="n">Size</th><th>Gates</th><th>State</th></tr></thead><tbody>'
             + "".join(rows) + "</tbody></table>")

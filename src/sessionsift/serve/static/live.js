@@ -57,6 +57,8 @@
       if (before !== sig) { tr.dataset.updatedAt = String(now); tr.classList.add("changed"); }
       if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null);
     });
+    for (var k = body.children.length - 1; k >= s.rows.length; k--) body.removeChild(body.children[k]);
+    document.getElementById("live-more").textContent = s.more;
     var c = [];
     Object.keys(s.counts).sort().forEach(function (k) { c.push(k + " " + s.counts[k]); });
     document.getElementById("live-counts").textContent = c.join(" · ");
