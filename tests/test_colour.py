@@ -136,3 +136,65 @@ def test_progress_shows_on_a_terminal_is_cleared_before_the_answer_and_never_in_
         shown = [ln for ln in _shown(raw) if ln]
         want = [ln for ln in (pipe.stderr + pipe.stdout).split("\n") if ln]
         assert sorted(shown) == sorted(want), args  # nothing left of the progress lines
+
+
+SEARCH = ["search", "hello", "--home", "examples/home"]
+HIT = "\x1b[1;31mhello\x1b[0m"
+
+
+def test_search_highlights_every_match_on_a_terminal_and_nothing_else_changes(tmp_path):
+    env = colour_env(tmp_path)
+    shown = run_on_terminal(CLI + SEARCH, cols=400, env=env, cwd=REPO)
+    assert shown.code == 0
+    line = next(ln for ln in shown.lines if "def " in ln and "Write {" in ln)
+    # hello.py, def hello(), 'hello': three matches in the one snippet, each marked
+    assert line.count(HIT) == 3, line
+    plain = run_on_terminal(CLI + SEARCH + ["--color", "never"], cols=400, env=env, cwd=REPO)
+    assert plain.code == 0 and "\x1b" not in plain.text
+    assert SGR.sub("", shown.text) == plain.text  # colour is all that was added
+    flat = run_on_terminal(CLI + SEARCH + ["--no-context"], cols=250, env=env, cwd=REPO)
+    assert flat.code == 0 and any(ln.startswith(f"\x1b[33m{FB}\x1b[0m main L") for ln in flat.lines)
+    pipe = subprocess.run(CLI + SEARCH, capture_output=True, text=True, env=env, cwd=REPO)
+    always = subprocess.run(CLI + SEARCH + ["--color=always"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert always.returncode == 0 and HIT in always.stdout and SGR.sub("", always.stdout) == pipe.stdout
+    assert "\x1b" not in pipe.stdout
+    nc = run_on_terminal(CLI + SEARCH, cols=250, env={**env, "NO_COLOR": "1"}, cwd=REPO)
+    assert nc.code == 0 and "\x1b" not in nc.text and "hello" in nc.text
+
+
+def test_search_colours_after_escaping_on_the_hostile_copy(hostile):  # noqa: F811
+    (hostile.parent / "env-home").mkdir(exist_ok=True)
+    env = colour_env(hostile.parent / "env-home")
+    for args in (["search", "P1"], ["search", "X", "--no-context"]):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "--color", "always", *args, "--claude-home",
+                            str(hostile)], capture_output=True, text=True, env=env, timeout=120)
+        assert p.returncode == 0, (args, p.stderr[-300:])
+        rest = SGR.sub("", p.stdout)
+        assert not _RAW.findall(rest), (args, _RAW.findall(rest)[:5])
+        assert "\\e[31mX\\e[0m" in rest, args  # the record's own escape shown escaped
+        assert "\x1b[1;31m" in p.stdout, args
+
+
+def test_search_snippets_fit_the_terminal_and_a_pipe_is_not_cut(tmp_path):
+    env = empty_env(tmp_path)
+    hits = run_on_terminal(CLI + SEARCH, cols=80, env=env, cwd=REPO)
+    assert hits.code == 0
+    # a hit whose head leaves room: the snippet takes what is left (a head is never cut, the
+    # snippet keeps 20 characters at least: a database row's long locator makes a longer line)
+    lines = [ln for ln in hits.lines if ln.startswith("> L")]
+    assert len(lines) > 5 and all(len(ln) <= 80 and "hello" in ln.lower() for ln in lines), lines
+    wide = subprocess.run(CLI + SEARCH, capture_output=True, text=True, env=env, cwd=REPO)
+    assert max(len(ln) for ln in wide.stdout.split("\n") if ln.startswith("> L")) > 200
+
+
+def test_search_progress_shows_on_a_terminal_only_and_is_cleared(tmp_path):
+    env = {**empty_env(tmp_path), "SESSIONSIFT_PROGRESS_DELAY": "0", "SESSIONSIFT_NO_INDEX": "1"}
+    args = SEARCH + ["--no-context"]
+    term = run_on_terminal(CLI + args, cols=400, env=env, cwd=REPO)
+    assert term.code == 0
+    raw = term.raw.decode()
+    assert "searching: " in raw
+    pipe = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO)
+    assert pipe.returncode == 0 and "searching: " not in pipe.stderr + pipe.stdout
+    shown = [ln for ln in _shown(raw) if ln]
+    assert sorted(shown) == sorted(ln for ln in (pipe.stderr + pipe.stdout).split("\n") if ln)

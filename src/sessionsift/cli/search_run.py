@@ -22,6 +22,76 @@ def _snippet(text: str, span: tuple[int, int] | None, width: int = 240) -> str:
     return s
 
 
+def snippet_parts(text: str, span: tuple[int, int] | None, regex=None, width: int = 240) -> list:
+    """`_snippet` as parts for `Out.spans`: the match (and, with `regex`, every other match inside
+    the window) styled `match`. Joined without colour the parts are `_snippet`'s text exactly
+    (escaping is per character)."""
+    if span is None:
+        return [clip(text, width)]
+    a, b = span
+    if width >= 240:  # a pipe: 80 characters before the match, 160 after it
+        lo = max(0, a - 80)
+        hi = min(len(text), max(b, a) + (width - 80))
+    else:  # a terminal's line: what it leaves, counted in the characters shown (escapes are two)
+        pre = width // 4
+        lo = max(0, a - pre)
+        while lo < a and len(esc(text[lo:a])) > pre:
+            lo += 1
+        hi = b
+        used = len(esc(text[lo:b]))
+        while hi < len(text) and used + len(esc(text[hi])) <= width:
+            used += len(esc(text[hi]))
+            hi += 1
+    spans = [(a, min(b, hi))]
+    if regex is not None:
+        try:
+            for m in regex.finditer(text, lo, hi):
+                s, e = m.span()
+                if e > s and (e <= a or s >= b):
+                    spans.append((s, e))
+        except Exception:  # the engine's own matching is the answer; the highlight is only a help
+            pass
+    spans.sort()
+    parts: list = ["…"] if lo > 0 else []
+    at = lo
+    for s, e in spans:
+        if s < at or e <= s:
+            continue
+        parts.append(text[at:s])
+        parts.append((text[s:e], "match"))
+        at = e
+    parts.append(text[at:hi])
+    if hi < len(text):
+        parts.append("…")
+    return parts
+
+
+class _Hits:
+    """How a hit's snippet is drawn on this output: the pattern that marks every match in it (only
+    when the output is coloured) and the room its line leaves (240 characters in a pipe; on a
+    terminal what its width leaves after the line's head, at least 20: the match is never cut)."""
+
+    def __init__(self, out: Out, query):
+        from .table import term_width
+
+        self.rx = None
+        if out.colour and query.patterns:
+            try:
+                from ..read.pattern import compile_regex, compiled
+
+                regex = compile_regex(tuple(query.patterns), query.ignore_case, query.fixed)
+                self.rx = compiled(regex) if regex is not None else None
+            except Exception:  # the highlight is only a help; the search validated the pattern
+                self.rx = None
+        self.width = term_width(out)
+
+    def parts(self, head: str, text: str, span) -> list:
+        from .table import cells
+
+        room = 240 if self.width is None else max(20, self.width - cells(esc(head)) - 2)
+        return snippet_parts(text, span, self.rx, room)
+
+
 def _summary_line(sm, workers: int) -> str:
     unread = ""
     if sm.unreadable:
@@ -128,8 +198,9 @@ def run(inv, a: SearchArgs) -> int:
     discovery, the walk and the outcomes make tens of thousands of acyclic objects per store, and
     its passes over them were ~8% of a search's CPU; reference counting still frees them."""
     from ..read.nogc import no_gc
+    from .progress_run import reading
 
-    with no_gc():
+    with no_gc(), reading("searching"):
         return _run(inv, a)
 
 
@@ -245,9 +316,10 @@ def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:
 
     sessions_seen: set[str] = set()
     last_group = None
+    hl = _Hits(out, query)
     for unit, o in outcomes:
         if isinstance(o, SessionOutcome):
-            last_group = _record_hits(out, sel, o, query, last_group)
+            last_group = _record_hits(out, sel, o, query, last_group, hl)
             continue
         lane = unit
         if query.sessions_only:
@@ -282,17 +354,19 @@ def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:
             if query.context:
                 group = (lane.path, h.turn)
                 if group != last_group:
-                    out.text(f"{lane.session_id} {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}")
+                    out.spans([(lane.session_id, "id"), f" {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}"])
                     if h.opener is not None and h.opener.line != h.line:
                         out.text(f"  L{h.opener.line} [{','.join(h.opener.labels)}] {short_local(h.opener.timestamp)}  "
                                  f"{clip(h.opener.text, 200)}")
                     last_group = group
-                out.text(f"> L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+                head = f"> L{h.line} [{lab}] {when}  "
+                out.spans([head, *hl.parts(head, h.text, h.span)])
             else:
-                out.text(f"{lane.session_id} {esc(lane.display)} L{h.line} [{lab}] {when}  {_snippet(h.text, h.span)}")
+                head = f" {esc(lane.display)} L{h.line} [{lab}] {when}  "
+                out.spans([(lane.session_id, "id"), head, *hl.parts(lane.session_id + head, h.text, h.span)])
 
 
-def _record_hits(out: Out, sel, o, query, last_group):
+def _record_hits(out: Out, sel, o, query, last_group, hl: _Hits):
     """The rows of one session searched through its shared records; the turn group printed last."""
     from ..timefmt import instant, short_local
     from .cmd_shared import display_of
@@ -319,15 +393,15 @@ def _record_hits(out: Out, sel, o, query, last_group):
         if query.context:
             group = (ref.provider, ref.session_id, h.turn)
             if group != last_group:
-                out.text(f"{esc(ref.session_id)} ({esc(display_of(sel, ref.provider))}) turn "
-                         f"{h.turn if h.turn is not None else '-'}")
+                out.spans([(ref.session_id, "id"), f" ({esc(display_of(sel, ref.provider))}) turn "
+                           f"{h.turn if h.turn is not None else '-'}"])
                 if h.opener is not None:
                     out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
                              f"{clip(h.opener.text, 200)}")
                 last_group = group
-            out.text(f"> {head}  {_snippet(h.text, h.span)}")
+            out.spans([f"> {head}  ", *hl.parts(f"> {head}  ", h.text, h.span)])
         else:
-            out.text(f"{esc(ref.session_id)} {head}  {_snippet(h.text, h.span)}")
+            out.spans([(ref.session_id, "id"), f" {head}  ", *hl.parts(f"{ref.session_id} {head}  ", h.text, h.span)])
     return last_group
 
 

@@ -286,8 +286,12 @@ class LaneRun:
             o.view = None
             return account(o, sess_hit) if emit else all_lanes[o.pos]
 
+        from ....read import fanout
         from ....read.fanout import can_fork
 
+        prog = fanout.PROGRESS  # a progress line the CLI set on a terminal: each batch reports its bytes
+        if prog is not None:
+            prog.begin(total)
         if workers > 1 and total >= PARALLEL_MIN_BYTES and len(lanes) > 1 and can_fork():
             # about 8 byte-balanced batches per worker: small enough to even out, few enough that
             # the per-task cost stays negligible; workers are forked and read the batches from
@@ -299,7 +303,9 @@ class LaneRun:
             self.workers = min(workers, len(units))
             _FORKED = (self.plan, units, fold)
             try:
-                for outs in imap_forked(_run_forked, len(units), self.workers):
+                for k, outs in enumerate(imap_forked(_run_forked, len(units), self.workers)):
+                    if prog is not None:
+                        prog.step(units[k].bytes)
                     if fold:
                         outs = self._add_plain(*outs)
                     for o in outs:
@@ -309,6 +315,8 @@ class LaneRun:
         else:
             for u in _units(lanes, lsizes, 1 << 62):
                 outs = _run_unit((self.plan, u))
+                if prog is not None:
+                    prog.step(u.bytes)
                 if fold:
                     outs = self._add_plain(*_fold_plain(outs))
                 for o in outs:
