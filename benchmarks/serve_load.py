@@ -1,0 +1,188 @@
+"""Load benchmark for `sessionsift serve` (issue 28): 50 concurrent clients over a ~1 GB store,
+page time warm (goal: p95 <= 300 ms). Not a timed test.
+
+    .venv/bin/python benchmarks/serve_load.py [--size-mb 1024] [--clients 50] [--requests 40]
+
+The store is built once under benchmarks/_corpus/serve-<size>/ (gitignored, never committed): a
+Claude Code home of whole REAL client sessions (examples/ or $SSIFT_BENCH_SRC: each main
+transcript with its subagent lanes) copied with every uuid and message/request/tool id remapped
+per copy (`_corpus_util.build_usage_home`), so every copy is a distinct session with distinct
+usage. The server is the real command (`sessionsift serve --home STORE --port 0`) in its own
+process; the clients are asyncio tasks in this one, each with its own connection (httpx), so a
+figure includes the client's own overhead on the same 2 cores.
+
+"Warm": the server has read the listing (before it prints its address), and every URL of the mix
+has been asked once (its first render is reported on its own line: cold render); then each of the
+clients asks `--requests` URLs of the mix, each client starting at its own place in it. Search
+is reported apart (one client; a query not asked before runs over the whole store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus_util import REPO, build_usage_home  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def build(size_mb: int) -> Path:
+    root = HERE / "_corpus" / f"serve-{size_mb}"
+    src = [Path(os.environ["SSIFT_BENCH_SRC"])] if os.environ.get("SSIFT_BENCH_SRC") else [REPO / "examples"]
+    build_usage_home(root / "home" / ".claude", size_mb, src)
+    return root / "home"
+
+
+def store_figures(home: Path) -> tuple[int, int]:
+    files = size = 0
+    for d, _, fs in os.walk(home):
+        for f in fs:
+            if f.endswith(".jsonl"):
+                files += 1
+                size += os.path.getsize(os.path.join(d, f))
+    return files, size
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))]
+
+
+def start(home: Path, tmp: Path) -> tuple[subprocess.Popen, str, float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX", "GEMINI", "OPENCODE"))}
+    env.update(HOME=str(tmp / "h"), XDG_DATA_HOME=str(tmp / "d"), XDG_CACHE_HOME=str(tmp / "c"),
+               XDG_CONFIG_HOME=str(tmp / "cfg"), PYTHONPATH=str(REPO / "src"), BROWSER="true")
+    (tmp / "h").mkdir()
+    t0 = time.perf_counter()
+    p = subprocess.Popen([sys.executable, "-m", "sessionsift", "serve", "--home", str(home), "--port", "0",
+                          "--no-browser"], stdout=subprocess.PIPE, stderr=open(tmp / "serve.err", "w"), text=True,
+                         env=env)
+    line = p.stdout.readline()
+    if not line.startswith("sessionsift serve: "):
+        p.kill()
+        raise SystemExit(f"serve did not start: {line!r} {(tmp / 'serve.err').read_text()[-2000:]}")
+    return p, line.split(": ", 1)[1].strip(), time.perf_counter() - t0
+
+
+def kind(u: str) -> str:
+    if u.startswith("/session/"):
+        return "session/files" if "/files" in u else "session"
+    return u.split("?")[0] or "/"
+
+
+async def main_async(a) -> None:
+    import httpx
+
+    home = build(a.size_mb)
+    files, size = store_figures(home)
+    print(f"store: {home} -- {files} transcripts (main and subagent lanes), {size / 2**30:.2f} GiB")
+    print(f"machine: {platform.system()} {platform.release()}, {os.cpu_count()} cores, Python "
+          f"{platform.python_version()}; load average before: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as td:
+        proc, url, startup = start(home, Path(td))
+        try:
+            m = re.match(r"(http://[^/]+)/\?token=(.+)$", url)
+            base, token = m.group(1), m.group(2)
+            port = base.rsplit(":", 1)[1]
+            cookies = {f"sessionsift_token_{port}": token}
+            print(f"server: ready in {startup:.1f} s (the listing read before the address is printed)")
+            async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
+                t0 = time.perf_counter()
+                r = await c.get("/")
+                print(f"first sessions page: {time.perf_counter() - t0:.2f} s, HTTP {r.status_code}")
+                ids = re.findall(r'href="(/session/claude-code/[0-9a-f-]{36})"', r.text)
+                rnd = random.Random(28)
+                picks = rnd.sample(sorted(set(ids)), min(20, len(set(ids))))
+                mix = (["/", "/?sort=size", "/?start=200", "/?agent=claude-code&sort=prompts", "/usage",
+                        "/usage?period=weekly&by=model", "/usage?period=monthly", "/live", "/clean", "/clean?start=200",
+                        "/worktrees",
+                        "/search"] + picks + [p + "/files" for p in picks[:5]])
+                cold: dict[str, float] = {}
+                for u in mix:
+                    t0 = time.perf_counter()
+                    r = await c.get(u)
+                    cold[u] = time.perf_counter() - t0
+                    if r.status_code != 200:
+                        raise SystemExit(f"{u}: HTTP {r.status_code}")
+                for k in sorted({kind(u) for u in mix}):
+                    v = [cold[u] for u in mix if kind(u) == k]
+                    print(f"  cold render {k:14s} n={len(v):2d} median {statistics.median(v) * 1000:7.0f} ms"
+                          f"  max {max(v) * 1000:7.0f} ms")
+
+            lat: list[tuple[str, float]] = []
+            errors = 0
+
+            async def client(i: int) -> None:
+                nonlocal errors
+                async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600,
+                                             limits=httpx.Limits(max_connections=1)) as cc:
+                    for j in range(a.requests):
+                        u = mix[(i * 7 + j) % len(mix)]
+                        t0 = time.perf_counter()
+                        r = await cc.get(u)
+                        await r.aread()
+                        lat.append((u, time.perf_counter() - t0))
+                        if r.status_code != 200:
+                            errors += 1
+
+            t0 = time.perf_counter()
+            await asyncio.gather(*(client(i) for i in range(a.clients)))
+            wall = time.perf_counter() - t0
+            xs = [x for _, x in lat]
+            print(f"warm load: {a.clients} concurrent clients x {a.requests} requests = {len(xs)} in {wall:.1f} s "
+                  f"({len(xs) / wall:.0f} req/s), {errors} errors")
+            print(f"  page time: p50 {pct(xs, 50) * 1000:.0f} ms, p95 {pct(xs, 95) * 1000:.0f} ms, "
+                  f"p99 {pct(xs, 99) * 1000:.0f} ms, max {max(xs) * 1000:.0f} ms  (goal p95 <= 300 ms: "
+                  f"{'met' if pct(xs, 95) <= 0.3 else 'NOT met'})")
+            for k in sorted({kind(u) for u, _ in lat}):
+                v = [x for u, x in lat if kind(u) == k]
+                print(f"  {k:14s} n={len(v):4d} p50 {pct(v, 50) * 1000:6.0f} ms  p95 {pct(v, 95) * 1000:6.0f} ms")
+
+            async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
+                for q in ("hello", "zq-no-such-token-28"):
+                    for n in ("first", "again"):
+                        t0 = time.perf_counter()
+                        try:
+                            r = await c.get("/search", params={"q": q, "i": "1"})
+                        except httpx.HTTPError as exc:
+                            print(f"search -i {q!r}: {type(exc).__name__}; server exit status {proc.poll()}")
+                            break
+                        print(f"search -i {q!r} ({n}, one client): {time.perf_counter() - t0:.2f} s, "
+                              f"HTTP {r.status_code}, {len(r.content) / 1024:.0f} KiB")
+            err = (Path(td) / "serve.err").read_text()
+            if err.strip():
+                print("server stderr (last 1500 characters):\n" + err[-1500:])
+            st = Path(f"/proc/{proc.pid}/status").read_text() if proc.poll() is None else ""
+            hwm = re.search(r"VmHWM:\s+(\d+)", st)
+            print(f"server peak RSS: {int(hwm.group(1)) / 1024:.0f} MB" if hwm else "server peak RSS: not read")
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--requests", type=int, default=40)
+    asyncio.run(main_async(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
