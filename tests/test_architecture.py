@@ -311,7 +311,6 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/usage/live.py': 2,
     'src/sessionsift/usage/prices.py': 1,
     'src/sessionsift/usage/statusline.py': 6,
-    'src/sessionsift/verbatim/api.py': 21,
     'src/sessionsift/worktrees/gitcmd.py': 5,
     'src/sessionsift/worktrees/harness.py': 1,
     'src/sessionsift/worktrees/scan.py': 8,
@@ -361,7 +360,6 @@ ALLOWED_NAMES: dict[tuple[str, str], tuple[int, str]] = {
     ('cli/cmd_worktrees.py', 'codex'): (1, 'a JSON field named after the agent (docs/json.md worktrees), not a dispatch; worktrees is moving (engineer clean)'),
     ('cli/options.py', 'claude-code'): (3, "the CLI names Claude Code's default root and its deep-path counts; one Invocation for every agent is the lead's (issue 23 item 4)"),
     ('live/world.py', 'claude-code'): (1, "the live API adapts Claude Code's deep liveness (engineer live is moving it into Provider hooks, issue 23 item 6)"),
-    ('verbatim/api.py', 'ExitPlanMode'): (1, "verbatim reads Claude Code's plan tool (engineer verbatim is making it agent-neutral, issue 23 item 6)"),
     ('worktrees/scan.py', 'claude-code'): (3, "worktree conventions of Claude Code and Codex, moving into providers with clean's gates (engineer clean, issue 23 item 1)"),
     ('worktrees/sweep.py', 'codex'): (1, "worktree conventions of Claude Code and Codex, moving into providers with clean's gates (engineer clean, issue 23 item 1)"),
 }

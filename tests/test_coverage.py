@@ -209,16 +209,22 @@ def test_the_live_questions_answer_for_a_reader_without_live_state_with_why(tmp_
     assert next(r for r in jrows(p) if r["kind"] == "session")["verdict"] == "unknown"
 
 
-@pytest.mark.parametrize("cmd", ["verbatim"])
-def test_claude_only_commands_refuse_another_providers_session_in_one_line(tmp_path, plumb, cmd):
+def test_verbatim_answers_another_providers_session_with_why_its_reader_reads_no_compaction(tmp_path, plumb):
+    """Before: `verbatim` refused any session but Claude Code's (exit 2, "reads Claude Code's own
+    surfaces"). Now it asks the session's provider for its compactions; a reader that names none
+    is answered with why (exit 1, no unit), never a refusal."""
     proot = tmp_path / "plumb"
     write_session(proot, "zz-plumb-only", [{"kind": "prompt", "role": "user", "text": "y"}])
-    args = [cmd, "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}"]
-    p = run(args, plumb)
-    assert p.returncode == 2, (p.stdout, p.stderr)
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sessionsift: error: 'zz-plumb' is a Plumbing (test) session")
-    assert f"`{cmd}` reads Claude Code's own surfaces" in lines[0]
+    p = run(["verbatim", "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}", "--format", "json"],
+            plumb)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    rows = jrows(p)
+    assert [r["kind"] for r in rows] == ["header", "summary"]
+    assert rows[0]["lane"]["provider"] == "plumb" and rows[0]["lane"]["session_id"] == "zz-plumb-only"
+    s = rows[-1]
+    assert s["stopped_by"] == "lacks" and "names no compaction record" in s["lacks"], s
+    t = run(["verbatim", "zz-plumb", "--claude-home", str(CLAUDE), "--root", f"plumb={proot}"], plumb)
+    assert t.returncode == 1 and "(Plumbing (test)): no compaction read: its reader names no compaction" in t.stdout
 
 
 def test_the_coverage_line_names_every_state_and_never_prints_a_null_as_0():

@@ -192,10 +192,11 @@ def test_show_a_database_row_by_locator_and_claude_only_commands_refuse_it():
     assert call["line"] is None and "--locator" in call["refetch"]
     again = cli(*shlex.split(call["refetch"])[1:], "--format", "json")
     assert [r["locator"] for r in jrows(again) if r["kind"] == "record"] == [call["locator"]]
-    for cmd in (["verbatim", sid],):
-        r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"))
-        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (cmd, r.stderr)
-        assert f"{sid!r} is an opencode session" in r.stderr, r.stderr
+    # verbatim asks opencode's reader: this session never compacted (exit 1, said so)
+    r = cli("verbatim", sid, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
+    assert r.returncode == 1, r.stderr
+    s = jrows(r)[-1]
+    assert s["stopped_by"] == "no_compaction" and s["lacks"] is None, s
     for cmd in (["image", sid], ["plan", sid]):  # asked of opencode's reader: it says why it reads none
         r = cli(*cmd, "--opencode-home", str(EX / "opencode-home"), "--format", "json")
         assert r.returncode == 1, (cmd, r.stderr)

@@ -26,7 +26,6 @@ SRC = EX / "claude-home" / "projects" / "-tmp-ssift-rc-files-basic-work"
 SID = "8414eb07-cca2-5cca-9059-e9baedac31e1"
 
 CLAUDE_ONLY = [
-    ("verbatim", SID[:8]),
     ("audit", "reinjection"),
     ("index", "status"),
     ("index", "update"),
@@ -207,3 +206,15 @@ def test_plan_and_image_with_another_providers_root_answer_for_it_and_never_read
     if cmd == ("plan",):
         assert {r["provider"] for r in rows if r["kind"] == "plan"} == {"codex"}
 
+
+
+def test_verbatim_naming_only_another_providers_root_never_reads_the_machines_claude_home(machine):
+    """`verbatim` asks every provider looked at (it no longer reads only Claude Code): with only
+    --codex-home named, the machine's Claude Code session is not found, and the error names what
+    was looked at and the flag that would include Claude Code."""
+    p = cli("verbatim", SID[:8], *CODEX, "--format", "json")
+    assert p.returncode == 2, (p.returncode, p.stdout[-800:], p.stderr[-800:])
+    err = [json.loads(x) for x in p.stdout.splitlines()][-1]["error"]
+    assert err["kind"] == "target", err
+    assert "looked at: Codex CLI" in err["message"] and "Claude Code (pass --claude-home or --home DIR)" in err["message"]
+    assert SID not in p.stdout and str(machine) not in p.stdout

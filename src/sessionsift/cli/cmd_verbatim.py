@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..errors import TargetError
 from ..providers.claude.show import pick_lane
 from ..timefmt import instant
 from ..verbatim import api
@@ -13,6 +14,10 @@ from .options import lane_fields, refetch, claude_root_arg
 from .exit import ExitStatus
 from .options import make_scope, scope_header, claude_root_arg
 from .output import Out, esc
+from .options import selection_header
+from .shared import refetch as record_refetch, root_args
+
+import shlex
 
 
 @click.command("verbatim")
@@ -53,16 +58,40 @@ def verbatim_cmd(inv, lane, budget, max_compactions, agent_msgs, max_unit, windo
         raise click.BadParameter("--window must be at least 100", param_hint="--window")
     if slice_k is not None and all_slices:
         raise click.BadParameter("use --slice K or --slices, not both", param_hint="--slice")
-    scope = make_scope(inv)
-    ln = pick_lane(scope, lane)
-    res = api.verbatim(ln, budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs,
-                       max_unit=max_unit, pending_compaction=pending_compaction,
-                       target=_show_target(ln, target, claude_home))
-    acc = res.accounting
+    opts = dict(budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit,
+                pending_compaction=pending_compaction)
+    scope = None
+    if inv.root_request().looks_at("claude-code"):
+        try:
+            scope = make_scope(inv, refuse=False)
+        except TargetError:
+            scope = None  # not a Claude Code session: asked of every provider below
+        else:
+            if not scope.sessions:
+                scope = None
     out = Out(fmt, "verbatim")
+    if scope is None:  # the session of another provider: asked of its provider
+        sel, ref = _other_session(inv)
+        prov = sel.survey.provider(ref.provider)
+        res = api.answer(prov, ref, lane=lane, target=shlex.quote(ref.session_id) + root_args(sel, ref.provider),
+                         **opts)
+        fields = _ref_fields(ref, res)
+        out.header(**selection_header(sel), lane=fields, budget=budget, budget_unit="utf16",
+                   max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window,
+                   pending_compaction=pending_compaction)
+        return _emit(out, res, fields, window, slice_k, all_slices,
+                     lambda line, u=None: _refetch_other(sel, ref, line, u))
+    ln = pick_lane(scope, lane)
+    res = api.verbatim(ln, target=_show_target(ln, target, claude_home), **opts)
     out.header(**scope_header(inv, scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
                max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window,
                pending_compaction=pending_compaction)
+    return _emit(out, res, lane_fields(ln), window, slice_k, all_slices,
+                 lambda line, u=None: refetch(ln, line, claude_home))
+
+
+def _emit(out: Out, res: api.VerbatimResult, fields: dict, window: int, slice_k, all_slices, again) -> int:
+    ln_path = res.history.path if res.history is not None else None
     incomplete = any(res.omissions.values())
     slices = res.slices(window) if (slice_k is not None or all_slices) else None
 
@@ -71,7 +100,7 @@ def verbatim_cmd(inv, lane, budget, max_compactions, agent_msgs, max_unit, windo
         picked = range(1, n + 1) if all_slices else ([slice_k] if 1 <= slice_k <= n else [])
         for k in picked:
             s = slices[k - 1]
-            out.row("slice", {**lane_fields(ln), "index": k, "count": n, "chars": u16len(s), "text": s})
+            out.row("slice", {**fields, "index": k, "count": n, "chars": u16len(s), "text": s})
         if not out.json:
             if all_slices:
                 out.text(str(n))
@@ -88,26 +117,27 @@ def verbatim_cmd(inv, lane, budget, max_compactions, agent_msgs, max_unit, windo
 
     for c in res.compactions:
         if c.spanned:
-            out.row("compaction_boundary", {**lane_fields(ln), "line": None if c.pending else c.summary_line,
-                                            "pending": c.pending,
-                                            "refetch": None if c.pending else refetch(ln, c.summary_line, claude_home),
-                                            "after_line": c.summary_line - 1 if c.pending else None,
+            out.row("compaction_boundary", {**fields, "line": None if c.pending else c.summary_line,
+                                            "locator": None if c.pending else c.at, "pending": c.pending,
+                                            "native": c.native, "first_kept": c.first_kept,
+                                            "refetch": None if c.pending else again(c.summary_line, c),
+                                            "after_line": (c.summary_line or 1) - 1 if c.pending else None,
                                             "boundary_line": c.boundary_line, "summary_chars": None if c.pending else c.summary_chars,
                                             "trigger": c.trigger, "pre_tokens": c.pre_tokens,
                                             "timestamp": instant(c.timestamp), "uuid": c.uuid})
     for u in res.units:
         out.row("unit", {
-            **lane_fields(ln), "turn": u.turn, "unit": u.kind, "line": u.line, "last_line": u.last_line,
+            **fields, "turn": u.turn, "unit": u.kind, "line": u.line, "last_line": u.last_line,
             "labels": list(u.labels), "uuid": u.uuid, "timestamp": instant(u.timestamp), "text": u.text,
             "chars": u.chars, "trimmed_chars": u.trimmed_chars, "quoted_in_summary": u.quoted_in_summary,
             "tool_calls": u.tool_calls, "hidden_agent_messages": u.hidden_agent_messages,
-            "plan_path": u.plan_path, "refetch": refetch(ln, u.line, claude_home),
+            "plan_path": u.plan_path, "locator": u.locator or f"L{u.line}", "refetch": again(u.line, u),
         })
     if not out.json:
         out.block(res.text)
         for k, v in res.omissions.items():
             if v:
-                out.err(f"sessionsift: note: {k}={v} while reading {ln.path}")
+                out.err(f"sessionsift: note: {k}={v} while reading {ln_path}")
     _summary(out, res, slices=None)
     if not res.has_compaction:
         return ExitStatus.NO_MATCH
@@ -147,4 +177,37 @@ def _summary(out: Out, res: api.VerbatimResult, slices: int | None) -> None:
         agent_messages_in_turns=a.agent_messages_in_turns, agent_messages_shown=a.agent_messages_shown,
         tool_calls_folded=a.tool_calls_folded, latest_summary_line=res.latest_summary_line,
         latest_turn_line=res.latest_turn_line, slices=slices, notes=res.notes, omissions=res.omissions,
+        lacks=res.lacks,
     )
+
+
+def _other_session(inv):
+    """The one session the target names among every provider looked at (Claude Code's were tried
+    first): (selection, ref); a TargetError naming what was looked at when none or several."""
+    from .options import make_selection
+
+    sel = make_selection(inv)
+    named = [r for r in sel.refs if (r.provider, r.session_id) not in sel.children]
+    if sel.claude is not None and getattr(sel.claude, "sessions", None):
+        named = list(sel.session_refs()[:len(sel.claude.sessions)]) + named
+    if len(named) != 1:
+        ids = [f"{r.session_id} ({r.provider})" for r in named[:10]]
+        raise TargetError(f"this command needs exactly one session; the target matched {len(named)}"
+                          + (f": {', '.join(ids)}" if ids else ""),
+                          hint="name a session id (or unique prefix) or a session file")
+    return sel, named[0]
+
+
+def _ref_fields(ref, res: api.VerbatimResult) -> dict:
+    path = res.history.path if res.history is not None else (str(ref.paths[0]) if len(ref.paths) == 1 else None)
+    return {"provider": ref.provider, "session_id": ref.session_id, "lane": "main", "is_subagent": ref.is_subagent,
+            "parent_session_id": ref.parent_session_id, "agent_id": None, "path": path}
+
+
+def _refetch_other(sel, ref, line, u) -> str | None:
+    rec = getattr(u, "record", None)
+    if rec is not None:
+        return record_refetch(sel, ref, rec)
+    if line is None:
+        return None
+    return f"sessionsift show {shlex.quote(ref.session_id)} --line {line}{root_args(sel, ref.provider)}"

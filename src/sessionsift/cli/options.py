@@ -53,7 +53,6 @@ CLAUDE_ONLY_WHY = {
     "wait": "its live state (the session registry, the transcript tail)",
     "agents": "its subagent lanes and registry",
     "whoami": "its session registry",
-    "verbatim": "its compaction summaries",
     "plan": "its plan files",
     "image": "its inline image blocks",
     "audit": "its attachment records",
@@ -89,22 +88,25 @@ def claude_choice(inv: Invocation):
     return choice
 
 
-def make_scope(inv: Invocation) -> Scope:
+def make_scope(inv: Invocation, refuse: bool = True) -> Scope:
     """Claude Code's deep scope (the commands that read Claude Code's own surfaces; its root by
     `claude_choice`), narrowed by the command line's session filters. A target that names a
     session of another provider is refused with a one-line reason (exit 2). Other providers the
     command line names (`--home`, their flags) are not read: a note on stderr says so (and the
-    header's `not_read`)."""
+    header's `not_read`). `refuse=False`: the caller asks other providers itself (the error is
+    raised as it is)."""
     targets = inv.targets
     try:
         choice = claude_choice(inv)
     except UsageError as exc:  # a target of the provider named says more than the root rule
-        _refuse_other_provider_session(inv, exc)
+        if refuse:
+            _refuse_other_provider_session(inv, exc)
         raise
     try:
         scope = resolve_targets(targets, sessions_from=inv.session_list(), choice=choice)
     except TargetError as exc:
-        _refuse_other_provider_session(inv, exc)
+        if refuse:
+            _refuse_other_provider_session(inv, exc)
         raise
     from ..providers.claude.discover import use_index
 

@@ -344,6 +344,29 @@ class Provider:
         type, the bytes as written), from ``record.raw``. Default: none."""
         return []
 
+    def compactions(self, ref: SessionRef, lane: str | None = None):
+        """Capability ``compactions``: the session's compactions (each with its summary's locator)
+        and its turns newest first, for `verbatim` (providers/compaction.py ``TurnHistory``;
+        `lane`: a subagent lane inside the session, for a reader that keeps lanes). Default: the
+        shared records with :meth:`compaction_of` naming the summaries (``history_from_records``).
+        None: the reader names no compaction record (then ``lacks["compactions"]`` says why)."""
+        if lane not in (None, "main"):
+            from ..errors import UsageError
+
+            raise UsageError(f"--lane: {self.display} keeps no subagent lanes inside a session; name the "
+                             "child session itself")
+        if type(self).compaction_of is Provider.compaction_of:
+            return None
+        from .compaction import history_from_records
+
+        return history_from_records(self, ref)
+
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """The compaction a record (read with ``raw``, no copy) is the summary of
+        (providers/compaction.py ``mark(...)``: trigger, tokens before, the first record kept), or
+        None. Default: None."""
+        return None
+
     records_cost: ClassVar[bool] = False
     """True when the client writes its own price of each response beside its usage: then `usage` asks
     :meth:`recorded_cost` for every record with ``tokens`` (read with ``raw``) and reports the sum as

@@ -98,7 +98,13 @@ class Crush(Provider):
                   "write": ("file_path", "write")}
     usage_unrecorded = ("Crush keeps no per-message usage (its sessions row holds only the last step's counts "
                         "and a running cost)")
-    lacks = {"plans": "Crush keeps a session's todo list in `sessions.todos` (TEXT, migration "
+    lacks = {"compactions": "Crush marks a summary message (messages.is_summary_message, "
+                            "sessions.summary_message_id: migration 20250515105448_add_summary_message_id.sql), but "
+                            "the Go code that writes it and builds the next request is not in the vendored sources "
+                            "(tests/crush/vendor holds the SQL only; its queries include DeleteMessage) and no Crush "
+                            "client can run here: whether the messages before a summary stay in the database is not "
+                            "known, so they are not given back as the turns it condensed",
+             "plans": "Crush keeps a session's todo list in `sessions.todos` (TEXT, migration "
                       "20250812000000_add_todos_to_sessions.sql: the current list only, no history of updates); "
                       "its JSON shape is not in the vendored sources (tests/crush/vendor holds the SQL only) and no "
                       "Crush client can run here to write one: not read"}

@@ -96,6 +96,25 @@ class Opencode(Provider):
         return ("\n".join(lines), "opencode read output: every line of the file, numbered from 1, ending "
                 "'(End of file - total N lines)', none cut (its lines as decoded: line breaks as \\n)", not lines)
 
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """The summary text of a compaction (``part/text/summary``: a text part of the assistant
+        message the ``compaction`` agent writes, ``summary: true``), after the user message holding
+        the ``compaction`` part (``auto``: true when the client compacted by itself, false for
+        ``/compact``). The database keeps every earlier message and part (measured with 1.18.33,
+        scenario ``compacted``); a pruned tool output keeps its text too (``state.time.compacted``
+        only stops it being sent again)."""
+        if record.native == "part/compaction":
+            o = record.raw if isinstance(record.raw, dict) else {}
+            self.__dict__.setdefault("_compact_auto", {})[ref.session_id] = o.get("auto")
+            return None
+        if record.native != "part/text/summary":
+            return None
+        from .compaction import mark
+
+        auto = self.__dict__.get("_compact_auto", {}).pop(ref.session_id, None)
+        return mark(text=record.text, trigger={True: "auto", False: "manual"}.get(auto) if isinstance(auto, bool)
+                    else None)
+
     # ------------------------------------------------------------------ where
     def locate(self, explicit: str | None = None, home: str | None = None,
                env: Mapping[str, str] | None = None) -> Root:

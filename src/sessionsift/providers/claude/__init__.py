@@ -311,6 +311,19 @@ class ClaudeCode(Provider):
 
         return Rules()
 
+    def compactions(self, ref: SessionRef, lane: str | None = None):
+        """The lane model's history (providers/claude/verbatim.py): the main lane, or the subagent
+        lane `lane` names (agent id, file stem or display name)."""
+        from ...errors import TargetError
+
+        s = self.session_of(ref)
+        if lane in (None, "main"):
+            return s.main.compactions()
+        for ln in s.subagent_lanes():
+            if lane in (ln.lane_id, ln.agent_id, ln.display):
+                return ln.compactions()
+        raise TargetError(f"session {s.session_id} has no lane {lane!r}")
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file of this one session under the data root, where it exists (docs/clean.md
         "What a session is on disk"): the transcript; beside it the sidecar dir ``<sid>/``

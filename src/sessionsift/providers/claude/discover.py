@@ -132,6 +132,13 @@ class Lane:
         stem = self.lane_id
         return stem[len("agent-"):] if stem.startswith("agent-") else stem
 
+    def compactions(self, index=None):
+        """This lane's compactions and turns for `verbatim` (providers/claude/verbatim.py
+        ``LaneHistory``; `index`: its prebuilt ``LaneIndex``)."""
+        from .verbatim import LaneHistory
+
+        return LaneHistory(self, index)
+
     @property
     def display(self) -> str:
         if self.kind == "main":

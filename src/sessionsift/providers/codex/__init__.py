@@ -91,6 +91,18 @@ class Codex(Provider):
             out.append((os.path.normpath(p), fc.action))
         return out
 
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """A ``compacted`` line (the rollout is appended to: every line before it stays; measured with
+        0.171.0, scenario ``compaction``): its ``message`` is the summary as the model reads it next
+        (the client's handoff preamble, then the summary); its ``replacement_history`` re-sends the
+        context and the user's messages (read as copies). The trigger and the tokens before are not
+        on the line (None)."""
+        if record.native != "compacted":
+            return None
+        from ..compaction import mark
+
+        return mark(text=record.text)
+
     def plan_update(self, ref: SessionRef, record: Record):
         """An ``update_plan`` call: its ``plan`` (``[{step, status}]``) and ``explanation``, the
         checklist the client renders (0.171.0: offered to the model in ``exec`` with

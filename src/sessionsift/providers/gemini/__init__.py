@@ -23,6 +23,13 @@ class GeminiCli(Provider):
     name: ClassVar[str] = "gemini-cli"
     ccusage_agent = "gemini"
     display: ClassVar[str] = "Gemini CLI"
+    lacks: ClassVar[dict[str, str]] = {
+        "compactions": "Gemini CLI 0.61.0 compresses its chat by replacing the history (GeminiChat.setHistory, then "
+                       "ChatRecordingService.updateMessagesFromHistory appends {\"$set\": {\"messages\": [...]}} "
+                       "holding the summary as a new synthetic message); the message lines before it stay in the "
+                       "session file, but no compression the real client wrote is in the samples yet "
+                       "(tests/realclient/gemini has no compression scenario), so the reader does not tell a "
+                       "compression's $set from a --resume replay: not read"}
     home_flag: ClassVar[str] = "--gemini-home"
     env_var: ClassVar[str | None] = "GEMINI_CLI_HOME"
     default_rel: ClassVar[str] = ".gemini"

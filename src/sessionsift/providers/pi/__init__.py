@@ -139,6 +139,24 @@ class Pi(Provider):
 
         return live.whoami(env, world)
 
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """A ``compaction`` entry (session-manager.ts appends it: the session file keeps every entry
+        before it; measured with 0.73.1, scenario ``compaction``): ``summary``, ``tokensBefore``,
+        ``firstKeptEntryId`` (the first entry the model still reads verbatim after it). Whether it was
+        automatic or ``/compact`` is not on the entry (only the client's ``compaction_end`` event
+        carries a reason): trigger None."""
+        if record.native != "compaction" or not isinstance(record.raw, dict):
+            return None
+        from ..compaction import mark
+
+        o = record.raw
+        tb = o.get("tokensBefore")
+        fk = o.get("firstKeptEntryId")
+        return mark(text=o.get("summary") if isinstance(o.get("summary"), str) else None,
+                    pre_tokens=tb if isinstance(tb, int) and not isinstance(tb, bool) else None,
+                    first_kept=f"id:{fk}" if isinstance(fk, str) else None,
+                    uuid=o.get("id") if isinstance(o.get("id"), str) else None)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The session file and the full outputs of its cut bash results that still exist (temp files
         the tool wrote, named in the results' ``details.fullOutputPath``)."""

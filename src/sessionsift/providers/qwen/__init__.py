@@ -128,25 +128,25 @@ class QwenCode(Provider):
 
         return fork_point(ref)
 
-    def live_state(self, ref: SessionRef, world):
-        """The chat file's last conversation record (a prompt or results awaiting the model, calls
-        with no result, an end of turn), a subagent's .meta.json status, a daemon's writer lease and
-        the Qwen Code processes in the project (live.py)."""
-        from . import live
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """A ``system/chat_compression`` record (the chat recording is appended to: every record
+        before it stays; measured with 0.24.4, scenario ``compaction``): ``systemPayload.info``
+        (``originalTokenCount``, ``triggerReason``: ``manual`` for ``/compress``, else the client's
+        word) and ``compressedHistory`` (the summary as its first user message, the record's text)."""
+        if record.native != "system/chat_compression":
+            return None
+        from ..compaction import mark
 
-        return live.live_state(self, ref, world)
-
-    def whoami(self, env, world):
-        """``$QWEN_CODE_SESSION_ID``, which the shell tool exports (measured)."""
-        from . import live
-
-        return live.whoami(env, world)
-
-    def subagents(self, ref: SessionRef, children, world, files: bool = False):
-        """Subagent sessions joined to the parent's call their .meta.json ``toolUseId`` names."""
-        from . import live
-
-        return live.subagents(self, ref, children, world)
+        o: dict = record.raw if isinstance(record.raw, dict) else {}
+        sp = o.get("systemPayload")
+        info: dict = {}
+        if isinstance(sp, dict) and isinstance(sp.get("info"), dict):
+            info = sp["info"]
+        n = info.get("originalTokenCount")
+        tr = info.get("triggerReason")
+        return mark(text=record.text, trigger=tr if isinstance(tr, str) else None,
+                    pre_tokens=n if isinstance(n, int) and not isinstance(n, bool) else None,
+                    uuid=o.get("uuid") if isinstance(o.get("uuid"), str) else None)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """A main session: its chat file, the saved whole outputs of its cut tool results, its subagents'
