@@ -28,6 +28,7 @@ import hashlib
 import posixpath
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import orjson
 
@@ -199,6 +200,9 @@ class LaneReport:
 class AuditResult:
     lanes: list[LaneReport] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    lacks: dict[str, str] = field(default_factory=dict)
+    """Provider display name -> why its data holds no re-injection to audit (its sessions are in the
+    selection, read through the shared records: ``Provider.lacks["reinjection"]``)."""
 
     @property
     def with_deliveries(self) -> list[LaneReport]:
@@ -437,4 +441,26 @@ def reinjection(scope: Scope, subagents: bool = True) -> AuditResult:
                 res.problems.append(Problem(str(lane.path), exc.strerror or str(exc)))
     # the scope's problems last: listing the sessions' lanes (subagents/) adds to them
     res.problems = list(scope.problems) + [p for p in res.problems if p not in scope.problems]
+    return res
+
+
+LACKS_DEFAULT = ("its reader names no record of a file the client re-sent because it changed on disk, so "
+                 "there is nothing to audit")
+
+
+def audit(sel, subagents: bool = True) -> AuditResult:
+    """`audit reinjection` over a selection of every provider (providers.scope.Selection): the lanes
+    of the deep model's scope (``sel.claude``: the ``edited_text_file`` attachments) audited by
+    :func:`reinjection`, and every other provider with sessions in the selection named with why its
+    data cannot answer (``Provider.lacks["reinjection"]``)."""
+    from ..providers.claude.discover import HomeChoice
+
+    scope = sel.claude if sel.claude is not None else Scope(HomeChoice(Path("-"), "~/.claude"))
+    res = reinjection(scope, subagents=subagents)
+    counts: dict[str, int] = {}
+    for r in sel.refs:
+        counts[r.provider] = counts.get(r.provider, 0) + 1
+    for e in sel.survey.entries:
+        if counts.get(e.name) and e.provider is not None:
+            res.lacks[e.display] = type(e.provider).lacks.get("reinjection", LACKS_DEFAULT)
     return res

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import click
 
-from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport, reinjection
+from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport
 from ..providers.claude.discover import Lane
 from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .invocation import targeting
 from .options import lane_fields, refetch, claude_root_arg
 from .exit import ExitStatus
-from .options import make_scope, problems_json, scope_header, claude_root_arg
+from .options import (coverage_json, coverage_line, make_selection, problems_json, selection_header,
+                      claude_root_arg)
 from .output import Out, esc
 
 PENDING = "still pending at end of transcript"
@@ -141,10 +142,12 @@ def reinjection_cmd(inv, no_subagents, show_flushes, min_flushes):
     """
     fmt = inv.fmt
     claude_home = claude_root_arg(inv)
-    scope = make_scope(inv)
-    res = reinjection(scope, subagents=not no_subagents)
+    from ..audit.reinjection import audit
+
+    sel = make_selection(inv)
+    res = audit(sel, subagents=not no_subagents)
     out = Out(fmt, "audit")
-    out.header(**scope_header(inv, scope), audit="reinjection", min_flushes=min_flushes)
+    out.header(**selection_header(sel), audit="reinjection", min_flushes=min_flushes)
     shown_lanes, files_shown = [], 0
     for lr in res.with_deliveries:
         files = [f for f in lr.files if f.flushes >= min_flushes]
@@ -205,12 +208,14 @@ def reinjection_cmd(inv, no_subagents, show_flushes, min_flushes):
     for lr in res.lanes:  # lines no reading could take in: deliveries on them are not counted
         for k, v in lr.read.omissions().items():
             omissions[k] = omissions.get(k, 0) + v
-    out.summary(audit="reinjection", sessions=len(scope.sessions), lanes_read=len(res.lanes), lanes_with_reinjection=len(lanes),
+    covs = sel.coverage()
+    out.summary(audit="reinjection", sessions=sel.top_level(), lanes_read=len(res.lanes), lanes_with_reinjection=len(lanes),
                 files=sum(len(lr.files) for lr in lanes), files_shown=files_shown,
                 deliveries=sum(lr.deliveries for lr in lanes), flushes=sum(len(lr.flushes) for lr in lanes),
                 bytes_total=bytes_total, repeat_bytes=repeat_bytes, duplicated_share=share,
                 pending_files=sum(len(lr.pending) for lr in lanes), unreadable_records=unreadable,
-                problems=problems_json(res.problems), invisible=INVISIBLE, omissions=omissions)
+                problems=problems_json(res.problems + sel.problems()), invisible=INVISIBLE, omissions=omissions,
+                lacks=res.lacks or None, coverage=coverage_json(covs))
     out.text(f"{sum(len(lr.files) for lr in lanes)} files re-injected in {len(lanes)} of {len(res.lanes)} lanes: "
              f"{_n(bytes_total)} B sent, {_n(repeat_bytes)} B byte-identical repeats ({_share_txt(share)})"
              + (f"; {unreadable} unreadable records" if unreadable else "")
@@ -221,8 +226,11 @@ def reinjection_cmd(inv, no_subagents, show_flushes, min_flushes):
     if lost:
         out.text("lines not read (deliveries on them are not counted; the figures are lower bounds): "
                  + ", ".join(f"{k}={v}" for k, v in sorted(lost.items())))
+    for who, why in res.lacks.items():
+        out.text(f"{esc(who)}: no re-injection read: {esc(why)}")
     out.text("invisible: delivery to the model is inferred from the attachment records (see docs/audit.md).")
-    if res.problems or unreadable:
+    out.text(coverage_line(covs))
+    if res.problems or unreadable or sel.incomplete():
         return ExitStatus.INCOMPLETE
     return ExitStatus.OK if lanes else ExitStatus.NO_MATCH
 

@@ -8,7 +8,7 @@ import click
 
 from .exit import ExitStatus
 from .invocation import targeting
-from .options import lane_fields, make_scope, scope_header, claude_root_arg
+from .options import claude_scope, lane_fields, make_selection, selection_header
 from .output import Out, esc
 
 
@@ -26,6 +26,24 @@ def _plus(total: int | None, n: int | None) -> int | None:
 
 def _mb(n: int | None) -> str:
     return "?" if n is None else f"{n / 1e6:,.1f} MB"
+
+
+def _scope(inv):
+    """Every provider's sessions the command line names (the root rule), Claude Code's as the lane
+    model's scope (an empty one when it is not looked at), and the others the index holds nothing
+    for (index/coverage.py)."""
+    from ..index.coverage import not_indexed
+
+    sel = make_selection(inv)
+    return sel, claude_scope(sel), not_indexed(sel)
+
+
+def _say_not_indexed(out: Out, rows: list[dict]) -> None:
+    for r in rows:
+        out.row("provider", {**r, "state": "not_indexed"})
+        kids = f" (+{r['child_sessions']} child)" if r["child_sessions"] else ""
+        out.text(f"{esc(r['display'])}: {r['sessions']} session{'s' if r['sessions'] != 1 else ''}{kids} "
+                 f"{esc(r['why'])}")
 
 
 @click.group("index")
@@ -51,9 +69,9 @@ def status_cmd(inv):
     fmt = inv.fmt
     from ..index import lanes as L, store
 
-    scope = make_scope(inv)
+    sel, scope, others = _scope(inv)
     out = Out(fmt, "index")
-    out.header(action="status", **scope_header(inv, scope), index_dir=str(store.root_dir()))
+    out.header(action="status", **selection_header(sel), index_dir=str(store.root_dir()))
     counts = dict.fromkeys(("fresh", "grown", "stale", "absent", "unreadable"), 0)
     size = covered = idx_bytes = 0
     for lane in _lanes(scope):
@@ -67,10 +85,12 @@ def status_cmd(inv):
         out.row("lane", {**lane_fields(lane), "state": st.state, "size": st.size, "covered_bytes": st.covered,
                          "index_bytes": st.index_bytes, "why": st.why})
         out.text(f"{lane.session_id} {esc(lane.display)}: {st.state}" + (f" ({esc(st.why)})" if st.why else ""))
+    _say_not_indexed(out, others)
     out.summary(action="status", transcripts=sum(counts.values()), states=counts, bytes=size,
                 covered_bytes=covered, index_bytes=idx_bytes, index_dir=str(store.root_dir()),
-                unreadable=[{"path": p.path, "why": p.why} for p in scope.problems])
-    out.text(f"{sum(counts.values())} transcripts ({_mb(size)}): " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+                unreadable=[{"path": p.path, "why": p.why} for p in scope.problems], not_indexed=others)
+    out.text(f"{sum(counts.values())} transcripts ({_mb(size)}): " + (", ".join(f"{v} {k}" for k, v in counts.items() if v)
+                                                                     or "none in scope")
              + f"; index {_mb(idx_bytes)} in {esc(str(store.root_dir()))}")
     return ExitStatus.INCOMPLETE if counts["unreadable"] or scope.problems else ExitStatus.OK
 
@@ -85,13 +105,14 @@ def update_cmd(inv):
     from ..index.progress import Progress
     from ..index.report import IndexReport
 
-    scope = make_scope(inv)
+    sel, scope, others = _scope(inv)
     out = Out(fmt, "index")
-    out.header(action="update", **scope_header(inv, scope), index_dir=str(store.root_dir()))
+    out.header(action="update", **selection_header(sel), index_dir=str(store.root_dir()))
     rep = IndexReport.for_root(scope.home.path, scope.index_off)
     problems = [{"path": p.path, "why": p.why} for p in scope.problems]
+    _say_not_indexed(out, others)
     if not rep.on:
-        out.summary(action="update", index=rep.as_json(), unreadable=problems)
+        out.summary(action="update", index=rep.as_json(), unreadable=problems, not_indexed=others)
         out.text(f"index: off ({esc(rep.off)}): nothing updated")
         return ExitStatus.OK
     lanes = list(_lanes(scope))
@@ -108,7 +129,7 @@ def update_cmd(inv):
             out.row("lane", {**lane_fields(lane), "how": how.how})
     finally:
         prog.done()
-    out.summary(action="update", index=rep.as_json(), unreadable=problems)
+    out.summary(action="update", index=rep.as_json(), unreadable=problems, not_indexed=others)
     out.text(rep.text() or "index: no transcript in scope")
     return ExitStatus.INCOMPLETE if problems else ExitStatus.OK
 
@@ -136,8 +157,9 @@ def clear_cmd(inv, everything):
         out.header(action="clear", index_dir=str(store.cache_dir()))
         removed, freed = store.clear_all()
     else:
-        scope = make_scope(inv)
-        out.header(action="clear", **scope_header(inv, scope), index_dir=str(store.root_dir()))
+        sel, scope, others = _scope(inv)
+        out.header(action="clear", **selection_header(sel), index_dir=str(store.root_dir()))
+        _say_not_indexed(out, others)
         for lane in _lanes(scope):
             n = L.remove(lane)
             if n is not None:
@@ -147,7 +169,7 @@ def clear_cmd(inv, everything):
         # the data root's summaries hold copies of what those files held: they go too
         from ..index import answers, filesummary, summary
 
-        home = getattr(scope.home, "path", None)
+        home = getattr(scope.home, "path", None) if sel.claude is not None else None
         kinds = [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
         for name, kind in kinds if home is not None else ():
             p = store.index_path(kind, home)
@@ -159,6 +181,7 @@ def clear_cmd(inv, everything):
             removed += 1
             freed += n
             out.row("root_summary", {"summary": name, "data_root": str(home), "removed_bytes": n})
-    out.summary(action="clear", removed=removed, removed_bytes=freed)
+    out.summary(action="clear", removed=removed, removed_bytes=freed,
+                not_indexed=None if everything else others)
     out.text(f"removed {removed} index file(s), {_mb(freed)}")
     return ExitStatus.OK

@@ -98,7 +98,11 @@ class Crush(Provider):
                   "write": ("file_path", "write")}
     usage_unrecorded = ("Crush keeps no per-message usage (its sessions row holds only the last step's counts "
                         "and a running cost)")
-    lacks = {"compactions": "Crush marks a summary message (messages.is_summary_message, "
+    lacks = {"reinjection": "Crush writes no record of a file that changed on disk behind the session: a "
+             "message's parts are text, reasoning, tool calls and results, binary, image_url and "
+             "finish, and its files table is the history of the files the session itself wrote "
+             "(vendored schema): nothing to audit",
+             "compactions": "Crush marks a summary message (messages.is_summary_message, "
                             "sessions.summary_message_id: migration 20250515105448_add_summary_message_id.sql), but "
                             "the Go code that writes it and builds the next request is not in the vendored sources "
                             "(tests/crush/vendor holds the SQL only; its queries include DeleteMessage) and no Crush "

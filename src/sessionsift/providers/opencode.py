@@ -75,6 +75,10 @@ class Opencode(Provider):
     client_packages = ("opencode-ai",)
     process_names: ClassVar[tuple[str, ...]] = ("opencode", "opencode.exe")  # comm via the npm bin link; the exe it points to
     activity_granularity = "project"
+    lacks = {"reinjection": "opencode writes no record of a file that changed on disk behind the session: a "
+             "message's parts are text, reasoning, tool, step-start/step-finish, patch, snapshot, "
+             "agent, subtask, retry and compaction (1.18.33), none re-sending a changed file, so "
+             "there is nothing to audit"}
     shell_tools = {"bash": ("command", "workdir")}
     app: ClassVar[str] = "opencode"
     """The client's XDG application dir name (``$XDG_DATA_HOME/<app>``)."""

@@ -49,6 +49,10 @@ class Codex(Provider):
     """``…N tokens truncated…`` in a tool output it sent the model (shapes.py)."""
     truncation_literal = (" truncated\u2026".encode(), b" truncated\\u2026")
     """One of them ends every match of the marker (held by tests/test_provider_fastpaths.py)."""
+    lacks = {"reinjection": "Codex CLI writes no record of a file that changed on disk behind the session: its rollout holds the "
+                   "model-facing history (response_item), UI events (event_msg), turn_context, world_state "
+                   "(environments, AGENTS.md, skills) and compacted lines (0.171.0); no item re-sends a changed "
+                   "file, so there is nothing to audit"}
     records_forks = True
     """`codex fork` / `codex exec fork <id>` start a thread whose ``session_meta`` names the thread
     it came from (``forked_from_id``, ``forked_from_ordinal_exclusive``)."""

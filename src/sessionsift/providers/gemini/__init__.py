@@ -24,6 +24,10 @@ class GeminiCli(Provider):
     ccusage_agent = "gemini"
     display: ClassVar[str] = "Gemini CLI"
     lacks: ClassVar[dict[str, str]] = {
+        "reinjection": "Gemini CLI writes no record of a file that changed on disk behind the session: its "
+                       "session log holds messages (user, gemini with toolCalls, info/error/warning) and "
+                       "$set/$rewindTo patches (0.61.0); the client's one reaction to an outside change is "
+                       "its edit fixer retrying a failed edit inside the tool call, not a context injection",
         "compactions": "Gemini CLI 0.61.0 compresses its chat by replacing the history (GeminiChat.setHistory, then "
                        "ChatRecordingService.updateMessagesFromHistory appends {\"$set\": {\"messages\": [...]}} "
                        "holding the summary as a new synthetic message); the message lines before it stay in the "

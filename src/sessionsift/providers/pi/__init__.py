@@ -47,6 +47,10 @@ class Pi(Provider):
                  "find, ls; its README: \"No plan mode. Write plans to files, or build it with extensions\"; the "
                  "plan-mode example extension it ships keeps its plan in the extension's own custom entries): "
                  "nothing a plan reader could bind",
+        "reinjection": "pi writes no record of a file that changed on disk behind the session: its entries "
+                       "are message, compaction, branch_summary, custom_message and bookkeeping (model_change, "
+                       "thinking_level_change, label, session_info; session-manager.ts, 0.73.1), none re-sending "
+                       "a changed file, so there is nothing to audit",
     }
     shell_tools: ClassVar[dict] = {"bash": ("command", None)}
     file_tools: ClassVar[dict] = {"read": ("path", "read"), "edit": ("path", "update"), "write": ("path", "write")}

@@ -48,6 +48,12 @@ class QwenCode(Provider):
     truncation_literal: ClassVar[tuple[bytes, ...] | None] = (b"Tool output was too large",)
     ccusage_agent: ClassVar[str | None] = "qwen"
     """ccusage 20 reads Qwen Code as ``ccusage qwen``."""
+    lacks: ClassVar[dict[str, str]] = {
+        "reinjection": "Qwen Code writes no record of a file that changed on disk behind the session: its "
+                       "chat recording holds user, assistant, tool_result and system records (ui_telemetry, "
+                       "chat_compression, attribution_snapshot, ...; 0.24.4); the current content of recently "
+                       "read files it embeds belongs to a compression's compressedHistory (the summary "
+                       "`verbatim` names), not to a re-send on change"}
     records_forks: ClassVar[bool] = True
     """``--fork-session`` (with ``--resume``/``--continue``) writes a new session whose records are the
     source's, each marked ``forkedFrom: {sessionId, messageUuid}``."""
