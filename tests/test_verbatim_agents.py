@@ -173,3 +173,35 @@ def test_a_session_without_compaction_says_so_for_every_agent():
     assert p.returncode == 1, p.stderr
     s = jrows(p)[-1]
     assert s["stopped_by"] == "no_compaction" and s["units"] == 0 and s["lacks"] is None
+
+
+def test_github_copilot_cli_gives_back_the_turn_its_background_compaction_condensed():
+    """GitHub Copilot CLI 1.0.102 (scenario ``compacted``: its own context estimate passes the threshold
+    set by COPILOT_PROVIDER_MAX_PROMPT_TOKENS; it compacts in the background during the turn)."""
+    g = gt("copilot-ground-truth/compacted.json")
+    (sid,) = g["session_ids_on_disk"]
+    rows, bounds, units = run(sid)
+    assert [b["native"] for b in bounds] == ["session.compaction_complete"]
+    b = bounds[0]
+    summary = next(s["text"] for s in g["served_steps"] if s["conversation"] == "summary")
+    assert b["summary_chars"] == _u16(summary) == _u16(g["summary_text"]) and b["trigger"] == "threshold"
+    users = [u for u in units if u["unit"] == "user"]
+    assert [u["text"] for u in users] == [p["text"] for p in g["prompts"]] and users[0]["line"] < b["line"]
+    folds = [u for u in units if u["unit"] == "fold"]
+    assert sum(f["tool_calls"] for f in folds) == len(g["tool_calls"]) == 2
+    last = [s["text"] for s in g["served_steps"] if s["conversation"] == "P1" and s["text"]][-1]
+    agents = [u for u in units if u["unit"] == "agent"]
+    assert [a["text"] for a in agents] == [last] and agents[0]["line"] > b["line"]
+
+
+def test_kilo_code_gives_back_rows_of_its_database_as_opencode_does():
+    """Kilo Code 7.7.9 (built from opencode's code: the same compaction agent and rows)."""
+    g = gt("kilo-ground-truth/compacted.json")
+    (sid,) = g["session_ids_from_client_events"]
+    rows, bounds, units = run(sid)
+    assert [b["native"] for b in bounds] == ["part/text/summary"] and bounds[0]["provider"] == "kilo-code"
+    b = bounds[0]
+    assert b["line"] is None and b["summary_chars"] == _u16(g["summary_text"]) and b["trigger"] == "auto"
+    users = [u for u in units if u["unit"] == "user"]
+    assert len(users) == 1 and g["prompts"][0]["marker"] in users[0]["text"] and "--kilo-home" in users[0]["refetch"]
+    assert [a["text"] for a in units if a["unit"] == "agent"] == ["Done."]

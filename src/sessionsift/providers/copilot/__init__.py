@@ -33,6 +33,11 @@ class CopilotCli(Provider):
     file_tools: ClassVar[dict] = {"view": ("path", "read"), "create": ("path", "write"), "edit": ("path", "update")}
     truncation_marker: ClassVar[bytes | None] = rb"Output too large to read at once \("
     truncation_literal: ClassVar[tuple[bytes, ...] | None] = (b"Output too large to read at once",)
+    lacks: ClassVar[dict[str, str]] = {
+        "reinjection": "GitHub Copilot CLI writes no event for a file that changed on disk behind the session: of "
+                       "the durable event types of its session-events schema (1.0.102) none carries a changed "
+                       "file's content (session.context_changed is the working directory and git context), so "
+                       "there is nothing to audit"}
 
     @classmethod
     def is_client_argv(cls, argv: list[str]) -> bool:
@@ -85,6 +90,25 @@ class CopilotCli(Provider):
         from . import live
 
         return live.subagents(self, ref, children, world)
+
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """A ``session.compaction_complete`` event that applied (``events.jsonl`` is appended to: every event
+        before it stays; measured with 1.0.102, scenario ``compacted``): ``summaryContent``, ``trigger``
+        (``threshold``, ...), ``preCompactionTokens``; the client also writes the summary to
+        ``checkpoints/NNN-*.md``. It compacts in the background: events between its
+        ``session.compaction_start`` and this one happened while the summary was made."""
+        if record.native != "session.compaction_complete" or not isinstance(record.raw, dict):
+            return None
+        d = record.raw.get("data")
+        d = d if isinstance(d, dict) else {}
+        if d.get("success") is False or d.get("outcome") not in (None, "applied"):
+            return None
+        from ..compaction import mark
+
+        tr, n = d.get("trigger"), d.get("preCompactionTokens")
+        return mark(text=record.text, trigger=tr if isinstance(tr, str) else None,
+                    pre_tokens=n if isinstance(n, int) and not isinstance(n, bool) else None,
+                    uuid=record.raw.get("id") if isinstance(record.raw.get("id"), str) else None)
 
     def footprint(self, ref: SessionRef) -> list[Path]:
         """A session's whole ``session-state/<id>/`` directory (its event log and every side file the client

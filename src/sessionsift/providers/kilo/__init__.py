@@ -34,6 +34,12 @@ class KiloCode(Opencode):
     script argument is ``…/bin/kilo``) and the platform binary ``…/cli-linux-x64/bin/kilo``; ``.kilo``: the
     copy the wrapper's postinstall places beside itself."""
     records_cost = True
+    lacks = {"reinjection": "Kilo Code writes no record of a file that changed on disk behind the session: its "
+                            "messages and parts are opencode's (text, reasoning, tool, step-start/step-finish, patch, "
+                            "snapshot, agent, subtask, retry, compaction; 7.7.9), none re-sending a changed file, so "
+                            "there is nothing to audit"}
+    """Compactions are opencode's (the compaction agent's ``summary`` message; every earlier row stays in
+    the database: measured with 7.7.9, scenario ``compacted``): :meth:`Opencode.compaction_of`."""
     ccusage_agent = None
     app = "kilo"
     db_env = "KILO_DB"
