@@ -59,6 +59,10 @@ class Conversation:
 class Script:
     conversations: list[Conversation] = field(default_factory=list)
     namespace: str = "scenario"
+    summary: str | None = None
+    """The answer to the client's chat-compression calls (no tools; the last user text asks for a
+    ``<state_snapshot>``: the summary, then "Critically evaluate..." its verification), served to both;
+    None: they get the default text."""
 
 
 def text(t: str) -> dict:
@@ -134,6 +138,11 @@ class MockGemini(MockServer):
                             return f"script:{conv.name or conv.marker}#{n}", conv.turns[n], key
                         return f"script-end:{conv.name or conv.marker}#{n}", Turn([text("Done.")]), key
             return "default-tools", Turn([text(DEFAULT_TEXT)]), "default"
+        if self.script.summary is not None:
+            last = next((_user_text(c) for c in reversed(contents) if c.get("role") == "user"), "")
+            if "<state_snapshot>" in last:
+                n = 1 if last.lstrip().startswith("Critically evaluate") else 0
+                return f"script:summary#{n}", Turn([text(self.script.summary)]), f"summary#{n}"
         return "default", Turn([text(DEFAULT_TEXT)]), "default"
 
     def handler(self):

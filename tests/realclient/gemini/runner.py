@@ -104,14 +104,17 @@ class Inner:
             shutil.rmtree(self.s_dir)
         for d in (self.work, self.s_dir / "home", self.gemini_dir):
             d.mkdir(parents=True)
-        (self.gemini_dir / "settings.json").write_text(json.dumps(SETTINGS, indent=2))
+        settings = {k: dict(v) for k, v in SETTINGS.items()}
+        for k, v in self.sc.settings.items():
+            settings[k] = {**settings.get(k, {}), **v} if isinstance(v, dict) else v
+        (self.gemini_dir / "settings.json").write_text(json.dumps(settings, indent=2))
         for rel, data in self.sc.setup_files.items():
             (self.work / rel).write_text(data)
         w = str(self.work)
         for conv in self.sc.conversations():
             for t in conv.turns:
                 t.parts = subst(t.parts, w)
-        return Script(conversations=self.sc.conversations(), namespace=self.sc.name)
+        return Script(conversations=self.sc.conversations(), namespace=self.sc.name, summary=self.sc.summary)
 
     def run_prompts(self, mock: MockGemini) -> None:
         if self.sc.start_early_in_minute and time.gmtime().tm_sec > 35:
@@ -369,6 +372,10 @@ class Inner:
             "disk_files": disk,
             "client_processes": self.cmdlines,
             "mock_routes": _routes(mock.requests),
+            "settings": sc.settings,
+            "summary_text": sc.summary,
+            "summary_served": [{"key": s["key"], "usage": s["usage"]} for s in mock.served
+                               if s["key"].startswith("summary#")],
             "seconds": round(secs, 1),
         }
 

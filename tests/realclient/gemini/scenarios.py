@@ -51,6 +51,11 @@ class Scenario:
     """Interactive only: ``("prompt", i)`` types prompt i and waits for its last scripted turn;
     ``("rewind", n)`` opens ``/rewind``, picks the n-th newest prompt typed so far (1 = the last one) and
     answers "Rewind conversation" (the conversation only: files stay as they are)."""
+    settings: dict = field(default_factory=dict)
+    """Merged into the run's settings.json (a top-level key's dict is updated, e.g.
+    ``{"model": {"compressionThreshold": 0.001}}``)."""
+    summary: str | None = None
+    """What the mock answers the client's chat-compression calls (mock_api.Script.summary)."""
 
     @property
     def slug(self) -> str:

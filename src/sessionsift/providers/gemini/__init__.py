@@ -27,13 +27,7 @@ class GeminiCli(Provider):
         "reinjection": "Gemini CLI writes no record of a file that changed on disk behind the session: its "
                        "session log holds messages (user, gemini with toolCalls, info/error/warning) and "
                        "$set/$rewindTo patches (0.61.0); the client's one reaction to an outside change is "
-                       "its edit fixer retrying a failed edit inside the tool call, not a context injection",
-        "compactions": "Gemini CLI 0.61.0 compresses its chat by replacing the history (GeminiChat.setHistory, then "
-                       "ChatRecordingService.updateMessagesFromHistory appends {\"$set\": {\"messages\": [...]}} "
-                       "holding the summary as a new synthetic message); the message lines before it stay in the "
-                       "session file, but no compression the real client wrote is in the samples yet "
-                       "(tests/realclient/gemini has no compression scenario), so the reader does not tell a "
-                       "compression's $set from a --resume replay: not read"}
+                       "its edit fixer retrying a failed edit inside the tool call, not a context injection"}
     home_flag: ClassVar[str] = "--gemini-home"
     env_var: ClassVar[str | None] = "GEMINI_CLI_HOME"
     default_rel: ClassVar[str] = ".gemini"
@@ -88,6 +82,19 @@ class GeminiCli(Provider):
         from .read import read
 
         return read(ref, report, raw=raw)
+
+    def compaction_of(self, ref: SessionRef, record: Record):
+        """A chat compression's summary (read.py ``compression_marks``: the user message before the
+        client's fixed "Got it. Thanks for the additional context!" in a ``$set.messages``; measured
+        with 0.61.0, tests/realclient/gemini/scenarios_compress.py). The messages before it stay in
+        the session file. Whether it was automatic or ``/compress``, and the token count before it,
+        are not on disk (only in the client's telemetry event): trigger and tokens None."""
+        if record.native != "user:compression_summary":
+            return None
+        from ..compaction import mark
+
+        o = record.raw if isinstance(record.raw, dict) else {}
+        return mark(text=record.text, uuid=o.get("id") if isinstance(o.get("id"), str) else None)
 
     def live_state(self, ref: SessionRef, world):
         """The chat file's last message (a prompt or results awaiting the model, calls running, an

@@ -166,6 +166,31 @@ def _index_of(items) -> tuple[dict[str, int], dict[str, int]]:
     return last, rewound
 
 
+COMPRESSION_ACK = "Got it. Thanks for the additional context!"
+"""The model message Gemini CLI puts after a compression's summary (chatCompressionService.js,
+0.61.0: the new history is the context, ``{role: "user", parts: [{text: <summary>}]}``, this, then
+the turns it kept), written to the session file by ``updateMessagesFromHistory`` as a
+``$set.messages``."""
+
+
+def compression_marks(msgs: list) -> dict[int, str]:
+    """Index -> ``summary`` / ``ack`` for the compressions a ``$set.messages`` list holds: a user
+    message of text parts alone, followed by a gemini message whose text is exactly
+    :data:`COMPRESSION_ACK` (measured with 0.61.0, tests/realclient/gemini/scenarios_compress.py)."""
+    out: dict[int, str] = {}
+    for i in range(1, len(msgs)):
+        a, b = msgs[i - 1], msgs[i]
+        if not (isinstance(a, dict) and isinstance(b, dict) and a.get("type") == "user" and b.get("type") == "gemini"):
+            continue
+        if _text_of(_parts(b.get("content"))) != COMPRESSION_ACK:
+            continue
+        pa = _parts(a.get("content"))
+        if pa and all(isinstance(p.get("text"), str) and not p.get("thought") for p in pa) \
+                and not _text_of(pa).lstrip().startswith(CONTEXT_PREFIXES):
+            out[i - 1], out[i] = "summary", "ack"
+    return out
+
+
 def line_kind(obj: dict) -> str:
     """The client's own classification of a log line (loadConversationRecord's order)."""
     if isinstance(obj.get("$rewindTo"), str):
@@ -345,13 +370,14 @@ class _Builder:
         yield self.rec("harness", "meta", "header", obj, text=_header_text(obj),
                        instant=obj.get("startTime") if isinstance(obj.get("startTime"), str) else None)
         msgs = obj.get("messages") if isinstance(obj.get("messages"), list) else []
+        marks = compression_marks(msgs) if isinstance(msgs, list) else {}
         for i, m in enumerate(msgs):
             if not isinstance(m, dict):
                 continue
             if i < len(starts) and len(starts) == len(msgs):
                 self._at(*starts[i])
             if isinstance(m.get("id"), str):
-                yield from self.message(m)
+                yield from self.message(m) if i not in marks else self.compression(m, marks[i])
             else:
                 self.report.unknown_kinds["message:no id"] += 1
                 yield self.rec("harness", "unknown", "message:no id", m)
@@ -391,15 +417,29 @@ class _Builder:
         out: list[Record] = []
         msgs = s.get("messages")
         if isinstance(msgs, list):
-            for m in msgs:
+            marks = compression_marks(msgs)
+            for i, m in enumerate(msgs):
                 if isinstance(m, dict) and isinstance(m.get("id"), str):
-                    out += self.message(m)
+                    mark = marks.get(i)
+                    out += self.message(m) if mark is None else self.compression(m, mark)
         keys = [k for k in s if k not in ("messages", "lastUpdated")]
         if keys:
             summary = s.get("summary")
             text = summary if keys == ["summary"] and isinstance(summary, str) else "set " + ", ".join(keys)
             out.append(self.rec("harness", "meta", "$set:" + ",".join(keys), obj, text=text))
         return out
+
+    def compression(self, m: dict, mark: str) -> list[Record]:
+        """The summary of a chat compression (a user message of text parts) and the client's fixed
+        acknowledgement after it (see :func:`compression_marks`): ``meta``, never a prompt or an agent
+        message; a later replay of them (same id, same text) is a copy as any message's is."""
+        mid = m["id"]
+        ts = m.get("timestamp") if isinstance(m.get("timestamp"), str) else None
+        lane = "rewound" if mid in self.rewound else "main"
+        text = _text_of(_parts(m.get("content")))
+        if mark == "summary":
+            return [self._msg_rec(mid, "user", "meta", "user:compression_summary", m, text, lane, ts)]
+        return [self._msg_rec(mid, "harness", "meta", "gemini:compression_ack", m, text, lane, ts)]
 
     def message(self, m: dict) -> list[Record]:
         mid, typ = m["id"], m.get("type")
