@@ -102,12 +102,15 @@ class Crush(Provider):
              "message's parts are text, reasoning, tool calls and results, binary, image_url and "
              "finish, and its files table is the history of the files the session itself wrote "
              "(vendored schema): nothing to audit",
-             "compactions": "Crush marks a summary message (messages.is_summary_message, "
-                            "sessions.summary_message_id: migration 20250515105448_add_summary_message_id.sql), but "
-                            "the Go code that writes it and builds the next request is not in the vendored sources "
-                            "(tests/crush/vendor holds the SQL only; its queries include DeleteMessage) and no Crush "
-                            "client can run here: whether the messages before a summary stay in the database is not "
-                            "known, so they are not given back as the turns it condensed",
+             "compactions": "Crush's own data would answer, but no Crush client can write it here: its source "
+                            "(charmbracelet/crush internal/agent/agent.go, nightly of 2026-08-21: Summarize) "
+                            "creates an assistant message with is_summary_message, names it in "
+                            "sessions.summary_message_id and only cuts the list it sends from that message on "
+                            "(getSessionMessages), deleting no earlier message (its one Delete drops a cancelled "
+                            "summary); the npm package @charmland/crush 0.96.1 fetches its binary in a "
+                            "postinstall download (install.js) that cannot run offline, and the sample "
+                            "examples/crush-home is built from the vendored SQL (tests/crush), not by the "
+                            "client: no summary row a real client wrote to read",
              "plans": "Crush keeps a session's todo list in `sessions.todos` (TEXT, migration "
                       "20250812000000_add_todos_to_sessions.sql: the current list only, no history of updates); "
                       "its JSON shape is not in the vendored sources (tests/crush/vendor holds the SQL only) and no "
