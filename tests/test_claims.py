@@ -29,7 +29,7 @@ def test_every_cited_claim_id_has_an_entry_with_a_statement():
     entries = _entries()
     cited = set(CC.citations())
     assert cited, "no claim id found: the scan is broken"
-    assert sorted(cited - set(entries)) == []
+    assert sorted(cited - set(entries)) == [], "a new claim id is cited: add its entry (scripts/claims_catalog.py)"
     for cid, lines in entries.items():
         st = [x for x in lines if x.startswith("- statement: ")]
         assert len(st) == 1 and len(st[0]) > len("- statement: ") + 10, cid
