@@ -270,6 +270,9 @@ LAUNCHES = [  # command lines as /proc shows them for each way the client is sta
     (["less", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"], False),
     (["grep", "-r", "claude", "."], False),
     (["npx", "prettier", "claude.md"], False),
+    (["npx", "@github/copilot-language-server"], False),  # another package of Copilot's scope
+    (["vim", "copilot-notes.md"], False),
+    (["less", "/usr/lib/node_modules/@kilocode/cli/bin/kilo"], False),
 ]
 
 
@@ -379,6 +382,24 @@ OTHER_LAUNCHES = {  # HAND-MADE argv lists in the forms each client's own launch
     "qwen-code": [["node", "/usr/lib/node_modules/@qwen-code/qwen-code/cli.js"], ["npx", "@qwen-code/qwen-code"]],
     "opencode": [["/home/u/.opencode/bin/opencode", "run", "x"], ["npx", "opencode-ai", "run"]],
     "crush": [["/usr/local/bin/crush", "run", "x"], ["timeout", "60", "crush"]],
+    # Copilot CLI 1.0.102 as npm installs it (the harness's cache): @github/copilot's bin is
+    # {"copilot": "npm-loader.js"} (a node script that spawnSyncs the platform package's binary);
+    # @github/copilot-linux-x64's bin is {"copilot-linux-x64": "copilot"} (the native executable)
+    "copilot-cli": [["/c/node_modules/@github/copilot-linux-x64/copilot", "-p", "x"],
+                    ["/c/node_modules/.bin/copilot-linux-x64"],
+                    ["node", "/usr/lib/node_modules/@github/copilot/npm-loader.js", "-p", "x"],
+                    ["node", "/x/node_modules/.bin/copilot"],
+                    ["npx", "-y", "@github/copilot@1.0.102", "-p", "x"], ["bunx", "@github/copilot"],
+                    ["timeout", "600", "copilot", "-p", "x"]],
+    # Kilo Code 7.7.7: @kilocode/cli's bin is {"kilo": "./bin/kilo", "kilocode": "./bin/kilo"} (a node
+    # wrapper running the platform binary, which its postinstall copies beside it as bin/.kilo; npm
+    # view); the binary is @kilocode/cli-linux-x64/bin/kilo (the harness's cache)
+    "kilo-code": [["/k/node_modules/@kilocode/cli-linux-x64/bin/kilo", "run", "x"],
+                  ["/usr/lib/node_modules/@kilocode/cli/bin/.kilo", "run"],
+                  ["node", "/usr/lib/node_modules/@kilocode/cli/bin/kilo", "run", "x"],
+                  ["node", "/x/node_modules/.bin/kilocode"],
+                  ["npx", "-y", "@kilocode/cli@7.7.7", "run", "x"], ["bunx", "@kilocode/cli"],
+                  ["nice", "-n", "5", "kilo"]],
 }
 
 
@@ -391,6 +412,5 @@ def test_every_client_is_recognised_however_it_is_launched_and_only_by_itself(na
         others = [o for o in OTHER_LAUNCHES if o != name and get(o).is_client_argv(argv)]
         assert others == [], (argv, others)
         assert not get("claude-code").is_client_argv(argv), argv
-    for argv, _ in LAUNCHES:
-        if _:
-            assert not get(name).is_client_argv(argv), (name, argv)
+    for argv, _ in LAUNCHES:  # Claude Code's forms, and programs that are no client
+        assert not get(name).is_client_argv(argv), (name, argv)

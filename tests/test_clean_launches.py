@@ -36,7 +36,8 @@ int main(void) { puts("ready"); fflush(stdout); for (;;) pause(); }
 
 HOMES_ALL = {".claude": "claude-home", ".codex": "codex-home", ".gemini": "gemini-home",
              ".local/share/opencode": "opencode-home", ".local/share/crush": "crush-home",
-             ".pi/agent": "pi-home", ".qwen": "qwen-home"}
+             ".pi/agent": "pi-home", ".qwen": "qwen-home",
+             ".copilot": "copilot-home", ".local/share/kilo": "kilo-home"}
 
 
 def _forms() -> list[tuple[str, list[str], bool]]:
@@ -132,7 +133,8 @@ def test_every_launch_form_of_every_client_blocks_its_sessions_and_nothing_else(
     assert p.returncode == 0, p.stderr[-3000:]
     out = json.loads(p.stdout.splitlines()[-1])
     assert out["idle_blocked"] == [], out["idle_blocked"]  # nothing running: every session proven idle
-    assert set(out["project"]) >= {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code"}
+    assert set(out["project"]) >= {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code",
+                                  "copilot-cli", "kilo-code"}
     sessions = out["sessions"]
     fig = {"forms": 0, "client_forms": 0, "other_programs": 0, "scans": 0, "sessions_blocked": 0,
            "missed": 0, "wrongly_blocked": 0}
@@ -169,7 +171,7 @@ def test_every_launch_form_of_every_client_blocks_its_sessions_and_nothing_else(
 
 def test_figures(capsys):
     with capsys.disabled():
-        print(f"\nclean launch matrix: {FIG.get('client_forms')} client launch forms over 7 clients and "
+        print(f"\nclean launch matrix: {FIG.get('client_forms')} client launch forms over 9 clients and "
               f"{FIG.get('other_programs')} other programs run as real processes in a session's recorded project, "
               f"{FIG.get('scans')} scans; {FIG.get('sessions_blocked')} session gates blocked, "
               f"{FIG.get('missed')} missed, {FIG.get('wrongly_blocked')} wrongly blocked")

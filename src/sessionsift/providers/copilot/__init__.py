@@ -11,7 +11,6 @@ no per-project folder (a session's project is the ``cwd`` its ``session.start`` 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import ClassVar, Iterator
 
@@ -24,10 +23,13 @@ class CopilotCli(Provider):
     home_flag: ClassVar[str] = "--copilot-home"
     env_var: ClassVar[str | None] = "COPILOT_HOME"
     default_rel: ClassVar[str] = ".copilot"
-    process_names: ClassVar[tuple[str, ...]] = ("copilot",)
+    process_names: ClassVar[tuple[str, ...]] = ("copilot", "copilot-linux-x64")
     """The native executable (``@github/copilot-<platform>/copilot``; its pid is the one in the session's
-    ``inuse.<pid>.lock``, measured); started through npm it runs under ``node …/@github/copilot/npm-loader.js``
-    (:meth:`is_client_argv`)."""
+    ``inuse.<pid>.lock``, measured) and that package's bin link (``copilot-linux-x64``); npm's ``copilot`` bin
+    link is ``@github/copilot/npm-loader.js``, run by node (``node …/.bin/copilot``), which spawns the binary."""
+    client_packages: ClassVar[tuple[str, ...]] = ("@github/copilot",)
+    """The npm package (1.0.102's ``package.json``: ``"bin": {"copilot": "npm-loader.js"}``): a script inside it
+    (``node …/@github/copilot/npm-loader.js``), or ``npx``/``bunx`` of it."""
     activity_granularity = "project"
     shell_tools: ClassVar[dict] = {"bash": ("command", None), "powershell": ("command", None)}
     file_tools: ClassVar[dict] = {"view": ("path", "read"), "create": ("path", "write"), "edit": ("path", "update")}
@@ -38,17 +40,6 @@ class CopilotCli(Provider):
                        "the durable event types of its session-events schema (1.0.102) none carries a changed "
                        "file's content (session.context_changed is the working directory and git context), so "
                        "there is nothing to audit"}
-
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        if not argv:
-            return False
-        if os.path.basename(argv[0]) in cls.process_names:
-            return True
-        if os.path.basename(argv[0]) in ("node", "nodejs"):
-            script = next((a for a in argv[1:] if not a.startswith("-")), "").replace("\\", "/")
-            return script.endswith("/@github/copilot/npm-loader.js") or os.path.basename(script) == "copilot"
-        return False
 
     def discover(self, root: Root) -> Discovery:
         from .discover import discover

@@ -33,6 +33,10 @@ class KiloCode(Opencode):
     """``kilo``/``kilocode``: the npm bin links (a node wrapper that spawns the binary, comm ``node``... its
     script argument is ``…/bin/kilo``) and the platform binary ``…/cli-linux-x64/bin/kilo``; ``.kilo``: the
     copy the wrapper's postinstall places beside itself."""
+    client_packages = ("@kilocode/cli",)
+    """The npm wrapper (7.7.7: ``"bin": {"kilo": "./bin/kilo", "kilocode": "./bin/kilo"}``): a script inside it,
+    or ``npx``/``bunx`` of it. Set here so the opencode reader's ``opencode-ai`` is not inherited."""
+    client_path_parts = ()
     records_cost = True
     lacks = {"reinjection": "Kilo Code writes no record of a file that changed on disk behind the session: its "
                             "messages and parts are opencode's (text, reasoning, tool, step-start/step-finish, patch, "
@@ -52,17 +56,3 @@ class KiloCode(Opencode):
         raw = record.raw
         c = raw.get("cost") if isinstance(raw, dict) else None
         return float(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
-
-    @classmethod
-    def is_client_argv(cls, argv: list[str]) -> bool:
-        """The binary itself (comm ``kilo``), or the npm wrapper run by node: ``node …/bin/kilo``."""
-        import os
-
-        if not argv:
-            return False
-        if os.path.basename(argv[0]) in cls.process_names:
-            return True
-        if os.path.basename(argv[0]) in ("node", "nodejs") and len(argv) > 1:
-            script = next((a for a in argv[1:] if not a.startswith("-")), "")
-            return os.path.basename(script) in ("kilo", "kilocode") and "@kilocode" in script
-        return False
