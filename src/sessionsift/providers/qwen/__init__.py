@@ -134,6 +134,26 @@ class QwenCode(Provider):
 
         return fork_point(ref)
 
+    def live_state(self, ref: SessionRef, world):
+        """The chat file's last conversation record (a prompt or results awaiting the model, calls
+        with no result, an end of turn), a subagent's .meta.json status, a daemon's writer lease and
+        the Qwen Code processes in the project (live.py)."""
+        from . import live
+
+        return live.live_state(self, ref, world)
+
+    def whoami(self, env, world):
+        """``$QWEN_CODE_SESSION_ID``, which the shell tool exports (measured)."""
+        from . import live
+
+        return live.whoami(env, world)
+
+    def subagents(self, ref: SessionRef, children, world, files: bool = False):
+        """Subagent sessions joined to the parent's call their .meta.json ``toolUseId`` names."""
+        from . import live
+
+        return live.subagents(self, ref, children, world)
+
     def compaction_of(self, ref: SessionRef, record: Record):
         """A ``system/chat_compression`` record (the chat recording is appended to: every record
         before it stays; measured with 0.24.4, scenario ``compaction``): ``systemPayload.info``
