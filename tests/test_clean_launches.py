@@ -113,8 +113,17 @@ def run_matrix(base: Path) -> dict:
 HELPER = """
 import json, os, subprocess, sys
 from pathlib import Path
-sys.path.insert(0, os.environ["REPO"])
+repo = os.environ["REPO"]
+sys.path.insert(0, repo)
+# A checkout (and its venv) that itself lives under /tmp -- a fresh clone does -- would vanish under the
+# new tmpfs: only its top directory is bound back from the old /tmp (held open), nothing else of it.
+keep = sorted({p.split("/")[2] for p in (repo, sys.prefix) if p.startswith("/tmp/")})
+old = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)
 subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/tmp"], check=True)
+for c in keep:
+    os.makedirs("/tmp/" + c)
+    subprocess.run(["mount", "--no-canonicalize", "--bind", f"/proc/{os.getpid()}/fd/{old}/{c}", "/tmp/" + c],
+                   check=True)  # no-canonicalize: the path through the held fd, not its name
 os.makedirs("/tmp/launch-matrix")
 from tests.test_clean_launches import run_matrix
 print(json.dumps(run_matrix(Path("/tmp/launch-matrix"))))

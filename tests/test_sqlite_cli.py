@@ -173,7 +173,9 @@ def test_stats_says_crush_tokens_are_unknown_never_an_empty_sum():
     assert shared["tokens_unknown_sessions"] == len(crush) and shared["tokens_by_model"]
     rows = jsonl(ssift("stats", "--home", home, "--provider", "crush", "--format", "json").stdout)
     assert rows[-1]["shared"]["tokens_by_model"] is None
-    text = ssift("stats", "--home", home, "--provider", "crush").stdout
+    short = ssift("stats", "--home", home, "--provider", "crush").stdout  # the short answer: unknown, not 0
+    assert f"tokens unknown in {len(crush)} sessions (left out of the sums)" in short, short
+    text = ssift("stats", "--home", home, "--provider", "crush", "--verbose").stdout  # the full census says why
     assert "tokens unknown: Crush keeps no per-message usage" in text
     assert " 1 prompts" not in text and " 1 tool calls" not in text and ", 1 prompt, " in text
 
@@ -184,7 +186,7 @@ def test_counts_of_one_read_in_the_singular():
     assert "1 hit in 1 of 7 sessions of Codex CLI" in text, text
     text = ssift("files", "--home", home, "--provider", "crush", "592afbcf").stdout
     assert "1 recorded change of 1 file in 3 sessions of Crush" in text, text
-    text = ssift("stats", "a09a50a1", "--claude-home", str(EXAMPLES / "claude-home")).stdout
+    text = ssift("stats", "a09a50a1", "--claude-home", str(EXAMPLES / "claude-home"), "--verbose").stdout
     assert " main: 20 lines, 1 turn, 0 compactions, " in text, text
     text = ssift("files", "a09a50a1", "--claude-home", str(EXAMPLES / "claude-home"), "--by", "timeline").stdout
     assert " in 1 transcript" in text and " in 1 transcripts" not in text, text
