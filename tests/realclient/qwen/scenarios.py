@@ -100,7 +100,11 @@ _add(Scenario(
         Step(calls=[shell("echo to-stderr >&2; echo to-stdout; exit 3")]),
         Step(calls=[shell("no-such-command-ssift")]),
         Step(calls=[shell("seq 1 30000")]),
-        Step(calls=[shell("printenv QWEN_CODE QWEN_CODE_SESSION_ID")]),
+        # the trailing sleep keeps the command alive until its output has reached Qwen: Qwen 0.24.4's
+        # shell service finalises the output when node-pty reports the exit, after draining what has
+        # arrived by then; under load the last bytes of a command that exits at once can arrive later
+        # and are lost (a fresh-clone run recorded output '' for this printenv; the process printed)
+        Step(calls=[shell("printenv QWEN_CODE QWEN_CODE_SESSION_ID; sleep 0.5")]),
         Step(text="Done: hello.py prints a greeting; the other two commands failed (3, 127)."),
     ])],
 ))
