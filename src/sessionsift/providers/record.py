@@ -118,6 +118,16 @@ class ReadReport:
                 "invalid_utf8_lines": self.invalid_utf8_lines, "torn_tail_bytes": self.torn_tail_bytes,
                 "unknown_kinds": sum(self.unknown_kinds.values())}
 
+    def add_read(self, path, st, files: int) -> None:
+        """Account one file's line-level read (`read.lines.ReadStats`): ``files`` files, its bytes and
+        every line it could not take (malformed lines named ``path:line``)."""
+        self.files += files
+        self.bytes += st.bytes
+        self.malformed_lines.extend(f"{path}:{n}" for n in st.malformed_lines)
+        self.zero_filled_lines += st.zero_filled_lines
+        self.invalid_utf8_lines += st.invalid_utf8_lines
+        self.torn_tail_bytes += st.torn_tail_bytes
+
     def merge(self, o: "ReadReport") -> None:
         self.files += o.files
         self.bytes += o.bytes

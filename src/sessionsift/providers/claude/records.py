@@ -166,9 +166,4 @@ def read_lane(path: Path, session_id: str, lane: str, report: ReadReport, raw: b
     except OSError as exc:
         report.problems.append(Problem(str(path), exc.strerror or str(exc)))
     finally:
-        report.files += st.files
-        report.bytes += st.bytes
-        report.malformed_lines.extend(f"{path}:{n}" for n in st.malformed_lines)
-        report.zero_filled_lines += st.zero_filled_lines
-        report.invalid_utf8_lines += st.invalid_utf8_lines
-        report.torn_tail_bytes += st.torn_tail_bytes
+        report.add_read(path, st, files=st.files)

@@ -227,12 +227,7 @@ class _Reader:
             self.report.problems.append(Problem(str(self.path), f"stopped reading: {type(exc).__name__}: {exc}"))
         yield from self.release(1 << 62, force=True)
         rep = self.report
-        rep.files += st.files
-        rep.bytes += st.bytes
-        rep.malformed_lines.extend(f"{self.path}:{n}" for n in st.malformed_lines)
-        rep.zero_filled_lines += st.zero_filled_lines
-        rep.invalid_utf8_lines += st.invalid_utf8_lines
-        rep.torn_tail_bytes += st.torn_tail_bytes
+        rep.add_read(self.path, st, files=st.files)
 
     def line(self, ln, obj: dict) -> Iterator[Record]:
         t = obj.get("type")

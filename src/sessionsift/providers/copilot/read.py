@@ -172,13 +172,8 @@ class Reader:
         except OSError as exc:
             self.report.problems.append(Problem(str(self.path), f"unreadable: {exc.strerror or exc}"))
         r = self.report
-        r.files += 1
-        r.bytes += stats.bytes
+        r.add_read(self.path, stats, files=1)
         r.records += self.count
-        r.malformed_lines.extend(f"{self.path}:{n}" for n in stats.malformed_lines)
-        r.zero_filled_lines += stats.zero_filled_lines
-        r.invalid_utf8_lines += stats.invalid_utf8_lines
-        r.torn_tail_bytes += stats.torn_tail_bytes
 
     # ------------------------------------------------------------------ events
     def event(self, o: dict) -> Iterator[Record]:

@@ -387,12 +387,7 @@ class _Builder:
 
     def _close(self, stats: ReadStats) -> None:
         r = self.report
-        r.files += 1
-        r.bytes += stats.bytes
-        r.malformed_lines.extend(f"{self.path}:{n}" for n in stats.malformed_lines)
-        r.zero_filled_lines += stats.zero_filled_lines
-        r.invalid_utf8_lines += stats.invalid_utf8_lines
-        r.torn_tail_bytes += stats.torn_tail_bytes
+        r.add_read(self.path, stats, files=1)
 
     def _at(self, no: int, offset: int | None, length: int | None) -> None:
         self._line = (no, offset, length)

@@ -195,12 +195,7 @@ class _Reader:
                 r.rewound = rewound
                 yield r
         r = self.report
-        r.files += 1
-        r.bytes += stats.bytes
-        r.malformed_lines.extend(f"{self.path}:{n}" for n in stats.malformed_lines)
-        r.zero_filled_lines += stats.zero_filled_lines
-        r.invalid_utf8_lines += stats.invalid_utf8_lines
-        r.torn_tail_bytes += stats.torn_tail_bytes
+        r.add_read(self.path, stats, files=1)
         r.records += self.count
         if self.rewound:
             r.notes.append(f"{self.path.name}: {self.rewound} entr(ies) off the path the client resumes (a /tree "

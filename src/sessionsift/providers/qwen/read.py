@@ -192,12 +192,7 @@ class _Reader:
                 r.rewound = dead
                 yield r
         rp = self.report
-        rp.files += 1
-        rp.bytes += stats.bytes
-        rp.malformed_lines.extend(f"{self.path}:{n}" for n in stats.malformed_lines)
-        rp.zero_filled_lines += stats.zero_filled_lines
-        rp.invalid_utf8_lines += stats.invalid_utf8_lines
-        rp.torn_tail_bytes += stats.torn_tail_bytes
+        rp.add_read(self.path, stats, files=1)
         rp.records += self.count
         if rewound:
             rp.notes.append(f"{self.path.name}: {rewound} record(s) off the chain the client resumes (rewound): kept, "
