@@ -99,6 +99,7 @@ def sweep_cmd(inv, repos, no_size, apply):
 
 
 def worktree_row(w, action) -> dict:
+    from ..worktrees import harness as H
     from ..worktrees.decide import evidence
 
     st = w.status
@@ -107,7 +108,7 @@ def worktree_row(w, action) -> dict:
         "exists": w.exists, "head": w.head, "branch": w.branch, "detached": w.detached, "prunable": w.prunable,
         "lock": w.lock.to_json(), "agent": w.agent, "agent_kind": w.agent_kind, "client_name": w.client_name,
         "made_by": w.made_by, "session_ids": [{"id": k, "source": v} for k, v in w.session_ids.items()],
-        "codex": w.codex,
+        **H.metadata_fields(w),
         "size_bytes": w.size.bytes, "files": w.size.files, "size_note": w.size.note,
         "dirty": st.dirty, "status": {"tracked": st.tracked, "untracked": st.untracked, "ignored": st.ignored,
                                       "in_progress": st.in_progress, "sample": st.sample,

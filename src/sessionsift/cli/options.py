@@ -137,13 +137,27 @@ def not_read(inv: Invocation) -> list[dict]:
     if inv.targets or inv.sessions_from:
         return []
     req = inv.root_request()
-    names = [n for n in KNOWN if n != "claude-code" and (req.home or req.roots.get(n))]
+    names = [n for n in KNOWN if not _deep(n) and (req.home or req.roots.get(n))]
     names += [n for n in req.roots if n not in KNOWN and req.roots.get(n)]
     if not names:
         return []
     reason = f"`{inv.command}` reads only Claude Code, {_why(inv)}"
     return [{"provider": n, "display": KNOWN.get(n, n), "reason": reason,
              "named_by": (FLAGS.get(n, f"--root {n}=...") if req.roots.get(n) else "--home")} for n in names]
+
+
+def _deep(name: str) -> bool:
+    """The provider reads through a deep Scope (``Provider.deep_scope``): the commands that read
+    only that Scope read its sessions."""
+    from ..providers import load
+
+    return bool(getattr(load(name), "deep_scope", False))
+
+
+def _lanes_in_paths(name: str) -> bool:
+    from ..providers import load
+
+    return bool(getattr(load(name), "lanes_in_paths", False))
 
 
 def _refuse_other_provider_session(inv: Invocation, exc: Exception) -> None:
@@ -164,7 +178,7 @@ def _other_provider_session(inv: Invocation):
     sv = survey(inv.root_request(), light=frozenset({"claude-code"}))
     for t in inv.targets:
         for r in find_session(sv, t):
-            if r.provider != "claude-code":
+            if not _deep(r.provider):
                 e = sv.entry(r.provider)
                 return t, r, e.display if e else r.provider
     return None
@@ -290,7 +304,8 @@ def sessions_unit(n: int, covs: list) -> str:
     top = sum(c.sessions for c in ok)
     kids = [getattr(c, "subagents", None) for c in ok]
     helps = sum(getattr(c, "helpers", None) or 0 for c in ok)
-    other_kids = sum(k for c, k in zip(ok, kids) if k is not None and c.provider != "claude-code")
+    # a provider whose subagents are lanes of a session's own paths counts no row for them
+    other_kids = sum(k for c, k in zip(ok, kids) if k is not None and not _lanes_in_paths(c.provider))
     if n != top + other_kids + helps:
         return word(n, "session")
     subs = sum(k for k in kids if k is not None)

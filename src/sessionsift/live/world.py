@@ -34,13 +34,14 @@ def units(sel) -> list[Unit]:
     out: list[Unit] = []
     entries = {e.name: e for e in sel.survey.entries}
     if sel.claude is not None:
-        e = entries.get("claude-code")
-        prov = e.provider if e is not None and e.provider is not None else _load("claude-code")
+        deep = sel.deep_provider
+        e = entries.get(deep)
+        prov = e.provider if e is not None and e.provider is not None else _load(deep)
         home = sel.claude.home.path  # type: ignore[attr-defined]
         for s in sel.claude.sessions:  # type: ignore[attr-defined]
-            ref = SessionRef("claude-code", s.session_id, [s.path],
+            ref = SessionRef(deep, s.session_id, [s.path],
                              extra={"root": str(home), "project_dir": str(s.project_dir)})
-            out.append(Unit("claude-code", e.display if e else "Claude Code", prov, ref, s))
+            out.append(Unit(deep, e.display if e else (prov.display if prov else deep), prov, ref, s))
     for r in sel.refs:
         e = entries.get(r.provider)
         prov = e.provider if e is not None and e.provider is not None else _load(r.provider)
@@ -77,7 +78,7 @@ def world(sel, now: float | None = None, us: list[Unit] | None = None) -> LiveWo
     for e in sel.survey.entries:
         if e.root is not None:
             roots[e.name] = e.root
-        if e.name != "claude-code":
+        if e.name != sel.deep_provider:  # its sessions are the deep ones (`native`)
             refs[e.name] = list(e.sessions)
     for r in sel.refs:  # a session named by path outside its root
         have = refs.setdefault(r.provider, [])

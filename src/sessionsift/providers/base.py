@@ -221,6 +221,19 @@ class Provider:
     first path the main lane), not child sessions with a ``parent_session_id``: a main-lane-only
     reading keeps ``paths[:1]`` and the subagents are counted from the paths. Default: False."""
 
+    deep_scope: ClassVar[bool] = False
+    """True when the reader offers a deep ``Scope`` (``Selection.claude``: its lane, record and
+    lineage model) that the commands written against that model read; their answer names every
+    other provider as not read. Default: False."""
+
+    worktree_argv_flags: ClassVar[tuple[str, ...]] = ()
+    """The client's command-line options that name the git worktree a session runs in (``--flag
+    NAME`` or ``--flag=NAME``): a process whose argv carries one with a worktree's name works in
+    it. Default: none (the client names no worktree on its command line)."""
+    worktree_dir: ClassVar[str | None] = None
+    """The directory under the provider's root where its client makes git worktrees, each in a
+    parent directory of its own that removing the worktree empties. Default: None (none there)."""
+
     records_forks: ClassVar[bool] = False
     """True when the client records that a session was forked from another (then
     :meth:`forked_from` answers, and a session without such a record is known to be no fork)."""

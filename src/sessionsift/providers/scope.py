@@ -260,6 +260,11 @@ class Selection:
     targeted: bool = False
     """Sessions were named (targets or ``--sessions-from``): the answer is not the whole home."""
 
+    @property
+    def deep_provider(self) -> str:
+        """The provider whose sessions :attr:`claude` holds as its deep Scope (not in :attr:`refs`)."""
+        return CLAUDE
+
     def session_refs(self) -> list[SessionRef]:
         """Every session in the answer as a SessionRef, every provider alike: Claude Code's (its deep
         Scope's sessions, as light refs: main transcript, project dir, root) first, then the

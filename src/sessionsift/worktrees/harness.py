@@ -22,6 +22,32 @@ CLAUDE, CODEX = "claude-code", "codex"
 """The two clients whose worktrees the sweep knows (docs/worktrees.md)."""
 
 
+def convention(agent: str | None):
+    """The worktree convention ``agent``'s reader declares (``Provider.worktree_argv_flags``,
+    ``Provider.worktree_dir``), or None (no agent, or none loads)."""
+    from ..providers import load
+
+    return load(agent) if agent else None
+
+
+def argv_flags(agent: str | None) -> tuple[str, ...]:
+    cls = convention(agent)
+    return cls.worktree_argv_flags if cls is not None else ()
+
+
+def worktree_dir(agent: str | None, root: Path | None) -> Path | None:
+    """The directory under ``root`` where ``agent``'s client makes its worktrees (None: none)."""
+    cls = convention(agent)
+    sub = cls.worktree_dir if cls is not None else None
+    return root / sub if sub and root is not None else None
+
+
+def metadata_fields(w) -> dict:
+    """A worktree row's fields of the clients' own worktree metadata (docs/json.md worktrees:
+    ``codex``, Codex's metadata file, null when none)."""
+    return {CODEX: w.codex}
+
+
 def listing(name: str, root: Path, source: str) -> tuple[Listing, list[LiveEntry]] | None:
     """Provider ``name``'s listing under ``root`` (None: its client keeps none). A reader that
     raises gives an unreadable listing: it proves nothing, and the sweep stops."""

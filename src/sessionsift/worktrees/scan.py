@@ -123,6 +123,10 @@ class Roots:
     codex: Path | None
     codex_source: str
 
+    def of(self, agent: str | None) -> Path | None:
+        """The root of ``agent``'s harness (None: not looked at, or not a harness the sweep reads)."""
+        return {H.CLAUDE: self.claude, H.CODEX: self.codex}.get(agent or "")
+
 
 NOT_LOOKED = "not looked at (pass {flag})"
 
@@ -308,7 +312,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         if lst.state == "absent" and lst.root and not Path(lst.root).is_dir() and mine:
             lst.state = (f"unreadable: its home {lst.root} does not exist, yet {mine} worktree(s) were made by "
                          f"{agent}: their listing is elsewhere (pass {flag})")
-    orphaned = sum(1 for w in wts if w.agent == "claude-code" and not w.session_ids)
+    orphaned = sum(1 for w in wts if w.agent == cl_list.harness and not w.session_ids)
     if orphaned and cl_list.readable:
         cl_list.note = ((cl_list.note + "; ") if cl_list.note else "") + (
             f"{orphaned} claude-code worktree(s) have no transcript under this home: if their sessions ran "
@@ -387,11 +391,13 @@ def _attribute(w: Worktree, roots: Roots, wt_records: dict[str, list[dict]]) -> 
             w.session_ids.setdefault(r["session_id"], "claude-code worktree-state record")
 
 
-def _argv_names(argv: list[str], name: str) -> bool:
+def _argv_names(argv: list[str], name: str, flags: tuple[str, ...]) -> bool:
+    """``argv`` names worktree ``name`` with one of the client's ``flags`` (``--worktree NAME``,
+    ``--worktree=NAME``)."""
     for i, a in enumerate(argv):
-        if a in ("--worktree", "-w") and i + 1 < len(argv) and argv[i + 1] == name:
+        if a in flags and i + 1 < len(argv) and argv[i + 1] == name:
             return True
-        if a == f"--worktree={name}":
+        if any(a == f"{f}={name}" for f in flags if f.startswith("--")):
             return True
     return False
 
@@ -412,6 +418,7 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
                            f"no process of {len(table.procs)} works inside it{blind}"), pids))
     # 2. argv
     ids = [s for s in w.session_ids if len(s) >= 8]
+    flags = H.argv_flags(w.agent) if w.client_name else ()
     if not table.available:
         out.append(Signal("argv", "/proc", None, f"not taken: {table.error}"))
     else:
@@ -424,15 +431,15 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
             if sid:
                 hits.append(p.pid)
                 why.append(f"pid {p.pid} carries session {sid}")
-            elif w.agent == "claude-code" and w.client_name and _argv_names(p.argv, w.client_name):
+            elif flags and w.client_name and _argv_names(p.argv, w.client_name, flags):
                 hits.append(p.pid)
-                why.append(f"pid {p.pid} runs with --worktree {w.client_name}")
+                why.append(f"pid {p.pid} runs with {flags[0]} {w.client_name}")
         if hits:
             out.append(Signal("argv", "/proc/<pid>/cmdline", True, "; ".join(why), hits))
         else:
             looked = [f"its {len(ids)} session id(s)"] if ids else []
-            if w.agent == "claude-code" and w.client_name:
-                looked.append(f"--worktree {w.client_name}")
+            if flags:
+                looked.append(f"{flags[0]} {w.client_name}")
             out.append(Signal("argv", "/proc/<pid>/cmdline", False,
                               f"no process argv carries {' or '.join(looked)}" if looked
                               else "no session id or worktree name is known for it to look for"))

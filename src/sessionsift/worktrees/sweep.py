@@ -177,8 +177,9 @@ def _remove(w: Worktree, fresh: ScanReport) -> Action:
     a.result = "removed"
     a.detail = w.reason
     parent = os.path.dirname(w.path)
-    if w.agent == "codex" and P.inside(os.path.realpath(parent), os.path.realpath(fresh.roots.codex / "worktrees")) \
-            and os.path.realpath(parent) != os.path.realpath(fresh.roots.codex / "worktrees"):
+    wdir = H.worktree_dir(w.agent, fresh.roots.of(w.agent))  # a client's per-worktree parent dirs
+    if wdir is not None and P.inside(os.path.realpath(parent), os.path.realpath(wdir)) \
+            and os.path.realpath(parent) != os.path.realpath(wdir):
         try:
             os.rmdir(parent)
             a.steps.append("rmdir the emptied codex worktree parent")

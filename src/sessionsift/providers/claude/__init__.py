@@ -39,6 +39,8 @@ class ClaudeCode(Provider):
     usage_live = True
     usage_dedup = "one response per message.id across every lane and session (per-field max over its copies)"
     lanes_in_paths = True
+    deep_scope = True
+    worktree_argv_flags = ("--worktree", "-w")
     display = "Claude Code"
     home_flag = "--claude-home"
     env_var = "CLAUDE_CONFIG_DIR"

@@ -54,6 +54,7 @@ class Codex(Provider):
                    "(environments, AGENTS.md, skills) and compacted lines (0.171.0); no item re-sends a changed "
                    "file, so there is nothing to audit"}
     records_forks = True
+    worktree_dir = "worktrees"
     """`codex fork` / `codex exec fork <id>` start a thread whose ``session_meta`` names the thread
     it came from (``forked_from_id``, ``forked_from_ordinal_exclusive``)."""
 
