@@ -30,9 +30,13 @@ from .search_run import _human_bytes, _left_out_text, _print_counts, _snippet, _
               help="Substitute a <persisted-output> pointer by the saved file's text before matching.")
 @click.option("--count-lines", is_flag=True,
               help="Count the lines of every transcript for the summary (one more pass over every byte).")
+@click.option("--rank", is_flag=True,
+              help="Rank whole turns by the words of PATTERN (BM25) and print the best ones: find that conversation.")
+@click.option("-n", "--limit", type=int, default=None, help="With --rank: how many turns (default 10).")
 @targeting(targets=None, window="records", dataset=True)
 def search_cmd(inv, args, regexps, ignore_case, fixed, include, exclude, attachments, additional_context,
-               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines):
+               max_count, no_subagents, no_context, sessions_only, count, count_by, resolve_persisted, count_lines,
+               rank, limit):
     """Search records with a linear-time regex (RE2); print each hit with its turn opener.
 
     PATTERN matches the text the transcript holds (message text, thinking, tool input JSON,
@@ -42,10 +46,11 @@ def search_cmd(inv, args, regexps, ignore_case, fixed, include, exclude, attachm
     Example: sessionsift search 'ENOENT' . -t agent.tool.result
     Example: sessionsift search '' -t user.message --count
     Example: sessionsift search -e foo -e bar --count-by tool --format json
+    Example: sessionsift search --rank 'flaky test retry' -n 5
     Exit: 0 hits; 1 no hit; 2 usage error; 3 hits but some input unreadable.
     """
     from .search_run import SearchArgs, run
 
     return run(inv, SearchArgs(tuple(args), tuple(regexps), ignore_case, fixed, tuple(include), tuple(exclude),
                                attachments, additional_context, max_count, no_subagents, no_context, sessions_only,
-                               count, count_by, resolve_persisted, count_lines))
+                               count, count_by, resolve_persisted, count_lines, rank, limit))

@@ -190,6 +190,10 @@ class SearchArgs:
     count_by: str | None = None
     resolve_persisted: bool = False
     count_lines: bool = False
+    rank: bool = False
+    """``--rank``: the best whole turns for the words of PATTERN (cli/rank_run.py)."""
+    limit: int | None = None
+    """``-n/--limit``: how many turns --rank gives (default 10)."""
 
 
 def run(inv, a: SearchArgs) -> int:
@@ -200,6 +204,14 @@ def run(inv, a: SearchArgs) -> int:
     from ..read.nogc import no_gc
     from .progress_run import reading
 
+    if a.rank:
+        from . import rank_run
+
+        return rank_run.run(inv, a)
+    if a.limit is not None:
+        from ..errors import UsageError
+
+        raise UsageError("-n/--limit is the number of turns --rank gives: give --rank with it")
     with no_gc(), reading("searching"):
         return _run(inv, a)
 

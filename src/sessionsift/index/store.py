@@ -365,14 +365,15 @@ class IndexFile:
 
 
 def clear_all() -> tuple[int, int]:
-    """Remove every index file (all versions) and the empty directories; (files, bytes)."""
+    """Remove every index file (all versions; the ranked search's database, index/ranked.py, with
+    them) and the empty directories; (files, bytes)."""
     top = cache_dir()
     n = freed = 0
     if not top.is_dir():
         return 0, 0
     for dirpath, dirnames, filenames in os.walk(top, topdown=False):
         for name in filenames:
-            if name.endswith(".idx"):
+            if name.endswith(".idx") or name in ("ranked.sqlite", "ranked.sqlite-wal", "ranked.sqlite-shm"):
                 p = os.path.join(dirpath, name)
                 try:
                     sz = os.lstat(p).st_size
