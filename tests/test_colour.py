@@ -198,3 +198,41 @@ def test_search_progress_shows_on_a_terminal_only_and_is_cleared(tmp_path):
     assert pipe.returncode == 0 and "searching: " not in pipe.stderr + pipe.stdout
     shown = [ln for ln in _shown(raw) if ln]
     assert sorted(shown) == sorted(ln for ln in (pipe.stderr + pipe.stdout).split("\n") if ln)
+
+
+SHOW = ["show", "01a230e8-cf6", "--home", "examples/home"]
+"""The Codex CLI subagent sample (the real client): a session with a child session, 21 lines."""
+
+
+def test_show_keeps_its_colour_through_the_pager_and_honours_no_color_and_never(tmp_path):
+    """`show SESSION` on a terminal goes through a pager (less -FRX, as git does): what is written to
+    the pager is coloured as the terminal would be -- before, the pager's pipe was taken for a pipe
+    and the view lost every colour (and had none of its own)."""
+    import shutil
+
+    env = {**colour_env(tmp_path), "SESSIONSIFT_PAGER": "sed -u s/^/PAGED:/"}
+    env.pop("PAGER", None)
+    paged = run_on_terminal(CLI + SHOW, cols=200, env=env, cwd=REPO)
+    assert paged.code == 0
+    head = paged.lines[0]
+    assert head.startswith("PAGED:session \x1b[33m01a230e8-cf64-7c50-bec4-e3887758c0c7\x1b[0m  [Codex CLI 0.171.0]"), head
+    assert "PAGED:\x1b[1m── turn 1 · " in paged.text  # a turn's header
+    assert "PAGED:\x1b[1m❯ [subagent P1] Delegate a summary of input.txt to a helper agent.\x1b[0m" in paged.text
+    assert "PAGED:      \x1b[2m⏺ exec_command `wc -l < input.txt` → 104 chars, exit 0\x1b[0m" in paged.text
+    direct = run_on_terminal(CLI + SHOW + ["--no-pager"], cols=200, env=env, cwd=REPO)
+    assert direct.code == 0 and "PAGED:" not in direct.text
+    assert paged.text.replace("PAGED:", "") == direct.text  # the pager gets what the terminal would
+    for off in ({**env, "NO_COLOR": "1"}, {**env, "TERM": "dumb"}):
+        nc = run_on_terminal(CLI + SHOW, cols=200, env=off, cwd=REPO)
+        assert nc.code == 0 and "PAGED:session 01a230e8-cf64" in nc.text and "\x1b" not in nc.text
+    never = run_on_terminal(CLI + ["--color", "never"] + SHOW, cols=200, env=env, cwd=REPO)
+    assert never.code == 0 and "\x1b" not in never.text
+    assert SGR.sub("", paged.text) == never.text
+    pipe = subprocess.run(CLI + SHOW, capture_output=True, text=True, env=env, cwd=REPO)
+    assert pipe.returncode == 0 and "\x1b" not in pipe.stdout and "PAGED:" not in pipe.stdout
+    assert shutil.which("less"), "less is the default pager"
+    env.pop("SESSIONSIFT_PAGER")
+    less = run_on_terminal(CLI + SHOW, cols=200, env=env, cwd=REPO)  # the default: less -FRX, fits: quits at once
+    assert less.code == 0
+    assert "session \x1b[33m01a230e8-cf64-7c50-bec4-e3887758c0c7\x1b[0m" in less.text  # -R passed it on
+    assert "\x1b[2m⏺ exec_command `wc -l < input.txt` → 104 chars, exit 0\x1b[0m" in less.text

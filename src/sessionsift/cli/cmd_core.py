@@ -435,8 +435,8 @@ def _whole(inv, sel, lane, raw, no_pager) -> int:
         ref = _replace(ref, first_at=ref.first_at or sm.first_at, last_at=sm.last_at, project=ref.project or sm.project,
                        version=ref.version or sm.version)
     view = view_of(prov, ref)
-    with paged(inv.fmt == "text" and not no_pager) as stream:
-        out = Out(inv.fmt, "show", stream)
+    with paged(inv.fmt == "text" and not no_pager) as to:
+        out = Out(inv.fmt, "show", to.stream, terminal=to.terminal)
         return show_view.render(out, sel, prov, view, display_name)
 
 

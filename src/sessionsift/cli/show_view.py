@@ -25,7 +25,8 @@ def _tokens_text(t: dict) -> str:
     return " · " + " / ".join(parts) + " tokens" if parts else ""
 
 
-def _tool_line(prov, ref, item) -> str:
+def _tool_line(prov, ref, item) -> tuple[str, str | None]:
+    """The tool call's one line and its style (a failed call stands out, the rest recedes)."""
     r = item.record
     what = ""
     if r.kind == "tool_call":
@@ -54,7 +55,8 @@ def _tool_line(prov, ref, item) -> str:
             got += f", exit {res.exit_code}"
         if res.is_error:
             got += ", failed"
-    return f"⏺ {esc(r.tool_name or '(no tool)')}{what} → {got}"
+    failed = res is not None and res is not r and (res.is_error or res.exit_code not in (None, 0))
+    return f"⏺ {esc(r.tool_name or '(no tool)')}{what} → {got}", "bad" if failed else "dim"
 
 
 def _lines(text: str | None, n: int) -> tuple[list[str], int]:
@@ -68,18 +70,18 @@ def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
     for t in lv.turns:
         head = "── turn " + (str(t.number) if t.number is not None else "(before the first prompt)")
         when = f" · {short_local(t.first_at)}" if t.first_at else ""
-        out.text(f"{indent}{head}{when}{_tokens_text(t.tokens)}")
+        out.spans([indent, (f"{head}{when}{_tokens_text(t.tokens)}", "header")])
         for it in t.items:
             r = it.record
             if it.kind == "prompt":
                 lines, more = _lines(r.text, PROMPT_LINES)
                 for i, ln in enumerate(lines or [""]):
-                    out.text(f"{indent}{'❯ ' if i == 0 else '  '}{ln}")
+                    out.spans([indent, (f"{'❯ ' if i == 0 else '  '}{ln}", "bold")])
                 if more:
                     out.text(f"{indent}  … {plural(more, 'more line')}")
             elif it.kind == "reasoning":
                 n = len(r.text or "")
-                out.text(f"{indent}  ✻ thinking ({n:,} chars)")
+                out.spans([indent, (f"  ✻ thinking ({n:,} chars)", "dim")])
             elif it.kind == "message":
                 lines, more = _lines(r.text, REPLY_LINES)
                 for ln in lines:
@@ -88,7 +90,8 @@ def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
                     out.text(f"{indent}  … {plural(more, 'more line')} (show --turn {t.number} for the records)"
                              if t.number is not None else f"{indent}  … {plural(more, 'more line')}")
             else:
-                out.text(f"{indent}  {_tool_line(prov, ref, it)}")
+                line, style = _tool_line(prov, ref, it)
+                out.spans([f"{indent}  ", (line, style)])
         hidden = []
         if t.meta:
             hidden.append(plural(t.meta, "harness record"))
@@ -97,7 +100,7 @@ def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
         if t.copies:
             hidden.append(plural(t.copies, "copied record") + " (shown where the original is)")
         if hidden:
-            out.text(f"{indent}  ({', '.join(hidden)} not shown)")
+            out.spans([f"{indent}  ", (f"({', '.join(hidden)} not shown)", "dim")])
 
 
 def render(out: Out, sel, prov, view, display) -> int:
@@ -131,21 +134,21 @@ def render(out: Out, sel, prov, view, display) -> int:
                 problems=[{"path": p.path, "why": p.why} for p in rep.problems], coverage=coverage_json(covs))
     if not out.json:
         span = f"{short_local(ref.first_at)} → {short_local(ref.last_at)}" if ref.first_at or ref.last_at else ""
-        out.text(f"session {esc(ref.session_id)}  [{esc(display(ref.provider))} {esc(ref.version or '?')}]  "
-                 f"{esc(ref.project)}  {span}  ({plural(records, 'record')})")
+        out.spans(["session ", (ref.session_id, "id"), f"  [{display(ref.provider)} {ref.version or '?'}]  "
+                   f"{ref.project}  {span}  ({plural(records, 'record')})"])
 
         def text(v, indent: str) -> None:
             for lv in v.lanes:
                 if lv.lane != "main":
-                    out.text(f"{indent}── subagent {esc(lv.lane)} ({plural(lv.records, 'record')})")
+                    out.spans([indent, (f"── subagent {lv.lane} ({plural(lv.records, 'record')})", "header")])
                     _text_lane(out, prov, v.ref, lv, indent + "    ")
                 else:
                     _text_lane(out, prov, v.ref, lv, indent)
             for c in v.children:
                 kind = f"helper session, {esc(c.ref.helper)}" if c.ref.helper else "child session"
                 n = sum(lv.records for lv in c.lanes)
-                out.text(f"{indent}── {kind} {esc(c.ref.session_id)}"
-                         + (f" ({esc(c.ref.title)})" if c.ref.title else "") + f" ({plural(n, 'record')})")
+                out.spans([indent, (f"── {kind} ", "header"), (c.ref.session_id, "id"),
+                           (f" ({c.ref.title})" if c.ref.title else "") + f" ({plural(n, 'record')})"])
                 text(c, indent + "    ")
 
         text(view, "")
