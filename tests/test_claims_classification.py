@@ -114,7 +114,7 @@ def assistant(*blocks) -> dict:
     return {"type": "assistant", "message": {"role": "assistant", "content": list(blocks)}}
 
 
-# --- interrupts, local commands, slash commands (TURN-005..008) ------------------------------
+# --- interrupts, local commands, slash commands ----------------------------------------------
 
 
 @pytest.mark.parametrize("text,label", [
@@ -180,7 +180,7 @@ def test_typed_slash_command_first_form():
     check(user("/tmp/foo is broken"), ["user.message"], True)
 
 
-# --- AskUserQuestion carriers (TURN-009..012, ELI-002..007) ----------------------------------
+# --- AskUserQuestion carriers ----------------------------------------------------------------
 
 QS = [{"question": "Which colour?", "header": "Colour", "multiSelect": False,
        "options": [{"label": "red", "description": "warm"}, {"label": "blue", "description": "cool"}]}]
@@ -248,7 +248,7 @@ def test_non_answer_shapes_are_tool_results(obj):
     check(obj, ["agent.tool.result"], False)
 
 
-# --- rejections and plan approval (TURN-013, TURN-014, PLAN-009, PLAN-010) -------------------
+# --- rejections and plan approval ------------------------------------------------------------
 
 REJ = ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it "
        "was a file edit, the new_string was NOT written to the file). ")
@@ -302,7 +302,7 @@ def test_async_launch_ack_is_a_tool_result():
     check(obj, ["agent.tool.result"], False)
 
 
-# --- peer messages (TURN-015..017, CLS-006, CLS-011) -----------------------------------------
+# --- peer messages ---------------------------------------------------------------------------
 
 PREAMBLES = ("Another Claude session sent a message:",
              "Another Claude session sent a message while you were working:",
@@ -381,7 +381,7 @@ def test_send_message_signal_vs_prose():
           ["agent.tool.use", "agent.communication.sent"], False)
 
 
-# --- task notifications (CLS-003..007, BG-010..025, BG-039) ----------------------------------
+# --- task notifications ----------------------------------------------------------------------
 # HAND-MADE: in the committed offline runs the pinned client delivered every background completion
 # as a queued_command attachment and a queue-operation rider (test_queue_operations_real), never as
 # the string-content user record below; stopped, failed, monitor-event and orphan pulses need UI
@@ -530,7 +530,7 @@ def test_meta_delivered_notifications():
           ["harness.notification.background-command"], True)
 
 
-# --- continuation, loop ticks, hooks, images (TURN-004, MISC-003, CLS-013..017) --------------
+# --- continuation, loop ticks, hooks, images -------------------------------------------------
 
 
 @pytest.mark.parametrize("text", [
@@ -588,7 +588,7 @@ def test_skill_preamble_meta_is_unmodelled():
     check(meta("Base directory for this skill: /home/u/.claude/skills/x\n\n# Skill"), [], False)
 
 
-# --- assistant blocks (CLS-018, REC-012, NAR-*) ---------------------------------------------
+# --- assistant blocks -----------------------------------------------------------------------
 
 
 def _varint(n: int) -> bytes:
@@ -671,7 +671,7 @@ def test_redacted_thinking_is_thinking():
     assert "[redacted thinking]" in R.record_text(obj)
 
 
-# --- non-message lines (CLS-019..025, QT-*, CMP-*, TURN-020/021, REC-027) --------------------
+# --- non-message lines -----------------------------------------------------------------------
 
 
 def test_hook_additional_context_array_content():
@@ -710,7 +710,7 @@ def test_turn_duration_real():
     ("some_future_subtype", "harness.meta.system"),
 ])
 def test_system_subtypes(subtype, label):
-    # QT-031, QT-SYS-001, CLS-023: no message{}, one leaf per promoted subtype
+    # QT-031, CLS-023: no message{}, one leaf per promoted subtype
     obj = {"type": "system", "subtype": subtype, "uuid": "u", "parentUuid": "p", "isMeta": False,
            "timestamp": "2026-09-02T10:00:00Z"}
     if subtype == "informational":

@@ -1,4 +1,5 @@
-"""Project-directory encoding (PATH-001..005) and data-root precedence (PATH-006/011)."""
+"""Project-directory encoding (the client's sanitize: PATH-003) and data-root precedence (an empty
+CLAUDE_CONFIG_DIR counts as unset: PATH-011)."""
 
 from __future__ import annotations
 

@@ -103,3 +103,85 @@ def test_exit_code_table_is_the_code():
     section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     documented = {int(m) for m in re.findall(r"^\| (\d+) \|", section, re.M)}
     assert documented == {int(s) for s in ExitStatus}
+
+
+# --- docs/claims.md: the rules the code relies on, each with its test -------------------------------
+
+CLAIM_ID = re.compile(r"\b(?:BASH|BG|CLS|CMP|ELI|FH|IMG|MISC|NAR|PATH|PLAN|QT|REC|REG|SUB|SYS|TAIL|TURN)"
+                      r"-\d{3}(?:\.\.\d{3})?\b")
+
+
+def _claim_ids(text: str) -> list[str]:
+    """Every claim id a text cites; a range ``TURN-022..024`` cites each id in it."""
+    out = []
+    for m in CLAIM_ID.finditer(text):
+        s = m.group()
+        if ".." in s:
+            head, hi = s.split("..")
+            pre, lo = head.rsplit("-", 1)
+            out += [f"{pre}-{n:03d}" for n in range(int(lo), int(hi) + 1)]
+        else:
+            out.append(s)
+    return out
+
+
+def _cited_claims() -> dict[str, set[str]]:
+    """claim id -> the files (src/, tests/, docs/) that cite it, docs/claims.md and this file left out."""
+    out: dict[str, set[str]] = {}
+    for base in ("src", "tests", "docs"):
+        for p in sorted((REPO / base).rglob("*")):
+            if p.suffix not in (".py", ".md") or not p.is_file() or p == DOCS / "claims.md" or p == Path(__file__):
+                continue
+            for cid in _claim_ids(p.read_text(errors="replace")):
+                out.setdefault(cid, set()).add(str(p.relative_to(REPO)))
+    return out
+
+
+def _claim_entries() -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    cur = None
+    for line in (DOCS / "claims.md").read_text().splitlines():
+        if line.startswith("## "):
+            cur = line[3:].strip()
+            assert cur not in out, f"two entries for {cur}"
+            out[cur] = {}
+        elif cur is not None and line.startswith("- ") and ": " in line:
+            k, v = line[2:].split(": ", 1)
+            out[cur][k] = v
+    return out
+
+
+def test_a_claim_range_cites_each_id_in_it():
+    assert _claim_ids("Survival (REC-033, TURN-022..024)") == ["REC-033", "TURN-022", "TURN-023", "TURN-024"]
+
+
+def test_every_claim_id_cited_in_the_code_has_an_entry_and_every_entry_is_cited():
+    cited, entries = _cited_claims(), _claim_entries()
+    src = {c for c, fs in cited.items() if any(f.startswith("src/") for f in fs)}
+    assert len(src) > 50, "the scan finds almost no id in src/: it is broken"
+    assert sorted(set(cited) - set(entries)) == [], "an id is cited with no entry in docs/claims.md"
+    assert sorted(set(entries) - set(cited)) == [], "an entry no file cites any more: drop it"
+
+
+def test_every_claim_states_its_rule_and_names_the_tests_that_check_it_or_why_none_does():
+    defs: dict[str, set[str]] = {}
+    for cid, e in _claim_entries().items():
+        assert len(e.get("rule", "")) > 30, (cid, "a rule in a sentence")
+        assert ("tests" in e) != ("untested" in e), (cid, "either the tests that check it or `untested: why`")
+        if "untested" in e:
+            assert len(e["untested"]) > 20, (cid, "say why no test checks it")
+            continue
+        for t in e["tests"].split(", "):
+            f, _, fn = t.partition("::")
+            assert f.startswith("tests/") and fn, (cid, t)
+            if f not in defs:
+                p = REPO / f
+                assert p.is_file(), (cid, t)
+                defs[f] = set(re.findall(r"^def (test\w+)\(", p.read_text(), re.M))
+            assert fn in defs[f], (cid, t, "no such test")
+
+
+def test_no_source_comment_cites_a_ticket_instead_of_its_rule():
+    hits = [f"{p.relative_to(REPO)}:{i}" for p in sorted((REPO / "src").rglob("*.py"))
+            for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\b[Ii]ssue #?\d+\b", line)]
+    assert hits == []

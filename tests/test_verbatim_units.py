@@ -11,8 +11,8 @@ answer carrying a typed note (the picker's notes field), an ExitPlanMode rejecti
 instruction (the plan dialog's feedback box), a background-task notification delivered as a user
 record (offline, the pinned client delivered every completion as a queued_command attachment), a
 control character in a prompt, a unit too long for the budget, and a compaction summary that quotes
-a prompt verbatim (the mock writes a fixed summary). Record shapes follow the catalog (ELI-001/002/005,
-PLAN-010, TURN-013, TURN-018, CMP-001..003). The real-client behaviour (turns, compactions, budget,
+a prompt verbatim (the mock writes a fixed summary); the hand-made shapes are the ones the pinned
+client writes (docs/claims.md: ELI-001, ELI-005, PLAN-010, TURN-013). The real-client behaviour (turns, compactions, budget,
 hook delivery) is also in test_verbatim_realclient.py.
 """
 

@@ -2,7 +2,8 @@
 a JSON Lines file; the candidate lines that hold one. (Claude Code's record shapes read from a
 line's first bytes are providers/claude/search/shape.py.)
 
-Laws (MISC-014/015, REC-036..039, NAR-010):
+Laws (the client writes compact JSON, MISC-014; a newline in a string is the escape `\\n`,
+MISC-015; the text matched is the transcript's, never a rendered label, NAR-010):
 - NECESSITY only: a needle is a substring of every possible match, so a line without it cannot
   hold a match. When in doubt, no needle (a full scan) - never a needle that could drop a record.
 - The matched text is decoded JSON; the raw line is JSON-encoded. A needle is used only if JSON

@@ -1,6 +1,6 @@
 """WHERE: find Claude Code's data root, its project directories, sessions and subagent lanes.
 
-Layout (PATH-*, REC-027, TAIL-008):
+Layout (as the real client writes it: TAIL-008, REC-027 in docs/claims.md):
   <home>/projects/<ENCODED-cwd>/<session-id>.jsonl                 top-level session
   <home>/projects/<ENCODED>/<session-id>/subagents/agent-<id>.jsonl  built-in subagent lane
   <home>/projects/<ENCODED>/<session-id>/subagents/workflows/wf_*/agent-<id>.jsonl  workflow lane

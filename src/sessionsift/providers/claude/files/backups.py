@@ -1,4 +1,4 @@
-"""`recover --list-backups`: Claude Code's file-history checkpoints of one file (FH-023..025)."""
+"""`recover --list-backups`: Claude Code's file-history checkpoints of one file (FH-023)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .collect import _ts, collect
 from .events import Backup, LaneEvents, norm
 
 def list_backups(scope: Scope, file: str, lane_evs: list[LaneEvents] | None = None, grammar=None) -> list[dict]:
-    """The client's checkpoint store for this file (FH-023..025). Listing only (a backup's content
+    """The client's checkpoint store for this file (``file-history/<sid>/``, FH-023). Listing only (a backup's content
     enters a reconstruction only as a `checkpoint-restore` anchor: Replayer.restored_at_checkpoint)."""
     path = norm(file)
     h = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]

@@ -1,4 +1,12 @@
-"""Claude Code's inline images (IMG-001..015) with stable locators `L<line>i<n>` (the ``images`` capability)."""
+"""Claude Code's inline images with stable locators `L<line>i<n>` (the ``images`` capability).
+
+The bytes are the ones the client wrote inline: a `{type:"image"}` content block of a record, or an
+image nested in a `tool_result` block's content (the content block is authoritative; the
+`toolUseResult.file.base64` echo is not read: IMG-013). `n` counts the images of the line, 1-based.
+A prompt's `[Image #N]` markers name its direct image blocks one for one, in block order (IMG-005);
+the same handle is reused across prompts (IMG-006), so a handle alone may be ambiguous.
+Deduplication by the sha256 of the decoded bytes keeps the latest occurrence (IMG-008).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,10 @@
-"""`plan`: the plan file bound to a session (PLAN-001..020)."""
+"""`plan`: the plan file bound to a session.
+
+Binding: the latest `plan_mode` attachment's `planFilePath`, else the first record carrying a valid
+`slug` (PLAN-006; `<plans dir>/<slug>.md`; the slug grammar is PLAN-007), else nothing is bound.
+Plans directory: `plansDirectory` merged user < project < local settings (PLAN-008), refused by the
+client when it escapes the project root (PLAN-018), default `<claude-home>/plans`.
+"""
 
 from __future__ import annotations
 

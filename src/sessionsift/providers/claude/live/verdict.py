@@ -3,7 +3,7 @@
 Fixed precedence (first that holds wins):
   stale-dead > waiting > running > waiting-children > idle-background-open > idle-eot > unknown
 
-Surfaces: the registry row (REG-*), the owner-pid probe, the main transcript's tail (TAIL-*), the
+Surfaces: the registry row (registry.py), the owner-pid probe, the main transcript's tail, the
 elicitation sidecar (`<session>/elicitations.jsonl`, ELI-008/016/018), subagent lane tails
 (TAIL-004/005: fresh = last record <= 300 s old and last stop_reason not end_turn), workflow
 journals (SUB-008: started > result + failed), the background scan (background.py) and the

@@ -1,16 +1,17 @@
 """MEANING at lane level: one pass over a transcript builds an index of its records with their
 labels, their survival on the conversation chain, and their turn numbers.
 
-Survival (REC-033, TURN-022..024, CMP-003, CMP-017, REC-091):
+Survival (each rule's claim in docs/claims.md):
 - the leaf is the last uuid-bearing record in file order; walking `parentUuid` from it gives the
-  live chain; at a compaction boundary (`parentUuid` null) `logicalParentUuid` rejoins the older
-  chain, and everything reached that way is `pre-cut`;
+  live chain (REC-033); at a compaction boundary (`parentUuid` null) `logicalParentUuid` rejoins
+  the older chain, and everything reached that way is `pre-cut` (CMP-003, CMP-017);
 - a record off the chain that is not a conversation child (tool-result carriers, isMeta records,
   attachments, system lines: MISC-006) inherits the state of its parent;
 - any other off-chain record is `abandoned` (rewound past, or a superseded draft); a genuine
   user record that is abandoned, has a later same-parent user sibling and was never answered (no
-  assistant record descends from it through non-assistant records) is a draft: `user.unsent`. An
-  answered one was delivered and then rewound past: it keeps `user.message` (abandoned);
+  assistant record descends from it through non-assistant records) is a draft: `user.unsent`
+  (TURN-022). An answered one was delivered and then rewound past: it keeps `user.message`
+  (abandoned);
 - a replayed copy of a uuid (a later line with a uuid already seen) resolves to the earlier line
   and is flagged `replay_of`; replays open no turn;
 - a record whose parent uuid appears nowhere in the file, after an OMITTED line (zero-filled or
