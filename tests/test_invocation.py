@@ -229,3 +229,32 @@ def test_clean_and_worktrees_honour_provider_and_refuse_the_session_filters(tmp_
         for opt, val in (("--provider", "codex"), ("--since", "2d"), ("--project", "x"), ("--sessions-from", "-")):
             q = run("worktrees", sub, opt, val, env_home=tmp_path)
             assert q.returncode == 2 and f"{opt} cannot narrow it" in q.stderr, (sub, opt, q.stderr)
+
+
+@pytest.mark.parametrize("argv,status", [
+    (["files", "--by", "summary"], 0),
+    # every line known, a command since the last anchor may have changed it (docs/cli.md: 5)
+    (["recover", "--file", "/tmp/ssift-rc/files_basic/work/hello.py"], 5)])
+def test_files_and_recover_with_no_index_say_so_and_take_no_census(tmp_path, monkeypatch, argv, status):
+    """`--no-index` travels with the scope (above): `files`/`recover` used to build their index
+    report without it, so their answer said the index was on ("scanned" for "a torn final line"),
+    and each lane was scanned once for a census it threw away before it was read for its events."""
+    import contextlib
+    import io
+
+    from sessionsift.cli import main
+    from sessionsift.index import lanes as IL
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    calls = []
+    real = IL.lane_stats
+    monkeypatch.setattr(IL, "lane_stats", lambda *a, **k: calls.append(a) or real(*a, **k))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), pytest.raises(SystemExit) as ex:
+        main([*argv, "--claude-home", str(ROOT / "examples" / "claude-home"), "--format", "json", "--no-index"])
+    assert ex.value.code == status
+    idx = json.loads(buf.getvalue().splitlines()[-1])["index"]
+    assert (idx["enabled"], idx["off_reason"]) == (False, "--no-index")
+    assert set(idx["scanned_why"]) == {"index off"}
+    assert calls == []
+    assert not (tmp_path / "cache").exists()

@@ -28,7 +28,7 @@ class ClaudeFileEvents(LaneFileEvents):
         self.selected = selected
         self.query = query
         self.root = scope.home.path
-        self.index = IndexReport.for_root(scope.home.path)
+        self.index = IndexReport.for_root(scope.home.path, scope.index_off)
         hows: list[str] = []
         with _Progress(self.index.on and query.progress):
             self.lane_evs, self.problems = collect(scope, query.subagents or query.subagents_only, self.index.on,

@@ -76,6 +76,12 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
 
 def _lane_events(ln, use_index: bool, outcomes: list | None, root=None, grammar=None) -> LaneEvents:
     if use_index:
+        from ....index import config
+
+        # the index off (`--no-index`, SESSIONSIFT_NO_INDEX): the census of `lane_stats` would be a
+        # whole scan of the lane thrown away before it is read again for its events
+        use_index = config.why_off(ln.index_off) is None
+    if use_index:
         from .events import lane_events_indexed
 
         le = lane_events_indexed(ln, root, grammar)
