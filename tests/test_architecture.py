@@ -311,7 +311,7 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/usage/live.py': 2,
     'src/sessionsift/usage/prices.py': 1,
     'src/sessionsift/usage/statusline.py': 6,
-    'src/sessionsift/worktrees/gitcmd.py': 5,
+    'src/sessionsift/worktrees/gitcmd.py': 4,
     'src/sessionsift/worktrees/harness.py': 1,
     'src/sessionsift/worktrees/scan.py': 8,
 }

@@ -130,3 +130,50 @@ def test_the_worktrees_page_is_worktrees_scan_and_changes_nothing(chromium, tmp_
     assert got == want
     assert sorted(want.values()) == ["dirty", "not-session", "removable", "unmerged"]
     assert tally.startswith(next(r for r in out if r["kind"] == "summary")["tally_line"])
+
+
+def test_the_worktrees_page_runs_nothing_a_hostile_repository_config_names(chromium, tmp_path):  # noqa: F811
+    """A repository named in /worktrees?repo= may hold a config of its own that makes git run
+    programs: `core.fsmonitor` (git status runs it), a filter driver's `clean` command (status runs
+    it on a file whose stat changed), hooks. The config is written by git itself (`git config`); the
+    programs are scripts that append their name to a marker file. Reading the page runs none of
+    them, and the scan still answers for the repository (its worktree listed, clean)."""
+    marker = tmp_path / "ran"
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name in ("fsmonitor", "clean", "smudge", "process", "hook"):
+        (bin_ / name).write_text(f"#!/bin/sh\necho {name} >> '{marker}'\ncat\n")
+        (bin_ / name).chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for h in ("post-index-change", "reference-transaction", "post-checkout"):
+        (hooks / h).write_text(f"#!/bin/sh\necho hook-{h} >> '{marker}'\n")
+        (hooks / h).chmod(0o755)
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".gitattributes").write_text("* filter=evil\n")
+    commit(repo, "tracked.txt")
+    wt = add_worktree(repo, tmp_path / "wt", "feature")
+    from tests.worktree_util import git
+
+    for k, v in (("core.fsmonitor", bin_ / "fsmonitor"), ("filter.evil.clean", bin_ / "clean"),
+                 ("filter.evil.smudge", bin_ / "smudge"), ("core.hooksPath", hooks)):
+        git(repo, "config", k, str(v))
+    for f in (repo / "README", wt / "tracked.txt"):  # a stat change: status reads the content (clean filter)
+        st = os.stat(f)
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    home = tmp_path / "home-root"
+    (home / ".claude").mkdir(parents=True)
+    srv = tmp_path / "srv"
+    with serving(srv, "--home", str(home)) as s:
+        b = Browser(chromium)
+        try:
+            page = b.page(s.base)
+            page.goto(s.url)
+            page.goto(s.base + "/worktrees?repo=" + str(repo))
+            got = page.eval_on_selector_all(
+                "#worktrees tbody tr", "trs => trs.map(tr => [tr.dataset.path, tr.querySelector('td.dirty').textContent])")
+            assert b.problems == [], b.problems
+        finally:
+            b.close()
+    assert not marker.exists(), marker.read_text()
+    assert got == [[str(wt), "clean"]]

@@ -11,8 +11,18 @@
   main line lacks (`ahead`) and commits the main line gained since they forked (`behind`).
 
 Every call runs with `GIT_OPTIONAL_LOCKS=0` (status does not rewrite the index), `LC_ALL=C`
-and no terminal prompt. The pids of running git children are kept in `RUNNING` so a process
-snapshot taken meanwhile can leave our own git processes out.
+and no terminal prompt, and runs no program a repository's own config names (a repository named
+on the command line or in a client record, or through `serve`'s /worktrees page, may be hostile):
+`core.fsmonitor=false` (status would run the fsmonitor hook), `core.hooksPath=/dev/null`, and
+every filter driver the repository configures emptied (`filter.<name>.clean/smudge/process=`:
+status runs a clean filter on a file whose stat changed) -- given as GIT_CONFIG_COUNT pairs, so a
+driver name holding `=` or a newline cannot break out of its key; no pager, no system config,
+no external diff, no credential helper. `safe.directory` is left as git has it: git refuses a
+repository another user owns, and that refusal is the scan's answer for it (an error, never a
+guess). Not covered: a submodule's own filter drivers (status recurses into submodules; the
+fsmonitor and hooks settings reach them, the driver names are read from the top repository only).
+The pids of running git children are kept in `RUNNING` so a process snapshot taken meanwhile can
+leave our own git processes out.
 """
 
 from __future__ import annotations
@@ -36,20 +46,55 @@ class GitError(Exception):
                          + (f": {stderr.strip()[:300]}" if stderr.strip() else ""))
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"})
+SAFE_CONFIG = (("core.fsmonitor", "false"), ("core.hooksPath", os.devnull), ("core.pager", "cat"),
+               ("core.askPass", ""), ("credential.helper", ""), ("diff.external", ""))
+"""Config given to every git call, over the repository's own: nothing it names runs."""
+DRIVER_KEYS = ("clean", "smudge", "process")
+
+
+def _env(extra: tuple[tuple[bytes, bytes], ...] = ()) -> dict[bytes, bytes]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GIT_CONFIG_COUNT", "GIT_EXTERNAL_DIFF") and not k.startswith(("GIT_CONFIG_KEY_",
+                                                                                         "GIT_CONFIG_VALUE_"))}
+    env.update({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat",
+                "PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1"})
     for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE"):
         env.pop(k, None)
-    return env
+    pairs = [(a.encode(), b.encode()) for a, b in SAFE_CONFIG] + list(extra)
+    envb = {os.fsencode(a): os.fsencode(b) for a, b in env.items()}
+    envb[b"GIT_CONFIG_COUNT"] = str(len(pairs)).encode()
+    for i, (key, val) in enumerate(pairs):
+        envb[b"GIT_CONFIG_KEY_%d" % i] = key
+        envb[b"GIT_CONFIG_VALUE_%d" % i] = val
+    return envb
+
+
+def _drivers_off(cwd: str) -> tuple[tuple[bytes, bytes], ...]:
+    """`filter.<name>.clean/smudge/process` emptied for every filter driver the repository's
+    config at `cwd` names (reading config runs nothing)."""
+    try:
+        p = subprocess.run(["git", "-C", os.fsencode(cwd), "config", "-z", "--get-regexp", r"^filter\."],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                           env=_env(), timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    names: list[bytes] = []
+    for item in p.stdout.split(b"\0"):
+        key = item.split(b"\n", 1)[0]
+        if key.count(b".") >= 2:
+            name = key[len(b"filter."):key.rindex(b".")]
+            if name not in names:
+                names.append(name)
+    return tuple((b"filter." + n + b"." + k.encode(), b"") for n in names for k in DRIVER_KEYS)
 
 
 def run(cwd: str, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
-    """`git -C cwd args...` with bytes output. Raises GitError when check and rc != 0."""
-    argv = ["git", "-C", os.fsencode(cwd)] + [os.fsencode(a) for a in args]
+    """`git -C cwd args...` with bytes output, running nothing the repository's config names
+    (module docstring). Raises GitError when check and rc != 0."""
+    argv: list[str | bytes] = ["git", "--no-pager", "-C", os.fsencode(cwd)] + [os.fsencode(a) for a in args]
     try:
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                             env=_env())
+                             env=_env(_drivers_off(cwd)))
     except OSError as exc:
         raise GitError(list(args), None, f"cannot run git: {exc.strerror}") from None
     with _LOCK:
