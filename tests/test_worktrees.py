@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sessionsift.worktrees.decide import evidence
 from sessionsift.worktrees.scan import scan
 from sessionsift.worktrees.sweep import sweep
 from tests.worktree_util import (Sleeper, add_worktree, by_path, claude_worktree, cli, commit, dead_pid, git,
@@ -83,6 +84,66 @@ def test_every_state_is_decided_from_git_facts(zoo, homes):
     # evidence: one row per predicate, in order, whatever decided
     ev = [r["check"] for r in __import__("sessionsift.worktrees.decide", fromlist=["x"]).evidence(w["clean"])]
     assert ev == ["registered", "custom-lock", "session", "alive", "merged", "clean", "holds-only-its-checkout"]
+
+
+def test_each_decision_says_what_held_and_what_it_rests_on(zoo, homes):
+    """The reason a person reads and the evidence rows `--format json` gives (docs/json.md): per
+    worktree of the zoo, which predicate held, what each rests on, and the tally line."""
+    from sessionsift.worktrees.decide import tally_line
+    repo, wts = zoo
+    rep = _scan(repo, homes)
+    w = {os.path.basename(x.path): x for x in rep.worktrees}
+    moved = "1 commit(s) not on refs/heads/main; the main line moved too (1 commit(s) since they forked): " \
+            "DIVERGED, a person decides"
+    assert {k: x.reason for k, x in w.items()} == {
+        "clean": "a claude-code session, not alive by any signal, fully merged into refs/heads/main and clean",
+        "behind": "a claude-code session, not alive by any signal, fully merged into refs/heads/main and clean",
+        "commit": moved, "diverged": moved,
+        "dirty": "uncommitted work: 1 untracked",
+        "infra": "locked with a custom reason 'nightly backup job: do not remove': standing infrastructure",
+        "noreason": "locked without a reason (not a client's lock): standing infrastructure",
+        "mine": "nothing says an agent made it (no client lock, location or metadata)"}
+    holds = {k: [(r["check"], r["holds"]) for r in evidence(x)] for k, x in w.items()}
+    order = ["registered", "custom-lock", "session", "alive", "merged", "clean", "holds-only-its-checkout"]
+    want = {"clean": [True, False, True, False, True, True, True], "behind": [True, False, True, False, True, True, True],
+            "commit": [True, False, True, False, False, True, True],
+            "diverged": [True, False, True, False, False, True, True],
+            "dirty": [True, False, True, False, True, False, True], "infra": [True, True, False, False, True, True, True],
+            "noreason": [True, True, True, False, True, True, True], "mine": [True, False, False, False, True, True, True]}
+    assert holds == {k: list(zip(order, v)) for k, v in want.items()}
+    det = {k: {r["check"]: r["detail"] for r in evidence(x)} for k, x in w.items()}
+    assert {d["registered"] for d in det.values()} == {"git lists it as a worktree"}
+    assert {d["alive"] for d in det.values()} == {"no signal says alive"}
+    assert (det["infra"]["custom-lock"], det["clean"]["custom-lock"], det["mine"]["custom-lock"]) == (
+        "custom lock reason 'nightly backup job: do not remove'", "claude-code's own generated lock reason", "not locked")
+    assert det["mine"]["session"] == "no client lock, location or metadata says an agent made it"
+    assert det["clean"]["session"].startswith("its lock reason is claude-code's own (session 'clean')")
+    assert det["diverged"]["merged"] == "1 ahead / 1 behind refs/heads/main (local main); 1 without a patch-equivalent on it"
+    assert det["behind"]["merged"] == "0 ahead / 1 behind refs/heads/main (local main)"
+    assert det["dirty"]["clean"] == "0 tracked changes, 1 untracked, 0 ignored entries"
+    assert det["clean"]["holds-only-its-checkout"] == \
+        "nothing inside but its checkout and what git accounts for (2 entries walked)"
+    assert tally_line(rep.tally()) == "8 scanned: 0 live, 2 custom-locked, 2 unmerged, 1 dirty, 2 removable, 1 not-session"
+
+
+def test_an_operation_under_way_with_changed_tracked_files_is_dirty_and_says_both(tmp_path, homes):
+    """A real cherry-pick stopped on a conflict in a merged worktree: CHERRY_PICK_HEAD is there and the
+    conflicted file is a tracked change."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "both.txt", "base\n")
+    git(repo, "checkout", "-q", "-b", "other")
+    commit(repo, "both.txt", "other side\n")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "both.txt", "main side\n")
+    wt = claude_worktree(repo, "m")
+    git(wt, "cherry-pick", "other", check=False)
+    (wt / "new.txt").write_text("x\n")
+    (w,) = [x for x in _scan(repo, homes).worktrees if x.path == str(wt)]
+    assert w.category == "dirty" and w.status.in_progress == ["CHERRY_PICK_HEAD"], w.reason
+    assert w.reason == "uncommitted work: 1 changed tracked, 1 untracked, under way: CHERRY_PICK_HEAD"
+    (clean,) = [r for r in evidence(w) if r["check"] == "clean"]
+    assert clean == {"check": "clean", "holds": False,
+                     "detail": "1 tracked changes, 1 untracked, 0 ignored entries, under way: CHERRY_PICK_HEAD"}
 
 
 def test_text_tally_and_json_rows_account_for_every_worktree(zoo, homes):
@@ -221,6 +282,10 @@ def test_live_lock_owner_keeps_and_a_reused_pid_does_not(tmp_path, homes):
         lock_like_claude(repo, wt, "leased", s.pid, start_ticks(s.pid))
         w = _scan(repo, homes).worktrees[0]
         assert w.category == "live" and _only_positive(w) == ["lock-owner:lock reason"]
+        guard = f"pid {s.pid}: alive (start-time guard matched: {start_ticks(s.pid)} ticks since boot)"
+        assert w.reason == f"alive by lock-owner ({guard})"
+        assert [r for r in evidence(w) if r["check"] == "alive"] == [
+            {"check": "alive", "holds": True, "detail": f"lock-owner: {guard}"}]
         git(repo, "worktree", "unlock", wt)
         lock_like_claude(repo, wt, "leased", s.pid, start_ticks(s.pid) - 100000)  # same pid, other start
         w = _scan(repo, homes).worktrees[0]
@@ -264,6 +329,10 @@ def test_unreadable_listing_stops_the_sweep(tmp_path, homes, how):
     assert "SWEEP STOPPED, nothing removed" in p.stdout
     assert "1 scanned: 0 live, 0 custom-locked, 0 unmerged, 0 dirty, 0 removable, 1 unverified" in p.stdout
     assert wt.is_dir() and str(wt) in git(repo, "worktree", "list")
+    (w,) = _scan(repo, homes).worktrees
+    assert w.reason == "a harness listing was not read (unreadable, or not looked at): liveness is not proven either way"
+    assert [r for r in evidence(w) if r["check"] == "alive"] == [
+        {"check": "alive", "holds": None, "detail": "no signal says alive (some could not be taken)"}]
 
 
 def _no_dac_prefix() -> tuple[str, ...]:
@@ -346,6 +415,9 @@ def test_unregistered_directory_in_a_client_location_is_reported_not_removed(tmp
     (stray / "file").write_text("x")
     rep = _scan(repo, homes)
     assert _cat(rep) == {"stray": "unregistered"}
+    note = "a directory under <repo>/.claude/worktrees that the repository does not list as a worktree"
+    assert rep.worktrees[0].reason == note
+    assert evidence(rep.worktrees[0])[0] == {"check": "registered", "holds": False, "detail": note}
     assert sweep(rep, apply=True).counts()["removed"] == 0 and stray.is_dir()
 
 
