@@ -9,7 +9,8 @@ Every area runs in a scratch copy of the clone (mutmut writes ``mutants/`` besid
 so the worktree is never touched. Prints per area: mutants, killed, survived, timeout, no tests,
 score = killed / (killed + survived + no tests) (a mutant no test runs is a surviving one); and
 ``--json FILE`` writes them. ``--limit N`` takes the first N mutants of each area (by name, so the
-same N every run) when the time is bounded.
+same N every run) when the time is bounded; ``--sample N`` takes N spread evenly over them (every
+function gets its share), also the same N every run.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ AREAS: dict[str, dict[str, list[str]]] = {
               "tests": ["tests/test_usage.py", "tests/test_usage_groups.py", "tests/test_usage_merge_rule.py"]},
     # which record survives a rewind/compaction, and where a turn starts
     "survival_turns": {"modules": ["src/sessionsift/providers/claude/model/lane.py"],
-                       "tests": ["tests/test_lane_survival.py", "tests/test_turns.py"]},
+                       "tests": ["tests/test_core_realdata.py", "tests/test_crash_bridges.py",
+                                 "tests/test_child_turns.py", "tests/test_index_turns.py"]},
     # the clean gates: activity (a client working there, a file held open), age, kept
     "clean_gates": {"modules": ["src/sessionsift/clean/activity.py"],
                     "tests": ["tests/test_clean_activity.py"]},
@@ -41,7 +43,7 @@ AREAS: dict[str, dict[str, list[str]]] = {
               "tests": ["tests/test_worktrees.py"]},
     # recover: replaying a file's edits from the transcript
     "recover_replay": {"modules": ["src/sessionsift/providers/claude/files/replay.py"],
-                       "tests": ["tests/test_recover_edges.py"]},
+                       "tests": ["tests/test_recover_edges.py", "tests/test_recover_file_arg.py"]},
 }
 
 STATUS = re.compile(r"^\s*(?P<name>\S+): (?P<status>[a-z ]+)$")
@@ -66,7 +68,8 @@ def _cfg(area: dict[str, list[str]]) -> str:
             "mutate_only_covered_lines=true\nalso_copy=\n    examples\n    docs\n")
 
 
-def run_area(name: str, area: dict[str, list[str]], children: int, limit: int | None, keep: bool) -> dict:
+def run_area(name: str, area: dict[str, list[str]], children: int, limit: int | None, keep: bool,
+             sample: int | None = None) -> dict:
     missing = [t for t in area["modules"] + area["tests"] if not (REPO / t).exists()]
     if missing:
         return {"area": name, "error": f"missing: {', '.join(missing)}"}
@@ -79,13 +82,20 @@ def run_area(name: str, area: dict[str, list[str]], children: int, limit: int | 
         (work / "home").mkdir()
         mm = [sys.executable, "-m", "mutmut"]
         args = [f"--max-children={children}"]
-        if limit is not None:  # list the mutants first (a run of none generates them), then take N by name
+        total = None
+        if limit is not None or sample is not None:  # list the mutants first (a run of none generates them)
             subprocess.run(mm + ["run", *args, "none-such*"], cwd=work, env=env, capture_output=True, text=True)
-            names = sorted(_statuses(work, mm, env))[:limit]
+            names = sorted(_statuses(work, mm, env))
+            total = len(names)
+            if limit is not None:  # the first N by name
+                names = names[:limit]
+            else:  # N spread evenly over the sorted names (every function gets its share)
+                step = max(1.0, len(names) / sample)
+                names = sorted({names[int(i * step)] for i in range(min(sample, len(names)))})
             args += names
         p = subprocess.run(mm + ["run", *args], cwd=work, env=env, capture_output=True, text=True)
         st = _statuses(work, mm, env)
-        if limit is not None:
+        if limit is not None or sample is not None:
             st = {k: v for k, v in st.items() if k in set(args)}
         counts: dict[str, int] = {}
         for v in st.values():
@@ -94,6 +104,7 @@ def run_area(name: str, area: dict[str, list[str]], children: int, limit: int | 
         notests = counts.get("no tests", 0)
         den = killed + survived + notests
         return {"area": name, "modules": area["modules"], "tests": area["tests"], "mutants": len(st),
+                "of": total,
                 "counts": counts, "score": None if den == 0 else round(killed / den, 3),
                 "survivors": sorted(k for k, v in st.items() if v in ("survived", "no tests")),
                 "seconds": round(time.time() - t0, 1), "rc": p.returncode,
@@ -124,6 +135,8 @@ def main(argv=None) -> int:
     ap.add_argument("areas", nargs="*", default=list(AREAS))
     ap.add_argument("--max-children", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--sample", type=int, default=None,
+                    help="N mutants spread evenly over all of the area's (sorted by name, the same N every run)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy (to read mutmut's mutants)")
     ap.add_argument("--without", action="append", default=[],
@@ -136,7 +149,7 @@ def main(argv=None) -> int:
         return 2
     res = []
     for n in a.areas:
-        r = run_area(n, _tests(AREAS[n], a.without), a.max_children, a.limit, a.keep)
+        r = run_area(n, _tests(AREAS[n], a.without), a.max_children, a.limit, a.keep, a.sample)
         res.append(r)
         print(json.dumps({k: v for k, v in r.items() if k != "survivors"}), flush=True)
     if a.json:
