@@ -216,3 +216,58 @@ def test_qwen_images_are_the_bytes_the_client_sent(qwen, tmp_path):
     assert att["media_type"] == view["media_type"] == "image/jpeg"
     assert _jpeg_size(a) == (4, 3) and _jpeg_size(v) == (2, 2)  # red.png is 4x3, blue.png 2x2
     assert rows[-1]["images"] == 2
+
+
+# -- Gemini CLI 0.61.0 (tests/realclient/gemini/scenarios_plan_image.py `plan_images`: four write_todos calls, the
+# second refused by the client; a prompt with @red.png, a read_file of blue.png). Before: both commands answered
+# "its reader reads no plan / inline image" (exit 1) ------
+
+@pytest.fixture(scope="module")
+def gemini(tmp_path_factory):
+    from tests.realclient.gemini import client as gemini_client
+    from tests.realclient.gemini import runner as gemini_runner
+    from tests.realclient.common import host
+
+    host.require(gemini_client, gemini_client.PINNED_VERSION, "Gemini CLI real-client")
+    return gemini_runner.run_scenario("tests.realclient.gemini.scenarios_plan_image:plan_images",
+                                      tmp_path_factory.mktemp("gemini-plan-image-rc"))
+
+
+def test_gemini_plan_is_the_last_write_todos_checklist_the_client_took(gemini):
+    from tests.realclient.gemini.scenarios_plan_image import STEPS
+
+    p = cli("plan", "--gemini-home", gemini["gemini_dir"], "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    calls = [c for c in gemini["tool_calls"] if c["name"] == "write_todos"]
+    assert len(calls) == 4 and all(c["served"] for c in calls)
+    assert pl["provider"] == "gemini-cli" and pl["plan_kind"] == "checklist" and pl["source"] == "write_todos"
+    assert pl["steps"] == [{"step": t["description"], "status": t["status"]} for t in calls[-1]["args"]["todos"]]
+    assert [s["step"] for s in pl["steps"]] == STEPS and {s["status"] for s in pl["steps"]} == {"completed"}
+    # the second call (two steps in progress) was refused by the client's validation: not an update
+    assert pl["updates"] == 3 and pl["failed_updates"] == 1
+    assert pl["session_id"] == gemini["runs"][0]["session_id"] and rows[-1]["bound"] == 1 and rows[-1]["lacks"] is None
+
+
+def test_gemini_images_are_the_attached_and_the_read_files_bytes(gemini, tmp_path):
+    from tests.realclient.common.images import BLUE, RED
+
+    x = ("--gemini-home", gemini["gemini_dir"])
+    p = cli("image", *x, "--out", str(tmp_path / "imgs"), "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    ims = [r for r in rows if r["kind"] == "image"]
+    by = {r["carrier"]: r for r in ims}
+    assert len(ims) == 2 and set(by) == {"block", "tool_result"}
+    att, view = by["block"], by["tool_result"]
+    assert att["provider"] == view["provider"] == "gemini-cli"
+    assert att["session_id"] == view["session_id"] == gemini["runs"][0]["session_id"]
+    # Gemini CLI sends a small PNG as it is: the recorded bytes are the files' own
+    assert att["sha256"] == hashlib.sha256(RED).hexdigest() and att["size"] == len(RED)
+    assert view["sha256"] == hashlib.sha256(BLUE).hexdigest() and att["media_type"] == view["media_type"] == "image/png"
+    assert att["tool_use_id"] is None and view["tool_use_id"].startswith("read_file__read_file_")
+    assert Path(att["written"]).read_bytes() == RED and Path(view["written"]).read_bytes() == BLUE
+    assert rows[-1]["images"] == 2 and rows[-1]["written"] == 2 and rows[-1]["lacks"] is None
+    p = cli("image", *x, "--id", view["locator"], "--format", "json")
+    assert p.returncode == 0 and [r["sha256"] for r in jrows(p) if r["kind"] == "image"] == [view["sha256"]]

@@ -73,6 +73,11 @@ def run_scenario(name: str, root: Path | None = None, version: str = clientmod.P
 
 # ============================================================================ inner
 
+def _jsonable(v):
+    """A setup file's content for the ground truth: text as it is, bytes (an image) by digest."""
+    return {"sha256": sha256(v), "size": len(v)} if isinstance(v, bytes) else v
+
+
 def client_env(s_dir: Path, base_url: str) -> dict:
     node_dir = os.path.dirname(shutil.which("node") or "/usr/bin/node")
     return {
@@ -109,7 +114,10 @@ class Inner:
             settings[k] = {**settings.get(k, {}), **v} if isinstance(v, dict) else v
         (self.gemini_dir / "settings.json").write_text(json.dumps(settings, indent=2))
         for rel, data in self.sc.setup_files.items():
-            (self.work / rel).write_text(data)
+            if isinstance(data, bytes):  # an image the prompt attaches or a tool reads
+                (self.work / rel).write_bytes(data)
+            else:
+                (self.work / rel).write_text(data)
         w = str(self.work)
         for conv in self.sc.conversations():
             for t in conv.turns:
@@ -315,7 +323,7 @@ class Inner:
                         calls.append({"conversation": conv.name, "turn": ti, "part": pi, "name": fc["name"],
                                       "args": fc["args"], "served": s is not None,
                                       "exit_code": sc.exit_codes.get(cmd.replace(w, "{W}")) if cmd else None})
-        expected = {str(self.work / k): v for k, v in sc.setup_files.items()}
+        expected = {str(self.work / k): _jsonable(v) for k, v in sc.setup_files.items()}
         for c in calls:
             a = c["args"]
             if not c["served"]:
@@ -367,7 +375,7 @@ class Inner:
             "runs": self.runs,
             "responses": responses,
             "tool_calls": calls,
-            "setup_files": {str(self.work / k): v for k, v in sc.setup_files.items()},
+            "setup_files": {str(self.work / k): _jsonable(v) for k, v in sc.setup_files.items()},
             "expected_files": expected,
             "disk_files": disk,
             "client_processes": self.cmdlines,

@@ -57,6 +57,19 @@ class GeminiCli(Provider):
             return [(os.path.normpath(record.tool_input["absolute_path"]), "read")]
         return got
 
+    def plan_update(self, ref: SessionRef, record: Record):
+        """A ``write_todos`` call's ``todos`` (``[{description, status}]``) as the checklist (artifacts.py)."""
+        from .artifacts import plan_update
+
+        return plan_update(record)
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """The ``inlineData`` parts of a prompt (an ``@file`` image) and of a tool result (``read_file`` on an
+        image), base64 as the client sent them (artifacts.py)."""
+        from .artifacts import record_images
+
+        return record_images(ref, record)
+
     def read_view(self, call: Record, result: Record) -> tuple[str, str, bool] | None:
         from .toolresult import read_file_view
 
