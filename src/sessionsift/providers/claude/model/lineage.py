@@ -206,19 +206,23 @@ def roots_of(path) -> frozenset[str]:
     lines holding ``"parentUuid":null`` are parsed (the client writes the key compactly; a record
     whose JSON says so another way is not a root here, so the join below can only miss, never
     invent, a family). Unreadable: empty."""
+    import stringzilla as sz
+
     needle = b'"parentUuid":null'
     out: set[str] = set()
+    find, rfind = sz.find, sz.rfind  # SIMD: half the CPU of bytes.find over a store (read/needles.py)
 
     def scan(part: bytes) -> None:
-        i = part.find(needle)
+        n = len(part)
+        i = find(part, needle, 0)
         while i >= 0:
-            a = part.rfind(b"\n", 0, i) + 1
-            e = part.find(b"\n", i)
-            e = len(part) if e < 0 else e
+            a = rfind(part, b"\n", 0, i) + 1
+            e = find(part, b"\n", i)
+            e = n if e < 0 else e
             o = parse_line(part[a:e])
             if o and o.get("parentUuid") is None and isinstance(o.get("uuid"), str) and o["uuid"]:
                 out.add(o["uuid"])
-            i = part.find(needle, e)
+            i = find(part, needle, e) if e < n else -1
 
     try:
         with open(path, "rb", buffering=0) as f:
