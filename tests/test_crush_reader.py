@@ -241,8 +241,8 @@ def test_title_session_is_a_helper_not_a_subagent_and_its_cost_is_the_parents(tm
     rows = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
     got = next(r for r in rows if r.get("kind") == "session" and r["session_id"] == parent)
     assert got["client_recorded"]["cost_usd"] == pytest.approx(parent_cost + child_cost)  # the title's once, on its parent
-    text = subprocess.run([sys.executable, "-m", "sessionsift", "list", "--crush-home", str(home)],
-                          capture_output=True, text=True, timeout=300).stdout
+    text = subprocess.run([sys.executable, "-m", "sessionsift", "list", "--crush-home", str(home), "--verbose"],
+                          capture_output=True, text=True, timeout=300).stdout  # the helper's own row
     assert f"title generation for {parent} (a helper session, not a subagent)" in text
     assert "1 subagent" in next(ln for ln in text.splitlines() if ln.startswith(parent))
     assert "Crush 6 sessions (+1 subagent, +1 helper session)" in text.rstrip().splitlines()[-1].split(" · ")

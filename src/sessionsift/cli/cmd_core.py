@@ -39,6 +39,9 @@ def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
     }
 
 
+TERMINAL_ROWS = 10
+"""Sessions `list` shows on a terminal without -n or --all (the newest, or the first in --sort's order)."""
+
 _SORT_HELP = ("Order of the rows: newest (default), oldest, size, records, prompts, subagents, project, agent; "
               "unknown values last. With -n: the first N in this order.")
 
@@ -49,14 +52,22 @@ _SORT_HELP = ("Order of the rows: newest (default), oldest, size, records, promp
 @click.option("--sort", "sort", default=None, metavar="KEY",
               type=click.Choice(["newest", "oldest", "size", "records", "prompts", "subagents", "project", "agent"]),
               help=_SORT_HELP)
+@click.option("--all", "everything", is_flag=True,
+              help=f"Every session on a terminal too (there, without -n or --all, the {TERMINAL_ROWS} newest).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Each session's last prompt, last reply and notes, and its child sessions on rows of their own.")
 @with_reading("reading")
-def list_cmd(inv, no_subagents, sort):
+def list_cmd(inv, no_subagents, sort, everything, verbose):
     """One row per session of every provider, newest first (Claude Code: each transcript's head
     and tail only; other providers: the session's records), ending with the coverage line.
+    On a terminal the {TERMINAL_ROWS} newest (-n N, --all: more); each row is the session's
+    line and its first prompt (--verbose: its last prompt, last reply, notes and child sessions).
+    JSON is every session in full.
 
     \b
     Example: sessionsift list --home examples/home
     Example: sessionsift list --home examples/home --sort size -n 5
+    Example: sessionsift list --home examples/home --all --verbose
     Example: sessionsift list . --format json
     """
     from dataclasses import replace
@@ -69,6 +80,10 @@ def list_cmd(inv, no_subagents, sort):
 
             raise UsageError("--sort orders this machine's listing; a dataset's is newest first (drop --sort)")
         return _list_dataset(inv, no_subagents)
+    if everything and inv.limit is not None:
+        from ..errors import UsageError
+
+        raise UsageError("--all lists every session and -n/--limit only the first N: give one of them")
     limit = inv.limit if sort not in (None, "newest") else None
     sel = make_selection(replace(inv, limit=None) if limit is not None else inv, subagents=not no_subagents)
     res = list_sessions(sel, subagents=not no_subagents)
@@ -77,9 +92,21 @@ def list_cmd(inv, no_subagents, sort):
         sel, rows = _first_sessions(sel, rows, limit)
     out = Out(inv.fmt, "list")
     out.header(**selection_header(sel), **({"sort": sort} if sort is not None else {}))
+    # the short answer on a terminal: the first TERMINAL_ROWS sessions (JSON and a pipe: every one)
+    cut = TERMINAL_ROWS if out.terminal and not out.json and not everything and inv.limit is None else None
+    shown, more = _shown_rows(rows, cut, verbose)
+    display = _display(sel)
     for r in rows:
-        session_row(out, r, _display(sel))
-    _deleted_rows(out, res.deleted, _display(sel))
+        if out.json:
+            session_row(out, r, display)
+        elif (r.ref.provider, r.ref.session_id) in shown:
+            session_row(out, r, display, verbose, shown_kids=shown[(r.ref.provider, r.ref.session_id)])
+    if more and not out.json:
+        out.text(f"{_plural(more, 'more session')} (-n N or --all to list them"
+                 + ("" if verbose else "; --verbose: each one's last prompt, last reply and notes") + ")")
+    elif not verbose and not out.json and rows:
+        out.text("--verbose: each session's last prompt, last reply, notes and child sessions")
+    _deleted_rows(out, res.deleted, display)
     problems = sel.problems() + res.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
     covs = sel.coverage()
@@ -104,6 +131,38 @@ def list_cmd(inv, no_subagents, sort):
         out.text(sel.narrowed.text())
     out.text(coverage_line(covs))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
+
+
+list_cmd.help = (list_cmd.help or "").replace("{TERMINAL_ROWS}", str(TERMINAL_ROWS))
+
+
+def _shown_rows(rows, cut: int | None, verbose: bool) -> tuple[dict, int]:
+    """Which rows the text shows: {(provider, session id): [child sessions, helper sessions]
+    folded into its line (0 when they have rows of their own)}, and how many top-level sessions
+    are left out.
+    Without `verbose` a child session whose parent is shown is folded into the parent's line; one
+    whose parent is not listed keeps its row."""
+    keys = {(r.ref.provider, r.ref.session_id) for r in rows}
+    top = [r for r in rows if r.ref.parent_session_id is None
+           or (r.ref.provider, r.ref.parent_session_id) not in keys]
+    kept = top if cut is None else top[:cut]
+    shown = {(r.ref.provider, r.ref.session_id): [0, 0] for r in kept}
+    root = {k: k for k in shown}  # a shown or folded session -> the shown row it is on
+    grown = True
+    while grown:  # a kept session's children (and theirs)
+        grown = False
+        for r in rows:
+            k, parent = (r.ref.provider, r.ref.session_id), (r.ref.provider, r.ref.parent_session_id)
+            if k in root or r.ref.parent_session_id is None or parent not in root:
+                continue
+            grown = True
+            if verbose:
+                shown[k] = [0, 0]
+                root[k] = k
+            else:
+                root[k] = root[parent]
+                shown[root[k]][1 if r.ref.helper else 0] += 1
+    return shown, len(top) - len(kept)
 
 
 def _deleted_rows(out, deleted, display) -> None:
@@ -167,9 +226,11 @@ def _display(sel):
     return name
 
 
-def session_row(out, r, display) -> None:
+def session_row(out, r, display, verbose: bool = True, shown_kids=(0, 0)) -> None:
     """One listing row (listing.SessionRow) of any provider: its JSON row (docs/json.md `session`)
-    and its escaped text lines. `display(provider)` names the provider for people."""
+    and its escaped text lines. `display(provider)` names the provider for people. Without
+    `verbose` the text is the session's line and its first prompt (and lineage); `shown_kids`:
+    the child and helper sessions folded into the line (their rows are not shown)."""
     ref, sm = r.ref, r.summary
     out.row("session", {
         "provider": ref.provider,
@@ -205,6 +266,11 @@ def session_row(out, r, display) -> None:
         counts += f", {_plural(subs, 'subagent')}" if subs is not None else ", ? subagents"
     elif subs:
         counts += f", {_plural(subs, 'subagent')}"
+    kids, helpers = shown_kids
+    if kids and not (subs and not sm.subagents_are_lanes and subs >= kids):  # not counted as subagents
+        counts += f", {_plural(kids, 'child session')}"
+    if helpers:
+        counts += f", {_plural(helpers, 'helper session')}"
     from .table import cells, fit, term_width
 
     W = term_width(out)
@@ -224,7 +290,7 @@ def session_row(out, r, display) -> None:
     else:
         out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}  ", project, tail])
     room = 100 if W is None else max(20, min(100, W - 9))
-    if ref.title:
+    if ref.title and (verbose or ref.title.strip() != (sm.first_prompt or "").strip()):
         out.text(f"  title: {clip(ref.title, room)}")
     f = r.forked_from
     if f:
@@ -237,6 +303,8 @@ def session_row(out, r, display) -> None:
     if r.forks:
         out.text(f"  forks: {', '.join(esc(x) for x in r.forks)}")
     out.text(f"  first: {clip(sm.first_prompt, room)}")
+    if not verbose:
+        return
     out.text(f"  last:  {clip(sm.last_prompt, room)}")
     out.text(f"  agent: {clip(sm.last_agent_message, room)}")
     for n in sm.notes:
