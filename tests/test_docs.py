@@ -183,5 +183,5 @@ def test_every_claim_states_its_rule_and_names_the_tests_that_check_it_or_why_no
 
 def test_no_source_comment_cites_a_ticket_instead_of_its_rule():
     hits = [f"{p.relative_to(REPO)}:{i}" for p in sorted((REPO / "src").rglob("*.py"))
-            for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\b[Ii]ssue #?\d+\b", line)]
+            for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"\b[Ii]ssue #?\d+\b|\bseed \d{3}\b", line)]
     assert hits == []

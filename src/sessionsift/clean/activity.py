@@ -10,9 +10,9 @@ project). One snapshot of the world per scan (:func:`observe`): the live process
 (``worktrees.procs``: /proc cwd and argv), each provider's listing under each root, our own
 ancestor processes, and every file a process holds open.
 
-Signals are matched per provider (seed 000, the pooled-directories bug): a process counts for a
-provider only when its ``is_client_argv`` says it is that client, so one client never blocks
-another's session, whatever directory they share. A recognition that raises blocks (fail closed).
+Signals are matched per provider (clients share directories): a process counts for a provider
+only when its ``is_client_argv`` says it is that client, so one client never blocks another's
+session, whatever directory they share. A recognition that raises blocks (fail closed).
 
 Reasons (a gate that is not proven names what was seen, never "no"):
 

@@ -5,7 +5,7 @@ Invariants
   newline-terminated line, blank ones included, so `L<n>` addresses agree with `sed -n Np`.
 - A file is mapped, never loaded as objects: callers get one line at a time.
 - NUL bytes are the absence of a write (a crash left allocated, never-written blocks); they are
-  dropped before parsing and each line that held any is counted as `zero_filled_lines` (seed 002).
+  dropped before parsing and each line that held any is counted as `zero_filled_lines`.
   A record that follows a NUL run on the same line is read.
 - A final fragment with no trailing newline is *torn*: it is held back (reported as
   `torn_tail_bytes`), never counted malformed, unless it parses as a complete JSON object.

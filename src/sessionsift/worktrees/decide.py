@@ -1,4 +1,4 @@
-"""The sweep's predicates, in order; the first that holds decides (seed 003's order: is it even a
+"""The sweep's predicates, in order; the first that holds decides (in this order: is it even a
 session, is its lock custom, does anything say it is alive, and only then merged and clean).
 
 | category | holds when |

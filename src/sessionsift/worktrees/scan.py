@@ -17,7 +17,7 @@ Liveness (any positive keeps the worktree):
    start time matching, or unprobeable) whose cwd is inside the worktree or whose session is one
    of its sessions; a Codex thread lock held for its owner thread;
 plus `lock-owner`: the pid in the client's own lock reason, alive with its start time matching
-(the client's lease; seed 003: it cannot prove which worktrees that process still considers
+(the client's lease; it cannot prove which worktrees that process still considers
 current, so it only ever keeps, never frees).
 """
 

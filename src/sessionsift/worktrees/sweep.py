@@ -2,7 +2,7 @@
 
 Dry-run unless `apply`. With `apply`:
 1. If any harness listing could not be read the sweep stops before removing anything and says
-   why (seed 003: it does not finish on an assumption for anything not yet verified).
+   why (it does not finish on an assumption for anything not yet verified).
 2. Each repository with removable worktrees is scanned again (no sizes), so every decision
    rests on facts taken seconds before; a worktree whose category or HEAD changed is skipped.
 3. Right before each removal the processes are read once more (signals 1 and 2), and the
