@@ -43,3 +43,37 @@ def test_each_sibling_is_read_at_most_once_and_no_fork_is_invented(tmp_path, mon
     assert len(sessions) == 30
     assert lineage.find_forks(sessions) == {}
     assert reads and max(reads.values()) == 1 and len(reads) <= 30
+
+
+def test_a_sibling_written_before_or_after_every_other_session_started_is_not_read(tmp_path, monkeypatch):
+    """A sibling can be a rerooted fork's parent only if it was being written when that fork's
+    first record was; sessions one after another (each copy's records moved to a day of its own,
+    its mtime its last record's, as a client leaves it) read none: the join used to read every
+    sibling whose window met the earliest and latest candidates of the directory (30 here)."""
+    import os
+    import re
+    import uuid as U
+    from datetime import datetime
+
+    src = max((p for p in (REPO / "examples" / "claude-home" / "projects").glob("*/*.jsonl")),
+              key=lambda p: p.stat().st_size)
+    data = src.read_bytes()
+    assert set(re.findall(rb'"timestamp":"(\d{4}-\d\d-\d\d)T', data)) == {b"2026-11-30"}
+    proj = tmp_path / "projects" / "-work"
+    proj.mkdir(parents=True)
+    for i in range(30):
+        sid = str(U.uuid5(U.NAMESPACE_URL, f"day{i}"))
+        day = f"2026-10-{i + 1:02d}T".encode()
+        d = remap_ids(data, f"day{i}").replace(src.stem.encode(), sid.encode()).replace(b"2026-11-30T", day)
+        p = proj / f"{sid}.jsonl"
+        p.write_bytes(d)
+        last = max(re.findall(rb'"timestamp":"([^"]+)"', d)).decode()
+        t = datetime.fromisoformat(last.replace("Z", "+00:00")).timestamp()
+        os.utime(p, (t, t))
+    reads: Counter = Counter()
+    real = lineage.roots_of
+    monkeypatch.setattr(lineage, "roots_of", lambda path: reads.update([str(path)]) or real(path))
+    sessions = sessions_in(proj, [])
+    assert len(sessions) == 30
+    assert lineage.find_forks(sessions) == {}
+    assert reads == Counter()

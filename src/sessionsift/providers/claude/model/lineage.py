@@ -269,7 +269,11 @@ def _join_rerooted(fams: dict) -> None:
                 cands.append((key, m, t0))
         if not cands:
             continue
-        lo, hi = min(c[2] for c in cands), max(c[2] for c in cands)
+        from bisect import bisect_left, bisect_right
+
+        t0s_sorted = sorted((c[2], c[1][1]) for c in cands)
+        times = [t for t, _sid in t0s_sorted]
+        lo, hi = times[0], times[-1]
         parents: list[tuple[str, tuple, float, float]] = []
         for pkey, pm in entries:
             p0 = _epoch(pm[0])
@@ -280,6 +284,11 @@ def _join_rerooted(fams: dict) -> None:
             except OSError:
                 continue
             if mt < lo - 1.0:
+                continue
+            # read only a sibling that was being written when some OTHER candidate's first record
+            # was (p0 <= t0 <= mt + 1, the test below): the rest cannot be anyone's parent
+            a, b = bisect_left(times, p0), bisect_right(times, mt + 1.0)
+            if not any(t0s_sorted[j][1] != pm[1] for j in range(a, b)):
                 continue
             parents.append((pkey, pm, p0, mt))
         if not parents:
