@@ -31,7 +31,8 @@ def shared(*args: str) -> tuple[dict, str]:
 
 
 def test_the_summary_counts_records_of_the_sessions_read_and_names_the_ones_ruled_out():
-    sm, line = shared("-F", "Show notes.md", "--home", str(EX / "home"))
+    # the byte gate (--no-index: with the index, the full-text index rules sessions out first)
+    sm, line = shared("-F", "Show notes.md", "--home", str(EX / "home"), "--no-index")
     assert sm["sessions_prefiltered"] > 0 and sm["sessions_read"] > 0
     assert sm["sessions_read"] + sm["sessions_prefiltered"] + len(sm["problems"]) == sm["sessions"]
     assert (f"({sm['records']} records read in {sm['sessions_read']} sessions, {sm['records_searched']} of them "
@@ -44,10 +45,23 @@ def test_the_summary_counts_records_of_the_sessions_read_and_names_the_ones_rule
 
 
 def test_one_session_ruled_out_is_said_in_the_singular():
-    sm, line = shared("-F", "Show notes.md", RESUMED, SHELL, *CODEX)
+    sm, line = shared("-F", "Show notes.md", RESUMED, SHELL, *CODEX, "--no-index")
     assert (sm["sessions"], sm["sessions_read"], sm["sessions_prefiltered"]) == (2, 1, 1)
     assert (f"({sm['records']} records read in 1 session, {sm['records_searched']} of them searched; "
             "1 session ruled out by its bytes (no file or database row holds the pattern's literal), not parsed") in line, line
+
+
+def test_the_sessions_the_full_text_index_rules_out_are_counted_and_named():
+    """With the index the full-text index rules sessions out before the byte gate: every session
+    is read, ruled out by it, ruled out by its bytes or a problem, and the line says which."""
+    sm, line = shared("-F", "Show notes.md", "--home", str(EX / "home"))
+    nx, _ = shared("-F", "Show notes.md", "--home", str(EX / "home"), "--no-index")
+    assert sm["hits"] == nx["hits"] and sm["sessions_with_hits"] == nx["sessions_with_hits"]
+    assert sm["sessions_indexed_out"] > 0 and nx["sessions_indexed_out"] == 0
+    assert (sm["sessions_read"] + sm["sessions_prefiltered"] + sm["sessions_indexed_out"] + len(sm["problems"])
+            == sm["sessions"])
+    assert (f"{sm['sessions_indexed_out']} sessions ruled out by the full-text index (no record holds the "
+            "pattern's literal), not parsed") in line, line
 
 
 def test_the_hits_are_placed_in_the_sessions_that_hold_them():

@@ -86,9 +86,22 @@ def status_cmd(inv):
                          "index_bytes": st.index_bytes, "why": st.why})
         out.text(f"{lane.session_id} {esc(lane.display)}: {st.state}" + (f" ({esc(st.why)})" if st.why else ""))
     _say_not_indexed(out, others)
+    from ..index.fulltext import status as ft_status
+
+    ft = ft_status()
     out.summary(action="status", transcripts=sum(counts.values()), states=counts, bytes=size,
                 covered_bytes=covered, index_bytes=idx_bytes, index_dir=str(store.root_dir()),
-                unreadable=[{"path": p.path, "why": p.why} for p in scope.problems], not_indexed=others)
+                unreadable=[{"path": p.path, "why": p.why} for p in scope.problems], not_indexed=others,
+                fulltext=ft)
+    if ft is None:
+        out.text("full-text index: none yet (the next `search PATTERN` builds it)")
+    elif "error" in ft:
+        out.text(f"full-text index: unreadable ({esc(ft['error'])})")
+    else:
+        out.text(f"full-text index: {_mb(ft['db_bytes'])} for {_mb(ft['src_bytes'])} of transcripts and sessions "
+                 f"indexed ({ft['ratio']:.0%}), {ft['units']} units, {ft['rows']:,} records"
+                 + (f", {ft['dead_rows']:,} dead rows" if ft["dead_rows"] else "") if ft["ratio"] is not None else
+                 f"full-text index: {_mb(ft['db_bytes'])}, {ft['units']} units")
     out.text(f"{sum(counts.values())} transcripts ({_mb(size)}): " + (", ".join(f"{v} {k}" for k, v in counts.items() if v)
                                                                      or "none in scope")
              + f"; index {_mb(idx_bytes)} in {esc(str(store.root_dir()))}")

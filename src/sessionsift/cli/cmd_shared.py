@@ -85,6 +85,8 @@ def search_summary_text(sel, sm) -> str | None:
     return (f"{plural(sm.hits, 'hit')} in {sm.sessions_with_hits} of {plural(sm.sessions, 'session')} of "
             f"{', '.join(esc(n) for n in names)} "
             f"({plural(sm.records, 'record')} read in {plural(sm.sessions_read, 'session')}, {sm.searched} of them searched"
+            + (f"; {plural(sm.sessions_indexed_out, 'session')} ruled out by the full-text index (no record holds "
+               "the pattern's literal), not parsed" if sm.sessions_indexed_out else "")
             + (f"; {plural(sm.sessions_prefiltered, 'session')} ruled out by "
                f"{'its' if sm.sessions_prefiltered == 1 else 'their'} bytes (no file or database row holds the pattern's literal), "
                "not parsed" if sm.sessions_prefiltered else "")
@@ -110,6 +112,7 @@ def search_summary_json(sm) -> dict:
             "undated_skipped": sm.undated_skipped, "sessions_read": sm.sessions_read,
             "truncated_records": None if sm.truncated is None else sum(sm.truncated.values()),
             "sessions_prefiltered": sm.sessions_prefiltered,
+            "sessions_indexed_out": sm.sessions_indexed_out,
             "files": sm.files, "bytes": sm.bytes, "omissions": dict(sm.omissions),
             "problems": problems_json(sm.problems)}
 

@@ -207,6 +207,7 @@ def make_selection(inv: Invocation, subagents: bool = True, narrowed: bool = Tru
 
     sv = survey(inv.root_request(), light=frozenset({"claude-code"}))
     sel = select(sv, list(inv.targets), inv.session_list())
+    sel.index_off = inv.index_off()
     if sel.claude is not None:
         from ..providers.claude.discover import use_index
 

@@ -118,6 +118,9 @@ def _summary_line(sm, workers: int) -> str:
     if sm.unchained_unknown:
         extra += (f"; {_n(sm.unchained_unknown, 'transcript')} with hits could not be read again to look for "
                   "omitted lines (whether their turns hold gaps is unknown)")
+    if sm.index_counts.get("fulltext"):
+        extra += (f"; {_n(sm.index_counts['fulltext'], 'transcript')} ruled out by the full-text index (no record "
+                  "holds the pattern's literal), not parsed")
     if sm.copies_skipped:
         extra += f"; {sm.copies_skipped} hits on copies of another session's records (a fork) counted once, on the original"
     if sm.undated_skipped:
@@ -292,7 +295,8 @@ def _run(inv, a: SearchArgs) -> int:
                 persisted_unresolved=lsm.persisted_unresolved, unknown_type_lines=lsm.unknown_type_lines,
                 prefilter=lsm.prefilter, left_out=lsm.left_out, left_out_note=lsm.left_out_note,
                 workers=run.workers, shared=search_summary_json(gsm), coverage=coverage_json(covs),
-                index=deep.index_json() if deep is not None else None)
+                index=deep.index_json() if deep is not None else None,
+                fulltext=sm.fulltext.as_json() if sm.fulltext is not None else None)
     line = _summary_line(lsm, run.workers)
     gline = search_summary_text(sel, gsm)
     if not out.json:
@@ -306,6 +310,12 @@ def _run(inv, a: SearchArgs) -> int:
         else:
             if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
                 out.text(_no_match(patterns, sm.sessions, covs))
+            if sm.fulltext is not None:
+                from ..index.fulltext import note as ft_note
+
+                ftn = ft_note(sm.fulltext)
+                if ftn:
+                    out.text(esc(ftn))
             if sel.claude is not None:
                 out.text(("Claude Code: " if gline else "") + line)
                 note = deep.index_note() if deep is not None else None

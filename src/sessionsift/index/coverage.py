@@ -23,5 +23,6 @@ def not_indexed(sel) -> list[dict]:
         if n or k:
             out.append({"provider": e.name, "display": e.display, "sessions": n, "child_sessions": k,
                         "why": (f"not indexed: the index holds the lane facts of Claude Code's transcripts; "
-                                f"{e.display}'s sessions are read from their own files at every run")})
+                                f"{e.display}'s sessions are read from their own files at every run "
+                                f"(a search's full-text index holds their records' text: `fulltext` in the summary)")})
     return out

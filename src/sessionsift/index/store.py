@@ -120,6 +120,11 @@ def _private_dirs(d: Path) -> None:
         p = p.parent
 
 
+def private_dirs(d: Path) -> None:
+    """Create `d` (and parents) private to the user, as every index file's directory is."""
+    _private_dirs(d)
+
+
 # -- identity ---------------------------------------------------------------------------------
 
 

@@ -292,7 +292,7 @@ class Provider:
         settled one as a complete view. Default: None (the reader vouches for no read output)."""
         return None
 
-    def search(self, sel, query, use_index: bool = True):
+    def search(self, sel, query, use_index: bool = True, fulltext=None):
         """Capability ``search``: this provider's sessions in the selection `sel` searched for
         `query` (sessionsift.search.Query), as a part of the one answer (search/run.py): an object
         with ``outcomes(plain) -> Iterator[(unit, outcome)]``, ``census() -> dict``, ``summary``
@@ -301,7 +301,9 @@ class Provider:
         through their shared records (:meth:`read`, search/records.py), every such provider's in
         one pass, each session ruled out first by its bytes (search/gate.py, :meth:`rule_out_rows`
         where the reader has one). A reader with a deeper model answers with its own part
-        (Claude Code: its lane scan and index census, providers/claude/search)."""
+        (Claude Code: its lane scan and index census, providers/claude/search). `fulltext`: the
+        full-text index's candidate picker (index/fulltext.py Picker), passed down when a pattern
+        search may use it."""
         return None
 
     def file_events(self, sel, query):

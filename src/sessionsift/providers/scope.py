@@ -259,6 +259,8 @@ class Selection:
     """What ``--since``/``--until``/``--project``/``--limit`` left out (None: not narrowed)."""
     targeted: bool = False
     """Sessions were named (targets or ``--sessions-from``): the answer is not the whole home."""
+    index_off: str | None = None
+    """Why the index is off for this answer (``--no-index``, SESSIONSIFT_NO_INDEX), None: on."""
 
     @property
     def deep_provider(self) -> str:

@@ -43,11 +43,23 @@ def _safe_char(cp: int, ignore_case: bool = False) -> bool:
     return 0x21 <= cp <= 0x7E and cp not in (0x22, 0x5C) and not (ignore_case and cp in _FOLD_UNSAFE)
 
 
-def safe_fragments(text: str, ignore_case: bool = False) -> list[str]:
-    """The maximal runs of `text` a JSON encoder cannot alter, of at least MIN_NEEDLE bytes."""
+def _text_char(cp: int, ignore_case: bool = False) -> bool:
+    """A character a literal over decoded record text (the full-text index, index/fulltext.py) may
+    hold: anything but NUL and surrogates; ignoring case, ASCII only (its folding is the same in
+    RE2 and in SQLite's trigram tokenizer) and never k/s (RE2 folds them with KELVIN SIGN and
+    LONG S)."""
+    if cp == 0 or 0xD800 <= cp <= 0xDFFF:
+        return False
+    return not ignore_case or (cp < 0x80 and cp not in _FOLD_UNSAFE)
+
+
+def safe_fragments(text: str, ignore_case: bool = False, text_mode: bool = False) -> list[str]:
+    """The maximal runs of `text` a JSON encoder cannot alter, of at least MIN_NEEDLE bytes
+    (`text_mode`: the runs a literal over decoded text may hold, `_text_char`)."""
     out, cur = [], []
+    ok = _text_char if text_mode else _safe_char
     for ch in text:
-        if _safe_char(ord(ch), ignore_case):
+        if ok(ord(ch), ignore_case):
             cur.append(ch)
         else:
             if len(cur) >= MIN_NEEDLE:
@@ -58,6 +70,9 @@ def safe_fragments(text: str, ignore_case: bool = False) -> list[str]:
     return out
 
 
+_POSIX_CLASS = re.compile(r"\[[:.=]")
+
+
 class _Unsupported(Exception):
     pass
 
@@ -66,13 +81,13 @@ class _Unsupported(Exception):
 # A pattern's requirements are an AND-list of such OR-sets.
 
 
-def _seq_requirements(items: list, ic: bool) -> list[frozenset[str]]:
+def _seq_requirements(items: list, ic: bool, tm: bool = False) -> list[frozenset[str]]:
     reqs: list[frozenset[str]] = []
     run: list[str] = []
 
     def flush() -> None:
         if run:
-            for frag in safe_fragments("".join(run), ic):
+            for frag in safe_fragments("".join(run), ic, tm):
                 reqs.append(frozenset([frag]))
             run.clear()
 
@@ -87,16 +102,16 @@ def _seq_requirements(items: list, ic: bool) -> list[frozenset[str]]:
             _group, add_flags, del_flags, sub = av
             if add_flags or del_flags:
                 continue  # scoped flags: stay conservative
-            reqs.extend(_seq_requirements(list(sub), ic))
+            reqs.extend(_seq_requirements(list(sub), ic, tm))
         elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT, getattr(_sre_c, "POSSESSIVE_REPEAT", None)):
             lo, _hi, sub = av
             if lo >= 1:
-                reqs.extend(_seq_requirements(list(sub), ic))
+                reqs.extend(_seq_requirements(list(sub), ic, tm))
         elif op is _sre_c.BRANCH:
             _, alts = av
             alt_sets = []
             for alt in alts:
-                r = _seq_requirements(list(alt), ic)
+                r = _seq_requirements(list(alt), ic, tm)
                 if not r:
                     alt_sets = None
                     break
@@ -114,10 +129,14 @@ def _score(s: frozenset[str]) -> int:
     return min(len(x) for x in s) if s else 0
 
 
-def needles_for(patterns: Iterable[str], ignore_case: bool, fixed: bool = False) -> tuple[list[str] | None, bool]:
+def needles_for(patterns: Iterable[str], ignore_case: bool, fixed: bool = False,
+                text: bool = False) -> tuple[list[str] | None, bool]:
     """(needles, case_insensitive): an OR-set of needles one of which every match of any pattern
     contains (None = no safe needle: every line is a candidate), and whether to look for them
-    ignoring ASCII case. The empty pattern matches everything, so it has no needle.
+    ignoring ASCII case. The empty pattern matches everything, so it has no needle. `text`: the
+    literals over decoded record text (spaces and, matching case, any character allowed).
+    A pattern holding ``[:``, ``[.`` or ``[=`` has none: RE2 reads ``[[:alpha:]]`` as a class
+    where Python's parser sees a literal ``]``.
     """
     out: set[str] = set()
     ci = ignore_case
@@ -125,11 +144,13 @@ def needles_for(patterns: Iterable[str], ignore_case: bool, fixed: bool = False)
         if p == "":
             return None, ci
         if fixed:
-            frags = safe_fragments(p, ignore_case)
+            frags = safe_fragments(p, ignore_case, text)
             if not frags:
                 return None, ci
             out.add(max(frags, key=len))
             continue
+        if _POSIX_CLASS.search(p):
+            return None, ci
         try:
             parsed = _sre_parse.parse(p)
         except Exception:
@@ -137,7 +158,7 @@ def needles_for(patterns: Iterable[str], ignore_case: bool, fixed: bool = False)
         pci = ignore_case or bool(parsed.state.flags & re.IGNORECASE)
         ci = ci or pci
         try:
-            reqs = _seq_requirements(list(parsed), pci)
+            reqs = _seq_requirements(list(parsed), pci, text)
         except _Unsupported:
             return None, ci
         if not reqs:

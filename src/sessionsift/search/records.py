@@ -38,6 +38,11 @@ class SharedQuery:
     needles: tuple[str, ...] | None = None
     """Literals every match contains (read.needles.needles_for), None = no prefilter."""
     needles_ci: bool = False
+    fulltext: tuple | None = None
+    """The data roots of the sessions searched, when the full-text index may pick them
+    (index/fulltext.py); None: not used (--no-index, or a census without a pattern)."""
+    literals: tuple[str, ...] | None = None
+    """The pattern's literals over record text (read.needles.needles_for(text=True)), None = none."""
 
 
 @dataclass
@@ -211,13 +216,29 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
     if any(getattr(type(p), "truncation_marker", None) for p, _r in pairs):
         sm.truncated = Counter()
     gate: list = [None] * len(pairs)
+    by_index = [False] * len(pairs)
+    if q.fulltext is not None and q.regex is not None:
+        from ..index import fulltext as FT
+
+        try:
+            by_index, sm.fulltext = FT.gate_sessions(pairs, list(q.literals) if q.literals else None, q.fulltext,
+                                                     record_text)
+        except Exception as exc:  # noqa: BLE001 - the index only saves time: the byte gate and the reader answer
+            sm.fulltext = FT.Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")
+            by_index = [False] * len(pairs)
     if q.needles and q.regex is not None:
         from .gate import rule_out
 
+        rest = [k for k in range(len(pairs)) if not by_index[k]]
         try:
-            gate = rule_out(pairs, q.needles, q.needles_ci, q.kinds)
+            got_gate = rule_out([pairs[k] for k in rest], q.needles, q.needles_ci, q.kinds)
         except Exception:  # the gate only saves time: without it every session is parsed
-            gate = [False] * len(pairs)
+            got_gate = [False] * len(rest)
+        gate = [True] * len(pairs)
+        for k, g in zip(rest, got_gate):
+            gate[k] = g
+    elif any(by_index):
+        gate = [True if b else None for b in by_index]
     from ..read.fanout import map_halves, no_gc
 
     def one(k: int) -> SessionOutcome | Problem:
@@ -239,7 +260,10 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
             sm.problems.append(o)
             continue
         if o is None or o.prefiltered:  # ruled out by its bytes: counted, nothing else to merge
-            sm.sessions_prefiltered += 1
+            if by_index[k]:
+                sm.sessions_indexed_out += 1
+            else:
+                sm.sessions_prefiltered += 1
             if not sm.omissions:
                 sm.omissions.update(ReadReport().omissions())  # the (zero) keys a read session gives
             continue

@@ -41,17 +41,24 @@ def selected_kinds(query: Query) -> frozenset[str]:
     return kinds(tuple(query.include), tuple(query.exclude))
 
 
-def record_query(query: Query):
-    """The record search's query (records.py) for `query`."""
+def record_query(query: Query, roots: tuple | None = None):
+    """The record search's query (records.py) for `query`; `roots`: the data roots searched, when
+    the full-text index may pick the sessions (None: it is not used)."""
     from ..read.needles import needles_for
     from ..read.pattern import compile_regex
     from .records import SharedQuery
 
     regex = compile_regex(query.patterns, query.ignore_case, query.fixed)
     needles, ci = needles_for(query.patterns, query.ignore_case, query.fixed) if regex is not None else (None, False)
+    lits = None
+    if regex is not None and roots is not None:
+        from ..index.fulltext import literals
+
+        lits = literals(query.patterns, query.ignore_case, query.fixed)
     return SharedQuery(regex=regex, kinds=selected_kinds(query), since=query.since, until=query.until,
                        max_count=query.max_count, count_by=query.count_by, sessions_only=query.sessions_only,
-                       needles=tuple(needles) if needles else None, needles_ci=ci)
+                       needles=tuple(needles) if needles else None, needles_ci=ci,
+                       fulltext=roots if regex is not None else None, literals=tuple(lits) if lits else None)
 
 
 class SearchRun:
@@ -111,6 +118,10 @@ class SearchRun:
         sm.bytes = lanes.bytes + r.bytes
         sm.lines = lanes.lines if not r.sessions else None
         sm.unreadable = list(lanes.unreadable) + [{"path": p.path, "why": p.why} for p in r.problems]
+        if lanes.fulltext is not None or r.fulltext is not None:
+            from ..index.fulltext import merged
+
+            sm.fulltext = merged([lanes.fulltext, r.fulltext])
         sm.providers = {}
         for p in self.parts:
             for name, d in p.per_provider().items():
@@ -126,12 +137,26 @@ def search(query: Query, sel, use_index: bool = True) -> SearchRun:
     records = None
     by_records: dict = {}
     at = None
+    picker = None
+    if use_index and query.patterns and all(query.patterns):
+        from ..index import config
+
+        if config.enabled(getattr(sel, "index_off", None)):
+            from ..index.fulltext import Picker, literals
+
+            picker = Picker(literals(query.patterns, query.ignore_case, query.fixed),
+                            tuple(e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None))
     for e in sel.survey.entries:
         prov = e.provider
         if prov is None:
             continue
         hook = getattr(prov, "search", None)
-        part = hook(sel, query, use_index) if hook is not None else None
+        if hook is None:
+            part = None
+        elif picker is not None:
+            part = hook(sel, query, use_index, fulltext=picker)
+        else:
+            part = hook(sel, query, use_index)
         if part is not None:
             parts.append(part)
         else:
@@ -141,6 +166,9 @@ def search(query: Query, sel, use_index: bool = True) -> SearchRun:
     if pairs:
         from .records import RecordPart
 
-        records = RecordPart(pairs, record_query(query))
+        roots = None
+        if picker is not None:
+            roots = picker.roots
+        records = RecordPart(pairs, record_query(query, roots))
         parts.insert(at if at is not None else len(parts), records)
     return SearchRun(query, parts, records)

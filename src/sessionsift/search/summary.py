@@ -5,6 +5,8 @@ shared records). In a module of its own: an answer with no session to search loa
 
 from __future__ import annotations
 
+from typing import Any
+
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -32,6 +34,10 @@ class SharedSummary:
     undated_skipped: int = 0
     sessions_prefiltered: int = 0
     """Sessions ruled out by their bytes: not parsed, so their records are not in ``records``."""
+    sessions_indexed_out: int = 0
+    """Sessions the full-text index ruled out (no record's text holds the pattern's literal): not parsed."""
+    fulltext: Any = None
+    """The full-text index's verdicts (index/fulltext.py Verdicts), None: not asked."""
     sessions_read: int = 0
     """Sessions parsed: ``records`` counts theirs (so it depends on the pattern)."""
     truncated: Counter | None = None
@@ -66,3 +72,6 @@ class SearchSummary:
     """The record search's summary (every provider searched through its shared records)."""
     providers: dict[str, dict] = field(default_factory=dict)
     """Per provider: {sessions, files, bytes, lines, hits, sessions_with_hits} (`lines` None: not counted)."""
+    fulltext: Any = None
+    """The full-text index's verdicts over every part (index/fulltext.py Verdicts), None: not asked
+    (--no-index, or no pattern)."""

@@ -265,13 +265,13 @@ class ClaudeCode(Provider):
 
         return hooks.subagents(ref, world, files)
 
-    def search(self, sel, query, use_index: bool = True):
+    def search(self, sel, query, use_index: bool = True, fulltext=None):
         """Its lane scan (providers/claude/search): labels, gated kinds with their further hits,
         whole-turn context and survival from the lane index, a fork's copies counted once,
         persisted outputs; a census answered from the index where it is fresh."""
         from .search.part import LanePart
 
-        return LanePart(sel, query, use_index)
+        return LanePart(sel, query, use_index, fulltext)
 
     def file_events(self, sel, query):
         """Lane events (providers/claude/files): every Read/Write/Edit/MultiEdit/NotebookEdit and

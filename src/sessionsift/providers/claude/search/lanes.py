@@ -168,7 +168,9 @@ class LaneRun:
         root = None
         if self.plan.use_index:
             root, pre = self._from_root_summary(stats)
-            todo = [i for i in todo if i not in pre]
+        if self.plan.fulltext:
+            pre.update(self._ruled_out(stats, pre))
+        todo = [i for i in todo if i not in pre]
         if not pre:
             yield from self._scan_all(list(range(len(self.lanes))), sizes, sess_hit, root,
                                       fold=not plain and not self.plan.use_index)
@@ -181,6 +183,30 @@ class LaneRun:
         if root is not None:
             root.save()
         self._finish(sess_hit)
+
+    def _ruled_out(self, stats: list, pre: dict) -> dict:
+        """Outcomes of the lanes the full-text index rules out (no record's text holds a literal
+        of the pattern): the outcome a scan gives a transcript without the needle (its size), each
+        lane brought up to date in the index first. A lane whose saved tool outputs match (the
+        left-out source counted) is scanned all the same."""
+        from ....read.pattern import compiled
+        from .scan import _saved_matching, _tool_results_dir
+
+        p = self.plan
+        idx = [i for i in range(len(self.lanes)) if i not in pre]
+        out, self.summary.fulltext = p.fulltext.lanes([self.lanes[i] for i in idx], [stats[i] for i in idx],
+                                                      self.scope.home.path)
+        got: dict[int, LaneOutcome] = {}
+        persisted = p.count_left_out and PERSISTED in p.left_out_kinds
+        rx = compiled(p.regex) if persisted and p.regex is not None else None
+        for k in out:
+            i = idx[k]
+            lane = self.lanes[i]
+            if persisted and not (lane.kind == "main" and os.fspath(lane.path) in p.no_sidecar) and _saved_matching(
+                    p, rx, _tool_results_dir(lane)):
+                continue
+            got[i] = LaneOutcome(pos=i, bytes=stats[i].st_size, from_index="fulltext")
+        return got
 
     def _stat_lanes(self) -> list:
         """One stat per lane (None: could not), taken once per run: the root summary, the sizes
@@ -392,7 +418,7 @@ class LaneRun:
         return lane
 
 
-def lane_search(query: Query, scope: Scope, use_index: bool = False) -> LaneRun:
+def lane_search(query: Query, scope: Scope, use_index: bool = False, fulltext=None) -> LaneRun:
     """Plan `query` over `scope` (raises UsageError on a bad query). Iterate the result.
     `use_index`: answer from the index where it is fresh (sessionsift/index; the caller decides,
     e.g. not when the index directory lies inside the data root)."""
@@ -407,6 +433,11 @@ def lane_search(query: Query, scope: Scope, use_index: bool = False) -> LaneRun:
         if config.enabled(scope.index_off):
             p.use_index = shapes.usable(p)
             p.index_relabel = not p.listing
+    if fulltext is not None and p.regex is not None and not query.count_lines and not query.resolve_persisted:
+        from ....index import config
+
+        if config.enabled(scope.index_off):
+            p.fulltext = fulltext
     if p.count_left_out and PERSISTED in p.left_out_kinds:
         p.no_sidecar = frozenset(os.fspath(s.path) for s in scope.sessions if s.sidecar is False)
     return LaneRun(p, scope, lanes_of(scope, query.subagents))

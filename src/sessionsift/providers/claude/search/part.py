@@ -38,14 +38,15 @@ def scope_of(sel, empty: bool = False):
 class LanePart:
     """The lane run (lanes.LaneRun) of the selection's Claude Code sessions, as a search part."""
 
-    def __init__(self, sel, query: Query, use_index: bool = True):
+    def __init__(self, sel, query: Query, use_index: bool = True, fulltext=None):
         from ....index.report import IndexReport
         from .lanes import lane_search
 
         q = lane_query(query)
         self.scope = scope_of(sel, empty=bool(query.include) and not q.include)
         self.index_report = IndexReport.for_root(self.scope.home.path, self.scope.index_off)
-        self.run = lane_search(q, self.scope, use_index=use_index and self.index_report.on)
+        on = use_index and self.index_report.on
+        self.run = lane_search(q, self.scope, use_index=on, fulltext=fulltext if on else None)
 
     @property
     def summary(self):
@@ -78,6 +79,7 @@ class LanePart:
         return {"enabled": irep.on, "off_reason": irep.off, "census": self.run.plan.use_index,
                 "from_index": sm.index_counts.get("index", 0), "appended": sm.index_counts.get("appended", 0),
                 "built": sm.index_counts.get("built", 0), "scanned": sm.index_counts.get("scanned", 0),
+                "fulltext": sm.index_counts.get("fulltext", 0),
                 "scanned_why": dict(sm.index_why) or None}
 
     def index_note(self) -> str | None:

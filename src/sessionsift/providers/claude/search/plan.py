@@ -5,6 +5,8 @@ index census share."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from ....errors import UsageError
@@ -86,6 +88,10 @@ class Plan:
     """The kinds of `left_out`."""
     index_relabel: bool = False
     """Hits that need only their final labels (no turn context shown) take them from the index."""
+    fulltext: Any = None
+    """The full-text index's candidate picker (passed down: index/fulltext.py Picker, `lanes`),
+    set for a pattern without --count-lines (a transcript left out is not read) or
+    --resolve-persisted; None: every transcript is scanned."""
     no_sidecar: frozenset = frozenset()
     """Main transcripts (paths as strings) whose session has no `<project>/<session>/` directory,
     as discovery's project listing showed: no saved tool output (tool-results/) to look for."""

@@ -3,6 +3,8 @@ one lane's outcome, and the lane summary (docs/search.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from ...searchquery import COUNT_BY, Query  # noqa: F401 - re-exported for the lane scan
@@ -176,6 +178,8 @@ class LaneSummary:
     """Transcripts answered from the index ("index", "appended": updated first) or "scanned"."""
     index_why: dict = field(default_factory=dict)
     """Why census transcripts were scanned rather than answered from the index."""
+    fulltext: Any = None
+    """The full-text index's verdicts on the transcripts (index/fulltext.py Verdicts), None: not asked."""
 
 
 Summary = LaneSummary

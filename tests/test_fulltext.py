@@ -1,0 +1,156 @@
+"""The full-text index (index/fulltext.py) as `search`'s candidate picker keeps RE2's answer: the
+same searches with the index (built on the first run, used on the second) and with --no-index
+give the same hits and exit status, for every agent, on the real-client samples (examples/home
+and the other committed real-client homes) and on hand-made patterns (case-insensitive,
+alternation, anchors, a literal inside a word, unicode, no usable literal). The index follows
+the files: an append, a rewrite and a deletion are searched as the scan sees them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionsift.index.fulltext import NO_LITERAL, literals, match_expr
+
+REPO = Path(__file__).resolve().parents[1]
+HOME = REPO / "examples" / "home"
+HOMES = ["codex-legacy-home", "opencode-legacy-home", "copilot-1.0.92-home", "claude-tmp"]
+PATTERNS = ["hello", "README", "(?i)readme", "def |class ", "foo|bar", "the", "^#", "x.*y", "ample", "ELL",
+            "(?i)tmp/ssift", "é|ü", "ssift-[a-z]+-sample", "\\bfile\\b", "[[:alpha:]]ello", "(?i:HELLO)",
+            "hello$", "  ", "\\d{3}"]
+
+
+def _env(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSIONSIFT_", "XDG_"))}
+    env["SESSIONSIFT_INDEX_DIR"] = str(tmp_path / "idx")
+    env["HOME"] = str(tmp_path / "userhome")
+    return env
+
+
+def _search(env: dict, *args: str) -> tuple[int, list[str], dict]:
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "search", *args, "--format", "json"],
+                       capture_output=True, text=True, env=env, cwd=env["HOME"] if os.path.isdir(env["HOME"]) else "/")
+    rows = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+    hits = sorted(json.dumps(x, sort_keys=True) for x in rows if x.get("kind") == "hit")
+    sm = next((x for x in rows if x.get("kind") == "summary"), None)
+    assert sm is not None, r.stderr[-2000:]
+    return r.returncode, hits, sm
+
+
+def _same(env: dict, home: Path, pat: str, *extra: str, twice: bool = False) -> dict:
+    """The search with --no-index and with the index (`twice`: the first run, which brings the
+    index up to date, and a second one, which reads it): equal exit status and hits."""
+    base = _search(env, pat, "--home", str(home), "--no-index", *extra)
+    runs = [_search(env, pat, "--home", str(home), *extra) for _ in range(2 if twice else 1)]
+    for got in runs:
+        assert got[0] == base[0], pat
+        assert got[1] == base[1], pat
+    assert base[2]["fulltext"] is None
+    return runs[-1][2]
+
+
+def test_hits_equal_with_and_without_the_index_on_every_agents_samples(tmp_path):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    used = 0
+    for k, pat in enumerate(PATTERNS):
+        sm = _same(env, HOME, pat, twice=k == 0)
+        ft = sm["fulltext"]
+        if literals([pat], False, False) is None:
+            assert ft["used"] is False and ft["why_not"] == NO_LITERAL, pat
+        else:
+            assert ft["used"] is True, (pat, ft)
+            used += ft["ruled_out"] > 0
+    assert used >= 10  # the index did rule transcripts out (the picker was exercised)
+    providers = set(sm["providers"])
+    assert {"claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+            "kilo-code"} <= providers
+    # every agent's sessions are in the index (none left unindexed but those it must always read)
+    sm = _same(env, HOME, "zqxq-nothing-holds-this")
+    ft = sm["fulltext"]
+    assert ft["candidates"] == 0 and ft["ruled_out"] + ft["not_indexed"] == ft["fresh"]
+    assert ft["built"] == 0 and ft["appended"] == 0
+
+
+def test_case_and_options_equal_on_the_other_real_client_homes(tmp_path):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    for name in HOMES:
+        home = REPO / "examples" / name
+        if not home.is_dir():
+            continue
+        for pat, extra in (("hello", ()), ("HELLO", ("-i",)), ("file", ("-F",)), ("tool", ("-t", "tool_call")),
+                           ("README|hello", ())):
+            _same(env, home, pat, *extra)
+
+
+def test_appends_rewrites_and_deletions_are_searched_as_the_scan_sees_them(tmp_path):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    home = tmp_path / "home"
+    shutil.copytree(HOME, home, symlinks=False)
+    _same(env, home, "zqxcanary")  # builds the index
+    # hand-made edit (no client writes a chosen literal): a Codex CLI assistant message repeated
+    # with the canary in its text and an id of its own, appended
+    codex = sorted((home / ".codex").rglob("*.jsonl"))
+    victim = next(p for p in codex if b"hello" in p.read_bytes())
+    lines = victim.read_bytes().splitlines(keepends=True)
+    line = next(x for x in reversed(lines) if b"hello" in x and b'"role":"assistant"' in x)
+    with open(victim, "ab") as f:
+        f.write(line.replace(b"hello", b"zqxcanary").replace(b'"id":"msg_', b'"id":"msgz_'))
+    sm = _same(env, home, "zqxcanary")
+    assert sm["hits"] >= 1 and sm["fulltext"]["candidates"] >= 1
+    # Claude Code: the same on a transcript
+    claude = sorted((home / ".claude" / "projects").rglob("*.jsonl"))
+    cv = next(p for p in claude if b'"type":"user"' in p.read_bytes() and b"hello" in p.read_bytes())
+    cl = next(x for x in cv.read_bytes().splitlines(keepends=True) if b"hello" in x and b'"type":"assistant"' in x)
+    with open(cv, "ab") as f:
+        f.write(cl.replace(b"hello", b"zqxcanary").replace(b'"uuid":"', b'"uuid":"f'))
+    sm2 = _same(env, home, "zqxcanary")
+    assert sm2["hits"] > sm["hits"]
+    # rewritten: the canary taken out again (the file shrinks: a rewrite, not an append)
+    victim.write_bytes(b"".join(lines))
+    sm3 = _same(env, home, "zqxcanary")
+    assert sm3["hits"] == sm2["hits"] - sm["hits"]
+    # deleted
+    cv.unlink()
+    sm4 = _same(env, home, "zqxcanary")
+    assert sm4["hits"] == 0
+
+
+def test_the_literals_respect_case_alternation_and_what_re2_reads():
+    assert literals(["hello"], False, False) == ["hello"]
+    assert literals(["(?i)HeLLo"], False, False) == ["hello"]
+    assert literals(["(?i)HELLO world"], False, False) == ["hello world"]  # no k/s: none here
+    assert literals(["(?i)ask"], False, False) is None  # k and s fold with KELVIN SIGN and LONG S
+    assert literals(["foo|barbaz"], False, False) == ["barbaz", "foo"]
+    assert literals(["foo|x"], False, False) is None  # a branch without a literal: no literal
+    assert literals(["^abc$"], False, False) == ["abc"]
+    assert literals(["café au lait"], False, False) == ["café au lait"]
+    assert literals(["(?i)café"], False, False) == ["caf"]  # ignoring case: ASCII only
+    assert literals(["[[:alpha:]]ello"], False, False) is None  # RE2's POSIX class, not a literal `]`
+    assert literals(["a.c"], False, False) is None
+    assert literals(["a+b"], True, True) == ["a+b"]
+    assert match_expr(["hello"]) == '("hel" AND "ell" AND "llo")'
+    assert match_expr(['a"b']) == '("a""b")'
+
+
+@pytest.mark.parametrize("pat", ["(?i)readme", "HELLO", "sample"])
+def test_a_refused_index_directory_says_so_and_scans(tmp_path, pat):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    home = tmp_path / "home"
+    shutil.copytree(HOME, home, symlinks=False)
+    env["SESSIONSIFT_INDEX_DIR"] = str(home / ".codex" / "idx")  # inside a data root: refused
+    base = _search(env, pat, "--home", str(home), "--no-index")
+    got = _search(env, pat, "--home", str(home))
+    assert got[1] == base[1] and got[0] == base[0]
+    ft = got[2]["fulltext"]
+    assert ft["used"] is False and "lies inside the data root" in ft["why_not"]
+    assert not (home / ".codex" / "idx").exists()
