@@ -1,4 +1,4 @@
-"""The full-text index (issue 25): every record's searchable text, for every agent, as `search`'s
+"""The full-text index: every record's searchable text, for every agent, as `search`'s
 candidate picker (docs/index.md "Full-text index").
 
 **Engine** (measured in benchmarks/fulltext.py): SQLite FTS5 from the standard library, the
