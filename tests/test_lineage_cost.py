@@ -34,9 +34,9 @@ def test_each_sibling_is_read_at_most_once_and_no_fork_is_invented(tmp_path, mon
     reads: Counter = Counter()
     real = lineage.roots_of
 
-    def counted(path):
+    def counted(path, among=None):
         reads[str(path)] += 1
-        return real(path)
+        return real(path, among)
 
     monkeypatch.setattr(lineage, "roots_of", counted)
     sessions = sessions_in(proj, [])

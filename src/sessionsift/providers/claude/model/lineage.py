@@ -201,44 +201,56 @@ def _epoch(ts: str) -> float | None:
         return None
 
 
-def roots_of(path) -> frozenset[str]:
+_WINDOW = 16 << 20
+"""roots_of searches a mapping this many bytes at a time (the pages it passed are released)."""
+
+
+def roots_of(path, among: frozenset[str] | set[str] | None = None) -> frozenset[str]:
     """The uuids of a transcript's records that have no parent, in one read of the file: only the
     lines holding ``"parentUuid":null`` are parsed (the client writes the key compactly; a record
     whose JSON says so another way is not a root here, so the join below can only miss, never
-    invent, a family). Unreadable: empty."""
-    import stringzilla as sz
-
+    invent, a family). `among`: only these uuids are asked about -- a line holding none of their
+    bytes is not parsed (the answer is the roots among them). Mapped, not copied: a large
+    transcript's bytes are searched in place. Unreadable: empty."""
     needle = b'"parentUuid":null'
     out: set[str] = set()
-    find, rfind = sz.find, sz.rfind  # SIMD: half the CPU of bytes.find over a store (read/needles.py)
-
-    def scan(part: bytes) -> None:
-        n = len(part)
-        i = find(part, needle, 0)
-        while i >= 0:
-            a = rfind(part, b"\n", 0, i) + 1
-            e = find(part, b"\n", i)
-            e = n if e < 0 else e
-            o = parse_line(part[a:e])
-            if o and o.get("parentUuid") is None and isinstance(o.get("uuid"), str) and o["uuid"]:
-                out.add(o["uuid"])
-            i = find(part, needle, e) if e < n else -1
-
-    try:
-        with open(path, "rb", buffering=0) as f:
-            carry = b""
-            while chunk := f.read(4 << 20):
-                buf = carry + chunk if carry else chunk
-                end = buf.rfind(b"\n") + 1
-                if end == 0:
-                    carry = buf
-                    continue
-                scan(buf[:end] if end < len(buf) else buf)
-                carry = buf[end:]
-            if carry:
-                scan(carry)
-    except OSError:
+    keys = [u.encode() for u in among] if among is not None else None
+    if keys is not None and not keys:
         return frozenset()
+    try:
+        import stringzilla as sz
+
+        from ....read.lines import Releaser, open_map
+
+        with open_map(path) as m:
+            buf = m.buf
+            size = len(buf)
+            rel = Releaser(buf)  # a large transcript's pages go behind the search (bounded RSS)
+            with memoryview(buf) as mv:
+                sv = sz.Str(mv)  # SIMD: half the CPU of bytes.find over a store (read/needles.py)
+                find, rfind = sv.find, sv.rfind
+                pos = 0
+                while pos < size:
+                    i = find(needle, pos, min(size, pos + _WINDOW + len(needle)))
+                    if i < 0:
+                        pos += _WINDOW
+                        rel.passed(pos)
+                        continue
+                    a = rfind(b"\n", 0, i) + 1
+                    e = find(b"\n", i, size)
+                    e = size if e < 0 else e
+                    line = bytes(mv[a:e])
+                    if keys is None or any(k in line for k in keys):
+                        o = parse_line(line)
+                        if o and o.get("parentUuid") is None and isinstance(o.get("uuid"), str) and o["uuid"]:
+                            out.add(o["uuid"])
+                    pos = e
+                    rel.passed(a)
+                del sv, find, rfind
+    except (OSError, ValueError):
+        return frozenset()
+    if among is not None:
+        out &= set(among)
     return frozenset(out)
 
 
@@ -294,8 +306,9 @@ def _join_rerooted(fams: dict) -> None:
         if not parents:
             continue
         owner: dict[str, list[tuple[str, tuple, float, float]]] = {}
+        keys = {c[0] for c in cands}
         for p in parents:
-            for u in roots_of(p[1][2].path):
+            for u in roots_of(p[1][2].path, keys):  # only the candidates' keys are looked up
                 owner.setdefault(u, []).append(p)
         for key, (ts, sid, s), t0 in cands:
             for pkey, (pts, psid, ps), p0, mt in owner.get(key, ()):

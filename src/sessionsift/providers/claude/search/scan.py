@@ -155,6 +155,7 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
     user_msg_parents: dict[str, int] = {}
     full_user_view = p.needles is None
     hits: list[Hit] = []
+    um_hits: list[tuple[int, object]] = []  # (offset, parentUuid) of each user.message hit
     gate = p.type_gate
     shape = PF.line_shape
     skip_carriers = p.skip_carriers
@@ -265,6 +266,8 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
                 no = last_no + _count_nl(buf, last_pos, s)
                 last_pos, last_no = s, no
             msg = R.get_message(obj) or {}
+            if t == "user" and labels[:1] == ["user.message"]:
+                um_hits.append((s, obj.get("parentUuid")))
             hits.append(Hit(
                 lane_pos=pos, line=no, offset=s, length=e - s,
                 uuid=obj.get("uuid") if isinstance(obj.get("uuid"), str) else None,
@@ -283,11 +286,17 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
         # a zero-filled run (a crash's NULs) in a file with hits, looked for in the bytes read
         # whole (memchr); a mapped file is read again in chunks only if its hits get no chain
         nul = None if not hits or not isinstance(m, Whole) else buf.find(b"\x00") >= 0
+        # a needle scan parsed only candidate lines, so it cannot tell a draft (user.unsent) from
+        # the bytes it read -- but a draft has a later user sibling of the same parent, whose line
+        # holds the parent's uuid: where no other line holds it as a user record's parent, no hit
+        # is a draft and a count needs no lane view
+        no_draft = DRAFTS_FROM_BYTES and bool(um_hits) and not full_user_view and not p.listing and "user.message" in p.allowed \
+            and _no_sibling_in_bytes(buf, um_hits)
     out.malformed = len(stats.malformed_lines)
     # relabelling and turns need the lane view; build it only for lanes with hits
     # (without a needle every user record was read: no parent with two user.message children means
     # no draft - unless user.message itself is not selected (`-t user.unsent`): its hits go)
-    relabel = any(h.labels[:1] == ["user.message"] for h in hits) and (
+    relabel = any(h.labels[:1] == ["user.message"] for h in hits) and not no_draft and (
         not full_user_view or any(v > 1 for v in user_msg_parents.values()) or "user.message" not in p.allowed)
     if hits and (relabel or (p.listing and q.context)):
         if not (p.index_relabel and not p.listing and _relabel_from_index(p, lane, hits, out)):
@@ -338,6 +347,41 @@ def _scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOut
     if p.listing or q.sessions_only:
         out.hits = hits
     return out
+
+
+DRAFTS_FROM_BYTES = True
+"""A counted needle scan rules drafts out from the bytes of the lane (`_no_sibling_in_bytes`)
+before it builds the lane view for its user.message hits (off: the lane view decides every time)."""
+
+
+def _no_sibling_in_bytes(buf, um_hits: list[tuple[int, object]]) -> bool:
+    """True when no user.message hit (offset, parentUuid as written) can be a draft: no line of
+    `buf` but the hit's own holds its parent uuid as a user record's ``parentUuid`` (every
+    line holding that uuid's bytes is parsed to see; one that does not parse counts as a sibling).
+    A hit with no parent is never a draft candidate (LaneIndex.build's rule)."""
+    from ....read.lines import parse_line
+
+    size = len(buf)
+    pars = [par for _off, par in um_hits if par is not None]
+    if len(set(pars)) != len(pars):
+        return False  # two hits of one parent: siblings
+    for own, par in um_hits:
+        if par is None:
+            continue
+        if not isinstance(par, str) or not par:
+            return False
+        nd = par.encode()
+        i = buf.find(nd)
+        while i >= 0:
+            s = buf.rfind(b"\n", 0, i) + 1
+            e = buf.find(b"\n", i)
+            e = size if e < 0 else e
+            if s != own:  # every other line holding it, another hit's too
+                o = parse_line(bytes(buf[s:e]))
+                if o is None or (o.get("type") == "user" and o.get("parentUuid") == par):
+                    return False
+            i = buf.find(nd, e)
+    return True
 
 
 def _relabel_from_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome) -> bool:
