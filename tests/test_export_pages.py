@@ -180,3 +180,32 @@ def test_each_turn_says_when_it_began_and_what_it_took(claude_out):
         # every response's tokens once, over the session's turns (subagent lanes included): usage's total
         tokens = sum(int(m.replace(",", "")) for _f, t in feet for m in re.findall(r"([\d,]+) tokens", t))
         assert tokens == want[r["session_id"]], r["session_id"]
+
+
+def test_every_agents_compaction_has_its_one_banner_in_the_browser(chromium, home_pages, tmp_path):  # noqa: F811
+    """Each compaction a provider names (its `compactions` capability: Claude Code's boundary, Codex
+    CLI's compacted, opencode's and Kilo Code's summary part, pi's compaction entry, Qwen Code's
+    chat_compression, Copilot CLI's compaction_complete) is one banner on its session's page, holding
+    the summary. Before, only the first four were: pi's, Qwen Code's and Copilot CLI's summaries were
+    read as bookkeeping and left off the page, no banner at all."""
+    from sessionsift.export.source import pairs
+    from sessionsift.providers.scope import RootRequest, select, survey
+
+    want = {}
+    for prov, ref in pairs(select(survey(RootRequest(home=str(EX / "home")), env={"HOME": str(tmp_path)}), [])):
+        h = prov.compactions(ref)
+        if h is not None:
+            want[ref.session_id] = [c.text for c in h.compactions]
+    assert sum(1 for v in want.values() if v) == 7  # one compacted session per agent that compacts here
+    for sid, page in home_pages.items():
+        banners = re.findall(r'<div class="compaction"><b>Compaction boundary</b>.*?<pre>(.*?)</pre>',
+                             page.read_text(), re.S)
+        assert len(banners) == len(want.get(sid, [])), sid
+        for got, summary in zip(banners, want.get(sid, [])):
+            assert summary.strip()[:40] in html.unescape(got), sid
+    pi = "01a233fd-02cf-72d6-959e-77d948b85d01"
+    d = dom(chromium, tmp_path, home_pages[pi])
+    shown = html.unescape(re.sub(r"<[^>]+>", "", d))
+    assert "Compaction boundary: earlier context was summarised here" in shown
+    # where the client compacted: after turn 1's reply (L7), before turn 2's prompt (L9)
+    assert d.index("L7#0 · message") < d.index('<div class="compaction">') < d.index("L9 · prompt")

@@ -165,8 +165,11 @@ def _is_compaction(r: Record, labels: tuple[str, ...]) -> bool:
             or r.native.endswith("/summary"))
 
 
-def _classify(r: Record, labels: tuple[str, ...]) -> str:
-    if _is_compaction(r, labels):
+def _classify(r: Record, labels: tuple[str, ...], summary: bool = False) -> str:
+    """A block's kind; `summary`: the provider names the record a compaction's summary
+    (Provider.compaction_of: pi's compaction entry, Qwen Code's chat_compression, Copilot CLI's
+    compaction_complete, Gemini CLI's compression summary ...), whatever kind it was read as."""
+    if summary or _is_compaction(r, labels):
         return "compaction"
     if r.kind == "prompt":
         return "prompt"
@@ -248,8 +251,10 @@ def _blocks(prov: Provider, ref: SessionRef, doc: Document, *,
             last_raw = r.raw
             doc.binary_attachments += count_binaries(r.raw)
         imgs: list[tuple[str, str]] = []
+        summary = False
         if r.copy_of is None and r.raw is not None:
             _images(_block_of(r) if "#" in r.locator else r.raw, imgs)
+            summary = prov.compaction_of(ref, r) is not None
         r.raw = None
         if r.copy_of is not None:
             counts["copies"] = counts.get("copies", 0) + 1
@@ -259,7 +264,7 @@ def _blocks(prov: Provider, ref: SessionRef, doc: Document, *,
         if st is None:
             st = turns[key] = TurnStats()
         st.add(r)
-        kind = _classify(r, labels)
+        kind = _classify(r, labels, summary)
         counts[kind] = counts.get(kind, 0) + 1
         if kind == "meta" and not meta and not imgs:
             continue
