@@ -271,3 +271,102 @@ def test_gemini_images_are_the_attached_and_the_read_files_bytes(gemini, tmp_pat
     assert rows[-1]["images"] == 2 and rows[-1]["written"] == 2 and rows[-1]["lacks"] is None
     p = cli("image", *x, "--id", view["locator"], "--format", "json")
     assert p.returncode == 0 and [r["sha256"] for r in jrows(p) if r["kind"] == "image"] == [view["sha256"]]
+
+
+# -- opencode 1.18.33 and Kilo Code 7.7.7 (tests/realclient/opencode/scenarios_plan_image.py `plan_images`: three
+# todowrite calls, `run -f red.png`, a read of blue.png; Kilo Code runs the same script with its own binary).
+# Before: both commands answered "its reader reads no plan / inline image" (exit 1) ------
+
+OC_SCENARIO = "tests.realclient.opencode.scenarios_plan_image:plan_images"
+
+
+@pytest.fixture(scope="module", params=["opencode", "kilo-code"])
+def octruth(request, tmp_path_factory):
+    from tests.realclient.common import host
+
+    if request.param == "opencode":
+        from tests.realclient.opencode import client as clientmod
+        from tests.realclient.opencode import runner
+    else:
+        from tests.realclient.kilo import client as clientmod  # type: ignore[no-redef]
+        from tests.realclient.kilo import runner  # type: ignore[no-redef]
+    host.require(clientmod, clientmod.PINNED_VERSION, f"{request.param} real-client")
+    truth = runner.run_scenario(OC_SCENARIO, tmp_path_factory.mktemp(f"{request.param}-plan-image-rc"))
+    flag = "--opencode-home" if request.param == "opencode" else "--kilo-home"
+    return request.param, flag, truth
+
+
+def test_opencode_and_kilo_plan_is_the_last_todowrite_checklist(octruth):
+    from tests.realclient.opencode.scenarios_plan_image import STEPS
+
+    prov, flag, truth = octruth
+    p = cli("plan", flag, truth["data_dir"], "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    calls = [c for c in truth["tool_calls"] if c["name"] == "todowrite"]
+    assert len(calls) == 3
+    assert pl["provider"] == prov and pl["plan_kind"] == "checklist" and pl["source"] == "todowrite"
+    assert pl["steps"] == [{"step": t["content"], "status": t["status"]} for t in calls[-1]["input"]["todos"]]
+    assert [s["step"] for s in pl["steps"]] == STEPS and {s["status"] for s in pl["steps"]} == {"completed"}
+    assert pl["updates"] == 3 and pl["failed_updates"] == 0 and pl["notes"] == []  # the todo table agrees
+    assert pl["session_id"] == truth["session_ids_from_client_events"][0] and rows[-1]["bound"] == 1
+
+
+def test_opencode_and_kilo_images_are_the_attached_and_the_read_files_bytes(octruth, tmp_path):
+    from tests.realclient.common.images import BLUE, RED
+
+    prov, flag, truth = octruth
+    x = (flag, truth["data_dir"])
+    p = cli("image", *x, "--out", str(tmp_path / "imgs"), "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    ims = [r for r in rows if r["kind"] == "image"]
+    by = {r["carrier"]: r for r in ims}
+    assert len(ims) == 2 and set(by) == {"block", "tool_result"}
+    att, view = by["block"], by["tool_result"]
+    assert att["provider"] == view["provider"] == prov
+    # `run -f red.png`: a file part named red.png, the file's own bytes as a data: URL
+    assert att["path"] == "red.png" and att["sha256"] == hashlib.sha256(RED).hexdigest() and att["size"] == len(RED)
+    [read] = [c for c in truth["tool_calls"] if c["name"] == "read"]
+    assert view["sha256"] == hashlib.sha256(BLUE).hexdigest() and view["tool_use_id"] == read["id"]
+    assert att["media_type"] == view["media_type"] == "image/png" and att["tool_use_id"] is None
+    assert Path(att["written"]).read_bytes() == RED and Path(view["written"]).read_bytes() == BLUE
+    assert rows[-1]["images"] == 2 and rows[-1]["written"] == 2 and rows[-1]["lacks"] is None
+    p = cli("image", *x, "--id", view["locator"], "--format", "json")
+    assert p.returncode == 0 and [r["sha256"] for r in jrows(p) if r["kind"] == "image"] == [view["sha256"]]
+
+
+def test_opencode_plan_falls_back_on_the_todo_table_and_says_when_it_differs(octruth, tmp_path):
+    """Mutations of the real client's database (hand-made from its rows, said here): the todowrite parts
+    deleted (a session whose calls are gone: the todo table is the plan), then a todo row changed (the
+    table no longer agrees with the last call: a note)."""
+    import sqlite3
+
+    prov, flag, truth = octruth
+    src = Path(truth["data_dir"])
+    db = next(f for f in src.glob("*.db"))
+    d1 = tmp_path / "nocalls"
+    d1.mkdir()
+    con = sqlite3.connect(d1 / db.name)
+    with sqlite3.connect(db) as orig:  # the store is in WAL mode: a backup, not a file copy
+        orig.backup(con)
+    n = con.execute("DELETE FROM part WHERE json_extract(data, '$.tool') = 'todowrite'").rowcount
+    con.commit()
+    con.close()
+    assert n == 3
+    rows = jrows(cli("plan", flag, str(d1), "--format", "json"))
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    assert pl["plan_kind"] == "checklist" and pl["source"] == "todo store" and pl["updates"] == 0
+    assert [s["status"] for s in pl["steps"]] == ["completed"] * 3 and "todo table" in pl["notes"][0]
+    d2 = tmp_path / "differs"
+    d2.mkdir()
+    con = sqlite3.connect(d2 / db.name)
+    with sqlite3.connect(db) as orig:  # the store is in WAL mode: a backup, not a file copy
+        orig.backup(con)
+    con.execute("UPDATE todo SET status = 'pending' WHERE position = 2")
+    con.commit()
+    con.close()
+    [pl] = [r for r in jrows(cli("plan", flag, str(d2), "--format", "json")) if r["kind"] == "plan"]
+    assert pl["source"] == "todowrite" and pl["steps"][2]["status"] == "completed"
+    assert pl["notes"] == [f"the store's list ({d2 / db.name} (todo table)) differs from the last todowrite call"]

@@ -100,6 +100,25 @@ class Opencode(Provider):
         return ("\n".join(lines), "opencode read output: every line of the file, numbered from 1, ending "
                 "'(End of file - total N lines)', none cut (its lines as decoded: line breaks as \\n)", not lines)
 
+    def plans(self, sel, audit: bool = False):
+        """The last ``todowrite`` checklist of each session, the ``todo`` store read beside it
+        (opencode_artifacts.py)."""
+        from .opencode_artifacts import plans
+
+        return plans(self, sel, audit)
+
+    def plan_update(self, ref: SessionRef, record: Record):
+        from .opencode_artifacts import plan_update
+
+        return plan_update(record)
+
+    def record_images(self, ref: SessionRef, record: Record) -> list:
+        """Image ``file`` parts (a prompt's attachment) and a tool result's image attachments
+        (opencode_artifacts.py)."""
+        from .opencode_artifacts import record_images
+
+        return record_images(ref, record)
+
     def compaction_of(self, ref: SessionRef, record: Record):
         """The summary text of a compaction (``part/text/summary``: a text part of the assistant
         message the ``compaction`` agent writes, ``summary: true``), after the user message holding

@@ -104,14 +104,16 @@ def client_env(s_dir: Path, shared: Path | None = None, flavor: Flavor = OPENCOD
     return env | flavor.extra_env
 
 
-def write_config(s_dir: Path, base_url: str, limit: dict | None = None, flavor: Flavor = OPENCODE) -> None:
+def write_config(s_dir: Path, base_url: str, limit: dict | None = None, flavor: Flavor = OPENCODE,
+                 model_extra: dict | None = None) -> None:
     cfg = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
            "model": f"mock/{MODEL}", "small_model": f"mock/{MODEL}",
            "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"},
            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
                                  "options": {"baseURL": base_url, "apiKey": FAKE_KEY},
                                  "models": {MODEL: {"name": "Mock Model", "tool_call": True, "reasoning": True,
-                                                    "limit": limit or {"context": 128000, "output": 8192}}}}}}
+                                                    "limit": limit or {"context": 128000, "output": 8192},
+                                                    **(model_extra or {})}}}}}
     d = s_dir / "xdg" / "config" / flavor.app
     d.mkdir(parents=True, exist_ok=True)
     (d / flavor.config_name).write_text(json.dumps(cfg, indent=2))
@@ -162,7 +164,10 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: 
     for d in (work, s_dir / "home", *(s_dir / "xdg" / k for k in ("config", "data", "cache", "state"))):
         d.mkdir(parents=True)
     for rel, data in sc.setup_files.items():
-        (work / rel).write_text(data)
+        if isinstance(data, bytes):
+            (work / rel).write_bytes(data)
+        else:
+            (work / rel).write_text(data)
     root_commit = _git_init(work) if sc.git else None
     convs = [c for c in sc.conversations()]
     for c in convs:
@@ -173,12 +178,14 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: 
     env = client_env(s_dir, shared, flavor) | sc.extra_env
     env_i = netns.env_i(dict(sorted(env.items())))
     with MockChat(convs, sc.name, sc.title, str(s_dir / "mock-requests.jsonl"), summary=SUMMARY) as mock:
-        write_config(s_dir, mock.base_url, sc.model_limit, flavor)
+        write_config(s_dir, mock.base_url, sc.model_limit, flavor, sc.model_extra)
         if sc.serve:
             runs.append(run_serve(sc, s_dir, work, env_i, exe, mock))
         for i, p in enumerate([] if sc.serve else sc.prompts):
             argv = [exe, "run", "--print-logs", "--format", "json"] + (["--continue"] if p.how == "continue" else [])
             argv.append(p.text)
+            for f in p.files:  # after the message: `-f` is an array option and would take it as a file
+                argv += ["-f", f]
             out = open(s_dir / f"client-P{i + 1}.stdout.jsonl", "w")
             err = open(s_dir / f"client-P{i + 1}.log", "w")
             start = time.time()
@@ -296,7 +303,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
         events += _events(f) if f.exists() else []
     sids = _session_ids(events)
     script_calls = []
-    expected: dict[str, bytes] = {k: v.encode() for k, v in sc.setup_files.items()}
+    expected: dict[str, bytes] = {k: v if isinstance(v, bytes) else v.encode() for k, v in sc.setup_files.items()}
     if sc.git:
         expected["README.md"] = b"scenario repo\n"
     for s in served:
@@ -326,7 +333,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, served: list[dict], runs
         "summary_text": SUMMARY,
         "served_steps": served,
         "tool_calls": script_calls,
-        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode()}
+        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode("utf-8", "replace")}
                            for k, v in sorted(expected.items())},
         "disk_files": disk,
         "runs": runs,

@@ -20,6 +20,8 @@ class Prompt:
     steps: list[Step]
     how: str = "new"
     """``new`` (first ``opencode run``) or ``continue`` (``opencode run --continue``)."""
+    files: list[str] = field(default_factory=list)
+    """Work-dir files attached to the prompt (``opencode run -f F``: a ``file`` part of the user message)."""
 
 
 @dataclass
@@ -29,7 +31,8 @@ class Scenario:
     subagents: dict[str, list[Step]] = field(default_factory=dict)
     """marker (``SUBAGENT-A``) -> the child session's steps."""
     title: str = "Mock title"
-    setup_files: dict[str, str] = field(default_factory=dict)
+    setup_files: dict[str, str | bytes] = field(default_factory=dict)
+    """Work-dir files made before the first prompt (bytes written as they are: an image)."""
     git: bool = False
     """Make the work dir a git repository (opencode then records a real project id, not ``global``)."""
     kill_after: tuple[int, int] | None = None
@@ -46,6 +49,8 @@ class Scenario:
     option once the test releases gate ``answer``; the server is stopped once the last step is served."""
     model_limit: dict | None = None
     """The mock model's ``limit`` in opencode.json (default context 128000, output 8192)."""
+    model_extra: dict = field(default_factory=dict)
+    """More keys of the mock model's entry in opencode.json (e.g. ``attachment``, ``modalities``)."""
 
     def marker(self, i: int) -> str:
         return f"[{self.name} P{i + 1}]"
