@@ -308,3 +308,34 @@ def test_usage_page_has_the_rows_and_totals_usage_prints(served, browser, period
     assert page.locator("#burn").count() == 1 and page.locator("#blocks tbody tr").count() >= 1
     assert browser.problems == [], browser.problems
     page.close()
+
+
+def test_a_session_file_name_that_is_not_utf8_is_shown_escaped_on_every_page(browser, tmp_path):
+    """A REAL Claude Code transcript (examples/) copied under a file name holding the byte 0xFF,
+    which is not UTF-8 (hand-made name: no client writes one; a file copied from another system
+    can be named so). Its session id is that name decoded with surrogateescape; every page holding
+    it answered HTTP 500 (a lone surrogate cannot be URL-quoted or encoded) and the server dropped
+    the connection. Now every page renders in Chromium without an error, shows the byte as
+    ``\\xff``, and the session's link opens its page."""
+    import os
+    import shutil
+
+    src = REPO / "examples" / "claude-home" / "projects"
+    proj = sorted(p for p in src.iterdir() if p.is_dir() and list(p.glob("*.jsonl")))[0]
+    transcript = sorted(proj.glob("*.jsonl"))[0]
+    dest = tmp_path / "h" / ".claude" / "projects" / proj.name
+    dest.mkdir(parents=True)
+    name = os.fsencode(dest) + b"/caf\xff-" + transcript.name.encode()
+    shutil.copyfile(transcript, name)
+    with serving(tmp_path / "srv", "--claude-home", str(tmp_path / "h" / ".claude")) as s:
+        page = browser.page(s.base)
+        page.goto(s.url)
+        link = page.locator("a[href^='/session/claude-code/caf%FF-']").first
+        link.click()
+        page.wait_for_load_state()
+        assert page.url.startswith(s.base + "/session/claude-code/caf%FF-")
+        assert "caf\\xff-" in page.text_content("body")
+        for path in ("/?sort=size", "/search?q=the", "/clean", "/usage", "/live"):
+            page.goto(s.base + path)
+        assert browser.problems == [], browser.problems
+        page.close()

@@ -29,45 +29,67 @@ def static_files() -> dict[str, tuple[bytes, str]]:
 def make_app(store: Store, *, token: str, host: str, port: int, watch: bool = True):
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
-    from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+    from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 
     from . import search, session, sessions
     from .guard import Guard
+    from .layout import encoded, path_param, unsurrogate
 
     files = static_files()
 
     def q(request) -> dict:
         return {k: v for k, v in request.query_params.items()}
 
+    def html(body: bytes) -> Response:
+        return Response(body, media_type="text/html; charset=utf-8")
+
+    async def cached_page(key: tuple, make) -> Response:
+        """A page rendered for this generation is sent from the event loop (no thread); else it
+        is made in a thread, once however many requests ask for it meanwhile (store.page)."""
+        got = store.cached(key)
+        if got is not None:
+            return html(got)
+        return html(await run_in_threadpool(store.page, key, make))
+
     async def sessions_page(request):
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(("sessions", tuple(sorted(q(request).items()))),
-                                                                       lambda: sessions.render(store, q(request)))))
+        qq = q(request)
+        return await cached_page(("sessions", tuple(sorted(qq.items()))), lambda: sessions.render(store, qq))
+
+    def ids(request) -> tuple[str, str]:
+        return path_param(request, 2), path_param(request, 3)
 
     async def session_page(request):
-        prov, sid = request.path_params["provider"], request.path_params["sid"]
+        prov, sid = ids(request)
+        key = ("session", prov, sid)
+        got = store.cached(key)  # made for this generation: the session is in its listing
+        if got is not None:
+            return html(got)
         row = await run_in_threadpool(session.find, store, prov, sid)
         if row is None:
-            return PlainTextResponse(f"404: no session {sid} of {prov} in this selection\n", status_code=404)
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(("session", prov, sid),
-                                                                       lambda: session.render(store, row))))
+            return PlainTextResponse(f"404: no session {unsurrogate(sid)} of {unsurrogate(prov)} in this selection\n",
+                                     status_code=404)
+        return await cached_page(key, lambda: session.render(store, row))
 
     async def files_page(request):
         from . import files as F
 
-        prov, sid = request.path_params["provider"], request.path_params["sid"]
+        prov, sid = ids(request)
+        path = request.query_params.get("path")
+        key = ("files", prov, sid) if path is None else ("file", prov, sid, path)
+        got = store.cached(key)
+        if got is not None:
+            return html(got)
         row = await run_in_threadpool(session.find, store, prov, sid)
         if row is None:
-            return PlainTextResponse(f"404: no session {sid} of {prov} in this selection\n", status_code=404)
-        path = request.query_params.get("path")
+            return PlainTextResponse(f"404: no session {unsurrogate(sid)} of {unsurrogate(prov)} in this selection\n",
+                                     status_code=404)
         if path is None:
-            return HTMLResponse(await run_in_threadpool(lambda: store.page(("files", prov, sid),
-                                                                           lambda: F.render_list(store, row))))
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(("file", prov, sid, path),
-                                                                       lambda: F.render_file(store, row, path))))
+            return await cached_page(key, lambda: F.render_list(store, row))
+        return await cached_page(key, lambda: F.render_file(store, row, path))
 
     async def search_page(request):
-        return HTMLResponse(await run_in_threadpool(search.render, store, q(request)))
+        return html(encoded(await run_in_threadpool(search.render, store, q(request))))
 
     async def static(request):
         got = files.get(request.path_params["name"])
@@ -83,7 +105,7 @@ def make_app(store: Store, *, token: str, host: str, port: int, watch: bool = Tr
               Route("/search", search_page), Route("/static/{name}", static), Route("/favicon.ico", favicon)]
     from . import extra
 
-    routes += extra.routes(store, run_in_threadpool)
+    routes += extra.routes(store, run_in_threadpool, cached_page)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

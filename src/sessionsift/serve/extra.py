@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 
-def routes(store, run_in_threadpool) -> list:
-    from starlette.responses import HTMLResponse
+def routes(store, run_in_threadpool, cached_page) -> list:
+    """`cached_page(key, make)`: the app's page answer (app.py: rendered once per generation)."""
     from starlette.routing import Route
 
     import asyncio
@@ -18,11 +18,11 @@ def routes(store, run_in_threadpool) -> list:
         return dict(request.query_params.items())
 
     async def usage_page(request):
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(("usage", tuple(sorted(q(request).items()))),
-                                                                       lambda: usage.render(store, q(request)))))
+        qq = q(request)
+        return await cached_page(("usage", tuple(sorted(qq.items()))), lambda: usage.render(store, qq))
 
     async def live_page(request):
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(("live",), lambda: live.render(store))))
+        return await cached_page(("live",), lambda: live.render(store))
 
     async def live_events(request):
         """Server-sent events: the state now, then again at every change the watcher sees (a
@@ -48,13 +48,12 @@ def routes(store, run_in_threadpool) -> list:
                                  headers={"x-accel-buffering": "no"})
 
     async def clean_page(request):
-        key = ("clean", tuple(sorted(q(request).items())))
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(key, lambda: scans.render_clean(store, q(request)))))
+        qq = q(request)
+        return await cached_page(("clean", tuple(sorted(qq.items()))), lambda: scans.render_clean(store, qq))
 
     async def worktrees_page(request):
         repos = tuple(r for r in request.query_params.getlist("repo") if r)
-        return HTMLResponse(await run_in_threadpool(lambda: store.page(("worktrees", repos),
-                                                                       lambda: scans.render_worktrees(store, repos))))
+        return await cached_page(("worktrees", repos), lambda: scans.render_worktrees(store, repos))
 
     for p in (("/usage", "Usage"), ("/live", "Live"), ("/clean", "Clean"), ("/worktrees", "Worktrees")):
         if p not in PAGES:

@@ -4,7 +4,8 @@ navigation, and the escaping helpers (the export renderer's: export/html.py ``e`
 
 from __future__ import annotations
 
-from urllib.parse import quote, urlencode
+import re
+from urllib.parse import quote, unquote, urlencode
 
 from ..export.html import clean_text, e
 
@@ -12,10 +13,41 @@ PAGES = [("/", "Sessions"), ("/search", "Search")]
 """The top navigation (each page module adds itself where the app mounts it: app.py)."""
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate(m) -> str:
+    c = ord(m.group(0))
+    return f"\\x{c - 0xdc00:02x}" if 0xdc80 <= c <= 0xdcff else f"\\u{c:04x}"
+
+
+def unsurrogate(s: str) -> str:
+    """A string as valid Unicode: a byte a file name held that is not UTF-8 (decoded with
+    surrogateescape: U+DC80..U+DCFF) shown as ``\\xNN``, any other lone surrogate as ``\\uXXXX``."""
+    return _SURROGATE.sub(_surrogate, s) if _SURROGATE.search(s) else s
+
+
 def t(s) -> str:
     """Text from disk as HTML text (and attribute values): terminal escapes removed, control
-    characters, bidi overrides and line/paragraph separators shown as ``\\uXXXX``, then escaped."""
-    return e(clean_text("" if s is None else str(s))).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    characters, bidi overrides and line/paragraph separators shown as ``\\uXXXX``, a byte that is
+    not UTF-8 (a file name's) as ``\\xNN``, then escaped."""
+    return unsurrogate(e(clean_text("" if s is None else str(s)))).replace("\u2028", "\\u2028").replace(
+        "\u2029", "\\u2029")
+
+
+def encoded(html: str) -> bytes:
+    """A page as UTF-8 bytes; a lone surrogate anything left in (none should be) is written as
+    its escape, never a failed answer."""
+    return html.encode("utf-8", "backslashreplace")
+
+
+def path_param(request, index: int) -> str:
+    """The `index`-th segment of the request's path as the server got it, percent-decoded with
+    surrogateescape: a session id holding a byte that is not UTF-8 (quoted as ``%FF`` by
+    `session_href`) comes back as the same str (the server's own decoding would make it U+FFFD)."""
+    raw = request.scope.get("raw_path") or request.scope["path"].encode("utf-8", "surrogateescape")
+    parts = raw.split(b"?", 1)[0].decode("ascii", "surrogateescape").split("/")
+    return unquote(parts[index], errors="surrogateescape")
 
 
 def md(text) -> str:
@@ -23,7 +55,7 @@ def md(text) -> str:
     as text), line/paragraph separators shown as ``\\uXXXX`` as in `t`."""
     from ..export.html import markdown_html
 
-    return markdown_html(text or "").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return unsurrogate(markdown_html(text or "")).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def href(path: str, **params) -> str:
@@ -32,7 +64,8 @@ def href(path: str, **params) -> str:
 
 
 def session_href(provider: str, session_id: str, anchor: str | None = None) -> str:
-    return e(f"/session/{quote(provider, safe='')}/{quote(session_id, safe='')}" + (f"#{anchor}" if anchor else ""))
+    return e(f"/session/{quote(provider, safe='', errors='surrogateescape')}/"
+             f"{quote(session_id, safe='', errors='surrogateescape')}" + (f"#{unsurrogate(anchor)}" if anchor else ""))
 
 
 def page(title: str, body: str, *, current: str = "/", scripts: tuple[str, ...] = ()) -> str:

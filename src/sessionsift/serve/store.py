@@ -5,6 +5,12 @@ roots, watchfiles, bumps the generation and tells the live page's listeners).
 Nothing here computes an answer: the listing is `sessionsift.listing.list_sessions`, a session
 `sessionsift.show.session.session_view`, and so on; the store only decides when to ask again.
 Memory stays bounded: the rendered-page cache holds at most ``PAGE_CACHE_BYTES``.
+
+Under load: a page already rendered for the current generation is handed out as its encoded
+bytes without a thread (`cached`: a dict look-up on the event loop); a question or page asked by
+several requests at once is computed once, the others wait for it (`_single`: one flight per key),
+so fifty clients opening /live after a change cost one status scan, not fifty. The listing is
+made under its own lock: a page look-up never waits behind it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 PAGE_CACHE_BYTES = 48 << 20
+_MISSING = object()
 
 
 @dataclass
@@ -40,7 +47,11 @@ class Store:
         self.generation = 0
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()
-        self._pages: OrderedDict[tuple, str] = OrderedDict()
+        """Guards the caches (held for dict operations only, never while computing)."""
+        self._listing_lock = threading.Lock()
+        """Held while the listing of a new generation is made (the first caller makes it)."""
+        self._flights: dict[tuple, threading.Lock] = {}
+        self._pages: OrderedDict[tuple, bytes] = OrderedDict()
         self._page_bytes = 0
         self._memo: dict[tuple, Any] = {}
         self.listeners: set[asyncio.Queue] = set()
@@ -54,7 +65,7 @@ class Store:
         snap = self._snap
         if snap is not None and snap.generation == self.generation:
             return snap
-        with self._lock:
+        with self._listing_lock:
             snap = self._snap
             gen = self.generation
             if snap is not None and snap.generation == gen:
@@ -88,35 +99,67 @@ class Store:
                 out.append(Path(p))
         return out
 
+    def _single(self, k: tuple, get: Callable[[tuple], Any], make: Callable[[], Any],
+                put: Callable[[tuple, Any], None]) -> Any:
+        """`get(k)`, else `make()` and `put` it -- one caller makes it, the others asking for the
+        same key meanwhile wait and take its answer (a failure is not kept: the next one tries)."""
+        v = get(k)
+        if v is not _MISSING:
+            return v
+        with self._lock:
+            flight = self._flights.setdefault(k, threading.Lock())
+        try:
+            with flight:
+                v = get(k)
+                if v is not _MISSING:
+                    return v
+                v = make()
+                put(k, v)
+                return v
+        finally:
+            with self._lock:
+                if self._flights.get(k) is flight:
+                    del self._flights[k]
+
     def memo(self, key: tuple, make: Callable[[], Any]) -> Any:
         """`make()` once per generation and key (a question asked by several pages)."""
-        k = (self.generation, *key)
-        if k in self._memo:
-            return self._memo[k]
-        v = make()
-        if len(self._memo) > 256:
-            self._memo.clear()
-        self._memo[k] = v
-        return v
+
+        def put(k, v):
+            with self._lock:
+                if len(self._memo) > 256:
+                    self._memo.clear()
+                self._memo[k] = v
+
+        return self._single(("memo", self.generation, *key), lambda k: self._memo.get(k, _MISSING), make, put)
 
     # -- rendered pages -------------------------------------------------------------------------
 
-    def page(self, key: tuple, make: Callable[[], str]) -> str:
-        k = (self.generation, *key)
-        with self._lock:
-            got = self._pages.get(k)
-            if got is not None:
-                self._pages.move_to_end(k)
-                return got
-        html = make()
-        with self._lock:
-            if k not in self._pages:
-                self._pages[k] = html
-                self._page_bytes += len(html)
-            while self._page_bytes > PAGE_CACHE_BYTES and len(self._pages) > 1:
-                _, old = self._pages.popitem(last=False)
-                self._page_bytes -= len(old)
-        return html
+    def cached(self, key: tuple) -> bytes | None:
+        """The page rendered for the current generation under `key`, or None (never computes,
+        never waits: safe on the event loop)."""
+        return self._pages.get((self.generation, *key))
+
+    def page(self, key: tuple, make: Callable[[], str]) -> bytes:
+        """The page under `key` for the current generation, as UTF-8 bytes (rendered once)."""
+
+        def get(k):
+            with self._lock:
+                got = self._pages.get(k)
+                if got is not None:
+                    self._pages.move_to_end(k)
+                    return got
+            return _MISSING
+
+        def put(k, body):
+            with self._lock:
+                if k[0] == self.generation and k not in self._pages:
+                    self._pages[k] = body
+                    self._page_bytes += len(body)
+                while self._page_bytes > PAGE_CACHE_BYTES and len(self._pages) > 1:
+                    _, old = self._pages.popitem(last=False)
+                    self._page_bytes -= len(old)
+
+        return self._single((self.generation, *key), get, lambda: make().encode("utf-8", "backslashreplace"), put)
 
     # -- changes --------------------------------------------------------------------------------
 
