@@ -72,8 +72,44 @@ def test_a_sibling_written_before_or_after_every_other_session_started_is_not_re
         os.utime(p, (t, t))
     reads: Counter = Counter()
     real = lineage.roots_of
-    monkeypatch.setattr(lineage, "roots_of", lambda path: reads.update([str(path)]) or real(path))
+    monkeypatch.setattr(lineage, "roots_of", lambda path, among=None: reads.update([str(path)]) or real(path, among))
     sessions = sessions_in(proj, [])
     assert len(sessions) == 30
     assert lineage.find_forks(sessions) == {}
     assert reads == Counter()
+
+
+def test_a_warm_run_takes_each_siblings_roots_from_its_index(tmp_path, monkeypatch):
+    """The roots a sibling holds are kept in its index once read: a warm `stats` read every
+    transcript of a project dir again for them on every run (benchmarks/large_sessions.py)."""
+    import uuid as U
+
+    from sessionsift.index import lanes as IL
+    from sessionsift.providers.claude.discover import Lane
+
+    src = max((p for p in (REPO / "examples" / "claude-home" / "projects").glob("*/*.jsonl")),
+              key=lambda p: p.stat().st_size)
+    data = src.read_bytes()
+    proj = tmp_path / "projects" / "-work"
+    proj.mkdir(parents=True)
+    for i in range(6):
+        sid = str(U.uuid5(U.NAMESPACE_URL, f"warm{i}"))
+        (proj / f"{sid}.jsonl").write_bytes(remap_ids(data, f"warm{i}").replace(src.stem.encode(), sid.encode()))
+    sessions = sessions_in(proj, [])
+    for s in sessions:
+        IL.lane_stats(Lane(s.path, s.session_id, "main", "main"))
+    truth = {str(s.path): lineage.roots_of(s.path) for s in sessions}
+    reads: Counter = Counter()
+    real = lineage.roots_of
+
+    def counted(path, among=None):
+        reads[str(path)] += 1
+        return real(path, among)
+
+    monkeypatch.setattr(lineage, "roots_of", counted)
+    assert lineage.find_forks(sessions) == {}
+    assert sorted(reads) == sorted(truth) and set(reads.values()) == {1}  # read once, kept
+    assert {str(s.path): IL.roots(s.path) for s in sessions} == truth
+    reads.clear()
+    assert lineage.find_forks(sessions) == {}
+    assert reads == Counter()  # before: every sibling read again

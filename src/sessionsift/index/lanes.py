@@ -195,6 +195,42 @@ def uuid_seq(path, index_off: str | None = None, build: bool = False) -> list[tu
     return None
 
 
+ROOTS = "roots.1"
+"""The section holding `lineage.roots_of`'s answer for the bytes the index covers (its rule's
+version in the name: a change of the rule renames it, so an older answer is never read)."""
+
+
+def roots(path, index_off: str | None = None) -> frozenset[str] | None:
+    """`lineage.roots_of(path)` (the uuids of the transcript's records with no parent), kept in
+    the transcript's index: read from it when the index is fresh and covers the whole file,
+    computed once and stored there otherwise (a warm `stats` read every transcript of a project
+    dir again for it on every run). None: the index is off or has no fresh entry for the file
+    (then the caller reads the file)."""
+    if config.why_off(index_off) is not None:
+        return None
+    lane = Lane(Path(path), "", "main", "main", index_off=index_off)
+    try:
+        f, st, verdict = _open(lane)
+    except OSError:
+        return None
+    if f is None or verdict != store.FRESH or f.identity.end != st.st_size:
+        return None
+    got = f.section(ROOTS)
+    if isinstance(got, list):
+        return frozenset(got)
+    from ..providers.claude.model import lineage
+
+    r = lineage.roots_of(path)
+    try:
+        st2 = os.stat(path)
+        if (st2.st_ino, st2.st_size, st2.st_mtime_ns, st2.st_ctime_ns) == (
+                st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):  # the bytes read are the indexed ones
+            f.with_section(ROOTS, sorted(r), KIND, os.fspath(path))
+    except (OSError, ValueError):
+        pass  # an unwritable cache costs speed next time, never a result
+    return r
+
+
 def _seq_from(sk: dict, co: dict) -> list[tuple[str, int, int]]:
     names: dict[int, str] = dict(zip(array("i", sk["first"]), sk["uuids"])) if sk["uuids"] else {}
     for slot, first in sk["replay"]:

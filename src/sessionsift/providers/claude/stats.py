@@ -403,6 +403,17 @@ def dedupe_messages(lanes: list[LaneStats]) -> None:
     lane of the copy with the largest total, a main lane before a subagent lane, then the first in
     scope order. Every other lane's copy leaves its `tokens` and is said: `messages_copied`,
     `tokens_copied`, `copies_counted_in`. Messages without an id ("line:N") are their lane's own."""
+    if all(len(ls.per_msg) == 0 for ls in lanes):
+        return
+    # who holds each response first: where none is held twice (a store without forks or resumed
+    # copies) every lane's figures stand as read, and the merge below is not computed at all
+    holders: dict[str, int] = {}
+    for ls in lanes:
+        for (_model, mid) in ls.per_msg:
+            if not mid.startswith("line:"):
+                holders[mid] = holders.get(mid, 0) + 1
+    if all(n == 1 for n in holders.values()):
+        return  # no response is held twice: every lane's figures stand as read
     best: dict[str, tuple[tuple, int, dict]] = {}
     for i, ls in enumerate(lanes):
         main = not ls.lane.is_subagent
@@ -421,15 +432,6 @@ def dedupe_messages(lanes: list[LaneStats]) -> None:
                         merged[f] = v
                 if rank > cur[0]:
                     best[mid] = (rank, i, merged)
-    if all(len(ls.per_msg) == 0 for ls in lanes):
-        return
-    holders: dict[str, int] = {}
-    for ls in lanes:
-        for (_model, mid) in ls.per_msg:
-            if not mid.startswith("line:"):
-                holders[mid] = holders.get(mid, 0) + 1
-    if all(n == 1 for n in holders.values()):
-        return  # no response is held twice: every lane's figures stand as read
     for i, ls in enumerate(lanes):
         own: dict = {}
         copied: dict = {}

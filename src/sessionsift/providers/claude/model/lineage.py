@@ -254,7 +254,17 @@ def roots_of(path, among: frozenset[str] | set[str] | None = None) -> frozenset[
     return frozenset(out)
 
 
-def _join_rerooted(fams: dict) -> None:
+def _roots(s, keys: set[str], index_off: str | None) -> frozenset[str]:
+    """The roots among `keys` of session `s`'s transcript: from its index where it answers
+    (index/lanes.py `roots`: kept there once read), else read from the file (only the lines
+    holding one of the keys parsed)."""
+    from ....index import lanes as IL
+
+    got = IL.roots(s.path, getattr(s, "index_off", None) or index_off)
+    return got & keys if got is not None else roots_of(s.path, keys)
+
+
+def _join_rerooted(fams: dict, index_off: str | None = None) -> None:
     """A fork of a session that was rewound to before its first prompt copies the live branch,
     whose first record is a later root of the parent (the prompt typed after the rewind has no
     parent), not the parent's first record (measured: tests/realclient/scenarios_robust.py
@@ -308,7 +318,7 @@ def _join_rerooted(fams: dict) -> None:
         owner: dict[str, list[tuple[str, tuple, float, float]]] = {}
         keys = {c[0] for c in cands}
         for p in parents:
-            for u in roots_of(p[1][2].path, keys):  # only the candidates' keys are looked up
+            for u in _roots(p[1][2], keys, index_off):
                 owner.setdefault(u, []).append(p)
         for key, (ts, sid, s), t0 in cands:
             for pkey, (pts, psid, ps), p0, mt in owner.get(key, ()):
@@ -332,7 +342,7 @@ def find_forks(sessions: Iterable, build: bool = False, index_off: str | None = 
         if u is None or ts is None:
             continue
         fams.setdefault(u, []).append((ts, s.session_id, s))
-    _join_rerooted(fams)
+    _join_rerooted(fams, index_off)
     out: dict[str, Fork] = {}
     for members in fams.values():
         if len(members) < 2:
