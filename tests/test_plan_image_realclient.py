@@ -370,3 +370,88 @@ def test_opencode_plan_falls_back_on_the_todo_table_and_says_when_it_differs(oct
     [pl] = [r for r in jrows(cli("plan", flag, str(d2), "--format", "json")) if r["kind"] == "plan"]
     assert pl["source"] == "todowrite" and pl["steps"][2]["status"] == "completed"
     assert pl["notes"] == [f"the store's list ({d2 / db.name} (todo table)) differs from the last todowrite call"]
+
+
+# -- GitHub Copilot CLI 1.0.102 (tests/realclient/copilot/scenarios_plan_image.py: `plan_images` keeps the todo list
+# with three sql calls on the session's session.db and views blue.png; `attach_image` sends red.png over ACP as an
+# image content block). Before: both commands answered "its reader reads no plan / inline image" (exit 1) ------
+
+@pytest.fixture(scope="module")
+def copilot(tmp_path_factory):
+    from tests.realclient.common import host
+    from tests.realclient.copilot import client as copilot_client
+    from tests.realclient.copilot import runner as copilot_runner
+
+    host.require(copilot_client, copilot_client.PINNED_VERSION, "GitHub Copilot CLI real-client")
+    root = tmp_path_factory.mktemp("copilot-plan-image-rc")
+    return {n: copilot_runner.run_scenario(f"tests.realclient.copilot.scenarios_plan_image:{n}", root)
+            for n in ("plan_images", "attach_image")}
+
+
+def test_copilot_plan_is_the_session_db_todo_list_its_sql_calls_kept(copilot):
+    from tests.realclient.copilot.scenarios_plan_image import STEPS
+
+    truth = copilot["plan_images"]
+    p = cli("plan", "--copilot-home", truth["copilot_home"], "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    sqls = [c for c in truth["tool_calls"] if c["name"] == "sql"]
+    assert len(sqls) == 3
+    assert pl["provider"] == "copilot-cli" and pl["plan_kind"] == "checklist" and pl["source"] == "session.db todos"
+    # the table the client created and the model's INSERT/UPDATEs left: every step done
+    assert pl["steps"] == [{"step": s, "status": "done"} for s in STEPS]
+    assert pl["updates"] == 3 and pl["failed_updates"] == 0
+    assert pl["session_id"] == truth["session_ids_on_disk"][0] and rows[-1]["bound"] == 1
+    import shlex
+
+    show = cli(*shlex.split(pl["refetch"])[1:], "--format", "json")
+    recs = [json.loads(x) for x in show.stdout.splitlines() if json.loads(x)["kind"] == "record"]
+    assert show.returncode == 0 and recs[0]["tool_name"] == "sql" and recs[0]["call_id"] == sqls[-1]["id"], show.stderr
+
+
+def test_copilot_images_are_the_viewed_and_the_attached_files_bytes(copilot, tmp_path):
+    from tests.realclient.common.images import BLUE, RED
+
+    truth = copilot["plan_images"]
+    p = cli("image", "--copilot-home", truth["copilot_home"], "--out", str(tmp_path / "a"), "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [view] = [r for r in rows if r["kind"] == "image"]
+    [call] = [c for c in truth["tool_calls"] if c["name"] == "view"]
+    assert view["carrier"] == "tool_result" and view["tool_use_id"] == call["id"]
+    assert view["sha256"] == hashlib.sha256(BLUE).hexdigest() and view["media_type"] == "image/png"
+    assert Path(view["written"]).read_bytes() == BLUE
+    # -p reads no @file: the prompt's @red.png stays text, no image
+    assert rows[-1]["images"] == 1
+    truth = copilot["attach_image"]
+    p = cli("image", "--copilot-home", truth["copilot_home"], "--out", str(tmp_path / "b"), "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [att] = [r for r in rows if r["kind"] == "image"]
+    assert att["carrier"] == "block" and att["tool_use_id"] is None and att["path"].endswith(".png")
+    assert att["sha256"] == hashlib.sha256(RED).hexdigest() and Path(att["written"]).read_bytes() == RED
+    p = cli("image", "--copilot-home", truth["copilot_home"], "--id", att["locator"], "--format", "json")
+    assert p.returncode == 0 and [r["sha256"] for r in jrows(p) if r["kind"] == "image"] == [att["sha256"]]
+
+
+def test_copilot_plan_says_why_a_session_has_none_and_names_a_plan_file(copilot, tmp_path):
+    """`attach_image` ran no sql tool (no session.db): the row says so. Then a plan.md is put into a copy of
+    that session's directory (HAND-MADE: plan mode's file, at the path the client's code names,
+    `session-state/<id>/plan.md`; not produced by a run here): the row names it."""
+    import shutil
+
+    truth = copilot["attach_image"]
+    p = cli("plan", "--copilot-home", truth["copilot_home"], "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    assert pl["plan_kind"] is None and pl["updates"] == 0 and rows[-1]["bound"] == 0
+    assert pl["notes"] == ["no todo list recorded in this session: no session.db in the session directory "
+                           "(the sql tool was never used)"]
+    home = tmp_path / "copilot"
+    shutil.copytree(truth["copilot_home"], home)
+    sdir = home / "session-state" / truth["session_ids_on_disk"][0]
+    (sdir / "plan.md").write_text("# Plan\n\n1. look\n")
+    [pl] = [r for r in jrows(cli("plan", "--copilot-home", str(home), "--format", "json")) if r["kind"] == "plan"]
+    assert pl["notes"][-1] == f"plan mode's plan file: {sdir / 'plan.md'} (16 bytes, free text: not read)"

@@ -23,6 +23,7 @@ CLI: ``python -m tests.realclient.copilot.runner [SCENARIO] [--root R] [--versio
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -90,7 +91,10 @@ def inside(name: str, root: Path, exe: str, pkg_cache: str) -> None:
     for d in (work, s_dir / "home", s_dir / "tmp", *(s_dir / "xdg" / k for k in ("config", "data", "cache", "state"))):
         d.mkdir(parents=True)
     for rel, data in sc.setup_files.items():
-        (work / rel).write_text(data)
+        if isinstance(data, bytes):  # an image the prompt attaches or a tool views
+            (work / rel).write_bytes(data)
+        else:
+            (work / rel).write_text(data)
     convs = sc.conversations()
     for c in convs:
         for st in c.steps:
@@ -208,8 +212,13 @@ def run_acp(sc: Scenario, s_dir: Path, work: Path, env_i: list[str], exe: str) -
             "fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False}})
         sid = call("session/new", {"cwd": str(work), "mcpServers": []})["sessionId"]
         for p in sc.prompts:
-            stops.append(call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": p.text}]})
-                         .get("stopReason"))
+            blocks: list[dict] = [{"type": "text", "text": p.text}]
+            for f in p.images:
+                mime = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
+                        "webp": "image/webp"}[f.rsplit(".", 1)[-1].lower()]
+                blocks.append({"type": "image", "mimeType": mime,
+                               "data": base64.b64encode((work / f).read_bytes()).decode()})
+            stops.append(call("session/prompt", {"sessionId": sid, "prompt": blocks}).get("stopReason"))
     finally:
         proc.stdin.close()
         try:
@@ -239,7 +248,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, copilot_home: Path, serv
                  secs: float, exe: str) -> dict:
     w = str(work)
     script_calls = []
-    expected: dict[str, bytes] = {k: v.encode() for k, v in sc.setup_files.items()}
+    expected: dict[str, bytes] = {k: v if isinstance(v, bytes) else v.encode() for k, v in sc.setup_files.items()}
     for s in served:
         for j, c in enumerate(s["calls"]):
             ckey = f"{s['conversation']}/{s['step']}/{j}"
@@ -265,7 +274,7 @@ def ground_truth(sc: Scenario, s_dir: Path, work: Path, copilot_home: Path, serv
         "summary_text": sc.summary,
         "served_steps": served,
         "tool_calls": script_calls,
-        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode()}
+        "expected_files": {k: {"sha256": sha256(v), "size": len(v), "content": v.decode("utf-8", "replace")}
                            for k, v in sorted(expected.items())},
         "disk_files": disk,
         "runs": runs,

@@ -22,6 +22,9 @@ class Prompt:
     how: str = "new"
     """``new`` (``copilot -p``), ``continue`` (``copilot -p … --continue``) or ``resume``
     (``copilot -p … --resume <the session id>``)."""
+    images: list[str] = field(default_factory=list)
+    """ACP only: work-dir image files sent with the prompt as ACP ``image`` content blocks (base64 ``data``,
+    ``mimeType`` from the name), after its text."""
 
 
 @dataclass
@@ -30,7 +33,7 @@ class Scenario:
     prompts: list[Prompt]
     subagents: dict[str, list[Step]] = field(default_factory=dict)
     """marker (``SUBAGENT-A``) -> the subagent's steps."""
-    setup_files: dict[str, str] = field(default_factory=dict)
+    setup_files: dict[str, str | bytes] = field(default_factory=dict)
     kill_at: tuple[int, str, int, float] | None = None
     """(prompt index, conversation, step, seconds): SIGKILL the client's process group that long after
     the mock served that step (its tool call is then running)."""

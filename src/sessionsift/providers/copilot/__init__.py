@@ -63,6 +63,24 @@ class CopilotCli(Provider):
             return None
         return self._views().get((result.path, result.locator))
 
+    def plans(self, sel, audit: bool = False):
+        """The session's todo list: the ``todos`` table of its ``session.db``, kept through the ``sql`` tool
+        (artifacts.py); plan mode's ``plan.md`` named in a note."""
+        from ..fileevents import refs_of
+        from .artifacts import plans
+
+        refs = refs_of(sel, self.name)
+        return plans(self, refs) if refs else None
+
+    def images(self, sel):
+        """The images a ``view`` result or a prompt's attachment references, their bytes read from the
+        ``session.binary_asset`` event that holds them (artifacts.py)."""
+        from ..fileevents import refs_of
+        from .artifacts import images
+
+        refs = refs_of(sel, self.name)
+        return images(self, refs) if refs else None
+
     def live_state(self, ref: SessionRef, world):
         """The event log's last events (a call running, a prompt or results awaiting the model, an end of
         turn, session.shutdown) and the session's inuse.<pid>.lock (live.py)."""
