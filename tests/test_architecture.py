@@ -306,7 +306,7 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/timefmt.py': 1,
     'src/sessionsift/usage/blocks.py': 10,
     'src/sessionsift/usage/ccusage_json.py': 2,
-    'src/sessionsift/usage/claude.py': 2,
+    'src/sessionsift/providers/claude/usage.py': 2,
     'src/sessionsift/usage/collect.py': 19,
     'src/sessionsift/usage/live.py': 2,
     'src/sessionsift/usage/prices.py': 1,

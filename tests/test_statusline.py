@@ -132,7 +132,7 @@ def test_the_warm_path_imports_neither_click_nor_msgspec(sl_rc, tmp_path):
     assert p.returncode == 0
     mods = {ln.split("|")[-1].strip() for ln in p.stderr.decode().splitlines() if ln.startswith("import time:")}
     assert "sessionsift.usage.statusline" in mods
-    assert not {"click", "msgspec", "orjson", "sessionsift.usage.claude", "sessionsift.usage.prices"} & mods
+    assert not {"click", "msgspec", "orjson", "sessionsift.providers.claude.usage", "sessionsift.usage.prices"} & mods
 
 
 def test_server_window_and_hostile_values(sl_rc, tmp_path):
@@ -166,12 +166,12 @@ def test_no_transcript_of_the_session_is_not_zero(tmp_path):
 
 
 def test_the_light_scan_reads_what_the_full_scan_reads():
-    """usage.claude.scan_file(light=True) (every candidate line by the generic parse with the stdlib's
+    """providers.claude.usage.scan_file(light=True) (every candidate line by the generic parse with the stdlib's
     json, bytes.find: the statusline's reading of appended lines) gives the same records, counts
     and offsets as the full scan on every Claude Code transcript in examples/ (real clients), from
     the start and from each line boundary a tenth of the way through, and on the crash artefacts
     (examples/crash: NUL runs, invalid UTF-8, a torn final line)."""
-    from sessionsift.usage import claude as C
+    from sessionsift.providers.claude import usage as C
 
     repo = Path(__file__).resolve().parent.parent
     files = sorted(p for p in (repo / "examples").rglob("*.jsonl") if "projects" in p.parts)

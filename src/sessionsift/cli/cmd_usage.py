@@ -204,7 +204,7 @@ def _periods(report: str, inv: Invocation, tz, prices_file,
         UR.reverse_rows(rep)
     if ccjson:
         from ..usage import ccusage_json as CJ
-        from ..usage.claude import PROVIDER as CLAUDE
+        from ..providers.claude.usage import PROVIDER as CLAUDE
 
         claude_only = list(inv.root_request().only) == [CLAUDE]
         _print_document(CJ.period_document(rep, _agent_names(col), claude_only, _project_dirs(col), order))

@@ -33,7 +33,7 @@ def live_coverage(sel, implied: bool) -> list:
 
 def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents, implied=False) -> int:
     from ..read.watch import change_waiter
-    from ..usage import claude as C
+    from ..providers.claude import usage as C
     from ..usage.blocks import windows
     from ..usage.live import HEARTBEAT, Incremental
     from ..usage.report import in_range

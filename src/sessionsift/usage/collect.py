@@ -1,6 +1,7 @@
 """Gather the usage events of every provider in scope, deduplicated, with their coverage.
 
-Claude Code is read by the fast path in `claude.py` (prefilter + msgspec). Every other
+Claude Code is read by its provider's usage extraction (providers/claude/usage.py: prefilter + msgspec over
+the lanes of its deep Scope, dedup by message id as docs/usage.md says). Every other
 provider is read through the providers layer only (`Provider.discover` / `Provider.read`,
 `Record.tokens`), with its deduplication rule taken from the shared shape:
 - records whose `Tokens.dedup_key` repeats within a session are one response (per-field max);
@@ -21,7 +22,7 @@ from typing import Iterable
 
 from ..providers.claude.discover import Problem, Scope
 from ..providers import Coverage
-from . import claude as C
+from ..providers.claude import usage as C
 from .events import Event, Ledger
 
 @dataclass

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 
 from ..providers.claude.discover import Problem, Scope
-from . import claude as C
+from ..providers.claude import usage as C
 from .collect import Collected, SessionInfo, Unpaid, _lanes
 
 HEARTBEAT = 30.0

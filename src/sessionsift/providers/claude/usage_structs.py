@@ -1,6 +1,6 @@
-"""The msgspec Structs `usage.claude` decodes a candidate line with (only the fields a usage report
-needs; every other field is skipped). Imported by usage.claude at its first typed decode, so a
-reading that needs none (usage.claude.scan_file(light=True): a few appended lines) imports no
+"""The msgspec Structs `providers.claude.usage` decodes a candidate line with (only the fields a usage report
+needs; every other field is skipped). Imported by providers.claude.usage at its first typed decode, so a
+reading that needs none (providers.claude.usage.scan_file(light=True): a few appended lines) imports no
 msgspec."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .events import Event
+from ..usage import Event
 
 PROVIDER = "claude-code"
 
@@ -46,9 +46,9 @@ _STRUCTS = None
 def _structs():
     global _STRUCTS
     if _STRUCTS is None:
-        from . import claude_structs
+        from . import usage_structs
 
-        _STRUCTS = claude_structs
+        _STRUCTS = usage_structs
     return _STRUCTS
 
 
