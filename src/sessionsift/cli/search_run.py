@@ -310,7 +310,7 @@ def _run(inv, a: SearchArgs) -> int:
         else:
             if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
                 out.text(_no_match(patterns, sm.sessions, covs))
-            if sm.fulltext is not None:
+            if sm.fulltext is not None and sm.sessions != 0:  # no session found: nothing was scanned, nothing to say
                 from ..index.fulltext import note as ft_note
 
                 ftn = ft_note(sm.fulltext)
