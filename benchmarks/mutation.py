@@ -34,7 +34,8 @@ AREAS: dict[str, dict[str, list[str]]] = {
     # which record survives a rewind/compaction, and where a turn starts
     "survival_turns": {"modules": ["src/sessionsift/providers/claude/model/lane.py"],
                        "tests": ["tests/test_core_realdata.py", "tests/test_crash_bridges.py",
-                                 "tests/test_child_turns.py", "tests/test_index_turns.py"]},
+                                 "tests/test_child_turns.py", "tests/test_index_turns.py",
+                                 "tests/test_rewind_survival.py"]},
     # the clean gates: activity (a client working there, a file held open), age, kept
     "clean_gates": {"modules": ["src/sessionsift/clean/activity.py"],
                     "tests": ["tests/test_clean_activity.py"]},
