@@ -395,6 +395,9 @@ def test_main_line_from_origin_head_and_unknown_without_one(tmp_path, homes):
     wt2 = claude_worktree(odd, "o1")
     w2 = _scan(odd, homes).worktrees[0]
     assert w2.main_line.known is False and w2.category == "unknown" and "main line" in w2.reason
+    assert w2.merge.error and w2.reason == f"merged? not known: {w2.merge.error}"
+    assert [r for r in evidence(w2) if r["check"] == "merged"] == [
+        {"check": "merged", "holds": None, "detail": w2.merge.error}]
     assert wt2.is_dir()
 
 
@@ -404,6 +407,8 @@ def test_directory_gone_session_is_removed_through_git(tmp_path, homes):
     rep = _scan(repo, homes)
     w = rep.worktrees[0]
     assert w.exists is False and w.category == "removable" and "already gone" in w.reason
+    assert w.reason.endswith(" and clean (its directory is already gone: only git's record of it remains)")
+    assert evidence(w)[-1] == {"check": "holds-only-its-checkout", "holds": True, "detail": "its directory is gone"}
     assert sweep(rep, apply=True).counts()["removed"] == 1
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 
