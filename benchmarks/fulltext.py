@@ -161,5 +161,108 @@ def main() -> None:
               f"{set(truth[lit]) <= set(rows)}, equal: {rows == truth[lit]}")
 
 
+def build_large(dest: Path, n: int, mb: int) -> Path:
+    """A store of `n` LARGE sessions of about `mb` MB each (speed.py's real sessions concatenated,
+    every id remapped per copy), the phrase planted once in each, the selective literal in 3."""
+    sys.path.insert(0, str(HERE))
+    import random
+    import uuid
+
+    from speed import CANARY, PHRASE, ROOTS, _plant
+    from _corpus_util import remap_ids, source_sessions
+
+    marker = dest / ".built"
+    if marker.exists():
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    srcs = [m.read_bytes() for m, _lanes in source_sessions(ROOTS)]
+    rnd = random.Random(25)
+    for j in range(n):
+        proj = dest / "projects" / f"-bench-large-p{j % 4}"
+        proj.mkdir(parents=True, exist_ok=True)
+        path = proj / f"{uuid.uuid5(uuid.NAMESPACE_URL, f'fulltext-large-{j}')}.jsonl"
+        size = 0
+        with open(path, "wb") as f:
+            first = True
+            while size < mb << 20:
+                d = remap_ids(srcs[rnd.randrange(len(srcs))], f"ftl{j}-{size}")
+                d = d if d.endswith(b"\n") else d + b"\n"
+                if first:
+                    d = _plant(d, PHRASE)
+                    if j in (3, 17, 29):
+                        d = _plant(d, CANARY)
+                    first = False
+                f.write(d)
+                size += len(d)
+    marker.write_text(f"{n} sessions of {mb} MB\n")
+    return dest
+
+
+def _run(cmd: list[str], env: dict) -> tuple[float, float, int, str]:
+    """(wall s, CPU s of the child, peak RSS MB, the last line of stdout)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    try:
+        rss = int(p.stderr.decode().strip().splitlines()[-1]) // 1024
+    except (ValueError, IndexError):
+        rss = -1
+    out = p.stdout.decode("utf-8", "replace").strip().splitlines()
+    return wall, cpu_s, rss, out[0] if out else ""
+
+
+def cli_main(stores: list[str], repeat: int) -> None:
+    ssift = str(HERE.parent / ".venv" / "bin" / "sessionsift")
+    print("load average before: %.2f %.2f %.2f" % os.getloadavg())
+    for spec in stores:
+        name, rest = spec.split("=", 1)
+        home, _, lits = rest.partition(":")
+        lits_l = lits.split(",") if lits else [LITERALS[0], LITERALS[1]]
+        proj = Path(home) / "projects"
+        files = list(proj.rglob("*.jsonl"))
+        size = sum(p.stat().st_size for p in files)
+        idx = Path(f"/tmp/ssift-ftbench-{os.getpid()}-{name}")
+        shutil.rmtree(idx, ignore_errors=True)
+        env = dict(os.environ, SESSIONSIFT_INDEX_DIR=str(idx))
+        subprocess.run(["rg", "-c", "-F", "zzzzwarm", str(proj)], capture_output=True)  # page cache warm
+        print(f"\nstore {name}: {len(files)} transcripts, {size / 1e6:.0f} MB ({home}); load {os.getloadavg()[0]:.2f}")
+        # the first run over an empty index directory builds the per-file and the full-text index
+        first = _run([ssift, "search", lits_l[0], "-c", "--claude-home", home], env)
+        st = subprocess.run([ssift, "index", "status", "--claude-home", home], capture_output=True, env=env, text=True)
+        ftline = next((x for x in st.stdout.splitlines() if x.startswith("full-text index")), "?")
+        print(f"  first run (builds): {first[0]:.1f} s wall, {first[1]:.1f} s CPU, peak RSS {first[2]} MB")
+        print(f"  {ftline}")
+        for lit in lits_l:
+            rg = min(_run(["rg", "-c", "-F", lit, str(proj)], env)[0] for _ in range(repeat))
+            scan = min((_run([ssift, "search", lit, "-c", "--no-index", "--claude-home", home], env)
+                        for _ in range(repeat)), key=lambda r: r[0])
+            warm = min((_run([ssift, "search", lit, "-c", "--claude-home", home], env) for _ in range(repeat)),
+                       key=lambda r: r[0])
+            print(f"  {lit!r}: rg {rg * 1000:.0f} ms | --no-index {scan[0] * 1000:.0f} ms ({scan[0] / rg:.2f}x rg), "
+                  f"count {scan[3]} | warm {warm[0] * 1000:.0f} ms ({warm[0] / rg:.2f}x rg; CPU {warm[1] * 1000:.0f} ms, "
+                  f"RSS {warm[2]} MB), count {warm[3]} | load {os.getloadavg()[0]:.2f}")
+        shutil.rmtree(idx, ignore_errors=True)
+    print("\nload average after: %.2f %.2f %.2f" % os.getloadavg())
+
+
 if __name__ == "__main__":
-    main()
+    if "--build-large" in sys.argv:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--build-large", required=True)
+        ap.add_argument("--n", type=int, default=40)
+        ap.add_argument("--mb", type=int, default=25)
+        a = ap.parse_args()
+        print(build_large(Path(a.build_large), a.n, a.mb))
+    elif "--cli" in sys.argv:
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--cli", nargs="+", required=True)
+        ap.add_argument("--repeat", type=int, default=5)
+        a = ap.parse_args()
+        cli_main(a.cli, a.repeat)
+    else:
+        main()

@@ -154,3 +154,18 @@ def test_a_refused_index_directory_says_so_and_scans(tmp_path, pat):
     ft = got[2]["fulltext"]
     assert ft["used"] is False and "lies inside the data root" in ft["why_not"]
     assert not (home / ".codex" / "idx").exists()
+
+
+def test_index_status_gives_its_size_and_clear_drops_its_units(tmp_path):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    _same(env, HOME, "hello")  # builds it
+    run = lambda *a: subprocess.run([sys.executable, "-m", "sessionsift", "index", *a, "--home", str(HOME),  # noqa: E731
+                                     "--format", "json"], capture_output=True, text=True, env=env, cwd=env["HOME"])
+    st = [json.loads(x) for x in run("status").stdout.splitlines()][-1]["fulltext"]
+    assert st["units"] == 70 and st["db_bytes"] > 0 and st["src_bytes"] > 0
+    assert st["ratio"] == round(st["db_bytes"] / st["src_bytes"], 4)
+    cl = [json.loads(x) for x in run("clear").stdout.splitlines()][-1]
+    assert cl["fulltext_units_dropped"] == 70
+    sm = _same(env, HOME, "hello")  # indexed again as it searches
+    assert sm["fulltext"]["built"] == 70 and sm["fulltext"]["fresh"] == 0

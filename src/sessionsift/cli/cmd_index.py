@@ -173,12 +173,18 @@ def clear_cmd(inv, everything):
         sel, scope, others = _scope(inv)
         out.header(action="clear", **selection_header(sel), index_dir=str(store.root_dir()))
         _say_not_indexed(out, others)
-        for lane in _lanes(scope):
+        lanes = list(_lanes(scope))
+        for lane in lanes:
             n = L.remove(lane)
             if n is not None:
                 removed += 1
                 freed += n
                 out.row("lane", {**lane_fields(lane), "removed_bytes": n})
+        # the full-text index's rows of these transcripts and sessions are no unit's any more
+        from ..index import fulltext
+
+        dropped = fulltext.forget_units([fulltext.lane_key(os.fspath(ln.path)) for ln in lanes]
+                                        + [fulltext.session_key(r) for r in sel.refs])
         # the data root's summaries hold copies of what those files held: they go too
         from ..index import answers, filesummary, summary
 
@@ -195,6 +201,9 @@ def clear_cmd(inv, everything):
             freed += n
             out.row("root_summary", {"summary": name, "data_root": str(home), "removed_bytes": n})
     out.summary(action="clear", removed=removed, removed_bytes=freed,
-                not_indexed=None if everything else others)
-    out.text(f"removed {removed} index file(s), {_mb(freed)}")
+                not_indexed=None if everything else others,
+                fulltext_units_dropped=None if everything else dropped)
+    out.text(f"removed {removed} index file(s), {_mb(freed)}"
+             + (f"; {dropped} transcript(s)/session(s) dropped from the full-text index" if not everything and dropped
+                else ""))
     return ExitStatus.OK

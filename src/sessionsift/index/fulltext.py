@@ -381,6 +381,30 @@ def status() -> dict | None:
     return f
 
 
+def forget_units(keys: list[str]) -> int | None:
+    """Drop the units of `keys` from an existing database (`index clear`); how many (None: there
+    is no database or it could not be written)."""
+    import sqlite3
+
+    if not db_path().exists():
+        return 0
+    ft, _why = FullText.open()
+    if ft is None:
+        return None
+    try:
+        have = ft.units(keys)
+        ft.begin()
+        for u in have.values():
+            ft.drop(u)
+        ft.commit()
+        ft.compact_if_needed()
+        return len(have)
+    except sqlite3.Error:
+        return None
+    finally:
+        ft.close()
+
+
 # -- a Claude Code transcript (a lane) -------------------------------------------------------------
 
 

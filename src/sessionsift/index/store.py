@@ -378,7 +378,9 @@ def clear_all() -> tuple[int, int]:
         return 0, 0
     for dirpath, dirnames, filenames in os.walk(top, topdown=False):
         for name in filenames:
-            if name.endswith(".idx") or name in ("ranked.sqlite", "ranked.sqlite-wal", "ranked.sqlite-shm"):
+            if name.endswith(".idx") or name in ("ranked.sqlite", "ranked.sqlite-wal", "ranked.sqlite-shm") or (
+                    os.path.basename(dirpath) == "fulltext" and name.startswith("text-")
+                    and name.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm"))):
                 p = os.path.join(dirpath, name)
                 try:
                     sz = os.lstat(p).st_size
