@@ -29,6 +29,7 @@ PATTERNS = ["hello", "README", "(?i)readme", "def |class ", "foo|bar", "the", "^
 def _env(tmp_path: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SESSIONSIFT_", "XDG_"))}
     env["SESSIONSIFT_INDEX_DIR"] = str(tmp_path / "idx")
+    env["SESSIONSIFT_FULLTEXT_BUDGET"] = "-1"  # every unit indexed on the first run, however loaded the machine
     env["HOME"] = str(tmp_path / "userhome")
     return env
 
@@ -169,3 +170,19 @@ def test_index_status_gives_its_size_and_clear_drops_its_units(tmp_path):
     assert cl["fulltext_units_dropped"] == 70
     sm = _same(env, HOME, "hello")  # indexed again as it searches
     assert sm["fulltext"]["built"] == 70 and sm["fulltext"]["fresh"] == 0
+
+
+def test_a_spent_budget_defers_units_and_index_update_indexes_them(tmp_path):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    env["SESSIONSIFT_FULLTEXT_BUDGET"] = "0"  # the first unit's indexing spends it
+    sm = _same(env, HOME, "hello")
+    ft = sm["fulltext"]
+    assert ft["used"] is True and ft["deferred"] > 0 and ft["built"] < 70
+    assert ft["deferred"] <= ft["not_indexed"]
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "index", "update", "--home", str(HOME), "--format", "json"],
+                       capture_output=True, text=True, env=env, cwd=env["HOME"])
+    up = [json.loads(x) for x in r.stdout.splitlines()][-1]["fulltext"]
+    assert up["used"] is True and up["built"] + up["fresh"] == 70
+    sm = _same(env, HOME, "hello")
+    assert sm["fulltext"]["deferred"] == 0 and sm["fulltext"]["built"] == 0

@@ -142,8 +142,20 @@ def update_cmd(inv):
             out.row("lane", {**lane_fields(lane), "how": how.how})
     finally:
         prog.done()
-    out.summary(action="update", index=rep.as_json(), unreadable=problems, not_indexed=others)
+    # the full-text index of every agent's transcripts and sessions (what a search picks from)
+    from ..index import fulltext
+    from ..search.records import record_text
+
+    pairs = [(sel.survey.provider(r.provider), r) for r in sel.refs]
+    pairs = [(p, r) for p, r in pairs if p is not None]
+    roots = [e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None]
+    ftv = fulltext.update_all(lanes, pairs, roots, record_text)
+    out.summary(action="update", index=rep.as_json(), unreadable=problems, not_indexed=others,
+                fulltext=ftv.as_json())
     out.text(rep.text() or "index: no transcript in scope")
+    out.text(f"full-text index: {ftv.built} indexed, {ftv.appended} appended, {ftv.fresh} already fresh"
+             + (f", {ftv.left} not indexed (a reading problem: searched each time)" if ftv.left else "")
+             if ftv.used else f"full-text index: not updated ({esc(ftv.why or '?')})")
     return ExitStatus.INCOMPLETE if problems else ExitStatus.OK
 
 

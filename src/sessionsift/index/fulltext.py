@@ -184,7 +184,9 @@ class FullText:
         self.con = con
         self.path = path
         self._in_tx = 0
-        self.built = self.appended = self.fresh = 0
+        self._pending = 0
+        """Characters inserted since the last commit (committed every BATCH_CHARS: bounded memory
+        and write-ahead log)."""
 
     @classmethod
     def open(cls, roots: Iterable = ()) -> "tuple[FullText | None, str | None]":
@@ -328,15 +330,25 @@ class FullText:
             batch.append((base | n, t))
             n += 1
             size += len(t)
-            if size >= BATCH_CHARS:
+            if size >= BATCH_CHARS >> 2:
                 self.con.executemany(ins, batch)
                 chars += size
+                self._pending += size
                 batch, size = [], 0
-                self._checkpoint()
+                if self._pending >= BATCH_CHARS:
+                    self._pending = 0
+                    self._checkpoint()
         if batch:
             self.con.executemany(ins, batch)
         chars += size
+        self._pending += size
         digest = digest_fn() if digest_fn is not None else None
+        if self._pending >= BATCH_CHARS:
+            self._pending = 0
+            self.con.execute("UPDATE units SET ident=?, rows=?, digest=?, flags=?, text_chars=?, src_bytes=? WHERE id=?",
+                             (marshal.dumps(ident), n, digest, flags, chars, src_bytes, uid))
+            self._checkpoint()
+            return Unit(uid, key, ident, n, digest, flags, chars, src_bytes)
         self.con.execute("UPDATE units SET ident=?, rows=?, digest=?, flags=?, text_chars=?, src_bytes=? WHERE id=?",
                          (marshal.dumps(ident), n, digest, flags, chars, src_bytes, uid))
         return Unit(uid, key, ident, n, digest, flags, chars, src_bytes)
@@ -529,6 +541,33 @@ def update_session(ft: FullText, prov, ref, u: Unit | None, record_text) -> str:
 # -- the gate a search asks -------------------------------------------------------------------------
 
 
+BUDGET_S = 1.5
+"""Seconds a search may spend indexing transcripts and sessions that are new or rewritten (an
+append is always taken in): the rest is searched as without the index (the byte gate) and indexed
+by the next searches or at once by `index update`. $SESSIONSIFT_FULLTEXT_BUDGET overrides it
+(seconds; negative: no limit)."""
+
+
+def budget() -> float | None:
+    v = os.environ.get("SESSIONSIFT_FULLTEXT_BUDGET", "")
+    try:
+        b = float(v) if v else BUDGET_S
+    except ValueError:
+        b = BUDGET_S
+    return None if b < 0 else b
+
+
+class _Clock:
+    def __init__(self, limit: float | None):
+        import time
+
+        self.now = time.monotonic
+        self.stop = None if limit is None else self.now() + limit
+
+    def over(self) -> bool:
+        return self.stop is not None and self.now() > self.stop
+
+
 @dataclass
 class Verdicts:
     """What the full-text index said for one search part."""
@@ -543,11 +582,14 @@ class Verdicts:
     fresh: int = 0
     left: int = 0
     """Units it could not answer for (always read, or their reading failed)."""
+    deferred: int = 0
+    """Units not indexed yet: the search's indexing budget ran out (BUDGET_S); searched without
+    the index (counted in `left` too)."""
 
     def as_json(self) -> dict:
         return {"used": self.used, "why_not": self.why, "ruled_out": self.ruled_out,
                 "candidates": self.candidates, "built": self.built, "appended": self.appended,
-                "fresh": self.fresh, "not_indexed": self.left}
+                "fresh": self.fresh, "not_indexed": self.left, "deferred": self.deferred}
 
 
 def merged(parts: list) -> "Verdicts | None":
@@ -556,7 +598,7 @@ def merged(parts: list) -> "Verdicts | None":
     if not got:
         return None
     v = Verdicts(used=any(x.used for x in got), why=next((x.why for x in got if x.why), None))
-    for f in ("ruled_out", "candidates", "built", "appended", "fresh", "left"):
+    for f in ("ruled_out", "candidates", "built", "appended", "fresh", "left", "deferred"):
         setattr(v, f, sum(getattr(x, f) for x in got))
     return v
 
@@ -568,14 +610,17 @@ def note(v: "Verdicts | None") -> str | None:
     if not v.used:
         return f"full-text index: not used, scanned: {v.why}" if v.why else None
     now = v.built + v.appended
-    if not now:  # a warm answer: each part's line says what the index ruled out
+    if not now and not v.deferred:  # a warm answer: each part's line says what the index ruled out
         return None
     n = v.ruled_out + v.candidates + v.left
     return (f"full-text index: {now} of {n} transcripts/sessions indexed now ({v.built} new or rewritten, "
-            f"{v.appended} appended); {v.ruled_out} ruled out (no record holds the pattern's literal)")
+            f"{v.appended} appended); {v.ruled_out} ruled out (no record holds the pattern's literal)"
+            + (f"; {v.deferred} not indexed yet, searched without it (each search indexes for up to "
+               f"{BUDGET_S:g} s; `sessionsift index update` indexes them all)" if v.deferred else ""))
 
 
-def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_text) -> tuple[list[bool], Verdicts]:
+def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_text,
+                  limit: float | None = None) -> tuple[list[bool], Verdicts]:
     """For each (provider, SessionRef): True when the full-text index says no record of it holds a
     literal (so it need not be read). Sessions are brought up to date first (read now when new or
     changed). All False when the index is off or the pattern has no usable literal (said in
@@ -595,12 +640,17 @@ def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_t
         keys = [session_key(ref) for _p, ref in pairs]
         have = ft.units(keys)
         ids: list[int | None] = []
+        clock = _Clock(limit)
         ft.begin()
         try:
             for (prov, ref), k in zip(pairs, keys):
                 u = have.get(k)
                 if not ref.paths:
                     ids.append(None)
+                    continue
+                if not session_fresh(u) and (u is None or not u.rows) and clock.over():
+                    ids.append(None)
+                    v.deferred += 1
                     continue
                 try:
                     how = update_session(ft, prov, ref, u, record_text)
@@ -635,7 +685,8 @@ def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_t
     return out, v
 
 
-def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable) -> tuple[set[int], Verdicts]:
+def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable,
+               limit: float | None = None) -> tuple[set[int], Verdicts]:
     """The positions of the lanes no record of which holds a literal (not to be scanned), each lane
     brought up to date first; `stats`: one os.stat_result (or None) per lane; `roots`: the data
     roots the database may not lie under."""
@@ -654,6 +705,7 @@ def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable
         keys = [lane_key(os.fspath(ln.path)) for ln in lanes]
         have = ft.units(keys)
         fresh_ids: dict[int, int] = {}
+        clock = _Clock(limit)
         ft.begin()
         try:
             for i, (ln, st, k) in enumerate(zip(lanes, stats, keys)):
@@ -664,6 +716,10 @@ def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable
                 if lane_fresh(u, st):
                     v.fresh += 1
                     fresh_ids[i] = u.id  # type: ignore[union-attr]
+                    continue
+                if u is None and clock.over():  # (an append or a rewrite is taken in whatever the budget)
+                    v.left += 1
+                    v.deferred += 1
                     continue
                 try:
                     how = update_lane(ft, os.fspath(ln.path), u)
@@ -707,6 +763,51 @@ def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable
     return out, v
 
 
+def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None) -> Verdicts:
+    """`index update`: bring every lane and every shared session of the scope up to date in the
+    full-text index, without a budget (`step(bytes)`: progress); the verdicts count them."""
+    import sqlite3
+
+    v = Verdicts()
+    ft, why = FullText.open(roots)
+    if ft is None:
+        v.why = why
+        return v
+    try:
+        have = ft.units([lane_key(os.fspath(ln.path)) for ln in lanes] + [session_key(r) for _p, r in pairs])
+        ft.begin()
+        try:
+            for ln in lanes:
+                p = os.fspath(ln.path)
+                try:
+                    how = update_lane(ft, p, have.get(lane_key(p)))
+                    setattr(v, how, getattr(v, how) + 1)
+                except OSError:
+                    v.left += 1
+                if step is not None:
+                    step(ln)
+            for prov, ref in pairs:
+                if not ref.paths:
+                    v.left += 1
+                    continue
+                try:
+                    how = update_session(ft, prov, ref, have.get(session_key(ref)), record_text)
+                    setattr(v, how, getattr(v, how) + 1)
+                except Exception:  # noqa: BLE001 - a reader's failure: searches read it and say so
+                    v.left += 1
+            ft.commit()
+        except BaseException:
+            ft.rollback()
+            raise
+        ft.compact_if_needed()
+        v.used = True
+    except sqlite3.Error as exc:
+        v.why = f"the full-text index could not be written: {exc}"
+    finally:
+        ft.close()
+    return v
+
+
 class Picker:
     """The full-text index as a search part's candidate picker, passed down to a provider's own
     search (the capability never imports the index): ``picker.lanes(lanes, stats, root)`` is
@@ -720,6 +821,6 @@ class Picker:
 
     def lanes(self, lanes: list, stats: list, root) -> tuple[set[int], Verdicts]:
         try:
-            return gate_lanes(lanes, stats, self.literals, (root, *self.roots))
+            return gate_lanes(lanes, stats, self.literals, (root, *self.roots), budget())
         except Exception as exc:  # noqa: BLE001 - the index only saves time
             return set(), Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")

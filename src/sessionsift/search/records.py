@@ -222,7 +222,7 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
 
         try:
             by_index, sm.fulltext = FT.gate_sessions(pairs, list(q.literals) if q.literals else None, q.fulltext,
-                                                     record_text)
+                                                     record_text, FT.budget())
         except Exception as exc:  # noqa: BLE001 - the index only saves time: the byte gate and the reader answer
             sm.fulltext = FT.Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")
             by_index = [False] * len(pairs)
