@@ -455,3 +455,36 @@ def test_copilot_plan_says_why_a_session_has_none_and_names_a_plan_file(copilot,
     (sdir / "plan.md").write_text("# Plan\n\n1. look\n")
     [pl] = [r for r in jrows(cli("plan", "--copilot-home", str(home), "--format", "json")) if r["kind"] == "plan"]
     assert pl["notes"][-1] == f"plan mode's plan file: {sdir / 'plan.md'} (16 bytes, free text: not read)"
+
+
+@pytest.fixture(scope="module")
+def gemini_plan_mode(tmp_path_factory):
+    from tests.realclient.common import host
+    from tests.realclient.gemini import client as gemini_client
+    from tests.realclient.gemini import runner as gemini_runner
+
+    host.require(gemini_client, gemini_client.PINNED_VERSION, "Gemini CLI real-client")
+    return gemini_runner.run_scenario("tests.realclient.gemini.scenarios_plan_image:plan_mode",
+                                      tmp_path_factory.mktemp("gemini-plan-mode-rc"))
+
+
+def test_gemini_plan_mode_binds_the_plan_file_exit_plan_mode_names(gemini_plan_mode):
+    """Gemini CLI 0.61.0 headless: enter_plan_mode, write_file into the session's plans dir, exit_plan_mode
+    (approved: --yolo). Before: exit 1, 'its reader reads no plan'."""
+    from tests.realclient.gemini.scenarios_plan_image import PLAN_TEXT
+
+    truth = gemini_plan_mode
+    p = cli("plan", "--gemini-home", truth["gemini_dir"], "--format", "json")
+    rows = jrows(p)
+    assert p.returncode == 0, p.stderr
+    [pl] = [r for r in rows if r["kind"] == "plan"]
+    sid = truth["runs"][0]["session_id"]
+    want = str(Path(truth["gemini_dir"]) / "tmp" / "gem-plan-mode" / sid / "plans" / "fast-mode.md")
+    assert pl["plan_kind"] == "file" and pl["source"] == "exit_plan_mode" and pl["plan_path"] == want
+    assert pl["plan_exists"] is True and Path(want).read_text() == PLAN_TEXT
+    assert pl["steps"] is None and pl["notes"] == [] and rows[-1]["bound"] == 1
+    import shlex
+
+    show = cli(*shlex.split(pl["refetch"])[1:], "--format", "json")
+    recs = [json.loads(x) for x in show.stdout.splitlines() if json.loads(x)["kind"] == "record"]
+    assert show.returncode == 0 and recs[0]["tool_name"] == "exit_plan_mode", show.stderr

@@ -198,8 +198,8 @@ def plan_cmd(inv, audit):
                          f" (bound by {a['bound_by'] or 'no session in scope'})")
             continue
         ref = pl.ref
-        row = {**session_fields(ref), "source": pl.source, "plan_kind": pl.kind, "plan_path": None,
-               "plan_path_checked": None, "plan_exists": None, "plan_exists_recorded": None, "slug": None,
+        row = {**session_fields(ref), "source": pl.source, "plan_kind": pl.kind, "plan_path": pl.path,
+               "plan_path_checked": pl.path, "plan_exists": pl.exists, "plan_exists_recorded": None, "slug": None,
                "line": pl.line, "locator": pl.locator, "timestamp": instant(pl.timestamp),
                "refetch": record_refetch(sel, ref, pl.record) if pl.record is not None else None,
                "minted_at_compaction": None, "plans_dir": None, "plans_dir_source": None, "steps": pl.steps,
@@ -208,8 +208,15 @@ def plan_cmd(inv, audit):
         row.pop("lane", None)
         out.row("plan", row)
         name = res_display(sel, pl.provider)
+        if pl.path is not None:
+            out.text(f"{esc(ref.session_id)} ({esc(name)})  {esc(pl.path)}  via {esc(pl.source)} {esc(pl.locator)} "
+                     f"{short_local(pl.timestamp)}  exists={pl.exists if pl.exists is not None else '-'}")
         if pl.steps is None:
-            out.text(f"{esc(ref.session_id)} ({esc(name)})  (no plan recorded)")
+            if pl.path is None:
+                out.text(f"{esc(ref.session_id)} ({esc(name)})  (no plan recorded)")
+        elif pl.path is not None:
+            for st in pl.steps:
+                out.text(f"  [{esc(str(st.get('status')))}] {esc(str(st.get('step')))}")
         else:
             out.text(f"{esc(ref.session_id)} ({esc(name)})  checklist via {esc(pl.source)} {esc(pl.locator)} "
                      f"{short_local(pl.timestamp)}  ({plural(pl.updates, 'update')})")

@@ -60,6 +60,10 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     file: Any = None
     """A file plan's binding (providers/claude/files/plan.py ``PlanBinding``), else None."""
+    path: str | None = None
+    """The plan file a record binds (another agent's plan mode: ``kind: "file"``), else None."""
+    exists: bool | None = None
+    """Whether :attr:`path` exists on disk now (None: no path)."""
     ref: SessionRef | None = None
     record: Record | None = None
     """The tool call of the binding checklist update."""

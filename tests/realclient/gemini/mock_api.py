@@ -113,6 +113,23 @@ def sse_frames(turn: Turn, model: str, rid: str, usage: dict) -> list[bytes]:
     return frames
 
 
+PLANS_TOKEN = "{SID}"
+"""In a scripted part: the session id, read from the plans directory the client names in its plan-mode system
+instruction (``<project tmp dir>/<session id>/plans``; unknown before the run)."""
+
+
+def plans_filled(turn: Turn, body: dict) -> Turn:
+    import dataclasses
+    import re
+
+    si = json.dumps(body.get("systemInstruction") or {})
+    m = re.search(r"/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/plans\b", si)
+    if not m:
+        return turn
+    parts = json.loads(json.dumps(turn.parts).replace(PLANS_TOKEN, m.group(1)))
+    return dataclasses.replace(turn, parts=parts)
+
+
 class MockGemini(MockServer):
     def __init__(self, script: Script, log_path: str | None = None, port: int = 0):
         self.script = script
@@ -164,6 +181,8 @@ class MockGemini(MockServer):
                     mock.log({"t": time.time(), "path": path, "route": "other"})
                     return self.send_json(200, {})
                 route, turn, key = mock.route(body)
+                if PLANS_TOKEN in json.dumps(turn.parts):
+                    turn = plans_filled(turn, body)
                 usage = usage_for(key, body, turn)
                 rid = response_id(mock.script.namespace, key)
                 entry = {"route": route, "key": key, "parts": turn.parts, "usage": usage, "model": model,

@@ -122,6 +122,8 @@ class Inner:
         for conv in self.sc.conversations():
             for t in conv.turns:
                 t.parts = subst(t.parts, w)
+                if "{GEMINI}" in json.dumps(t.parts):  # the client's .gemini dir (a plan mode plans dir)
+                    t.parts = json.loads(json.dumps(t.parts).replace("{GEMINI}", str(self.gemini_dir)))
         return Script(conversations=self.sc.conversations(), namespace=self.sc.name, summary=self.sc.summary)
 
     def run_prompts(self, mock: MockGemini) -> None:

@@ -40,3 +40,20 @@ PLAN_IMAGES = Scenario(
 )
 
 ALL = {"plan_images": PLAN_IMAGES}
+
+PLAN_TEXT = "# Plan\n\n1. Read config.ini\n2. Change mode to fast\n"
+
+PLAN_MODE = Scenario(
+    "plan_mode",
+    [Prompt("Plan how to switch config.ini to fast mode, then do it.", [
+        Turn([call("enter_plan_mode", reason="plan the change first")]),
+        Turn([call("write_file", file_path="{GEMINI}/tmp/gem-plan-mode/{SID}/plans/fast-mode.md", content=PLAN_TEXT)]),
+        Turn([call("exit_plan_mode", plan_filename="fast-mode.md")]),
+        Turn([text("The plan is approved.")]),
+    ])],
+    setup_files={"config.ini": "[core]\nmode = slow\n"},
+    notes="plan mode: enter_plan_mode, the plan written into the session's plans dir (the mock fills {SID} from "
+          "the plans dir the client's plan-mode system instruction names), exit_plan_mode(plan_filename) approved headless",
+)
+
+ALL["plan_mode"] = PLAN_MODE

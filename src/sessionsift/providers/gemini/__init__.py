@@ -57,6 +57,14 @@ class GeminiCli(Provider):
             return [(os.path.normpath(record.tool_input["absolute_path"]), "read")]
         return got
 
+    def plans(self, sel, audit: bool = False):
+        """The ``write_todos`` checklist, and the plan file plan mode's ``exit_plan_mode`` names (artifacts.py)."""
+        from ..fileevents import refs_of
+        from .artifacts import plans
+
+        refs = refs_of(sel, self.name)
+        return plans(self, refs, audit) if refs else None
+
     def plan_update(self, ref: SessionRef, record: Record):
         """A ``write_todos`` call's ``todos`` (``[{description, status}]``) as the checklist (artifacts.py)."""
         from .artifacts import plan_update

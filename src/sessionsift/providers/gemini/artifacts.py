@@ -5,6 +5,12 @@ client writes them (0.61.0, measured: tests/realclient/gemini/scenarios_plan_ima
   ``in_progress``, ``completed``, ``cancelled``, ``blocked``: the client's ``TODO_STATUSES``). The client
   refuses a list with two steps in progress (the call's ``status: "error"``, ``response.error``): a failed
   update. The list lives only in the calls (the tool's ``returnDisplay: {todos}``); there is no todo file.
+- **plan mode**: ``enter_plan_mode``, the plan written into the session's plans dir
+  (``<project tmp dir>/<session id>/plans/``, or ``general.plan.directory`` inside the project), then
+  ``exit_plan_mode(plan_filename)``, whose result names the file ("The approved implementation plan is stored
+  at: <path>", or "Plan rejected ... The plan is stored at: <path>"). The latest such call that succeeded binds
+  the plan file (``kind: "file"``, ``source: "exit_plan_mode"``, ``path``, ``exists`` on disk now; a rejected
+  plan says so in a note); a session's ``write_todos`` checklist is given beside it.
 - **images**: ``inlineData`` parts (``mimeType``, base64 ``data``). An ``@file`` reference to an image in
   the prompt puts the file's bytes in the user message between "--- Content from referenced files ---"
   and "--- End of content ---" (carrier ``block``); ``read_file`` of an image answers a
@@ -16,9 +22,13 @@ client writes them (0.61.0, measured: tests/realclient/gemini/scenarios_plan_ima
 """
 from __future__ import annotations
 
+import os
+import re
+
 from ..base import Record, SessionRef
 
 PLAN_TOOL = "write_todos"
+_STORED_AT = re.compile(r"plan is stored at: (.+)")
 
 
 def plan_update(record: Record):
@@ -91,3 +101,42 @@ def record_images(ref: SessionRef, record: Record) -> list:
         else:
             _image(p, "tool_result", out)
     return out
+
+
+def plans(prov, refs: list[SessionRef], audit: bool = False):
+    """The checklist (the default, :func:`plan_update`), then the plan file the latest successful
+    ``exit_plan_mode`` names, which binds when there is one."""
+    from ..artifacts import plans_from_records
+    from ..base import ReadReport
+
+    ans = plans_from_records(prov, refs, audit)
+    for pl in ans.plans:
+        ref = pl.ref
+        if ref is None:
+            continue
+        calls: dict[str, Record] = {}
+        last = None
+        try:
+            for r in prov.read(ref, ReadReport(), raw=True):
+                if r.copy_of is not None:
+                    continue
+                if r.kind == "tool_call" and r.tool_name == "exit_plan_mode" and r.call_id:
+                    calls[r.call_id] = r
+                elif r.kind == "tool_result" and r.call_id in calls and r.is_error is not True:
+                    m = _STORED_AT.search(r.text or "")
+                    if m:
+                        last = (calls[r.call_id], m.group(1).strip(), (r.text or "").startswith("Plan rejected"))
+        except Exception:  # the checklist pass already named a reader failure
+            continue
+        if last is None:
+            continue
+        call, path, rejected = last
+        if pl.kind == "checklist":
+            pl.notes.append(f"the {pl.source} checklist ({pl.updates} update(s)) is given beside the plan file")
+        else:
+            pl.notes = [n for n in pl.notes if n != "no plan update recorded in this session"]
+        pl.kind, pl.source, pl.path, pl.exists = "file", "exit_plan_mode", path, os.path.isfile(path)
+        pl.line, pl.locator, pl.timestamp, pl.record = call.line, call.locator, call.instant, call
+        if rejected:
+            pl.notes.append("the user rejected this plan (exit_plan_mode's result: 'Plan rejected')")
+    return ans
