@@ -76,6 +76,15 @@ def start(home: Path, tmp: Path) -> tuple[subprocess.Popen, str, float]:
     return p, line.split(": ", 1)[1].strip(), time.perf_counter() - t0
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process `pid`, all its threads (/proc; None elsewhere)."""
+    try:
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def kind(u: str) -> str:
     if u.startswith("/session/"):
         return "session/files" if "/files" in u else "session"
@@ -137,12 +146,19 @@ async def main_async(a) -> None:
                         if r.status_code != 200:
                             errors += 1
 
+            l0, s0, c0 = os.getloadavg()[0], cpu_seconds(proc.pid), os.times()
             t0 = time.perf_counter()
             await asyncio.gather(*(client(i) for i in range(a.clients)))
             wall = time.perf_counter() - t0
+            s1, c1 = cpu_seconds(proc.pid), os.times()
             xs = [x for _, x in lat]
             print(f"warm load: {a.clients} concurrent clients x {a.requests} requests = {len(xs)} in {wall:.1f} s "
-                  f"({len(xs) / wall:.0f} req/s), {errors} errors")
+                  f"({len(xs) / wall:.0f} req/s), {errors} errors; load average {l0:.1f} -> {os.getloadavg()[0]:.1f}")
+            mine = c1.user + c1.system - c0.user - c0.system
+            if s0 is not None and s1 is not None:
+                print(f"  CPU: server {s1 - s0:.1f} s ({(s1 - s0) / len(xs) * 1000:.1f} ms a request), these clients "
+                      f"{mine:.1f} s ({mine / len(xs) * 1000:.1f} ms a request), over {wall:.1f} s on "
+                      f"{os.cpu_count()} cores shared with the machine's other work")
             print(f"  page time: p50 {pct(xs, 50) * 1000:.0f} ms, p95 {pct(xs, 95) * 1000:.0f} ms, "
                   f"p99 {pct(xs, 99) * 1000:.0f} ms, max {max(xs) * 1000:.0f} ms  (goal p95 <= 300 ms: "
                   f"{'met' if pct(xs, 95) <= 0.3 else 'NOT met'})")

@@ -17,6 +17,8 @@ from .session import record_anchor
 
 MAX_TURNS = 100
 CLIP = 4000
+KEEP = 8
+"""Search answers kept (per generation): a repeated query answers at once, memory stays bounded."""
 
 
 @dataclass
@@ -132,7 +134,7 @@ def render(store, q: dict) -> str:
     if pattern is None:
         return page("Search", f"<h1>Search</h1>{form}", current="/search")
     a = args_of(q)
-    res = store.memo(("search", a), lambda: run(store, a))
+    res = store.memo(("search", a), lambda: run(store, a), keep=KEEP)
     if res.error:
         return page("Search", f'<h1>Search</h1>{form}<p class="omissions" id="error">{t(res.error)}</p>',
                     current="/search")

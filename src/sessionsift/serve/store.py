@@ -121,13 +121,19 @@ class Store:
                 if self._flights.get(k) is flight:
                     del self._flights[k]
 
-    def memo(self, key: tuple, make: Callable[[], Any]) -> Any:
-        """`make()` once per generation and key (a question asked by several pages)."""
+    def memo(self, key: tuple, make: Callable[[], Any], keep: int | None = None) -> Any:
+        """`make()` once per generation and key (a question asked by several pages). `keep`: at
+        most that many answers of this kind (``key[0]``) are kept, the oldest dropped first (a
+        search's answer holds every hit's text: eight of them, not 256)."""
 
         def put(k, v):
             with self._lock:
                 if len(self._memo) > 256:
                     self._memo.clear()
+                if keep is not None:
+                    same = [x for x in self._memo if x[2] == key[0]]
+                    for old in same[:max(0, len(same) - keep + 1)]:
+                        del self._memo[old]
                 self._memo[k] = v
 
         return self._single(("memo", self.generation, *key), lambda k: self._memo.get(k, _MISSING), make, put)
