@@ -317,3 +317,33 @@ def test_lineage_is_read_from_the_index_once_indexed(rr, tmp_path, monkeypatch):
         assert [ls.forked_from for ls in again.lanes] == [ls.forked_from for ls in first.lanes]
         assert sum(ls.forked_from is not None for ls in again.lanes) == 1
         monkeypatch.setattr(lineage, "_uuids", real)
+
+
+def test_a_forks_census_is_kept_in_its_index(rr, tmp_path, monkeypatch):
+    """A fork's census without its copies (stats.lane_stats_indexed) parsed the whole fork on every
+    warm `stats` (a store of forks: 98% of its time, benchmarks/README.md 'issue 25'). Kept in the
+    fork's index with the digest of the copied lines: the second `stats` computes none, and every
+    lane's figures equal the first's and the scan's (index off)."""
+    from sessionsift.index import codec
+    from sessionsift.index.lanes import census_one
+    from sessionsift.providers.claude import stats as S
+    from sessionsift.providers.claude.discover import resolve_targets
+
+    def figures(res):
+        return [(str(ls.lane.path), codec.stats_obj(ls), ls.forked_from) for ls in res.lanes]
+
+    for name in ("robust_fork", "robust_rewind_fork"):
+        gt = rr[name]
+        monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / f"k-{name}"))
+        scope = resolve_targets([], Path(gt["config_dir"]))
+        first = S.stats(scope, census=census_one)
+        made: list = []
+        real = S.lane_stats_indexed
+        monkeypatch.setattr(S, "lane_stats_indexed", lambda ln, **k: made.append(ln.path) or real(ln, **k))
+        again = S.stats(scope, census=census_one)
+        assert made == [], (name, made)  # before: the fork parsed again
+        assert figures(again) == figures(first)
+        monkeypatch.setattr(S, "lane_stats_indexed", real)
+        monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+        assert figures(S.stats(resolve_targets([], Path(gt["config_dir"])))) == figures(first)
+        monkeypatch.delenv("SESSIONSIFT_NO_INDEX")

@@ -119,6 +119,50 @@ def census_one(lane: Lane, strict: bool, parallel: bool) -> "S.LaneStats | S.Pro
     return ls
 
 
+FORK_STATS = "forkstats.1"
+"""The section holding a fork's census without its copies (stats.lane_stats_indexed), with the
+digest of the copied lines it left out."""
+
+
+def fork_stats(lane: Lane, strict: bool = False, copies: frozenset[int] | None = None) -> S.LaneStats:
+    """`stats.lane_stats_indexed(lane, copies=copies)` -- a fork's census without the records it
+    copies from an in-scope parent, which parses the whole transcript --, kept in the lane's index
+    with the digest of `copies`: read from it while the index is fresh, covers the whole file and
+    the copied lines are the same (a warm `stats` on a store of forks parsed every fork on every
+    run); computed and stored otherwise. `strict` or the index off: computed, nothing kept."""
+    copies = copies or frozenset()
+    if strict or config.why_off(lane.index_off) is not None:
+        return S.lane_stats_indexed(lane, strict=strict, copies=copies)
+    try:
+        f, st, verdict = _open(lane)
+    except OSError:
+        f = None
+    whole = f is not None and verdict == store.FRESH and f.identity.end == st.st_size
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # pragma: no cover
+        from hashlib import blake2b
+    key = blake2b(array("Q", sorted(copies)).tobytes(), digest_size=16).hexdigest()
+    if whole and f is not None:
+        o = f.section(FORK_STATS)
+        if isinstance(o, dict) and o.get("copies") == key and isinstance(o.get("stats"), dict):
+            return codec.stats_from(o["stats"], lane)
+    ls = S.lane_stats_indexed(lane, strict=False, copies=copies)
+    if whole and f is not None:
+        try:
+            st2 = os.stat(lane.path)
+            if (st2.st_ino, st2.st_size, st2.st_mtime_ns, st2.st_ctime_ns) == (
+                    st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns):  # the bytes read are the indexed ones
+                f.with_section(FORK_STATS, {"copies": key, "stats": codec.stats_obj(ls)}, KIND, os.fspath(lane.path))
+        except (OSError, ValueError):
+            pass  # an unwritable cache costs speed next time, never a result
+    return ls
+
+
+census_one.fork_stats = fork_stats  # type: ignore[attr-defined]
+"""stats.stats asks the census it is given for its forks' census too (a provider imports no index)."""
+
+
 def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple[S.LaneStats, Outcome]:
     """The census of one lane, from its index when fresh, else scanned (and indexed as it is
     scanned). Equal to `core.stats.lane_stats(lane)` in every field."""

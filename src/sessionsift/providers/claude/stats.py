@@ -377,8 +377,9 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=Non
         r = done.get(id(ln))
         if r is None:  # a fork whose parent is in scope: its copies counted once, on the parent
             f = counted_once[str(ln.path)]
-            try:
-                r = lane_stats_indexed(ln, strict=strict, copies=frozenset(f.copied_lines))
+            try:  # from the census's own keeper where it has one (index/lanes.py fork_stats)
+                r = getattr(census, "fork_stats", lane_stats_indexed)(ln, strict=strict,
+                                                                      copies=frozenset(f.copied_lines))
             except OSError as exc:
                 r = Problem(str(ln.path), exc.strerror or str(exc))
         if isinstance(r, Problem):
