@@ -122,12 +122,19 @@ def test_search_whole_turn_context_kinds_counts_and_zero_hits(env):
     assert counts["Bash"][0] > 0  # Claude Code's tool_use blocks, selected by the same shared kind
     p = cli(env, "search", "", "-t", "unknown", *roots(env), "--count-by", "session", "--format", "json")
     assert {r["key"]: r["count"] for r in jrows(p) if r["kind"] == "count"} == {"pl-one": 1}
-    p = cli(env, "search", "no-such-phrase-zq", *roots(env))
+    # scanned (the full-text index off): what was read and what was not searched, by kind
+    p = cli(env, "search", "no-such-phrase-zq", *roots(env), "--no-index")
     assert p.returncode == 1
     lines = p.stdout.strip().splitlines()
     assert lines[-1].startswith("coverage: Claude Code 8 sessions") and "Plumbing (test) 1" in lines[-1]
     assert lines[-2].startswith("0 hits in 0 of 1 session of Plumbing (test) (11 records read in 1 session, 8 of them searched; not searched: "
                                 "meta 2 (0 would match, -t meta), unknown 1 (0 would match, -t unknown))")
+    # with the index: the session no record of which holds the literal is ruled out, unread, and said so
+    p = cli(env, "search", "no-such-phrase-zq", *roots(env))
+    assert p.returncode == 1
+    lines = p.stdout.strip().splitlines()
+    assert lines[-2] == ("0 hits in 0 of 1 session of Plumbing (test) (0 records read in 0 sessions, 0 of them searched; "
+                         "1 session ruled out by the full-text index (no record holds the pattern's literal), not parsed)")
 
 
 def test_stats_counts_once_dedups_tokens_and_never_sums_running_totals(env):
