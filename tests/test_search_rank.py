@@ -153,7 +153,7 @@ def test_an_append_adds_its_turns_and_a_rewrite_removes_them(tmp_path):
 
     def ask() -> tuple[list[dict], dict]:
         p = cli("search", "--rank", prompt, "--qwen-home", str(home / ".qwen"), "--format", "json", env=env)
-        assert p.returncode in (0, 1), p.stderr
+        assert p.returncode == 0, p.stderr  # every call ranks a turn of this session (asserted below)
         rows = jrows(p)
         return [r for r in rows if r["kind"] == "turn" and r["session_id"] == sid], rows[-1]
 
