@@ -552,6 +552,9 @@ class DatasetSelection:
     ruled_out: int = 0
     claude = None
     subagents: bool = True
+    index_off = "a dataset is searched through DuckDB: the local full-text index keeps no dataset records"
+    """Why the local index does not pick candidates (index/config.py ``why_off``): a dataset's records
+    are one ordered stream (``_Stream``), read once; indexing them first would consume it."""
 
     def coverage(self):
         return self.coverage_
