@@ -111,32 +111,82 @@ def sort_rows(rows: list[SessionRow], key: str) -> list[SessionRow]:
     return sorted(known, key=lambda r: -(value(r) or 0)) + [r for r in base if value(r) is None]
 
 
-def list_sessions(sel, subagents: bool = True) -> Listing:
-    """Rows for every session of the Selection `sel` (providers.scope.Selection), newest first."""
+@dataclass
+class Kept:
+    """What a listing read, kept for the next one (``list_sessions(keep=...)``, a long-lived
+    process such as ``serve``): per session the ref discovery gave, the stat identity of every
+    file its summary reads (Provider.summary_files) and the ref and summary (or problem) it gave;
+    per provider its lineage with the identities of all its sessions' files. Only what the last
+    listing saw is kept (a session gone is dropped)."""
+
+    sessions: dict = field(default_factory=dict)
+    lineage: dict = field(default_factory=dict)
+    read: int = 0
+    """Sessions the last listing read (summarized); the rest it took from here."""
+    kept: int = 0
+
+
+def file_identity(p) -> tuple | None:
+    """(device, inode, size, mtime_ns) of `p`, None when it cannot be stat'ed (gone)."""
+    import os
+
+    try:
+        st = os.stat(p)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def list_sessions(sel, subagents: bool = True, keep: Kept | None = None) -> Listing:
+    """Rows for every session of the Selection `sel` (providers.scope.Selection), newest first.
+
+    `keep`: the listing before this one (updated in place): a session whose ref is the one
+    discovery gave then and whose files (Provider.summary_files) have the same stat identities
+    is not read again, its summary is the one kept; a provider's lineage is computed again only
+    when one of its sessions' refs or files changed. The answer is the one a listing without
+    `keep` gives (tests/test_serve_incremental.py compares them)."""
     from ..read.fanout import map_halves, no_gc
 
     providers = {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
     refs = sel.session_refs()
     problems: list[Problem] = []
+    old = keep.sessions if keep is not None else {}
+    new: dict = {}
 
     def one(ref: SessionRef) -> tuple[SessionRef, SessionSummary | Problem]:
         prov = providers.get(ref.provider)
         where = str(ref.paths[0]) if ref.paths else ref.session_id
         if prov is None:
             return ref, Problem(where, f"no reader for {ref.provider}")
+        given = ref
         try:
             ref = prov.full(ref)  # every file of the session (a light ref names its main transcript only)
-            return ref, prov.summarize(ref, subagents=subagents)
+            if keep is not None:
+                # stat'ed before the read: a write during it leaves an older identity, read again next time
+                stamp = tuple((str(p), file_identity(p)) for p in prov.summary_files(ref))
+                k = (given.provider, given.session_id)
+                got = old.get(k)
+                if got is not None and got[0] == subagents and got[1] == given and got[2] == stamp:
+                    new[k] = got
+                    return got[3], got[4]
+            res = prov.summarize(ref, subagents=subagents)
+            if keep is not None:
+                new[k] = (subagents, given, stamp, ref, res)
+            return ref, res
         except Exception as exc:  # a reader's bug: the session is unreadable, the answer goes on
             return ref, Problem(where, f"reader failed: {type(exc).__name__}: {exc}")
 
     with no_gc():
         # a bounded reader reads at most a few MB of a session: weigh the halves by what is read
         results = map_halves(one, refs, [min(r.size or 0, 3 << 20) for r in refs])
+    if keep is not None:
+        keep.kept = sum(1 for k, v in new.items() if old.get(k) is v)
+        keep.read = len(refs) - keep.kept
+        keep.sessions = new
     kids: Counter | None = None
     if subagents:
         kids = Counter((r.provider, r.parent_session_id) for r in refs if r.is_subagent)
-    lineage = _lineage(sel, providers)
+    lineage = _lineage(sel, providers, keep)
     rows: list[SessionRow] = []
     total: int | None = 0
     read = files = 0
@@ -164,27 +214,44 @@ def list_sessions(sel, subagents: bool = True) -> Listing:
     return Listing(rows, uniq, total, read, files, deleted, [note] if note else [])
 
 
-def _lineage(sel, providers) -> dict[tuple[str, str], tuple[dict | None, list[str] | None]]:
+def _lineage(sel, providers, keep: Kept | None = None) -> dict[tuple[str, str], tuple[dict | None, list[str] | None]]:
     """(provider, session id) -> (forked_from, forks) for every session in `sel`: from each
     provider's `lineage` over the sessions its discovery saw (a parent listed alone still names
-    its forks); (None, None) for a provider that records no lineage."""
+    its forks); (None, None) for a provider that records no lineage. `keep`: a provider's
+    lineage is kept while the refs it was computed over and their files are the same."""
     out: dict[tuple[str, str], tuple[dict | None, list[str] | None]] = {}
     by: dict[str, list[SessionRef]] = {}
     for r in sel.session_refs():
         by.setdefault(r.provider, []).append(r)
+    kept_lineage: dict = {}
     for name, refs in by.items():
         prov = providers.get(name)
         if prov is None or not prov.records_forks:
             continue
         e = sel.survey.entry(name)
         seen = list(e.sessions) if e is not None and e.sessions else refs
-        try:
-            got = prov.lineage(refs, seen)
-        except Exception:  # a reader's bug: lineage unknown for its sessions (None, never "no fork")
-            continue
+        sig = None
+        if keep is not None and not sel.targeted and sel.narrowed is None:
+            # the whole root: `seen` is every session a provider's lineage may read (a narrowed
+            # selection's lineage reads siblings outside it, not stamped here: computed again)
+            sig = (refs, seen, tuple(tuple(file_identity(p) for p in r.paths) for r in seen),
+                   tuple(tuple(file_identity(p) for p in r.paths) for r in refs))
+            was = keep.lineage.get(name)
+            got = was[1] if was is not None and was[0] == sig else None
+        else:
+            got = None
+        if got is None:
+            try:
+                got = prov.lineage(refs, seen)
+            except Exception:  # a reader's bug: lineage unknown for its sessions (None, never "no fork")
+                continue
+        if sig is not None:
+            kept_lineage[name] = (sig, got)
         forks: dict[str, list[str]] = {}
         for sid, f in got.items():
             forks.setdefault(f["session_id"], []).append(sid)
         for r in refs:
             out[(name, r.session_id)] = (got.get(r.session_id), sorted(forks.get(r.session_id, [])))
+    if keep is not None:
+        keep.lineage = kept_lineage
     return out

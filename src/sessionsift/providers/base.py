@@ -496,6 +496,20 @@ class Provider:
             out[r.session_id] = f
         return out
 
+    def summary_files(self, ref: SessionRef) -> list[Path]:
+        """Every file :meth:`summarize` reads for `ref` (a ref as :meth:`full` gives it): a listing
+        kept between answers (``sessionsift.listing.list_sessions(keep=...)``) reads the session
+        again only when one of these changed its stat identity (device, inode, size, mtime_ns), a
+        file came or went, or discovery gave another ref. Default: ``ref.paths`` and, beside a
+        SQLite database among them, its ``-wal`` (WAL mode's newest commits live there until a
+        checkpoint; the main file's size and mtime need not move). A database store's every
+        session names the same file: one write re-reads every session of it."""
+        out = list(ref.paths)
+        for p in ref.paths:
+            if str(p).endswith((".db", ".sqlite", ".sqlite3")):
+                out.append(Path(str(p) + "-wal"))
+        return out
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file and folder that belongs to this one session alone (clean captures and
         deletes exactly these, as one unit). Default: ``ref.paths``."""

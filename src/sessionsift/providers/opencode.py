@@ -409,6 +409,13 @@ class Opencode(Provider):
 
         return opencode_live.subagents(self, ref, children, world)
 
+    def summary_files(self, ref: SessionRef) -> list[Path]:
+        """A legacy JSON session's session file, every message file and every part file of it (the
+        reader reads each); a database session's database and its ``-wal`` (Provider's)."""
+        if ref.extra.get("store") == "legacy-json":
+            return opencode_json.read_files(ref)
+        return super().summary_files(ref)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Legacy JSON sessions own their files; a session inside opencode.db owns rows, not files:
         nothing can be removed without writing to the database, which sessionsift never does."""

@@ -128,6 +128,23 @@ def _with_paths(recs: Iterator[Record], st: Path, mid: str, mdir: Path) -> Itera
         yield r
 
 
+def read_files(ref: SessionRef) -> list[Path]:
+    """The files `read` reads for `ref`, with the directories it lists (a message or part added
+    moves its directory's mtime): the session file, its message dir and each message file, each
+    message's part dir and each part file."""
+    data_dir = Path(ref.extra.get("data_dir") or ref.paths[0].parents[3])
+    st = storage_dir(data_dir)
+    out: list[Path] = list(ref.paths)
+    mdir = st / "message" / ref.session_id
+    out.append(mdir)
+    for f in sorted(mdir.glob("*.json")):
+        out.append(f)
+        pd = st / "part" / f.stem
+        out.append(pd)
+        out += sorted(pd.glob("*.json"))
+    return out
+
+
 def footprint(ref: SessionRef) -> list[Path]:
     data_dir = Path(ref.extra.get("data_dir") or ref.paths[0].parents[3])
     st = storage_dir(data_dir)

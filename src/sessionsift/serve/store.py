@@ -54,6 +54,11 @@ class Store:
         self._pages: OrderedDict[tuple, bytes] = OrderedDict()
         self._page_bytes = 0
         self._memo: dict[tuple, Any] = {}
+        from ..listing import Kept
+
+        self._kept = Kept()
+        """The last listing's sessions and their files' identities (listing.Kept): a new
+        generation's listing reads again only what changed."""
         self.listeners: set[asyncio.Queue] = set()
         self.changed: list[str] = []
         """The paths of the last change the watcher saw."""
@@ -73,7 +78,7 @@ class Store:
             from ..listing import list_sessions
 
             sel = self.selector(())
-            lst = list_sessions(sel)
+            lst = list_sessions(sel, keep=self._kept)  # only the sessions whose files changed are read
             by_key = {(r.ref.provider, r.ref.session_id): r for r in lst.rows}
             kids: dict = {}
             for r in lst.rows:

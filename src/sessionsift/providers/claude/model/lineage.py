@@ -68,11 +68,36 @@ class known_heads:
             _KNOWN_HEADS.pop(k, None)
 
 
+_READ: dict[tuple, tuple[tuple, object]] = {}
+"""(what, path, argument) -> (the file's stat identity when it was read, the answer): what the
+family search read of a transcript, kept for as long as the file's identity (device, inode, size,
+mtime_ns) stays (a long-lived process lists again after every change: only changed files are read
+again). Bounded: cleared past _READ_MAX entries."""
+_READ_MAX = 200_000
+
+
+def _remembered(what: str, path, arg, read):
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return read()
+    ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    k = (what, os.fspath(path), arg)
+    got = _READ.get(k)
+    if got is not None and got[0] == ident:
+        return got[1]
+    v = read()  # the identity taken before the read: a write during it is read again next time
+    if len(_READ) >= _READ_MAX:
+        _READ.clear()
+    _READ[k] = (ident, v)
+    return v
+
+
 def _head(path) -> tuple[str | None, str | None]:
     h = _KNOWN_HEADS.get(os.fspath(path)) if _KNOWN_HEADS else None
     if h is not None:
         return h
-    return read_head(path)
+    return _remembered("head", path, None, lambda: read_head(path))
 
 
 def read_head(path) -> tuple[str | None, str | None]:
@@ -260,8 +285,13 @@ def _roots(s, keys: set[str], index_off: str | None) -> frozenset[str]:
     holding one of the keys parsed)."""
     from ....index import lanes as IL
 
-    got = IL.roots(s.path, getattr(s, "index_off", None) or index_off)
-    return got & keys if got is not None else roots_of(s.path, keys)
+    off = getattr(s, "index_off", None) or index_off
+
+    def read():
+        got = IL.roots(s.path, off)
+        return got & keys if got is not None else roots_of(s.path, keys)
+
+    return _remembered("roots", s.path, (frozenset(keys), off), read)
 
 
 def _join_rerooted(fams: dict, index_off: str | None = None) -> None:
@@ -285,7 +315,7 @@ def _join_rerooted(fams: dict, index_off: str | None = None) -> None:
         for key, m in entries:
             if len(fams.get(key, ())) != 1:
                 continue
-            t0s = _record_ts(m[2].path, key)
+            t0s = _remembered("ts", m[2].path, key, lambda: _record_ts(m[2].path, key))
             t0 = _epoch(t0s) if t0s else None
             if t0 is not None:
                 cands.append((key, m, t0))
