@@ -164,8 +164,9 @@ def test_index_status_gives_its_size_and_clear_drops_its_units(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "sessionsift", "index", *a, "--home", str(HOME),  # noqa: E731
                                      "--format", "json"], capture_output=True, text=True, env=env, cwd=env["HOME"])
     st = [json.loads(x) for x in run("status").stdout.splitlines()][-1]["fulltext"]
-    assert st["units"] == 70 and st["db_bytes"] > 0 and st["src_bytes"] > 0
-    assert st["ratio"] == round(st["db_bytes"] / st["src_bytes"], 4)
+    # opencode's and Crush's readers give no session size: the total is unknown, not a sum
+    assert st["units"] == 70 and st["db_bytes"] > 0 and st["units_size_unknown"] > 0
+    assert st["src_bytes"] is None and st["ratio"] is None
     cl = [json.loads(x) for x in run("clear").stdout.splitlines()][-1]
     assert cl["fulltext_units_dropped"] == 70
     sm = _same(env, HOME, "hello")  # indexed again as it searches
@@ -186,3 +187,33 @@ def test_a_spent_budget_defers_units_and_index_update_indexes_them(tmp_path):
     assert up["used"] is True and up["built"] + up["fresh"] == 70
     sm = _same(env, HOME, "hello")
     assert sm["fulltext"]["deferred"] == 0 and sm["fulltext"]["built"] == 0
+
+
+def test_a_session_of_unknown_size_is_stored_unknown_and_a_known_store_gives_its_ratio(tmp_path):
+    """A session whose reader gives no size (opencode's database: SessionRef.size None) keeps
+    src_bytes NULL in the full-text index, never 0; a store where every size is known gives the
+    sum and the ratio."""
+    import sqlite3
+
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    _same(env, HOME, "hello")  # builds it
+    db = next((tmp_path / "idx").rglob("text-*.sqlite"))
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT key, src_bytes FROM units").fetchall()
+    con.close()
+    oc = [b for k, b in rows if k.startswith("rec\0opencode\0")]
+    assert oc and all(b is None for b in oc)
+    assert all(b is not None and b > 0 for k, b in rows if k.startswith("lane\0"))
+    env2 = _env(tmp_path / "other")
+    (tmp_path / "other" / "userhome").mkdir(parents=True)
+    claude = REPO / "examples" / "claude-home"
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "search", "hello", "--claude-home", str(claude),
+                        "--format", "json"], capture_output=True, text=True, env=env2, cwd=env2["HOME"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "index", "status", "--claude-home", str(claude),
+                        "--format", "json"], capture_output=True, text=True, env=env2, cwd=env2["HOME"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    st = [json.loads(x) for x in r.stdout.splitlines()][-1]["fulltext"]
+    assert st["units_size_unknown"] == 0 and st["src_bytes"] > 0
+    assert st["ratio"] == round(st["db_bytes"] / st["src_bytes"], 4)

@@ -101,7 +101,9 @@ def status_cmd(inv):
         out.text(f"full-text index: {_mb(ft['db_bytes'])} for {_mb(ft['src_bytes'])} of transcripts and sessions "
                  f"indexed ({ft['ratio']:.0%}), {ft['units']} units, {ft['rows']:,} records"
                  + (f", {ft['dead_rows']:,} dead rows" if ft["dead_rows"] else "") if ft["ratio"] is not None else
-                 f"full-text index: {_mb(ft['db_bytes'])}, {ft['units']} units")
+                 f"full-text index: {_mb(ft['db_bytes'])}, {ft['units']} units, {ft['rows']:,} records"
+                 + (f" ({ft['units_size_unknown']} of unknown size: no ratio to the bytes indexed)"
+                    if ft.get("units_size_unknown") else ""))
     out.text(f"{sum(counts.values())} transcripts ({_mb(size)}): " + (", ".join(f"{v} {k}" for k, v in counts.items() if v)
                                                                      or "none in scope")
              + f"; index {_mb(idx_bytes)} in {esc(str(store.root_dir()))}")

@@ -39,7 +39,8 @@ from typing import Iterable, Iterator
 
 from . import store
 
-SCHEMA = 1
+SCHEMA = 2
+"""2: ``units.src_bytes`` may be NULL (a session whose reader gives no size: unknown, never 0)."""
 ROW_BITS = 24
 MAX_ROWS = (1 << ROW_BITS) - 1
 BATCH_CHARS = 8 << 20
@@ -52,8 +53,8 @@ ALWAYS = 1
 on disk: the answer counts both, as the byte gate leaves such sessions to the reader)."""
 
 
-def db_path() -> Path:
-    return store.root_dir() / "fulltext" / f"text-{SCHEMA}.sqlite"
+def db_path(schema: int = SCHEMA) -> Path:
+    return store.root_dir() / "fulltext" / f"text-{schema}.sqlite"
 
 
 # -- the pattern's literals ----------------------------------------------------------------------
@@ -174,7 +175,8 @@ class Unit:
     digest: bytes | None
     flags: int
     text_chars: int
-    src_bytes: int
+    src_bytes: int | None
+    """Bytes of the transcript or session it was made from (None: its reader gives no size)."""
 
 
 class FullText:
@@ -204,6 +206,13 @@ class FullText:
         p = db_path()
         try:
             store.private_dirs(p.parent)
+            if not p.exists():  # an older schema's database is no use any more
+                for old in range(1, SCHEMA):
+                    for suf in ("", "-wal", "-shm"):
+                        try:
+                            os.unlink(os.fspath(db_path(old)) + suf)
+                        except OSError:
+                            pass
             fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 if os.fstat(fd).st_mode & 0o077:
@@ -216,7 +225,7 @@ class FullText:
             con.executescript(
                 "CREATE TABLE IF NOT EXISTS units(id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE NOT NULL,"
                 " ident BLOB NOT NULL, rows INTEGER NOT NULL, digest BLOB, flags INTEGER NOT NULL,"
-                " text_chars INTEGER NOT NULL, src_bytes INTEGER NOT NULL);"
+                " text_chars INTEGER NOT NULL, src_bytes INTEGER);"
                 "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL);"
                 "CREATE VIRTUAL TABLE IF NOT EXISTS text USING fts5(t, content='', detail=none,"
                 " tokenize='trigram', columnsize=0);")
@@ -254,10 +263,12 @@ class FullText:
         return {r >> rb for (r,) in self.con.execute("SELECT rowid FROM text WHERE text MATCH ?", (match_expr(lits),))}
 
     def figures(self) -> dict:
-        """{units, rows, dead_rows, text_chars, src_bytes, db_bytes} (db_bytes: the database and
-        its write-ahead log on disk)."""
-        u, rows, tc, sb = self.con.execute(
-            "SELECT count(*), coalesce(sum(rows),0), coalesce(sum(text_chars),0), coalesce(sum(src_bytes),0) FROM units"
+        """{units, rows, dead_rows, text_chars, src_bytes, units_size_unknown, db_bytes} (db_bytes:
+        the database and its write-ahead log on disk; src_bytes None when a unit's size is unknown
+        -- never the sum of the others -- and units_size_unknown says how many)."""
+        u, rows, tc, sb, unk = self.con.execute(
+            "SELECT count(*), coalesce(sum(rows),0), coalesce(sum(text_chars),0), coalesce(sum(src_bytes),0),"
+            " coalesce(sum(src_bytes IS NULL),0) FROM units"
         ).fetchone()
         size = 0
         for suf in ("", "-wal"):
@@ -266,7 +277,7 @@ class FullText:
             except OSError:
                 pass
         return {"units": u, "rows": rows, "dead_rows": self._meta("dead_rows"), "text_chars": tc,
-                "src_bytes": sb, "db_bytes": size}
+                "src_bytes": None if unk else sb, "units_size_unknown": unk, "db_bytes": size}
 
     def _meta(self, k: str) -> int:
         r = self.con.execute("SELECT v FROM meta WHERE k=?", (k,)).fetchone()
@@ -302,7 +313,7 @@ class FullText:
         self.con.execute("INSERT INTO meta(k, v) VALUES('dead_rows', ?) ON CONFLICT(k) DO UPDATE SET v = v + ?",
                          (unit.rows, unit.rows))
 
-    def put(self, key: str, ident, texts: Iterator[str], flags: int, src_bytes: int, old: Unit | None = None,
+    def put(self, key: str, ident, texts: Iterator[str], flags: int, src_bytes: int | None, old: Unit | None = None,
             keep_rows: int = 0, digest_fn=None) -> Unit | None:
         """(Re)write unit `key`: with `old` and `keep_rows`, its first rows stay (an append: the
         texts are the new records only); else it is dropped and `texts` are all its rows. None
@@ -374,7 +385,8 @@ class FullText:
 
 def status() -> dict | None:
     """The database's figures (FullText.figures) with ``ratio`` (its bytes over the bytes of the
-    files it indexed), for `index status`; None when there is none yet. Not created here."""
+    files it indexed; None when a unit's size is unknown), for `index status`; None when there is
+    none yet. Not created here."""
     import sqlite3
 
     p = db_path()
@@ -530,7 +542,7 @@ def update_session(ft: FullText, prov, ref, u: Unit | None, record_text) -> str:
                 prefix = h.digest()
     ident = inputs_identity(opened)
     flags = ALWAYS if rep.problems or cut else 0  # its problems and cut records are the answer's to count
-    size = ref.size or 0
+    size = ref.size  # None: the reader gives no size (unknown, not 0)
     if u is not None and n_old and n >= n_old and prefix is not None and prefix == u.digest and u.flags == flags:
         ft.put(u.key, ident, iter(texts[n_old:]), flags, size, old=u, keep_rows=n_old, digest_fn=h.digest)
         return "appended"
