@@ -255,7 +255,7 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/live/wait.py': 1,
     'src/sessionsift/live/world.py': 2,
     'src/sessionsift/providers/census.py': 5,
-    'src/sessionsift/providers/claude/__init__.py': 5,
+    'src/sessionsift/providers/claude/provider.py': 5,
     'src/sessionsift/providers/claude/files/__init__.py': 1,
     'src/sessionsift/providers/claude/files/backups.py': 4,
     'src/sessionsift/providers/claude/files/events.py': 11,

@@ -8,8 +8,24 @@ A name in KNOWN with no loaded reader is reported as ``no_adapter`` (null), neve
 
 from __future__ import annotations
 
-from .base import (Coverage, Discovery, FileChange, Problem, Provider, ReadReport, Record, Root,
-                   SessionRef, Tokens)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .base import (Coverage, Discovery, FileChange, Problem, Provider, ReadReport, Record, Root,
+                       SessionRef, Tokens)
+
+_BASE = ("Coverage", "Discovery", "FileChange", "Problem", "Provider", "ReadReport", "Record", "Root",
+         "SessionRef", "Tokens")
+
+
+def __getattr__(name: str):
+    """The shared shapes (base.py) are imported at their first use: a module under this package
+    that needs none of them (providers.claude.usage's light scan: the statusline after a turn) is
+    imported without base.py's dataclasses, pathlib and the line reader."""
+    if name in _BASE:
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Coverage", "Discovery", "FileChange", "Problem", "Provider", "ReadReport", "Record",
            "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load", "builtins_only", "load_failures"]
@@ -87,6 +103,8 @@ def _eps() -> list:
 
 def _try(name: str, value: str, load_) -> type[Provider] | None:
     """The class entry point `name` names, or None with the reason kept for load_failures()."""
+    from .base import Provider
+
     try:
         cls = load_()
         if not (isinstance(cls, type) and issubclass(cls, Provider)):
