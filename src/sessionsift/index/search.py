@@ -144,10 +144,14 @@ _PASSING: dict = {}
 
 
 def _passing(p, keys: list) -> list[bool]:
-    """`passes` of each kind in `keys` (one table for a whole data root: computed once)."""
+    """`passes` of each kind in `keys` (one table for a whole data root: computed once). Keyed on
+    what `passes` reads of the plan (its allowed labels, default surface, hook attachments), not on
+    the plan object's id: a later plan can get a freed one's id (serve makes one per search in one
+    process). The table is held by its entry (so its id names it while the entry lives)."""
     from ..providers.claude.search.plan import passes
 
-    k = (id(p), id(keys), len(keys))
+    k = (p.record_allowed, p.default_surface, p.hook_attachments, "harness.meta.hook" in p.allowed,
+         id(keys), len(keys))
     r = _PASSING.get(k)
     if r is None or r[0] is not keys:
         if len(_PASSING) > 64:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Iterator
@@ -481,8 +482,24 @@ def _count_left_out(p: Plan, rx, obj: dict, labels: list[str], out: LaneOutcome)
     out.gated_hits[kind] = out.gated_hits.get(kind, 0) + 1
 
 
-_SAVED: dict[tuple[str, str], list[str]] = {}
-"""(tool-results dir, regex) -> names of the saved outputs there whose text matches (per process)."""
+_SAVED: dict[tuple[str, str], tuple[tuple | None, list[str]]] = {}
+"""(tool-results dir, regex) -> (the dir's stat identity, names of the saved outputs there whose
+text matches), per process: kept while the directory's identity stays (a saved output written
+into it moves its mtime), so a long-lived process (serve) sees the ones written later. A saved
+output is written once; one rewritten in place is not looked at again."""
+
+
+def _dir_identity(d: str) -> tuple | None:
+    """(device, inode, mtime_ns) of directory `d` (an entry added or removed moves its mtime);
+    None when it cannot be stat'ed, or when it changed in the last 50 ms (an entry added in the
+    same clock tick as the listing would leave the mtime as it was: not kept, listed again)."""
+    try:
+        st = os.stat(d)
+    except (OSError, ValueError):
+        return None
+    if time.time_ns() - st.st_mtime_ns < 50_000_000:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns)
 
 
 _SUBAGENTS = os.sep + "subagents" + os.sep
@@ -507,12 +524,13 @@ def _tool_results_dir(lane: Lane) -> str:
 
 def _saved_matching(p: Plan, rx, d) -> list[str]:
     key = (os.fspath(d), p.regex or "")
-    names = _SAVED.get(key)
-    if names is not None:
-        return names
-    names = []
+    names: list[str] = []
     if not _maybe_dir(d):
         return names
+    ident = _dir_identity(key[0])
+    got = _SAVED.get(key)
+    if got is not None and got[0] == ident and ident is not None:
+        return got[1]
     try:
         files = sorted((e.name, e.path) for e in os.scandir(d) if e.is_file())
     except OSError:
@@ -528,13 +546,15 @@ def _saved_matching(p: Plan, rx, d) -> list[str]:
             names.append(name)
     if len(_SAVED) > 1024:
         _SAVED.clear()
-    _SAVED[key] = names
+    _SAVED[key] = (ident, names)
     return names
 
 
-_DIRS: dict[str, set[str] | None] = {}
-"""directory -> names of its subdirectories (None: could not list), per process: whether a
-session has a sidecar (tool-results/) is read from one listing of its project directory."""
+_DIRS: dict[str, tuple[tuple | None, set[str] | None]] = {}
+"""directory -> (its stat identity, names of its subdirectories; None: could not list), per
+process: whether a session has a sidecar (tool-results/) is read from one listing of its project
+directory, listed again when the directory's identity moved (a session dir made after an earlier
+search, in a long-lived process)."""
 
 
 def _maybe_dir(d: Path) -> bool:
@@ -544,8 +564,11 @@ def _maybe_dir(d: Path) -> bool:
     sess = d[:d.rfind(os.sep)]  # normalised paths: dirname and split by the last separator
     j = sess.rfind(os.sep)
     proj, name = (sess[:j] or os.sep) if j >= 0 else "", sess[j + 1:]
-    names = _DIRS.get(proj, ())
-    if names == ():
+    ident = _dir_identity(proj)
+    got = _DIRS.get(proj)
+    if got is not None and got[0] == ident and ident is not None:
+        names = got[1]
+    else:
         try:
             with os.scandir(proj) as it:
                 names = {e.name for e in it if e.is_dir()}
@@ -553,7 +576,7 @@ def _maybe_dir(d: Path) -> bool:
             names = None
         if len(_DIRS) > 4096:
             _DIRS.clear()
-        _DIRS[proj] = names
+        _DIRS[proj] = (ident, names)
     return names is None or name in names
 
 
