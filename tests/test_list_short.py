@@ -6,7 +6,9 @@ wherever it goes. On the bundled samples the real clients wrote (examples/home).
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -55,12 +57,14 @@ def test_a_terminal_gets_the_ten_newest_and_how_to_see_the_rest(env, every):
     top = [r for r in _sessions(every) if r["parent_session_id"] is None]
     assert len(top) == 60
     assert _row_ids(lines, every) == [r["session_id"] for r in top[:10]]  # the 10 newest, in order
-    assert lines[-3] == "50 more sessions (-n N or --all to list them; --verbose: each one's last prompt, last reply and notes)"
-    assert lines[-2].startswith("60 sessions (+9 subagents, +1 helper session); Claude Code: 8 in 8 project dirs")
-    assert lines[-1].startswith("coverage: Claude Code 8 sessions (+2 subagents) · Codex CLI 6 (+1 subagent) · ")
+    assert lines[-4] == "50 more sessions (-n N or --all to list them; --verbose: each one's last prompt, last reply and notes)"
+    assert lines[-3].startswith("60 sessions (+9 subagents, +1 helper session); Claude Code: 8 in 8 project dirs")
+    # the coverage line (275 cells) broken after a ' · ' to fit the 250 columns
+    assert lines[-2].startswith("coverage: Claude Code 8 sessions (+2 subagents) · Codex CLI 6 (+1 subagent) · ")
+    assert lines[-2].endswith(" · GitHub Copilot CLI 4 (+1 subagent) ·") and lines[-1] == "  Kilo Code 7 (+1 subagent)"
     assert sum(ln.startswith("  first: ") for ln in lines) == 10
     assert not [ln for ln in lines if ln.startswith(("  last:", "  agent:", "  note:"))]
-    assert len(lines) == 26  # was 398 on a 100-column terminal (330 on a pipe)
+    assert len(lines) == 27  # was 398 on a 100-column terminal (330 on a pipe)
 
 
 def test_all_and_n_show_more_on_a_terminal_with_child_sessions_folded(env, every):
@@ -101,3 +105,82 @@ def test_json_is_complete_on_a_terminal(env, every):
     doc = [json.loads(x) for x in _seen(shown.text) if x.strip()]
     assert len(_sessions(doc)) == 68
     assert [r["session_id"] for r in _sessions(doc)] == [r["session_id"] for r in _sessions(every)]
+
+
+EVIL = "\x1b[31mX\x1b[0m\x07\rY\nZ\u202eW\u2028V"
+WIDE_PROMPT = "日本語のプロンプトを書く " * 12 + EVIL
+WIDE_CWD = "/tmp/プロジェクト/" + "深い階層/" * 12 + EVIL + "/work"
+ESCAPE = re.compile(r"\\(?:u[0-9a-f]{4}|[entr])")
+"""An escape `esc` writes; what is left of a line without them holds no backslash (none was cut)."""
+
+
+def _cells(s: str) -> int:
+    import unicodedata
+
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in s)
+
+
+@pytest.fixture(scope="module")
+def wide_home(tmp_path_factory) -> Path:
+    """examples/claude-home (the real client's transcripts) with one session's first prompt and
+    cwd MUTATED to wide characters (two cells each) and control characters, one project dir
+    renamed to hold them too: values no client wrote offline, a person's own repository can."""
+    import shutil
+
+    home = tmp_path_factory.mktemp("wide") / "claude-home"
+    shutil.copytree(REPO / "examples" / "claude-home", home)
+    t = home / "projects" / "-tmp-ssift-rc-files-basic-work" / "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+    prompt = "[files_basic P1] Create hello.py and notes.md, then look at seed.txt and pixel.png."
+
+    def mutate(v):
+        if isinstance(v, str):
+            return WIDE_PROMPT if v == prompt else v.replace("/tmp/ssift-rc/files_basic/work", WIDE_CWD)
+        if isinstance(v, dict):
+            return {k: mutate(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [mutate(x) for x in v]
+        return v
+    lines = [json.dumps(mutate(json.loads(x)), ensure_ascii=False) for x in t.read_text().splitlines()]
+    t.write_text("\n".join(lines) + "\n")
+    os.rename(home / "projects" / "-tmp-ssift-rc-interactive-work", home / "projects" / ("-tmp-深い" + EVIL))
+    return home
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_every_line_fits_the_terminal_and_escapes_are_never_cut(env, every, wide_home, cols):
+    """On 80 and 120 columns no line of `list`, `list --all` or `list -v` is wider than the
+    terminal (cells: a wide character takes two): a project is cut keeping its end, a first prompt
+    keeping its start, both with an ellipsis and never inside an escape (`\\u202e` whole or
+    gone); the agent, size and counts, lineage, totals and the coverage line are broken across
+    lines, nothing cut. --verbose shows the project whole (broken across lines); JSON every value."""
+    for args in (LIST, LIST + ["--all"], LIST + ["-v"], ["list", "--claude-home", str(wide_home)],
+                 ["list", "--claude-home", str(wide_home), "-v"]):
+        shown = run_on_terminal(CLI + args, cols=cols, env=env, cwd=REPO)
+        assert shown.code == 0, (args, shown.text[-500:])
+        lines = _seen(shown.text)
+        assert [ln for ln in lines if _cells(ln) > cols] == [], (args, cols)
+        assert [ln for ln in lines if "\\" in ESCAPE.sub("", ln)] == [], (args, cols)
+        assert "\x1b" not in "".join(lines) and "\u202e" not in "".join(lines)
+        cov = max(i for i, ln in enumerate(lines) if ln.startswith("coverage: "))
+        assert cov < len(lines) - 1 and all(ln.startswith("  ") for ln in lines[cov + 1:])  # broken, not cut
+        if "--claude-home" in args:
+            first = next(ln for ln in lines if ln.startswith("  first: 日本語"))
+            assert first.endswith("…") and _cells(first) > cols - 12, first  # cut near the edge, in cells
+            if "-v" in args:  # the project whole, its lines joined again
+                at = next(i for i, ln in enumerate(lines) if ln.startswith("  /tmp/プロジェクト/"))
+                whole = lines[at][2:] + "".join(ln[4:] for ln in itertools.takewhile(
+                    lambda ln: ln.startswith("    "), lines[at + 1:]))
+                assert whole.startswith(_esc(WIDE_CWD)), whole
+            else:
+                assert any(ln.startswith("  …") and "\\u2028V/work  [Claude Code" in ln for ln in lines)  # its end kept
+    j = subprocess.run(CLI + ["list", "--claude-home", str(wide_home), "--format", "json"], capture_output=True,
+                       text=True, env=env, cwd=REPO)
+    assert j.returncode == 0
+    row = next(r for r in map(json.loads, j.stdout.rstrip("\n").split("\n")) if r.get("first_prompt") == WIDE_PROMPT)
+    assert row["project"] == WIDE_CWD
+
+
+def _esc(s: str) -> str:
+    from sessionsift.render import esc
+
+    return esc(s)

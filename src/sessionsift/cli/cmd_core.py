@@ -96,16 +96,17 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
     cut = TERMINAL_ROWS if out.terminal and not out.json and not everything and inv.limit is None else None
     shown, more = _shown_rows(rows, cut, verbose)
     display = _display(sel)
+    say = _sayer(out)
     for r in rows:
         if out.json:
             session_row(out, r, display)
         elif (r.ref.provider, r.ref.session_id) in shown:
             session_row(out, r, display, verbose, shown_kids=shown[(r.ref.provider, r.ref.session_id)])
     if more and not out.json:
-        out.text(f"{_plural(more, 'more session')} (-n N or --all to list them"
-                 + ("" if verbose else "; --verbose: each one's last prompt, last reply and notes") + ")")
+        say(f"{_plural(more, 'more session')} (-n N or --all to list them"
+            + ("" if verbose else "; --verbose: each one's last prompt, last reply and notes") + ")")
     elif not verbose and not out.json and rows:
-        out.text("--verbose: each session's last prompt, last reply, notes and child sessions")
+        say("--verbose: each session's last prompt, last reply, notes and child sessions")
     _deleted_rows(out, res.deleted, display)
     problems = sel.problems() + res.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
@@ -115,7 +116,7 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
                 bytes_read=res.bytes_read, sessions_deleted_by_client=len(res.deleted), notes=res.notes,
                 coverage=coverage_json(covs))
     for n in res.notes:
-        out.text(f"note: {esc(n)}")
+        say(f"note: {esc(n)}")
     unread = f"; {len(problems)} unreadable: " + "; ".join(f"{esc(p.path)} ({esc(p.why)})" for p in problems[:5]) if problems else ""
     where = ""
     if sel.claude is not None:
@@ -126,14 +127,27 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
         where = (f"; Claude Code: {n_claude} in {_plural(dirs, 'project dir')} under "
                  f"{esc(sel.claude.home.path)}")
     total = "an unknown number of" if res.bytes_total is None else str(res.bytes_total)
-    out.text(f"{sessions_unit(len(rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}")
+    say(f"{sessions_unit(len(rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}", ("; ", " "))
     if sel.narrowed is not None:
-        out.text(sel.narrowed.text())
-    out.text(coverage_line(covs))
+        say(sel.narrowed.text())
+    say(coverage_line(covs), (" · ", " "))
     return ExitStatus.INCOMPLETE if problems or sel.incomplete() else ExitStatus.OK
 
 
 list_cmd.help = (list_cmd.help or "").replace("{TERMINAL_ROWS}", str(TERMINAL_ROWS))
+
+
+def _sayer(out):
+    """`out.text` for a line of prose (totals, notes, the coverage line): on a terminal broken
+    across lines of its width (after `seps[0]`, else a space; nothing cut), on a pipe one line."""
+    from .table import term_width, wrap
+
+    W = term_width(out)
+
+    def say(line: str, seps: tuple[str, ...] = (" ",)) -> None:
+        for ln in wrap(esc(line), W, "  ", seps):
+            out.text(ln)
+    return say
 
 
 def _shown_rows(rows, cut: int | None, verbose: bool) -> tuple[dict, int]:
@@ -168,19 +182,20 @@ def _shown_rows(rows, cut: int | None, verbose: bool) -> tuple[dict, int]:
 def _deleted_rows(out, deleted, display) -> None:
     """Sessions the client deleted (Claude Code's history.jsonl keeps their prompts): a
     `deleted_session` row each and one text line, after the sessions on disk."""
+    say = _sayer(out)
     if deleted and not out.json:
-        out.text(f"deleted by the client (their prompts only, from history.jsonl): {len(deleted)} "
-                 f"session{'' if len(deleted) == 1 else 's'}")
+        say(f"deleted by the client (their prompts only, from history.jsonl): {len(deleted)} "
+            f"session{'' if len(deleted) == 1 else 's'}")
     for d in deleted:
         first = None if d.first_ts is None else fmt_epoch(d.first_ts)
         last = None if d.last_ts is None else fmt_epoch(d.last_ts)
         out.row("deleted_session", {"provider": d.provider, "session_id": d.session_id, "project": d.project,
                                     "deleted_by_client": True, "prompts": len(d.prompts) + d.undated_prompts,
                                     "first_prompt": d.first_prompt, "first_prompt_at": first, "last_prompt_at": last})
-        out.text(f"{esc(d.session_id)}  {esc(first or '?')}  {esc(d.project or '?')}  [{esc(display(d.provider))}, "
-                 f"deleted by the client] {len(d.prompts) + d.undated_prompts} prompt(s) kept")
+        say(f"{esc(d.session_id)}  {esc(first or '?')}  {esc(d.project or '?')}  [{esc(display(d.provider))}, "
+            f"deleted by the client] {len(d.prompts) + d.undated_prompts} prompt(s) kept")
         if d.first_prompt:
-            out.text(f"  first: {esc(d.first_prompt[:200])}")
+            say(f"  first: {esc(d.first_prompt[:200])}")
 
 
 def fmt_epoch(ts: float) -> str:
@@ -271,44 +286,57 @@ def session_row(out, r, display, verbose: bool = True, shown_kids=(0, 0)) -> Non
         counts += f", {_plural(kids, 'child session')}"
     if helpers:
         counts += f", {_plural(helpers, 'helper session')}"
-    from .table import cells, fit, term_width
+    from .table import cells, fit, term_width, wrap
 
     W = term_width(out)
     project = esc(sm.project or ref.project)
     tail = f"  [{esc(display(ref.provider))} {esc(version or '?')}{branch}] {size}{counts}"
     head = f"{esc(ref.session_id)}  {short_local(r.last_at)}  "
-    wrap = False
-    if W is not None and cells(head + project + tail) > W:
-        if cells(head) + 20 + cells(tail) <= W:
-            project = fit(project, W - cells(head) - cells(tail), keep_end=True)  # a path keeps its end
-        else:  # too narrow for one line: the project, agent, size and counts go under the id
-            wrap = True
-            project = fit(project, max(12, W - 2 - cells(tail)), keep_end=True)
-    if wrap:
-        out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}"])
-        out.text("  " + project + tail)
-    else:
+    if W is None or cells(head + project + tail) <= W:
         out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}  ", project, tail])
-    room = 100 if W is None else max(20, min(100, W - 9))
+    elif not verbose and cells(head) + 20 + cells(tail) <= W:
+        project = fit(project, W - cells(head) - cells(tail), keep_end=True)  # a path keeps its end
+        out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}  ", project, tail])
+    else:  # too narrow for one line: the project, agent, size and counts go under the id
+        out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}"])
+        if verbose and 2 + cells(project + tail) <= W:
+            out.text("  " + project + tail)
+        elif not verbose and 2 + 12 + cells(tail) <= W:
+            out.text("  " + fit(project, W - 2 - cells(tail), keep_end=True) + tail)
+        else:  # the project on a line of its own (--verbose: whole, broken across lines), then the rest
+            for ln in wrap("  " + project, W, "    ") if verbose else ["  " + fit(project, W - 2, keep_end=True)]:
+                out.text(ln)
+            for ln in wrap("  " + tail.strip(), W, "    ", (", ", " ")):
+                out.text(ln)
+
+    def say(line: str) -> None:
+        for ln in wrap(line, W, "    ", (", ", " ")):
+            out.text(ln)
+
+    room = 100 if W is None else max(8, min(100, W - 9))
+
+    def cut(v: str | None) -> str:  # a prompt or reply: its first `room` characters (cells on a terminal)
+        return clip(v, room) if W is None or v is None else fit(esc(v), room)
+
     if ref.title and (verbose or ref.title.strip() != (sm.first_prompt or "").strip()):
-        out.text(f"  title: {clip(ref.title, room)}")
+        out.text(f"  title: {cut(ref.title)}")
     f = r.forked_from
     if f:
         if f.get("line") is not None:
-            out.text(f"  forked from {esc(f['session_id'])} at its L{f['line']} ({f.get('copied_records')} records copied)")
+            say(f"  forked from {esc(f['session_id'])} at its L{f['line']} ({f.get('copied_records')} records copied)")
         else:
-            out.text(f"  forked from {esc(f['session_id'])}"
-                     + (f" (before its record ordinal {f['ordinal_exclusive']})" if f.get("ordinal_exclusive")
-                        is not None else ""))
+            say(f"  forked from {esc(f['session_id'])}"
+                + (f" (before its record ordinal {f['ordinal_exclusive']})" if f.get("ordinal_exclusive")
+                   is not None else ""))
     if r.forks:
-        out.text(f"  forks: {', '.join(esc(x) for x in r.forks)}")
-    out.text(f"  first: {clip(sm.first_prompt, room)}")
+        say(f"  forks: {', '.join(esc(x) for x in r.forks)}")
+    out.text(f"  first: {cut(sm.first_prompt)}")
     if not verbose:
         return
-    out.text(f"  last:  {clip(sm.last_prompt, room)}")
-    out.text(f"  agent: {clip(sm.last_agent_message, room)}")
+    out.text(f"  last:  {cut(sm.last_prompt)}")
+    out.text(f"  agent: {cut(sm.last_agent_message)}")
     for n in sm.notes:
-        out.text(f"  note: {esc(n)}")
+        say(f"  note: {esc(n)}")
 
 
 def _list_dataset(inv, no_subagents) -> int:

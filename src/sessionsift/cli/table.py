@@ -7,6 +7,7 @@ first; the table then says which: a narrower answer says what it left out)."""
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -25,22 +26,76 @@ def cells(s: str) -> int:
     return n
 
 
+_UNIT = re.compile(r"\\u[0-9a-f]{4}|\\[entr]|.", re.S)
+"""What a cut keeps whole: an escape `esc` wrote (`\\e`, `\\n`, `\\u202e`, ...) or one character."""
+
+
 def fit(s: str, n: int, keep_end: bool = False) -> str:
-    """`s` in at most `n` cells, an ellipsis marking the cut (at the start when `keep_end`)."""
+    """`s` (escaped) in at most `n` cells, an ellipsis marking the cut (at the start when
+    `keep_end`); an escape `esc` wrote is kept whole or cut whole (never `\\u20…`)."""
     if cells(s) <= n:
         return s
     if n <= 1:
         return "…"[:max(n, 0)]
-    chars = list(reversed(s)) if keep_end else list(s)
+    units = _UNIT.findall(s)
+    if keep_end:
+        units.reverse()
     kept: list[str] = []
     used = 0
-    for ch in chars:
-        w = cells(ch)
+    for u in units:
+        w = cells(u)
         if used + w > n - 1:
             break
-        kept.append(ch)
+        kept.append(u)
         used += w
-    return "…" + "".join(reversed(kept)) if keep_end else "".join(kept) + "…"
+    if keep_end:
+        kept.reverse()
+        return "…" + "".join(kept)
+    return "".join(kept) + "…"
+
+
+def _pieces(s: str, sep: str) -> list[str]:
+    """`s` split after each `sep` (the separator stays at the end of its piece)."""
+    parts = s.split(sep)
+    return [p + sep for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def wrap(s: str, width: int | None, indent: str = "  ", seps: tuple[str, ...] = (" ",)) -> list[str]:
+    """`s` (escaped) as lines of at most `width` cells, nothing left out: broken after a separator
+    (`seps[0]`, then `seps[1]` inside a piece still too wide, ...), a word wider than a line cut
+    across lines between escapes (never inside one); the lines after the first start with
+    `indent`. `width` None (a pipe): `[s]`."""
+    if width is None or cells(s) <= width:
+        return [s]
+    width = max(width, cells(indent) + 8)
+    lines = [""]
+
+    def room() -> int:
+        return width - (cells(indent) if len(lines) > 1 else 0) - cells(lines[-1])
+
+    def put(piece: str, depth: int) -> None:
+        if cells(piece) <= room():
+            lines[-1] += piece
+            return
+        if lines[-1].strip():
+            lines[-1] = lines[-1].rstrip(" ")
+            lines.append("")
+            piece = piece.lstrip(" ")
+            if cells(piece) <= room():
+                lines[-1] += piece
+                return
+        if depth < len(seps):
+            for sub in _pieces(piece, seps[depth]):
+                put(sub, depth + 1)
+            return
+        for u in _UNIT.findall(piece):
+            if cells(u) > room() and lines[-1]:
+                lines.append("")
+            lines[-1] += u
+
+    for piece in _pieces(s, seps[0]):
+        put(piece, 1)
+    return [lines[0].rstrip(" ")] + [indent + x.rstrip(" ") for x in lines[1:] if x.strip()]
 
 
 def width_of(stream) -> int | None:
