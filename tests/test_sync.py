@@ -377,3 +377,35 @@ def test_docs_dataset_lists_exactly_the_schema():
         want = [c for c in S.PARTITIONS + cols if not (table == "records" and c in X.COLUMNS)]
         assert got == want, table
     assert f"version **{S.VERSION}**" in doc
+
+
+def test_list_over_a_dataset_is_short_like_the_local_list_and_verbose_is_every_detail(tmp_path):
+    """`list --dataset` prints what `list` prints (issue 27: it printed every detail): each row is
+    the session's line, naming its machine, and its first prompt, a child session folded into its
+    parent's line; -v adds the last prompt, last reply, notes and child rows; on a real pseudo-
+    terminal the 10 newest, then how many more; -n N the first N."""
+    import re
+
+    from tests.terminal import CLI, run_on_terminal
+
+    ds = tmp_path / "ds"
+    R.sync(str(ds), _sel(HOME), Machine("id-a", "a", "a"))
+    strip = lambda text: [ln.replace(", on a]", "]") for ln in text.rstrip("\n").split("\n")][:-2]  # noqa: E731
+    for extra in ((), ("-v",)):
+        p, _ = _cli("list", "--dataset", str(ds), *extra)
+        q, _ = _cli("list", "--home", str(HOME), *extra)
+        got, want = strip(p.stdout), strip(q.stdout)
+        assert got == want, extra  # the same lines but the totals and the coverage line
+        assert sum(", on a] " in ln for ln in p.stdout.split("\n")) == (68 if extra else 60)
+        assert (sum(ln.startswith("  last:  ") for ln in got) > 0) == bool(extra)
+        assert len(got) == (328 if extra else 144)  # was 328 (every detail) either way
+    shown = run_on_terminal(CLI + ["list", "--dataset", str(ds)], cols=120)
+    assert shown.code == 0
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", shown.text).split("\n")
+    assert sum(bool(re.match(r"[0-9a-z-]{20,}  \d{4}-", ln)) for ln in lines) == 10
+    assert any(ln.startswith("50 more sessions (-n N or --all to list them") for ln in lines)
+    p, rows = _cli("list", "--dataset", str(ds), "-n", "3", "--format", "json")
+    top = [r for r in rows if r["kind"] == "session" and r["parent_session_id"] is None]
+    assert len(top) == 3 and rows[-1]["sessions"] == 60 and rows[0]["limit"] == 3
+    both, _ = _cli("list", "--dataset", str(ds), "--all", "-n", "3", check=2)
+    assert "give one of them" in both.stderr

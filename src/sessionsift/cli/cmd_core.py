@@ -79,7 +79,7 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
             from ..errors import UsageError
 
             raise UsageError("--sort orders this machine's listing; a dataset's is newest first (drop --sort)")
-        return _list_dataset(inv, no_subagents)
+        return _list_dataset(inv, no_subagents, everything, verbose)
     if everything and inv.limit is not None:
         from ..errors import UsageError
 
@@ -92,21 +92,9 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
         sel, rows = _first_sessions(sel, rows, limit)
     out = Out(inv.fmt, "list")
     out.header(**selection_header(sel), **({"sort": sort} if sort is not None else {}))
-    # the short answer on a terminal: the first TERMINAL_ROWS sessions (JSON and a pipe: every one)
-    cut = TERMINAL_ROWS if out.terminal and not out.json and not everything and inv.limit is None else None
-    shown, more = _shown_rows(rows, cut, verbose)
     display = _display(sel)
     say = _sayer(out)
-    for r in rows:
-        if out.json:
-            session_row(out, r, display)
-        elif (r.ref.provider, r.ref.session_id) in shown:
-            session_row(out, r, display, verbose, shown_kids=shown[(r.ref.provider, r.ref.session_id)])
-    if more and not out.json:
-        say(f"{_plural(more, 'more session')} (-n N or --all to list them"
-            + ("" if verbose else "; --verbose: each one's last prompt, last reply and notes") + ")")
-    elif not verbose and not out.json and rows:
-        say("--verbose: each session's last prompt, last reply, notes and child sessions")
+    _session_rows(out, [(None, r) for r in rows], display, verbose, everything or inv.limit is not None)
     _deleted_rows(out, res.deleted, display)
     problems = sel.problems() + res.problems
     problems = [p for i, p in enumerate(problems) if (p.path, p.why) not in {(q.path, q.why) for q in problems[:i]}]
@@ -135,6 +123,27 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
 
 
 list_cmd.help = (list_cmd.help or "").replace("{TERMINAL_ROWS}", str(TERMINAL_ROWS))
+
+
+def _session_rows(out, rows, display, verbose: bool, every: bool) -> None:
+    """The session rows of `list` (local or a dataset's: `rows` are (machine or None, SessionRow)):
+    JSON every row; text the short answer -- on a terminal the first TERMINAL_ROWS sessions unless
+    `every` (--all, -n), each its line and first prompt with child sessions folded in -- or, with
+    `verbose`, every detail; then how to see more."""
+    say = _sayer(out)
+    cut = TERMINAL_ROWS if out.terminal and not out.json and not every else None
+    shown, more = _shown_rows([r for _m, r in rows], cut, verbose)
+    for m, r in rows:
+        o = out if m is None else _MachineOut(out, m)
+        if out.json:
+            session_row(o, r, display, machine=m)
+        elif (r.ref.provider, r.ref.session_id) in shown:
+            session_row(o, r, display, verbose, shown_kids=shown[(r.ref.provider, r.ref.session_id)], machine=m)
+    if more and not out.json:
+        say(f"{_plural(more, 'more session')} (-n N or --all to list them"
+            + ("" if verbose else "; --verbose: each one's last prompt, last reply and notes") + ")")
+    elif not verbose and not out.json and rows:
+        say("--verbose: each session's last prompt, last reply, notes and child sessions")
 
 
 def _sayer(out):
@@ -241,11 +250,13 @@ def _display(sel):
     return name
 
 
-def session_row(out, r, display, verbose: bool = True, shown_kids=(0, 0)) -> None:
+def session_row(out, r, display, verbose: bool = True, shown_kids=(0, 0), machine: str | None = None) -> None:
     """One listing row (listing.SessionRow) of any provider: its JSON row (docs/json.md `session`)
     and its escaped text lines. `display(provider)` names the provider for people. Without
     `verbose` the text is the session's line and its first prompt (and lineage); `shown_kids`:
-    the child and helper sessions folded into the line (their rows are not shown)."""
+    the child and helper sessions folded into the line (their rows are not shown); `machine`:
+    the dataset machine the row came from (named in the text; the JSON row's `machine` is added
+    by _MachineOut)."""
     ref, sm = r.ref, r.summary
     out.row("session", {
         "provider": ref.provider,
@@ -290,7 +301,8 @@ def session_row(out, r, display, verbose: bool = True, shown_kids=(0, 0)) -> Non
 
     W = term_width(out)
     project = esc(sm.project or ref.project)
-    tail = f"  [{esc(display(ref.provider))} {esc(version or '?')}{branch}] {size}{counts}"
+    on = f", on {esc(machine)}" if machine is not None else ""
+    tail = f"  [{esc(display(ref.provider))} {esc(version or '?')}{branch}{on}] {size}{counts}"
     head = f"{esc(ref.session_id)}  {short_local(r.last_at)}  "
     if W is None or cells(head + project + tail) <= W:
         out.spans([(esc(ref.session_id), "id"), f"  {short_local(r.last_at)}  ", project, tail])
@@ -339,21 +351,31 @@ def session_row(out, r, display, verbose: bool = True, shown_kids=(0, 0)) -> Non
         say(f"  note: {esc(n)}")
 
 
-def _list_dataset(inv, no_subagents) -> int:
+def _list_dataset(inv, no_subagents, everything: bool = False, verbose: bool = False) -> int:
     """`list --dataset`: every machine's sessions, newest first, each row as `list` prints it (with
-    its `machine`), from the facts the sync read (docs/dataset.md)."""
+    its `machine`: short, on a terminal the newest; -n N: the first N; -v: every detail), from the
+    facts the sync read (docs/dataset.md)."""
     from ..sync.answers import list_rows, machines_text
     from ..sync.dataset import Dataset
     from .options import display_name, refuse_with_dataset
 
     refuse_with_dataset(inv)
     dataset = inv.dataset
+    if everything and inv.limit is not None:
+        from ..errors import UsageError
+
+        raise UsageError("--all lists every session and -n/--limit only the first N: give one of them")
     got = list_rows(Dataset.open(dataset), list(inv.providers) or None, not no_subagents)
     out = Out(inv.fmt, "list")
     top = sum(1 for _m, r in got.rows if r.ref.parent_session_id is None)
-    out.header(dataset=dataset, machines=got.machines, sessions=top, claude_home=None, claude_home_source=None)
-    for m, r in got.rows:
-        session_row(_MachineOut(out, m), r, display_name)
+    out.header(dataset=dataset, machines=got.machines, sessions=top, claude_home=None, claude_home_source=None,
+               **({"limit": inv.limit} if inv.limit is not None else {}))
+    rows = got.rows
+    if inv.limit is not None:  # the first N sessions (with their child sessions); the totals stay the dataset's
+        shown, _more = _shown_rows([r for _m, r in rows], inv.limit, True)
+        rows = [(m, r) for m, r in rows if (r.ref.provider, r.ref.session_id) in shown]
+    _session_rows(out, rows, display_name, verbose, everything or inv.limit is not None)
+    say = _sayer(out)
     sms = [r.summary for _m, r in got.rows]
     bytes_total = None if any(x.bytes_total is None for x in sms) else sum(x.bytes_total for x in sms)  # type: ignore[misc]
     bytes_read = sum(x.bytes_read for x in sms)
@@ -362,9 +384,11 @@ def _list_dataset(inv, no_subagents) -> int:
                 files_read=sum(x.files_read for x in sms), files_unreadable=len(got.problems),
                 problems=problems_json(got.problems), bytes_total=bytes_total, bytes_read=bytes_read,
                 coverage=coverage_json(got.coverage))
-    out.text(f"{sessions_unit(len(got.rows), got.coverage)} in dataset {esc(dataset)}, {esc(machines_text(got.machines))}; "
-             f"the sync read {bytes_read} of {'an unknown number of' if bytes_total is None else bytes_total} bytes")
-    out.text(coverage_line(got.coverage))
+    if inv.limit is not None and len(rows) < len(got.rows):
+        say(f"the first {_plural(inv.limit, 'session')} listed (-n {inv.limit}); the totals are the dataset's")
+    say(f"{sessions_unit(len(got.rows), got.coverage)} in dataset {esc(dataset)}, {esc(machines_text(got.machines))}; "
+        f"the sync read {bytes_read} of {'an unknown number of' if bytes_total is None else bytes_total} bytes", ("; ", " "))
+    say(coverage_line(got.coverage), (" · ", " "))
     return ExitStatus.INCOMPLETE if got.problems else ExitStatus.OK
 
 
