@@ -217,3 +217,42 @@ def test_a_session_of_unknown_size_is_stored_unknown_and_a_known_store_gives_its
     st = [json.loads(x) for x in r.stdout.splitlines()][-1]["fulltext"]
     assert st["units_size_unknown"] == 0 and st["src_bytes"] > 0
     assert st["ratio"] == round(st["db_bytes"] / st["src_bytes"], 4)
+
+
+def _cli(env: dict, *args: str) -> tuple[int, list[dict]]:
+    r = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--format", "json"], capture_output=True, text=True,
+                       env=env, cwd=env["HOME"])
+    return r.returncode, [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+
+
+@pytest.mark.parametrize("cmd", [["search", "", "-t", "user.message", "--count"], ["search", "x.*y", "-c"], ["stats"]])
+def test_a_command_that_reads_every_record_leaves_the_full_text_index_warm(tmp_path, cmd):
+    """A census, a search with no usable literal and `stats` read every record: after their answer
+    the full-text index is brought up to date for them, so the next literal search reads it (no
+    transcript or session indexed then); with --no-index none is written."""
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    code, _rows = _cli(env, *cmd, "--home", str(HOME), "--no-index")
+    assert code in (0, 1) and code == _cli(env, *cmd, "--home", str(HOME), "--no-index")[0]
+    assert not list((tmp_path / "idx").rglob("text-*.sqlite"))  # --no-index: nothing written
+    assert _cli(env, *cmd, "--home", str(HOME))[0] == code
+    st = _cli(env, "index", "status", "--home", str(HOME))[1][-1]["fulltext"]
+    assert st is not None and st["units"] == 70
+    sm = _same(env, HOME, "hello")
+    assert sm["fulltext"]["used"] is True and sm["fulltext"]["built"] == 0 and sm["fulltext"]["fresh"] == 70
+
+
+def test_index_update_builds_the_ranked_index_too(tmp_path):
+    (tmp_path / "userhome").mkdir()
+    env = _env(tmp_path)
+    code, rows = _cli(env, "index", "update", "--home", str(HOME))
+    assert code == 0
+    rk = rows[-1]["ranked"]
+    assert rk["why_not"] is None and rk["sessions_read"] == rk["sessions"] + rk["child_sessions"] > 60
+    assert rk["turns"] > 0 and rk["bytes"] > 0
+    code, rows = _cli(env, "search", "--rank", "hello world", "--home", str(HOME))
+    assert code == 0
+    sm = rows[-1]
+    assert sm["ranked_by"] == "index" and sm["sessions_read"] == 0
+    code, rows = _cli(env, "index", "update", "--home", str(HOME))
+    assert code == 0 and rows[-1]["ranked"]["sessions_read"] == 0

@@ -144,21 +144,57 @@ def update_cmd(inv):
             out.row("lane", {**lane_fields(lane), "how": how.how})
     finally:
         prog.done()
-    # the full-text index of every agent's transcripts and sessions (what a search picks from)
+    # the full-text index of every agent's transcripts and sessions (what a search picks from),
+    # then the ranked index (what `search --rank` ranks from), each with its progress line
     from ..index import fulltext
+    from ..index.progress import Reading
     from ..search.records import record_text
 
-    pairs = [(sel.survey.provider(r.provider), r) for r in sel.refs]
-    pairs = [(p, r) for p, r in pairs if p is not None]
-    roots = [e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None]
-    ftv = fulltext.update_all(lanes, pairs, roots, record_text)
+    _l, pairs, roots = fulltext.selection_units(sel)
+    ftp = Reading("full-text index")
+    ftp.begin(sum(_size(ln.path) for ln in lanes) + sum(r.size or 0 for _p, r in pairs))
+    try:
+        ftv = fulltext.update_all(lanes, pairs, roots, record_text, step=ftp.step)
+    finally:
+        ftp.done()
+    rkv = _update_ranked(sel)
     out.summary(action="update", index=rep.as_json(), unreadable=problems, not_indexed=others,
-                fulltext=ftv.as_json())
+                fulltext=ftv.as_json(), ranked=rkv)
     out.text(rep.text() or "index: no transcript in scope")
     out.text(f"full-text index: {ftv.built} indexed, {ftv.appended} appended, {ftv.fresh} already fresh"
              + (f", {ftv.left} not indexed (a reading problem: searched each time)" if ftv.left else "")
              if ftv.used else f"full-text index: not updated ({esc(ftv.why or '?')})")
+    out.text(f"ranked index: {rkv['sessions_read']} sessions read, {rkv['sessions'] + rkv['child_sessions'] - rkv['sessions_read']}"
+             f" already fresh, {rkv['turns']:,} turns" + (f", {len(rkv['unreadable'])} unreadable" if rkv["unreadable"] else "")
+             if rkv.get("why_not") is None else f"ranked index: not updated ({esc(rkv['why_not'])})")
     return ExitStatus.INCOMPLETE if problems else ExitStatus.OK
+
+
+def _update_ranked(sel) -> dict:
+    """`search --rank`'s index brought up to date for every session of `sel` (search/rank.py
+    update), with its progress line: {sessions_read, sessions, child_sessions, turns, bytes,
+    unreadable, why_not}."""
+    from ..index.progress import Reading
+    from ..search.rank import update
+
+    sizes = [r.size or 0 for r in sel.session_refs()]  # the order update reads them in
+    rp = Reading("ranked index")
+    rp.begin(sum(sizes))
+    last = [0]
+
+    def step(i: int, _n: int) -> None:
+        rp.step(sum(sizes[last[0]:i]))
+        last[0] = i
+
+    try:
+        ans = update(sel, getattr(sel, "index_off", None), progress=step)
+    except Exception as exc:  # noqa: BLE001 - an SQLite without FTS5: ranking scans, said so
+        return {"sessions_read": 0, "sessions": 0, "child_sessions": 0, "turns": 0, "bytes": None,
+                "unreadable": [], "why_not": f"{type(exc).__name__}: {exc}"}
+    finally:
+        rp.done()
+    return {"sessions_read": ans.sessions_read, "sessions": ans.sessions, "child_sessions": ans.child_sessions,
+            "turns": ans.turns, "bytes": ans.index_bytes, "unreadable": ans.unreadable, "why_not": ans.index_off}
 
 
 def _size(p) -> int:

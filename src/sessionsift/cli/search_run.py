@@ -324,9 +324,32 @@ def _run(inv, a: SearchArgs) -> int:
             if gline:
                 out.text(gline)
             out.text(coverage_line(covs))
+    index_what_was_read(out, sel, sm.fulltext, query.subagents)
     if sm.unreadable or lsm.persisted_unresolved or sel.incomplete():
         return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
     return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
+
+
+def index_what_was_read(out: Out, sel, ft, subagents: bool) -> None:
+    """A search the full-text index did not pick for (a census, a pattern with no literal) read
+    every record: after its answer (flushed first) the index is brought up to date for them
+    (index/fulltext.py after_reading, within the search's budget), so the next search is warm."""
+    from ..index import config
+
+    if not config.enabled(getattr(sel, "index_off", None)):
+        return  # (the index is not imported: a --no-index search never touches it)
+    from ..index.fulltext import NO_LITERAL
+
+    if ft is not None and ft.why != NO_LITERAL:
+        return
+    try:
+        out.stream.flush()
+    except (OSError, ValueError):
+        return  # the reader is gone: nothing more to do for it
+    from ..index.fulltext import after_reading
+    from ..search.records import record_text
+
+    after_reading(sel, record_text, subagents)
 
 
 def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:

@@ -357,4 +357,9 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
     if not verbose and not out.json and (res.lanes or gres.sessions):
         out.text("(--verbose: each session's record kinds, labels, token fields and prompts by how they were sent)")
     out.text(coverage_line(covs))
+    # stats read every record: the full-text index is brought up to date for them after the
+    # answer (within the search's budget), so the next search is warm
+    from .search_run import index_what_was_read
+
+    index_what_was_read(out, sel, None, not no_subagents)
     return ExitStatus.INCOMPLETE if problems or missing or sel.incomplete() else ExitStatus.OK

@@ -191,7 +191,7 @@ class FullText:
         and write-ahead log)."""
 
     @classmethod
-    def open(cls, roots: Iterable = ()) -> "tuple[FullText | None, str | None]":
+    def open(cls, roots: Iterable = (), timeout: float = 10.0) -> "tuple[FullText | None, str | None]":
         """The database, or (None, why it is off) when it may not or cannot be used."""
         from . import config
 
@@ -219,7 +219,7 @@ class FullText:
                     os.fchmod(fd, 0o600)
             finally:
                 os.close(fd)
-            con = sqlite3.connect(p, timeout=10, isolation_level=None, check_same_thread=False)
+            con = sqlite3.connect(p, timeout=timeout, isolation_level=None, check_same_thread=False)
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             con.executescript(
@@ -775,38 +775,60 @@ def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable
     return out, v
 
 
-def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None) -> Verdicts:
-    """`index update`: bring every lane and every shared session of the scope up to date in the
-    full-text index, without a budget (`step(bytes)`: progress); the verdicts count them."""
+def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None, limit: float | None = None,
+               timeout: float = 10.0) -> Verdicts:
+    """Bring every lane and every shared session of the scope up to date in the full-text index
+    (`step(nbytes)` after each: progress). `limit`: seconds for new units (`index update`: none;
+    a command that read records: budget()) -- past it a unit never indexed is deferred (counted),
+    an append or a rewrite is taken in all the same. `timeout`: seconds to wait for another
+    writer. The verdicts count them."""
     import sqlite3
 
     v = Verdicts()
-    ft, why = FullText.open(roots)
+    ft, why = FullText.open(roots, timeout)
     if ft is None:
         v.why = why
         return v
+    clock = _Clock(limit)
     try:
         have = ft.units([lane_key(os.fspath(ln.path)) for ln in lanes] + [session_key(r) for _p, r in pairs])
         ft.begin()
         try:
             for ln in lanes:
                 p = os.fspath(ln.path)
+                u = have.get(lane_key(p))
+                n = 0
                 try:
-                    how = update_lane(ft, p, have.get(lane_key(p)))
-                    setattr(v, how, getattr(v, how) + 1)
+                    st = os.stat(p)
+                    n = st.st_size
+                    if lane_fresh(u, st):
+                        v.fresh += 1
+                    elif u is None and clock.over():
+                        v.left += 1
+                        v.deferred += 1
+                    else:
+                        how = update_lane(ft, p, u)
+                        setattr(v, how, getattr(v, how) + 1)
                 except OSError:
                     v.left += 1
                 if step is not None:
-                    step(ln)
+                    step(n)
             for prov, ref in pairs:
                 if not ref.paths:
                     v.left += 1
                     continue
+                u = have.get(session_key(ref))
+                if not session_fresh(u) and (u is None or not u.rows) and clock.over():
+                    v.left += 1
+                    v.deferred += 1
+                    continue
                 try:
-                    how = update_session(ft, prov, ref, have.get(session_key(ref)), record_text)
+                    how = update_session(ft, prov, ref, u, record_text)
                     setattr(v, how, getattr(v, how) + 1)
                 except Exception:  # noqa: BLE001 - a reader's failure: searches read it and say so
                     v.left += 1
+                if step is not None:
+                    step(ref.size or 0)
             ft.commit()
         except BaseException:
             ft.rollback()
@@ -818,6 +840,42 @@ def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None
     finally:
         ft.close()
     return v
+
+
+def selection_units(sel, subagents: bool = True) -> tuple[list, list, list]:
+    """(Claude Code's lanes, the (provider, SessionRef) of every other session, the data roots) of
+    a selection: what `update_all` brings up to date."""
+    lanes: list = []
+    sc = getattr(sel, "claude", None)
+    if sc is not None:
+        for s in sc.sessions:
+            if s.session_id in sc.explicit_lanes:
+                lanes.append(sc.explicit_lanes[s.session_id])
+            else:
+                lanes.extend(s.lanes(subagents))
+    pairs = [(sel.survey.provider(r.provider), r) for r in sel.refs]
+    pairs = [(p, r) for p, r in pairs if p is not None]
+    roots = [e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None]
+    return lanes, pairs, roots
+
+
+def after_reading(sel, record_text, subagents: bool = True) -> Verdicts | None:
+    """What a command that read the selection's records (a census, `stats`, a search the index
+    could not pick for) does after its answer: bring the full-text index up to date for them
+    within the search's budget (budget(); appends always), waiting for no other writer, so the
+    next search is answered from the index. None when the index is off; never raises (the index
+    only saves time). `record_text`: search/records.py's, passed down."""
+    from . import config
+
+    if config.why_off(getattr(sel, "index_off", None)) is not None:
+        return None
+    try:
+        lanes, pairs, roots = selection_units(sel, subagents)
+        if not lanes and not pairs:
+            return None
+        return update_all(lanes, pairs, roots, record_text, limit=budget(), timeout=0.2)
+    except Exception as exc:  # noqa: BLE001 - the index only saves time
+        return Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")
 
 
 class Picker:

@@ -135,48 +135,7 @@ def rank(sel, text: str, limit: int = 10, index_off: str | None = None, subagent
     idx, why = _open(index_off, sel)
     ans = RankAnswer(words, limit, how="index" if why is None else "scan", index_off=why, index_path=idx.where)
     try:
-        provs = {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
-        known = idx.tokens()
-        skeys: list[str] = []
-        pending = 0
-        idx.begin()
-        refs = sel.session_refs()
-        for i, ref in enumerate(refs):
-            prov = provs.get(ref.provider)
-            if prov is None:
-                continue
-            first = os.path.abspath(os.fspath(ref.paths[0])) if ref.paths else None
-            skey = session_key(ref.provider, ref.session_id, first)
-            ans.refs[skey] = ref
-            try:
-                token = prov.change_token(ref)
-            except Exception:  # noqa: BLE001 - unknown: read it again
-                token = None
-            if token is not None and skey in known and known[skey] == token:
-                skeys.append(skey)
-                continue
-            rep = ReadReport()
-            try:
-                recs = list(prov.read(ref, rep))
-            except Exception as exc:  # noqa: BLE001 - a reader that fails names why; the rest is ranked
-                ans.unreadable.append({"path": first, "why": f"{type(exc).__name__}: {exc}"})
-                continue
-            for p in rep.problems:
-                ans.unreadable.append({"path": getattr(p, "path", first), "why": getattr(p, "why", str(p))})
-            a, r = idx.put(skey, SessionMeta(ref.provider, ref.session_id, first, ref.project),
-                           token, turns_of(recs))
-            ans.sessions_read += 1
-            ans.turns_added += a
-            ans.turns_removed += r
-            skeys.append(skey)
-            pending += 1
-            if pending >= COMMIT_EVERY and idx.where is not None:
-                idx.commit()
-                idx.begin()
-                pending = 0
-            if progress is not None:
-                progress(i + 1, len(refs))
-        idx.commit()
+        skeys = _bring_up_to_date(idx, sel, ans, progress)
         _s, ans.turns = idx.counts(skeys, subagents)
         ans.child_sessions = sum(1 for k in skeys if ans.refs[k].parent_session_id is not None)
         ans.sessions = len(skeys) - ans.child_sessions
@@ -185,3 +144,69 @@ def rank(sel, text: str, limit: int = 10, index_off: str | None = None, subagent
     finally:
         idx.close()
     return ans
+
+
+def update(sel, index_off: str | None = None, progress=None) -> RankAnswer:
+    """Bring the on-disk ranked index up to date for every session of `sel` (`index update`):
+    the answer's counts say what was read (`how` "scan" and `index_off` when there is no on-disk
+    index to bring up to date: then nothing is read)."""
+    idx, why = _open(index_off, sel)
+    ans = RankAnswer([], 0, how="index" if why is None else "scan", index_off=why, index_path=idx.where)
+    try:
+        if why is None:
+            skeys = _bring_up_to_date(idx, sel, ans, progress)
+            _s, ans.turns = idx.counts(skeys, True)
+            ans.child_sessions = sum(1 for k in skeys if ans.refs[k].parent_session_id is not None)
+            ans.sessions = len(skeys) - ans.child_sessions
+            ans.index_bytes = idx.size()
+    finally:
+        idx.close()
+    return ans
+
+
+def _bring_up_to_date(idx: RankedIndex, sel, ans: RankAnswer, progress) -> list[str]:
+    """Read every session of `sel` whose change token is not the one indexed into `idx` (its
+    turns replaced); the session keys of the selection, the unreadable ones left out."""
+    provs = {e.name: e.provider for e in sel.survey.entries if e.provider is not None}
+    known = idx.tokens()
+    skeys: list[str] = []
+    pending = 0
+    idx.begin()
+    refs = sel.session_refs()
+    for i, ref in enumerate(refs):
+        prov = provs.get(ref.provider)
+        if prov is None:
+            continue
+        first = os.path.abspath(os.fspath(ref.paths[0])) if ref.paths else None
+        skey = session_key(ref.provider, ref.session_id, first)
+        ans.refs[skey] = ref
+        try:
+            token = prov.change_token(ref)
+        except Exception:  # noqa: BLE001 - unknown: read it again
+            token = None
+        if token is not None and skey in known and known[skey] == token:
+            skeys.append(skey)
+            continue
+        rep = ReadReport()
+        try:
+            recs = list(prov.read(ref, rep))
+        except Exception as exc:  # noqa: BLE001 - a reader that fails names why; the rest is ranked
+            ans.unreadable.append({"path": first, "why": f"{type(exc).__name__}: {exc}"})
+            continue
+        for p in rep.problems:
+            ans.unreadable.append({"path": getattr(p, "path", first), "why": getattr(p, "why", str(p))})
+        a, r = idx.put(skey, SessionMeta(ref.provider, ref.session_id, first, ref.project),
+                       token, turns_of(recs))
+        ans.sessions_read += 1
+        ans.turns_added += a
+        ans.turns_removed += r
+        skeys.append(skey)
+        pending += 1
+        if pending >= COMMIT_EVERY and idx.where is not None:
+            idx.commit()
+            idx.begin()
+            pending = 0
+        if progress is not None:
+            progress(i + 1, len(refs))
+    idx.commit()
+    return skeys
