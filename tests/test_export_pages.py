@@ -209,3 +209,60 @@ def test_every_agents_compaction_has_its_one_banner_in_the_browser(chromium, hom
     assert "Compaction boundary: earlier context was summarised here" in shown
     # where the client compacted: after turn 1's reply (L7), before turn 2's prompt (L9)
     assert d.index("L7#0 · message") < d.index('<div class="compaction">') < d.index("L9 · prompt")
+
+
+def _markdown_page(md: Path, tmp: Path) -> Path:
+    """A Markdown export as a viewer shows it: rendered as CommonMark with tables (markdown-it-py,
+    the renderer the HTML export uses; GitHub's cmark-gfm follows the same spec) with its HTML
+    blocks passed through (the export folds tool calls in <details>; html=True is stricter than
+    GitHub's sanitiser: any raw HTML the file held would be live here), in a page whose CSP runs
+    and loads nothing."""
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(md.read_text(encoding="utf-8"))
+    page = tmp / (md.stem + ".rendered.html")
+    page.write_text('<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" '
+                    "content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\"></head><body>"
+                    + body + "</body></html>", encoding="utf-8")
+    return page
+
+
+def _shown_text(d: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", d))
+
+
+def test_the_markdown_export_reads_in_the_browser(chromium, pages_rc, tmp_path):  # noqa: F811
+    """`export markdown` of sessions the REAL Claude Code client wrote (examples/claude-home's /compact
+    session, whose command output holds the client's own ESC bytes; scenarios_pages: a hostile
+    Markdown reply and a command's ANSI colours), rendered and opened in headless Chromium: no
+    terminal escape reaches the page (no ESC, no leftover '[31m'), one compaction is one banner,
+    user-role text is headed by what it is (not 'user (user)'), the hostile reply is text (nothing
+    runs or loads), tool calls fold."""
+    env = env_for(tmp_path)
+    out = tmp_path / "md"
+    code, rows, err = run("export", "markdown", "--claude-home", str(CLAUDE), "--out", str(out), env=env)
+    assert code == 0, err
+    raw = (out / "claude-code" / f"{INTERACTIVE}.md").read_text(encoding="utf-8")
+    t = next(CLAUDE.glob(f"projects/*/{INTERACTIVE}.jsonl")).read_text()
+    assert "\\u001b[2mCompacted" in t  # the client wrote the ESC (JSON \u001b) ...
+    assert "\x1b" not in raw  # ... and the file does not hold it (a terminal printing it would obey it)
+    d = dom(chromium, tmp_path, _markdown_page(out / "claude-code" / f"{INTERACTIVE}.md", tmp_path))
+    shown = _shown_text(d)
+    assert shown.count("Compaction boundary") == 1
+    assert "Compacted (ctrl+o to see full summary)" in shown and "[2m" not in shown and "\x1b" not in shown
+    assert "\ufffd" not in shown and "user (user)" not in shown and "Client record" in shown
+    assert d.count("<details") >= 3 and "<h2>Turn 1</h2>" in d
+
+    out2 = tmp_path / "md-rc"
+    code, rows, err = run("export", "markdown", "--claude-home", pages_rc["config_dir"], "--out", str(out2), env=env)
+    assert code == 0, err
+    md = Path(next(r for r in rows if r["kind"] == "export")["path"])
+    assert "\x1b" not in md.read_text(encoding="utf-8")
+    d = dom(chromium, tmp_path, _markdown_page(md, tmp_path))
+    shown = _shown_text(d)
+    res = shown.split("Result", 1)[1].split("Reply", 1)[0]  # the command's output (its input is the printf)
+    assert "RED-TEXT plain  done" in res and "[31m" not in res and "PWNED-TITLE" not in res and "\x1b" not in shown
+    # the reply is shown as the text it is: its script is text, nothing runs, links or loads
+    assert "<script>document.title='PWNED-MD'</script>" in shown
+    assert not re.search(r"<script", d, re.I) and not re.search(r"<[a-z][^>]*\son[a-z]+\s*=", d, re.I)
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:|//|javascript:)""", d, re.I)

@@ -3,9 +3,12 @@
 Transcript text is never interpreted as Markdown or HTML: each text goes into a fenced block
 whose fence is longer than any run of backticks or tildes in it, and every transcript string that
 must sit in a heading, a list or a ``<summary>`` is HTML-escaped with Markdown's punctuation
-backslash-escaped. Tool calls and their results are folded in ``<details>`` (rendered by GitHub,
-GitLab and most viewers), thinking is marked, subagent lanes are nested under the call that
-spawned them, compaction boundaries are shown, images are inline ``data:`` URIs.
+backslash-escaped. As on the HTML page (html.clean_text), terminal escape sequences are removed
+and any other control character is written as ``\\uXXXX``: the file holds no ESC for a terminal
+that prints it or a box for a viewer that renders it. Tool calls and their results are folded in
+``<details>`` (rendered by GitHub, GitLab and most viewers), thinking is marked, subagent lanes
+are nested under the call that spawned them, compaction boundaries are shown, images are inline
+``data:`` URIs.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from datetime import datetime, timezone
 from ..providers import KNOWN
 from ..providers.base import SessionRef
 from .document import Block, Document, Lane, nested_lanes, summary_line
-from .html import title_of
+from .html import USER_HEADS, clean_text, title_of
 
 SCHEMA_VERSION = 1
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
@@ -26,12 +29,13 @@ _RUN = re.compile(r"`+|~+")
 
 def inline(s) -> str:
     """A transcript string on one line of Markdown: no newline, HTML escaped, punctuation escaped."""
-    s = "" if s is None else str(s)
+    s = "" if s is None else clean_text(str(s))
     s = " ".join(s.split())
     return _MD_PUNCT.sub(r"\\\1", html.escape(s, quote=True))
 
 
 def fence(text: str, info: str = "text") -> str:
+    text = clean_text(text)
     longest = max((len(m.group(0)) for m in _RUN.finditer(text)), default=0)
     f = "`" * max(3, longest + 1)
     return f"\n{f}{info}\n{text}\n{f}\n"
@@ -52,8 +56,9 @@ def _block(b: Block, rendered_lane) -> str:
         return f"\n**Prompt** {loc}\n{fence(b.text)}{_imgs(b)}"
     if b.kind == "reply":
         return f"\n**Reply** {loc}\n{fence(b.text)}{_imgs(b)}"
-    if b.kind == "user":
-        return f"\n**{inline(r.role)} ({inline(r.native)})** {loc}\n{fence(b.text)}{_imgs(b)}"
+    if b.kind == "user":  # what it is, not its wrapper's type (that is small, beside the locator)
+        head = USER_HEADS.get(r.kind) or (r.role or "user").capitalize()
+        return f"\n**{inline(head)}** {loc} · _{inline(r.native)}_\n{fence(b.text)}{_imgs(b)}"
     if b.kind == "thinking":
         return _details(f"💭 Thinking {html.escape(r.locator)}", fence(b.text))
     if b.kind == "opaque_thinking":
@@ -84,7 +89,8 @@ LANE_CLOSE = "\n</details>\n"
 def tool_open(b: Block) -> str:
     """A tool call up to where its result goes (then TOOL_MID, its subagent lanes, TOOL_CLOSE)."""
     r = b.record
-    return (f"\n<details><summary>🔧 {html.escape(r.tool_name or '?')}: <code>{html.escape(summary_line(b))}</code> "
+    return (f"\n<details><summary>🔧 {html.escape(clean_text(r.tool_name or '?'))}: "
+            f"<code>{html.escape(clean_text(summary_line(b)))}</code> "
             f"{html.escape(r.locator)}</summary>\n" + "**Input**\n" + fence(b.text, "json" if b.text.startswith(("{", "[")) else "text"))
 
 
