@@ -437,6 +437,91 @@ def test_the_name_check_sees_a_comparison_in_each_form(tmp_path, monkeypatch):
                                          ("q.py", "claude-code"): 1, ("q.py", "crush"): 1})
 
 
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ids of the string constants that are a module's, class's or function's docstring."""
+    out: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body:
+            first = n.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+        if isinstance(n, (ast.Module, ast.ClassDef)):  # an attribute's docstring follows it
+            for a, b in zip(n.body, n.body[1:]):
+                if isinstance(a, (ast.Assign, ast.AnnAssign)) and isinstance(b, ast.Expr) \
+                        and isinstance(b.value, ast.Constant):
+                    out.add(id(b.value))
+    return out
+
+
+ALLOWED_LITERALS: dict[tuple[str, str], tuple[int, str]] = {
+    # (module path under src/sessionsift, name): (literals, the reason)
+}
+
+
+def _literal_names() -> Counter:
+    """(module, agent name) -> how many string literals outside providers/ are exactly an agent's
+    name: a lookup (``roots.get("claude-code")``, ``d["codex"]``), a default, an argument, a row's
+    value -- any of them is agent knowledge, where shared code asks a capability (``providers.deep_name``,
+    ``providers.having``). Docstrings and f-string text are prose, not looked at."""
+    agents, _tools = _agent_and_tool_names()
+    found: Counter = Counter()
+    for p in sorted(PKG.rglob("*.py")):
+        rel = p.relative_to(PKG).as_posix()
+        if rel.startswith("providers/"):
+            continue
+        tree = _tree(p)
+        skip = _docstrings(tree)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.JoinedStr):
+                skip |= {id(v) for v in n.values}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip \
+                    and n.value in agents:
+                found[(rel, n.value)] += 1
+    return found
+
+
+def test_no_agent_name_is_written_outside_providers():
+    found = _literal_names()
+    allowed = {k: v[0] for k, v in ALLOWED_LITERALS.items()}
+    over = {k: (n, allowed.get(k, 0)) for k, n in found.items() if n > allowed.get(k, 0)}
+    assert over == {}, ("(module, name): (literals, allowed) -- ask providers for the reader with the "
+                        "capability (providers.deep_name(), providers.having(attr)) instead of naming it")
+    under = {k: (found.get(k, 0), n) for k, n in allowed.items() if found.get(k, 0) < n}
+    assert under == {}, "fewer than allowed: lower ALLOWED_LITERALS to the first figure"
+
+
+def test_the_literal_check_sees_a_lookup_in_each_form(tmp_path, monkeypatch):
+    """A dict lookup, a subscript, a default, an argument and a value are each seen; a docstring
+    and an f-string's text are not (a check that sees nothing would pass every tree)."""
+    pkg = tmp_path / "sessionsift"
+    (pkg / "providers").mkdir(parents=True)
+    (pkg / "q.py").write_text(
+        '"""codex"""\n'
+        'def f(roots, p="crush"):\n'
+        '    """claude-code"""\n'
+        '    a = roots.get("claude-code")\n'
+        '    b = roots["codex"]\n'
+        '    g(provider="pi")\n'
+        '    return f"codex {a}", [b, "gemini-cli"]\n')
+    (pkg / "providers" / "x.py").write_text('y = {"codex": 1}["codex"]\n')
+    monkeypatch.setattr(sys.modules[__name__], "PKG", pkg)
+    assert _literal_names() == Counter({("q.py", "claude-code"): 1, ("q.py", "codex"): 1,
+                                        ("q.py", "crush"): 1, ("q.py", "pi"): 1,
+                                        ("q.py", "gemini-cli"): 1})
+
+
+def test_the_roles_providers_answers_are_the_readers_own_attributes():
+    """providers.ROLES (what ``having`` answers without importing every reader) is each built-in
+    reader's class attribute, and ``deep_name()`` is the one reader with a deep Scope."""
+    from sessionsift import providers
+
+    classes = {n: providers.load(n) for n in providers.BUILTIN}
+    for attr, names in providers.ROLES.items():
+        assert names == tuple(n for n, c in classes.items() if c is not None and getattr(c, attr, None)), attr
+    assert providers.ROLES["deep_scope"] == (providers.deep_name(),)
+
+
 # --------------------------------------------------------------------------------------------------
 # 5. no module over 40 KB
 # --------------------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.worktrees.locks import CLAUDE_LOCK
+from sessionsift.providers.claude import ClaudeCode
+import re
+CLAUDE_LOCK = re.compile(ClaudeCode.worktree_lock_reason)
 from sessionsift.worktrees.scan import scan
 from tests.realclient.common.host import poll as _poll
 from tests.realclient.common.host import prereq as _prereq

@@ -5,6 +5,7 @@ paths in cmd_core / cmd_search / cmd_files."""
 from __future__ import annotations
 
 from ..errors import UsageError
+from ..providers import deep_name
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import coverage_json, coverage_line, problems_json, selection_header
@@ -124,7 +125,7 @@ def claude_refs(sel, subagents: bool = True) -> list:
     """The selected Claude Code sessions as SessionRefs (for the shared-records census)."""
     if sel.claude is None:
         return []
-    e = sel.survey.entry("claude-code")
+    e = sel.survey.entry(deep_name())
     want = {s.session_id for s in sel.claude.sessions}
     refs = [r for r in (e.sessions if e else []) if r.session_id in want]
     full = getattr(e.provider, "full", None) if e else None

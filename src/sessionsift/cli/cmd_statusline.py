@@ -21,9 +21,11 @@ def statusline_cmd(inv, no_cache):
 
     Example: sessionsift statusline < hook.json
     """
+    from ..providers import having
     from .statusline_run import emit
 
     inv.refuse(*[n for n in inv.named if n not in ("--claude-home", "--format", "--no-index")],
                why="answers for the session the hook names on stdin (its root: --claude-home, else the one its "
                    "transcript_path lies in)")
-    return emit(inv.root_request().roots.get("claude-code"), inv.fmt, not no_cache)
+    hooked = having("statusline_hook")  # the client that runs the hook (Provider.statusline_hook)
+    return emit(inv.root_request().roots.get(hooked[0]) if hooked else None, inv.fmt, not no_cache)

@@ -327,8 +327,10 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
     u = UR.parse_day(until, z) if until else None
     provs = list(inv.root_request().only)
     implied = not provs
-    if implied:  # the windows a Claude subscription meters: Claude Code only unless asked
-        provs = ["claude-code"]
+    if implied:  # the windows a subscription meters (Provider.usage_windows: Claude Code) unless asked
+        from ..providers import having
+
+        provs = list(having("usage_windows"))
         inv = dataclasses.replace(inv, providers=tuple(provs))
     pricer = _pricer(prices_file)
     out = Out(fmt, "usage")

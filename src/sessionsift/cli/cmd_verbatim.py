@@ -6,6 +6,7 @@ import click
 
 from ..errors import TargetError
 from ..providers.claude.show import pick_lane
+from ..providers import deep_name
 from ..timefmt import instant
 from ..verbatim import api
 from ..verbatim.slices import u16len
@@ -61,7 +62,7 @@ def verbatim_cmd(inv, lane, budget, max_compactions, agent_msgs, max_unit, windo
     opts = dict(budget=budget, max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit,
                 pending_compaction=pending_compaction)
     scope = None
-    if inv.root_request().looks_at("claude-code"):
+    if inv.root_request().looks_at(deep_name()):
         try:
             scope = make_scope(inv, refuse=False)
         except TargetError:

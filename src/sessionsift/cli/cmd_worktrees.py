@@ -48,8 +48,10 @@ def _roots(inv):
 
 def harness_roots(inv):
     """(claude_home, codex_home, home) as the command line named them (serve's worktrees page too)."""
+    from ..worktrees import harness as H
+
     req = inv.root_request()
-    return req.roots.get("claude-code"), req.roots.get("codex"), inv.home
+    return req.roots.get(H.in_repo()), req.roots.get(H.in_home()), inv.home
 
 
 @click.group("worktrees")

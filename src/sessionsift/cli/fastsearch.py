@@ -154,10 +154,11 @@ def _parse_stats(args: list[str]) -> Callable[[], int] | None:
 
 def _invocation(command: str, home, fmt: str, no_index: bool):
     """The Invocation click would build for these options (cli/invocation.py)."""
+    from ..providers import deep_name
     from .invocation import Invocation
 
     named = (("--claude-home",) if home else ()) + (("--no-index",) if no_index else ())
-    return Invocation(command=command, fmt=fmt, roots=(("claude-code", str(home)),) if home else (),
+    return Invocation(command=command, fmt=fmt, roots=((deep_name(), str(home)),) if home else (),
                       no_index=no_index, named=named)
 
 

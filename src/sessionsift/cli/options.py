@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..providers.claude.discover import Scope, claude_home as _claude_home, resolve_targets
+from ..providers import deep_name
 from ..errors import TargetError, UsageError
 from .invocation import Invocation
 
@@ -22,8 +23,8 @@ def claude_root_arg(inv: Invocation) -> str | None:
     """The Claude Code root to name in a refetch command: its own flag or --root, else --home
     DIR/.claude (None: its environment variable or default finds it again)."""
     req = inv.root_request()
-    if req.roots.get("claude-code"):
-        return req.roots["claude-code"]
+    if req.roots.get(deep_name()):
+        return req.roots[deep_name()]
     return str(Path(inv.home) / ".claude") if inv.home else None
 
 
@@ -77,11 +78,11 @@ def claude_choice(inv: Invocation):
     reads nothing else has no answer to give: refused (exit 2) with the flag that would include it
     -- never this machine's own home."""
     req = inv.root_request()
-    if not req.looks_at("claude-code"):
+    if not req.looks_at(deep_name()):
         raise UsageError(f"`{inv.command}` reads only Claude Code, {_why(inv)}; this command line names only "
                          f"{', '.join(_named_roots(inv))}, so Claude Code is not looked at: pass --claude-home "
                          f"or --home DIR")
-    explicit = req.roots.get("claude-code")
+    explicit = req.roots.get(deep_name())
     choice = _claude_home(explicit, home=req.home)
     if explicit and "--claude-home" not in inv.named:
         choice = dataclasses.replace(choice, source="--root")
@@ -175,7 +176,7 @@ def _other_provider_session(inv: Invocation):
 
     if not inv.targets:
         return None
-    sv = survey(inv.root_request(), light=frozenset({"claude-code"}))
+    sv = survey(inv.root_request(), light=frozenset({deep_name()}))
     for t in inv.targets:
         for r in find_session(sv, t):
             if not _deep(r.provider):
@@ -205,7 +206,7 @@ def make_selection(inv: Invocation, subagents: bool = True, narrowed: bool = Tru
     providers' child sessions (Selection.main_only)."""
     from ..providers.scope import select, survey, narrow
 
-    sv = survey(inv.root_request(), light=frozenset({"claude-code"}))
+    sv = survey(inv.root_request(), light=frozenset({deep_name()}))
     sel = select(sv, list(inv.targets), inv.session_list())
     sel.index_off = inv.index_off()
     if sel.claude is not None:
@@ -229,7 +230,7 @@ def claude_scope(sel, empty: bool = False) -> Scope:
         return sel.claude
     from ..providers.claude.discover import HomeChoice
 
-    ce = sel.survey.entry("claude-code")
+    ce = sel.survey.entry(deep_name())
     path = ce.root.path if ce is not None and ce.root is not None and ce.root.path is not None else Path("-")
     src = _claude_source(ce.root.source) if ce is not None and ce.root is not None else "~/.claude"
     sc = Scope(HomeChoice(path, src))  # type: ignore[arg-type]
@@ -253,7 +254,7 @@ def scope_header(inv: Invocation, scope: Scope) -> dict:
 def selection_header(sel) -> dict:
     """Header fields of a cross-provider answer: Claude Code's root (null when not looked at),
     the session count and every provider's root."""
-    ce = sel.survey.entry("claude-code")
+    ce = sel.survey.entry(deep_name())
     root = ce.root if ce is not None else None
     return {
         "claude_home": str(root.path) if root is not None and root.path is not None else None,
@@ -353,7 +354,7 @@ def display_name(provider: str) -> str:
 
 def lane_fields(lane) -> dict:
     return {
-        "provider": "claude-code",  # every row names its provider (other providers' rows do too)
+        "provider": deep_name(),  # every row names its provider (other providers' rows do too)
         "session_id": lane.session_id,
         "lane": lane.display,
         "is_subagent": lane.is_subagent,

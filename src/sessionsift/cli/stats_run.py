@@ -4,6 +4,7 @@ cmd_core.py, or by the fast path of cli/fastsearch.py, which must print the same
 from __future__ import annotations
 
 from ..providers.claude import stats as stats_mod
+from ..providers import deep_name
 from .exit import ExitStatus
 from .options import (claude_scope, coverage_json, coverage_line, lane_fields, make_selection, problems_json,
                       selection_header)
@@ -108,7 +109,7 @@ def _shared_tokens(st) -> str:
     return f"{n:,}"
 
 
-def _short_table(out, sel, res, gres, deep, display) -> None:
+def _short_table(out, sel, res, gres, detailed, display) -> None:
     """`stats`'s short answer: one row per session (its subagents under it), the figures a person
     asks for; the record kinds, labels and token fields are `--verbose`'s."""
     from .table import Col, render
@@ -117,7 +118,7 @@ def _short_table(out, sel, res, gres, deep, display) -> None:
             Col("PROMPTS", right=True), Col("RECORDS", right=True, drop=True), Col("CALLS", right=True),
             Col("FAILED", right=True), Col("TOKENS", right=True)]
     rows: list[list[str]] = []
-    claude = display("claude-code")
+    claude = display(deep_name())
     order: dict[str, list] = {}
     for ls in res.lanes:
         order.setdefault(ls.lane.session_id, []).append(ls)
@@ -128,7 +129,7 @@ def _short_table(out, sel, res, gres, deep, display) -> None:
             rows.append([("  ↳ " + str(ls.lane.display)) if sub else sid, claude, str(ls.turns),
                          "-" if sub else str(sum(ls.prompts.values())), str(ls.read.records),
                          str(sum(ls.tool_calls.values())), str(sum(ls.tool_errors.values())), _lane_tokens(ls)])
-    shared = [st for st in gres.sessions if st.ref.provider not in deep]
+    shared = [st for st in gres.sessions if st.ref.provider not in detailed]
     kids: dict[tuple[str, str], list] = {}
     ids = {(st.ref.provider, st.ref.session_id) for st in shared}
     for st in shared:
@@ -190,7 +191,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
             index_lanes.PROGRESS = None
     # Claude Code's lane census (its provider's detail): the rows below (with --shared too: the
     # shared totals are then read from its shared records beside it)
-    res = unified.detail.get("claude-code") or stats_mod.StatsResult([], [])
+    res = unified.detail.get(deep_name()) or stats_mod.StatsResult([], [])
     for ls in res.lanes:
         irep.add(getattr(ls, "indexed", None))
     out = Out(fmt, "stats")
@@ -290,11 +291,11 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
     gres = unified.shared
     # every session's row (JSON); in text a session whose provider's own census was printed above
     # (its lanes) is not printed twice
-    deep = {name for name in unified.detail}
+    detailed = {name for name in unified.detail}
     stats_rows(out, gres, lambda name: display_of(sel, name),
-               text_skip=(lambda st: st.ref.provider in deep) if verbose else (lambda st: True))
+               text_skip=(lambda st: st.ref.provider in detailed) if verbose else (lambda st: True))
     if not verbose and not out.json:
-        _short_table(out, sel, res, gres, deep, lambda name: display_of(sel, name))
+        _short_table(out, sel, res, gres, detailed, lambda name: display_of(sel, name))
     seen = set()
     problems = []
     for p in list(sel.problems()) + list(res.problems) + list(gres.problems):
@@ -312,7 +313,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
                 shared={**gres.totals(), "providers": sorted({st.ref.provider for st in gres.sessions})},
                 coverage=coverage_json(covs))
     if sel.claude is not None and verbose:
-        cc = "Claude Code: " if any(st.ref.provider not in deep for st in gres.sessions) else ""
+        cc = "Claude Code: " if any(st.ref.provider not in detailed for st in gres.sessions) else ""
         if tot_calls or tot_errors:
             out.text(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
         out.text(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))

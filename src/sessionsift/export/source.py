@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Iterator
 
 from ..providers.base import Provider, ReadReport, Record, SessionRef
+from ..providers import deep_name
 from ..providers.deep import DeepFacts  # noqa: F401 - re-exported (the shape of a deep fact)
 
 
@@ -19,7 +20,7 @@ def claude_refs(sel, subagents: bool = True) -> list[SessionRef]:
     """The selected Claude Code sessions as SessionRefs (main lane first, then its lanes)."""
     if sel.claude is None:
         return []
-    e = sel.survey.entry("claude-code")
+    e = sel.survey.entry(deep_name())
     want = {s.session_id for s in sel.claude.sessions}
     refs = [r for r in (e.sessions if e else []) if r.session_id in want]
     full = getattr(e.provider, "full", None) if e else None

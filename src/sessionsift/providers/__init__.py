@@ -28,7 +28,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Coverage", "Discovery", "FileChange", "Problem", "Provider", "ReadReport", "Record",
-           "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load", "builtins_only", "load_failures"]
+           "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load", "builtins_only", "load_failures",
+           "ROLES", "having", "deep_name"]
 
 KNOWN: dict[str, str] = {
     "claude-code": "Claude Code",
@@ -222,3 +223,34 @@ def load_failures() -> dict[str, str]:
 def get(name: str) -> Provider | None:
     cls = registry().get(name)
     return cls() if cls is not None else None
+
+
+ROLES: dict[str, tuple[str, ...]] = {
+    "deep_scope": ("claude-code",),
+    "usage_windows": ("claude-code",),
+    "statusline_hook": ("claude-code",),
+    "worktree_argv_flags": ("claude-code",),
+    "worktree_repo_dir": ("claude-code",),
+    "worktree_lock_reason": ("claude-code",),
+    "worktree_dir": ("codex",),
+}
+"""The built-in readers whose class declares each capability attribute shared code asks for by
+role (Provider.deep_scope, usage_windows, statusline_hook, worktree_argv_flags, worktree_repo_dir, worktree_dir), in
+KNOWN order: what `having` answers when `builtins_only()` without importing every reader
+(tests/test_architecture.py holds it equal to the classes)."""
+
+
+def having(attr: str) -> tuple[str, ...]:
+    """The names of the readers whose class declares ``attr`` (a truthy class attribute of
+    Provider), in registry order: shared code asks for a capability, never for an agent's name."""
+    if attr in ROLES and builtins_only() and _REGISTRY is None:
+        return ROLES[attr]
+    return tuple(n for n, c in registry().items() if getattr(c, attr, None))
+
+
+def deep_name() -> str:
+    """The reader that offers the deep ``Scope`` (``Provider.deep_scope``: ``Selection.claude``,
+    its lane, record and lineage model): the commands written against that model read its
+    sessions, and its root is the one their ``--<agent>-home`` flag names."""
+    got = having("deep_scope")
+    return got[0] if got else ROLES["deep_scope"][0]

@@ -226,6 +226,24 @@ class Provider:
     lineage model) that the commands written against that model read; their answer names every
     other provider as not read. Default: False."""
 
+    usage_windows: ClassVar[bool] = False
+    """True when the client's usage is metered in a subscription's rolling windows (``usage
+    blocks``, the statusline's block): those answers read this reader's sessions unless
+    ``--provider`` names others. Default: False."""
+
+    statusline_hook: ClassVar[bool] = False
+    """True when the client runs a status-line command with the session's hook JSON on stdin
+    (``sessionsift statusline`` answers it from this reader's root). Default: False."""
+
+    worktree_lock_reason: ClassVar[str | None] = None
+    """The regex (``re.fullmatch``) of the reason the client gives ``git worktree lock`` on a
+    worktree it made, its groups the lease's kind, name, pid and process start (optional): such a
+    lock is the client's own lease, any other a person's. Default: None (it locks none)."""
+
+    worktree_repo_dir: ClassVar[str | None] = None
+    """The directory under a repository where the client makes its git worktrees (one per
+    worktree, ``<repo>/<dir>/<name>``). Default: None (none there)."""
+
     worktree_argv_flags: ClassVar[tuple[str, ...]] = ()
     """The client's command-line options that name the git worktree a session runs in (``--flag
     NAME`` or ``--flag=NAME``): a process whose argv carries one with a worktree's name works in

@@ -66,6 +66,7 @@ def run(store, a: Args) -> Result:
     """The hits of one query: the rows `sessionsift search PATTERN --format json` prints (the same
     Query over the same selection, through the one search: sessionsift.search.search)."""
     from ..errors import UsageError
+    from ..providers import deep_name
     from ..search import Query, search
     from ..search.records import SessionOutcome
 
@@ -94,13 +95,13 @@ def run(store, a: Args) -> Result:
                                sh.span))
             continue
         lane = unit  # a deep part's lane (Claude Code): a lane inside a session names the session it is in
-        sid = lane.session_id
+        sid, agent = lane.session_id, deep_name()
         lname = lane.display if lane.is_subagent else "main"
         for h in o.hits:
             n += 1
-            with_hits.add(("claude-code", sid))
-            g = groups.setdefault(("claude-code", sid, lname, h.turn),
-                                  Group("claude-code", sid, lname, h.turn, h.opener.text if h.opener else None))
+            with_hits.add((agent, sid))
+            g = groups.setdefault((agent, sid, lname, h.turn),
+                                  Group(agent, sid, lname, h.turn, h.opener.text if h.opener else None))
             g.hits.append((h.line, None, ",".join(h.labels), h.text, h.span))
     return Result(list(groups.values()), n, len(with_hits))
 

@@ -22,6 +22,7 @@ from typing import Iterable
 
 from ..providers.claude.discover import Problem, Scope
 from ..providers import Coverage
+from ..providers import deep_name
 from ..providers.claude import usage as C
 from .events import Event, Ledger
 
@@ -482,7 +483,7 @@ def collect(targets: tuple[str, ...] = (), claude_home: str | None = None, provi
 
     rs = dict(roots or {})
     if claude_home:
-        rs["claude-code"] = str(claude_home)
+        rs[deep_name()] = str(claude_home)
     sv = survey(RootRequest(roots=rs, home=home, only=tuple(providers or ())), light=frozenset({C.PROVIDER}))
     return collect_selection(select(sv, list(targets), sessions_from), subagents)
 

@@ -18,8 +18,39 @@ from . import procs as P
 
 __all__ = ["Listing", "LiveEntry", "listing", "not_looked", "claude_listing", "codex_listing"]
 
-CLAUDE, CODEX = "claude-code", "codex"
-"""The two clients whose worktrees the sweep knows (docs/worktrees.md)."""
+
+
+def in_repo() -> str:
+    """The client that makes its worktrees under the repository (``Provider.worktree_repo_dir``)
+    and lists its running sessions in a registry: one of the two the sweep knows (docs/worktrees.md)."""
+    from ..providers import ROLES, having
+
+    got = having("worktree_repo_dir")
+    return got[0] if got else ROLES["worktree_repo_dir"][0]
+
+
+def in_home() -> str:
+    """The client that makes its worktrees under its own root (``Provider.worktree_dir``) and holds
+    a thread lock while a session writes: the other one the sweep knows."""
+    from ..providers import ROLES, having
+
+    got = having("worktree_dir")
+    return got[0] if got else ROLES["worktree_dir"][0]
+
+
+def repo_worktrees(repo: str) -> str:
+    """``<repo>/<dir>``: where :func:`in_repo`'s client makes its worktrees."""
+    import os
+
+    cls = convention(in_repo())
+    sub = (cls.worktree_repo_dir if cls is not None else None) or ".claude/worktrees"
+    return os.path.join(repo, *sub.split("/"))
+
+
+def repo_worktrees_part() -> str:
+    """``/<dir>/``, the part of a path inside :func:`repo_worktrees` of some repository."""
+    cls = convention(in_repo())
+    return "/" + ((cls.worktree_repo_dir if cls is not None else None) or ".claude/worktrees") + "/"
 
 
 def convention(agent: str | None):
@@ -45,7 +76,7 @@ def worktree_dir(agent: str | None, root: Path | None) -> Path | None:
 def metadata_fields(w) -> dict:
     """A worktree row's fields of the clients' own worktree metadata (docs/json.md worktrees:
     ``codex``, Codex's metadata file, null when none)."""
-    return {CODEX: w.codex}
+    return dict(codex=w.codex)  # the JSON field's name (docs/json.md), not a lookup
 
 
 def listing(name: str, root: Path, source: str) -> tuple[Listing, list[LiveEntry]] | None:
@@ -69,12 +100,12 @@ def _must(name: str, root: Path, source: str) -> tuple[Listing, list[LiveEntry]]
 
 
 def claude_listing(home: Path, source: str) -> tuple[Listing, list[LiveEntry]]:
-    return _must(CLAUDE, home, source)
+    return _must(in_repo(), home, source)
 
 
 def codex_listing(home: Path, source: str) -> tuple[Listing, dict[str, LiveEntry]]:
     """Codex's held thread locks, by thread id."""
-    lst, rows = _must(CODEX, home, source)
+    lst, rows = _must(in_home(), home, source)
     return lst, {r.session_id: r for r in rows if r.session_id}
 
 

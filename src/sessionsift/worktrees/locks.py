@@ -4,7 +4,7 @@ Claude Code 2.1.258 locks every worktree it creates with `git worktree lock --re
 reason is generated: `claude session <name> (pid <pid> start <procStart>)` for a `--worktree`
 session, `claude agent <name> (pid <pid> start <procStart>)` for a subagent's isolated
 worktree, without ` start ...` when the start time could not be read. Its own reader is the
-regex below, verbatim from the binary (`j1`); on Linux the start is clock ticks since boot
+regex its provider declares (``Provider.worktree_lock_reason``, verbatim from the binary: `j1`); on Linux the start is clock ticks since boot
 (`/proc/<pid>/stat` field 22), elsewhere the `ps -o lstart=` string. Measured: a print-mode
 session that ends leaves its worktree AND this lock behind, naming a pid that no longer exists.
 
@@ -20,7 +20,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CLAUDE_LOCK = re.compile(r"claude (agent|session) (.{1,255}) \(pid (\d{1,10})(?: start (.{1,255}))?\)")
+
+
+def client_locks() -> list[tuple[str, re.Pattern]]:
+    """(agent, its lock reason's regex: groups kind, name, pid, start) of every reader that
+    declares one (``Provider.worktree_lock_reason``)."""
+    from ..providers import having, load
+
+    out = []
+    for name in having("worktree_lock_reason"):
+        cls = load(name)
+        if cls is not None and cls.worktree_lock_reason:
+            out.append((name, re.compile(cls.worktree_lock_reason)))
+    return out
 
 
 @dataclass
@@ -45,7 +57,8 @@ def classify(locked: bool, reason: str | None) -> Lock:
     if not locked:
         return Lock("none")
     r = reason if reason is not None else ""
-    m = CLAUDE_LOCK.fullmatch(r)
-    if m:
-        return Lock("client", r, "claude-code", m.group(1), m.group(2), int(m.group(3)), m.group(4))
+    for agent, rx in client_locks():
+        m = rx.fullmatch(r)
+        if m:
+            return Lock("client", r, agent, m.group(1), m.group(2), int(m.group(3)), m.group(4))
     return Lock("custom", r)

@@ -125,7 +125,9 @@ class Roots:
 
     def of(self, agent: str | None) -> Path | None:
         """The root of ``agent``'s harness (None: not looked at, or not a harness the sweep reads)."""
-        return {H.CLAUDE: self.claude, H.CODEX: self.codex}.get(agent or "")
+        if not agent:
+            return None
+        return self.claude if agent == H.in_repo() else self.codex if agent == H.in_home() else None
 
 
 NOT_LOOKED = "not looked at (pass {flag})"
@@ -229,7 +231,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
     for wt in codex_roots:
         got = _repo_of(wt)
         if got is None:
-            orphans.append(_orphan(wt, "codex", "a directory under $CODEX_HOME/worktrees whose git repository "
+            orphans.append(_orphan(wt, H.in_home(), "a directory under $CODEX_HOME/worktrees whose git repository "
                                                "cannot be read (its .git points nowhere?)"))
             continue
         codex_repo_of[wt] = got[0]
@@ -242,8 +244,9 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         look = REG.all_rows(roots.claude)
         for row in look.rows:
             cwd = row.data.get("cwd")
-            if isinstance(cwd, str) and "/.claude/worktrees/" in cwd:
-                cands.append((cwd.split("/.claude/worktrees/")[0], "claude-code registry rows"))
+            part = H.repo_worktrees_part()
+            if isinstance(cwd, str) and part in cwd:
+                cands.append((cwd.split(part)[0], "claude-code registry rows"))
         for path, why in cands:
             if isinstance(path, str) and os.path.isdir(path):
                 got = _repo_of(path)
@@ -280,18 +283,18 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
             wts.append(w)
             repo.worktrees += 1
         # client locations the repository does not list
-        cdir = os.path.join(repo.path, ".claude", "worktrees")
+        cdir = H.repo_worktrees(repo.path)
         try:
             for e in sorted(os.scandir(cdir), key=lambda e: e.name):
                 if e.is_dir(follow_symlinks=False) and os.path.realpath(e.path) not in paths:
-                    orphans.append(_orphan(e.path, "claude-code", "a directory under <repo>/.claude/worktrees that "
+                    orphans.append(_orphan(e.path, H.in_repo(), "a directory under <repo>/.claude/worktrees that "
                                                                   "the repository does not list as a worktree",
                                            repo.path))
         except OSError:
             pass
         for wt, cm in codex_repo_of.items():
             if cm == common and os.path.realpath(wt) not in paths:
-                orphans.append(_orphan(wt, "codex", "a directory under $CODEX_HOME/worktrees that its repository "
+                orphans.append(_orphan(wt, H.in_home(), "a directory under $CODEX_HOME/worktrees that its repository "
                                                     "does not list as a worktree", repo.path))
     left_out = sorted(wt for wt, cm in codex_repo_of.items() if cm not in found)
 
@@ -307,7 +310,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
     all_wts = wts + orphans
     # a listing whose home does not exist, while worktrees say that client made them, is not an
     # empty listing: the sessions keep it somewhere else (a wrong root is a dead battery)
-    for lst, agent, flag in ((cl_list, "claude-code", "--claude-home"), (cx_list, "codex", "--codex-home")):
+    for lst, agent, flag in ((cl_list, H.in_repo(), "--claude-home"), (cx_list, H.in_home(), "--codex-home")):
         mine = sum(1 for w in all_wts if w.agent == agent)
         if lst.state == "absent" and lst.root and not Path(lst.root).is_dir() and mine:
             lst.state = (f"unreadable: its home {lst.root} does not exist, yet {mine} worktree(s) were made by "
@@ -332,9 +335,9 @@ def read_listings(roots: Roots):
     """(Claude Code listing, its rows, Codex listing, its threads); a harness not looked at gets
     a not-looked listing and nothing read."""
     cl, cl_rows = (H.claude_listing(roots.claude, roots.claude_source) if roots.claude is not None
-                   else (H.not_looked("claude-code", roots.claude_source), []))
+                   else (H.not_looked(H.in_repo(), roots.claude_source), []))
     cx, cx_threads = (H.codex_listing(roots.codex, roots.codex_source) if roots.codex is not None
-                      else (H.not_looked("codex", roots.codex_source), {}))
+                      else (H.not_looked(H.in_home(), roots.codex_source), {}))
     return cl, cl_rows, cx, cx_threads
 
 
@@ -367,21 +370,22 @@ def _attribute(w: Worktree, roots: Roots, wt_records: dict[str, list[dict]]) -> 
     if w.lock.state == "client":
         w.agent, w.agent_kind, w.client_name = w.lock.client, w.lock.kind, w.lock.name
         w.made_by.append(f"its lock reason is {w.lock.client}'s own ({w.lock.kind} {w.lock.name!r})")
-    cdir = os.path.join(w.repo, ".claude", "worktrees")
+    cdir = H.repo_worktrees(w.repo)
     if os.path.dirname(os.path.normpath(w.path)) == os.path.normpath(cdir):
-        w.agent = w.agent or "claude-code"
+        w.agent = w.agent or H.in_repo()
         w.client_name = w.client_name or os.path.basename(w.path).replace("+", "/")
         w.agent_kind = w.agent_kind or ("agent" if os.path.basename(w.path).startswith("agent-a") else "session")
         w.made_by.append("its path is in claude-code's worktree location <repo>/.claude/worktrees/")
     if w.codex is not None:
-        w.agent = w.agent or "codex"
+        w.agent = w.agent or H.in_home()
         w.agent_kind = w.agent_kind or "session"
         w.made_by.append(f"codex metadata {os.path.basename(w.codex['file'])}"
                          + (f" (manager {w.codex['manager']})" if w.codex.get("manager") else ""))
         if w.codex.get("owner_thread_id"):
             w.session_ids.setdefault(w.codex["owner_thread_id"], "codex ownerThreadId")
-    if roots.codex is not None and P.inside(os.path.realpath(w.path), os.path.realpath(roots.codex / "worktrees")):
-        w.agent = w.agent or "codex"
+    home_wt = H.worktree_dir(H.in_home(), roots.codex)
+    if home_wt is not None and P.inside(os.path.realpath(w.path), os.path.realpath(home_wt)):
+        w.agent = w.agent or H.in_home()
         w.agent_kind = w.agent_kind or "session"
         w.made_by.append("its path is in codex's worktree location $CODEX_HOME/worktrees/")
     for sid in (H.claude_sessions_for(roots.claude, w.path) if roots.claude is not None else ()):

@@ -35,6 +35,10 @@ class ClaudeCode(Provider):
     lanes_in_paths = True
     deep_scope = True
     worktree_argv_flags = ("--worktree", "-w")
+    worktree_repo_dir = ".claude/worktrees"
+    worktree_lock_reason = r"claude (agent|session) (.{1,255}) \(pid (\d{1,10})(?: start (.{1,255}))?\)"
+    usage_windows = True
+    statusline_hook = True
     display = "Claude Code"
     home_flag = "--claude-home"
     env_var = "CLAUDE_CONFIG_DIR"
