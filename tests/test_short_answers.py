@@ -27,11 +27,19 @@ def _plain(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
+def _through_coverage(lines: list[str]) -> list[str]:
+    """The lines up to the coverage line's first: on a terminal narrower than it (487 cells with
+    eight agents not looked at) it is broken across lines, each after the first indented."""
+    cov = max(i for i, ln in enumerate(lines) if ln.startswith("coverage: "))
+    assert all(ln.startswith("  ") for ln in lines[cov + 1:]), lines[cov:]
+    return lines[:cov + 1]
+
+
 def test_stats_of_the_readme_demo_is_a_table_of_sessions_and_the_totals(tmp_path):
     env = empty_env(tmp_path)
     shown = run_on_terminal(CLI + DEMO, cols=120, env=env, cwd=REPO)
     assert shown.code == 0
-    lines = [ln for ln in _plain(shown.text).split("\n") if ln]
+    lines = _through_coverage([ln for ln in _plain(shown.text).split("\n") if ln])
     # before: 162 lines, most of them record kinds and labels of the client's internals
     assert len(lines) == 13, lines
     assert not any("atis-latch" in ln or "harness.meta.attachment" in ln for ln in lines)
@@ -53,7 +61,9 @@ def test_stats_of_the_readme_demo_is_a_table_of_sessions_and_the_totals(tmp_path
     nl = _plain(narrow.text).split("\n")
     assert nl[0].split() == ["SESSION", "AGENT", "PROMPTS", "CALLS", "FAILED", "TOKENS"]
     assert all(len(ln) <= 80 for ln in nl[:9]) and nl[1].split()[1:3] == ["Claude", "Co…"]
-    assert nl[9] == "(left out for the terminal's width: TURNS, RECORDS; a wider terminal or a pipe shows them)"
+    assert nl[9:11] == ["(left out for the terminal's width: TURNS, RECORDS; a wider terminal or a pipe",
+                        "  shows them)"]  # broken to fit, as every line is
+    assert all(len(ln) <= 80 for ln in nl)
 
 
 def test_stats_verbose_keeps_every_detail_and_json_is_the_same_either_way(tmp_path):
@@ -63,7 +73,10 @@ def test_stats_verbose_keeps_every_detail_and_json_is_the_same_either_way(tmp_pa
     text = _plain(verbose.text)
     assert "  type atis-latch                   1" in text and "  label harness.meta.attachment" in text
     assert "human prompts: 12 typed: 12 sent, 0 queued, 0 rewound, 0 unsent" in text
-    assert len(text.strip().split("\n")) == 162  # the whole census, as before
+    lines = _through_coverage(text.strip().split("\n"))
+    # the whole census, as before (162 lines), its tool calls line broken in two to fit the 200 columns
+    assert len(lines) == 163 and lines[-6].startswith("tool calls: ") and lines[-5].startswith("  ")
+    assert all(len(ln) <= 200 for ln in text.strip().split("\n"))
     a = _json(DEMO, env)
     b = _json(DEMO + ["--verbose"], env)
     assert a == b and a[0]["kind"] == "header" and a[-1]["kind"] == "summary"
@@ -73,7 +86,7 @@ def test_stats_on_every_agent_has_one_row_per_session_with_subagents_under_it(tm
     env = empty_env(tmp_path)
     shown = run_on_terminal(CLI + ["stats", "--home", "examples/home"], cols=200, env=env, cwd=REPO)
     assert shown.code == 0
-    lines = _plain(shown.text).rstrip("\n").split("\n")
+    lines = _through_coverage(_plain(shown.text).rstrip("\n").split("\n"))
     rows = _json(["stats", "--home", "examples/home"], env)
     sessions = [r for r in rows if r["kind"] == "session"]
     top = [r for r in sessions if r["parent_session_id"] is None]
@@ -100,7 +113,7 @@ def test_status_says_each_verdict_on_one_line_and_each_note_once(tmp_path):
     env = empty_env(tmp_path)
     shown = run_on_terminal(CLI + STATUS, cols=200, env=env, cwd=REPO)
     assert shown.code == 0
-    lines = [ln for ln in _plain(shown.text).split("\n") if ln]
+    lines = _through_coverage([ln for ln in _plain(shown.text).split("\n") if ln])
     rows = [r for r in _json(STATUS, env) if r["kind"] == "session"]
     assert len(rows) == 8
     for r in rows:
@@ -116,7 +129,9 @@ def test_status_says_each_verdict_on_one_line_and_each_note_once(tmp_path):
     assert not any(ln.lstrip().startswith("[registry]") for ln in lines)
     i = lines.index(next(ln for ln in lines if ln.startswith("8a2b4883")))
     assert lines[i + 1:i + 3] == ["  open tasks:", "    #2 [pending] Write the tests"]  # what is still open
-    assert len(lines) == 17  # before: 109 lines for these 8 sessions
+    # before: 109 lines for these 8 sessions; the permission note (306 cells) broken in two at 200 columns
+    assert len(lines) == 18 and all(len(ln) <= 200 for ln in lines)
+    assert sum(ln.startswith("note (8 sessions): ") for ln in lines) == 3
 
 
 def test_status_verbose_keeps_the_evidence_rows(tmp_path):
@@ -135,3 +150,22 @@ def test_status_verbose_keeps_the_evidence_rows(tmp_path):
         return [steady(x) for x in v] if isinstance(v, list) else v
 
     assert steady(_json(STATUS, env)[1:-1]) == steady(_json(STATUS + ["--verbose"], env)[1:-1])
+
+
+def test_stats_and_status_lines_fit_the_terminal(tmp_path):
+    """On 80 and 120 columns no line of the README demo's `stats`, of `status` (short and
+    --verbose, Claude Code's samples and every agent's) is wider than the terminal: the table drops
+    and shortens columns, the verdict lines, evidence, notes and the coverage line are broken
+    across lines, nothing cut (each session's line still starts with its id and verdict)."""
+    env = empty_env(tmp_path)
+    for cols in (80, 120):
+        for args in (DEMO, STATUS, STATUS + ["-v"], ["status", "--home", "examples/home"]):
+            shown = run_on_terminal(CLI + args, cols=cols, env=env, cwd=REPO)
+            assert shown.code == 0, (args, shown.text[-300:])
+            lines = _plain(shown.text).rstrip("\n").split("\n")
+            assert [ln for ln in lines if len(ln) > cols] == [], (args, cols)
+            _through_coverage(lines)
+            if args[0] == "status" and "-v" not in args:
+                rows = [r for r in _json(args, env) if r["kind"] == "session"]
+                for r in rows:
+                    assert sum(ln.startswith(f"{r['session_id']}  {r['verdict']}") for ln in lines) == 1, r["session_id"]

@@ -147,15 +147,11 @@ def _session_rows(out, rows, display, verbose: bool, every: bool) -> None:
 
 
 def _sayer(out):
-    """`out.text` for a line of prose (totals, notes, the coverage line): on a terminal broken
-    across lines of its width (after `seps[0]`, else a space; nothing cut), on a pipe one line."""
-    from .table import term_width, wrap
-
-    W = term_width(out)
+    """table.prose through `out` (a line of prose broken across lines on a terminal)."""
+    from .table import prose
 
     def say(line: str, seps: tuple[str, ...] = (" ",)) -> None:
-        for ln in wrap(esc(line), W, "  ", seps):
-            out.text(ln)
+        prose(out, line, seps)
     return say
 
 

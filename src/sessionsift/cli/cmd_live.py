@@ -15,17 +15,19 @@ from .output import Out, clip, esc
 
 def _state_lines(out: Out, v) -> None:
     """Every evidence row, list and note of one session (``--verbose``, and a wait's at-exit report)."""
+    from .table import prose
+
     st = v.state
     out.text(f"{v.unit.ref.session_id}  {st.verdict}" + (f" ({st.settled})" if st.settled else ""))
-    out.text(f"  why: {esc(st.reason)}")
+    prose(out, f"  why: {esc(st.reason)}", indent="    ")
     for e in st.evidence:
-        out.text(f"  [{e['surface']}] {clip(e['value'], 160)}")
+        prose(out, f"  [{e['surface']}] {clip(e['value'], 160)}", indent="    ")
     for sec in st.sections:
-        out.text(f"  {sec.title}:")
+        prose(out, f"  {sec.title}:", indent="    ")
         for it in sec.items:
-            out.text(f"    {it}")
+            prose(out, f"    {it}", indent="      ")
     for n in st.notes:
-        out.text(f"  note: {esc(n)}")
+        prose(out, f"  note: {esc(n)}", indent="    ")
 
 
 _CODE = None
@@ -51,27 +53,39 @@ VERDICT_STYLE = {"running": "warn", "waiting": "bad", "waiting-children": "warn"
 
 
 def _short_line(out: Out, v, shared: set[str]) -> None:
+    """One session's verdict line and what bounds it; on a terminal each line broken across lines
+    of its width (table.wrap: nothing cut), the id and verdict coloured on the first."""
+    from .table import prose, term_width, wrap
+
     st = v.state
-    out.spans([(v.unit.ref.session_id, "id"), "  ",
-               (st.verdict + (f" ({st.settled})" if st.settled else ""), VERDICT_STYLE.get(st.verdict)),
-               f"  {v.unit.display}: {clip(st.reason, 200)}"])
+    sid, verdict = v.unit.ref.session_id, st.verdict + (f" ({st.settled})" if st.settled else "")
+    head = f"{esc(sid)}  {esc(verdict)}"
+    lines = wrap(f"{head}  {esc(v.unit.display)}: {clip(st.reason, 200)}", term_width(out), "    ")
+    if lines[0].startswith(head):
+        out.spans([(sid, "id"), "  ", (verdict, VERDICT_STYLE.get(st.verdict)), lines[0][len(head):]])
+    else:  # a terminal too narrow for the id and the verdict on one line
+        out.text(lines[0])
+    for ln in lines[1:]:
+        out.text(ln)
     for e in st.evidence:  # a surface that could not be read bounds the verdict: said under it, never hidden
         if e.get("unreadable"):
-            out.text(f"  [{e['surface']}] {clip(e['value'], 160)}")
+            prose(out, f"  [{e['surface']}] {clip(e['value'], 160)}", indent="    ")
     for sec in st.sections:  # what is still open (background work, tasks, todos)
-        out.text(f"  {sec.title}:")
+        prose(out, f"  {sec.title}:", indent="    ")
         for it in sec.items:
-            out.text(f"    {it}")
+            prose(out, f"    {it}", indent="      ")
     for n in st.notes:
         if n not in shared and n not in st.invisible:  # what the disk cannot show is said once at the end
-            out.text(f"  note: {plain_note(n)}")
+            prose(out, f"  note: {plain_note(n)}", indent="    ")
 
 
 def _summary_exit(out: Out, sel, n_rows: int, unread: int, **fields) -> int:
     problems = sel.problems()
     out.summary(problems=problems_json(problems), coverage=coverage_json(sel.coverage()), **fields)
     covs = sel.coverage()
-    out.text(coverage_line(covs))
+    from .table import COVERAGE_SEPS, prose
+
+    prose(out, coverage_line(covs), COVERAGE_SEPS)
     if not n_rows:
         out.text("no sessions in scope")
         return ExitStatus.INCOMPLETE if (problems or sel.incomplete()) else ExitStatus.NO_MATCH
@@ -104,19 +118,21 @@ def status_cmd(inv, verbose):
             _state_lines(out, v)
         else:
             _short_line(out, v, shared)
+    from .table import prose
+
     if not verbose:
         for n, k in res.shared_notes():
-            out.paint(f"note ({k} sessions): {plain_note(n)}", "dim")
+            prose(out, f"note ({k} sessions): {plain_note(n)}", style="dim")
     for display, items in res.invisible():
         for it in items:
             if it not in shared:
-                out.text(f"invisible on {esc(display)}'s disk: {esc(it)}")
+                prose(out, f"invisible on {esc(display)}'s disk: {esc(it)}")
     by_why: dict[str, list[str]] = {}
     for v in res.verdicts:
         if v.unit.name in res.lacking and v.unit.display not in by_why.setdefault(res.lacking[v.unit.name], []):
             by_why[res.lacking[v.unit.name]].append(v.unit.display)
     for why, names in by_why.items():
-        out.text(f"no live state from {esc(', '.join(names))}: {esc(why)} (their sessions are unknown)")
+        prose(out, f"no live state from {esc(', '.join(names))}: {esc(why)} (their sessions are unknown)")
     kids = sum(1 for v in res.verdicts if v.unit.ref.parent_session_id is not None)
     return _summary_exit(out, sel, len(res.verdicts), res.unreadable, sessions=sel.top_level(), child_sessions=kids,
                          verdicts=res.counts, surfaces_unreadable=res.unreadable,

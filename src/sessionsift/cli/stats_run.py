@@ -77,17 +77,19 @@ def run_dataset(inv, no_subagents, strict) -> int:
     out.summary(dataset=dataset, machines=got.machines, files_unreadable=len(res.problems),
                 problems=problems_json(res.problems), shared={**t, "providers": sorted({s.ref.provider for s in res.sessions})},
                 left_out=[left], coverage=coverage_json(got.coverage))
+    from .table import COVERAGE_SEPS, prose
+
     names = sorted({esc(display_name(s.ref.provider)) for s in res.sessions})
-    out.text(f"every agent's sessions ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+    prose(out, f"every agent's sessions ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
              f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
              f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
              + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"
                 if t["tokens_unknown_sessions"] else "")
              + (f", {len(res.problems)} unreadable: " + "; ".join(f"{esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])
                 if res.problems else ""))
-    out.text(f"note: {left}")
-    out.text(f"dataset {esc(dataset)}, {esc(machines_text(got.machines))}")
-    out.text(coverage_line(got.coverage))
+    prose(out, f"note: {left}")
+    prose(out, f"dataset {esc(dataset)}, {esc(machines_text(got.machines))}")
+    prose(out, coverage_line(got.coverage), COVERAGE_SEPS)
     return ExitStatus.INCOMPLETE if res.problems else ExitStatus.OK
 
 
@@ -312,28 +314,33 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
                 omissions=dict(omis), index=irep.as_json(),
                 shared={**gres.totals(), "providers": sorted({st.ref.provider for st in gres.sessions})},
                 coverage=coverage_json(covs))
+    from .table import COVERAGE_SEPS, prose
+
+    def say(line: str, seps: tuple[str, ...] = (" ",)) -> None:  # a line of prose: broken on a terminal
+        prose(out, line, seps)
+
     if sel.claude is not None and verbose:
         cc = "Claude Code: " if any(st.ref.provider not in detailed for st in gres.sessions) else ""
         if tot_calls or tot_errors:
-            out.text(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
-        out.text(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
-        out.text(cc + f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
+            say(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
+        say(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
+        say(cc + f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
                  f"{len(res.problems)} unreadable"
                  + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))
         if irep.on and irep.counts["scanned"]:
-            out.text(cc + irep.text())
+            say(cc + irep.text())
     elif sel.claude is not None and not out.json:
         cc = "Claude Code: "
         if res.problems:
-            out.text(cc + f"{len(res.problems)} of {_plural(len(res.lanes) + len(res.problems), 'transcript')} unreadable"
+            say(cc + f"{len(res.problems)} of {_plural(len(res.lanes) + len(res.problems), 'transcript')} unreadable"
                      + "".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5]))
         om = {k: v for k, v in omis.items() if v}
         if om:
-            out.text(cc + "lines left out of the counts: " + ", ".join(f"{k}={v}" for k, v in om.items())
+            say(cc + "lines left out of the counts: " + ", ".join(f"{k}={v}" for k, v in om.items())
                      + " (--verbose names the transcripts)")
         said = irep.text() if irep.on and irep.counts["scanned"] else None
         if said:
-            out.text(cc + said)
+            say(cc + said)
     if not verbose and not out.json and gres.sessions:
         t = gres.totals()
         calls, errs = t["tool_calls"], t["tool_errors"]
@@ -341,23 +348,23 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
             top = sorted(set(calls) | set(errs), key=lambda k: (-calls.get(k, 0), str(k)))
             shown = ", ".join(f"{esc(k)} {calls.get(k, 0)}" + (f" ({errs[k]} failed)" if errs.get(k) else "")
                               for k in top[:8])
-            out.text(f"tools most called: {shown}" + (f", {len(top) - 8} more" if len(top) > 8 else ""))
+            say(f"tools most called: {shown}" + (f", {len(top) - 8} more" if len(top) > 8 else ""))
     if gres.sessions or gres.problems:
         t = gres.totals()
         names = sorted({esc(display_of(sel, st.ref.provider)) for st in gres.sessions})
-        out.text(f"every agent's sessions ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
+        say(f"every agent's sessions ({', '.join(names)}): {_plural(t['sessions'], 'session')}, "
                  f"{_plural(t['records'], 'record')}, {_plural(t['prompts'], 'prompt')}, "
                  f"{_plural(sum(t['tool_calls'].values()), 'tool call')}, {sum(t['tool_errors'].values())} failed"
                  + (f"; tokens unknown in {_plural(t['tokens_unknown_sessions'], 'session')} (left out of the sums)"
                     if t["tokens_unknown_sessions"] else "") + (f", {len(gres.problems)} unreadable: " + "; ".join(
                      f"{esc(p.path)}: {esc(p.why)}" for p in gres.problems[:5]) if gres.problems else ""))
     if missing:
-        out.text("token totals are lower bounds: some API messages lack a usage field ("
+        say("token totals are lower bounds: some API messages lack a usage field ("
                  + "; ".join(f"{m}: " + ", ".join(f"{k} missing on {v}" for k, v in d.items())
                              for m, d in missing.items()) + ")")
     if not verbose and not out.json and (res.lanes or gres.sessions):
-        out.text("(--verbose: each session's record kinds, labels, token fields and prompts by how they were sent)")
-    out.text(coverage_line(covs))
+        say("(--verbose: each session's record kinds, labels, token fields and prompts by how they were sent)")
+    say(coverage_line(covs), COVERAGE_SEPS)
     # stats read every record: the full-text index is brought up to date for them after the
     # answer (within the search's budget), so the next search is warm
     from .search_run import index_what_was_read

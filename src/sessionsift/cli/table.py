@@ -188,4 +188,20 @@ def render(out, cols: list[Col], rows: list[list[str]], gap: int = 2, style_head
     for r in rows:
         out.spans([line(dict(enumerate(r)))])
     if dropped:
-        out.text(f"(left out for the terminal's width: {', '.join(reversed(dropped))}; a wider terminal or a pipe shows them)")
+        prose(out, f"(left out for the terminal's width: {', '.join(reversed(dropped))}; a wider terminal or a pipe "
+                   "shows them)")
+
+
+COVERAGE_SEPS = (" · ", " ")
+"""Where the coverage line is broken: between two agents, else between words."""
+
+
+def prose(out, line: str, seps: tuple[str, ...] = (" ",), indent: str = "  ", style: str | None = None) -> None:
+    """`out.text(line)` for a line of prose (totals, notes, evidence, the coverage line): on a
+    terminal broken across lines of its width (`wrap`: nothing cut; the lines after the first
+    start with `indent`), on a pipe one line as it is. `style`: each line painted in it."""
+    for ln in wrap(esc(line), term_width(out), indent, seps):
+        if style is None:
+            out.text(ln)
+        else:
+            out.paint(ln, style)
