@@ -44,7 +44,8 @@ AREAS: dict[str, dict[str, list[str]]] = {
               "tests": ["tests/test_worktrees.py"]},
     # recover: replaying a file's edits from the transcript
     "recover_replay": {"modules": ["src/sessionsift/providers/claude/files/replay.py"],
-                       "tests": ["tests/test_recover_edges.py", "tests/test_recover_file_arg.py"]},
+                       "tests": ["tests/test_recover_edges.py", "tests/test_recover_file_arg.py",
+                                "tests/test_recover_replay_rules.py"]},
 }
 
 STATUS = re.compile(r"^\s*(?P<name>\S+): (?P<status>[a-z ]+)$")

@@ -34,6 +34,8 @@ from .collect import _ts, collect
 from .events import (MODIFIED_SINCE_READ, STALE_NOTE, Attach, Backup, Call, LaneEvents, norm, parse_gutter,
                      stale_hint_paths)
 
+_KEEP = object()
+
 Recovery = Replay
 """The replay's result (providers/fileevents.py ``Replay``)."""
 
@@ -151,10 +153,12 @@ class Replayer:
                 self.last_change = max(self.last_change or t, t)
         return s
 
-    def set(self, state: list | None, full_anchor: bool = False, exists: bool | None = True) -> None:
+    def set(self, state: list | None, full_anchor: bool = False, exists: bool | None | object = True) -> None:
+        """`exists`: True or False, None (unknown: an opaque change may have created or removed the
+        file), or `_KEEP` (what was known stays)."""
         self.rec.state = state
-        if exists is not None:
-            self.rec.exists = exists
+        if exists is not _KEEP:
+            self.rec.exists = exists  # type: ignore[assignment]
         if full_anchor:
             self.rec.risks_since_anchor = []
 
