@@ -324,13 +324,15 @@ def _run(inv, a: SearchArgs) -> int:
             if gline:
                 out.text(gline)
             out.text(coverage_line(covs))
-    index_what_was_read(out, sel, sm.fulltext, query.subagents)
+    ic = deep.run.summary.index_counts if deep is not None and deep.run.plan.use_index else None
+    index_what_was_read(out, sel, sm.fulltext, query.subagents,
+                        [] if ic is not None and not (ic.get("built") or ic.get("appended") or ic.get("scanned")) else None)
     if sm.unreadable or lsm.persisted_unresolved or sel.incomplete():
         return ExitStatus.INCOMPLETE  # we could not look everywhere: even a zero is a lower bound
     return ExitStatus.NO_MATCH if hits == 0 else ExitStatus.OK
 
 
-def index_what_was_read(out: Out, sel, ft, subagents: bool) -> None:
+def index_what_was_read(out: Out, sel, ft, subagents: bool, lanes: list | None = None) -> None:
     """A search the full-text index did not pick for (a census, a pattern with no literal) read
     every record: after its answer (flushed first) the index is brought up to date for them
     (index/fulltext.py after_reading, within the search's budget), so the next search is warm."""
@@ -349,7 +351,7 @@ def index_what_was_read(out: Out, sel, ft, subagents: bool) -> None:
     from ..index.fulltext import after_reading
     from ..search.records import record_text
 
-    after_reading(sel, record_text, subagents)
+    after_reading(sel, record_text, subagents, lanes)
 
 
 def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:

@@ -369,5 +369,6 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
     # answer (within the search's budget), so the next search is warm
     from .search_run import index_what_was_read
 
-    index_what_was_read(out, sel, None, not no_subagents)
+    index_what_was_read(out, sel, None, not no_subagents,
+                        [ls.lane for ls in res.lanes if getattr(getattr(ls, "indexed", None), "how", None) != "index"])
     return ExitStatus.INCOMPLETE if problems or missing or sel.incomplete() else ExitStatus.OK

@@ -859,18 +859,21 @@ def selection_units(sel, subagents: bool = True) -> tuple[list, list, list]:
     return lanes, pairs, roots
 
 
-def after_reading(sel, record_text, subagents: bool = True) -> Verdicts | None:
+def after_reading(sel, record_text, subagents: bool = True, lanes: list | None = None) -> Verdicts | None:
     """What a command that read the selection's records (a census, `stats`, a search the index
     could not pick for) does after its answer: bring the full-text index up to date for them
     within the search's budget (budget(); appends always), waiting for no other writer, so the
     next search is answered from the index. None when the index is off; never raises (the index
-    only saves time). `record_text`: search/records.py's, passed down."""
+    only saves time). `record_text`: search/records.py's, passed down. `lanes`: the Claude Code
+    lanes the command read (None: every lane of the selection; a lane answered from its per-file
+    index was not read, and checking thousands of them costs a warm answer its time)."""
     from . import config
 
     if config.why_off(getattr(sel, "index_off", None)) is not None:
         return None
     try:
-        lanes, pairs, roots = selection_units(sel, subagents)
+        all_lanes, pairs, roots = selection_units(sel, subagents)
+        lanes = all_lanes if lanes is None else lanes
         if not lanes and not pairs:
             return None
         return update_all(lanes, pairs, roots, record_text, limit=budget(), timeout=0.2)
