@@ -2,6 +2,7 @@
 page time warm (goal: p95 <= 300 ms). Not a timed test.
 
     .venv/bin/python benchmarks/serve_load.py [--size-mb 1024] [--clients 50] [--requests 40]
+        [--appends 3] [--no-search] [--src OTHER_CHECKOUT/src]
 
 The store is built once under benchmarks/_corpus/serve-<size>/ (gitignored, never committed): a
 Claude Code home of whole REAL client sessions (examples/ or $SSIFT_BENCH_SRC: each main
@@ -15,6 +16,10 @@ figure includes the client's own overhead on the same 2 cores.
 has been asked once (its first render is reported on its own line: cold render); then each of the
 clients asks `--requests` URLs of the mix, each client starting at its own place in it. Search
 is reported apart (one client; a query not asked before runs over the whole store).
+
+After the load, a transcript is appended (`--appends` times; each cut off again after): the time
+from the write to the sessions list, the live page and the live event stream showing the new
+prompt. The store is restored to its bytes after each (its mtimes are not).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus_util import REPO, build_usage_home  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+SRC = [REPO / "src"]
+"""The sessionsift source the server runs (--src: another checkout's, for a before/after run)."""
 
 
 def build(size_mb: int) -> Path:
@@ -60,10 +67,110 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, max(0, int(round(p / 100 * len(xs) + 0.5)) - 1))]
 
 
+def prompt_line(path: Path, text: str) -> bytes:
+    """A new genuine prompt after the transcript's last record, in the shape of the file's own first
+    prompt (the real client's keys), a new uuid, the last record its parent, the time now."""
+    import json
+    import uuid
+    from datetime import datetime, timezone
+
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    proto = next(o for o in lines if o.get("type") == "user"
+                 and isinstance((o.get("message") or {}).get("content"), str))
+    last = [o for o in lines if isinstance(o.get("uuid"), str)][-1]
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    o = dict(proto, uuid=str(uuid.uuid4()), parentUuid=last["uuid"], timestamp=now,
+             message={**proto["message"], "content": text})
+    return json.dumps(o, separators=(",", ":")).encode() + b"\n"
+
+
+async def append_figures(base: str, cookies: dict, home: Path, sid: str, n: int) -> None:
+    """`n` times: append a new prompt to session `sid`'s transcript (then cut it off again), and
+    time from the write to (a) the sessions list showing it, (b) the live page showing it, (c) the
+    live page's event stream (server-sent events, connected before the write) carrying it. Each
+    poll is one GET every 50 ms; a GET made while the new generation's listing is being read waits
+    for it."""
+    from urllib.parse import urlencode
+
+    path = next(home.glob(f".claude/projects/*/{sid}.jsonl"))
+    size0 = path.stat().st_size
+    try:
+        for k in range(n):
+            text = await _append_once(base, cookies, path, sid, k, urlencode)
+            os.truncate(path, size0)
+            await _settled(base, cookies, text, sid, urlencode)  # the cut is a change too: its pages made
+    finally:
+        os.truncate(path, size0)
+
+
+async def _settled(base: str, cookies: dict, text: str, sid: str, urlencode) -> None:
+    """Until the sessions list (filtered by `text`) no longer shows session `sid` and the live page
+    no longer shows `text` (the cut's generation read)."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
+        t0 = time.perf_counter()
+        for url, gone in (("/?" + urlencode({"q": text}), sid), ("/live", text)):
+            while time.perf_counter() - t0 < 300:
+                r = await c.get(url)
+                if gone not in r.text:
+                    break
+                await asyncio.sleep(0.2)
+    await asyncio.sleep(1)
+
+
+async def _append_once(base: str, cookies: dict, path: Path, sid: str, k: int, urlencode) -> str:
+    import httpx
+
+    text = f"serve append check {k} {os.getpid()} {time.time_ns()}"
+    got: dict[str, float] = {}
+    async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
+        async def poll(name: str, url: str, t0: float, want: str) -> None:
+            while True:
+                r = await c.get(url)
+                if want in r.text:
+                    got[name] = time.perf_counter() - t0
+                    return
+                await asyncio.sleep(0.05)
+
+        async def events(t0box: list, ready: asyncio.Event) -> None:
+            async with c.stream("GET", "/live/events") as r:
+                async for line in r.aiter_lines():
+                    if line.startswith("data:"):
+                        ready.set()
+                        if t0box and text in line:
+                            got["live events"] = time.perf_counter() - t0box[0]
+                            return
+
+        t0box: list = []
+        ready = asyncio.Event()
+        ev = asyncio.create_task(events(t0box, ready))
+        await asyncio.wait_for(ready.wait(), 600)
+        l0 = os.getloadavg()[0]
+        with open(path, "ab") as f:
+            f.write(prompt_line(path, text))
+        t0 = time.perf_counter()
+        t0box.append(t0)
+        # the sessions list's text filter matches a row's last prompt (the row shows its first)
+        tasks = [asyncio.create_task(poll("sessions list", "/?" + urlencode({"q": text}), t0, sid)),
+                 asyncio.create_task(poll("live page", "/live", t0, text)), ev]
+        await asyncio.wait(tasks, timeout=300)
+        for tk in tasks:
+            tk.cancel()
+
+    def fig(name: str) -> str:
+        return f"{got[name]:.2f} s" if name in got else "not within 300 s"
+
+    print(f"  append {k + 1}: to the sessions list {fig('sessions list')}, the live page "
+          f"{fig('live page')}, the live event stream {fig('live events')} "
+          f"(load average {l0:.1f} -> {os.getloadavg()[0]:.1f})")
+    return text
+
+
 def start(home: Path, tmp: Path) -> tuple[subprocess.Popen, str, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "CODEX", "GEMINI", "OPENCODE"))}
     env.update(HOME=str(tmp / "h"), XDG_DATA_HOME=str(tmp / "d"), XDG_CACHE_HOME=str(tmp / "c"),
-               XDG_CONFIG_HOME=str(tmp / "cfg"), PYTHONPATH=str(REPO / "src"), BROWSER="true")
+               XDG_CONFIG_HOME=str(tmp / "cfg"), PYTHONPATH=str(SRC[0]), BROWSER="true")
     (tmp / "h").mkdir()
     t0 = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "sessionsift", "serve", "--home", str(home), "--port", "0",
@@ -166,8 +273,11 @@ async def main_async(a) -> None:
                 v = [x for u, x in lat if kind(u) == k]
                 print(f"  {k:14s} n={len(v):4d} p50 {pct(v, 50) * 1000:6.0f} ms  p95 {pct(v, 95) * 1000:6.0f} ms")
 
+            if a.appends:
+                print(f"a transcript appended (session {picks[0].rsplit('/', 1)[1]}), {a.appends} times:")
+                await append_figures(base, cookies, home, picks[0].rsplit("/", 1)[1], a.appends)
             async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
-                for q in ("hello", "zq-no-such-token-28"):
+                for q in (() if a.no_search else ("hello", "zq-no-such-token-28")):
                     for n in ("first", "again"):
                         t0 = time.perf_counter()
                         try:
@@ -197,7 +307,15 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=1024)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--requests", type=int, default=40)
-    asyncio.run(main_async(ap.parse_args()))
+    ap.add_argument("--appends", type=int, default=3,
+                    help="times a transcript is appended after the load (the time until the pages show it)")
+    ap.add_argument("--no-search", action="store_true", help="leave out the search figures")
+    ap.add_argument("--src", type=Path, help="the sessionsift source dir the server runs (default: this checkout's)")
+    a = ap.parse_args()
+    if a.src is not None:
+        SRC[0] = a.src.resolve()
+    print(f"server source: {SRC[0]}")
+    asyncio.run(main_async(a))
 
 
 if __name__ == "__main__":
