@@ -6,7 +6,6 @@ store is driven directly with threads (no server): the answers are plain values 
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -18,14 +17,24 @@ from sessionsift.serve.store import Store  # noqa: E402
 def test_a_question_asked_by_several_threads_at_once_is_computed_once():
     store = Store(lambda targets: None)
     calls = []
+    entered = []
+    all_in = threading.Event()  # no sleep: the answer is made only once every thread has asked
 
     def make():
         calls.append(threading.current_thread().name)
-        time.sleep(0.3)
+        assert all_in.wait(30), "the other threads never asked"
         return "the status of every session"
 
+    def ask(fn):
+        def run():
+            entered.append(1)
+            if len(entered) == 5:
+                all_in.set()
+            fn()
+        return run
+
     got = []
-    threads = [threading.Thread(target=lambda: got.append(store.memo(("live",), make)), name=f"t{i}")
+    threads = [threading.Thread(target=ask(lambda: got.append(store.memo(("live",), make))), name=f"t{i}")
                for i in range(5)]
     for th in threads:
         th.start()
@@ -34,7 +43,10 @@ def test_a_question_asked_by_several_threads_at_once_is_computed_once():
     assert len(calls) == 1
     assert got == ["the status of every session"] * 5
     pages = []
-    threads = [threading.Thread(target=lambda: pages.append(store.page(("live",), lambda: make() + " é")))
+    entered.clear()
+    all_in.clear()
+    entered.extend([1, 1])  # three threads this time: the third to ask sets all_in
+    threads = [threading.Thread(target=ask(lambda: pages.append(store.page(("live",), lambda: make() + " é"))))
                for i in range(3)]
     for th in threads:
         th.start()

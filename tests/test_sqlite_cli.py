@@ -80,7 +80,7 @@ def test_list_reports_a_broken_database_as_null_with_reason(tmp_path, damage):
     assert ("corrupt" if damage == "corrupt" else "missing table part") in cov["reason"]
     assert r.returncode == 3  # answered, but something in scope could not be read
     human = ssift("list", "--home", str(tmp_path)).stdout.rstrip().splitlines()[-1]
-    assert "opencode unreadable" in human or "opencode unknown" in human
+    assert ("opencode unreadable" if damage == "corrupt" else "opencode unknown") in human, human
     assert "opencode 0" not in human
 
 
