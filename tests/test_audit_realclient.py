@@ -23,6 +23,7 @@ import pytest
 
 from sessionsift.audit import reinjection
 from sessionsift.providers.claude.discover import resolve_targets
+from tests.realclient import client as claude_client
 from tests.realclient import scenarios_audit as SA
 from tests.realclient.fixtures import require_realclient
 
@@ -78,7 +79,7 @@ def test_real_client_deliveries_match_the_raw_lines(audit_rc):
     cfg = Path(gt["config_dir"])
     tr = cfg / gt["transcripts"][0] if gt.get("transcripts") else None
     tr = tr if tr and tr.exists() else cfg / gt["project_dir"] / f"{gt['session_id']}.jsonl"
-    assert gt["client_version"].startswith("2.1.258"), gt["client_version"]
+    assert gt["client_version"].startswith(claude_client.PINNED_VERSION), gt["client_version"]
     raw = _raw_deliveries(tr)
     assert raw and all(r["keys"] == ["filename", "snippet", "type"] for r in raw)   # FH-033 / REC-054
     res = reinjection(resolve_targets([gt["session_id"]], str(cfg)))

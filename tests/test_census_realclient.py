@@ -18,6 +18,7 @@ import pytest
 
 from sessionsift.cli import main
 from tests.realclient.common.host import prereq
+from tests.realclient import client as claude_client
 from tests.realclient import scenarios_census as SC
 
 SCENARIOS = ("census_queue", "census_recall", "census_ptl", "census_workflow", "census_cmdonly", "subagents", "todos",
@@ -317,7 +318,7 @@ def test_list_agrees_in_number_and_labels_the_branch(rc):
     assert "coverage: Claude Code 1 session " in out
     code, rows = jcli(gt, "list")
     branch = next(r for r in rows if r["kind"] == "session")["git_branch"]
-    assert branch and f"[Claude Code 2.1.258, git branch {branch}]" in out
+    assert branch and f"[Claude Code {claude_client.PINNED_VERSION}, git branch {branch}]" in out
     code, out, _ = cli(gt, "stats", "--verbose")
     assert "1 transcript read (1 session)" in out
 

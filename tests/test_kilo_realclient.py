@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.realclient.kilo import client as kilo_client
 from tests.realclient.opencode.checks import _expected_tokens, _read, check_scenario
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +36,7 @@ def _run(corpus, name):
 @pytest.mark.parametrize("name", FRESH)
 def test_scenario_matches_ground_truth(kilo_corpus, name):
     run, disc, sessions = _run(kilo_corpus, name)
-    assert run.truth["client"] == "kilo" and run.truth["client_version"] == "7.7.7"
+    assert run.truth["client"] == "kilo" and run.truth["client_version"] == kilo_client.PINNED_VERSION
     assert {r.provider for _, rs, _ in sessions.values() for r in rs} == {"kilo-code"}
     assert all(not rep.unknown_kinds for _, _, rep in sessions.values())
     main, conv = check_scenario(run, sessions)

@@ -259,7 +259,7 @@ def test_committed_corpus_matches_ground_truth(realclient_examples):
     assert set(realclient_examples.runs) == set(ALL) & set(realclient_examples.runs)
     assert {"files_basic", "bash_background", "subagents", "interactive", "plan_mode", "monitor",
             "tasks"} <= set(realclient_examples.runs)
-    assert realclient_examples.client_version == clientmod.PINNED_VERSION
+    assert realclient_examples.client_version == clientmod.PIN  # the committed corpus: the pin's
     for run in realclient_examples:
         _check_run(run, check_disk=False)
 

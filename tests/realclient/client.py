@@ -16,7 +16,12 @@ from pathlib import Path
 from .common import npm
 from .common.host import PrerequisiteMissing, host_problems
 
-PINNED_VERSION = "2.1.258"
+PIN = "2.1.258"
+"""The pinned release: what CI runs and the committed examples were written by."""
+VERSION_VAR = "SSIFT_CLAUDE_CODE_VERSION"
+PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
+"""The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_CLAUDE_CODE_VERSION`` names another
+(e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 NEWEST_KNOWN_VERSION = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
 PLATFORM_PACKAGE = "@anthropic-ai/claude-code-linux-x64"

@@ -16,7 +16,12 @@ from pathlib import Path
 from ..common import npm
 from ..common.host import PrerequisiteMissing, host_problems  # noqa: F401 - one exception for every harness
 
-PINNED_VERSION = "0.171.0"
+PIN = "0.171.0"
+"""The pinned release: what CI runs and the committed examples were written by."""
+VERSION_VAR = "SSIFT_CODEX_VERSION"
+PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
+"""The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_CODEX_VERSION`` names another
+(e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 # The newest release on npm when the harness was written is the pinned one (dist-tag latest =
 # 0.171.0, published 2026-11-20); the comparison run in README.md uses the release before it.
 NEWEST_KNOWN_VERSION = "0.171.0"

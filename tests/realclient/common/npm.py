@@ -26,6 +26,13 @@ def cache_root(env: dict, name: str, override: str | None = None, override_sub: 
     return Path(xdg) / "sessionsift" / name
 
 
+def version(env: dict, var: str, pin: str) -> str:
+    """The client version a harness runs: ``$var`` in ``env`` when it is set and not empty, else
+    ``pin`` (pass ``dict(os.environ)`` at import). ``SSIFT_KILO_VERSION=7.7.9 ptest tests/test_kilo_realclient.py``
+    runs that client's tests with another release; nothing else changes (the same offline launch)."""
+    return (env.get(var) or "").strip() or pin
+
+
 def executable_ready(exe: Path) -> bool:
     return exe.is_file() and os.access(exe, os.X_OK)
 

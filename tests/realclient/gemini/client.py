@@ -17,7 +17,12 @@ from pathlib import Path
 from ..common import npm
 from ..common.host import PrerequisiteMissing, host_problems  # noqa: F401 - one exception for every harness
 
-PINNED_VERSION = "0.61.0"
+PIN = "0.61.0"
+"""The pinned release: what CI runs and the committed examples were written by."""
+VERSION_VAR = "SSIFT_GEMINI_VERSION"
+PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
+"""The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_GEMINI_VERSION`` names another
+(e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 NEWEST_KNOWN_VERSION = "0.61.0"
 """The newest release on npm when this harness was written (2026-09-25; see README.md)."""
 OLDER_VERSIONS = ("0.60.0",)

@@ -23,7 +23,12 @@ from pathlib import Path
 from ..common import npm
 from ..common.host import PrerequisiteMissing, host_problems  # one exception type for every real-client harness
 
-PINNED_VERSION = "7.7.7"
+PIN = "7.7.7"
+"""The pinned release: what CI runs and the committed examples were written by."""
+VERSION_VAR = "SSIFT_KILO_VERSION"
+PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
+"""The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_KILO_VERSION`` names another
+(e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 NEWEST_KNOWN_VERSION = "7.7.9"
 """The newest ``@kilocode/cli-linux-x64`` on npm when this harness was written (checked 2026-12-01)."""
 NEWEST_WRAPPER_VERSION = "7.8.1"

@@ -16,7 +16,12 @@ from pathlib import Path
 from ..common import npm
 from ..common.host import PrerequisiteMissing, host_problems  # one exception type for every real-client harness
 
-PINNED_VERSION = "1.18.33"
+PIN = "1.18.33"
+"""The pinned release: what CI runs and the committed examples were written by."""
+VERSION_VAR = "SSIFT_OPENCODE_VERSION"
+PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
+"""The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_OPENCODE_VERSION`` names another
+(e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 NEWEST_KNOWN_VERSION = "1.18.33"
 """npm's ``latest`` when this harness was written (2026-09-28 release): the pinned one."""
 OLDER_VERSION = "1.1.65"

@@ -20,7 +20,12 @@ from pathlib import Path
 from ..common import npm
 from ..common.host import PrerequisiteMissing, host_problems  # noqa: F401 - one exception for every harness
 
-PINNED_VERSION = "0.24.4"
+PIN = "0.24.4"
+"""The pinned release: what CI runs and the committed examples were written by."""
+VERSION_VAR = "SSIFT_QWEN_VERSION"
+PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
+"""The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_QWEN_VERSION`` names another
+(e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 NEWEST_KNOWN_VERSION = "0.24.4"
 """npm's ``latest`` when this harness was written (checked with ``npm view``): the pinned one."""
 PACKAGE = "@qwen-code/qwen-code"
