@@ -219,8 +219,31 @@ def test_a_file_put_back_by_restore_code_is_rebuilt_from_the_backup_that_proves_
     rc, rows, _ = run({**gt, "config_dir": str(home)}, "recover", "--file", a)
     sm = rows[-1]
     gap = next(r for r in rows if r["kind"] == "step" and r["what"] == "checkpoint-restore")
-    assert rc != 0 and sm["status"] != "complete" and gap["step_kind"] == "boundary"
+    assert gap["step_kind"] == "boundary"
     assert "its content is unknown: the backup is not on disk" in gap["detail"], gap
+    after = [r for r in rows if r["kind"] == "step"]
+    after = after[after.index(gap) + 1:]
+    if _p3_read_holds_the_file(gt, a):
+        # 2.1.332 answers P3's Read of a.txt with the whole file (2.1.258: file_unchanged): that read
+        # anchors the file again after the gap, so it is rebuilt complete, equal to disk
+        assert [(s["what"], s["step_kind"]) for s in after] == [("read", "anchor")], after
+        assert rc == 0 and sm["status"] == "complete" and sm["sha256"] == sha(gt, "a.txt"), sm
+    else:
+        assert rc != 0 and sm["status"] != "complete", sm
+
+
+def _p3_read_holds_the_file(gt: dict, path: str) -> bool:
+    """Whether the client's result of the session's last Read of ``path`` holds its content (a
+    ``text`` result), not ``file_unchanged``: read from the transcript's raw lines."""
+    tr = Path(gt["config_dir"]) / gt["project_dir"] / f"{gt['session_id']}.jsonl"
+    kinds = []
+    for line in tr.read_text().splitlines():
+        rec = json.loads(line)
+        res = rec.get("toolUseResult")
+        if isinstance(res, dict) and (res.get("file") or {}).get("filePath") == path:
+            kinds.append(res.get("type"))
+    assert kinds, "no Read result of a.txt"
+    return kinds[-1] == "text"
 
 
 def test_a_rewound_prompt_that_was_answered_is_no_draft(rr):

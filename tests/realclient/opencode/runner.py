@@ -30,7 +30,8 @@ from types import ModuleType
 
 from . import client as clientmod
 from .. import extra as _extra
-from ..common import host, netns
+from ..common import host, netns, wait
+from ..common.chat import call_id
 from ..common.truth import sha256, subst as _subst
 from .mock_chat import MODEL, MockChat
 from .scenarios import ALL, Scenario
@@ -154,6 +155,33 @@ def _session_ids(events: list[dict]) -> list[str]:
     return seen
 
 
+def _tool_running(data: Path, cid: str) -> bool:
+    """Whether the client's data dir holds tool call ``cid``'s part in state ``running`` (its database,
+    read only, or the JSON tree of the older releases). The kill mid-tool waits for it: a fixed pause
+    raced the client's own write on a loaded machine (Kilo Code 7.7.9 under the test suite: no part)."""
+    import sqlite3
+
+    for db in sorted(data.glob("*.db")):
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+            try:
+                if con.execute("select 1 from part where json_extract(data, '$.callID') = ? and "
+                               "json_extract(data, '$.state.status') = 'running'", (cid,)).fetchone():
+                    return True
+            finally:
+                con.close()
+        except sqlite3.Error:
+            pass  # not created yet, or busy: looked at again
+    for f in (data / "storage" / "part").glob("*/*.json"):
+        try:
+            d = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if d.get("callID") == cid and (d.get("state") or {}).get("status") == "running":
+            return True
+    return False
+
+
 def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: Flavor = OPENCODE) -> None:
     netns.loopback_up()
     sc: Scenario = _extra.lookup(name, flavor.scenarios)
@@ -198,7 +226,13 @@ def inside(name: str, root: Path, exe: str, shared: Path | None = None, flavor: 
                 ev = mock.served_event(f"P{i + 1}", sc.kill_after[1])
                 if not ev.wait(120):
                     raise RuntimeError("the step to kill at was never served")
-                time.sleep(1.5)  # the first chunks have landed; the stream is held open
+                kstep = convs[i].steps[sc.kill_after[1]]
+                if kstep.calls:  # killed mid-tool: once the client has recorded its last call running
+                    cid = call_id(mock.ns, convs[i].name, sc.kill_after[1], len(kstep.calls) - 1)
+                    wait.until(lambda: _tool_running(data_dir(s_dir, shared, flavor), cid), 120,
+                               f"the client's record of tool call {cid} running")
+                else:
+                    time.sleep(1.5)  # the first chunks have landed; the stream is held open
                 os.killpg(proc.pid, signal.SIGKILL)
                 killed = True
             try:
