@@ -137,3 +137,21 @@ def test_selected_sessions_report_into_their_scopes_problems():
             sc = select(sv, targets).claude
             assert sc.sessions and all(s.problems is sc.problems for s in sc.sessions)
             assert [s.session_id for s in sc.sessions] == [s.session_id for s in resolve_targets(targets, home).sessions]
+
+
+def test_a_cwd_is_found_by_its_realpath_in_nfc(tmp_path):
+    # PATH-002: the client names a project dir from the cwd's realpath in NFC; the cwd given
+    # here is a symlink to it, or its NFD spelling (a macOS-made name on this filesystem)
+    from sessionsift.providers.claude.discover import canonical_cwd, project_dirs_for_cwd, sanitize
+
+    nfd = unicodedata.normalize("NFD", "café")
+    real = tmp_path / nfd  # on disk in NFD: its realpath in NFC names no file, but the project dir
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    home = tmp_path / "home"
+    proj = home / "projects" / sanitize(unicodedata.normalize("NFC", os.path.realpath(real)))
+    proj.mkdir(parents=True)
+    (proj / "11111111-1111-4111-8111-111111111111.jsonl").write_text("{}\n")
+    assert canonical_cwd(tmp_path / "link") == unicodedata.normalize("NFC", str(real.resolve())) != str(real.resolve())
+    assert project_dirs_for_cwd(home, str(tmp_path / "link")) == [proj]
+    assert project_dirs_for_cwd(home, str(real)) == [proj]

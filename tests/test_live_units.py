@@ -226,3 +226,47 @@ def test_wait_requires_timeout_and_valid_condition(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sessionsift", "wait", SID, "--until", "bogus", "--timeout", "1",
                         "--claude-home", str(home)], capture_output=True, text=True)
     assert r.returncode == 2
+
+
+def _live_row(home: Path, status: str, status_updated_ms: int) -> None:
+    # hand-made row in the key set and value forms 2.1.258 writes (tests/worktree_util.py), for
+    # this test process (alive, its start ticks the reuse guard): no offline run holds a client
+    # at status `shell`, and the client writes statusUpdatedAt only on a transition
+    me = os.getpid()
+    ticks = Path(f"/proc/{me}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    d = home / "sessions"
+    d.mkdir(exist_ok=True)
+    (d / f"{me}.json").write_text(json.dumps({
+        "pid": me, "sessionId": SID, "cwd": "/w", "startedAt": status_updated_ms, "procStart": ticks,
+        "version": "2.1.258", "kind": "interactive", "entrypoint": "cli", "pidDomain": REG.local_pid_domain(),
+        "status": status, "updatedAt": status_updated_ms, "statusUpdatedAt": status_updated_ms}))
+
+
+def test_registry_status_shell_is_idle_with_a_background_shell_open(tmp_path):
+    # REG-003: the transcript ends its turn and shows no launch; the row's `shell` alone says a
+    # background shell is open
+    home, _ = _home(tmp_path, [_end()])
+    _live_row(home, "shell", int(time.time() * 1000))
+    v = assess(_sess(home), home)
+    assert v.verdict == "idle-background-open"
+    assert v.reason == ("end of turn with background work open: registry status=shell (a background shell is "
+                        "open)")
+    assert ("registry says a background shell is open but the scan found none open: it was launched where the "
+            "scan could not see or its carrier was not recognised") in v.notes
+    _live_row(home, "idle", int(time.time() * 1000))
+    assert assess(_sess(home), home).verdict == "idle-eot"
+
+
+def test_registry_status_age_is_shown_and_never_decides_liveness(tmp_path):
+    # REG-004: statusUpdatedAt is written on a transition, not as a heartbeat: a busy row last
+    # changed 30 days ago by a live owner is as running as one changed now
+    home, _ = _home(tmp_path, [_end()])
+    got = {}
+    for age in (0, 30 * 86400):
+        _live_row(home, "busy", int((time.time() - age) * 1000))
+        v = assess(_sess(home), home)
+        reg = next(e for e in v.evidence if e["surface"] == "registry" and e["value"] == "status=busy")
+        got[age] = (v.verdict, v.reason, reg["status_age_secs"])
+    assert got[0][:2] == got[30 * 86400][:2] and got[0][0] == "running"
+    assert got[0][1].startswith("registry status=busy")
+    assert got[30 * 86400][2] >= 30 * 86400 and got[30 * 86400][2] - got[0][2] > 29 * 86400  # shown, with its age
