@@ -340,3 +340,20 @@ def test_restore_says_when_the_clients_retention_will_delete_it_again(tmp_path):
     assert r.retention["deleted_again_at_next_start"] is True and r.retention["period_days"] == 30
     out = cli("clean", "restore", SUB, "--into", str(tmp_path / "again"), "--data-dir", str(data))
     assert out.returncode == 0 and "warning: its original mtime is older than cleanupPeriodDays" in out.stdout
+
+
+def test_a_sessions_pasted_images_are_part_of_its_footprint(tmp_path):
+    # IMG-010: the client keeps a session's pasted images in image-cache/<sid>/ under the data
+    # root; pasting needs a clipboard no offline run has, so the directory is made here (another
+    # session's beside it is not this one's)
+    home = corpus(tmp_path / "h", (".claude",))
+    c = home / ".claude"
+    (c / "image-cache" / SUB).mkdir(parents=True)
+    (c / "image-cache" / SUB / "1.png").write_bytes(b"\x89PNG")
+    (c / "image-cache" / "99999999-9999-4999-8999-999999999999").mkdir()
+    sv = survey(RootRequest(home=str(home)))
+    v = {x.session_id: x for x in scan(sv, older_than="1h", data=tmp_path / "d").verdicts}
+    assert set(v[SUB].footprint) == {str(c / "projects/-tmp-ssift-rc-subagents-work" / f"{SUB}.jsonl"),
+                                     str(c / "projects/-tmp-ssift-rc-subagents-work" / SUB),
+                                     str(c / "image-cache" / SUB)}
+    assert all("image-cache" not in p for s, x in v.items() if s != SUB for p in x.footprint)

@@ -270,3 +270,27 @@ def test_registry_status_age_is_shown_and_never_decides_liveness(tmp_path):
     assert got[0][:2] == got[30 * 86400][:2] and got[0][0] == "running"
     assert got[0][1].startswith("registry status=busy")
     assert got[30 * 86400][2] >= 30 * 86400 and got[30 * 86400][2] - got[0][2] > 29 * 86400  # shown, with its age
+
+
+def test_wait_write_reads_each_write_tools_own_target_and_payload_key():
+    # REC-079 / REC-083: a file tool names its target in input.file_path, NotebookEdit in
+    # input.notebook_path; the payload is Write `content`, Edit `new_string`, MultiEdit `edits`
+    # (each one's new_string), NotebookEdit `new_source`. Hand-made calls in 2.1.258's input forms
+    # (examples/claude-home holds Write and Edit; no offline scenario runs NotebookEdit or MultiEdit)
+    cond = parse_condition(r"write:out\.(txt|ipynb)$:^DONE")
+    calls = {
+        "Write": {"file_path": "/x/out.txt", "content": "a\nDONE w"},
+        "Edit": {"file_path": "/x/out.txt", "old_string": "DONE no", "new_string": "DONE e", "replace_all": False},
+        "MultiEdit": {"file_path": "/x/out.txt", "edits": [{"old_string": "a", "new_string": "b"},
+                                                           {"old_string": "DONE no", "new_string": "DONE m"}]},
+        "NotebookEdit": {"notebook_path": "/x/out.ipynb", "cell_id": "c1", "new_source": "DONE n"},
+    }
+    got = {}
+    for name, inp in calls.items():
+        got[name] = match_write(cond, _asst("tu_" + name, name, inp))
+    assert got == {"Write": ("Write", "/x/out.txt", "DONE w"), "Edit": ("Edit", "/x/out.txt", "DONE e"),
+                   "MultiEdit": ("MultiEdit", "/x/out.txt", "DONE m"),
+                   "NotebookEdit": ("NotebookEdit", "/x/out.ipynb", "DONE n")}
+    # the old side of an edit is no payload
+    assert match_write(cond, _asst("t1", "Edit", {"file_path": "/x/out.txt", "old_string": "DONE",
+                                                  "new_string": "x"})) is None

@@ -551,8 +551,8 @@ def test_write_without_content_and_notebook_edit(tmp_path):
     r = recover(s.home(tmp_path / "2"), F)
     assert r.text() == "from echo\n" and r.steps[0].detail == "update: 10 chars"
     s = Real()
-    s.call("NotebookEdit", {"notebook_path": F, "file_path": F}, {"updated_file": "{}\n"})
-    s.call("NotebookEdit", {"notebook_path": F, "file_path": F}, {"new_source": "x"})
+    s.call("NotebookEdit", {"notebook_path": F, "cell_id": "c1", "new_source": "x = 1"}, {"updated_file": "{}\n"})
+    s.call("NotebookEdit", {"notebook_path": F, "cell_id": "c1", "new_source": "x = 1"}, {"new_source": "x"})
     r = recover(s.home(tmp_path / "3"), F)
     assert kinds(r) == [("anchor", "notebook-edit"), ("boundary", "notebook-edit")] and r.status == "none"
 
