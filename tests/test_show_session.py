@@ -147,3 +147,22 @@ def test_the_whole_view_is_paged_on_a_terminal_only(tmp_path):
     assert "session 01a230e8-cf64" in plain and "PAGED:" not in plain
     piped = run("show", "01a230e8-cf6", "--home", HOME, home=tmp_path, env={"SESSIONSIFT_PAGER": "sed s/^/PAGED:/"})
     assert piped.returncode == 0 and piped.stdout.startswith("session 01a230e8-cf64")
+
+
+def test_a_metadata_line_without_a_timestamp_shows_null_never_a_guessed_instant(tmp_path):
+    # REC-005, on a real 2.1.258 transcript (examples/captured/reply-before-prompt): its mode,
+    # permission-mode, atis-latch, cost-state and last-prompt lines carry no timestamp
+    cap = EX / "captured" / "reply-before-prompt"
+    path = next(cap.glob("projects/*/43d862be-*.jsonl"))
+    raw = [json.loads(x) for x in path.read_text().splitlines()]
+    p = run("show", "43d862be", "--line", f"1..{len(raw)}", "--claude-home", str(cap), "--format", "json",
+            home=tmp_path)
+    assert p.returncode == 0, p.stderr
+    got = {r["line"]: r["timestamp"] for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "record"}
+    assert sorted(got) == list(range(1, len(raw) + 1))
+    bare = [i for i, r in enumerate(raw, 1) if "timestamp" not in r and "timestamp" not in (r.get("snapshot") or {})]
+    assert len(bare) >= 5 and {raw[i - 1]["type"] for i in bare} >= {"mode", "last-prompt", "cost-state"}
+    assert [got[i] for i in bare] == [None] * len(bare)
+    for i, r in enumerate(raw, 1):
+        if "timestamp" in r:
+            assert got[i]["utc"] == r["timestamp"], i
