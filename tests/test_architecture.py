@@ -1,7 +1,7 @@
 """The checks that hold sessionsift's floor plan (issue 23 item 7), inside the normal test command:
 
 1. the import contract (import-linter, contracts in pyproject.toml ``[tool.importlinter]``): cli >
-   the question packages > index > providers > reading and the utilities; the library never
+   the question packages > providers > index > reading and the utilities (docs/architecture.md); the library never
    imports cli/; a reader (providers/) never imports the rendering path (render);
 2. no module imports an underscore name from another package;
 3. a type checker over the library (mypy, ``[tool.mypy]``);
@@ -39,63 +39,9 @@ BIN = Path(sys.executable).parent
 # 1. the import contract
 # --------------------------------------------------------------------------------------------------
 
-REASON_FILES = ("the files capability of Claude Code reads its lane facts through the index cache (moved under providers/claude/files by 9f06d3e, engineer files): the index is to be passed down to the capability, not imported (issue 23 item 3)")
-REASON_SEARCH = ("Claude Code's search capability (moved under providers/claude/search by engineer search) answers censuses, relabels hits and finds a fork's copies through the index cache, and lineage reads a family's uuids from it: the index is to be passed down to the capability, not imported (issue 23 item 3)")
-
 ALLOWED_IMPORTS: dict[str, str] = {
-    # "importer -> imported": the reason
-    'sessionsift.providers.claude.model.lineage -> sessionsift.index.lanes':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.lanes -> sessionsift.index.answers':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.lanes -> sessionsift.index.config':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.lanes -> sessionsift.index.search':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.lanes -> sessionsift.index.shapes':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.lanes -> sessionsift.index.summary':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.part -> sessionsift.index.report':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.scan -> sessionsift.index.lanes':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.scan -> sessionsift.index.search':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.search.scan -> sessionsift.index.store':
-        REASON_SEARCH,
-    'sessionsift.providers.claude.files -> sessionsift.index.lanes':
-        REASON_FILES,
-    'sessionsift.providers.claude.files -> sessionsift.index.progress':
-        REASON_FILES,
-    'sessionsift.providers.claude.files -> sessionsift.index.report':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.collect -> sessionsift.index.config':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.collect -> sessionsift.index.filesummary':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.collect -> sessionsift.index.lanes':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.events -> sessionsift.index.codec':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.events -> sessionsift.index.config':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.events -> sessionsift.index.fileslots':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.events -> sessionsift.index.lanes':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.events -> sessionsift.index.store':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.events -> sessionsift.index.turns':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.facts -> sessionsift.index.codec':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.facts -> sessionsift.index.fileslots':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.facts -> sessionsift.index.store':
-        REASON_FILES,
-    'sessionsift.providers.claude.files.facts -> sessionsift.index.turns':
-        REASON_FILES,
+    # "importer -> imported": the reason -- empty since Claude Code's lane cache moved under
+    # providers/claude/cache/ and index/ became the store below every reader (docs/architecture.md)
 }
 """Direct imports the layers contract refuses that main still has (given to lint-imports as the
 contract's ``ignore_imports``; import-linter fails on an entry that matches no import)."""
@@ -247,10 +193,10 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/files/recover.py': 8,
     'src/sessionsift/files/shell.py': 9,
     'src/sessionsift/files/touched.py': 3,
-    'src/sessionsift/index/lanes.py': 10,
-    'src/sessionsift/index/search.py': 14,
+    'src/sessionsift/providers/claude/cache/lanes.py': 10,
+    'src/sessionsift/providers/claude/cache/search.py': 14,
     'src/sessionsift/index/store.py': 2,
-    'src/sessionsift/index/summary.py': 1,
+    'src/sessionsift/providers/claude/cache/summary.py': 1,
     'src/sessionsift/live/agents.py': 1,
     'src/sessionsift/live/wait.py': 1,
     'src/sessionsift/live/world.py': 2,

@@ -354,7 +354,7 @@ def test_verbatim_points_at_a_command_that_works(rc):
 def test_index_census_equals_the_scan_with_real_drafts(rc):
     """census_recall holds a real draft (recalled, edited, re-sent: user.unsent) and a rewound
     prompt: every census answered from the index (tests/test_index_search.py) equals the scan's."""
-    from sessionsift.index import search as IS
+    from sessionsift.providers.claude.cache import search as IS
     from tests.test_index_search import COUNTED_PATTERNS, _compare, _index_all, queries
 
     drafts = 0

@@ -20,7 +20,8 @@ import pytest
 
 from sessionsift.providers.claude import stats as S
 from sessionsift.providers.claude.discover import Lane
-from sessionsift.index import config, lanes as IL, store
+from sessionsift.index import config, store
+from sessionsift.providers.claude.cache import lanes as IL
 from tests.test_lane_perf_equivalence import census
 
 REPO = Path(__file__).resolve().parent.parent

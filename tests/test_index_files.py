@@ -167,7 +167,8 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path, monkeypat
     from sessionsift.files.shell import GRAMMAR
     from sessionsift.providers.claude.discover import Lane
     from sessionsift.providers.claude.files import events as E
-    from sessionsift.index import lanes as IL, store
+    from sessionsift.index import store
+    from sessionsift.providers.claude.cache import lanes as IL
 
     dest = tmp_path / path.name
     dest.write_bytes(path.read_bytes())
@@ -206,7 +207,7 @@ def test_file_slots_and_lazy_facts_equal_the_lane_view(path, tmp_path, monkeypat
 def test_packed_string_lists_come_back_exactly(xs):
     """fileslots packs string lists into one string; a value holding a separator (JSON can carry
     \\u0000) keeps the list form. Hand-made values: no client writes these into a timestamp."""
-    from sessionsift.index import fileslots as FS
+    from sessionsift.providers.claude.cache import fileslots as FS
 
     assert FS._unpack(FS._pack(xs), len(xs)) == xs
     rows = [[x or "" for x in xs if x is not None]] + [[]] + [[y for y in (xs[:1] if xs and xs[0] else [])]]
@@ -218,14 +219,15 @@ def test_the_files_summary_answers_alone_and_only_while_files_are_unchanged(tmp_
     the next with a stat per transcript (the per-transcript index files gone: not read); a
     transcript that changed is not taken from it; recover --at, which needs every record's turn,
     reads them from the lane when its index is gone - and every answer equals the scan's."""
-    from sessionsift.index import lanes as IL, store
+    from sessionsift.index import store
+    from sessionsift.providers.claude.cache import lanes as IL
 
     monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / "index"))
     home = tmp_path / "claude"
     shutil.copytree(HOMES[1], home)
     H = ["--claude-home", str(home)]
     both(["files", "--by", "timeline", *H])
-    from sessionsift.index import filesummary
+    from sessionsift.providers.claude.cache import filesummary
 
     assert (store.root_dir() / filesummary.KIND).is_dir()
     ref = run(["files", "--by", "timeline", *H, "--no-index"])

@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from sessionsift.providers.claude.discover import resolve_targets
-from sessionsift.index import lanes as IL
+from sessionsift.providers.claude.cache import lanes as IL
 from sessionsift.read.lines import iter_lines
 from sessionsift.search import Query
 from sessionsift.providers.claude.search import lanes as A
@@ -136,7 +136,7 @@ def test_counted_pattern_hits_take_their_labels_from_the_index(home, monkeypatch
 def test_the_corpora_hold_what_the_census_must_get_right():
     """Drafts (relabelled user.unsent), replays, unknown record types and carriers are in the
     corpora, so the equality above covers them."""
-    from sessionsift.index import search as IS
+    from sessionsift.providers.claude.cache import search as IS
 
     drafts = unknown = 0
     for home in HOMES:

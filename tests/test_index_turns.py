@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from sessionsift.providers.claude.discover import Lane
-from sessionsift.index import codec, lanes as IL, store, turns as T
+from sessionsift.index import store
+from sessionsift.providers.claude.cache import codec, lanes as IL, turns as T
 from sessionsift.providers.claude.model.lane import LaneIndex
 from tests.test_lane_perf_equivalence import _mutants
 

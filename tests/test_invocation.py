@@ -243,7 +243,7 @@ def test_files_and_recover_with_no_index_say_so_and_take_no_census(tmp_path, mon
     import io
 
     from sessionsift.cli import main
-    from sessionsift.index import lanes as IL
+    from sessionsift.providers.claude.cache import lanes as IL
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     calls = []

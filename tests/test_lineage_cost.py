@@ -84,7 +84,7 @@ def test_a_warm_run_takes_each_siblings_roots_from_its_index(tmp_path, monkeypat
     transcript of a project dir again for them on every run (benchmarks/large_sessions.py)."""
     import uuid as U
 
-    from sessionsift.index import lanes as IL
+    from sessionsift.providers.claude.cache import lanes as IL
     from sessionsift.providers.claude.discover import Lane
 
     src = max((p for p in (REPO / "examples" / "claude-home" / "projects").glob("*/*.jsonl")),

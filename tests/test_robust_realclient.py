@@ -319,7 +319,7 @@ def test_lineage_is_read_from_the_index_once_indexed(rr, tmp_path, monkeypatch):
     family's members; every later answer reads their uuids, lines and offsets from the index: no
     transcript is read line by line for lineage (lineage._uuids is not called), and the forks -
     parent, branch line, every copied line and offset - equal those read from the files."""
-    from sessionsift.index.lanes import census_one
+    from sessionsift.providers.claude.cache.lanes import census_one
     from sessionsift.providers.claude.discover import resolve_targets
     from sessionsift.providers.claude.model import lineage
     from sessionsift.providers.claude.stats import stats
@@ -347,8 +347,8 @@ def test_a_forks_census_is_kept_in_its_index(rr, tmp_path, monkeypatch):
     warm `stats` (a store of forks: 98% of its time, benchmarks/README.md 'issue 25'). Kept in the
     fork's index with the digest of the copied lines: the second `stats` computes none, and every
     lane's figures equal the first's and the scan's (index off)."""
-    from sessionsift.index import codec
-    from sessionsift.index.lanes import census_one
+    from sessionsift.providers.claude.cache import codec
+    from sessionsift.providers.claude.cache.lanes import census_one
     from sessionsift.providers.claude import stats as S
     from sessionsift.providers.claude.discover import resolve_targets
 

@@ -96,7 +96,7 @@ def test_the_kinds_table_of_one_search_is_never_anothers(monkeypatch):
     (computed once for a whole data root). It was keyed on id(plan): a later search whose plan
     object got a freed plan's id (CPython reuses addresses; serve makes a plan per search in one
     process) took the other search's answer. Every id made equal here, as a reused one is."""
-    import sessionsift.index.search as S
+    import sessionsift.providers.claude.cache.search as S
 
     monkeypatch.setattr(S, "id", lambda o: 28, raising=False)
     monkeypatch.setattr(S, "_PASSING", {})

@@ -1,4 +1,4 @@
-"""A warm `usage` answers from the usage cache (index/usagecache.py) exactly what the scan answers:
+"""A warm `usage` answers from the usage cache (providers/claude/cache/usagecache.py) exactly what the scan answers:
 the same JSON, with and without `--no-index`, on the first run (which fills it), the second (which
 reads it), after an append, a rewrite and a deletion of a transcript; `--no-index` writes nothing,
 and `index clear` removes it."""

@@ -67,7 +67,8 @@ def status_cmd(inv):
     """How fresh the index is for each transcript in scope: fresh, grown (an append to take in),
     stale (rewritten: to rebuild) or absent."""
     fmt = inv.fmt
-    from ..index import lanes as L, store
+    from ..index import store
+    from ..providers.claude.cache import lanes as L
 
     sel, scope, others = _scope(inv)
     out = Out(fmt, "index")
@@ -116,7 +117,8 @@ def update_cmd(inv):
     """Bring the index up to date for every transcript in scope: grown ones take in only their
     new bytes, stale or absent ones are indexed from the start."""
     fmt = inv.fmt
-    from ..index import lanes as L, store
+    from ..index import store
+    from ..providers.claude.cache import lanes as L
     from ..index.progress import Progress
     from ..index.report import IndexReport
 
@@ -148,13 +150,13 @@ def update_cmd(inv):
     # then the ranked index (what `search --rank` ranks from), each with its progress line
     from ..index import fulltext
     from ..index.progress import Reading
-    from ..search.records import record_text
+    from ..search.records import index_texts
 
     _l, pairs, roots = fulltext.selection_units(sel)
     ftp = Reading("full-text index")
     ftp.begin(sum(_size(ln.path) for ln in lanes) + sum(r.size or 0 for _p, r in pairs))
     try:
-        ftv = fulltext.update_all(lanes, pairs, roots, record_text, step=ftp.step)
+        ftv = fulltext.update_all(lanes, pairs, roots, index_texts(), step=ftp.step)
     finally:
         ftp.done()
     rkv = _update_ranked(sel)
@@ -211,7 +213,8 @@ def clear_cmd(inv, everything):
     """Remove the index files of the transcripts in scope and their data root's summaries (or
     `--all` of them). Only the index's own files are removed; commands rebuild what they need."""
     fmt = inv.fmt
-    from ..index import lanes as L, store
+    from ..index import store
+    from ..providers.claude.cache import lanes as L
 
     out = Out(fmt, "index")
     removed = 0
@@ -236,7 +239,7 @@ def clear_cmd(inv, everything):
         dropped = fulltext.forget_units([fulltext.lane_key(os.fspath(ln.path)) for ln in lanes]
                                         + [fulltext.session_key(r) for r in sel.refs])
         # the data root's summaries hold copies of what those files held: they go too
-        from ..index import answers, filesummary, summary, usagecache
+        from ..providers.claude.cache import answers, filesummary, summary, usagecache
 
         home = getattr(scope.home, "path", None) if sel.claude is not None else None
         kinds = [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND),

@@ -269,7 +269,7 @@ def _run(inv, a: SearchArgs) -> int:
                since=instant(query.since), until=instant(query.until))
     counts: dict = {}
     if query.count_by is not None:
-        counts = run.census()  # a census: merged counts (kept whole per data root: index/answers.py)
+        counts = run.census()  # a census: merged counts (kept whole per data root: providers/claude/cache/answers.py)
     else:  # a plain outcome prints nothing (the summary counts it)
         render_outcomes(out, sel, run.outcomes(plain=False), query, claude_root_arg(inv))
     sm = run.summary
@@ -349,9 +349,9 @@ def index_what_was_read(out: Out, sel, ft, subagents: bool, lanes: list | None =
     except (OSError, ValueError):
         return  # the reader is gone: nothing more to do for it
     from ..index.fulltext import after_reading
-    from ..search.records import record_text
+    from ..search.records import index_texts
 
-    after_reading(sel, record_text, subagents, lanes)
+    after_reading(sel, index_texts(), subagents, lanes)
 
 
 def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:

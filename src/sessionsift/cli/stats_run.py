@@ -178,7 +178,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
     irep = IndexReport.for_root(scope.home.path, scope.index_off)
     census = None
     if irep.on:
-        from ..index import lanes as index_lanes
+        from ..providers.claude.cache import lanes as index_lanes
         from ..index.progress import Progress
 
         census = index_lanes.census_one

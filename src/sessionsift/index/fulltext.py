@@ -35,7 +35,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import store
 
@@ -164,6 +164,18 @@ def identity_fresh(ident: tuple) -> bool:
 
 
 # -- the database ----------------------------------------------------------------------------------
+
+
+class Texts(NamedTuple):
+    """What the index is handed to read texts, so that it imports no reader (it lies below them):
+    built by the question that asks (search/records.py ``index_texts``)."""
+
+    record: Callable
+    """A shared Record's matchable text (search/records.py ``record_text``)."""
+    line: Callable
+    """The matchable text of one parsed line of a deep reader's lane (``Provider.line_text``)."""
+    report: Callable
+    """A new ReadReport (providers/base.py) for a reader's ``read``."""
 
 
 @dataclass
@@ -436,10 +448,9 @@ def lane_key(path: str) -> str:
     return "lane\0" + store.abspath(path)
 
 
-def lane_texts(buf, start: int, end: int) -> Iterator[str]:
-    """The record text (providers/claude/model/record.py `record_text`, what the lane scan matches)
-    of every line of buf[start:end)."""
-    from ..providers.claude.model.record import record_text
+def lane_texts(buf, start: int, end: int, line_text) -> Iterator[str]:
+    """The record text (`line_text`: the deep reader's, what its lane scan matches) of every line
+    of buf[start:end)."""
     from ..read.lines import parse_line
 
     pos = start
@@ -451,7 +462,7 @@ def lane_texts(buf, start: int, end: int) -> Iterator[str]:
         if e > pos:
             obj = parse_line(bytes(buf[pos:e]))
             if isinstance(obj, dict):
-                t = record_text(obj)
+                t = line_text(obj)
                 if t:
                     yield t
         pos = e + 1
@@ -467,7 +478,7 @@ def lane_fresh(u: Unit | None, st: os.stat_result) -> bool:
         st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
 
 
-def update_lane(ft: FullText, path: str, u: Unit | None) -> str:
+def update_lane(ft: FullText, path: str, u: Unit | None, texts: "Texts") -> str:
     """Bring lane `path`'s unit up to date: "fresh", "appended" or "built" (raises OSError)."""
     from ..read.lines import open_map
 
@@ -487,7 +498,7 @@ def update_lane(ft: FullText, path: str, u: Unit | None) -> str:
         end = nl + 1 if nl >= 0 else start
         ident = store.identity_of(st, end, store.fingerprints(buf, end))
         how = "appended" if keep else "built"
-        got = ft.put(lane_key(path), ident.as_obj(), lane_texts(buf, start, end), 0, end, old=old, keep_rows=keep)
+        got = ft.put(lane_key(path), ident.as_obj(), lane_texts(buf, start, end, texts.line), 0, end, old=old, keep_rows=keep)
     if got is None:
         return "built"
     return how
@@ -505,12 +516,12 @@ def session_fresh(u: Unit | None) -> bool:
     return u is not None and isinstance(u.ident, tuple) and identity_fresh(u.ident)
 
 
-def update_session(ft: FullText, prov, ref, u: Unit | None, record_text) -> str:
-    """Bring a shared session's unit up to date: "fresh", "appended" or "built" (`record_text`:
+def update_session(ft: FullText, prov, ref, u: Unit | None, reading: "Texts") -> str:
+    """Bring a shared session's unit up to date: "fresh", "appended" or "built" (`reading.record`:
     the record's matchable text, search/records.py's, passed down)."""
     if session_fresh(u):
         return "fresh"
-    from ..providers.base import ReadReport
+    record_text, ReadReport = reading.record, reading.report
 
     try:
         from _blake2 import blake2b
@@ -631,7 +642,7 @@ def note(v: "Verdicts | None") -> str | None:
                f"{BUDGET_S:g} s; `sessionsift index update` indexes them all)" if v.deferred else ""))
 
 
-def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_text,
+def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, texts: "Texts",
                   limit: float | None = None) -> tuple[list[bool], Verdicts]:
     """For each (provider, SessionRef): True when the full-text index says no record of it holds a
     literal (so it need not be read). Sessions are brought up to date first (read now when new or
@@ -665,7 +676,7 @@ def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_t
                     v.deferred += 1
                     continue
                 try:
-                    how = update_session(ft, prov, ref, u, record_text)
+                    how = update_session(ft, prov, ref, u, texts)
                 except Exception:  # noqa: BLE001 - a reader's failure: the search reads it and says so
                     ids.append(None)
                     continue
@@ -697,7 +708,7 @@ def gate_sessions(pairs: list, lits: list[str] | None, roots: Iterable, record_t
     return out, v
 
 
-def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable,
+def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable, texts: "Texts",
                limit: float | None = None) -> tuple[set[int], Verdicts]:
     """The positions of the lanes no record of which holds a literal (not to be scanned), each lane
     brought up to date first; `stats`: one os.stat_result (or None) per lane; `roots`: the data
@@ -734,7 +745,7 @@ def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable
                     v.deferred += 1
                     continue
                 try:
-                    how = update_lane(ft, os.fspath(ln.path), u)
+                    how = update_lane(ft, os.fspath(ln.path), u, texts)
                 except OSError:
                     v.left += 1
                     continue
@@ -775,7 +786,7 @@ def gate_lanes(lanes: list, stats: list, lits: list[str] | None, roots: Iterable
     return out, v
 
 
-def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None, limit: float | None = None,
+def update_all(lanes: list, pairs: list, roots: Iterable, texts: "Texts", step=None, limit: float | None = None,
                timeout: float = 10.0) -> Verdicts:
     """Bring every lane and every shared session of the scope up to date in the full-text index
     (`step(nbytes)` after each: progress). `limit`: seconds for new units (`index update`: none;
@@ -807,7 +818,7 @@ def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None
                         v.left += 1
                         v.deferred += 1
                     else:
-                        how = update_lane(ft, p, u)
+                        how = update_lane(ft, p, u, texts)
                         setattr(v, how, getattr(v, how) + 1)
                 except OSError:
                     v.left += 1
@@ -823,7 +834,7 @@ def update_all(lanes: list, pairs: list, roots: Iterable, record_text, step=None
                     v.deferred += 1
                     continue
                 try:
-                    how = update_session(ft, prov, ref, u, record_text)
+                    how = update_session(ft, prov, ref, u, texts)
                     setattr(v, how, getattr(v, how) + 1)
                 except Exception:  # noqa: BLE001 - a reader's failure: searches read it and say so
                     v.left += 1
@@ -859,14 +870,15 @@ def selection_units(sel, subagents: bool = True) -> tuple[list, list, list]:
     return lanes, pairs, roots
 
 
-def after_reading(sel, record_text, subagents: bool = True, lanes: list | None = None) -> Verdicts | None:
+def after_reading(sel, texts: "Texts", subagents: bool = True, lanes: list | None = None) -> Verdicts | None:
     """What a command that read the selection's records (a census, `stats`, a search the index
     could not pick for) does after its answer: bring the full-text index up to date for them
     within the search's budget (budget(); appends always), waiting for no other writer, so the
     next search is answered from the index. None when the index is off; never raises (the index
-    only saves time). `record_text`: search/records.py's, passed down. `lanes`: the Claude Code
-    lanes the command read (None: every lane of the selection; a lane answered from its per-file
-    index was not read, and checking thousands of them costs a warm answer its time)."""
+    only saves time). `texts`: what the index is handed to read (search/records.py index_texts).
+    `lanes`: the Claude Code lanes the command read (None: every lane of the selection; a lane
+    answered from its per-file index was not read, and checking thousands of them costs a warm
+    answer its time)."""
     from . import config
 
     if config.why_off(getattr(sel, "index_off", None)) is not None:
@@ -876,7 +888,7 @@ def after_reading(sel, record_text, subagents: bool = True, lanes: list | None =
         lanes = all_lanes if lanes is None else lanes
         if not lanes and not pairs:
             return None
-        return update_all(lanes, pairs, roots, record_text, limit=budget(), timeout=0.2)
+        return update_all(lanes, pairs, roots, texts, limit=budget(), timeout=0.2)
     except Exception as exc:  # noqa: BLE001 - the index only saves time
         return Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")
 
@@ -887,13 +899,17 @@ class Picker:
     `gate_lanes` for the pattern's literals, never raising (a failure is a verdict: the scan
     answers)."""
 
-    def __init__(self, lits: list[str] | None, roots: tuple = ()):
+    def __init__(self, lits: list[str] | None, roots: tuple = (), texts: "Texts | None" = None):
         self.literals = lits
+        self.texts = texts
+        """What the index is handed to read a lane's texts (it imports no reader)."""
         self.roots = roots
         """Every data root of the answer: one database serves them all, so it may lie under none."""
 
     def lanes(self, lanes: list, stats: list, root) -> tuple[set[int], Verdicts]:
         try:
-            return gate_lanes(lanes, stats, self.literals, (root, *self.roots), budget())
+            if self.texts is None:
+                return set(), Verdicts(why="the full-text index was handed no reader of lane texts")
+            return gate_lanes(lanes, stats, self.literals, (root, *self.roots), self.texts, budget())
         except Exception as exc:  # noqa: BLE001 - the index only saves time
             return set(), Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")

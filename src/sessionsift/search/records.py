@@ -75,6 +75,18 @@ class SessionOutcome:
     """Not parsed: no file of the session holds a needle (search/gate.py)."""
 
 
+def index_texts():
+    """What the full-text index is handed to read texts (index/fulltext.py Texts: it lies below the
+    readers and imports none): a shared record's text, the deep reader's lane line text
+    (``Provider.line_text``) and a new ReadReport."""
+    from ..index.fulltext import Texts
+    from ..providers import deep_name, load
+    from ..providers.base import ReadReport
+
+    cls = load(deep_name())
+    return Texts(record_text, getattr(cls, "line_text", None) or (lambda obj: None), ReadReport)
+
+
 def record_text(r: Record) -> str:
     """The matchable text of a shared record (what the record holds, never a rendering)."""
     if r.kind == "tool_call":
@@ -222,7 +234,7 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
 
         try:
             by_index, sm.fulltext = FT.gate_sessions(pairs, list(q.literals) if q.literals else None, q.fulltext,
-                                                     record_text, FT.budget())
+                                                     index_texts(), FT.budget())
         except Exception as exc:  # noqa: BLE001 - the index only saves time: the byte gate and the reader answer
             sm.fulltext = FT.Verdicts(why=f"the full-text index failed: {type(exc).__name__}: {exc}")
             by_index = [False] * len(pairs)

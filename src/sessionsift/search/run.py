@@ -143,9 +143,11 @@ def search(query: Query, sel, use_index: bool = True) -> SearchRun:
 
         if config.enabled(getattr(sel, "index_off", None)):
             from ..index.fulltext import Picker, literals
+            from .records import index_texts
 
             picker = Picker(literals(query.patterns, query.ignore_case, query.fixed),
-                            tuple(e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None))
+                            tuple(e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None),
+                            index_texts())
     for e in sel.survey.entries:
         prov = e.provider
         if prov is None:

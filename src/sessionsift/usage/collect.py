@@ -238,7 +238,7 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
             jobs.append((s, str(ln.path), ln.kind, "main" if ln.kind == "main" else (ln.agent_id or ln.lane_id)))
         else:
             jobs += [(s, p, k, n) for p, k, n in _lanes(s, subagents)]
-    from ..index.usagecache import scans as cached_scans
+    from ..providers.claude.cache.usagecache import scans as cached_scans
 
     home = getattr(scope.home, "path", None)
     scans = cached_scans([j[1] for j in jobs], home if home is not None and os.fspath(home) != "-" else None,

@@ -50,6 +50,14 @@ class ClaudeCode(Provider):
     activity_granularity = "session"
     text_in_bytes = True
 
+    @staticmethod
+    def line_text(obj: dict) -> str | None:
+        """The matchable text of one parsed line of a lane: what the lane scan matches
+        (model/record.py ``record_text``); the full-text index keeps it for each lane."""
+        from .model.record import record_text
+
+        return record_text(obj)
+
     @classmethod
     def tool_names(cls) -> frozenset[str]:
         """The tools Claude Code's deep model names (files, shell, spawn, plan and question)."""

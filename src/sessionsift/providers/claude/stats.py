@@ -358,7 +358,7 @@ class StatsResult:
 
 def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=None) -> StatsResult:
     """The census of every lane in scope. `census(lane, strict, parallel)` computes one lane's
-    (default: a scan; sessionsift.index.lanes.census_one answers from the index)."""
+    (default: a scan; sessionsift.providers.claude.cache.lanes.census_one answers from the index)."""
     lanes: list[Lane] = []
     for s in scope.sessions:
         lanes += [scope.explicit_lanes[s.session_id]] if s.session_id in scope.explicit_lanes else s.lanes(subagents)
@@ -377,7 +377,7 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=Non
         r = done.get(id(ln))
         if r is None:  # a fork whose parent is in scope: its copies counted once, on the parent
             f = counted_once[str(ln.path)]
-            try:  # from the census's own keeper where it has one (index/lanes.py fork_stats)
+            try:  # from the census's own keeper where it has one (providers/claude/cache/lanes.py fork_stats)
                 r = getattr(census, "fork_stats", lane_stats_indexed)(ln, strict=strict,
                                                                       copies=frozenset(f.copied_lines))
             except OSError as exc:

@@ -33,7 +33,7 @@ class ClaudeFileEvents(LaneFileEvents):
         with _Progress(self.index.on and query.progress):
             self.lane_evs, self.problems = collect(scope, query.subagents or query.subagents_only, self.index.on,
                                                    hows, query.shell)
-        from ....index.lanes import Outcome
+        from ..cache.lanes import Outcome
 
         for h in hows:
             self.index.add(Outcome(h, None if h != "scanned" else ("index off" if not self.index.on
@@ -84,14 +84,14 @@ class _Progress:
 
     def __enter__(self):
         if self.on:
-            from ....index import lanes as IL
+            from ..cache import lanes as IL
             from ....index.progress import Progress
 
             IL.PROGRESS = Progress()
 
     def __exit__(self, *exc):
         if self.on:
-            from ....index import lanes as IL
+            from ..cache import lanes as IL
 
             if IL.PROGRESS is not None:
                 IL.PROGRESS.done()

@@ -1,5 +1,5 @@
 """Every lane's file events of a Claude Code scope: from the index's facts where it can answer (the
-data root's files summary, index/filesummary.py; each lane's index otherwise), else read from the
+data root's files summary, providers/claude/cache/filesummary.py; each lane's index otherwise), else read from the
 lane; fork copies of an in-scope parent's records marked (``copy_of``)."""
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ def collect(scope: Scope, subagents: bool = True, use_index: bool = False,
     fast = None
     if use_index:
         from ....index import config
-        from ....index.filesummary import FilesSummary
+        from ..cache.filesummary import FilesSummary
 
         home = getattr(scope.home, "path", None)
         if config.why_off(scope.index_off) is None and home is not None and scope.sessions:
             root = FilesSummary.load(home)
-            from ....index import lanes as IL
+            from ..cache import lanes as IL
             from .facts import from_summary, rules
 
             rs = rules(grammar)
@@ -87,7 +87,7 @@ def _lane_events(ln, use_index: bool, outcomes: list | None, root=None, grammar=
         le = lane_events_indexed(ln, root, grammar)
         how = "index"
         if le is None:
-            from ....index import lanes as IL
+            from ..cache import lanes as IL
 
             _ls, o = IL.lane_stats(ln)
             le = lane_events_indexed(ln, root, grammar) if o.how != "scanned" else None
@@ -103,7 +103,7 @@ def _lane_events(ln, use_index: bool, outcomes: list | None, root=None, grammar=
 
 
 def _progress(le: LaneEvents, how: str) -> None:
-    from ....index import lanes as IL
+    from ..cache import lanes as IL
 
     if IL.PROGRESS is not None and le.index is not None:
         IL.PROGRESS.step(le.index.stats.bytes, how in ("built", "appended"))

@@ -459,10 +459,10 @@ def lane_events_indexed(lane: Lane, root=None, grammar=None) -> "LaneEvents | No
     """`lane_events(lane, keep_view=False)` from the lane's index: only the records that carry
     file events are read and parsed (tool calls of file tools, Bash and ExitPlanMode, their
     results, file attachments, file-history lines), as the index's ``fev`` section lists them
-    (index/fileslots.py); turns and survival come from the index. Slugs are not gathered (`plan`
+    (providers/claude/cache/fileslots.py); turns and survival come from the index. Slugs are not gathered (`plan`
     reads the lane itself). The per-record facts (`LaneFacts`: line, turn, timestamp of every
     record) are read from the index when first asked for. `root`: the data root's
-    index/filesummary.py FilesSummary, which answers (a stat, no index file read) while the
+    providers/claude/cache/filesummary.py FilesSummary, which answers (a stat, no index file read) while the
     transcript is unchanged, and takes the sections read here, and the events' facts
     (providers/claude/files/facts.py), from which it answers alone the next time. The events come back light
     (`Call.light`: their facts, not the records' content; recover reads again the few it needs).
@@ -470,8 +470,9 @@ def lane_events_indexed(lane: Lane, root=None, grammar=None) -> "LaneEvents | No
     None when the index cannot answer (then read the lane)."""
     from bisect import bisect_right
 
-    from ....index import config, lanes as IL, store
-    from ....index.turns import SURVIVAL_NAME
+    from ....index import config, store
+    from ..cache import lanes as IL
+    from ..cache.turns import SURVIVAL_NAME
     from ....read.lines import parse_line
     from . import facts as F
 
@@ -479,7 +480,7 @@ def lane_events_indexed(lane: Lane, root=None, grammar=None) -> "LaneEvents | No
         return None
     fs = None
     if root is not None:
-        from ....index.fileslots import FileSlots
+        from ..cache.fileslots import FileSlots
 
         ab = store.abspath(os.fspath(lane.path))
         try:
@@ -522,7 +523,7 @@ def lane_events_indexed(lane: Lane, root=None, grammar=None) -> "LaneEvents | No
         ident = f.identity
         if root is not None:
             root.put(ab, ident, fs.obj, os.fspath(lane.path))
-    from ....index import codec
+    from ..cache import codec
 
     cw_slots, cw_vals = fs.cw_slots, fs.cw_vals
 
@@ -574,7 +575,8 @@ def _stat_part(i) -> tuple:
 def _facts_of(lane: Lane, ident) -> tuple:
     """(no, turn, ts) of every record of a lane (`LaneFacts`), from its index while that is still
     the one the events were read from (same identity), else from the lane itself."""
-    from ....index import codec, lanes as IL, store
+    from ....index import store
+    from ..cache import codec, lanes as IL
 
     f = store.IndexFile.open(store.index_path(IL.KIND, lane.path), IL.KIND, str(lane.path))
     if f is not None and _stat_part(f.identity) == _stat_part(ident):

@@ -15,7 +15,7 @@ events a question needs whole (recover: the ones that name its file) by offset.
 The facts are a cache of rules (this module, events.py, providers/claude/model/record.py, read/lines.py
 and the shell grammar's own rules: files/shell.py and tree-sitter's versions, ``grammar.rules()``):
 they are kept with `rules(grammar)`, a digest of those sources and versions, and facts kept under
-other rules are derived again, never used (index/filesummary.py keeps them per transcript, with
+other rules are derived again, never used (providers/claude/cache/filesummary.py keeps them per transcript, with
 the identity of the file they were read from). The shell analysis is kept and made back by the
 grammar itself (``grammar.encode``/``grammar.decode``): this package never imports it.
 """
@@ -103,7 +103,7 @@ def light(lane, facts: list, read: list, load, grammar=None) -> LaneEvents:
     """A lane's events from its facts (`encode`); `read` the lane's reading counts (the ``fev``
     section's ``read``), `load` gives every record's (line, turn, instant) when asked for
     (`LaneFacts`); `grammar` makes each kept shell analysis back (``grammar.decode``)."""
-    from ....index import codec
+    from ..cache import codec
 
     calls, atts, bks, snaps, first_cwd = facts
     ev = LaneEvents(lane, grammar=grammar)
@@ -122,7 +122,7 @@ def light(lane, facts: list, read: list, load, grammar=None) -> LaneEvents:
 
 
 def from_summary(lane, root, rules: str, grammar=None) -> LaneEvents | None:
-    """A lane's light events from the data root's summary (index/filesummary.py) while a stat of
+    """A lane's light events from the data root's summary (providers/claude/cache/filesummary.py) while a stat of
     the transcript matches its entry and its facts were kept under `rules`; else None."""
     p = os.fspath(lane.path)
     ab = abspath(p)
@@ -174,8 +174,8 @@ def hydrate(le: LaneEvents, wanted: list) -> dict[int, object]:
     a reading of the whole lane."""
     from bisect import bisect_left, bisect_right
 
-    from ....index.fileslots import FileSlots
-    from ....index.turns import SURVIVAL_NAME
+    from ..cache.fileslots import FileSlots
+    from ..cache.turns import SURVIVAL_NAME
     from ....read.lines import parse_line
     from .events import _Ent, lane_events
 

@@ -181,7 +181,7 @@ def _seq(s, build: bool, index_off: str | None) -> list[tuple[str, int, int]]:
     """`_uuids` of session `s`'s transcript, from its index where the index answers (no line
     parsed: a store of resumed and forked sessions had every family member parsed on every
     run), else read from the file. `build`: a transcript with no usable index is indexed first."""
-    from ....index import lanes as IL
+    from ..cache import lanes as IL
 
     got = IL.uuid_seq(s.path, getattr(s, "index_off", None) or index_off, build)
     return got if got is not None else _uuids(s.path)
@@ -281,9 +281,9 @@ def roots_of(path, among: frozenset[str] | set[str] | None = None) -> frozenset[
 
 def _roots(s, keys: set[str], index_off: str | None) -> frozenset[str]:
     """The roots among `keys` of session `s`'s transcript: from its index where it answers
-    (index/lanes.py `roots`: kept there once read), else read from the file (only the lines
+    (providers/claude/cache/lanes.py `roots`: kept there once read), else read from the file (only the lines
     holding one of the keys parsed)."""
-    from ....index import lanes as IL
+    from ..cache import lanes as IL
 
     off = getattr(s, "index_off", None) or index_off
 

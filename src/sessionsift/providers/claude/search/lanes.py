@@ -224,13 +224,13 @@ class LaneRun:
     def census(self) -> dict:
         """A census query (`count_by` set, no cap): the merged counts (empty for "total"); the
         summary is complete after. Answered whole from the data root's kept answers
-        (index/answers.py) when they hold this query over exactly these transcripts, unchanged;
+        (providers/claude/cache/answers.py) when they hold this query over exactly these transcripts, unchanged;
         else folded from `outcomes()`, and kept when every transcript came from a fresh index."""
         by = self.plan.query.count_by
         cache = k = dig = None
         if self.plan.use_index and by is not None and self.plan.query.max_count is None \
                 and not self.plan.query.sessions_only:
-            from ....index import answers
+            from ..cache import answers
 
             dig = answers.digest(self.lanes, self._stat_lanes(), self.scope.sessions)
             if dig is not None:
@@ -248,7 +248,7 @@ class LaneRun:
         sm = self.summary
         if cache is not None and list(froms) == ["index"] and not sm.unreadable and not sm.persisted_unresolved \
                 and self.workers == 1:
-            from ....index import answers
+            from ..cache import answers
 
             ans = {f: getattr(sm, f) for f in answers.kept_fields(sm)}
             ans["counts"] = counts
@@ -256,7 +256,7 @@ class LaneRun:
         return counts
 
     def _replay(self, got: dict) -> dict:
-        from ....index import answers
+        from ..cache import answers
 
         sm = self.summary
         sm.sessions = len(self.scope.sessions)
@@ -269,10 +269,10 @@ class LaneRun:
         return got["counts"]
 
     def _from_root_summary(self, stat_list: list):
-        """Census outcomes of the lanes the data root's summary answers (index/summary.py): a stat
+        """Census outcomes of the lanes the data root's summary answers (providers/claude/cache/summary.py): a stat
         each, no index file read. The rest are scanned or read from their own index."""
-        from ....index import search as IS
-        from ....index.summary import RootSummary, entry_view
+        from ..cache import search as IS
+        from ..cache.summary import RootSummary, entry_view
 
         if IS.per_record(self.plan):
             return None, {}
@@ -428,7 +428,8 @@ def lane_search(query: Query, scope: Scope, use_index: bool = False, fulltext=No
     for s in scope.sessions:
         p.scope_dirs.setdefault(os.fspath(s.project_dir), []).append((s.session_id, os.fspath(s.path)))
     if use_index:
-        from ....index import config, shapes
+        from ....index import config
+        from ..cache import shapes
 
         if config.enabled(scope.index_off):
             p.use_index = shapes.usable(p)

@@ -83,7 +83,7 @@ class Plan:
     """--count-by tool counts "calls" (tool_use blocks of assistant hits), or "results" (the result
     carriers' calls) when the selection holds result leaves and no call leaf."""
     use_index: bool = False
-    """A census answered from the index where it is fresh (sessionsift/index/search.py)."""
+    """A census answered from the index where it is fresh (providers/claude/cache/search.py)."""
     left_out_kinds: frozenset[str] = frozenset()
     """The kinds of `left_out`."""
     index_relabel: bool = False

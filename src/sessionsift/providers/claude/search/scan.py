@@ -115,7 +115,7 @@ def scan_lane(p: Plan, pos: int, lane: Lane, cap: int | None = None) -> LaneOutc
     """Scan one transcript. `cap` bounds the hits kept (per-session --max-count remainder)."""
     why: list[str] = []
     if p.use_index and cap is None:
-        from ....index import search as IS
+        from ..cache import search as IS
 
         o = IS.census_lane(p, pos, lane, why)
         if o is not None:
@@ -388,7 +388,7 @@ def _no_sibling_in_bytes(buf, um_hits: list[tuple[int, object]]) -> bool:
 def _relabel_from_index(p: Plan, lane: Lane, hits: list[Hit], out: LaneOutcome) -> bool:
     """Final labels of hits that are only counted, from the lane's index (built now when it has
     none: one streaming pass, as cheap as the lane view it replaces, and kept for next time)."""
-    from ....index import lanes as IL, search as IS
+    from ..cache import lanes as IL, search as IS
 
     if IS.relabel_hits(p, lane, hits):
         out.from_index = "index"

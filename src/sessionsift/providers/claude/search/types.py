@@ -79,7 +79,7 @@ class LaneOutcome:
     index_why: str | None = None
     """Why a census lane was scanned instead (no index yet, changed, damaged lines, ...)."""
     view: object = None
-    """The index view a census lane was answered from (kept in the root summary, index/summary.py)."""
+    """The index view a census lane was answered from (kept in the root summary, providers/claude/cache/summary.py)."""
     bridged: int | None = None
     """Records the lane view built for the hits bridged across omitted lines (providers/claude/model/lane.py: their
     parent lay in a zero-filled or malformed line), so the hits' turns and survival are joined

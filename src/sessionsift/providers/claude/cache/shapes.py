@@ -1,5 +1,5 @@
-"""Which searches the index answers (index/search.py), without importing it: `search` asks on
-every run, and a census answered whole (index/answers.py) never needs the rest."""
+"""Which searches the index answers (providers/claude/cache/search.py), without importing it: `search` asks on
+every run, and a census answered whole (providers/claude/cache/answers.py) never needs the rest."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ exactly these, and the index covered the whole file), its line count, the census
 (kind, draft?, count) with kinds interned in one table for the whole root, the unknown-type lines
 by label needle, whether a parent has two user.message children, and the head facts lineage
 reads (first uuid, first timestamp). Everything here is a copy of a per-transcript index's
-``final`` section (lanes.py): it answers exactly what that index answers (index/search.py), and
+``final`` section (lanes.py): it answers exactly what that index answers (providers/claude/cache/search.py), and
 whatever does not match is read from the per-transcript index instead, then written back here.
 """
 
@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 from array import array
 
-from . import codec, store
+from ....index import store
+from . import codec
 
 KIND = "claude-root"
 
@@ -58,7 +59,7 @@ class RootSummary:
         return e
 
     def put(self, path: str, v) -> None:
-        """Record the census of a lane's index view (index/search.py View; it covers the whole
+        """Record the census of a lane's index view (providers/claude/cache/search.py View; it covers the whole
         file and has no damaged line) under the identity of that index."""
         i = v.ident
         if i.end != i.size:
@@ -97,7 +98,7 @@ class RootSummary:
 
 
 def entry_view(e: list, keys: list, lane, how: str = "index"):
-    """An index/search.py View from a summary entry (census queries that read no column)."""
+    """An providers/claude/cache/search.py View from a summary entry (census queries that read no column)."""
     from .search import View
 
     pairs = array("I")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from . import store
+from ....index import store
 
 KIND = "claude-usage"
 VERSION = 1
@@ -32,7 +32,7 @@ def _fs_obj(fs) -> list:
 
 
 def _fs_from(path: str, o: list):
-    from ..providers.claude.usage import ClientRecorded, FileScan
+    from ..usage import ClientRecorded, FileScan
 
     fs = FileScan(path)
     (fs.size, fs.end, fs.candidates, recs, fs.assistant_without_usage, nts, fs.echoes, fs.malformed, fs.odd_values,
@@ -96,7 +96,7 @@ def scans(paths: list[str], home, index_off, scan_all):
     order), each transcript unchanged since its last scan taken from the cache, the others
     scanned by `scan_all` and kept. With the index off (or its directory inside the data root)
     every path is scanned."""
-    from . import config
+    from ....index import config
 
     if config.why_off(index_off) is not None or home is None or not store.usable_for(home):
         return scan_all(paths)

@@ -5,7 +5,7 @@ Derived once from the ``cols``, ``turns`` and ``stats`` sections (a pure functio
 same picks `lane_events_indexed` made from them before this section existed) and kept in the index
 file for the file as it is (store.py `with_section`: an append or rewrite of the transcript writes
 a new index without it, so it is derived again). Deriving a lane's file-event facts
-(providers/claude/files/facts.py, kept in the data root's summary: index/filesummary.py) then reads only the
+(providers/claude/files/facts.py, kept in the data root's summary: providers/claude/cache/filesummary.py) then reads only the
 records this section lists, by offset, and `recover` reads again from it the records of the
 events that name its file; every record's columns and turn numbers are read only when a question
 needs them (`recover --at`: providers/claude/files/events.py `LaneFacts` loads them lazily).
@@ -21,7 +21,7 @@ from __future__ import annotations
 from array import array
 
 def derive(cols, turns, read: list, call_tools: frozenset, attachments: frozenset) -> dict:
-    """The section, from the decoded columns (core.stats.Cols), turns (index/turns.py Turns) and
+    """The section, from the decoded columns (core.stats.Cols), turns (providers/claude/cache/turns.py Turns) and
     the stats section's ``read``: the records of `call_tools` calls (and their results), of
     `attachments` kinds and file-history lines. The two sets are kept in the section: another
     version's choice is derived again (`FileSlots.matches`)."""
@@ -112,7 +112,7 @@ class FileSlots:
 
     def __init__(self, o: dict):
         self.obj = o
-        """The section as stored (index/filesummary.py keeps a copy)."""
+        """The section as stored (providers/claude/cache/filesummary.py keeps a copy)."""
         self.slot, self.no = _arr("I", o["slot"]), _arr("I", o["no"])
         self.off, self.ln = _arr("Q", o["off"]), _arr("I", o["ln"])
         self.kinds = [tuple(k) for k in o["kinds"]]

@@ -23,10 +23,11 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..providers.claude.lanescan import LABEL_NEEDLES, Cols
-from ..providers.claude.model.known import KNOWN_TYPES
-from ..providers.claude.discover import Lane
-from . import codec, config, lanes as L, store
+from ..lanescan import LABEL_NEEDLES, Cols
+from ..model.known import KNOWN_TYPES
+from ..discover import Lane
+from ....index import config, store
+from . import codec, lanes as L
 
 from .shapes import CENSUS_BY, per_record, usable  # noqa: F401 - where they are used from
 
@@ -114,7 +115,7 @@ def census_lane(p, pos: int, lane: Lane, why: list):
     one rewritten since it was indexed, is indexed now as it is read (the normal path: no separate
     `index update`; one streaming pass, the one `stats` takes) and answered from that index
     (`from_index` "built")."""
-    from ..providers.claude.search.scan import copies_of
+    from ..search.scan import copies_of
 
     if copies_of(p, lane) is not None:
         why.append("a fork's copied records")
@@ -148,7 +149,7 @@ def _passing(p, keys: list) -> list[bool]:
     what `passes` reads of the plan (its allowed labels, default surface, hook attachments), not on
     the plan object's id: a later plan can get a freed one's id (serve makes one per search in one
     process). The table is held by its entry (so its id names it while the entry lives)."""
-    from ..providers.claude.search.plan import passes
+    from ..search.plan import passes
 
     k = (p.record_allowed, p.default_surface, p.hook_attachments, "harness.meta.hook" in p.allowed,
          id(keys), len(keys))
@@ -161,8 +162,8 @@ def _passing(p, keys: list) -> list[bool]:
 
 
 def census_from_view(p, pos: int, lane: Lane, v: View):
-    from ..providers.claude.search.plan import in_window
-    from ..providers.claude.search.types import LaneOutcome
+    from ..search.plan import in_window
+    from ..search.types import LaneOutcome
 
     cb = p.query.count_by
     out = LaneOutcome(pos=pos)
@@ -210,7 +211,7 @@ def census_from_view(p, pos: int, lane: Lane, v: View):
     if cb == "session" and hits:
         c[lane.session_id] += hits
     elif cb == "project" and hits:
-        from ..providers.claude.search.scan import project_of
+        from ..search.scan import project_of
 
         c[lane.path.parent.name if not lane.is_subagent else project_of(lane)] += hits
     if cb not in (None, "total"):
@@ -219,7 +220,7 @@ def census_from_view(p, pos: int, lane: Lane, v: View):
 
 
 def _per_record(p, v: View, keys, passing, kept, relabel_any: bool, c: Counter, out, in_window) -> int:
-    from ..timefmt import parse_ts
+    from ....timefmt import parse_ts
 
     cols = v.cols
     cb = p.query.count_by

@@ -1,6 +1,6 @@
 """One file per Claude Code data root with what `files` and `recover` read of every transcript, so
 a warm answer over a store of thousands of transcripts reads one index file and a stat per
-transcript, not one index file each (the census has the same: index/summary.py).
+transcript, not one index file each (the census has the same: providers/claude/cache/summary.py).
 
 Two sections, keyed by the transcript's absolute path:
 
@@ -11,7 +11,7 @@ Two sections, keyed by the transcript's absolute path:
   detection reads no transcript head, the reading's counts (the ``fev`` section's ``read``) and
   the file-event facts (providers/claude/files/facts.py: every call's, attachment's and backup's own small facts,
   kept with the digest of the rules that derived them), so a warm `files` reads no record;
-- ``fev``: a copy of the per-transcript index's ``fev`` section (index/fileslots.py: where the
+- ``fev``: a copy of the per-transcript index's ``fev`` section (providers/claude/cache/fileslots.py: where the
   records that carry file events are), each marshalled on its own with the identity it belongs
   to, unmarshalled only for the transcripts whose records `recover` reads (or whose facts are to
   be derived).
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 
-from . import store
+from ....index import store
 
 KIND = "claude-root-files"
 LEGACY_KINDS = ("claude-root-fev",)
@@ -109,7 +109,7 @@ class FilesSummary:
             return
         import marshal
 
-        from ..providers.claude.model.lineage import read_head
+        from ..model.lineage import read_head
 
         head = read_head(path)
         key = [ident.dev, ident.ino, ident.size, ident.mtime_ns, ident.ctime_ns]

@@ -25,10 +25,11 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..providers.claude import stats as S
-from ..providers.claude.discover import Lane
-from ..read.lines import open_map
-from . import codec, config, store
+from .. import stats as S
+from ..discover import Lane
+from ....read.lines import open_map
+from ....index import config, store
+from . import codec
 
 KIND = "claude"
 PROGRESS = None
@@ -101,7 +102,7 @@ def final_obj(part: "S.Part", path=None) -> dict:
 
 
 def _head(path) -> tuple:
-    from ..providers.claude.model.lineage import read_head
+    from ..model.lineage import read_head
 
     return read_head(path)
 
@@ -262,7 +263,7 @@ def roots(path, index_off: str | None = None) -> frozenset[str] | None:
     got = f.section(ROOTS)
     if isinstance(got, list):
         return frozenset(got)
-    from ..providers.claude.model import lineage
+    from ..model import lineage
 
     r = lineage.roots_of(path)
     try:
@@ -331,7 +332,7 @@ def remove(lane: Lane) -> int | None:
 
 
 def turns_of(lane: Lane, f: "store.IndexFile", cols, store_it: bool = True) -> "object | None":
-    """The lane's turns section (index/turns.py), derived and stored on first need (unless
+    """The lane's turns section (providers/claude/cache/turns.py), derived and stored on first need (unless
     `store_it` is False: the caller stores it with others); None when the index cannot give it.
     `.derived` on the result: it was derived now."""
     from . import turns as T
@@ -357,7 +358,7 @@ def turns_of(lane: Lane, f: "store.IndexFile", cols, store_it: bool = True) -> "
 
 
 def file_slots(lane: Lane, f: "store.IndexFile", call_tools: frozenset, attachments: frozenset):
-    """The lane's ``fev`` section (index/fileslots.py) decoded, derived and stored on first need
+    """The lane's ``fev`` section (providers/claude/cache/fileslots.py) decoded, derived and stored on first need
     (with the turns section when that was derived too: one rewrite); None when the index cannot
     give it."""
     from . import fileslots as FS

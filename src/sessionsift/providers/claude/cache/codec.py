@@ -9,10 +9,10 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 
-from ..providers.claude.lanescan import Cols, Part
-from ..providers.claude.stats import LaneStats
-from ..providers.claude.model.lane import Skeleton
-from ..read.lines import ReadStats
+from ..lanescan import Cols, Part
+from ..stats import LaneStats
+from ..model.lane import Skeleton
+from ....read.lines import ReadStats
 
 
 def _arr(code: str, b: bytes) -> array:

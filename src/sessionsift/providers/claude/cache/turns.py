@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from array import array
 
-from ..providers.claude.discover import Lane
-from ..providers.claude.model.lane import F_LEMPTY, F_OPENER, F_PEMPTY, F_UUID, Entry, LaneIndex, Skeleton
-from ..providers.claude.model.lanecols import OPENER, SURV_SHIFT
+from ..discover import Lane
+from ..model.lane import F_LEMPTY, F_OPENER, F_PEMPTY, F_UUID, Entry, LaneIndex, Skeleton
+from ..model.lanecols import OPENER, SURV_SHIFT
 from . import codec
 
 SECTION = "turns.2"

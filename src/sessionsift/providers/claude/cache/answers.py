@@ -28,7 +28,7 @@ import os
 import time
 from array import array
 
-from . import store
+from ....index import store
 
 KIND = "claude-answers"
 SCHEMA = 1
@@ -45,7 +45,7 @@ def kept_fields(summary) -> list[str]:
 
 
 def key(query) -> str:
-    from .. import __version__
+    from .... import __version__
 
     return repr((SCHEMA, store.VERSION, __version__, time.timezone, time.altzone, time.tzname,
                  os.environ.get("TZ"), os.cpu_count(), query))
