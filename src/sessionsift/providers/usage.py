@@ -3,38 +3,62 @@ reader's usage maps to; usage/events.py merges the copies of one key before anyt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
 
+_FIELDS = ("provider", "session_id", "lane", "project", "model", "ts", "input", "output", "cache_read", "cache_write",
+           "cache_write_1h", "reasoning", "speed", "geo", "service_tier", "client_cost", "key", "copies", "path")
 
-@dataclass(slots=True)
+
 class Event:
-    provider: str
-    session_id: str
-    lane: str
-    """"main", or the subagent lane (agent id) the response was written in."""
-    project: str | None
-    model: str | None
-    ts: float | None
-    """Epoch seconds (UTC) of the response; None when the record had no readable instant."""
-    input: int | None = None
-    output: int | None = None
-    cache_read: int | None = None
-    cache_write: int | None = None
-    """All cache writes (5-minute and 1-hour)."""
-    cache_write_1h: int | None = None
-    """The 1-hour share of `cache_write`, where recorded."""
-    reasoning: int | None = None
-    """Reasoning tokens where recorded (inside `output`)."""
-    speed: str | None = None
-    geo: str | None = None
-    service_tier: str | None = None
-    client_cost: float | None = None
-    """The cost the provider itself recorded for this response (Claude Code `costUSD`, opencode)."""
-    key: str | None = None
-    copies: int = 1
-    path: str | None = None
+    """One response's usage. A plain class with slots, written out rather than a dataclass: the
+    statusline after a turn builds a few of these and imports no dataclasses (~12 ms with inspect).
+
+    Fields: `lane` "main" or the subagent lane (agent id) the response was written in; `ts` epoch
+    seconds (UTC) of the response, None when the record had no readable instant; `cache_write` all
+    cache writes (5-minute and 1-hour), `cache_write_1h` the 1-hour share where recorded;
+    `reasoning` reasoning tokens where recorded (inside `output`); `client_cost` the cost the
+    provider itself recorded for this response (Claude Code `costUSD`, opencode)."""
+
+    __slots__ = _FIELDS
+
+    def __init__(self, provider: str, session_id: str, lane: str, project: str | None, model: str | None,
+                 ts: float | None, input: int | None = None, output: int | None = None, cache_read: int | None = None,
+                 cache_write: int | None = None, cache_write_1h: int | None = None, reasoning: int | None = None,
+                 speed: str | None = None, geo: str | None = None, service_tier: str | None = None,
+                 client_cost: float | None = None, key: str | None = None, copies: int = 1,
+                 path: str | None = None) -> None:
+        self.provider = provider
+        self.session_id = session_id
+        self.lane = lane
+        self.project = project
+        self.model = model
+        self.ts = ts
+        self.input = input
+        self.output = output
+        self.cache_read = cache_read
+        self.cache_write = cache_write
+        self.cache_write_1h = cache_write_1h
+        self.reasoning = reasoning
+        self.speed = speed
+        self.geo = geo
+        self.service_tier = service_tier
+        self.client_cost = client_cost
+        self.key = key
+        self.copies = copies
+        self.path = path
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in _FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return "Event(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in _FIELDS) + ")"
 
     def total(self) -> int:
         return (self.input or 0) + (self.output or 0) + (self.cache_read or 0) + (self.cache_write or 0)

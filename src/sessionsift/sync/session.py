@@ -270,7 +270,7 @@ def _usage(prov: Provider, ref: SessionRef, claude_session, claude_home, explici
         cl = info.client
         infos[sid] = {"provider": p, "session_id": sid, "project": info.project, "lanes": info.lanes,
                       "paths": info.paths, "without_usage": info.without_usage,
-                      "client": None if cl is None else asdict(cl) if isinstance(cl, ClientRecorded) else None}
+                      "client": None if cl is None else cl.as_dict() if isinstance(cl, ClientRecorded) else None}
     return {"sessions": infos, "without_usage": [[lane, u.ts, u.project, u.model] for u, lane
                                                  in zip(col.without_usage, col.without_usage_lanes)],
             "copies_skipped": col.ledger.copies_merged,

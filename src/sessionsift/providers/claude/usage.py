@@ -23,11 +23,13 @@ is decoded again with orjson and read field by field; a line that is not JSON is
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from ..usage import Event
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the light scan (statusline) imports neither typing nor dataclasses
+    from typing import Any
 
 PROVIDER = "claude-code"
 
@@ -54,44 +56,67 @@ def _structs():
 
 
 
-@dataclass
 class ClientRecorded:
-    """The last `cost-state` record of a session: the client's own totals."""
+    """The last `cost-state` record of a session: the client's own totals. (A plain class, not a
+    dataclass: the statusline's light scan imports no dataclasses.)"""
 
-    cost_usd: float | None
-    by_model: dict[str, dict[str, Any]]
-    path: str
-    offset: int | None
-    source: str = "cost-state"
-    """Where the client wrote it: Claude Code `cost-state`, opencode `session.cost`, Crush `sessions.cost`."""
+    __slots__ = ("cost_usd", "by_model", "path", "offset", "source")
+
+    def __init__(self, cost_usd: float | None, by_model: dict[str, dict[str, Any]], path: str, offset: int | None,
+                 source: str = "cost-state"):
+        self.cost_usd = cost_usd
+        self.by_model = by_model
+        self.path = path
+        self.offset = offset
+        self.source = source
+        """Where the client wrote it: Claude Code `cost-state`, opencode `session.cost`, Crush `sessions.cost`."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its fields (a copy; `ClientRecorded(**d)` makes it again)."""
+        return {"cost_usd": self.cost_usd, "by_model": {k: dict(v) for k, v in self.by_model.items()},
+                "path": self.path, "offset": self.offset, "source": self.source}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ClientRecorded) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return "ClientRecorded(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
 
 
-@dataclass
 class FileScan:
-    path: str
-    size: int = 0
-    end: int = 0
-    """Offset just after the last complete line read (where an incremental scan resumes)."""
-    candidates: int = 0
-    """Lines the prefilter passed."""
-    records: list[tuple] = field(default_factory=list)
-    """(msg_id|None, model, ts, input, output, cache_read, cache_write, cache_write_1h, reasoning,
-    speed, geo, tier, cost_usd, offset) per assistant record with usage."""
-    assistant_without_usage: int = 0
-    no_usage_ts: list[tuple[float | None, str | None]] = field(default_factory=list)
-    """(instant, model) of each assistant record without usage."""
-    echoes: int = 0
-    """Non-assistant lines with a usage object (the parent's echo of a subagent): not counted."""
-    malformed: int = 0
-    """Candidate lines that are not JSON objects."""
-    odd_values: int = 0
-    """Usage fields whose value is not an integer (read as absent)."""
-    no_timestamp: int = 0
-    from_iterations: int = 0
-    """Records whose four top-level counts were zeroed and were read from `usage.iterations[]`."""
-    cwd: str | None = None
-    client: ClientRecorded | None = None
-    torn_tail_bytes: int = 0
+    """What one scan of a transcript read (a plain class with slots, not a dataclass: see ClientRecorded)."""
+
+    __slots__ = ("path", "size", "end", "candidates", "records", "assistant_without_usage", "no_usage_ts", "echoes",
+                 "malformed", "odd_values", "no_timestamp", "from_iterations", "cwd", "client", "torn_tail_bytes")
+
+    def __init__(self, path: str, size: int = 0, end: int = 0) -> None:
+        self.path = path
+        self.size = size
+        self.end = end
+        """Offset just after the last complete line read (where an incremental scan resumes)."""
+        self.candidates = 0
+        """Lines the prefilter passed."""
+        self.records: list[tuple] = []
+        """(msg_id|None, model, ts, input, output, cache_read, cache_write, cache_write_1h, reasoning,
+        speed, geo, tier, cost_usd, offset) per assistant record with usage."""
+        self.assistant_without_usage = 0
+        self.no_usage_ts: list[tuple[float | None, str | None]] = []
+        """(instant, model) of each assistant record without usage."""
+        self.echoes = 0
+        """Non-assistant lines with a usage object (the parent's echo of a subagent): not counted."""
+        self.malformed = 0
+        """Candidate lines that are not JSON objects."""
+        self.odd_values = 0
+        """Usage fields whose value is not an integer (read as absent)."""
+        self.no_timestamp = 0
+        self.from_iterations = 0
+        """Records whose four top-level counts were zeroed and were read from `usage.iterations[]`."""
+        self.cwd: str | None = None
+        self.client: ClientRecorded | None = None
+        self.torn_tail_bytes = 0
+
+    def __repr__(self) -> str:
+        return f"FileScan(path={self.path!r}, end={self.end}, records={len(self.records)})"
 
 
 def _ts(s: Any) -> float | None:
