@@ -68,6 +68,12 @@ def _gates(home: Path, env=None):
     return {(v.provider, v.session_id): v.gates["activity"] for v in rep.verdicts}, rep
 
 
+def _full(g) -> tuple:
+    """A gate whole: its name, verdict, reason, the detail a person reads and the evidence rows
+    (mutation testing: the name, the details and the evidence keys of most reasons were unchecked)."""
+    return g.name, g.proven, g.reason, g.detail, g.evidence
+
+
 def _stop(*ps):
     for p in ps:
         p.kill()
@@ -77,7 +83,11 @@ def _stop(*ps):
 def test_a_claude_process_in_a_gemini_project_blocks_no_gemini_session(world, tmp_path, mine_only):
     home, work, _cw = world
     g0, _ = _gates(home)
-    assert g0[("gemini-cli", GEM)].proven
+    assert _full(g0[("gemini-cli", GEM)]) == ("activity", True, "no_agent_working_in_this_project",
+                                              "no Gemini CLI process works in this project", [])
+    assert _full(g0[("claude-code", FB)]) == (
+        "activity", True, "no_agent_working_in_this_project",
+        "no Claude Code process works in this project (claude-code registry absent: proven at project level only)", [])
     other = tmp_path / "elsewhere" / "gem-resumed"  # a same-named folder of another path
     other.mkdir(parents=True)
     ps = [fake_process(tmp_path, "claude", work), fake_process(tmp_path, "claude", other)]
@@ -112,6 +122,10 @@ def test_a_gemini_process_blocks_only_the_gemini_sessions_of_its_project(world, 
 
 def test_a_codex_process_blocks_every_codex_session_and_nothing_else(world, tmp_path, mine_only):
     home, work, _cw = world
+    g0, _ = _gates(home)
+    n = sum(1 for k in g0 if k[0] == "codex")
+    assert n and [_full(v) for k, v in g0.items() if k[0] == "codex"] == [
+        ("activity", True, "provider_not_running", "no Codex CLI process is running", [])] * n
     p = fake_process(tmp_path, "codex", work)  # even inside a Gemini project
     try:
         g, _ = _gates(home)
@@ -119,7 +133,10 @@ def test_a_codex_process_blocks_every_codex_session_and_nothing_else(world, tmp_
         _stop(p)
     codex = {k for k in g if k[0] == "codex"}
     assert codex and {k for k, v in g.items() if not v.proven} == codex
-    assert {g[k].reason for k in codex} == {"provider_is_running"}
+    assert [_full(g[k]) for k in codex] == [(
+        "activity", False, "provider_is_running", f"Codex CLI pid {p.pid} is running and Codex CLI records no "
+        "project per session", [{"pid": p.pid, "cwd": os.path.realpath(work), "argv0": str(tmp_path / "bin" / "codex"),
+                                 "this_commands_caller": False}])] * len(codex)
 
 
 def test_a_claude_process_blocks_its_project_unless_a_registry_row_names_its_session(world, tmp_path, mine_only):
@@ -127,7 +144,11 @@ def test_a_claude_process_blocks_its_project_unless_a_registry_row_names_its_ses
     p = fake_process(tmp_path, "claude", cw)
     try:
         g, _ = _gates(home)
-        assert g[("claude-code", FB)].reason == "agent_working_in_this_project"
+        working = ("activity", False, "agent_working_in_this_project",
+                   f"Claude Code pid {p.pid} works in this project and no listing row names the session it writes",
+                   [{"pid": p.pid, "cwd": str(cw), "argv0": str(tmp_path / "bin" / "claude"),
+                     "this_commands_caller": False, "note": None}])
+        assert _full(g[("claude-code", FB)]) == working
         assert {k for k, v in g.items() if not v.proven} == {("claude-code", FB)}
         # the REAL registry row the client wrote while busy (examples/live-snapshots), pointed at our
         # process: pid and start ticks rewritten, the rest as the client wrote it
@@ -141,9 +162,16 @@ def test_a_claude_process_blocks_its_project_unless_a_registry_row_names_its_ses
         (sd / f"{p.pid}.json").write_text(json.dumps(row))
         g, _ = _gates(home)
         # the row says that process is session INTER: INTER is live, files_basic is not blocked
-        assert g[("claude-code", INTER)].reason == "session_is_live"
-        assert g[("claude-code", FB)].proven and g[("claude-code", FB)].reason == "no_live_session"
-        assert g[("claude-code", FB)].evidence[0]["is_session"] == INTER
+        assert _full(g[("claude-code", INTER)]) == (
+            "activity", False, "session_is_live", f"live claude-code registry row {p.pid}.json (pid {p.pid}, matched)",
+            [{"source": "claude-code registry", "path": str(sd / f"{p.pid}.json"), "pid": p.pid, "pids": [p.pid],
+              "probe": "alive", "guard": "matched", "detail": f"alive (start-time guard matched: {start} ticks since boot)",
+              "this_commands_caller": False}])
+        assert _full(g[("claude-code", FB)]) == (
+            "activity", True, "no_live_session", "claude-code registry present (1 live row(s), none for this session); "
+            "1 client process(es) here are other sessions, each blocks only its own",
+            [{"pid": p.pid, "cwd": str(cw), "argv0": str(tmp_path / "bin" / "claude"), "this_commands_caller": False,
+              "is_session": INTER, "blocks": "only that session"}])
         # the row names files_basic itself
         row["sessionId"] = FB
         (sd / f"{p.pid}.json").write_text(json.dumps(row))
@@ -153,11 +181,13 @@ def test_a_claude_process_blocks_its_project_unless_a_registry_row_names_its_ses
         row["procStart"] = str(start + 10_000)
         (sd / f"{p.pid}.json").write_text(json.dumps(row))
         g, _ = _gates(home)
-        assert g[("claude-code", FB)].reason == "agent_working_in_this_project"  # the process is still there
+        assert _full(g[("claude-code", FB)]) == working  # the process is still there
     finally:
         _stop(p)
     g, _ = _gates(home)
     assert all(v.proven for v in g.values()), "a row whose owner is gone blocks nothing (REG-013)"
+    assert _full(g[("claude-code", FB)]) == ("activity", True, "no_live_session",
+                                             "claude-code registry present (0 live row(s), none for this session)", [])
 
 
 def test_the_session_running_this_command_blocks_only_itself(world, tmp_path, mine_only):
@@ -167,6 +197,7 @@ def test_the_session_running_this_command_blocks_only_itself(world, tmp_path, mi
     assert "the session running this command" in g[("claude-code", INTER)].detail
     assert {k for k, v in g.items() if not v.proven} == {("claude-code", INTER)}
     assert rep.world.self_json()["claude_code_session_id"] == INTER
+    assert rep.world.self_json()["sessions"] == [{"provider": "claude-code", "session_id": INTER, "source": "CLAUDE_CODE_SESSION_ID"}]
 
 
 def test_this_commands_caller_is_named_and_blocks_what_it_covers(world, tmp_path):
@@ -305,6 +336,11 @@ def test_a_recognition_that_raises_blocks_every_session_of_that_provider(world, 
     assert gem and {v.reason for v in gem.values()} == {"client_recognition_failed"}
     assert not any(v.proven for v in gem.values())
     assert "RuntimeError: reader bug" in g[("gemini-cli", GEM)].detail
+    assert _full(g[("gemini-cli", GEM)]) == (
+        "activity", False, "client_recognition_failed",
+        f"Gemini CLI's recognition of pid {p.pid} raised (RuntimeError: reader bug): any process may be its client",
+        [{"pid": p.pid, "cwd": os.path.realpath(work), "argv0": str(tmp_path / "bin" / "gemini"),
+          "this_commands_caller": False, "note": "RuntimeError: reader bug"}])
     assert all(v.proven for k, v in g.items() if k[0] != "gemini-cli")
 
 
