@@ -30,7 +30,8 @@ PINNED_VERSION = npm.version(dict(os.environ), VERSION_VAR, PIN)
 """The release every test and runner of this harness runs: ``PIN``, unless ``$SSIFT_KILO_VERSION`` names another
 (e.g. the newest on npm, to run the same tests with it; the environment as it was at import)."""
 NEWEST_KNOWN_VERSION = "7.7.9"
-"""The newest ``@kilocode/cli-linux-x64`` on npm when this harness was written (checked 2026-12-01)."""
+"""The newest ``@kilocode/cli-linux-x64`` on npm (checked 2026-12-01 and 2026-12-02; npm's
+``latest`` wrapper 7.8.1 still has no platform package). Run with ``SSIFT_KILO_VERSION=7.7.9``."""
 NEWEST_WRAPPER_VERSION = "7.8.1"
 """npm's ``latest`` of ``@kilocode/cli``: it cannot be installed here (its platform packages are absent)."""
 PACKAGE = "@kilocode/cli"
