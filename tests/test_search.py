@@ -421,3 +421,30 @@ def test_needles_are_necessary_and_json_safe():
     # case-insensitive: k/s fold to non-ASCII letters (KELVIN SIGN, LONG S)
     assert needles_for(["tasks"], True)[0] is None
     assert needles_for(["a b c", "x"], False)[0] is None
+
+
+@pytest.mark.parametrize("index", [["--no-index"], []])
+def test_a_newline_inside_a_bash_command_is_searched_as_backslash_n(tmp_path, monkeypatch, index):
+    # REC-037: a tool call is matched as `<name> <input as compact JSON>`, so a newline inside a
+    # Bash command is the two characters `\n`. files_basic's real transcript with its one Bash
+    # command made two lines (no offline scenario runs a multi-line command)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(tmp_path / "idx"))
+    src = EXAMPLES / "projects" / "-tmp-ssift-rc-files-basic-work" / "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+    dst = tmp_path / ".claude" / "projects" / src.parent.name / src.name
+    dst.parent.mkdir(parents=True)
+    recs = [json.loads(x) for x in src.read_text().splitlines()]
+    n = 0
+    for r in recs:
+        for b in (r.get("message") or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("name") == "Bash":
+                b["input"]["command"] = "echo one\necho two"
+                n += 1
+    assert n == 1
+    dst.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs))
+    hits = {}
+    for pat in ("one\\necho two", "one\necho two"):
+        code, out, err = run(["search", "-F", pat, "--claude-home", str(tmp_path / ".claude"), *index,
+                              "--format", "json"])
+        hits[pat] = (code, jrows(out)[-1]["hits"])
+    assert hits == {"one\\necho two": (0, 1), "one\necho two": (1, 0)}
