@@ -132,3 +132,48 @@ def test_serves_store_lists_a_new_generation_as_a_fresh_listing(home):
     assert snap.generation == 1 and store._kept.read == 1
     assert snap.listing == list_sessions(_sel(home))
     assert snap.by_key[("claude-code", t.stem)].summary.last_prompt == "a new generation 28"
+
+
+def _verdicts(home: Path, now: float) -> list[dict]:
+    from sessionsift.live.status import status
+
+    return [v.to_json() for v in status(_sel(home), now=now).verdicts]
+
+
+def _forget_live_reads() -> None:
+    from sessionsift.providers.claude.live import verdict as V
+
+    from sessionsift.providers.claude.live import todos
+
+    V._SCANS.clear()
+    V._TAIL_CACHE.clear()
+    todos._TODO_CACHE.clear()
+
+
+def test_the_live_status_with_kept_scans_is_a_fresh_one_after_an_append_and_a_cut(home):
+    """serve's live page asks for every session's status after each change: Claude Code's
+    background scan of a session is kept between assessments (only appended bytes read) and its
+    tails by file identity; the verdicts must be those of a fresh process (the caches emptied)."""
+    from sessionsift.providers.claude.live import verdict as V
+
+    now = 1_900_000_000.0
+    _forget_live_reads()
+    first = _verdicts(home, now)
+    t = home / ".claude" / "projects" / "-tmp-ssift-rc-files-basic-work" / "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+    other = next(k for k in V._SCANS if k != str(t))
+    kept_other = V._SCANS[other][1]
+    size0 = t.stat().st_size
+    with open(t, "ab") as f:
+        f.write(_prompt_line(t, "live incremental check 28"))
+    kept = _verdicts(home, now)
+    assert V._SCANS[other][1] is kept_other  # an unchanged session's scan was kept, not made again
+    _forget_live_reads()
+    assert kept == _verdicts(home, now)
+    assert kept != first
+    _verdicts(home, now)
+    import os
+
+    os.truncate(t, size0)  # shorter than the bytes scanned: that session's scan starts over
+    kept = _verdicts(home, now)
+    _forget_live_reads()
+    assert kept == _verdicts(home, now) == first

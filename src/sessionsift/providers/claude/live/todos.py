@@ -50,7 +50,34 @@ def _newlines(buf, a: int, b: int) -> int:
     return count_released(buf, a, b)
 
 
+_TODO_CACHE: dict[str, tuple[tuple, TodoState]] = {}
+"""The last TodoState read per transcript, reused while the file's stat identity (device, inode,
+size, mtime_ns) stays (serve's live page assesses every session after each change: only the
+changed transcripts are read again). Bounded: cleared past _TODO_MAX paths."""
+_TODO_MAX = 1 << 16
+
+
 def todo_state(path: Path) -> TodoState:
+    """The session's todo list from its last successful TodoWrite call (kept per file identity)."""
+    import copy
+    import os
+
+    try:
+        s = os.stat(path)
+    except OSError:
+        return _todo_state(path)
+    key = (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns)
+    hit = _TODO_CACHE.get(str(path))
+    if hit is not None and hit[0] == key:
+        return copy.deepcopy(hit[1])
+    st = _todo_state(path)  # the identity taken before the read: a write during it is read again
+    if len(_TODO_CACHE) >= _TODO_MAX:
+        _TODO_CACHE.clear()
+    _TODO_CACHE[str(path)] = (key, copy.deepcopy(st))
+    return st
+
+
+def _todo_state(path: Path) -> TodoState:
     st = TodoState(str(path))
     try:
         m = open_map(path)

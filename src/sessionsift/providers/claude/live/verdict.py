@@ -15,6 +15,7 @@ running (TAIL-001: a process that died mid-tool leaves the same shape).
 
 from __future__ import annotations
 
+import _thread
 import copy
 import os
 import time
@@ -123,7 +124,10 @@ def _window_records(buf, size: int, hint: tuple[int, int] | None = None) -> list
 
 _TAIL_CACHE: dict[str, tuple[tuple, "Tail"]] = {}
 """The last Tail read per path, reused while the file's size, mtime and inode are unchanged (a
-`wait` re-assesses an idle session every few seconds; its tail did not move)."""
+`wait` re-assesses an idle session every few seconds; its tail did not move; serve's live page
+assesses every session after each change). Bounded: cleared past _TAIL_MAX paths (was 256: a
+store of 13,129 transcripts read every tail again each time)."""
+_TAIL_MAX = 1 << 16
 
 
 def read_tail(path: Path, hint: tuple[int, int] | None = None) -> Tail:
@@ -138,7 +142,7 @@ def read_tail(path: Path, hint: tuple[int, int] | None = None) -> Tail:
     if hit is not None and hit[0] == key:
         return copy.deepcopy(hit[1])
     t = _read_tail(path, st, hint)
-    if len(_TAIL_CACHE) > 256:
+    if len(_TAIL_CACHE) > _TAIL_MAX:
         _TAIL_CACHE.clear()
     _TAIL_CACHE[str(path)] = (key, copy.deepcopy(t))
     return t
@@ -474,6 +478,59 @@ def _ev(surface: str, value: str, **kw) -> dict:
     return {"surface": surface, "value": value, "proves": PROVES.get(surface), **kw}
 
 
+_SCANS: dict[str, tuple[dict, BackgroundScan, "_thread.LockType"]] = {}
+"""main transcript path -> (each lane's (device, inode) when scanned, the session's
+BackgroundScan, its lock), per process: a later assessment of the same session (a long-lived
+process: serve's live page after every change) reads only the bytes appended since, as `wait`
+does. A lane replaced (another inode), shorter than the bytes scanned, or gone starts the session's
+scan over. Transcripts are appended to, never rewritten in place (the premise `wait`'s cursors
+rely on). Bounded: cleared past _SCANS_MAX sessions."""
+_SCANS_MAX = 1 << 16
+
+
+def _lane_sizes(scan: BackgroundScan) -> dict:
+    out = {}
+    for k in scan.cursors:
+        try:
+            st = os.stat(k)
+        except OSError:
+            continue
+        out[k] = (st.st_dev, st.st_ino)
+    return out
+
+
+def _kept_scan(session: Session) -> "tuple[BackgroundScan, _thread.LockType | None]":
+    """The session's kept scan (locked: the caller releases it) when every lane it scanned is the
+    same file, no shorter; else a new one (kept after its first update). A scan another thread is
+    updating is not waited for: this assessment makes its own (not kept)."""
+    key = str(session.path)
+    got = _SCANS.get(key)
+    if got is not None:
+        sizes, scan, lock = got
+        if not lock.acquire(False):
+            return BackgroundScan(session), None
+        same = True
+        for k, (dev, ino) in sizes.items():
+            try:
+                st = os.stat(k)
+            except OSError:
+                same = False
+                break
+            if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < scan.cursors[k].offset:
+                same = False
+                break
+        if same and set(sizes) == set(scan.cursors):
+            scan.session = session
+            scan.problems = []
+            return scan, lock
+        lock.release()
+    lock = _thread.allocate_lock()
+    lock.acquire()
+    if len(_SCANS) >= _SCANS_MAX:
+        _SCANS.clear()
+    return BackgroundScan(session), lock
+
+
 def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: float | None = None) -> Verdict:
     """Join every surface for one session and apply the fixed precedence."""
     now = now or time.time()
@@ -507,9 +564,17 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
         notes.append(f"registry row {path} could not be read ({why}); if it is this session's row, the "
                      "registry leg of this verdict is missing")
 
-    scan = bg or BackgroundScan(session)
-    scan.update()
-    cur = scan.cursors.get(str(session.path))
+    scan, held = (bg, None) if bg is not None else _kept_scan(session)
+    try:
+        scan.update()
+        cur = scan.cursors.get(str(session.path))
+        all_bg = scan.tasks()  # copies: the kept scan's next update leaves this answer as it is
+        bg_read = (scan.lines_parsed, scan.bytes_scanned, scan.unmatched_carriers())
+        if held is not None:
+            _SCANS[str(session.path)] = (_lane_sizes(scan), scan, held)
+    finally:
+        if held is not None:
+            held.release()
     tail = read_tail(session.path, (cur.offset, cur.line_no) if cur else None)
     ev.append(_ev("tail", f"{tail.state}: {tail.detail}", path=tail.path, last_record_at=instant(tail.last_ts),
                   last_record_age_secs=(round(now - parse_ts(tail.last_ts).timestamp(), 1)
@@ -545,11 +610,9 @@ def assess(session: Session, home: Path, bg: BackgroundScan | None = None, now: 
                   journals=[{"path": j.path, "started": j.started, "result": j.results, "failed": j.failed,
                              "in_flight": j.in_flight, "why": j.why} for j in journals]))
 
-    all_bg = scan.tasks()
     open_bg = [t for t in all_bg if t.state == "open"]
     ev.append(_ev("background", f"{len(open_bg)} open of {len(all_bg)} launches",
-                  lines_parsed=scan.lines_parsed, bytes_scanned=scan.bytes_scanned,
-                  unmatched_carriers=scan.unmatched_carriers()))
+                  lines_parsed=bg_read[0], bytes_scanned=bg_read[1], unmatched_carriers=bg_read[2]))
     tl = task_list(home, session.session_id)
     if tl.open is None:
         tv = ("could not be read: " + "; ".join(f"{p} ({w})" for p, w in tl.unreadable[:3])
