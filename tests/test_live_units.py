@@ -294,3 +294,25 @@ def test_wait_write_reads_each_write_tools_own_target_and_payload_key():
     # the old side of an edit is no payload
     assert match_write(cond, _asst("t1", "Edit", {"file_path": "/x/out.txt", "old_string": "DONE",
                                                   "new_string": "x"})) is None
+
+
+def test_an_elicitation_sidecar_born_during_a_wait_is_read_from_its_start(tmp_path):
+    # ELI-018: the sidecar (<session>/elicitations.jsonl) may be made after a wait starts; driven
+    # step by step (no thread, no sleep). Hand-made sidecar rows as in the test above
+    home, _p = _home(tmp_path, [_asst("tu_q", "AskUserQuestion", {"questions": [{"question": "a"}]})])
+    sess = _sess(home)
+    w = Watch(sess)
+    w.baseline()
+    assert list(w.new_records()) == []
+    side = sess.sidecar_dir / "elicitations.jsonl"
+    side.parent.mkdir(parents=True)
+    rows = [{"csiftKey": "k1", "csiftPhase": "pending", "csiftKind": "AskUserQuestion"},
+            {"csiftKey": "k2", "csiftPhase": "pending", "csiftKind": "ExitPlanMode"}]
+    side.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = list(w.new_records())
+    assert [(path, disp, no, obj) for path, disp, no, obj in got] == [
+        (str(side), "sidecar", 1, rows[0]), (str(side), "sidecar", 2, rows[1])]
+    assert w.discovered == [str(side)]
+    with open(side, "a") as fh:
+        fh.write(json.dumps({"csiftKey": "k1", "csiftPhase": "answered"}) + "\n")
+    assert [(disp, no) for _p, disp, no, _o in w.new_records()] == [("sidecar", 3)]
