@@ -1,0 +1,93 @@
+"""What a lane index keeps of each record (providers/claude/model/lane.py `entry_from`, LaneIndex
+access), on REAL transcripts (examples/claude-home, Claude Code 2.1.258) read field by field
+against the raw JSON here; the few values no real record holds (a usage figure that is not an
+integer, a uuid that is not a string) are set on a copy of a real record, said beside each."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from sessionsift.providers.claude.discover import Lane
+from sessionsift.providers.claude.model.lane import LaneIndex, entry_from
+
+CH = Path(__file__).resolve().parents[1] / "examples" / "claude-home" / "projects"
+FB = CH / "-tmp-ssift-rc-files-basic-work" / "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+INTER = CH / "-tmp-ssift-rc-interactive-work" / "dd7270d6-d04e-5744-ab2f-2e9ad4fab464.jsonl"
+
+
+def _raw(p: Path) -> list[dict]:
+    return [json.loads(x) for x in p.read_text().splitlines()]
+
+
+def test_every_assistant_records_usage_tools_and_ids_are_kept_as_written():
+    raw = _raw(FB)
+    idx = LaneIndex.build(Lane(FB, FB.stem, "main", "main"))
+    n = 0
+    for no, r in enumerate(raw, 1):
+        e = idx.entry_at_line(no)
+        assert e is not None and e.no == no
+        assert (e.type, e.uuid, e.parent) == (r.get("type"), r.get("uuid"), r.get("parentUuid"))
+        if r.get("type") != "assistant":
+            continue
+        n += 1
+        m = r["message"]
+        u = m["usage"]
+        assert e.usage == (u["input_tokens"], u["output_tokens"], u["cache_read_input_tokens"],
+                           u["cache_creation_input_tokens"])
+        tus = [b for b in m["content"] if b.get("type") == "tool_use"]
+        assert e.tool_names == tuple(b["name"] for b in tus) and e.tool_use_ids == tuple(b["id"] for b in tus)
+        assert (e.msg_id, e.model, e.stop_reason) == (m["id"], m["model"], m["stop_reason"])
+    assert n >= 5
+    assert idx.entry_at_line(len(raw) + 1) is None and idx.entry_at_line(0) is None
+    names = {x for e in idx.entries for x in e.tool_names}
+    assert names >= {"Write", "Read", "Edit", "Bash"}
+
+
+def test_a_compaction_summary_is_marked_and_odd_values_are_unknown_not_kept():
+    raw = _raw(INTER)
+    summ = [r for r in raw if r.get("isCompactSummary") is True]
+    assert summ  # the real client's compaction in the interactive scenario
+    e = entry_from(summ[0], 1, 0, 10)
+    assert e.is_compact_summary is True
+    assert entry_from({**summ[0], "isCompactSummary": False}, 1, 0, 10).is_compact_summary is False
+    asst = copy.deepcopy(next(r for r in _raw(FB) if r.get("type") == "assistant"))
+    # a copy of a real assistant record: a usage figure as a float and a string, a uuid as a number
+    asst["message"]["usage"].update(input_tokens=12.0, output_tokens="7")
+    asst["uuid"] = 42
+    e = entry_from(asst, 3, 0, 10)
+    assert e.usage[:2] == (None, None) and e.usage[2:] == (0, 0)
+    assert e.uuid is None
+
+
+def _lane(tmp_path: Path, recs: list[dict]) -> LaneIndex:
+    p = tmp_path / "11111111-1111-4111-8111-111111111111.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return LaneIndex.build(Lane(p, p.stem, "main", "main"))
+
+
+def test_every_unanswered_abandoned_sibling_prompt_is_a_draft_and_an_answered_one_is_not(tmp_path):
+    # hand-made in files_basic's record shapes: the TUI's prompt edits that leave several unsent
+    # siblings are not reproducible offline (examples/captured holds one rewound, answered prompt)
+    fb = _raw(FB)
+    user = next(r for r in fb if r.get("type") == "user" and isinstance(r["message"]["content"], str))
+    asst = next(r for r in fb if r.get("type") == "assistant")
+    n = [0]
+
+    def rec(base, uuid, parent, text=None):
+        n[0] += 1
+        r = copy.deepcopy(base)
+        r.update(uuid=uuid, parentUuid=parent, timestamp=f"2026-11-30T04:25:{n[0]:02d}.000Z")
+        if text is not None:
+            r["message"]["content"] = text
+        return r
+
+    recs = [rec(user, "p0", None, "hello"), rec(asst, "a0", "p0"),
+            rec(user, "d1", "a0", "first draft"), rec(user, "d2", "a0", "second draft"),
+            rec(user, "r1", "a0", "rewound but answered"), rec(asst, "a1", "r1"),
+            rec(user, "p1", "a0", "the prompt kept"), rec(asst, "a2", "p1")]
+    idx = _lane(tmp_path, recs)
+    got = {e.uuid: (e.survival, "user.unsent" in e.labels) for e in idx.entries}
+    assert got == {"p0": ("live", False), "a0": ("live", False), "d1": ("abandoned", True),
+                   "d2": ("abandoned", True), "r1": ("abandoned", False), "a1": ("abandoned", False),
+                   "p1": ("live", False), "a2": ("live", False)}
