@@ -98,10 +98,11 @@ def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] 
     session's (a fork's): left out of every count but the lane's turns, which are its own."""
     idx = LaneIndex.build(lane, strict=strict)
     ls = LaneStats(lane, idx.stats)
+    ents = list(idx.entries)  # made once: LaneIndex.entries builds each Entry on access, every pass
     per_msg: dict[tuple[str, str], dict[str, int]] = {}
     copies = copies or frozenset()
-    ls.copied_records = sum(1 for e in idx.entries if e.no in copies)
-    for e in idx.entries:
+    ls.copied_records = sum(1 for e in ents if e.no in copies)
+    for e in ents:
         if e.no in copies:
             continue
         ls.line_types[e.type or "(no type)"] += 1
@@ -132,15 +133,15 @@ def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] 
     ls.turns = idx.turns
     ls.per_msg = per_msg
     _tokens(ls, per_msg)
-    thinking_lines = [e for e in idx.entries if ("agent.thinking" in e.labels or "agent.thinking.narration" in e.labels)
+    thinking_lines = [e for e in ents if ("agent.thinking" in e.labels or "agent.thinking.narration" in e.labels)
                       and e.no not in copies]
     for _e, obj in idx.load_many(thinking_lines):
         _count_thinking(ls, obj)
     uses: dict = {}
     errs: dict = {}
     queued: list[int] = []
-    pos = {e.no: i for i, e in enumerate(idx.entries)}  # entries are made on access: by line, not identity
-    for e, obj in idx.load_many([e for e in idx.entries if (e.type in ("assistant", "user")
+    pos = {e.no: i for i, e in enumerate(ents)}  # entries are made on access: by line, not identity
+    for e, obj in idx.load_many([e for e in ents if (e.type in ("assistant", "user")
                                  or e.attachment == "queued_command") and e.no not in copies]):
         if e.type == "attachment":
             if R.is_queued_prompt(obj):
@@ -148,7 +149,6 @@ def lane_stats_indexed(lane: Lane, strict: bool = False, copies: frozenset[int] 
         else:
             _tool_blocks(obj, e.no, uses, errs)
     _tool_counts(ls, uses, errs)
-    ents = idx.entries
     code = {name: c for c, name in enumerate(SURVIVAL_NAMES) if name}
     parent = [idx.by_uuid.get(e.parent, -1) if e.uuid is not None and e.parent else -1 for e in ents]
     ls.prompts = prompt_census(
