@@ -848,3 +848,36 @@ def test_real_client_corpus_labels(realclient_examples):
             seen = by_text.get(prompt["text"].strip(), [])
             assert seen and all(ls[:1] == [want] for ls in seen), (run.name, prompt["text"], seen)
     assert n > 100
+
+
+def test_a_background_launchs_result_follows_its_call_within_a_second_in_every_real_transcript():
+    # BG-003 / TAIL-011, on every Claude Code transcript in examples/ (real clients: 2.1.258,
+    # 2.1.332, the captured rewind): each run_in_background call's own tool_result, found by the
+    # call's id, is written less than a second after it (the window search relies on)
+    from datetime import datetime
+    from pathlib import Path
+
+    ex = Path(__file__).resolve().parents[1] / "examples"
+
+    def at(s: str) -> float:
+        return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+
+    gaps = []
+    for p in sorted(ex.glob("**/projects/**/*.jsonl")):
+        calls = {}
+        for ln in p.read_text(errors="replace").splitlines():
+            try:
+                r = json.loads(ln)
+            except ValueError:
+                continue
+            c = r.get("message", {}).get("content") if isinstance(r, dict) and isinstance(r.get("message"), dict) else None
+            for b in c if isinstance(c, list) else []:
+                if not isinstance(b, dict):
+                    continue
+                if b.get("type") == "tool_use" and isinstance(b.get("input"), dict) and b["input"].get("run_in_background"):
+                    calls[b["id"]] = r["timestamp"]
+                elif b.get("type") == "tool_result" and b.get("tool_use_id") in calls:
+                    gaps.append((p.name, at(r["timestamp"]) - at(calls.pop(b["tool_use_id"]))))
+        assert calls == {}, (p, "a launch with no result")
+    assert len(gaps) >= 6
+    assert [g for g in gaps if not 0 <= g[1] < 1.0] == []
