@@ -468,6 +468,68 @@ def test_the_roles_providers_answers_are_the_readers_own_attributes():
     assert providers.ROLES["deep_scope"] == (providers.deep_name(),)
 
 
+AGENT_MODULES = ("claude", "codex", "gemini", "opencode", "crush", "pi", "qwen", "copilot", "kilo",
+                 "crush_live", "opencode_live", "opencode_json", "opencode_records", "opencode_artifacts")
+"""The modules and packages of providers/ that are one agent's (the rest is the shared interface)."""
+
+REASON_DEEP = ("written against Claude Code's deep model (its Scope, lanes, records, lineage), not yet "
+               "a capability every agent offers (issue 23 items 1-2)")
+
+ALLOWED_AGENT_IMPORTS: dict[tuple[str, str], tuple[int, str]] = {
+    # (top-level package outside providers, agent module of providers): (modules importing it, why)
+    ("audit", "claude"): (1, REASON_DEEP),
+    ("audit", "codex"): (1, "audit reads Codex's rollout shapes by name (to be a reader capability)"),
+    ("cli", "claude"): (9, REASON_DEEP),
+    ("listing", "claude"): (1, REASON_DEEP),
+    ("search", "claude"): (2, REASON_DEEP),
+    ("show", "claude"): (1, REASON_DEEP),
+    ("sync", "claude"): (3, REASON_DEEP),
+    ("usage", "claude"): (3, "Claude Code's usage is read by its own light scan (providers/claude/usage.py), "
+                             "not through Provider.read (issue 23 item 1)"),
+    ("worktrees", "claude"): (2, "the sweep reads Claude Code's registry, worktree-state records and transcripts "
+                                 "by its modules (to be Provider capabilities)"),
+    ("worktrees", "codex"): (1, "the sweep reads Codex's worktree metadata by its module"),
+}
+"""Modules outside providers/ that import one agent's module (each counted once per importing
+module, lazy imports included): the count may only go down."""
+
+
+def _agent_imports() -> Counter:
+    import grimp
+
+    g = grimp.build_graph("sessionsift", include_external_packages=False, cache_dir=None)
+    found: Counter = Counter()
+    for m in g.modules:
+        parts = m.split(".")
+        if len(parts) < 2 or parts[1] == "providers":
+            continue
+        for agent in sorted({i.split(".")[2] for i in g.find_modules_directly_imported_by(m)
+                             if i.split(".")[1:2] == ["providers"] and len(i.split(".")) > 2
+                             and i.split(".")[2] in AGENT_MODULES}):
+            found[(parts[1], agent)] += 1
+    return found
+
+
+def test_one_agents_modules_are_imported_only_where_allowed():
+    found = _agent_imports()
+    allowed = {k: v[0] for k, v in ALLOWED_AGENT_IMPORTS.items()}
+    over = {k: (n, allowed.get(k, 0)) for k, n in found.items() if n > allowed.get(k, 0)}
+    assert over == {}, ("(package, agent): (importing modules, allowed) -- ask the session's Provider "
+                        "for a capability instead of importing an agent's module")
+    under = {k: (found.get(k, 0), n) for k, n in allowed.items() if found.get(k, 0) < n}
+    assert under == {}, "fewer than allowed: lower ALLOWED_AGENT_IMPORTS to the first figure"
+
+
+def test_every_agent_module_of_providers_is_named():
+    """AGENT_MODULES is every module of providers/ named after an agent (a new reader is counted)."""
+    prov = PKG / "providers"
+    present = {p.stem for p in prov.glob("*.py")} | {p.parent.name for p in prov.glob("*/__init__.py")}
+    shared = {"__init__", "artifacts", "base", "census", "compaction", "deep", "fileevents", "launch",
+              "listing", "liveness", "record", "scope", "searchquery", "sqlite_ro", "summary", "usage",
+              "vocab"}
+    assert present - shared == set(AGENT_MODULES)
+
+
 # --------------------------------------------------------------------------------------------------
 # 5. no module over 40 KB
 # --------------------------------------------------------------------------------------------------
