@@ -226,6 +226,12 @@ class Provider:
     lineage model) that the commands written against that model read; their answer names every
     other provider as not read. Default: False."""
 
+    usage_dedup_scope: ClassVar[str] = "session"
+    """Where a usage record's ``Tokens.dedup_key`` is unique: ``"session"`` (within the session and
+    its subagents) or ``"provider"`` (across every session of the provider: a resumed or forked
+    session copies a response with its key, and the copies are one response, counted once with
+    the per-field max). Default: "session"."""
+
     usage_windows: ClassVar[bool] = False
     """True when the client's usage is metered in a subscription's rolling windows (``usage
     blocks``, the statusline's block): those answers read this reader's sessions unless

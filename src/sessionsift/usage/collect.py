@@ -293,6 +293,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
     """Sessions of one provider read through the providers layer (Record.tokens)."""
     tally = out.tally.setdefault(name, ReadTally())
     own_cost = bool(getattr(type(prov), "records_cost", False))
+    across = getattr(type(prov), "usage_dedup_scope", "session") == "provider"  # a fork's copies: one response
     from ..providers import ReadReport
 
     for ref in refs:
@@ -333,7 +334,7 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
                 if t.cumulative:
                     cumulative.append((_ts_of(rec.instant), t, rec.model))
                     continue
-                key = f"{name}:{owner}:{t.dedup_key}" if t.dedup_key else f"{name}:{ref.session_id}:{rec.locator}"
+                key = (f"{name}:{t.dedup_key}" if across else f"{name}:{owner}:{t.dedup_key}") if t.dedup_key else f"{name}:{ref.session_id}:{rec.locator}"
                 cw = t.cache_write
                 per.append(Event(name, owner, lane, info.project, rec.model, _ts_of(rec.instant), t.input, t.output,
                                  t.cache_read, cw, None, t.reasoning, None, None, None,

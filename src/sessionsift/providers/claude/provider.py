@@ -38,6 +38,7 @@ class ClaudeCode(Provider):
     worktree_repo_dir = ".claude/worktrees"
     worktree_lock_reason = r"claude (agent|session) (.{1,255}) \(pid (\d{1,10})(?: start (.{1,255}))?\)"
     usage_windows = True
+    usage_dedup_scope = "provider"
     statusline_hook = True
     display = "Claude Code"
     home_flag = "--claude-home"
