@@ -81,7 +81,10 @@ def test_real_client_deliveries_match_the_raw_lines(audit_rc):
     tr = tr if tr and tr.exists() else cfg / gt["project_dir"] / f"{gt['session_id']}.jsonl"
     assert gt["client_version"].startswith(claude_client.PINNED_VERSION), gt["client_version"]
     raw = _raw_deliveries(tr)
-    assert raw and all(r["keys"] == ["filename", "snippet", "type"] for r in raw)   # FH-033 / REC-054
+    # FH-033 / REC-054; 2.1.332 adds rereadEntry, the read state from before the change (docs/providers.md)
+    keys = ["filename", "rereadEntry", "snippet", "type"] if gt["client_version"].startswith("2.1.332") \
+        else ["filename", "snippet", "type"]
+    assert raw and all(r["keys"] == keys for r in raw), raw
     res = reinjection(resolve_targets([gt["session_id"]], str(cfg)))
     (lr,) = res.with_deliveries
     assert lr.lane.session_id == gt["session_id"] and not lr.lane.is_subagent
