@@ -91,3 +91,37 @@ def test_every_unanswered_abandoned_sibling_prompt_is_a_draft_and_an_answered_on
     assert got == {"p0": ("live", False), "a0": ("live", False), "d1": ("abandoned", True),
                    "d2": ("abandoned", True), "r1": ("abandoned", False), "a1": ("abandoned", False),
                    "p1": ("live", False), "a2": ("live", False)}
+
+
+def test_each_records_instant_is_its_own_or_its_snapshots_and_none_when_it_has_neither():
+    # the captured real rewind (2.1.258): file-history-snapshot lines carry their instant inside
+    # `snapshot`, mode/cost-state/last-prompt lines none (REC-005)
+    cap = next((CH.parents[1] / "captured" / "reply-before-prompt" / "projects").glob("*/43d862be-*.jsonl"))
+    for p in (FB, cap):
+        idx = LaneIndex.build(Lane(p, p.stem, "main", "main"))
+        raw = _raw(p)
+        want = [r.get("timestamp") if isinstance(r.get("timestamp"), str)
+                else (r.get("snapshot") or {}).get("timestamp") for r in raw]
+        assert [idx.entry_at_line(no).timestamp for no in range(1, len(raw) + 1)] == want
+        if p == cap:
+            assert sum(1 for r in raw if r.get("type") == "file-history-snapshot") == 3
+            assert want.count(None) >= 5
+
+
+def test_a_records_turn_is_the_count_of_typed_prompts_up_to_it():
+    # files_basic's three prompts (print mode, --resume, --continue): each record with a uuid is in
+    # the turn of the last typed prompt at or before it; turn_entries gives each turn's records
+    raw = _raw(FB)
+    idx = LaneIndex.build(Lane(FB, FB.stem, "main", "main"))
+    k, want = 0, {}
+    for no, r in enumerate(raw, 1):
+        if r.get("type") == "user" and isinstance(r["message"]["content"], str) and not r.get("isMeta"):
+            k += 1
+        if "uuid" in r:
+            want[no] = k
+    assert k == 3 == idx.turns
+    assert {no: idx.entry_at_line(no).turn for no in want} == want
+    for t in (1, 2, 3):
+        assert [e.no for e in idx.turn_entries(t)] == [e.no for e in idx.entries if e.turn == t]
+        assert {no for no, v in want.items() if v == t} <= {e.no for e in idx.turn_entries(t)}
+    assert idx.turn_entries(None) == [] and idx.turn_entries(0) == [] and idx.turn_entries(4) == []
