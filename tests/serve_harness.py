@@ -84,6 +84,8 @@ class Browser:
 
     def page(self, base: str):
         p = self.ctx.new_page()
+        self.problems = []  # each test reads what went wrong on its own page, not an earlier test's
+        self.dialogs = []
         self.attach(p, base)
         return p
 

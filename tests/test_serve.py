@@ -134,7 +134,9 @@ def test_every_page_renders_in_the_browser_without_an_error(served, browser):
         assert len(ids) == len(set(ids)), (prov, sid)  # every anchor names one place
     for prov, sid in rows[::3]:  # the files pages of every third session, each file's page
         page.goto(f"{served.base}/session/{quote(prov, safe='')}/{quote(sid, safe='')}")
-        page.click("nav.pager >> text=Files changed")
+        with page.expect_navigation(wait_until="load"):  # the files page, loaded, before it is read
+            page.click("nav.pager >> text=Files changed")
+        assert page.url.endswith("/files"), (prov, sid, page.url)
         assert page.locator("#counts").count() == 1, (prov, sid)
         for href in page.eval_on_selector_all("#files a", "as => as.map(a => a.getAttribute('href'))")[:3]:
             page.goto(served.base + href)
@@ -166,7 +168,8 @@ def test_a_files_page_lists_what_files_lists_and_shows_what_recover_rebuilds(ser
     page.goto(f"{served.base}/session/{provider}/{sid}/files")
     got = set(page.eval_on_selector_all("#files tbody tr", "rs => rs.map(r => r.dataset.path)"))
     assert got == want and path in got
-    page.click(f"#files tr[data-path='{path}'] a")
+    with page.expect_navigation(wait_until="load"):
+        page.click(f"#files tr[data-path='{path}'] a")
     r = subprocess.run([sys.executable, "-m", "sessionsift", "recover", sid, "--file", path, "--home", str(HOME)],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == status and r.stdout, r.stderr
@@ -189,9 +192,12 @@ def test_search_returns_the_hits_the_cli_returns(served, browser, pattern):
     assert want and summary["hits"] == len(want)
     page = browser.page(served.base)
     page.goto(served.url)
-    page.click("header.top a[href='/search']")
+    with page.expect_navigation(wait_until="load"):  # the list page has a text filter too: fill the search page's
+        page.click("header.top a[href='/search']")
+    assert page.url.startswith(served.base + "/search"), page.url
     page.fill("input[name=q]", pattern)
-    page.click("form.filters button")
+    with page.expect_navigation(wait_until="load"):
+        page.click("form.filters button")
     page.wait_for_selector("#counts")
     got = page.eval_on_selector_all(
         "section.hitturn .hit",
@@ -331,8 +337,8 @@ def test_a_session_file_name_that_is_not_utf8_is_shown_escaped_on_every_page(bro
         page = browser.page(s.base)
         page.goto(s.url)
         link = page.locator("a[href^='/session/claude-code/caf%FF-']").first
-        link.click()
-        page.wait_for_load_state()
+        with page.expect_navigation(wait_until="load"):
+            link.click()
         assert page.url.startswith(s.base + "/session/claude-code/caf%FF-")
         assert "caf\\xff-" in page.text_content("body")
         for path in ("/?sort=size", "/search?q=the", "/clean", "/usage", "/live"):
