@@ -69,3 +69,27 @@ def test_bars_are_whole_characters_and_as_wide_as_the_room():
     mid = _table(run_on_terminal(CLI + ARGS, cols=130).lines)
     assert not any(set(ln.split()[-1]) & BAR_CHARS for ln in mid)
     assert any(ln.split()[1].startswith("…") for ln in mid[1:-1])
+
+
+def test_every_line_fits_an_80_column_terminal():
+    """On 80 columns (the terminal a person most often has) no line of `usage daily`, `weekly`,
+    or `monthly` on every agent's samples is wider than the terminal: the table's name
+    column shrinks to 8 cells before a line overflows, and the prose around the table (the price
+    table's line, the legend, the notes, the coverage line) is broken across lines, nothing cut
+    (each figure of the total row still there). Before: the daily table's lines were 81 cells
+    (the models column stopped at 10), the price-table line 158, the coverage line 275."""
+    import re
+
+    plain = re.compile(r"\x1b\[[0-9;]*m")
+    for report in ("daily", "weekly", "monthly"):
+        args = ["usage", report, "--home", str(HOME), "--timezone", "UTC"]
+        shown = run_on_terminal(CLI + args, cols=80)
+        assert shown.code == 0, shown.text[-300:]
+        lines = [plain.sub("", ln) for ln in shown.lines]
+        assert [ln for ln in lines if cell_len(ln) > 80] == [], report
+        total = next(r for r in map(json.loads, subprocess.run(CLI + args + ["--format", "json"], capture_output=True,
+                                                                 text=True).stdout.splitlines()) if r["kind"] == "summary")
+        row = next(ln for ln in lines if ln.startswith("total "))
+        assert f"{total['input_tokens']:,}" in row.split() and f"{total['output_tokens']:,}" in row.split(), row
+        joined = " ".join(ln.strip() for ln in lines)
+        assert "coverage: Claude Code 8 sessions (+2 subagents)" in joined and "Kilo Code 7 (+1 subagent)" in joined

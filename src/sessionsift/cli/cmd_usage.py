@@ -12,6 +12,7 @@ from .exit import ExitStatus
 from .invocation import Invocation, targeting
 from .options import coverage_json, coverage_line, make_selection, problems_json
 from .output import Out, esc
+from .table import COVERAGE_SEPS, prose
 from . import usage_view as V
 
 _SHARED_DEDUP = "Tokens.dedup_key per session (per-field max); cumulative totals never summed"
@@ -122,18 +123,21 @@ def _summary(out: Out, col, rep_totals, models, price_keys, extra: dict | None =
                 **({"dataset": col.dataset, "machines": col.machines} if getattr(col, "dataset", None) else {}))
     if not out.json:
         t = rep_totals
-        out.text(f"taken over {t.messages:,} response{'' if t.messages == 1 else 's'} with usage "
+
+        def say(line: str, seps: tuple[str, ...] = (" ",)) -> None:
+            prose(out, line, seps)
+        say(f"taken over {t.messages:,} response{'' if t.messages == 1 else 's'} with usage "
                  f"({col.ledger.copies_merged:,} repeated records merged), "
                  f"{t.without_usage:,} assistant message{'' if t.without_usage == 1 else 's'} without usage")
         for n in notes:
-            out.text(f"note: {esc(n)}")
+            say(f"note: {esc(n)}")
         for p in problems[:5]:
-            out.text(f"unreadable: {esc(p.path)} ({esc(p.why)})")
+            say(f"unreadable: {esc(p.path)} ({esc(p.why)})")
         if getattr(col, "dataset", None):
             from ..sync.answers import machines_text
 
-            out.text(f"dataset {esc(col.dataset)}, {esc(machines_text(col.machines))}")
-        out.text(coverage_line(col.coverage))
+            say(f"dataset {esc(col.dataset)}, {esc(machines_text(col.machines))}")
+        say(coverage_line(col.coverage), COVERAGE_SEPS)
     return ExitStatus.INCOMPLETE if problems or bad else ExitStatus.OK
 
 
@@ -217,7 +221,7 @@ def _periods(report: str, inv: Invocation, tz, prices_file,
         else:
             out.row("period", V.period_row_json(rep, r))
     if not out.json:
-        out.text(f"{report} usage, days in {z.describe()}; price table {pricer.table.meta.get('version')} "
+        prose(out, f"{report} usage, days in {z.describe()}; price table {pricer.table.meta.get('version')} "
                  f"(retrieved {pricer.table.meta.get('retrieved')})")
         if rep.rows:
             V.text_periods(out, rep, col, breakdown)
@@ -226,7 +230,7 @@ def _periods(report: str, inv: Invocation, tz, prices_file,
         else:  # no table of dashes and a $0.00 total for nothing found
             from .newcomer import found_nothing, nothing_note
 
-            out.text("no usage found: " + (nothing_note(col.coverage, f"usage {report}") if found_nothing(col.coverage)
+            prose(out, "no usage found: " + (nothing_note(col.coverage, f"usage {report}") if found_nothing(col.coverage)
                                             else "no response in the sessions read" + (
                                                 f" in the days asked ({rep.excluded_by_dates} outside them)"
                                                 if rep.excluded_by_dates else "")))
@@ -367,7 +371,7 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
             row["token_limit"] = limit_status(w, limit)
         out.row("window", row)
     if not out.json:
-        out.text(f"5-hour windows ({'opened at the hour' if align == 'hour' else 'opened at the first response'}), "
+        prose(out, f"5-hour windows ({'opened at the hour' if align == 'hour' else 'opened at the first response'}), "
                  f"times in {z.describe()}")
         if ws:
             V.text_windows(out, shown, z.tz, now, limit)

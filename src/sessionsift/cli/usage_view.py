@@ -9,7 +9,8 @@ from ..timefmt import instant
 from ..usage.blocks import Window
 from ..usage.collect import Collected
 from ..usage.report import NO_INSTANT, Report, Row, Totals, session_id_of, week_start
-from .output import Out, clip, esc
+from .output import Out, clip, esc, plural
+from .table import prose
 
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 
@@ -129,7 +130,7 @@ def fit(s: str, n: int, keep_end: bool = False) -> str:
     return "…" + "".join(reversed(kept)) if keep_end else "".join(kept) + "…"
 
 
-FLEX_FLOOR = 10
+FLEX_FLOOR = 8
 """A name column (models, project) is not shrunk below this many cells."""
 
 
@@ -233,7 +234,7 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
             period = session_id_of(r)[1][:13]
         cells = [esc(period)] + ([esc(r.group)] if rep.by else [])
         ms = ", ".join(esc(m) for m in sorted(r.models, key=lambda m: -(r.models[m].total or 0)))
-        cells += [clip(ms, 36) if not breakdown else f"{len(r.models)} model(s)", taken(r.totals), num(r.totals.input),
+        cells += [clip(ms, 36) if not breakdown else plural(len(r.models), "model"), taken(r.totals), num(r.totals.input),
                   num(r.totals.output),
                   num(r.totals.cache_write), num(r.totals.cache_read), total_cell(r.totals), money(r.totals)]
         rows.append(cells)
@@ -244,11 +245,11 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
                              num(mt.output), num(mt.cache_write), num(mt.cache_read), num(mt.total), money(mt)])
                 bars.append(None)
     tt = rep.totals
-    rows.append(["total"] + ([""] if rep.by else []) + [f"{len(rep.models)} model(s)", taken(tt), num(tt.input),
+    rows.append(["total"] + ([""] if rep.by else []) + [plural(len(rep.models), "model"), taken(tt), num(tt.input),
                 num(tt.output), num(tt.cache_write), num(tt.cache_read), total_cell(tt), money(tt)])
     bars.append(None)
     print_table(out, columns, rows, bars)
-    out.text("resp. = responses with usage, counted once; +N? = assistant messages that recorded none "
+    prose(out, "resp. = responses with usage, counted once; +N? = assistant messages that recorded none "
              "(their tokens and cost unknown); - = not recorded"
              + ("; +Nd = sessions the client deleted (history.jsonl keeps their prompts; their usage is gone): "
                 "≥ a lower bound" if rep.totals.deleted else ""))
@@ -266,10 +267,10 @@ def text_sessions_extra(out: Out, rep: Report, col: Collected) -> None:
         if ours is None:
             why = ("we have no price for " + ", ".join(esc(m) for m in sorted(r.totals.no_price))) if r.totals.no_price \
                 else "its messages recorded no usage"
-            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f} ({esc(src)}); {why}"
+            prose(out, f"  {esc(sid)}: the client recorded ${c:,.4f} ({esc(src)}); {why}"
                      + (" (a client that knows no price records 0)" if c == 0 else ""))
         elif abs(c - ours) > max(0.005, 0.005 * c):
-            out.text(f"  {esc(sid)}: the client recorded ${c:,.4f} ({esc(src)}), the records price at ${ours:,.4f}: "
+            prose(out, f"  {esc(sid)}: the client recorded ${c:,.4f} ({esc(src)}), the records price at ${ours:,.4f}: "
                      "the client also counts requests that write no assistant record (compaction summaries, "
                      "titles, side questions)")
 
@@ -317,7 +318,7 @@ def text_windows(out: Out, ws: list[Window], tz, now: float, limit: int | None =
             b, p = w.burn, w.projection
             cph = "no price" if b["cost_usd_per_hour"] is None else f"${b['cost_usd_per_hour']:,.2f}/h"
             pc = "" if p["cost_usd"] is None else f", ${p['cost_usd']:,.2f}"
-            out.text(f"active window: {b['tokens_per_minute']:,.0f} tokens/min, {cph} over the {b['over_seconds'] / 60:.0f} min "
+            prose(out, f"active window: {b['tokens_per_minute']:,.0f} tokens/min, {cph} over the {b['over_seconds'] / 60:.0f} min "
                      f"since it opened; projected at {_hm(w.end, tz)}: {p['total_tokens']:,} tokens{pc}")
         if w.active and limit is not None:
             st = limit_status(w, limit)
@@ -325,9 +326,9 @@ def text_windows(out: Out, ws: list[Window], tz, now: float, limit: int | None =
             left = "-" if st["remaining_tokens"] is None else f"{st['remaining_tokens']:,}"
             proj = ("" if st["projected_percent"] is None
                     else f"; projected {st['projected_tokens']:,} ({st['projected_percent']:.1f}%): {st['status'].upper()}")
-            out.text(f"token limit {limit:,}: {used} used, {left} left{proj}")
+            prose(out, f"token limit {limit:,}: {used} used, {left} left{proj}")
     if limit is not None:
-        out.text(f"of limit = the window's total against --token-limit {limit:,}")
+        prose(out, f"of limit = the window's total against --token-limit {limit:,}")
 
 
 def now_utc() -> float:
