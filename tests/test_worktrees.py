@@ -667,3 +667,90 @@ def test_a_mount_point_inside_blocks_the_removal(tmp_path, homes):
                        capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == (f"holds-nested [({str(mnt)!r}, 'another file system is mounted here')] 0 True")
+
+
+# --- whole verdicts: name, category, reason and every evidence row ----------------------------------
+
+
+def _verdict(w) -> tuple[str, str, str, list[dict]]:
+    return os.path.basename(w.path), w.category, w.reason, evidence(w)
+
+
+def _rows_before_alive(name: str) -> list[dict]:
+    return [{"check": "registered", "holds": True, "detail": "git lists it as a worktree"},
+            {"check": "custom-lock", "holds": False, "detail": "claude-code's own generated lock reason"},
+            {"check": "session", "holds": True,
+             "detail": f"its lock reason is claude-code's own (session '{name}'); its path is in claude-code's "
+                       "worktree location <repo>/.claude/worktrees/"}]
+
+
+_MERGED_CLEAN_HOLDS_NOTHING = [
+    {"check": "merged", "holds": True, "detail": "0 ahead / 0 behind refs/heads/main (local main)"},
+    {"check": "clean", "holds": True, "detail": "0 tracked changes, 0 untracked, 0 ignored entries"}]
+
+
+def test_a_session_alive_by_two_signals_is_live_and_names_both(tmp_path, homes):
+    """A real process working inside the worktree that is also the pid its client lock names: two
+    signals hold, and the reason and the alive row name each (before, a reason that ran the two
+    together, or kept one, passed every test: only one-signal sessions were checked)."""
+    from tests.worktree_util import start_ticks
+
+    repo = make_repo(tmp_path / "repo")
+    wt = claude_worktree(repo, "both")
+    (wt / "sub").mkdir()
+    with Sleeper(wt / "sub") as s:
+        ticks = start_ticks(s.pid)
+        lock_like_claude(repo, wt, "both", s.pid, ticks)
+        (w,) = _scan(repo, homes).worktrees
+        guard = f"pid {s.pid}: alive (start-time guard matched: {ticks} ticks since boot)"
+        cwd = f"process(es) [{s.pid}] work inside it"
+        assert _verdict(w) == (
+            "both", "live", f"alive by cwd ({cwd}), lock-owner ({guard})",
+            _rows_before_alive("both") + [
+                {"check": "alive", "holds": True, "detail": f"cwd: {cwd}; lock-owner: {guard}"},
+                *_MERGED_CLEAN_HOLDS_NOTHING,
+                {"check": "holds-only-its-checkout", "holds": True,
+                 "detail": "nothing inside but its checkout and what git accounts for (3 entries walked)"}])
+        assert sweep(_scan(repo, homes), apply=True).counts()["removed"] == 0 and wt.is_dir()
+
+
+def test_no_process_table_leaves_a_dead_merged_clean_session_unverified_and_kept(tmp_path, homes):
+    """/proc with no process entries (an empty tmpfs mounted over it in a mount namespace of the
+    test's own): the cwd and argv signals cannot be taken, every listing is read (absent), and the
+    lock's pid is dead. Nothing says alive, but nothing can say dead either: unverified, with the
+    signals that were not taken named, and the sweep removes nothing (before, a decision that
+    skipped the not-taken signals made it removable and no test failed). Needs root to mount:
+    where unshare is refused the case cannot be made and the test says so."""
+    repo, wt = _dead_session(tmp_path)
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a mount namespace here: {probe.stderr.decode(errors='replace')}")
+    code = ("import base64, os, pickle; from sessionsift.worktrees.scan import scan\n"
+            "from sessionsift.worktrees.sweep import sweep\n"
+            "E = os.environ\n"
+            "r = scan([E['REPO']], claude_home=E['CH'], codex_home=E['CX'])\n"
+            "s = sweep(r, apply=True)\n"
+            "print(base64.b64encode(pickle.dumps((r.listings_ok, r.worktrees, s.counts()['removed'],"
+            " os.path.isdir(E['WT'])))).decode())\n")
+    env = dict(os.environ, REPO=str(repo), WT=str(wt), CH=str(homes[0]), CX=str(homes[1]), PY=sys.executable,
+               CODE=code, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount -t tmpfs tmpfs /proc && exec "$PY" -c "$CODE"'],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    import base64
+    import pickle
+
+    from sessionsift.worktrees.decide import decide
+
+    ok, (w,), removed, kept = pickle.loads(base64.b64decode(p.stdout))
+    nope = "not taken: /proc has no process entries (not Linux?)"
+    want = ("s1", "unverified", f"liveness is not proven either way: cwd {nope}; argv {nope}",
+            _rows_before_alive("s1") + [
+                {"check": "alive", "holds": None, "detail": "no signal says alive (some could not be taken)"},
+                *_MERGED_CLEAN_HOLDS_NOTHING,
+                {"check": "holds-only-its-checkout", "holds": True,
+                 "detail": "nothing inside but its checkout and what git accounts for (2 entries walked)"}])
+    assert (ok, _verdict(w), removed, kept) == (True, want, 0, True)
+    # the scanned facts decided here again give the same verdict
+    assert (os.path.basename(w.path), *decide(w, ok), evidence(w)) == want
