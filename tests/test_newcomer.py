@@ -10,6 +10,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from tests.terminal import CLI, run_on_terminal
 
 REPO = Path(__file__).resolve().parent.parent
@@ -62,8 +64,9 @@ def test_usage_on_a_machine_without_agent_data_shows_no_zero_cost(tmp_path):
     shown = run_on_terminal(CLI + ["usage", "daily"], cols=200, env=env)
     assert shown.code == 0
     assert "$0.00" not in shown.text and "total" not in shown.text
-    note = next(ln for ln in shown.lines if ln.startswith("no usage found: "))
-    assert "found no session of any agent" in note
+    # the note is prose: broken across lines of the terminal's width (one line on a pipe)
+    note = " ".join(shown.text.split()).split("no usage found: ", 1)[1]
+    assert note.startswith("found no session of any agent")
     works = run_on_terminal(CLI + _suggested(note), cols=200, env=env, cwd=REPO)
     assert works.code == 0 and re.search(r"^total\s", works.text, re.M)
 
@@ -79,6 +82,25 @@ def test_export_on_a_machine_without_agent_data_records_nothing(tmp_path):
     argv = [str(out) if a == "DIR" else a for a in _suggested(note)]
     works = run_on_terminal(CLI + argv, cols=200, env=env, cwd=REPO)
     assert works.code == 0 and (out / "index.html").is_file()
+
+
+@pytest.mark.parametrize("cmd,code", [("list", 0), ("stats", 0), ("status", 1)])
+def test_list_stats_status_on_a_machine_without_agent_data_say_so_and_how_to_see_it_work(tmp_path, cmd, code):
+    """The first commands a person types, on a machine where no agent left data: each says it found
+    no session of any agent and suggests the bundled samples, and that suggestion answers from a
+    clone. Before: `list` said only `0 sessions; read 0 of 0 bytes`, `stats` only the coverage line,
+    `status` only `no sessions in scope` (exit statuses unchanged: list and stats 0, status 1)."""
+    env = empty_env(tmp_path)
+    shown = run_on_terminal(CLI + [cmd], cols=400, env=env)
+    assert shown.code == code, shown.text[-300:]
+    # the note is prose: broken across lines of the terminal's width
+    flat = " ".join(shown.text.split())
+    assert "no sessions: found no session of any agent (looked for Claude Code, Codex CLI" in flat, flat[:300]
+    argv = _suggested(flat.split("no sessions: ", 1)[1])
+    assert argv == [cmd, "--home", "examples/home"]
+    works = run_on_terminal(CLI + argv, cols=400, env=env, cwd=REPO)
+    assert works.code == 0 and "found no session" not in works.text
+    assert "coverage: Claude Code 8 sessions (+2 subagents) · Codex CLI 6 (+1 subagent)" in works.text
 
 
 def _readme_section(title: str) -> str:

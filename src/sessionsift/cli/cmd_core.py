@@ -114,6 +114,10 @@ def list_cmd(inv, no_subagents, sort, everything, verbose):
         n_claude = sum(1 for r in rows if r.ref.session_id in ids)
         where = (f"; Claude Code: {n_claude} in {_plural(dirs, 'project dir')} under "
                  f"{esc(sel.claude.home.path)}")
+    from .newcomer import found_nothing, nothing_note
+
+    if not rows and found_nothing(covs):
+        say("no sessions: " + nothing_note(covs, "list"))
     total = "an unknown number of" if res.bytes_total is None else str(res.bytes_total)
     say(f"{sessions_unit(len(rows), covs)}{where}; read {res.bytes_read} of {total} bytes{unread}", ("; ", " "))
     if sel.narrowed is not None:

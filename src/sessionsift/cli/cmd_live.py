@@ -85,6 +85,11 @@ def _summary_exit(out: Out, sel, n_rows: int, unread: int, **fields) -> int:
     covs = sel.coverage()
     from .table import COVERAGE_SEPS, prose
 
+    if not n_rows and not out.json:
+        from .newcomer import found_nothing, nothing_note
+
+        if found_nothing(covs):
+            prose(out, "no sessions: " + nothing_note(covs, out.command))
     prose(out, coverage_line(covs), COVERAGE_SEPS)
     if not n_rows:
         out.text("no sessions in scope")

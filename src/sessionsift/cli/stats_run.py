@@ -364,6 +364,11 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
                              for m, d in missing.items()) + ")")
     if not verbose and not out.json and (res.lanes or gres.sessions):
         say("(--verbose: each session's record kinds, labels, token fields and prompts by how they were sent)")
+    if not gres.sessions and not res.lanes and not out.json:
+        from .newcomer import found_nothing, nothing_note
+
+        if found_nothing(covs):
+            say("no sessions: " + nothing_note(covs, "stats"))
     say(coverage_line(covs), COVERAGE_SEPS)
     # stats read every record: the full-text index is brought up to date for them after the
     # answer (within the search's budget), so the next search is warm
