@@ -756,3 +756,106 @@ def test_a_file_history_delta_line_is_a_checkpoint_of_its_tracking_path(tmp_path
     r = recover(home, F)
     assert kinds(r) == [("anchor", "write"), ("boundary", "checkpoint-rebase")]
     assert (r.steps[1].line, r.steps[1].timestamp) == (len(s.recs), t)
+
+
+# -- whole replays for the rules the mutation run found unheld (benchmarks/README.md, mutation) ---
+
+def _iso(t: float) -> str:
+    import datetime as _dt
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def test_real_read_cut_before_its_result_keeps_what_was_known(tmp_path):
+    """files_basic cut right after the Read of hello.py was asked for (a crash before the client
+    wrote its result: the real records up to the tool_use, unchanged). A Read with no result
+    changes nothing: the write and the edit stand, the step says it has no result (before, a
+    replay that made the file unknown on an unanswered Read passed every test)."""
+    recs = records(FB)
+    w, (e1, _) = uses(recs, "Write", HELLO)[0], uses(recs, "Edit", HELLO)
+    rd = uses(recs, "Read", HELLO)[0]
+    lu = next(i for i, r in enumerate(recs, 1) if any(
+        isinstance(b, dict) and b.get("id") == rd["id"] for b in (r.get("message") or {}).get("content") or []))
+    lw, rw = result_of(recs, w["id"])
+    le1, re1 = result_of(recs, e1["id"])
+    content = w["input"]["content"]
+    after1 = content.replace(e1["input"]["old_string"], e1["input"]["new_string"], 1)
+    d = tmp_path / "h" / "projects" / FB.parent.name
+    d.mkdir(parents=True)
+    (d / FB.name).write_text("".join(ln + "\n" for ln in FB.read_text().splitlines()[:lu]))
+    r = recover(tmp_path / "h", HELLO)
+    n = len(content.split("\n"))
+    assert [(row(s), s.detail, s.patch) for s in r.steps] == [
+        ((0, "anchor", "write", lw, rw["timestamp"], 1, 0, n, n, True, w["id"]), f"create: {len(content)} chars",
+         None),
+        ((1, "transform", "edit", le1, re1["timestamp"], 1, 0, n, n, True, e1["id"]),
+         "1 replacement(s) applied to the complete text", diff(content, after1, HELLO)),
+        ((2, "risk", "no-result", lu, recs[lu - 1]["timestamp"], 2, 0, n, n, True, rd["id"]),
+         "Read has no recorded result (interrupted?); it may have applied", None)]
+    assert (r.path, r.status, r.exists, r.text(), r.risks_since_anchor) == (
+        HELLO, "complete_at_risk", True, after1, [r.steps[2]])
+
+
+def test_a_write_over_a_known_file_is_an_anchor_with_the_patch_from_what_was_known(tmp_path):
+    # no offline scenario in examples/ Writes over a file it already knows (every Write there
+    # creates): Real envelopes, the second Write's echo in the client's "update" shape
+    s = Real()
+    s.write_("a\nb\n")
+    ln = s.call("Write", {"file_path": F, "content": "a\nB\nc\n"},
+                {"type": "update", "filePath": F, "content": "a\nB\nc\n", "structuredPatch": [],
+                 "originalFile": "a\nb\n", "userModified": False})
+    r = recover(s.home(tmp_path), F)
+    assert [(s_.kind, s_.what, s_.line, s_.detail, s_.patch) for s_ in r.steps] == [
+        ("anchor", "write", ln - 2, "create: 4 chars", None),
+        ("anchor", "write", ln, "update: 6 chars", diff("a\nb\n", "a\nB\nc\n", F))]
+    assert (r.status, r.text()) == ("complete", "a\nB\nc\n")
+
+
+def test_restore_code_over_a_complete_reconstruction_anchors_with_the_patch_back(tmp_path):
+    # the captured rewind (examples/captured) reaches its restore through an edited_text_file
+    # boundary, so the state before it is partial and no patch is shown; here (Real envelopes) the
+    # reconstruction is complete when a later snapshot still names the backup of version 1
+    s = Real()
+    lw = s.write_("v1\n")
+    t1 = s.recs[-1]["timestamp"]
+    s.edit("v1", "v2", [], orig="v1\n")
+    snap_t = _iso(parse_ts(s.recs[-1]["timestamp"]).timestamp() + 5)
+    h = "0011223344556677"
+    ls_ = s.raw({"type": "file-history-snapshot", "messageId": "m", "isSnapshotUpdate": False,
+                 "snapshot": {"messageId": "m", "timestamp": snap_t, "trackedFileBackups": {
+                     F: {"backupFileName": f"{h}@v1", "version": 1, "backupTime": t1}}}})
+    home = s.home(tmp_path)
+    _blob(home, f"{h}@v1", "v1\n", t1)
+    r = recover(home, F)
+    said = (f"the snapshot at L{ls_} ({snap_t}) still names backup {h}@v1 (version 1) of {t1}, made before the "
+            "last change: the client found the file equal to it, so the changes since were undone (a rewind's "
+            "'Restore code')")
+    assert [(s_.kind, s_.what, s_.line, s_.timestamp, s_.detail, s_.patch) for s_ in r.steps][2:] == [
+        ("anchor", "checkpoint-restore", ls_, snap_t, f"{said}; content from file-history/{SID}/{h}@v1: 3 bytes",
+         diff("v2\n", "v1\n", F))]
+    assert kinds(r)[:2] == [("anchor", "write"), ("transform", "edit")] and r.steps[0].line == lw
+    assert (r.status, r.exists, r.text(), r.boundaries) == ("complete", True, "v1\n", 0)
+
+
+def test_a_snapshot_naming_no_backup_at_the_changes_own_instant_says_nothing(tmp_path):
+    # FH-003: a snapshot entry with no backup taken after the last change says the file did not
+    # exist; one stamped at that change's own instant is not after it (the rule's boundary, and
+    # restore's: a backup proves an undo only when strictly before the change). Real envelopes:
+    # no transcript in examples/ stamps the two alike
+    def run(dt: float, where: Path):
+        s = Real()
+        s.write_("mine\n")
+        t = s.recs[-1]["timestamp"]
+        bt = _iso(parse_ts(t).timestamp() + dt)
+        ls_ = s.raw({"type": "file-history-snapshot", "messageId": "m", "isSnapshotUpdate": False,
+                     "snapshot": {"messageId": "m", "timestamp": _iso(parse_ts(t).timestamp() + 2),
+                                  "trackedFileBackups": {F: {"backupFileName": None, "version": 1,
+                                                             "backupTime": bt}}}})
+        return recover(s.home(where), F), ls_, bt
+    r, _, _ = run(0, tmp_path / "same")
+    assert (kinds(r), r.status, r.exists, r.text()) == ([("anchor", "write")], "complete", True, "mine\n")
+    r, ls_, bt = run(1, tmp_path / "after")
+    assert [(s_.kind, s_.what, s_.line, s_.detail) for s_ in r.steps][1:] == [
+        ("boundary", "checkpoint-absent", ls_, f"the file-history checkpoint at L{ls_} ({bt}) holds no backup of it: "
+         "the file did not exist then (deleted outside the transcript's view, or removed by a rewind that restored "
+         "the code)")]
+    assert (r.status, r.exists, r.state) == ("deleted", False, [])
