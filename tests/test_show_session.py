@@ -166,3 +166,31 @@ def test_a_metadata_line_without_a_timestamp_shows_null_never_a_guessed_instant(
     for i, r in enumerate(raw, 1):
         if "timestamp" in r:
             assert got[i]["utc"] == r["timestamp"], i
+
+
+@pytest.mark.parametrize("sid", ["8414eb07", "23ad8bf1", "01a230e8-d031", "ses_dcf0737f4ffef7hw6yOiajUVM7"])
+def test_the_whole_view_fits_an_80_column_terminal_and_keeps_every_word(tmp_path, sid):
+    """On 80 columns (through the pager as without it) no line of the whole-session view is wider
+    than the terminal: the header's project and instants, prompts and replies are broken across
+    lines (every word of them still there, in order), a tool call's input is cut with an ellipsis
+    and its result's size kept; a pipe gets the lines whole, as before. Before: the files_basic
+    session's header was 150 cells, its Write calls 102, its first prompt 85."""
+    import re
+
+    from tests.terminal import CLI, run_on_terminal
+
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "c"), XDG_DATA_HOME=str(tmp_path / "d"))
+    shown = run_on_terminal(CLI + ["show", sid, "--home", HOME, "--no-pager"], cols=80, env=env, cwd=ROOT)
+    assert shown.code == 0, shown.text[-300:]
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln) for ln in shown.lines]
+    assert [ln for ln in lines if len(ln) > 80] == []
+    piped = run("show", sid, "--home", HOME, home=tmp_path).stdout.splitlines()
+    assert len(piped) < len(lines)
+    # the words of every prompt and reply line, and each tool call's result, are all on the terminal
+    flat = " ".join(" ".join(lines).split())
+    for ln in piped:
+        s = ln.strip()
+        if s.startswith("⏺"):
+            assert s.rsplit(" → ", 1)[1] in flat, s
+        elif not s.startswith(("coverage:", "session ")):
+            assert " ".join(s.split()) in flat, s

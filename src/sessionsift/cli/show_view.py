@@ -9,6 +9,7 @@ from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .options import coverage_json, coverage_line, selection_header
 from .output import Out, clip, esc, plural
+from .table import COVERAGE_SEPS, cells, fit, prose, term_width, wrap
 
 PROMPT_LINES = 20
 REPLY_LINES = 40
@@ -25,8 +26,9 @@ def _tokens_text(t: dict) -> str:
     return " · " + " / ".join(parts) + " tokens" if parts else ""
 
 
-def _tool_line(prov, ref, item) -> tuple[str, str | None]:
-    """The tool call's one line and its style (a failed call stands out, the rest recedes)."""
+def _tool_line(prov, ref, item) -> tuple[str, str, str | None]:
+    """The tool call's one line (what was called, what it got) and its style (a failed call stands
+    out, the rest recedes)."""
     r = item.record
     what = ""
     if r.kind == "tool_call":
@@ -56,7 +58,7 @@ def _tool_line(prov, ref, item) -> tuple[str, str | None]:
         if res.is_error:
             got += ", failed"
     failed = res is not None and res is not r and (res.is_error or res.exit_code not in (None, 0))
-    return f"⏺ {esc(r.tool_name or '(no tool)')}{what} → {got}", "bad" if failed else "dim"
+    return f"⏺ {esc(r.tool_name or '(no tool)')}{what}", f" → {got}", "bad" if failed else "dim"
 
 
 def _lines(text: str | None, n: int) -> tuple[list[str], int]:
@@ -67,6 +69,15 @@ def _lines(text: str | None, n: int) -> tuple[list[str], int]:
 
 
 def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
+    """Each turn of the lane; on a terminal every line within its width: a prompt's and a reply's
+    lines broken across lines (nothing cut), a tool call's input cut with an ellipsis before its
+    result's size (`show --turn N` gives the records whole)."""
+    W = term_width(out)
+    room = None if W is None else max(W - cells(indent), 20)
+
+    def wrapped(line: str) -> list[str]:
+        return wrap(esc(line), room, "  ")
+
     for t in lv.turns:
         head = "── turn " + (str(t.number) if t.number is not None else "(before the first prompt)")
         when = f" · {short_local(t.first_at)}" if t.first_at else ""
@@ -76,7 +87,8 @@ def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
             if it.kind == "prompt":
                 lines, more = _lines(r.text, PROMPT_LINES)
                 for i, ln in enumerate(lines or [""]):
-                    out.spans([indent, (f"{'❯ ' if i == 0 else '  '}{ln}", "bold")])
+                    for piece in wrapped(f"{'❯ ' if i == 0 else '  '}{ln}"):
+                        out.spans([indent, (piece, "bold")])
                 if more:
                     out.text(f"{indent}  … {plural(more, 'more line')}")
             elif it.kind == "reasoning":
@@ -85,13 +97,16 @@ def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
             elif it.kind == "message":
                 lines, more = _lines(r.text, REPLY_LINES)
                 for ln in lines:
-                    out.text(f"{indent}  {ln}")
+                    for piece in wrapped(f"  {ln}"):
+                        out.text(f"{indent}{piece}")
                 if more:
                     out.text(f"{indent}  … {plural(more, 'more line')} (show --turn {t.number} for the records)"
                              if t.number is not None else f"{indent}  … {plural(more, 'more line')}")
             else:
-                line, style = _tool_line(prov, ref, it)
-                out.spans([f"{indent}  ", (line, style)])
+                called, got, style = _tool_line(prov, ref, it)
+                if room is not None and cells(called) + cells(got) > room - 2:
+                    called = fit(called, max(room - 2 - cells(got), 12))
+                out.spans([f"{indent}  ", (called + got, style)])
         hidden = []
         if t.meta:
             hidden.append(plural(t.meta, "harness record"))
@@ -134,8 +149,14 @@ def render(out: Out, sel, prov, view, display) -> int:
                 problems=[{"path": p.path, "why": p.why} for p in rep.problems], coverage=coverage_json(covs))
     if not out.json:
         span = f"{short_local(ref.first_at)} → {short_local(ref.last_at)}" if ref.first_at or ref.last_at else ""
-        out.spans(["session ", (ref.session_id, "id"), f"  [{display(ref.provider)} {ref.version or '?'}]  "
-                   f"{ref.project}  {span}  ({plural(records, 'record')})"])
+        agent = f"  [{display(ref.provider)} {ref.version or '?'}]"
+        where = f"{ref.project}  {span}  ({plural(records, 'record')})"
+        W = term_width(out)
+        if W is None or cells(f"session {ref.session_id}{agent}  {esc(where)}") <= W:
+            out.spans(["session ", (ref.session_id, "id"), f"{agent}  {where}"])
+        else:  # on a narrow terminal: the id and agent, then where and when, broken across lines
+            out.spans(["session ", (ref.session_id, "id"), agent])
+            prose(out, f"  {where}", indent="    ")
 
         def text(v, indent: str) -> None:
             for lv in v.lanes:
@@ -154,8 +175,8 @@ def render(out: Out, sel, prov, view, display) -> int:
         text(view, "")
         om = {k: v for k, v in rep.omissions().items() if v}
         if om:
-            out.text("omissions: " + ", ".join(f"{k}={v}" for k, v in om.items()))
+            prose(out, "omissions: " + ", ".join(f"{k}={v}" for k, v in om.items()))
         for p in rep.problems[:5]:
-            out.text(f"unreadable: {esc(p.path)} ({esc(p.why)})")
-        out.text(coverage_line(covs))
+            prose(out, f"unreadable: {esc(p.path)} ({esc(p.why)})")
+        prose(out, coverage_line(covs), COVERAGE_SEPS)
     return ExitStatus.INCOMPLETE if rep.problems else ExitStatus.OK
