@@ -142,7 +142,8 @@ def render(store, row) -> str:
     omit = ('<p class="omissions"><b>Not an exact copy.</b> A reading of the transcript (harness bookkeeping '
             "folded); what the reading could not take in: "
             + (", ".join(f"{e(k)} {e(val)}" for k, val in sorted(om.items())) or "none counted") + ".</p>")
-    nav = (f'<nav class="pager" aria-label="session"><a href="/">↑ All sessions</a> <a href="#turns">Turns</a>'
+    nav = (f'<nav class="pager" aria-label="session"><a href="/">↑ All sessions</a>'
+           + (' <a href="#turns">Turns</a>' if any(lv.turns for lv in v.lanes) else "")
            + "".join(f' <a href="#lane-{i}">Lane {t(lv.lane)}</a>' for i, lv in enumerate(v.lanes) if lv.lane != "main")
            + (' <a href="#children">Child sessions</a>' if v.children else "")
            + f' <a href="{session_href(ref.provider, ref.session_id)}/files">Files changed</a></nav>')
