@@ -2,7 +2,9 @@
 through a real HTTP client (the browser tests are tests/test_serve.py): what the issue-28 audit
 (notes: issue28-audit.md) found no test holding.
 
-- every in-page link of every session page names an anchor on that page.
+- every in-page link of every session page names an anchor on that page;
+- a file whose rebuild stopped (`recover`'s STALE, exit 6) says what its content is as of and
+  which change could not be applied, as `recover` says it.
 """
 
 from __future__ import annotations
@@ -61,3 +63,31 @@ def test_every_in_page_link_of_every_session_page_names_an_anchor(served, tmp_pa
             if html.unescape(a) not in ids:
                 dead.append((path, a))
     assert dead == []
+
+
+@pytest.mark.parametrize("provider,sid,path", [
+    # pi's edit records no diff: the rebuild stops at it, the content is the write's (L6)
+    ("pi", "01a233fc-716f-7205-87e7-86c23cd6ff54", "/tmp/ssift-pi-sample/edit_continue/work/notes.md"),
+    # Copilot's later diff does not apply to the created content
+    ("copilot-cli", "471eb997-9f92-4eb9-8d12-504f84a45b59", "/tmp/ssift-copilot-sample/files_shell/work/hello.py")])
+def test_a_stale_file_says_what_its_content_is_as_of(served, tmp_path, provider, sid, path):
+    """`recover` prints 'STALE: content as of L6; <why>' and exits 6; the page showed the content
+    under a bare 'Content' heading, as if it were the file's last (failed before: no #content-as-of)."""
+    rc, rows = _cli(tmp_path, "recover", sid, "--file", path)
+    summ = rows[-1]
+    assert rc == 6 and summ["status"] == "stale"
+    page = _get(served, f"/session/{provider}/{sid}/files?path={quote(path, safe='')}")
+    m = re.search(r'<h2 id="content-as-of">(.*?)</h2><pre id="content">(.*?)</pre>', page, re.S)
+    assert m, page[-2000:]
+    head = html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))
+    assert head.startswith(f"Content as of {summ['as_of']['locator']}; the change at "
+                           f"{summ['stopped_at']['locator']} could not be applied: {summ['stopped_at']['why']}")
+    assert html.unescape(m.group(2)) == summ["content"]
+
+
+def test_a_complete_rebuild_says_the_change_it_is_as_of(served, tmp_path):
+    sid, path = "01a230e8-b40a-72c2-ab04-5c68941a624d", "/tmp/ssift-codex/shell_and_patch/work/hello.py"
+    rc, rows = _cli(tmp_path, "recover", sid, "--file", path)
+    assert rc == 0 and rows[-1]["status"] == "rebuilt"
+    page = _get(served, f"/session/codex/{sid}/files?path={quote(path, safe='')}")
+    assert f'<h2 id="content-as-of">Content as of {rows[-1]["as_of"]["locator"]}</h2>' in page

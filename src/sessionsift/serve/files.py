@@ -122,7 +122,13 @@ def render_file(store, row, path: str) -> str:
         if rr.message:
             parts.append(f'<p class="meta">{t(rr.message)}</p>')
         if rb.content is not None:
-            parts.append(f'<h2>Content</h2><pre id="content">{t(rb.content)}</pre>')
+            last = rr.last
+            as_of = "" if last is None else f" as of {t(last.record.locator)}"
+            if rb.status == "stale" and rb.stopped_at is not None:
+                # what recover prints as STALE: the content before the change that could not be applied
+                as_of += (f'; the change at {t(rb.stopped_at.record.locator)} could not be applied'
+                          f'{": " + t(rb.why) if rb.why else ""}, so what the file held after it is not known')
+            parts.append(f'<h2 id="content-as-of">Content{as_of}</h2><pre id="content">{t(rb.content)}</pre>')
         else:
             parts.append('<p class="meta" id="content-none">No complete view of this file is recorded: its content '
                          "is not known.</p>")
