@@ -4,7 +4,10 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
 
 - every in-page link of every session page names an anchor on that page;
 - a file whose rebuild stopped (`recover`'s STALE, exit 6) says what its content is as of and
-  which change could not be applied, as `recover` says it.
+  which change could not be applied, as `recover` says it;
+- the sessions page's filters (agent, project, date, text), sorts and counts answer for the
+  sessions `list --format json` gives, each sort in `list --sort`'s order (the page sorted on its
+  own before, a database provider's sessions last by size: their summary has no size).
 """
 
 from __future__ import annotations
@@ -91,3 +94,55 @@ def test_a_complete_rebuild_says_the_change_it_is_as_of(served, tmp_path):
     assert rc == 0 and rows[-1]["status"] == "rebuilt"
     page = _get(served, f"/session/codex/{sid}/files?path={quote(path, safe='')}")
     assert f'<h2 id="content-as-of">Content as of {rows[-1]["as_of"]["locator"]}</h2>' in page
+
+
+def _shown(page: str) -> list[tuple[str, str]]:
+    return [(html.unescape(p), html.unescape(s)) for p, s in
+            re.findall(r'<tr class="depth-\d" data-provider="([^"]*)" data-session="([^"]*)">', page)]
+
+
+def test_the_sessions_filters_sort_and_counts_answer_for_the_listing(served, tmp_path):
+    rows = _listing(tmp_path)
+    key = {(r["provider"], r["session_id"]): r for r in rows}
+
+    def project(r):
+        return r.get("project") or ""
+
+    def day(r):
+        return (r.get("last_at") or {}).get("utc") or ""
+
+    assert all(day(r) for r in rows), [k for k, r in key.items() if not day(r)][:3]
+    # by agent: that agent's sessions, every one
+    for prov in ("codex", "crush", "gemini-cli"):
+        got = _shown(_get(served, f"/?agent={prov}"))
+        assert sorted(got) == sorted(k for k in key if k[0] == prov), prov
+    # by project: a part of the project's path, case folded
+    got = _shown(_get(served, "/?project=FILES_BASIC"))
+    want = sorted(k for k, r in key.items() if "files_basic" in project(r).lower())
+    assert want and sorted(got) == want
+    # by date: the last activity's day, both ends included
+    days = sorted({day(r)[:10] for r in rows})
+    assert len(days) >= 2, days
+    lo = hi = days[0]  # one day: both ends included
+    got = _shown(_get(served, f"/?since={lo}&until={hi}"))
+    want = sorted(k for k, r in key.items() if lo <= day(r)[:10] <= hi)
+    assert want and len(want) < len(rows) and sorted(got) == want
+    # by text: the session's id, title or prompts
+    got = _shown(_get(served, "/?q=SUBAGENT"))
+    assert ("qwen-code", "a3fa2856-5d6a-4b0b-92c9-7bbdb9b454ac") in got and len(got) < len(rows)
+    # sorted: the top-level rows in the order `list --sort KEY` gives them, for every KEY it takes
+    from sessionsift.listing import SORTS
+
+    for k in SORTS:
+        page = _get(served, f"/?sort={k}")
+        top = [x for x, d in zip(_shown(page), re.findall(r'<tr class="depth-(\d)"', page)) if d == "0"]
+        cli = [(r["provider"], r["session_id"]) for r in _cli(tmp_path, "list", "--sort", k)[1]
+               if r["kind"] == "session" and not r.get("parent_session_id")]
+        assert top == cli, k
+    # counts: per agent, its sessions and child sessions, as the listing has them
+    facets = dict(re.findall(r'href="/\?agent=([^&"]+)[^"]*">[^<]*</a> <span class="meta">([^<]*)</span>',
+                             _get(served, "/")))
+    for prov in {k[0] for k in key}:
+        main = sum(1 for k, r in key.items() if k[0] == prov and not r.get("parent_session_id"))
+        kids = sum(1 for k, r in key.items() if k[0] == prov and r.get("parent_session_id"))
+        assert facets[quote(prov)] == f"{main}" + (f" + {kids} child" if kids else ""), prov

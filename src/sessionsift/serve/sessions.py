@@ -4,26 +4,15 @@ sessions nested under the session that spawned them."""
 
 from __future__ import annotations
 
-from ..listing import sort_key
+from ..listing import sort_key, sort_rows
 from .layout import e, href, human_bytes, num, page, session_href, t
 
-SORTS = {"last": "last activity", "first": "first activity", "size": "size", "prompts": "prompts",
-         "records": "records", "agent": "agent"}
+SORTS = {"newest": "last activity", "oldest": "last activity, oldest first", "size": "size", "prompts": "prompts",
+         "records": "records", "subagents": "subagents", "project": "project", "agent": "agent"}
+"""The orders of `list --sort` (sessionsift.listing.SORTS), each made by `listing.sort_rows`: the page
+and the command order alike (a size, prompts or records not known come last, never as 0)."""
+ALIASES = {"last": "newest"}
 PAGE_ROWS = 200
-
-
-def _key(sort: str):
-    if sort == "first":
-        return lambda r: -sort_key(r.summary.first_at or r.ref.first_at)
-    if sort == "size":
-        return lambda r: -(r.summary.size if r.summary.size is not None else -1)
-    if sort == "prompts":
-        return lambda r: -(r.summary.prompts if r.summary.prompts is not None else -1)
-    if sort == "records":
-        return lambda r: -(r.summary.records if r.summary.records is not None else -1)
-    if sort == "agent":
-        return lambda r: (r.ref.provider, -sort_key(r.last_at))
-    return lambda r: -sort_key(r.last_at)
 
 
 def project_of(r) -> str | None:
@@ -56,7 +45,8 @@ def render(store, q: dict) -> str:
     snap = store.snapshot()
     agent, project = q.get("agent", ""), q.get("project", "")
     since, until, text = q.get("since", ""), q.get("until", ""), q.get("q", "")
-    sort = q.get("sort", "last") if q.get("sort") in SORTS else "last"
+    sort = ALIASES.get(q.get("sort", ""), q.get("sort", ""))
+    sort = sort if sort in SORTS else "newest"
     try:
         start = max(0, int(q.get("start", "0")))
     except ValueError:
@@ -67,7 +57,7 @@ def render(store, q: dict) -> str:
     # a child whose parent is shown goes under it; one whose parent is filtered out stands alone
     top = [r for r in hit if r.ref.parent_session_id is None
            or (r.ref.provider, r.ref.parent_session_id) not in hit_keys]
-    top.sort(key=_key(sort))
+    top = sort_rows(top, sort)
     agents: dict[str, list] = {}
     for r in rows:
         agents.setdefault(r.ref.provider, []).append(r)
