@@ -7,7 +7,9 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
   which change could not be applied, as `recover` says it;
 - the sessions page's filters (agent, project, date, text), sorts and counts answer for the
   sessions `list --format json` gives, each sort in `list --sort`'s order (the page sorted on its
-  own before, a database provider's sessions last by size: their summary has no size).
+  own before, a database provider's sessions last by size: their summary has no size);
+- the search page takes the CLI's options (-i, -F, -t, -T, --no-subagents) and answers with the
+  hits `sessionsift search` prints with them (each option changing the CLI's answer).
 """
 
 from __future__ import annotations
@@ -146,3 +148,28 @@ def test_the_sessions_filters_sort_and_counts_answer_for_the_listing(served, tmp
         main = sum(1 for k, r in key.items() if k[0] == prov and not r.get("parent_session_id"))
         kids = sum(1 for k, r in key.items() if k[0] == prov and r.get("parent_session_id"))
         assert facets[quote(prov)] == f"{main}" + (f" + {kids} child" if kids else ""), prov
+
+
+@pytest.mark.parametrize("query,args", [
+    ("q=subagent-a&i=1", ["subagent-a", "-i"]),
+    ("q=print%28&F=1", ["print(", "-F"]),  # without -F an RE2 syntax error
+    ("q=sub.txt&t=prompt", ["sub.txt", "-t", "prompt"]),
+    ("q=sub.txt&T=prompt", ["sub.txt", "-T", "prompt"]),
+    ("q=SUBAGENT-A&nosub=1", ["SUBAGENT-A", "--no-subagents"])])
+def test_the_search_page_takes_the_cli_options(served, tmp_path, query, args):
+    _, rows = _cli(tmp_path, "search", *args)
+    want = {(r["provider"], r["session_id"], r["line"], r.get("locator") or "") for r in rows if r["kind"] == "hit"}
+    assert want and rows[-1]["hits"] == len(want)
+    # each option changes the answer: without it the CLI gives other hits (none where it refuses the pattern)
+    bare = [a for a in args[1:] if a not in ("-i", "-F", "--no-subagents", "-t", "-T", "prompt")]
+    _, rows0 = _cli(tmp_path, "search", args[0], *bare)
+    assert {(r["provider"], r["session_id"], r["line"], r.get("locator") or "") for r in rows0
+            if r["kind"] == "hit"} != want
+    page = _get(served, "/search?" + query)
+    got = set()
+    for sec in re.findall(r'<section class="hitturn" (.*?)</section>', page, re.S):
+        p, s = re.match(r'data-provider="([^"]*)" data-session="([^"]*)"', sec).groups()
+        for line, loc in re.findall(r'<div class="hit" data-line="([^"]*)" data-locator="([^"]*)"', sec):
+            got.add((html.unescape(p), html.unescape(s), None if line in ("", "None") else int(line),
+                     html.unescape(loc)))
+    assert got == want
