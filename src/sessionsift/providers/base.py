@@ -580,22 +580,9 @@ class Provider:
         spawned it where the records allow. Default: every child, unjoined (``join`` None), its
         status from its own live state. None: this reader answers agents another way (Claude
         Code's lanes)."""
-        from .liveness import ChildAgent
+        from .liveness import unjoined_children
 
-        out = []
-        for c in children:
-            st = world.state_of(c) if world is not None else None
-            status, why = "unknown", "no live state"
-            if st is not None:
-                if st.verdict in ("running", "waiting", "waiting-children"):
-                    status, why = "running", f"its live state is {st.verdict}: {st.reason}"
-                elif st.verdict == "idle-eot":
-                    status, why = "completed", f"its last turn ended: {st.reason}"
-                else:
-                    why = f"its live state is {st.verdict}: {st.reason}"
-            out.append(ChildAgent(c, None, started_at=c.first_at, ended_at=c.last_at if status == "completed" else None,
-                                  status=status, status_why=why))
-        return out
+        return unjoined_children(children, world)
 
     def session_listing(self, root: Path, source: str = "scan",
                         locks: "Callable[[], tuple[dict | None, str | None]] | None" = None
@@ -653,32 +640,9 @@ class Provider:
         the metadata of every file of ``ref.paths`` and :meth:`footprint` (directories walked):
         name, size, modification time and inode -- no byte is read. A reader whose sessions are
         rows inside a shared database overrides it (the database file changes with any session)."""
-        import hashlib
+        from ..read.watch import stat_token
 
-        paths = list(dict.fromkeys([*map(str, ref.paths), *map(str, self.footprint(ref))]))
-        if not paths:
-            return None
-        h = hashlib.sha256(b"stat-v1\0")
-        stack = list(reversed(paths))
-        while stack:
-            p = stack.pop()
-            try:
-                st = os.lstat(p)
-            except FileNotFoundError:
-                h.update(b"-\0" + os.fsencode(p) + b"\0")
-                continue
-            except OSError as exc:
-                h.update(b"?\0" + os.fsencode(p) + b"\0" + str(exc.errno).encode() + b"\0")
-                continue
-            h.update(os.fsencode(p) + f"\0{st.st_mode:o}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0".encode())
-            import stat as S
-
-            if S.S_ISDIR(st.st_mode):
-                try:
-                    stack.extend(sorted((e.path for e in os.scandir(p)), reverse=True))
-                except OSError:
-                    h.update(b"unlistable\0")
-        return "stat-v1:" + h.hexdigest()
+        return stat_token([*map(str, ref.paths), *map(str, self.footprint(ref))])
 
     # helpers for subclasses -----------------------------------------------------------------
 

@@ -451,3 +451,22 @@ class WaitOutcome:
     watcher: str
     baselines: dict[str, int]
     discovered: list[str] = field(default_factory=list)
+
+
+def unjoined_children(children: list, world: "LiveWorld | None") -> list[ChildAgent]:
+    """``Provider.subagents``' default: every child session, unjoined (``join`` None), its status
+    from its own live state."""
+    out = []
+    for c in children:
+        st = world.state_of(c) if world is not None else None
+        status, why = "unknown", "no live state"
+        if st is not None:
+            if st.verdict in ("running", "waiting", "waiting-children"):
+                status, why = "running", f"its live state is {st.verdict}: {st.reason}"
+            elif st.verdict == "idle-eot":
+                status, why = "completed", f"its last turn ended: {st.reason}"
+            else:
+                why = f"its live state is {st.verdict}: {st.reason}"
+        out.append(ChildAgent(c, None, started_at=c.first_at, ended_at=c.last_at if status == "completed" else None,
+                              status=status, status_why=why))
+    return out

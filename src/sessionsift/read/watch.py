@@ -65,3 +65,34 @@ def change_waiter(roots: list[str], relevant: Callable[[str], bool], fingerprint
 
     wait_fn.stop = stop  # type: ignore[attr-defined]
     return wait_fn, "watchfiles"
+
+
+def stat_token(paths: list[str]) -> str | None:
+    """``Provider.change_token``'s default: a digest of the metadata of every path (directories
+    walked) -- name, mode, size, modification time and inode; no byte is read. None: no path."""
+    import hashlib
+    import os
+    import stat as S
+
+    paths = list(dict.fromkeys(paths))
+    if not paths:
+        return None
+    h = hashlib.sha256(b"stat-v1\0")
+    stack = list(reversed(paths))
+    while stack:
+        p = stack.pop()
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            h.update(b"-\0" + os.fsencode(p) + b"\0")
+            continue
+        except OSError as exc:
+            h.update(b"?\0" + os.fsencode(p) + b"\0" + str(exc.errno).encode() + b"\0")
+            continue
+        h.update(os.fsencode(p) + f"\0{st.st_mode:o}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0".encode())
+        if S.S_ISDIR(st.st_mode):
+            try:
+                stack.extend(sorted((e.path for e in os.scandir(p)), reverse=True))
+            except OSError:
+                h.update(b"unlistable\0")
+    return "stat-v1:" + h.hexdigest()
