@@ -478,7 +478,6 @@ REASON_DEEP = ("written against Claude Code's deep model (its Scope, lanes, reco
 ALLOWED_AGENT_IMPORTS: dict[tuple[str, str], tuple[int, str]] = {
     # (top-level package outside providers, agent module of providers): (modules importing it, why)
     ("audit", "claude"): (1, REASON_DEEP),
-    ("audit", "codex"): (1, "audit reads Codex's rollout shapes by name (to be a reader capability)"),
     ("cli", "claude"): (9, REASON_DEEP),
     ("listing", "claude"): (1, REASON_DEEP),
     ("search", "claude"): (2, REASON_DEEP),

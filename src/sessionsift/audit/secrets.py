@@ -388,7 +388,7 @@ def _records(prov: Provider, ref: SessionRef, rep: ReadReport):
                         continue
                     yield f"{pre}L1", 1, str(p), None, obj
                     continue
-                for ln in _file_lines(p, rep):
+                for ln in _file_lines(prov, p, rep):
                     obj = parse_line(ln.raw)
                     if obj is None:
                         if ln.raw.strip(b"\x00 \t\r"):

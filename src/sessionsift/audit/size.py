@@ -364,17 +364,14 @@ def _enc(s: str) -> bytes:
         return s.encode("utf-8", "surrogatepass")
 
 
-def _file_lines(path: Path, report: ReadReport):
-    from ..read.lines import ReadStats, iter_lines
+def _file_lines(prov: Provider, path: Path, report: ReadReport):
+    """The lines of one of a session's files as its provider stores them (``Provider.file_lines``:
+    a compressed rollout decompressed as a stream), its reading counted in ``report``."""
+    from ..read.lines import ReadStats
 
     st = ReadStats()
     try:
-        if str(path).endswith(".zst"):
-            from ..providers.codex.files import lines as codex_lines
-
-            yield from codex_lines(path, st)
-        else:
-            yield from iter_lines(path, stats=st)
+        yield from prov.file_lines(path, st)
     finally:
         report.files += st.files
         report.bytes += st.bytes
@@ -392,14 +389,14 @@ def measure_session(prov: Provider, ref: SessionRef, census: _Census, *, big_lin
     if any(str(p).endswith(".zst") for p in ref.paths):
         ss.measured = "decompressed bytes"
     if _line_based(prov, ref):
-        _measure_files(ss, ref, census, big_line)
+        _measure_files(ss, prov, ref, census, big_line)
     else:
         _measure_rows(ss, prov, ref, census)
     _footprint(ss, prov, ref, capture)
     return ss
 
 
-def _measure_files(ss: SessionSize, ref: SessionRef, census: _Census, big_line: int) -> None:
+def _measure_files(ss: SessionSize, prov: Provider, ref: SessionRef, census: _Census, big_line: int) -> None:
     from ..read.lines import parse_line
 
     multi = len(ref.paths) > 1
@@ -410,7 +407,7 @@ def _measure_files(ss: SessionSize, ref: SessionRef, census: _Census, big_line: 
             if sp.endswith(".json"):
                 _measure_document(ss, p, census, pre)
                 continue
-            for ln in _file_lines(p, ss.report):
+            for ln in _file_lines(prov, p, ss.report):
                 ss.lines += 1
                 size = len(ln.raw) + 1
                 loc = f"{pre}L{ln.no}"

@@ -216,6 +216,15 @@ class Provider:
     def read(self, ref: SessionRef, report: ReadReport, *, raw: bool = False) -> Iterator[Record]:  # pragma: no cover
         raise NotImplementedError
 
+    def file_lines(self, path: Path, stats: Any = None) -> Iterator[Any]:
+        """The physical lines (``read.lines.Line``, the shared reading rules) of one of a session's
+        JSON Lines files as the client stores it, for a question that reads the bytes (audit size
+        and secrets); ``stats``: a ``read.lines.ReadStats`` to fill. Default: the file as it is on
+        disk (the client stores none compressed); Codex CLI streams a ``.jsonl.zst`` rollout."""
+        from ..read.lines import iter_lines
+
+        return iter_lines(path, stats=stats)
+
     lanes_in_paths: ClassVar[bool] = False
     """True when a session's subagent transcripts are further paths of its own SessionRef (its
     first path the main lane), not child sessions with a ``parent_session_id``: a main-lane-only

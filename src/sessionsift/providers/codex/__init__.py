@@ -398,6 +398,11 @@ class Codex(Provider):
 
         yield from read_rollout(ref, report, raw=raw)
 
+    def file_lines(self, path: Path, stats=None):
+        """A plain rollout mapped, a ``.jsonl.zst`` one streamed through the decompressor (its line
+        numbers count lines of the decompressed stream: files.py)."""
+        return rf.lines(Path(path), stats)
+
 
 import re as _re  # noqa: E402
 
