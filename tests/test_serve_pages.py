@@ -9,7 +9,8 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
   sessions `list --format json` gives, each sort in `list --sort`'s order (the page sorted on its
   own before, a database provider's sessions last by size: their summary has no size);
 - the search page takes the CLI's options (-i, -F, -t, -T, --no-subagents) and answers with the
-  hits `sessionsift search` prints with them (each option changing the CLI's answer).
+  hits `sessionsift search` prints with them (each option changing the CLI's answer);
+- the usage page's open billing window, burn rate and cost per hour are `usage blocks --active`'s.
 """
 
 from __future__ import annotations
@@ -173,3 +174,41 @@ def test_the_search_page_takes_the_cli_options(served, tmp_path, query, args):
             got.add((html.unescape(p), html.unescape(s), None if line in ("", "None") else int(line),
                      html.unescape(loc)))
     assert got == want
+
+
+def test_the_usage_page_shows_the_open_windows_burn_rate_as_usage_blocks_does(tmp_path):
+    """examples/home's responses are days old: no window is open, so the burn rate was never drawn
+    in a test. A REAL Claude Code transcript (files_basic, examples/claude-home) copied with every
+    timestamp moved by one offset so its first response is 5 s old (hand-shifted: a client cannot
+    be made to write at a chosen instant offline; the records are otherwise the client's): the
+    page's current window, its burn rate and cost per hour are what `usage blocks --active` gives.
+    Both read within the window's first minute, where the rate is taken over 60 s (blocks.windows),
+    so the two agree to the token."""
+    import datetime as D
+
+    name = "8414eb07-cca2-5cca-9059-e9baedac31e1.jsonl"
+    src = REPO / "examples" / "claude-home" / "projects" / "-tmp-ssift-rc-files-basic-work" / name
+    text = src.read_text()
+    stamps = [D.datetime.fromisoformat(x.replace("Z", "+00:00")) for x in re.findall(r'"timestamp":"([^"]+)"', text)]
+    shift = D.datetime.now(D.timezone.utc) - D.timedelta(seconds=5) - min(stamps)
+
+    def moved(m):
+        t = D.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")) + shift
+        return f'"timestamp":"{t.strftime("%Y-%m-%dT%H:%M:%S")}.{t.microsecond // 1000:03d}Z"'
+
+    home = tmp_path / "claude"
+    (home / "projects" / src.parent.name).mkdir(parents=True)
+    (home / "projects" / src.parent.name / name).write_text(re.sub(r'"timestamp":"([^"]+)"', moved, text))
+    with serving(tmp_path / "srv", "--claude-home", str(home)) as s:
+        page = _get(s, "/usage")
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "usage", "blocks", "--active", "--claude-home", str(home),
+                        "--format", "json"], capture_output=True, text=True, cwd=REPO, env=env_for(tmp_path / "cli"),
+                       timeout=120)
+    w = next(r for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "window")
+    assert w["active"] and w["burn_rate"]["over_seconds"] == 60.0  # the page, read before, took the same 60 s
+    burn = html.unescape(re.sub(r"<[^>]+>", "", re.search(r'<p class="counts" id="burn">(.*?)</p>', page).group(1)))
+    assert burn.startswith("Current window since ") and " (a lower bound)" not in burn
+    assert f": {w['burn_rate']['tokens_per_minute']:,.0f} tokens/minute, ${w['burn_rate']['cost_usd_per_hour']:,.2f}/hour;" \
+        in burn, burn
+    now_row = re.findall(r"<tr class=active><td>[^<]*\(now\)</td><td class=n>([\d,]+)</td>", page)
+    assert [int(x.replace(",", "")) for x in now_row] == [w["total_tokens"]]
