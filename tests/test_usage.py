@@ -597,6 +597,31 @@ def test_blocks_say_why_other_providers_are_left_out_when_no_provider_was_named(
     assert cov["codex"]["state"] == "ok" and cov["crush"]["reason"] == "not in --provider"
 
 
+def test_blocks_count_the_messages_that_recorded_no_usage_as_daily_does():
+    """`usage blocks` left out the assistant messages that recorded no usage: on examples/home Crush's
+    9 (its sample, written by Crush's own code, has no usage on any message) gave `messages_without_usage`
+    0 and `cost_usd` 0.0 with `cost_complete` true -- an unknown cost said as a measured zero -- and Kilo
+    Code's 1 (the real client's turn killed mid-stream) was 0 too, while daily said 9 and 1. Each such
+    message now counts in its window (else in the summary), as daily and session count it."""
+    home = str(REPO / "examples" / "home")
+    seen = {}
+    for p in ("claude-code", "codex", "gemini-cli", "opencode", "crush", "pi", "qwen-code", "copilot-cli",
+              "kilo-code"):
+        code, out = run(["usage", "daily", "--home", home, "--provider", p, "--format", "json"])
+        assert code == 0, out
+        daily = jrows(out)[-1]
+        code, out = run(["usage", "blocks", "--home", home, "--provider", p, "--format", "json"])
+        assert code == 0, out
+        rows = jrows(out)
+        blocks = rows[-1]
+        assert blocks["messages_without_usage"] == daily["messages_without_usage"], p
+        assert blocks["cost_complete"] == daily["cost_complete"] and blocks["cost_usd"] == daily["cost_usd"], p
+        seen[p] = (blocks["messages_without_usage"],
+                   sum(r["messages_without_usage"] for r in rows if r["kind"] == "window"))
+    assert seen["crush"] == (9, 0)  # no response with usage: no window opens, the summary holds them
+    assert seen["kilo-code"] == (1, 1)  # inside the window its paid responses opened
+
+
 def test_live_blocks_say_what_they_read():
     """`usage blocks --live` kept the old reason `not in --provider` when no --provider was
     typed (f32bfa4 fixed the non-live view only), and with `--provider codex` it counted Codex's

@@ -352,6 +352,19 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
     evs = [e for e in col.events if e.provider in provs and UR.in_range(e.ts, z, s, u)]
     now = V.now_utc()
     ws = windows(evs, pricer, align=None if align == "none" else align, now=now)
+    # an assistant message that recorded no usage counts where daily and session count it: in the
+    # window it falls in, else in the summary alone -- its tokens and cost unknown, never a silent 0
+    unpaid_outside = 0
+    for m in col.without_usage:
+        if m.provider not in provs or not UR.in_range(m.ts, z, s, u):
+            continue
+        w = next((w for w in ws if m.ts is not None and w.start <= m.ts < w.end), None)
+        if w is None:
+            unpaid_outside += 1
+            continue
+        w.totals.without_usage += 1
+        w.models.setdefault(m.model or "(unknown model)", UR.Totals()).without_usage += 1
+        w.sessions.add(m.session_id)
     try:
         limit = resolve_limit(token_limit, ws)
     except ValueError as exc:
@@ -383,5 +396,7 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
         for m, t in w.models.items():
             models.setdefault(m, UR.Totals()).merge(t)
         tot.merge(w.totals)
+    if not active_only:
+        tot.without_usage += unpaid_outside
     return _summary(out, col, tot, models, pricer.used, {"windows": len(ws), "active": any(w.active for w in ws),
                                                         "align": align, "token_limit": limit, "order": order or "asc"})
