@@ -362,7 +362,33 @@ def _join_rerooted(fams: dict, index_off: str | None = None) -> None:
 def find_forks(sessions: Iterable, build: bool = False, index_off: str | None = None) -> dict[str, Fork]:
     """Fork session id -> its Fork, among `sessions` (Session objects; main lanes only). The
     uuids of a family's members come from their index where it answers (`build`: indexed first
-    where it does not; `index_off`: why the index is off, for sessions that do not say)."""
+    where it does not; `index_off`: why the index is off, for sessions that do not say). With the
+    index on, the whole answer is kept per data root under the digest of every transcript's stat
+    identity (providers/claude/cache/forks.py): over unchanged transcripts it is read back, no
+    head, root or uuid sequence read again."""
+    sessions = list(sessions)
+    from ....index import config
+
+    if config.why_off(index_off) is not None or any(getattr(s, "index_off", None) for s in sessions):
+        return _find_forks(sessions, build, index_off)
+    from ..cache import forks as keep
+
+    key = keep.digest(sessions)
+    if key is not None:
+        got = keep.get(*key)
+        if got is not None:
+            try:
+                return {t[0]: Fork(*t) for t in got}
+            except TypeError:  # a kept row of another shape: found again below
+                pass
+    out = _find_forks(sessions, build, index_off)
+    if key is not None:
+        keep.put(*key, [(f.session_id, f.path, f.parent_session_id, f.parent_path, f.at_line, f.at_uuid,
+                         f.copied_lines, f.copied_offsets) for f in out.values()])
+    return out
+
+
+def _find_forks(sessions: list, build: bool, index_off: str | None) -> dict[str, Fork]:
     # keyed by the first uuid alone: a fork run from another directory (`claude --resume <id>
     # --fork-session` from a subdirectory) is written under that directory's project dir
     # (measured: tests/realclient/scenarios_usage.py `usage_fork_elsewhere`); uuids are unique
