@@ -279,9 +279,10 @@ def test_index_status_update_clear(tmp_path):
     assert sorted(r["how"] for r in up if r["kind"] == "lane") == ["appended", "index", "index"]
     _cli("files", "--claude-home", str(home))  # writes the data root's file-events summary
     _cli("search", "", "-c", "--claude-home", str(home))  # and its census summary and kept answer
+    # (files and the census both ask which sessions are forks: the families are kept too)
     cl = _cli("index", "clear", "--claude-home", str(home))
-    assert sorted(r["summary"] for r in cl if r["kind"] == "root_summary") == ["answers", "census", "files"]
-    assert cl[-1]["removed"] == 6
+    assert sorted(r["summary"] for r in cl if r["kind"] == "root_summary") == ["answers", "census", "files", "forks"]
+    assert cl[-1]["removed"] == 7
     assert _cli("index", "status", "--claude-home", str(home))[-1]["states"]["absent"] == 3
     again = _cli("files", "--claude-home", str(home))
     assert again[-1]["index"]["built"] == 3, again[-1]  # nothing answered from a summary left behind

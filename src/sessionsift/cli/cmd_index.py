@@ -239,11 +239,11 @@ def clear_cmd(inv, everything):
         dropped = fulltext.forget_units([fulltext.lane_key(os.fspath(ln.path)) for ln in lanes]
                                         + [fulltext.session_key(r) for r in sel.refs])
         # the data root's summaries hold copies of what those files held: they go too
-        from ..providers.claude.cache import answers, filesummary, summary, usagecache
+        from ..providers.claude.cache import answers, filesummary, forks, summary, usagecache
 
         home = getattr(scope.home, "path", None) if sel.claude is not None else None
         kinds = [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND),
-                 ("usage", usagecache.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
+                 ("usage", usagecache.KIND), ("forks", forks.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
         for name, kind in kinds if home is not None else ():
             p = store.index_path(kind, home)
             try:

@@ -61,9 +61,10 @@ def digest(sessions) -> tuple[str, bytes] | None:
     h.update("\0".join(f"{p}\0{sid}" for p, sid in rows).encode("utf-8", "surrogateescape"))
     h.update(b"\1")
     h.update(ints.tobytes())
-    # the projects dir above the first transcript's project dir: one file per data root (an
-    # answer over several roots is kept there too, its digest naming every path)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(rows[0][0])))
+    # the data root holding the first transcript (ROOT/projects/<dir>/<id>.jsonl): one file per
+    # data root, beside its other summaries (`index clear` removes it with them); an answer over
+    # several roots is kept there too, its digest naming every path
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(rows[0][0]))))
     return root, h.digest()
 
 
