@@ -10,7 +10,9 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
   own before, a database provider's sessions last by size: their summary has no size);
 - the search page takes the CLI's options (-i, -F, -t, -T, --no-subagents) and answers with the
   hits `sessionsift search` prints with them (each option changing the CLI's answer);
-- the usage page's open billing window, burn rate and cost per hour are `usage blocks --active`'s.
+- the usage page's open billing window, burn rate and cost per hour are `usage blocks --active`'s;
+- the live page's reasons, evidence and invisible surfaces are `status`'s;
+- by default the server listens on 127.0.0.1 only; the event stream needs the token too.
 """
 
 from __future__ import annotations
@@ -212,3 +214,52 @@ def test_the_usage_page_shows_the_open_windows_burn_rate_as_usage_blocks_does(tm
         in burn, burn
     now_row = re.findall(r"<tr class=active><td>[^<]*\(now\)</td><td class=n>([\d,]+)</td>", page)
     assert [int(x.replace(",", "")) for x in now_row] == [w["total_tokens"]]
+
+
+def test_the_live_page_shows_each_sessions_reason_and_evidence_as_status_does(served, tmp_path):
+    """The browser test holds each row's verdict; here each row's reason and its evidence (every
+    surface with what it showed, in order) and what its provider cannot show are `status`'s."""
+    _, rows = _cli(tmp_path, "status")
+    want = {}
+    for r in rows:
+        if r["kind"] == "session":
+            want[r["session_id"]] = (r["reason"], [(x["surface"], "" if x.get("value") is None else str(x["value"]))
+                                                   for x in r["evidence"]], list(r.get("invisible") or []))
+    page = _get(served, "/live")
+    got = {}
+    for tr in re.findall(r'<tr id="live-[0-9a-f]+">(.*?)</tr>', page, re.S):
+        sid = html.unescape(re.search(r'<td class="who"><a href="[^"]*">([^<]*)</a>', tr).group(1))
+        reason = html.unescape(re.search(r'<div class="reason meta">([^<]*)</div>', tr).group(1))
+        ev = [(html.unescape(s), html.unescape(v)) for s, v in re.findall(r"<li><b>([^<]*)</b>: ([^<]*)</li>", tr)]
+        inv = [html.unescape(x) for x in re.findall(r"<li>invisible: ([^<]*)</li>", tr)]
+        got[sid] = (reason, ev, inv)
+    assert len(got) == len(want) >= 60
+    assert all(ev for _, ev, _ in got.values())  # every verdict carries its evidence
+    assert got == want
+
+
+def test_by_default_it_listens_on_loopback_only_and_the_event_stream_needs_the_token(served):
+    """The printed address is 127.0.0.1's, and the kernel's table of listening sockets
+    (/proc/net/tcp, tcp6) has the port on 127.0.0.1 alone; the live page's event stream is
+    refused without the token like every page, and streams with it."""
+    assert served.url.startswith(f"http://127.0.0.1:{served.port}/?token=")
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, port = local.rsplit(":", 1)
+            if state == "0A" and int(port, 16) == served.port:
+                listening.append(addr)
+    assert listening == ["0100007F"]  # 127.0.0.1, nothing on 0.0.0.0 or ::
+    r = httpx.get(served.base + "/live/events", timeout=30)
+    assert r.status_code == 403 and "no token" in r.text
+    with httpx.stream("GET", served.base + "/live/events", cookies={f"sessionsift_token_{served.port}": served.token},
+                      timeout=60) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        assert "default-src 'none'" in r.headers["content-security-policy"]
+        got = ""
+        for chunk in r.iter_text():
+            got += chunk
+            if "event: state" in got:
+                break
+        assert got.startswith("retry: 1000\n\n") and "event: state\ndata: {" in got
