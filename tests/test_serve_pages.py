@@ -12,7 +12,8 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
   hits `sessionsift search` prints with them (each option changing the CLI's answer);
 - the usage page's open billing window, burn rate and cost per hour are `usage blocks --active`'s;
 - the live page's reasons, evidence and invisible surfaces are `status`'s;
-- by default the server listens on 127.0.0.1 only; the event stream needs the token too.
+- by default the server listens on 127.0.0.1 only; the event stream needs the token too;
+- every tool call `show` gives is drawn folded with the result `show` pairs it with.
 """
 
 from __future__ import annotations
@@ -263,3 +264,35 @@ def test_by_default_it_listens_on_loopback_only_and_the_event_stream_needs_the_t
             if "event: state" in got:
                 break
         assert got.startswith("retry: 1000\n\n") and "event: state\ndata: {" in got
+
+
+_TOOL = re.compile(r'<details class="tool item[^"]*" data-locator="([^"]*)"><summary>.*?</summary><b>Input</b><pre>.*?'
+                   r'</pre>(?:<p class="meta">No result on disk\.</p>|<details class="result[^"]*"><summary>Result.*?'
+                   r'<span class="label"[^>]*>([^<]*)</span></summary>)', re.S)
+
+
+def test_every_tool_call_is_folded_with_the_result_show_gives_it(served, tmp_path):
+    """Each session page (child sessions' turns included) draws every tool call `show` gives, each
+    folded (a details element) with the result `show` pairs it with, or 'No result on disk'."""
+    from collections import Counter
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = _listing(tmp_path)
+
+    def shown(r):
+        _, out = _cli(tmp_path, "show", r["session_id"], "--provider", r["provider"])
+        return Counter((i["locator"], (i.get("result") or {}).get("locator") or "")
+                       for t in out if t["kind"] == "turn" for i in t["items"] if i["kind"] == "tool")
+
+    with ThreadPoolExecutor(2) as ex:
+        want = list(ex.map(shown, rows))
+    calls = paired = 0
+    for r, w in zip(rows, want):
+        page = _get(served, f"/session/{quote(r['provider'], safe='')}/{quote(r['session_id'], safe='')}")
+        got = Counter((html.unescape(a), html.unescape(b)) for a, b in _TOOL.findall(page))
+        assert page.count('<details class="tool item') == sum(got.values()), r["session_id"]
+        assert got == w, (r["provider"], r["session_id"])
+        calls += sum(w.values())
+        paired += sum(n for (_, res), n in w.items() if res)
+    print(f"\n{calls} tool calls, {paired} with their result")
+    assert calls >= 100 and paired >= calls * 0.9
