@@ -125,3 +125,16 @@ def test_a_records_turn_is_the_count_of_typed_prompts_up_to_it():
         assert [e.no for e in idx.turn_entries(t)] == [e.no for e in idx.entries if e.turn == t]
         assert {no for no, v in want.items() if v == t} <= {e.no for e in idx.turn_entries(t)}
     assert idx.turn_entries(None) == [] and idx.turn_entries(0) == [] and idx.turn_entries(4) == []
+
+
+def test_records_before_the_first_prompt_are_in_no_turn_and_a_negative_turn_names_none():
+    # interactive's first records (before its first typed prompt) are in no turn: turn_entries(None)
+    # gives exactly them, and a negative turn number names no record (not the no-turn ones); the
+    # index says how many bytes it was built from (the file's whole size: nothing torn)
+    raw = _raw(INTER)
+    idx = LaneIndex.build(Lane(INTER, INTER.stem, "main", "main"))
+    first = next(no for no, r in enumerate(raw, 1)
+                 if r.get("type") == "user" and isinstance(r["message"]["content"], str) and not r.get("isMeta"))
+    assert [e.no for e in idx.turn_entries(None)] == list(range(1, first)) and first > 1
+    assert (idx.turn_entries(-1), idx.turn_entries(-2)) == ([], [])
+    assert idx.size == INTER.stat().st_size
