@@ -6,6 +6,7 @@ still print as `\\e[31m` (the hostile copy of tests/test_hostile_render.py)."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import subprocess
 import sys
@@ -189,10 +190,35 @@ def test_search_snippets_fit_the_terminal_and_a_pipe_is_not_cut(tmp_path):
     assert max(len(ln) for ln in wide.stdout.split("\n") if ln.startswith("> L")) > 200
 
 
+def test_every_search_line_fits_80_columns_and_every_hit_keeps_its_locator_and_match(tmp_path):
+    """On 80 columns no line of `search` over every agent's samples is wider than the terminal: a hit
+    whose head (a database row's long locator) leaves fewer than 20 cells has its snippet on the
+    next line, indented; a turn's opening prompt is cut to the width; the summary, index and
+    coverage lines are prose broken across lines. Each hit's locator is still shown whole, and
+    its snippet still holds the match. Before: 20 lines over 80 (opencode, Crush and Kilo Code
+    rows up to 110, a Gemini turn's prompt 94, the summary lines 300+)."""
+    env = empty_env(tmp_path)
+    for args in (SEARCH, SEARCH + ["--no-context"]):
+        shown = run_on_terminal(CLI + args, cols=80, env=env, cwd=REPO)
+        assert shown.code == 0
+        lines = [SGR.sub("", ln) for ln in shown.lines]
+        assert [ln for ln in lines if len(ln) > 80] == [], args
+        p = subprocess.run(CLI + args + ["--format", "json"], capture_output=True, text=True, env=env, cwd=REPO)
+        hits = [r for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "hit"]
+        assert len(hits) > 40
+        flat = " ".join(" ".join(lines).split())
+        for h in hits:
+            loc = h.get("locator") or f"L{h['line']}"
+            assert loc in flat, loc
+        snippets = [ln for ln in lines if ln.startswith("    ") or ln.startswith("> ")]
+        assert sum("hello" in ln.lower() for ln in snippets) >= len(hits)
+
+
 def test_search_progress_shows_on_a_terminal_only_and_is_cleared(tmp_path):
     env = {**empty_env(tmp_path), "SESSIONSIFT_PROGRESS_DELAY": "0", "SESSIONSIFT_NO_INDEX": "1"}
     args = SEARCH + ["--no-context"]
-    term = run_on_terminal(CLI + args, cols=400, env=env, cwd=REPO)
+    # wide enough that no line of prose (the summary lines: 500 cells and more) is broken
+    term = run_on_terminal(CLI + args, cols=2000, env=env, cwd=REPO)
     assert term.code == 0
     raw = term.raw.decode()
     assert "searching: " in raw

@@ -48,9 +48,10 @@ def test_search_on_a_machine_without_agent_data_says_no_match_and_what_was_searc
     env = empty_env(tmp_path)
     shown = run_on_terminal(CLI + ["search", "P1"], cols=200, env=env)
     assert shown.code == 1
-    first = shown.lines[0]
+    # the answer first, then the coverage line: each prose, broken across lines of the terminal's width
+    first = " ".join(shown.text.split("\ncoverage: ", 1)[0].split())
     assert first.startswith("no match for 'P1': found no session of any agent (looked for Claude Code, Codex CLI")
-    assert shown.lines[1].startswith("coverage: Claude Code absent")
+    assert "\ncoverage: Claude Code absent" in shown.text
     # the suggestion works, from a clone of the repository
     again = run_on_terminal(CLI + _suggested(first), cols=200, env=env, cwd=REPO)
     assert again.code == 0 and "no match" not in again.text and "P1" in again.text

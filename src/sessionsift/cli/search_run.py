@@ -91,6 +91,29 @@ class _Hits:
         room = 240 if self.width is None else max(20, self.width - cells(esc(head)) - 2)
         return snippet_parts(text, span, self.rx, room)
 
+    def hit(self, out: Out, lead: list, head: str, text: str, span) -> None:
+        """One hit: `lead` (the parts of its head, `head` their text) and its snippet on one line;
+        on a terminal where the head leaves fewer than 20 cells (a database row's long locator),
+        the head alone (broken across lines when wider than the terminal) and the snippet on the
+        next line, indented, in what the width leaves there."""
+        from .table import cells, wrap
+
+        if self.width is not None and self.width - cells(esc(head)) - 2 < 20:
+            if cells(esc(head.rstrip())) <= self.width:
+                out.spans([*lead[:-1], lead[-1].rstrip() if isinstance(lead[-1], str) else lead[-1]])
+            else:  # a head wider than the terminal: broken across lines (a locator is never cut)
+                for piece in wrap(esc(head.rstrip()), self.width, "    "):
+                    out.text(piece)
+            out.spans(["    ", *snippet_parts(text, span, self.rx, max(20, self.width - 6))])
+        else:
+            out.spans([*lead, *self.parts(head, text, span)])
+
+    def line(self, s: str) -> str:
+        """A line of the answer (a turn's opening prompt) cut to the terminal's width (whole on a pipe)."""
+        from .table import fit
+
+        return s if self.width is None else fit(esc(s), self.width)
+
 
 def _summary_line(sm, workers: int) -> str:
     unread = ""
@@ -308,22 +331,24 @@ def _run(inv, a: SearchArgs) -> int:
                 out.err(gline)
             out.err(coverage_line(covs))
         else:
+            from .table import COVERAGE_SEPS, prose
+
             if hits == 0 and query.count_by is None:  # the answer first, then what it was taken over
-                out.text(_no_match(patterns, sm.sessions, covs))
+                prose(out, _no_match(patterns, sm.sessions, covs))
             if sm.fulltext is not None and sm.sessions != 0:  # no session found: nothing was scanned, nothing to say
                 from ..index.fulltext import note as ft_note
 
                 ftn = ft_note(sm.fulltext)
                 if ftn:
-                    out.text(esc(ftn))
+                    prose(out, esc(ftn))
             if sel.claude is not None:
-                out.text(("Claude Code: " if gline else "") + line)
+                prose(out, ("Claude Code: " if gline else "") + line, ("; ", " "))
                 note = deep.index_note() if deep is not None else None
                 if note:
-                    out.text(("Claude Code: " if gline else "") + note)
+                    prose(out, ("Claude Code: " if gline else "") + note)
             if gline:
-                out.text(gline)
-            out.text(coverage_line(covs))
+                prose(out, gline, ("; ", " "))
+            prose(out, coverage_line(covs), COVERAGE_SEPS)
     ic = deep.run.summary.index_counts if deep is not None and deep.run.plan.use_index else None
     index_what_was_read(out, sel, sm.fulltext, query.subagents,
                         [] if ic is not None and not (ic.get("built") or ic.get("appended") or ic.get("scanned")) else None)
@@ -403,14 +428,14 @@ def render_outcomes(out: Out, sel, outcomes, query, claude_home) -> None:
                 if group != last_group:
                     out.spans([(lane.session_id, "id"), f" {esc(lane.display)} turn {h.turn if h.turn is not None else '-'}"])
                     if h.opener is not None and h.opener.line != h.line:
-                        out.text(f"  L{h.opener.line} [{','.join(h.opener.labels)}] {short_local(h.opener.timestamp)}  "
-                                 f"{clip(h.opener.text, 200)}")
+                        out.text(hl.line(f"  L{h.opener.line} [{','.join(h.opener.labels)}] "
+                                         f"{short_local(h.opener.timestamp)}  {clip(h.opener.text, 200)}"))
                     last_group = group
                 head = f"> L{h.line} [{lab}] {when}  "
-                out.spans([head, *hl.parts(head, h.text, h.span)])
+                hl.hit(out, [head], head, h.text, h.span)
             else:
                 head = f" {esc(lane.display)} L{h.line} [{lab}] {when}  "
-                out.spans([(lane.session_id, "id"), head, *hl.parts(lane.session_id + head, h.text, h.span)])
+                hl.hit(out, [(lane.session_id, "id"), head], lane.session_id + head, h.text, h.span)
 
 
 def _record_hits(out: Out, sel, o, query, last_group, hl: _Hits):
@@ -443,12 +468,12 @@ def _record_hits(out: Out, sel, o, query, last_group, hl: _Hits):
                 out.spans([(ref.session_id, "id"), f" ({esc(display_of(sel, ref.provider))}) turn "
                            f"{h.turn if h.turn is not None else '-'}"])
                 if h.opener is not None:
-                    out.text(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
-                             f"{clip(h.opener.text, 200)}")
+                    out.text(hl.line(f"  {esc(h.opener.locator)} [prompt] {short_local(h.opener.instant)}  "
+                                     f"{clip(h.opener.text, 200)}"))
                 last_group = group
-            out.spans([f"> {head}  ", *hl.parts(f"> {head}  ", h.text, h.span)])
+            hl.hit(out, [f"> {head}  "], f"> {head}  ", h.text, h.span)
         else:
-            out.spans([(ref.session_id, "id"), f" {head}  ", *hl.parts(f"{ref.session_id} {head}  ", h.text, h.span)])
+            hl.hit(out, [(ref.session_id, "id"), f" {head}  "], f"{ref.session_id} {head}  ", h.text, h.span)
     return last_group
 
 
