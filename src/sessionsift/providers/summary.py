@@ -51,3 +51,46 @@ class SessionSummary:
     omissions: dict[str, int] | None = None
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+
+
+def from_records(prov, ref) -> SessionSummary:
+    """``Provider.summarize``'s default: every record of the session read in order (the interface
+    has no head/tail window), copies left out."""
+    from ..timefmt import parse_ts
+    from .record import ReadReport
+
+    rep = ReadReport()
+    out = SessionSummary(size=ref.size, version=ref.version, models=[], records=0, prompts=0)
+    first_d = last_d = None  # each instant is parsed once
+    for r in prov.read(ref, rep):
+        if r.copy_of is not None:
+            continue
+        out.records += 1  # type: ignore[operator]
+        inst = r.instant
+        if inst:
+            d = parse_ts(inst)
+            if out.first_at is None or (d is not None and (first_d is None or d < first_d)):
+                out.first_at, first_d = inst, d
+            if out.last_at is None or (last_d is not None and (d is None or last_d < d)):
+                out.last_at, last_d = inst, d
+        if r.model and r.model not in out.models:  # type: ignore[operator]
+            out.models.append(r.model)  # type: ignore[union-attr]
+        if r.kind == "prompt" and r.lane == "main":
+            out.prompts += 1  # type: ignore[operator]
+            if out.first_prompt is None:
+                out.first_prompt, out.first_prompt_at = r.text, r.instant
+            out.last_prompt, out.last_prompt_at = r.text, r.instant
+        elif r.kind == "message" and r.role == "assistant" and r.lane == "main" and r.text:
+            out.last_agent_message, out.last_agent_message_at = r.text, r.instant
+    out.first_at = out.first_at or ref.first_at
+    out.last_at = out.last_at or ref.last_at
+    out.bytes_read, out.bytes_total, out.files_read = rep.bytes, rep.bytes, rep.files
+    out.omissions = rep.omissions()
+    if out.first_prompt is None:
+        out.notes.append("no prompt in the session's records")
+    if out.last_agent_message is None:
+        out.notes.append("no agent message in the session's records")
+    for p in rep.problems:
+        out.notes.append(f"unreadable: {p.path}: {p.why}")
+    out.problems = list(rep.problems)
+    return out
