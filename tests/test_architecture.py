@@ -487,7 +487,6 @@ ALLOWED_AGENT_IMPORTS: dict[tuple[str, str], tuple[int, str]] = {
                              "not through Provider.read (issue 23 item 1)"),
     ("worktrees", "claude"): (2, "the sweep reads Claude Code's registry, worktree-state records and transcripts "
                                  "by its modules (to be Provider capabilities)"),
-    ("worktrees", "codex"): (1, "the sweep reads Codex's worktree metadata by its module"),
 }
 """Modules outside providers/ that import one agent's module (each counted once per importing
 module, lazy imports included): the count may only go down."""

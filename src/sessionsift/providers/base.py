@@ -267,6 +267,18 @@ class Provider:
     """The directory under the provider's root where its client makes git worktrees, each in a
     parent directory of its own that removing the worktree empties. Default: None (none there)."""
 
+    def worktree_roots(self, root: Path) -> tuple[list[str], list[tuple[str, str]]]:
+        """The git worktrees the client made under ``root`` (:attr:`worktree_dir`: the directories
+        holding a ``.git`` entry, as its own manager looks) and the (path, why) of what could not be
+        read. Default: ``([], [])`` -- the client makes none under its root."""
+        return [], []
+
+    def worktree_metadata(self, admin: str | None) -> tuple[dict | None, str | None]:
+        """The client's own ownership record in a worktree's git admin dir ``admin``
+        (``{file, owner_thread_id, manager}``, the problem reading it): `worktrees scan`'s
+        attribution and session id. Default: ``(None, None)`` -- the client writes none."""
+        return None, None
+
     records_forks: ClassVar[bool] = False
     """True when the client records that a session was forked from another (then
     :meth:`forked_from` answers, and a session without such a record is known to be no fork)."""

@@ -1,7 +1,8 @@
 """The agent harnesses' own listings of the sessions they have running, as the sweep reads them:
 each provider's ``session_listing`` (providers/<agent>/ knows what its client writes: Claude
 Code's session registry rows, Codex CLI's held thread-writer locks), and the worktree facts the
-two clients that make worktrees keep (their readers' modules). Rows are
+two clients that make worktrees keep (their readers' capabilities: ``Provider.worktree_roots``,
+``worktree_metadata``, ...). Rows are
 :class:`~sessionsift.providers.listing.LiveEntry` whatever the client.
 
 A listing is `present` (read), `absent` (its directory does not exist: nothing ever registered
@@ -121,13 +122,15 @@ def claude_worktree_records(home: Path):
     return worktree_records(home)
 
 
-def codex_metadata(admin: str | None):
-    from ..providers.codex.listing import worktree_metadata
+def home_metadata(admin: str | None) -> tuple[dict | None, str | None]:
+    """:func:`in_home`'s client's ownership record in a worktree's git dir
+    (``Provider.worktree_metadata``; (None, None): none, or no reader loads)."""
+    cls = convention(in_home())
+    return cls().worktree_metadata(admin) if cls is not None else (None, None)
 
-    return worktree_metadata(admin)
 
-
-def codex_worktree_roots(home: Path):
-    from ..providers.codex.listing import worktree_roots
-
-    return worktree_roots(home)
+def home_worktree_roots(home: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """The worktrees :func:`in_home`'s client made under its root ``home``
+    (``Provider.worktree_roots``)."""
+    cls = convention(in_home())
+    return cls().worktree_roots(home) if cls is not None else ([], [])

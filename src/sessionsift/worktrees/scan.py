@@ -225,7 +225,7 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         add(got[0], got[1], "named")
 
     # the clients' own locations
-    codex_roots, cp = H.codex_worktree_roots(roots.codex) if roots.codex is not None else ([], [])
+    codex_roots, cp = H.home_worktree_roots(roots.codex) if roots.codex is not None else ([], [])
     problems += cp
     codex_repo_of: dict[str, str] = {}
     for wt in codex_roots:
@@ -360,7 +360,7 @@ def _facts(w: Worktree, skip: set[str], measure_size: bool, registered: set[str]
         w.status = G.Status(error="directory missing")
         w.size = G.Size(None, None, note="directory missing")
     w.merge = G.merge_state(w.repo, w.main_line, w.head)
-    w.codex, prob = H.codex_metadata(w.admin_dir)
+    w.codex, prob = H.home_metadata(w.admin_dir)
     if prob:
         w.problems.append(prob)
 

@@ -354,6 +354,20 @@ class Codex(Provider):
         return session_listing(Path(root), source, locks if locks is not None
                                else (lambda: (None, "locks are not observable here")))
 
+    def worktree_roots(self, root: Path):
+        """The directories under ``$CODEX_HOME/worktrees/`` (up to three levels) holding a ``.git``
+        entry (listing.py)."""
+        from .listing import worktree_roots
+
+        return worktree_roots(Path(root))
+
+    def worktree_metadata(self, admin: str | None):
+        """``codex-thread.json`` (0.171.0) or the newer manager's ``codex-worktree.json`` in the
+        worktree's git dir: its ``ownerThreadId`` and ``manager`` (listing.py)."""
+        from .listing import worktree_metadata
+
+        return worktree_metadata(admin)
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """The rollout and its shadowed ``.jsonl.zst`` sibling, if any, and the thread's
         ``thread-writer-locks/<thread id>.lock`` (0.171.0 leaves it behind at exit; a held one makes
