@@ -279,6 +279,28 @@ class Provider:
         attribution and session id. Default: ``(None, None)`` -- the client writes none."""
         return None, None
 
+    def worktree_records(self, root: Path) -> tuple[list[dict], list[tuple[str, str]]]:
+        """The records the client writes in its sessions' files naming the git worktree a session
+        works in (each ``{worktree, original_cwd, name, session_id, transcript}``) and the (path,
+        why) of what could not be read. Default: ``([], [])`` -- the client writes none."""
+        return [], []
+
+    def worktree_sessions(self, root: Path, worktree: str) -> list[str]:
+        """The ids of the sessions whose files the client keeps for the worktree path ``worktree``
+        (evidence that only keeps a worktree). Default: none."""
+        return []
+
+    def listing_cwds(self, root: Path) -> list[str]:
+        """The cwd of every readable row of the client's listing of its sessions under ``root``
+        (:meth:`session_listing`'s, live or not, no pid probed). Default: none."""
+        return []
+
+    def lease_probe(self, pid: int | None, start: str | None) -> Any:
+        """Whether the process a worktree lock reason of the client's names
+        (:attr:`worktree_lock_reason`: its pid and start) is still the one that took the lease: a
+        probe with ``state``, ``gone`` and ``detail``. Default: None -- the reader probes none."""
+        return None
+
     records_forks: ClassVar[bool] = False
     """True when the client records that a session was forked from another (then
     :meth:`forked_from` answers, and a session without such a record is known to be no fork)."""

@@ -1,9 +1,9 @@
 """The agent harnesses' own listings of the sessions they have running, as the sweep reads them:
 each provider's ``session_listing`` (providers/<agent>/ knows what its client writes: Claude
 Code's session registry rows, Codex CLI's held thread-writer locks), and the worktree facts the
-two clients that make worktrees keep (their readers' capabilities: ``Provider.worktree_roots``,
-``worktree_metadata``, ...). Rows are
-:class:`~sessionsift.providers.listing.LiveEntry` whatever the client.
+two clients that make worktrees keep, asked of their readers as capabilities (``Provider.worktree_roots``,
+``worktree_metadata``, ``worktree_records``, ``worktree_sessions``, ``listing_cwds``,
+``lease_probe``, ``locate``). Rows are :class:`~sessionsift.providers.listing.LiveEntry` whatever the client.
 
 A listing is `present` (read), `absent` (its directory does not exist: nothing ever registered
 there), `unreadable: <why>` (it exists and could not be read, or one of its rows could not) or
@@ -110,16 +110,45 @@ def codex_listing(home: Path, source: str) -> tuple[Listing, dict[str, LiveEntry
     return lst, {r.session_id: r for r in rows if r.session_id}
 
 
-def claude_sessions_for(home: Path, worktree: str) -> list[str]:
-    from ..providers.claude.running import sessions_for
+def _client(agent: str | None):
+    cls = convention(agent)
+    return cls() if cls is not None else None
 
-    return sessions_for(home, worktree)
+
+def repo_root(explicit: str | None) -> tuple[Path | None, str]:
+    """:func:`in_repo`'s client's root by its precedence (its flag's ``explicit`` value, its env
+    var, ``~/<default_rel>``) and where it came from (None: no reader loads)."""
+    prov = _client(in_repo())
+    if prov is None:
+        return None, "not looked at (its reader does not load)"
+    r = prov.locate(explicit)
+    return r.path, f"~/{prov.default_rel}" if r.source == "default" else r.source
 
 
-def claude_worktree_records(home: Path):
-    from ..providers.claude.running import worktree_records
+def repo_records(home: Path) -> tuple[list[dict], list[tuple[str, str]]]:
+    """:func:`in_repo`'s client's records naming the worktree a session works in
+    (``Provider.worktree_records``)."""
+    prov = _client(in_repo())
+    return prov.worktree_records(home) if prov is not None else ([], [])
 
-    return worktree_records(home)
+
+def repo_sessions_for(home: Path, worktree: str) -> list[str]:
+    """The sessions :func:`in_repo`'s client keeps for ``worktree`` (``Provider.worktree_sessions``)."""
+    prov = _client(in_repo())
+    return prov.worktree_sessions(home, worktree) if prov is not None else []
+
+
+def repo_listing_cwds(home: Path) -> list[str]:
+    """The cwds of :func:`in_repo`'s client's listing rows (``Provider.listing_cwds``)."""
+    prov = _client(in_repo())
+    return prov.listing_cwds(home) if prov is not None else []
+
+
+def lease_probe(agent: str | None, pid: int | None, start: str | None):
+    """``agent``'s probe of the process its lock reason names (``Provider.lease_probe``; None:
+    its reader probes none)."""
+    prov = _client(agent)
+    return prov.lease_probe(pid, start) if prov is not None else None
 
 
 def home_metadata(admin: str | None) -> tuple[dict | None, str | None]:

@@ -28,9 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..providers.claude.discover import claude_home as resolve_claude_home
 from ..errors import TargetError
-from ..providers.claude.live import registry as REG
 from . import contents as C
 from . import decide as D
 from . import gitcmd as G
@@ -138,14 +136,13 @@ def resolve_roots(claude_home: str | None, codex_home: str | None, home: str | N
     > default -- unless the command line names the other harness's root only: then this one is not
     looked at (the root rule)."""
     if home:  # both roots named: a flag given too wins for its harness
-        hc = resolve_claude_home(claude_home or str(Path(home).expanduser() / ".claude"))
+        cl, cl_src = H.repo_root(claude_home or str(Path(home).expanduser() / ".claude"))
         cx = Path(codex_home or Path(home).expanduser() / ".codex").expanduser()
-        return Roots(hc.path, hc.source if claude_home else "--home",
+        return Roots(cl, cl_src if claude_home else "--home",
                      cx, "--codex-home" if codex_home else "--home")
     named = bool(claude_home) or bool(codex_home)
     if claude_home or not named:
-        hc = resolve_claude_home(claude_home)
-        cl, cl_src = hc.path, hc.source
+        cl, cl_src = H.repo_root(claude_home)
     else:
         cl, cl_src = None, NOT_LOOKED.format(flag="--claude-home")
     if codex_home:
@@ -237,15 +234,13 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         codex_repo_of[wt] = got[0]
         if not named:
             add(got[0], got[1], "codex worktrees")
-    claude_records, cp = H.claude_worktree_records(roots.claude) if roots.claude is not None else ([], [])
+    claude_records, cp = H.repo_records(roots.claude) if roots.claude is not None else ([], [])
     problems += cp
     if not named and roots.claude is not None:
         cands = [(r["original_cwd"] or r["worktree"], "claude-code worktree-state records") for r in claude_records]
-        look = REG.all_rows(roots.claude)
-        for row in look.rows:
-            cwd = row.data.get("cwd")
+        for cwd in H.repo_listing_cwds(roots.claude):
             part = H.repo_worktrees_part()
-            if isinstance(cwd, str) and part in cwd:
+            if part in cwd:
                 cands.append((cwd.split(part)[0], "claude-code registry rows"))
         for path, why in cands:
             if isinstance(path, str) and os.path.isdir(path):
@@ -303,8 +298,8 @@ def scan(repos: list[str] | tuple[str, ...] = (), claude_home: str | None = None
         list(ex.map(lambda w: _facts(w, skip, measure_size, registered), wts))
 
     by_path = {}
-    for r in claude_records:
-        by_path.setdefault(os.path.normpath(r["worktree"]), []).append(r)
+    for rec in claude_records:
+        by_path.setdefault(os.path.normpath(rec["worktree"]), []).append(rec)
     for w in wts:
         _attribute(w, roots, by_path)
     all_wts = wts + orphans
@@ -388,7 +383,7 @@ def _attribute(w: Worktree, roots: Roots, wt_records: dict[str, list[dict]]) -> 
         w.agent = w.agent or H.in_home()
         w.agent_kind = w.agent_kind or "session"
         w.made_by.append("its path is in codex's worktree location $CODEX_HOME/worktrees/")
-    for sid in (H.claude_sessions_for(roots.claude, w.path) if roots.claude is not None else ()):
+    for sid in (H.repo_sessions_for(roots.claude, w.path) if roots.claude is not None else ()):
         w.session_ids.setdefault(sid, "claude-code transcript for this worktree path")
     for r in wt_records.get(os.path.normpath(w.path), []):
         if isinstance(r.get("session_id"), str):
@@ -481,8 +476,11 @@ def _signals(w: Worktree, table: P.ProcTable, cl_list: H.Listing, cl_rows: list[
                               else f"none of {len(cx_threads)} thread locks belongs to it"))
     # the client's own lease in its lock reason
     if w.lock.state == "client":
-        pr = REG.probe_pid(w.lock.pid, w.lock.start, None)
-        out.append(Signal("lock-owner", "lock reason", not pr.gone,
-                          f"pid {w.lock.pid}: {pr.detail}" if pr.state == "alive" else
-                          f"pid {w.lock.pid} {pr.state}: {pr.detail}", [w.lock.pid] if not pr.gone else []))
+        pr = H.lease_probe(w.lock.client, w.lock.pid, w.lock.start)
+        if pr is None:
+            out.append(Signal("lock-owner", "lock reason", None, f"not taken: {w.lock.client}'s reader probes no lease"))
+        else:
+            out.append(Signal("lock-owner", "lock reason", not pr.gone,
+                              f"pid {w.lock.pid}: {pr.detail}" if pr.state == "alive" else
+                              f"pid {w.lock.pid} {pr.state}: {pr.detail}", [w.lock.pid] if not pr.gone else []))
     return out

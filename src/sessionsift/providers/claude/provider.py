@@ -247,6 +247,31 @@ class ClaudeCode(Provider):
 
         return session_listing(Path(root), source)
 
+    def worktree_records(self, root: Path):
+        """``worktree-state`` records of transcripts in project dirs that encode a
+        ``.claude/worktrees/`` path (running.py)."""
+        from .running import worktree_records
+
+        return worktree_records(Path(root))
+
+    def worktree_sessions(self, root: Path, worktree: str) -> list[str]:
+        """The transcripts under the worktree's encoded project dir (lossy: only ever keeps)."""
+        from .running import sessions_for
+
+        return sessions_for(Path(root), worktree)
+
+    def listing_cwds(self, root: Path) -> list[str]:
+        """The ``cwd`` of every readable row of the session registry ``<root>/sessions/*.json``."""
+        from .live import registry as REG
+
+        return [c for c in (r.data.get("cwd") for r in REG.all_rows(Path(root)).rows) if isinstance(c, str)]
+
+    def lease_probe(self, pid: int | None, start: str | None):
+        """The pid probed with the lock reason's start (clock ticks since boot on Linux)."""
+        from .live import registry as REG
+
+        return REG.probe_pid(pid, start, None)
+
     def works_in(self, ref: SessionRef, cwd: str) -> bool:
         """Inside the project the transcript records, or a cwd that encodes to the session's
         project dir (the client names that dir after its cwd: a process there writes into it)."""
