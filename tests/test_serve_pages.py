@@ -13,7 +13,8 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
 - the usage page's open billing window, burn rate and cost per hour are `usage blocks --active`'s;
 - the live page's reasons, evidence and invisible surfaces are `status`'s;
 - by default the server listens on 127.0.0.1 only; the event stream needs the token too;
-- every tool call `show` gives is drawn folded with the result `show` pairs it with.
+- every tool call `show` gives is drawn folded with the result `show` pairs it with;
+- the diff view's patches, applied to what the raw transcript's Write created, give `recover`'s file.
 """
 
 from __future__ import annotations
@@ -296,3 +297,30 @@ def test_every_tool_call_is_folded_with_the_result_show_gives_it(served, tmp_pat
         paired += sum(n for (_, res), n in w.items() if res)
     print(f"\n{calls} tool calls, {paired} with their result")
     assert calls >= 100 and paired >= calls * 0.9
+
+
+def test_the_diff_view_patches_the_written_file_into_what_recover_rebuilds(served, tmp_path):
+    """Claude Code files_basic's hello.py: created by a Write, then two Edits. The steps' diffs on
+    the file's page, applied in turn (whatthepatch, hunk context checked) to the content the
+    Write's input holds in the raw transcript, give what `recover` writes, each making the change
+    its Edit's old_string -> new_string asks for."""
+    from sessionsift.files.rebuild import apply_diff
+
+    sid, path = "8414eb07-cca2-5cca-9059-e9baedac31e1", "/tmp/ssift-rc/files_basic/work/hello.py"
+    raw = REPO / "examples" / "claude-home" / "projects" / "-tmp-ssift-rc-files-basic-work" / f"{sid}.jsonl"
+    calls = [c for o in map(json.loads, raw.read_text().splitlines()) if o.get("type") == "assistant"
+             for c in o["message"]["content"] if c.get("type") == "tool_use" and c["input"].get("file_path") == path]
+    assert [c["name"] for c in calls] == ["Write", "Edit", "Read", "Edit"]
+    page = _get(served, f"/session/claude-code/{sid}/files?path={quote(path, safe='')}")
+    diffs = [html.unescape(re.sub(r"<[^>]+>", "", d)) for d in re.findall(r'<pre class="diff">(.*?)</pre>', page, re.S)]
+    assert len(diffs) == 2
+    text = calls[0]["input"]["content"]
+    for d, edit in zip(diffs, [c for c in calls if c["name"] == "Edit"]):
+        after = apply_diff(text, d)
+        # the step's diff makes the change the Edit asked for (its own old_string -> new_string)
+        assert after != text and after == text.replace(edit["input"]["old_string"], edit["input"]["new_string"],
+                                                       -1 if edit["input"].get("replace_all") else 1)
+        text = after
+    r = subprocess.run([sys.executable, "-m", "sessionsift", "recover", sid, "--file", path, "--home", str(HOME)],
+                       capture_output=True, text=True, cwd=REPO, env=env_for(tmp_path), timeout=120)
+    assert r.returncode == 5 and text == r.stdout  # 5: complete, a later Python run could have changed it
