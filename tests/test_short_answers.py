@@ -169,3 +169,29 @@ def test_stats_and_status_lines_fit_the_terminal(tmp_path):
                 rows = [r for r in _json(args, env) if r["kind"] == "session"]
                 for r in rows:
                     assert sum(ln.startswith(f"{r['session_id']}  {r['verdict']}") for ln in lines) == 1, r["session_id"]
+
+
+def test_files_lines_fit_the_terminal_and_keep_every_path(tmp_path):
+    """On 80 columns no line of `files` (by file, timeline, dir and summary) over every agent's
+    samples is wider than the terminal: each row is broken after its path, the summary and the
+    coverage line across lines, nothing cut (every file's path still shown whole). A pipe gets each
+    row on one line. Before: by file 65 of 68 lines over 80 (up to 119 cells)."""
+    env = {**empty_env(tmp_path), "SESSIONSIFT_PROGRESS_DELAY": "1000"}  # no progress line
+    home = ["--home", "examples/home"]
+    for by in ("file", "timeline", "dir", "summary"):
+        args = ["files", *home, "--by", by]
+        shown = run_on_terminal(CLI + args, cols=80, env=env, cwd=REPO)
+        assert shown.code == 0, shown.text[-300:]
+        lines = _plain(shown.text).rstrip("\n").split("\n")
+        assert [ln for ln in lines if len(ln) > 80] == [], by
+        _through_coverage(lines)
+        if by == "file":
+            p = subprocess.run(CLI + args + ["--format", "json"], capture_output=True, text=True, env=env, cwd=REPO)
+            files = [r["file"] for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "file"]
+            assert len(files) > 40
+            starts = {ln.split("  ", 1)[0] for ln in lines}
+            assert [f for f in files if f not in starts] == []
+            piped = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO).stdout.splitlines()
+            assert sum(ln.split("  ", 1)[0] in files for ln in piped) == len(files)
+            assert max(len(ln) for ln in piped) > 100
+

@@ -59,16 +59,22 @@ def _files(inv, by, no_subagents, subagents_only):
     res = touched(sel, subagents=not no_subagents, subagents_only=subagents_only, progress=True)
     out = Out(fmt, "files")
     out.header(**selection_header(sel), by=by)
+    from .table import COVERAGE_SEPS, prose
+
+    def say(line: str, seps: tuple[str, ...] = ("  ", " ")) -> None:
+        """A line of the answer: on a terminal broken across lines of its width (nothing cut)."""
+        prose(out, line, seps, indent="    ")
+
     if by == "timeline":
         for c in res.timeline():
             if not hasattr(c, "lane"):
                 out.row("change", change_row(sel, c))
-                out.text(change_line(sel, c))
+                say(change_line(sel, c))
                 continue
             t = c
             out.row("touch", _touch_row(t, claude_home))
             iv = f" between {short_local(t.interval[0])} and {short_local(t.interval[1])}" if t.interval else ""
-            out.text(f"{short_local(t.timestamp)} {t.lane.session_id[:8]} L{t.line} {esc(t.lane.display)} {t.op:<16} "
+            say(f"{short_local(t.timestamp)} {t.lane.session_id[:8]} L{t.line} {esc(t.lane.display)} {t.op:<16} "
                      f"{esc(t.path or t.raw or t.marker)} [{t.resolution}, {t.status}]{iv}"
                      + (f"  (copy of {t.copy_of[0][:8]} L{t.copy_of[1]}: not counted)" if t.copy_of else "")
                      + (f"  {clip(t.detail, 100)}" if t.detail else ""))
@@ -82,16 +88,16 @@ def _files(inv, by, no_subagents, subagents_only):
                                           "parent_session_id": t.lane.parent_session_id, "line": t.line,
                                           "refetch": refetch(t.lane, t.line, claude_home)} for t in r.touches]
                                         + [change_row(sel, c) for c in r.changes]})
-            out.text(f"{esc(r.path)}  " + ops_text(r.ops, r.failed)
+            say(f"{esc(r.path)}  " + ops_text(r.ops, r.failed)
                      + f"  [{', '.join(esc(x) for x in r.lanes)}] {short_local(r.first)} .. {short_local(r.last)}")
         for t in unresolved_rows:
             out.row("unresolved", _touch_row(t, claude_home))
-            out.text(f"(unresolved) L{t.line} {esc(t.lane.display)} {t.op} {esc(t.marker or t.raw)}"
+            say(f"(unresolved) L{t.line} {esc(t.lane.display)} {t.op} {esc(t.marker or t.raw)}"
                      + (f" via {esc(t.verb)}" if t.verb else ""))
     elif by == "dir":
         for d in res.by_dir():
             out.row("dir", {"dir": d.dir, "ops": d.ops, "failed": d.failed, "files": d.files})
-            out.text(f"{esc(d.dir)}/  {plural(d.files, 'file')}  " + ops_text(d.ops, d.failed))
+            say(f"{esc(d.dir)}/  {plural(d.files, 'file')}  " + ops_text(d.ops, d.failed))
     sm = res.summary()
     problems = res.problems
     covs = sel.coverage()
@@ -106,7 +112,7 @@ def _files(inv, by, no_subagents, subagents_only):
     lane_problems = res.lane_problems
     if any(ln.selected for ln in res.lanes):
         nfiles = len({t.path for t in res.touches if t.path and t.copy_of is None})
-        out.text(f"{plural(sm.touches, 'touch', 'touches')} of {plural(nfiles, 'file')} "
+        say(f"{plural(sm.touches, 'touch', 'touches')} of {plural(nfiles, 'file')} "
                  f"({sm.unresolved} unresolved/markers) in {plural(sm.transcripts, 'transcript')}"
                  + (f", {len(lane_problems)} unreadable" if lane_problems else "")
                  + (f"; {sm.copies} touches on a fork's copies of another session's records not counted"
@@ -118,7 +124,7 @@ def _files(inv, by, no_subagents, subagents_only):
         nsr = sm.shell_touches - sm.shell_writes
         record_problems = res.record_problems
         names = sorted({esc(res.displays.get(r.provider, r.provider)) for r in sel.refs})
-        out.text(f"{plural(sm.changes, 'recorded change')}"
+        say(f"{plural(sm.changes, 'recorded change')}"
                  + (f" and {plural(sm.shell_writes, 'shell write')} named by a command" if sm.shell_writes else "")
                  + (f", {plural(sm.reads + nsr, 'read')}" if sm.reads or nsr else "")
                  + (f", {plural(nf, 'failed call')} (changed nothing)" if nf else "")
@@ -132,16 +138,16 @@ def _files(inv, by, no_subagents, subagents_only):
                     else ""))
     lost = {k: v for k, v in sm.omissions.items() if v}
     if lost:
-        out.text("lines not read (touches on them are not counted; the figures are lower bounds): "
+        say("lines not read (touches on them are not counted; the figures are lower bounds): "
                  + ", ".join(f"{k}={v}" for k, v in sorted(lost.items())))
     if sm.unparsed:
-        out.text(f"{sm.unparsed} shell command(s) the parser could not read: the files they wrote are unknown "
+        say(f"{sm.unparsed} shell command(s) the parser could not read: the files they wrote are unknown "
                  "(the figures are lower bounds)")
     for p in problems[:5]:
-        out.text(f"could not read: {p.path} ({p.why})")
+        say(f"could not read: {p.path} ({p.why})")
     if res.index.on and res.index.counts["scanned"]:
-        out.text(res.index.text())  # the transcripts read without the index, and why
-    out.text(coverage_line(covs))
+        say(res.index.text())  # the transcripts read without the index, and why
+    say(coverage_line(covs), COVERAGE_SEPS)
     return ExitStatus.INCOMPLETE if res.incomplete else ExitStatus.OK
 
 
