@@ -49,10 +49,14 @@ def show(prov: Provider, ref: SessionRef, *, lines: str | None = None, locator: 
 def number_turns(recs: list[Record]) -> list[int | None]:
     """The turn of each record: the reader's own number where it gives one, else the count of
     prompts (copies excluded) up to and including the record."""
-    out: list[int | None] = []
+    return [n for _r, n in numbered(recs)]
+
+
+def numbered(recs):
+    """(record, its turn) for each record of an iterable, as `number_turns` numbers them, read as
+    a stream (nothing held)."""
     n = 0
     for r in recs:
         if r.kind == "prompt" and r.copy_of is None:
             n += 1
-        out.append(r.turn if r.turn is not None else (n or None))
-    return out
+        yield r, (r.turn if r.turn is not None else (n or None))
