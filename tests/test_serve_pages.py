@@ -14,7 +14,8 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
 - the live page's reasons, evidence and invisible surfaces are `status`'s;
 - by default the server listens on 127.0.0.1 only; the event stream needs the token too;
 - every tool call `show` gives is drawn folded with the result `show` pairs it with;
-- the diff view's patches, applied to what the raw transcript's Write created, give `recover`'s file.
+- the diff view's patches, applied to what the raw transcript's Write created, give `recover`'s file;
+- each search hit sits in its turn's section, under the turn's prompt.
 """
 
 from __future__ import annotations
@@ -324,3 +325,37 @@ def test_the_diff_view_patches_the_written_file_into_what_recover_rebuilds(serve
     r = subprocess.run([sys.executable, "-m", "sessionsift", "recover", sid, "--file", path, "--home", str(HOME)],
                        capture_output=True, text=True, cwd=REPO, env=env_for(tmp_path), timeout=120)
     assert r.returncode == 5 and text == r.stdout  # 5: complete, a later Python run could have changed it
+
+
+@pytest.mark.parametrize("pattern", ["sub\\.txt", "hello"])
+def test_search_hits_sit_in_their_whole_turn_under_its_prompt(served, tmp_path, pattern):
+    """Each hit `search` prints is on the page in the section of its turn (the CLI's `turn`), and
+    that section shows the turn's opening prompt (the CLI's turn_context.opener) above the hits:
+    as its Prompt, or, where the prompt matched too, as the section's first hit."""
+    _, rows = _cli(tmp_path, "search", pattern)
+    hits = [r for r in rows if r["kind"] == "hit"]
+    page = _get(served, "/search?q=" + quote(pattern))
+    where = {}
+    for sec in re.findall(r'<section class="hitturn" (.*?)</section>', page, re.S):
+        p, s = (html.unescape(x) for x in re.match(r'data-provider="([^"]*)" data-session="([^"]*)"', sec).groups())
+        head = html.unescape(re.sub(r"<[^>]+>", "", re.search(r"<h2>(.*?)</h2>", sec, re.S).group(1)))
+        turn = re.search(r" · (turn \d+|before the first prompt)", head).group(1)
+        m = re.search(r'<div class="prompt"><b>Prompt</b><pre>(.*?)</pre></div>', sec, re.S)
+        opener = html.unescape(m.group(1)) if m else None
+        found = re.findall(r'<div class="hit" data-line="([^"]*)" data-locator="([^"]*)"', sec)
+        locs = [(None if line in ("", "None") else int(line), html.unescape(loc)) for line, loc in found]
+        for line, loc in found:
+            where[(p, s, None if line in ("", "None") else int(line), html.unescape(loc))] = (turn, opener, locs)
+    with_opener = 0
+    for h in hits:
+        turn, opener, locs = where[(h["provider"], h["session_id"], h["line"], h.get("locator") or "")]
+        assert turn == (f"turn {h['turn']}" if h["turn"] is not None else "before the first prompt"), h["line"]
+        ctx = (h.get("turn_context") or {}).get("opener")
+        if ctx:
+            with_opener += 1
+            first = (ctx.get("line"), ctx.get("locator") or "")
+            if first in locs:  # the prompt matched too: it opens the section, as its first hit
+                assert locs[0] == first and opener is None, (h["session_id"], h["line"])
+            else:
+                assert opener == ctx["text"][:4000], (h["session_id"], h["line"])
+    assert len(where) == len(hits) and with_opener >= 10

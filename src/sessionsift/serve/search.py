@@ -100,8 +100,10 @@ def run(store, a: Args) -> Result:
         for h in o.hits:
             n += 1
             with_hits.add((agent, sid))
-            g = groups.setdefault((agent, sid, lname, h.turn),
-                                  Group(agent, sid, lname, h.turn, h.opener.text if h.opener else None))
+            # a hit that is its turn's prompt opens the section itself (as the shared path's SharedHit
+            # carries no opener for it): the prompt is not shown twice
+            opener = h.opener.text if h.opener is not None and h.opener.line != h.line else None
+            g = groups.setdefault((agent, sid, lname, h.turn), Group(agent, sid, lname, h.turn, opener))
             g.hits.append((h.line, None, ",".join(h.labels), h.text, h.span))
     return Result(list(groups.values()), n, len(with_hits))
 
