@@ -195,3 +195,20 @@ def test_files_lines_fit_the_terminal_and_keep_every_path(tmp_path):
             assert sum(ln.split("  ", 1)[0] in files for ln in piped) == len(files)
             assert max(len(ln) for ln in piped) > 100
 
+
+def test_agents_lines_fit_the_terminal_and_keep_every_subagent(tmp_path):
+    """On 80 columns no line of `agents` (flat and --tree) over every agent's samples is wider than
+    the terminal: each subagent's lines are broken across lines, its name still first on its own
+    line. Before: 18 of 46 lines over 80 (up to 114 cells: the spawning call's id and place)."""
+    env = empty_env(tmp_path)
+    for extra in ([], ["--tree"]):
+        args = ["agents", "--home", "examples/home", *extra]
+        shown = run_on_terminal(CLI + args, cols=80, env=env, cwd=REPO)
+        assert shown.code == 0, shown.text[-300:]
+        lines = _plain(shown.text).rstrip("\n").split("\n")
+        assert [ln for ln in lines if len(ln) > 80] == [], extra
+        p = subprocess.run(CLI + args + ["--format", "json"], capture_output=True, text=True, env=env, cwd=REPO)
+        rows = [r for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "agent"]
+        assert len(rows) >= 9
+        firsts = {ln.split()[0] for ln in lines if ln.strip()}
+        assert [r["lane"] for r in rows if r["lane"] not in firsts and r["session_id"] not in firsts] == []

@@ -264,15 +264,19 @@ def _agent_line(out: Out, a, depth: int, with_files: bool) -> None:
     j = (f"{sp['tool_name']} {sp['call_id']} [{sp['where']}] at {short_local(sp['timestamp'])}" if sp else "unjoined")
     dur = f"{a.duration_secs:.1f}s" if a.duration_secs is not None else "?"
     ind = "  " * depth
-    out.text(f"{ind}  {esc(a.name or a.ref.session_id)}  {a.status}  {dur}  <- {esc(j)}")
-    out.text(f"{ind}    {clip(a.description, 100) if a.description else '(no description)'}"
+    from .table import prose
+
+    def say(line: str) -> None:  # on a terminal, broken across lines of its width
+        prose(out, line, indent=ind + "      ")
+    say(f"{ind}  {esc(a.name or a.ref.session_id)}  {a.status}  {dur}  <- {esc(j)}")
+    say(f"{ind}    {clip(a.description, 100) if a.description else '(no description)'}"
              f"  [{esc(a.agent_type) if a.agent_type else 'type unknown'}]")
-    out.text(f"{ind}    started {short_local(a.started_at)}, ended {short_local(a.ended_at)}; {esc(a.status_why)}")
+    say(f"{ind}    started {short_local(a.started_at)}, ended {short_local(a.ended_at)}; {esc(a.status_why)}")
     if a.returned is not None:
-        out.text(f"{ind}    returned ({a.returned_via}): {clip(a.returned, 140)}")
+        say(f"{ind}    returned ({a.returned_via}): {clip(a.returned, 140)}")
     if with_files:
         for f in a.files:
-            out.text(f"{ind}    wrote {esc(f)}")
+            say(f"{ind}    wrote {esc(f)}")
 
 
 @click.command("agents")
@@ -326,8 +330,10 @@ def agents_cmd(inv, tree, with_files):
     out.summary(sessions=len(tops), agents=res.total, statuses=res.statuses, problems=problems_json(problems),
                 no_subagents=[{"provider": d, "why": w} for d, w in res.without.items()],
                 coverage=coverage_json(sel.coverage()))
+    from .table import prose
+
     for d, w in res.without.items():
-        out.text(f"{esc(d)} has no subagents: {esc(w)}")
+        prose(out, f"{esc(d)} has no subagents: {esc(w)}")
     for p in problems[:10]:
         out.text(f"could not read: {p.path} ({p.why})")
     if not res.sessions:
