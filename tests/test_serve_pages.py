@@ -15,7 +15,8 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
 - by default the server listens on 127.0.0.1 only; the event stream needs the token too;
 - every tool call `show` gives is drawn folded with the result `show` pairs it with;
 - the diff view's patches, applied to what the raw transcript's Write created, give `recover`'s file;
-- each search hit sits in its turn's section, under the turn's prompt.
+- each search hit sits in its turn's section, under the turn's prompt;
+- each child session is nested under its own parent.
 """
 
 from __future__ import annotations
@@ -359,3 +360,22 @@ def test_search_hits_sit_in_their_whole_turn_under_its_prompt(served, tmp_path, 
             else:
                 assert opener == ctx["text"][:4000], (h["session_id"], h["line"])
     assert len(where) == len(hits) and with_opener >= 10
+
+
+def test_each_child_session_is_nested_under_the_session_that_spawned_it(served, tmp_path):
+    """The browser test counts the nested rows; here each one is under its own parent (the
+    listing's parent_session_id): the nearest row above it one level up."""
+    rows = _listing(tmp_path)
+    parent = {(r["provider"], r["session_id"]): r.get("parent_session_id") for r in rows}
+    page = _get(served, "/")
+    shown = list(zip(_shown(page), (int(d) for d in re.findall(r'<tr class="depth-(\d)"', page))))
+    assert sorted(k for k, _ in shown) == sorted(parent)
+    nested = 0
+    for i, (k, depth) in enumerate(shown):
+        if parent[k] is None or (k[0], parent[k]) not in parent:
+            assert depth == 0, k  # a session, or a child whose parent is not in the selection
+            continue
+        above = next(a for a, d in reversed(shown[:i]) if d == depth - 1)
+        assert depth >= 1 and above == (k[0], parent[k]), k
+        nested += 1
+    assert nested == sum(1 for k, p in parent.items() if p is not None and (k[0], p) in parent) >= 4
