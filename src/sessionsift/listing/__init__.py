@@ -50,7 +50,7 @@ class Listing:
     files_read: int = 0
     deleted: list = field(default_factory=list)
     """Sessions their client's history names whose transcripts it deleted
-    (providers.claude.history.DeletedSession): their prompts only."""
+    (``Provider.deleted_sessions``: Claude Code's history.jsonl): their prompts only."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -208,10 +208,13 @@ def list_sessions(sel, subagents: bool = True, keep: Kept | None = None) -> List
         if (p.path, p.why) not in seen:
             seen.add((p.path, p.why))
             uniq.append(p)
-    from ..providers.claude import history as H
-
-    deleted, note = H.deleted_of_selection(sel, uniq)
-    return Listing(rows, uniq, total, read, files, deleted, [note] if note else [])
+    deleted: list = []
+    notes: list[str] = []
+    for prov in providers.values():  # Provider.deleted_sessions: its client's own history of them
+        gone, note = prov.deleted_sessions(sel, uniq)
+        deleted += gone
+        notes += [note] if note else []
+    return Listing(rows, uniq, total, read, files, deleted, notes)
 
 
 def _lineage(sel, providers, keep: Kept | None = None) -> dict[tuple[str, str], tuple[dict | None, list[str] | None]]:

@@ -543,6 +543,13 @@ class Provider:
                 out.append(Path(str(p) + "-wal"))
         return out
 
+    def deleted_sessions(self, sel, problems: list[Problem]) -> tuple[list, str | None]:
+        """The sessions of the selection ``sel``'s root whose files the client itself deleted while
+        its own history still names them (rows with their prompts only), and the note saying why
+        they are not counted when they are not; a failed reading is added to ``problems``.
+        Default: ``([], None)`` -- the client keeps no history beside its sessions' files."""
+        return [], None
+
     def footprint(self, ref: SessionRef) -> list[Path]:
         """Every file and folder that belongs to this one session alone (clean captures and
         deletes exactly these, as one unit). Default: ``ref.paths``."""

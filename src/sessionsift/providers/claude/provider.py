@@ -339,6 +339,13 @@ class ClaudeCode(Provider):
 
         return ImageAnswer(images(sel.claude, subagents=sel.subagents, dedup=False))
 
+    def deleted_sessions(self, sel, problems):
+        """``history.jsonl``'s sessions with no transcript left on disk (history.py), counted only
+        when the answer covers the whole home."""
+        from .history import deleted_of_selection
+
+        return deleted_of_selection(sel, problems)
+
     def retention(self):
         """The client's own sweep by ``cleanupPeriodDays`` (providers/claude/retention.py)."""
         from .retention import Rules
