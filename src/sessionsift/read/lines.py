@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import mmap
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import orjson
 
-from ..errors import MalformedLine
+from ..errors import MalformedLine, UsageError
 
 
 @dataclass(slots=True)
@@ -533,3 +534,22 @@ def read_records(
         obj = parse_numbered(line, path, stats, strict)
         if obj is not None:
             yield line, obj
+
+
+_LINE_RANGE = re.compile(r"^L?(\d+)?(\.\.)?L?(\d+)?$")
+
+
+def parse_lines(spec: str) -> tuple[int, int, bool]:
+    """A line address (`show --line`): 'N' (explicit), 'A..B', 'A..', '..B' (clamping ranges), each
+    number optionally written ``L<n>``; (first, last, explicit). Every agent's line-based store."""
+    m = _LINE_RANGE.match(spec.strip())
+    if not m or (m.group(1) is None and m.group(3) is None):
+        raise UsageError(f"cannot read line address {spec!r} (use N, A..B, A.. or ..B)")
+    if not m.group(2):
+        n = int(m.group(1))
+        return n, n, True
+    a = int(m.group(1)) if m.group(1) else 1
+    b = int(m.group(3)) if m.group(3) else 10**12
+    if a > b:
+        raise UsageError(f"empty line range {spec!r}")
+    return a, b, False

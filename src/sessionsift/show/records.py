@@ -12,7 +12,7 @@ def show(prov: Provider, ref: SessionRef, *, lines: str | None = None, locator: 
     line-based store), `locator` (``L12``, ``L12#1``, ``part:prt_...``: the record with exactly that
     locator, else every item of that line or row, ``L12#0``, ``L12#1`` ...), or `turn` (1-based; negative counts from the end; a turn runs from one
     prompt to the next)."""
-    from ..providers.claude.show import parse_lines
+    from ..read.lines import parse_lines
 
     rep = ReadReport()
     name = getattr(prov, "display", None) or ref.provider  # `Crush`, not `crush`: this is read by people

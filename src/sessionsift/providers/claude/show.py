@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .discover import Lane, Scope
+from ...read.lines import parse_lines
 from ...errors import NoSuchRecord, TargetError, UsageError
 from .model.lane import Entry, LaneIndex
 
@@ -67,22 +67,6 @@ def pick_lane(scope: Scope, lane_name: str | None = None) -> Lane:
     raise TargetError(f"session {s.session_id} has no lane {lane_name!r}")
 
 
-_RANGE = re.compile(r"^L?(\d+)?(\.\.)?L?(\d+)?$")
-
-
-def parse_lines(spec: str) -> tuple[int, int, bool]:
-    """'N' (explicit), 'A..B', 'A..', '..B' (clamping ranges)."""
-    m = _RANGE.match(spec.strip())
-    if not m or (m.group(1) is None and m.group(3) is None):
-        raise UsageError(f"cannot read line address {spec!r} (use N, A..B, A.. or ..B)")
-    if not m.group(2):
-        n = int(m.group(1))
-        return n, n, True
-    a = int(m.group(1)) if m.group(1) else 1
-    b = int(m.group(3)) if m.group(3) else 10**12
-    if a > b:
-        raise UsageError(f"empty line range {spec!r}")
-    return a, b, False
 
 
 def show(
