@@ -128,7 +128,8 @@ def test_progress_shows_on_a_terminal_is_cleared_before_the_answer_and_never_in_
     for args, verb in ((["stats", "--home", "examples/home"], "reading: "),
                        (["files", "--home", "examples/home", "--by", "summary"], "reading: "),
                        (["list", "--home", "examples/home", "--all"], "reading: ")):  # --all: a pipe's rows
-        term = run_on_terminal(CLI + args, cols=400, env=env, cwd=REPO)
+        # wide enough that no line of prose is broken (files' summary lines are 400 cells and more)
+        term = run_on_terminal(CLI + args, cols=2000, env=env, cwd=REPO)
         assert term.code == 0, args
         raw = term.raw.decode()
         assert verb in raw, args
