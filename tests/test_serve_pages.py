@@ -16,7 +16,8 @@ through a real HTTP client (the browser tests are tests/test_serve.py): what the
 - every tool call `show` gives is drawn folded with the result `show` pairs it with;
 - the diff view's patches, applied to what the raw transcript's Write created, give `recover`'s file;
 - each search hit sits in its turn's section, under the turn's prompt;
-- each child session is nested under its own parent.
+- each child session is nested under its own parent;
+- a files page declares each gap with its cause as `recover` does, and a deleted file shows no content.
 """
 
 from __future__ import annotations
@@ -379,3 +380,42 @@ def test_each_child_session_is_nested_under_the_session_that_spawned_it(served, 
         assert depth >= 1 and above == (k[0], parent[k]), k
         nested += 1
     assert nested == sum(1 for k, p in parent.items() if p is not None and (k[0], p) in parent) >= 4
+
+
+CAPTURED = REPO / "examples" / "captured" / "reply-before-prompt"
+"""A real Claude Code session captured with its rewinds (examples/captured/README.md)."""
+
+
+@pytest.fixture(scope="module")
+def captured(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("serve-captured"), "--claude-home", str(CAPTURED)) as s:
+        yield s
+
+
+@pytest.mark.parametrize("name,status,exit_status", [("a.txt", "none", 7), ("b.txt", "deleted", 8)])
+def test_a_files_page_declares_each_gap_and_a_deleted_file_as_recover_does(captured, tmp_path, name, status,
+                                                                            exit_status):
+    """The captured session's a.txt: restored from a file-history backup the client pruned, so
+    its one range is a gap with that cause and no line is known; b.txt: deleted at the end. The
+    page's ranges are recover's (kind, start, end, cause) and a deleted file shows no content
+    (it showed an empty 'Content', as if the file were empty: failed before on b.txt)."""
+    sid = "43d862be-7c57-5677-87e1-3657469384d9"
+    path = f"/var/tmp/lead-rr/robust-rc0/robust_rewind_fork/work/{name}"
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "recover", sid, "--file", path, "--claude-home",
+                        str(CAPTURED), "--format", "json"], capture_output=True, text=True, cwd=REPO,
+                       env=env_for(tmp_path), timeout=120)
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert p.returncode == exit_status and rows[-1]["status"] == status
+    want = [(r["range_kind"], r["start"], r["end"], r["cause"]) for r in rows if r["kind"] == "range"]
+    page = _get(captured, f"/session/claude-code/{sid}/files?path={quote(path, safe='')}")
+    got = []
+    for kind, lo, hi, cause in re.findall(r'<tr class="[^"]*"><td>([^<]*)</td><td>(.*?)–(.*?) \(.*?\)</td>'
+                                          r"<td>([^<]*)</td></tr>", page):
+        def n(v):
+            return None if "unknown" in v else int(v.replace(",", ""))
+        got.append((kind, n(lo), n(hi), html.unescape(cause)))
+    assert got == want
+    assert f"status <b>{status}</b>" in page
+    assert '<pre id="content">' not in page and page.count('id="content-none"') == 1
+    if status == "none":
+        assert want and want[0][0] == "gap" and "prunes its store" in want[0][3]

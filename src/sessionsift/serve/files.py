@@ -103,7 +103,10 @@ def render_file(store, row, path: str) -> str:
         text = rec.text()
         known = sum(isinstance(x, str) for x in rec.state or [])
         body = text if text is not None else (render_text(rec) if known and rec.exists is not False else None)
-        if body is not None:
+        if rec.exists is False:  # recover writes nothing (exit 8): an empty Content would say the file is empty
+            parts.append(f'<p class="meta" id="content-none">The file does not exist after the last step: '
+                         f"<b>{e(rec.status)}</b>.</p>")
+        elif body is not None:
             parts.append(f'<h2>Content{"" if text is not None else " (known lines; each gap marked ⟪gap⟫)"}</h2>'
                          f'<pre id="content">{t(body)}</pre>')
         else:
