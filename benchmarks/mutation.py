@@ -35,7 +35,9 @@ AREAS: dict[str, dict[str, list[str]]] = {
     "survival_turns": {"modules": ["src/sessionsift/providers/claude/model/lane.py"],
                        "tests": ["tests/test_core_realdata.py", "tests/test_crash_bridges.py",
                                  "tests/test_child_turns.py", "tests/test_index_turns.py",
-                                 "tests/test_rewind_survival.py", "tests/test_lane_entry_rules.py"]},
+                                 "tests/test_rewind_survival.py", "tests/test_lane_entry_rules.py",
+                                 # the streaming census and the split scan (Skeleton.extend) equal to the index
+                                 "tests/test_lane_perf_equivalence.py"]},
     # the clean gates: activity (a client working there, a file held open), age, kept
     "clean_gates": {"modules": ["src/sessionsift/clean/activity.py"],
                     "tests": ["tests/test_clean_activity.py"]},
