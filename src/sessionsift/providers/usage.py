@@ -3,6 +3,10 @@ reader's usage maps to; usage/events.py merges the copies of one key before anyt
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the statusline's light scan imports neither typing nor dataclasses
+    from typing import Any
+
 TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
 
 _FIELDS = ("provider", "session_id", "lane", "project", "model", "ts", "input", "output", "cache_read", "cache_write",
@@ -65,3 +69,31 @@ class Event:
 
     def has_tokens(self) -> bool:
         return any(getattr(self, f) is not None for f in TOKEN_FIELDS)
+
+
+class ClientRecorded:
+    """The client's own totals of a session, as its last record of them says (Claude Code's last
+    `cost-state` record, opencode's `session.cost`, Crush's `sessions.cost`). (A plain class, not a
+    dataclass: the statusline's light scan imports no dataclasses.)"""
+
+    __slots__ = ("cost_usd", "by_model", "path", "offset", "source")
+
+    def __init__(self, cost_usd: float | None, by_model: dict[str, dict[str, Any]], path: str, offset: int | None,
+                 source: str = "cost-state"):
+        self.cost_usd = cost_usd
+        self.by_model = by_model
+        self.path = path
+        self.offset = offset
+        self.source = source
+        """Where the client wrote it: Claude Code `cost-state`, opencode `session.cost`, Crush `sessions.cost`."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its fields (a copy; `ClientRecorded(**d)` makes it again)."""
+        return {"cost_usd": self.cost_usd, "by_model": {k: dict(v) for k, v in self.by_model.items()},
+                "path": self.path, "offset": self.offset, "source": self.source}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ClientRecorded) and self.as_dict() == other.as_dict()
+
+    def __repr__(self) -> str:
+        return "ClientRecorded(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"

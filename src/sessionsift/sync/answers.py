@@ -232,7 +232,7 @@ def usage_collected(ds: Dataset, providers: list[str] | None = None, subagents: 
     """A `usage.collect.Collected` over every machine of the dataset: what `usage.report.build`
     takes (its events are streamed from DuckDB and merged on the way)."""
     from ..usage import collect as UC
-    from ..providers.claude.usage import ClientRecorded
+    from ..providers.usage import ClientRecorded
 
     con = ds.connect(("usage",))
     rows = session_rows(con, providers, ("usage",))

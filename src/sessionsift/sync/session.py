@@ -239,7 +239,7 @@ class Recorder:
 def _usage(prov: Provider, ref: SessionRef, claude_session, claude_home, explicit_lane, sink: Sink,
            session_order: str) -> dict:
     from ..usage import collect as UC
-    from ..providers.claude.usage import ClientRecorded
+    from ..providers.usage import ClientRecorded
 
     col = UC.Collected()
     col.ledger = Recorder()  # type: ignore[assignment]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from ..usage import Event
+from ..usage import ClientRecorded, Event
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the light scan (statusline) imports neither typing nor dataclasses
@@ -54,33 +54,6 @@ def _structs():
     return _STRUCTS
 
 
-
-
-class ClientRecorded:
-    """The last `cost-state` record of a session: the client's own totals. (A plain class, not a
-    dataclass: the statusline's light scan imports no dataclasses.)"""
-
-    __slots__ = ("cost_usd", "by_model", "path", "offset", "source")
-
-    def __init__(self, cost_usd: float | None, by_model: dict[str, dict[str, Any]], path: str, offset: int | None,
-                 source: str = "cost-state"):
-        self.cost_usd = cost_usd
-        self.by_model = by_model
-        self.path = path
-        self.offset = offset
-        self.source = source
-        """Where the client wrote it: Claude Code `cost-state`, opencode `session.cost`, Crush `sessions.cost`."""
-
-    def as_dict(self) -> dict[str, Any]:
-        """Its fields (a copy; `ClientRecorded(**d)` makes it again)."""
-        return {"cost_usd": self.cost_usd, "by_model": {k: dict(v) for k, v in self.by_model.items()},
-                "path": self.path, "offset": self.offset, "source": self.source}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ClientRecorded) and self.as_dict() == other.as_dict()
-
-    def __repr__(self) -> str:
-        return "ClientRecorded(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
 
 
 class FileScan:
