@@ -38,12 +38,16 @@ def _scope(inv):
     return sel, claude_scope(sel), not_indexed(sel)
 
 
-def _say_not_indexed(out: Out, rows: list[dict]) -> None:
+def _sessions_text(r: dict) -> str:
+    kids = f" (+{r['child_sessions']} child)" if r["child_sessions"] else ""
+    return f"{esc(r['display'])}: {r['sessions']} session{'s' if r['sessions'] != 1 else ''}{kids}"
+
+
+def _say_not_indexed(out: Out, rows: list[dict], text: bool = True) -> None:
     for r in rows:
         out.row("provider", {**r, "state": "not_indexed"})
-        kids = f" (+{r['child_sessions']} child)" if r["child_sessions"] else ""
-        out.text(f"{esc(r['display'])}: {r['sessions']} session{'s' if r['sessions'] != 1 else ''}{kids} "
-                 f"{esc(r['why'])}")
+        if text:
+            out.text(f"{_sessions_text(r)} {esc(r['why'])}")
 
 
 @click.group("index")
@@ -86,14 +90,15 @@ def status_cmd(inv):
         out.row("lane", {**lane_fields(lane), "state": st.state, "size": st.size, "covered_bytes": st.covered,
                          "index_bytes": st.index_bytes, "why": st.why})
         out.text(f"{lane.session_id} {esc(lane.display)}: {st.state}" + (f" ({esc(st.why)})" if st.why else ""))
-    _say_not_indexed(out, others)
+    _say_not_indexed(out, others, text=False)
     from ..index.fulltext import status as ft_status
 
     ft = ft_status()
+    ft_sessions = _fulltext_sessions(out, sel, others)
     out.summary(action="status", transcripts=sum(counts.values()), states=counts, bytes=size,
                 covered_bytes=covered, index_bytes=idx_bytes, index_dir=str(store.root_dir()),
                 unreadable=[{"path": p.path, "why": p.why} for p in scope.problems], not_indexed=others,
-                fulltext=ft)
+                fulltext=ft, fulltext_sessions=ft_sessions)
     if ft is None:
         out.text("full-text index: none yet (the next `search PATTERN` builds it)")
     elif "error" in ft:
@@ -109,6 +114,33 @@ def status_cmd(inv):
                                                                      or "none in scope")
              + f"; index {_mb(idx_bytes)} in {esc(str(store.root_dir()))}")
     return ExitStatus.INCOMPLETE if counts["unreadable"] or scope.problems else ExitStatus.OK
+
+
+def _fulltext_sessions(out: Out, sel, others: list[dict]) -> dict | None:
+    """The full-text index's state for each session of the agents whose lane facts the index does
+    not hold (a row `kind: "session"` each, a text line per agent); the counts by state, or None
+    when there is no full-text database yet."""
+    from ..index.fulltext import session_states
+
+    names = {r["provider"] for r in others}
+    refs = [r for r in sel.session_refs() if r.provider in names]
+    got = session_states(refs) if refs else {}
+    states = got if got is not None else {}
+    counts = dict.fromkeys(("fresh", "changed", "absent"), 0)
+    per: dict[str, dict[str, int]] = {}
+    for r in refs if got is not None else ():
+        st = states[(r.provider, r.session_id)]
+        counts[st["state"]] += 1
+        per.setdefault(r.provider, dict.fromkeys(counts, 0))[st["state"]] += 1
+        out.row("session", {"provider": r.provider, "session_id": r.session_id,
+                            "parent_session_id": r.parent_session_id, "fulltext_state": st["state"],
+                            "fulltext_records": st["records"]})
+    for r in others:
+        c = per.get(r["provider"])
+        ft = ("full-text index " + ", ".join(f"{v} {k}" for k, v in c.items() if v)) if c else "full-text index: none yet"
+        out.text(f"{_sessions_text(r)}: {ft}; no lane facts (kept for Claude Code only: these sessions are read "
+                 "from their own files at every run)")
+    return counts if got is not None else None
 
 
 @index_cmd.command("update")

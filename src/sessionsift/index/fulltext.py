@@ -417,6 +417,33 @@ def status() -> dict | None:
     return f
 
 
+def session_states(refs: list) -> dict[tuple[str, str], dict] | None:
+    """For `index status`: each shared session's unit in the full-text index (another agent's
+    session read through its reader), by (provider, session id) -- ``{"state", "records"}``: "fresh" (every
+    file and directory its reader opened is as it was when its rows were made), "changed" (one of
+    them is not: the next search re-reads it), "absent" (never indexed), with the rows it holds
+    (None when absent). None when there is no database yet; nothing is created or written here."""
+    import sqlite3
+
+    p = db_path()
+    if not p.exists():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
+        try:
+            units = FullText(con, p).units([session_key(r) for r in refs])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return None
+    out: dict[tuple[str, str], dict] = {}
+    for r in refs:
+        u = units.get(session_key(r))
+        state = "absent" if u is None else ("fresh" if session_fresh(u) else "changed")
+        out[(r.provider, r.session_id)] = {"state": state, "records": None if u is None else u.rows}
+    return out
+
+
 def forget_units(keys: list[str]) -> int | None:
     """Drop the units of `keys` from an existing database (`index clear`); how many (None: there
     is no database or it could not be written)."""
