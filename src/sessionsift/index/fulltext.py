@@ -395,6 +395,17 @@ class FullText:
         return True
 
 
+def _read_only(p: Path, ask):
+    """`ask(FullText)` over the database at `p` opened read-only (raises sqlite3.Error)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
+    try:
+        return ask(FullText(con, p))
+    finally:
+        con.close()
+
+
 def status() -> dict | None:
     """The database's figures (FullText.figures) with ``ratio`` (its bytes over the bytes of the
     files it indexed; None when a unit's size is unknown), for `index status`; None when there is
@@ -405,11 +416,7 @@ def status() -> dict | None:
     if not p.exists():
         return None
     try:
-        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
-        try:
-            f = FullText(con, p).figures()
-        finally:
-            con.close()
+        f = _read_only(p, FullText.figures)
     except sqlite3.Error as exc:
         return {"error": str(exc), "path": str(p)}
     f["path"] = str(p)
@@ -429,11 +436,7 @@ def session_states(refs: list) -> dict[tuple[str, str], dict] | None:
     if not p.exists():
         return None
     try:
-        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=5)
-        try:
-            units = FullText(con, p).units([session_key(r) for r in refs])
-        finally:
-            con.close()
+        units = _read_only(p, lambda ft: ft.units([session_key(r) for r in refs]))
     except sqlite3.Error:
         return None
     out: dict[tuple[str, str], dict] = {}
