@@ -419,3 +419,22 @@ def test_a_files_page_declares_each_gap_and_a_deleted_file_as_recover_does(captu
     assert '<pre id="content">' not in page and page.count('id="content-none"') == 1
     if status == "none":
         assert want and want[0][0] == "gap" and "prunes its store" in want[0][3]
+
+
+def test_the_usage_pages_windows_count_the_messages_that_recorded_no_usage_as_usage_blocks_does(tmp_path):
+    """Kilo Code's sample holds one assistant message with no usage (the real client's turn killed
+    mid-stream) inside the window its paid responses opened: `usage blocks` counts it there
+    (45a7ba3), and the page's window row says so too (before: the page built its windows without
+    those messages, the row read as if every response were priced)."""
+    kilo = REPO / "examples" / "kilo-home"
+    p = subprocess.run([sys.executable, "-m", "sessionsift", "usage", "blocks", "--kilo-home", str(kilo), "--provider", "kilo-code",
+                        "--format", "json"], capture_output=True, text=True, cwd=REPO, env=env_for(tmp_path / "cli"),
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    ws = [r for r in map(json.loads, p.stdout.splitlines()) if r["kind"] == "window"]
+    assert [w["messages_without_usage"] for w in ws] == [1]
+    with serving(tmp_path / "srv", "--kilo-home", str(kilo)) as s:
+        page = _get(s, "/usage")
+    table = re.search(r'<table class="grid" id="blocks">(.*?)</table>', page, re.S).group(1)
+    cells = [html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td class=n>(.*?)</td>", table)]
+    assert cells[1] == f"{ws[0]['messages']:,} (+1 without usage)", cells

@@ -316,7 +316,7 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
     import dataclasses
 
     from ..errors import UsageError
-    from ..usage.blocks import WINDOW_SECS, limit_status, resolve_limit, windows
+    from ..usage.blocks import WINDOW_SECS, limit_status, place_unpaid, resolve_limit, windows
 
     fmt, since, until, dataset = inv.fmt, inv.since, inv.until, inv.dataset
     _ccjson_check(fmt, ccjson)
@@ -354,17 +354,8 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
     ws = windows(evs, pricer, align=None if align == "none" else align, now=now)
     # an assistant message that recorded no usage counts where daily and session count it: in the
     # window it falls in, else in the summary alone -- its tokens and cost unknown, never a silent 0
-    unpaid_outside = 0
-    for m in col.without_usage:
-        if m.provider not in provs or not UR.in_range(m.ts, z, s, u):
-            continue
-        w = next((w for w in ws if m.ts is not None and w.start <= m.ts < w.end), None)
-        if w is None:
-            unpaid_outside += 1
-            continue
-        w.totals.without_usage += 1
-        w.models.setdefault(m.model or "(unknown model)", UR.Totals()).without_usage += 1
-        w.sessions.add(m.session_id)
+    unpaid_outside = place_unpaid(ws, col.without_usage,
+                                  lambda m: m.provider in provs and UR.in_range(m.ts, z, s, u))
     try:
         limit = resolve_limit(token_limit, ws)
     except ValueError as exc:

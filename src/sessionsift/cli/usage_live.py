@@ -34,7 +34,7 @@ def live_coverage(sel, implied: bool) -> list:
 def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents, implied=False) -> int:
     from ..read.watch import change_waiter
     from ..providers.claude import usage as C
-    from ..usage.blocks import windows
+    from ..usage.blocks import place_unpaid, windows
     from ..usage.live import HEARTBEAT, Incremental
     from ..usage.report import in_range
     from . import usage_view as V
@@ -67,6 +67,7 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
         now = time.time()
         evs = [e for e in inc.col.events if in_range(e.ts, z, since, until)]
         ws = windows(evs, pricer, align=align, now=now)
+        place_unpaid(ws, inc.col.without_usage, lambda m: in_range(m.ts, z, since, until))
         if active_only:
             ws = [w for w in ws if w.active]
         if out.json:

@@ -92,7 +92,7 @@ def _short(v: float) -> str:
 
 def render(store, q: dict) -> str:
     from ..usage import report as UR
-    from ..usage.blocks import windows
+    from ..usage.blocks import place_unpaid, windows
 
     wanted = q.get("period")
     period: str = wanted if isinstance(wanted, str) and wanted in PERIODS else "daily"
@@ -133,6 +133,7 @@ def render(store, q: dict) -> str:
                      "counted: the cost is a lower bound).</p>")
     now = time.time()
     ws = windows(col.events, pricer, now=now)
+    place_unpaid(ws, col.without_usage)  # as usage blocks counts them: unknown tokens and cost, not 0
     parts.append(f"<h2>Billing windows (5 hours)</h2>")
     act = [w for w in ws if w.active]
     if act:
@@ -150,7 +151,9 @@ def render(store, q: dict) -> str:
                  '<th class="n">Responses</th><th class="n">Sessions</th><th class="n">Cost</th></tr></thead><tbody>'
                  + "".join(f'<tr{" class=active" if w.active else ""}><td>{e(_when(w.start, z))} – {e(_when(w.end, z))}'
                            f'{" (now)" if w.active else ""}</td><td class=n>{num(w.totals.total)}</td>'
-                           f"<td class=n>{w.totals.messages:,}</td><td class=n>{len(w.sessions):,}</td>"
+                           f"<td class=n>{w.totals.messages:,}"
+                           + (f" (+{w.totals.without_usage:,} without usage)" if w.totals.without_usage else "")
+                           + f"</td><td class=n>{len(w.sessions):,}</td>"
                            f"<td class=n>{_cost(w.totals)}</td></tr>" for w in ws[::-1][:MAX_BLOCKS])
                  + "</tbody></table>" + (f'<p class="meta">The newest {MAX_BLOCKS} of {len(ws)} windows.</p>'
                                          if len(ws) > MAX_BLOCKS else ""))

@@ -115,3 +115,24 @@ def limit_status(w: Window, limit: int) -> dict:
             "projected_tokens": projected,
             "projected_percent": None if projected is None else round(projected / limit * 100, 1),
             "status": status}
+
+
+def place_unpaid(ws: list[Window], unpaid: Iterable, keep=None) -> int:
+    """Count each assistant message that recorded no usage (`usage/collect.py` Unpaid: provider,
+    session, instant, model) where `usage daily` and `session` count it: in the window its instant
+    falls in (its tokens and cost unknown there, never a silent 0), for the messages `keep(m)`
+    accepts. Returns how many fell in no window (an instant before every window, after the last
+    one's close, or unknown): the caller's totals hold those alone."""
+    outside = 0
+    for m in unpaid:
+        if keep is not None and not keep(m):
+            continue
+        w = next((w for w in ws if m.ts is not None and w.start <= m.ts < w.end), None)
+        if w is None:
+            outside += 1
+            continue
+        w.totals.without_usage += 1
+        w.models.setdefault(m.model or "(unknown model)", Totals()).without_usage += 1
+        w.sessions.add(m.session_id)
+    return outside
+
