@@ -685,3 +685,24 @@ def test_a_response_whose_token_counts_are_all_unknown_is_not_priced_at_zero(tmp
     assert pr.price(zero) == (0.0, None)
     none = Event("claude-code", "s", "main", None, "claude-opus-5", 0.0)
     assert pr.price(none) == (None, None)
+
+
+def test_blocks_on_a_command_line_naming_only_another_agents_root_answer_for_it():
+    """`usage blocks --kilo-home DIR` (no --provider): the root rule looks at Kilo Code only, and
+    blocks, which cover the agents with subscription windows (Claude Code) when nobody names one,
+    answered 'no usage in scope' with every agent not looked at. A command line naming only other
+    agents' roots is answered for them, as with --provider (Kilo Code's real-client sample: one
+    window, its message without usage in it); Claude Code is named as not looked at with the flag
+    that would add it."""
+    kilo = str(REPO / "examples" / "kilo-home")
+    code, out = run(["usage", "blocks", "--kilo-home", kilo, "--format", "json"])
+    assert code == 0, out
+    rows = jrows(out)
+    code, out2 = run(["usage", "blocks", "--kilo-home", kilo, "--provider", "kilo-code", "--format", "json"])
+    assert code == 0, out2
+    asked = jrows(out2)
+    got = [r for r in rows if r["kind"] == "window"]
+    assert len(got) == 1 and got == [r for r in asked if r["kind"] == "window"]
+    assert got[0]["messages_without_usage"] == 1
+    cov = {c["provider"]: c for c in rows[-1]["coverage"]}
+    assert cov["claude-code"]["state"] == "not_looked" and "--claude-home" in cov["claude-code"]["reason"]

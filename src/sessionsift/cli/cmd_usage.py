@@ -329,13 +329,20 @@ def blocks_cmd(inv, tz, prices_file, no_subagents, order, ccjson, align, active_
     z = UR.zone(tz)
     s = UR.parse_day(since, z) if since else None
     u = UR.parse_day(until, z) if until else None
-    provs = list(inv.root_request().only)
+    req = inv.root_request()
+    provs = list(req.only)
     implied = not provs
     if implied:  # the windows a subscription meters (Provider.usage_windows: Claude Code) unless asked
         from ..providers import having
 
         provs = list(having("usage_windows"))
-        inv = dataclasses.replace(inv, providers=tuple(provs))
+        named = [n for n, r in req.roots.items() if r]
+        if named and not req.home and not any(n in named for n in provs):
+            # the command line names only other agents' roots (`--kilo-home DIR`): the root rule
+            # answers for them (before: 'no usage in scope', every agent not looked at)
+            provs, implied = named, False
+        else:
+            inv = dataclasses.replace(inv, providers=tuple(provs))
     pricer = _pricer(prices_file)
     out = Out(fmt, "usage")
     if live:
