@@ -314,40 +314,18 @@ class Provider:
     def shell_command(self, ref: SessionRef, record: Record) -> tuple[str, str | None] | None:
         """The command a ``tool_call`` record ran in the shell and the directory it ran in (the
         call's own, else the session's project, else None), or None when it is no shell call of
-        :attr:`shell_tools`."""
-        spec = self.shell_tools.get(record.tool_name or "") if record.kind == "tool_call" else None
-        inp = record.tool_input
-        if spec is None or not isinstance(inp, dict):
-            return None
-        cmd = inp.get(spec[0])
-        if isinstance(cmd, list) and all(isinstance(x, str) for x in cmd) and cmd:
-            if len(cmd) >= 3 and cmd[-2] in ("-c", "-lc") and os.path.basename(cmd[0]) in ("bash", "sh", "zsh"):
-                cmd = cmd[-1]
-            else:
-                import shlex
+        :attr:`shell_tools` (providers/fileevents.py ``shell_command_of``)."""
+        from .fileevents import shell_command_of
 
-                cmd = shlex.join(cmd)
-        if not isinstance(cmd, str) or not cmd:
-            return None
-        cwd = inp.get(spec[1]) if spec[1] else None
-        return cmd, cwd if isinstance(cwd, str) and cwd else ref.project
+        return shell_command_of(self, ref, record)
 
     def file_calls(self, ref: SessionRef, record: Record) -> list[tuple[str, str]]:
         """The files a ``tool_call`` record names, each with its op (:attr:`file_tools`): an
         absolute path (a relative one joined to the session's project), or nothing when the call
-        names none. Default: from :attr:`file_tools`."""
-        spec = self.file_tools.get(record.tool_name or "") if record.kind == "tool_call" else None
-        inp = record.tool_input
-        if spec is None or not isinstance(inp, dict):
-            return []
-        path = inp.get(spec[0])
-        if not isinstance(path, str) or not path:
-            return []
-        if not os.path.isabs(path):
-            if not ref.project:
-                return []
-            path = os.path.join(ref.project, path)
-        return [(os.path.normpath(path), spec[1])]
+        names none. Default: from :attr:`file_tools` (providers/fileevents.py ``file_calls_of``)."""
+        from .fileevents import file_calls_of
+
+        return file_calls_of(self, ref, record)
 
     def read_view(self, call: Record, result: Record) -> tuple[str, str, bool] | None:
         """(the whole file, the evidence, final newline known) when the ``tool_result`` of a read
@@ -514,20 +492,11 @@ class Provider:
         """session id -> where it was forked from (``forked_from``'s dict, ``path`` filled from the
         sessions discovery `seen` where the client records none), for each of `refs` that is a
         fork and each session of `seen` forked from one of `refs`. Default: from
-        :meth:`forked_from` when the client records lineage (``records_forks``), else nothing."""
-        if not self.records_forks:
-            return {}
-        paths = {r.session_id: str(r.paths[0]) if r.paths else None for r in seen}
-        wanted = {r.session_id for r in refs}
-        out: dict[str, dict] = {}
-        for r in seen:
-            f = self.forked_from(r)
-            if f is None or not (r.session_id in wanted or f.get("session_id") in wanted):
-                continue
-            if f.get("path") is None:
-                f = {**f, "path": paths.get(f["session_id"])}
-            out[r.session_id] = f
-        return out
+        :meth:`forked_from` when the client records lineage (``records_forks``), else nothing
+        (providers/census.py ``lineage_of``)."""
+        from .census import lineage_of
+
+        return lineage_of(self, refs, seen)
 
     def summary_files(self, ref: SessionRef) -> list[Path]:
         """Every file :meth:`summarize` reads for `ref` (a ref as :meth:`full` gives it): a listing

@@ -153,3 +153,22 @@ class Census:
     sessions: list[SessionStats]
     problems: list[Problem] = field(default_factory=list)
     detail: object = None
+
+
+def lineage_of(prov: Provider, refs: list[SessionRef], seen: list[SessionRef]) -> dict[str, dict]:
+    """``Provider.lineage``'s default: each session of `seen` that ``prov.forked_from`` names a fork
+    of, or forked from, one of `refs` (its parent's ``path`` filled from `seen` where the client
+    records none); nothing when the client records no lineage."""
+    if not prov.records_forks:
+        return {}
+    paths = {r.session_id: str(r.paths[0]) if r.paths else None for r in seen}
+    wanted = {r.session_id for r in refs}
+    out: dict[str, dict] = {}
+    for r in seen:
+        f = prov.forked_from(r)
+        if f is None or not (r.session_id in wanted or f.get("session_id") in wanted):
+            continue
+        if f.get("path") is None:
+            f = {**f, "path": paths.get(f["session_id"])}
+        out[r.session_id] = f
+    return out

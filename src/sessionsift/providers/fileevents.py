@@ -21,11 +21,51 @@ provider in :class:`FileQuery` (``shell``), so nothing under providers/ imports 
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .base import FileChange, Problem, Provider, ReadReport, Record, SessionRef
+
+
+def shell_command_of(prov: Provider, ref: SessionRef, record: Record) -> tuple[str, str | None] | None:
+    """``Provider.shell_command``'s default: the command of a call of one of ``prov.shell_tools``
+    (an argv such as Codex's ``["bash", "-lc", CMD]`` gives CMD; any other argv is shell-joined)
+    and its directory (the call's own, else the session's project)."""
+    spec = prov.shell_tools.get(record.tool_name or "") if record.kind == "tool_call" else None
+    inp = record.tool_input
+    if spec is None or not isinstance(inp, dict):
+        return None
+    cmd = inp.get(spec[0])
+    if isinstance(cmd, list) and all(isinstance(x, str) for x in cmd) and cmd:
+        if len(cmd) >= 3 and cmd[-2] in ("-c", "-lc") and os.path.basename(cmd[0]) in ("bash", "sh", "zsh"):
+            cmd = cmd[-1]
+        else:
+            import shlex
+
+            cmd = shlex.join(cmd)
+    if not isinstance(cmd, str) or not cmd:
+        return None
+    cwd = inp.get(spec[1]) if spec[1] else None
+    return cmd, cwd if isinstance(cwd, str) and cwd else ref.project
+
+
+def file_calls_of(prov: Provider, ref: SessionRef, record: Record) -> list[tuple[str, str]]:
+    """``Provider.file_calls``'s default: the file a call of one of ``prov.file_tools`` names, with
+    its op (a relative path joined to the session's project; none without one)."""
+    spec = prov.file_tools.get(record.tool_name or "") if record.kind == "tool_call" else None
+    inp = record.tool_input
+    if spec is None or not isinstance(inp, dict):
+        return []
+    path = inp.get(spec[0])
+    if not isinstance(path, str) or not path:
+        return []
+    if not os.path.isabs(path):
+        if not ref.project:
+            return []
+        path = os.path.join(ref.project, path)
+    return [(os.path.normpath(path), spec[1])]
 
 
 @dataclass(frozen=True)
