@@ -41,3 +41,21 @@ def test_unknown_label_lists_valid_ones():
     msg = str(ei.value)
     assert "user.message" in msg and "harness.meta.stop-hooks" in msg
     assert len(all_selectors()) > 33
+
+
+def test_the_search_kinds_are_the_label_readers_and_the_default_takes_shared_kinds_and_roles_only():
+    """-t/-T go to the reader whose labels the selectors take (Provider.record_labels: Claude Code's);
+    a registry without one answers with the base default, which knows shared kinds and roles only
+    (no client writes such a registry: the classes are called directly)."""
+    from sessionsift.providers import having, load
+    from sessionsift.providers.base import Provider
+    from sessionsift.providers.searchquery import selected_kinds
+
+    assert having("record_labels") == ("claude-code",)
+    assert selected_kinds(("user.answer",), ()) == frozenset({"tool_result"})
+    assert load("claude-code").selected_kinds(("agent",), ("agent.thinking",)) == frozenset(
+        {"message", "tool_call", "tool_result"})
+    assert Provider.selected_kinds((), ("reasoning",)) == frozenset({"prompt", "message", "tool_call", "tool_result"})
+    assert Provider.selected_kinds(("harness", "user"), ()) == frozenset({"meta", "prompt"})
+    with pytest.raises(UsageError, match=r"unknown selector 'user.answer': use a shared kind \(prompt, message"):
+        Provider.selected_kinds(("user.answer",), ())

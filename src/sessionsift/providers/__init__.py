@@ -233,9 +233,11 @@ ROLES: dict[str, tuple[str, ...]] = {
     "worktree_repo_dir": ("claude-code",),
     "worktree_lock_reason": ("claude-code",),
     "worktree_dir": ("codex",),
+    "record_labels": ("claude-code",),
 }
 """The built-in readers whose class declares each capability attribute shared code asks for by
-role (Provider.deep_scope, usage_windows, statusline_hook, worktree_argv_flags, worktree_repo_dir, worktree_dir), in
+role (Provider.deep_scope, usage_windows, statusline_hook, worktree_argv_flags, worktree_repo_dir, worktree_dir,
+record_labels), in
 KNOWN order: what `having` answers when `builtins_only()` without importing every reader
 (tests/test_architecture.py holds it equal to the classes)."""
 

@@ -161,6 +161,19 @@ class Provider:
         :attr:`shell_tools` and :attr:`file_tools`."""
         return frozenset(cls.shell_tools) | frozenset(cls.file_tools)
 
+    record_labels: ClassVar[bool] = False
+    """True for the reader whose own record labels -t/-T take beside the shared kinds, for every
+    agent's records (Claude Code's, docs/labels.md): its :meth:`selected_kinds` maps them."""
+
+    @classmethod
+    def selected_kinds(cls, include: tuple[str, ...], exclude: tuple[str, ...]) -> frozenset[str]:
+        """The shared kinds -t/-T select (`include` empty: the default kinds), each value a shared
+        kind or a role (providers/searchquery.py ``shared_selected_kinds``), or one of this reader's
+        labels where it has :attr:`record_labels`."""
+        from .searchquery import shared_selected_kinds
+
+        return shared_selected_kinds(include, exclude)
+
     lacks: ClassVar[dict[str, str]] = {}
     """Capabilities this reader cannot offer, each with the reason its client's data cannot answer
     (capability name -> what the client writes and does not write). A question asks the session's

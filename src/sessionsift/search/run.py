@@ -34,9 +34,9 @@ def check(query: Query) -> None:
 
 
 def selected_kinds(query: Query) -> frozenset[str]:
-    """The shared kinds -t/-T select (labels and roles mapped to their nearest kind: the label
-    vocabulary is Claude Code's, mapped in providers/claude/kinds.py)."""
-    from ..providers.claude.kinds import selected_kinds as kinds
+    """The shared kinds -t/-T select (labels and roles mapped to their nearest kind by the reader whose
+    record labels the selectors take: providers/searchquery.py ``selected_kinds``)."""
+    from ..providers.searchquery import selected_kinds as kinds
 
     return kinds(tuple(query.include), tuple(query.exclude))
 

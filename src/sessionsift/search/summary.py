@@ -1,6 +1,6 @@
 """The summaries of `search`: one for every agent (`SearchSummary`: sessions, files, bytes, lines,
 hits over every provider's sessions), made of the parts' own: a deep lane scan's (`LaneSummary`,
-Claude Code's lanes: providers/claude/search/types.py) and the record search's (`SharedSummary`, every provider searched through its
+providers/searchquery.py: Claude Code's lanes) and the record search's (`SharedSummary`, every provider searched through its
 shared records). In a module of its own: an answer with no session to search loads no scan."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..providers.base import Problem
-from ..providers.claude.search.types import LaneSummary
+from ..providers.searchquery import LaneSummary
 
 
 @dataclass

@@ -20,10 +20,7 @@ than the labels: `-t user.answer` on another provider selects every `tool_result
 from __future__ import annotations
 
 from ...errors import UsageError
-
-SHARED_KINDS = ("prompt", "message", "reasoning", "tool_call", "tool_result", "meta", "unknown")
-DEFAULT_KINDS = frozenset(("prompt", "message", "reasoning", "tool_call", "tool_result"))
-"""Searched when no -t is given (meta and unknown records are named in the summary as not searched)."""
+from ..searchquery import DEFAULT_KINDS, ROLE_TO_KINDS, SHARED_KINDS  # noqa: F401 - the shared vocabulary
 
 KIND_TO_CLAUDE: dict[str, tuple[str, ...]] = {
     "prompt": ("user.message", "user.unsent"),
@@ -34,10 +31,6 @@ KIND_TO_CLAUDE: dict[str, tuple[str, ...]] = {
     "meta": ("harness.*", "user.queued", "agent.communication.inbox"),
     "unknown": (),
 }
-
-ROLE_TO_KINDS = {"user": ("prompt",), "agent": ("message", "reasoning", "tool_call", "tool_result"),
-                 "harness": ("meta",)}
-
 
 def leaf_kind(leaf: str) -> str:
     for kind, sels in KIND_TO_CLAUDE.items():

@@ -51,6 +51,16 @@ class ClaudeCode(Provider):
     activity_granularity = "session"
     text_in_bytes = True
 
+    record_labels = True
+
+    @classmethod
+    def selected_kinds(cls, include: tuple[str, ...], exclude: tuple[str, ...]) -> frozenset[str]:
+        """Shared kinds, roles and Claude Code's labels (docs/labels.md), each mapped to its nearest
+        shared kind (kinds.py)."""
+        from .kinds import selected_kinds
+
+        return selected_kinds(include, exclude)
+
     @staticmethod
     def line_text(obj: dict) -> str | None:
         """The matchable text of one parsed line of a lane: what the lane scan matches

@@ -7,7 +7,7 @@ from typing import Any
 
 from dataclasses import dataclass, field
 
-from ...searchquery import COUNT_BY, Query  # noqa: F401 - re-exported for the lane scan
+from ...searchquery import COUNT_BY, LaneSummary, Query  # noqa: F401 - re-exported for the lane scan
 
 
 @dataclass
@@ -122,64 +122,6 @@ def _outcome_from_state(state: dict) -> LaneOutcome:
     o = LaneOutcome.__new__(LaneOutcome)
     o.__dict__.update(state)
     return o
-
-
-@dataclass
-class LaneSummary:
-    """A deep lane scan's summary (Claude Code's: providers/claude/search)."""
-
-    files: int = 0
-    lines: int | None = None
-    """Physical lines in the files read; None = not counted (Query.count_lines)."""
-    bytes: int = 0
-    sessions: int = 0
-    sessions_with_hits: int = 0
-    hits: int = 0
-    records_parsed: int = 0
-    malformed_lines: int = 0
-    bridged_records: int = 0
-    """Records bridged across omitted lines in the lane views built for hits (LaneOutcome.bridged)."""
-    bridged_transcripts: int = 0
-    omitted_lines: int = 0
-    """Zero-filled and malformed lines those lane views found (records lost: not searched)."""
-    unchained_transcripts: int = 0
-    """Transcripts with hits and omitted lines met by the scan whose hits got no lane view (turns
-    not computed: bridges not looked for)."""
-    unchained_unknown: int = 0
-    """Transcripts with hits whose zero-fill check could not read the file again: whether they
-    are unchained is unknown (`unchained_transcripts` is then a lower bound)."""
-    shape_skipped: int = 0
-    """Candidate lines whose record type (or tool-result shape) read from the first bytes put them
-    outside the selection, so they were not parsed."""
-    shape_counted: int = 0
-    """Hits counted from their bytes without parsing (counting plans: assistant records and
-    tool-result carriers in Claude Code's compact form)."""
-    undated_skipped: int = 0
-    copies_skipped: int = 0
-    """Hits left out because their record copies a record of another session in scope (a
-    `--fork-session` fork): each original record is counted once, on its first session."""
-    unreadable: list[dict] = field(default_factory=list)
-    persisted_unresolved: list[dict] = field(default_factory=list)
-    unknown_type_lines: dict = field(default_factory=dict)
-    """Candidate lines (lines holding the pattern's literal needle; every line when there is none)
-    whose record type sessionsift does not interpret, by type. They are never matched: 2.1.332's
-    `api-request-blob` holds wire copies of prompts and harness system text (docs/search.md)."""
-    prefilter: list[str] | None = None
-    """The byte needles used to pick candidate lines (None = every line was a candidate)."""
-    gated_hits: dict = field(default_factory=dict)
-    """Left-out kind -> further hits counted (the raw sums behind `left_out`)."""
-    left_out: list[dict] = field(default_factory=list)
-    """Kinds and sources this query did not search: `{kind, flag, further_hits}` each, `flag` the
-    option that adds it, `further_hits` the hits it would add (None = not counted: the pattern has no
-    literal needle, or -m/-l stopped the scan early). See left_out_kinds in providers/claude/search/plan.py."""
-    left_out_note: str | None = None
-    """Why `further_hits` are null, when they are."""
-    index_counts: dict = field(default_factory=dict)
-    """Transcripts answered from the index ("index", "appended": updated first) or "scanned"."""
-    index_why: dict = field(default_factory=dict)
-    """Why census transcripts were scanned rather than answered from the index."""
-    fulltext: Any = None
-    """The full-text index's verdicts on the transcripts (index/fulltext.py Verdicts), None: not asked."""
 
 
 Summary = LaneSummary
