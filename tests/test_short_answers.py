@@ -212,3 +212,39 @@ def test_agents_lines_fit_the_terminal_and_keep_every_subagent(tmp_path):
         assert len(rows) >= 9
         firsts = {ln.split()[0] for ln in lines if ln.strip()}
         assert [r["lane"] for r in rows if r["lane"] not in firsts and r["session_id"] not in firsts] == []
+
+
+def _cut_from(shown: str, whole: str) -> bool:
+    """`shown` is `whole`, or `whole` cut in its middle: its start, `…`, its end."""
+    if shown == whole:
+        return True
+    head, sep, tail = shown.partition("…")
+    return bool(sep) and len(head) >= 4 and len(tail) >= 4 and whole.startswith(head) and whole.endswith(tail) \
+        and len(head) + len(tail) < len(whole)
+
+
+def test_stats_on_every_agent_fits_80_columns_with_long_ids_cut_in_the_middle(tmp_path):
+    """On 80 columns `stats --home examples/home` fits: the ids wider than the room (Crush's
+    56-character subagent id, Qwen Code's and Crush's title helper) are cut in the middle, start
+    and end kept, the table says so; every row still names its session (a UUID stays whole) and
+    a pipe gets every id whole. Before: 71 lines of 99 cells."""
+    env = empty_env(tmp_path)
+    args = ["stats", "--home", "examples/home"]
+    shown = run_on_terminal(CLI + args, cols=80, env=env, cwd=REPO)
+    assert shown.code == 0
+    lines = _plain(shown.text).rstrip("\n").split("\n")
+    assert [ln for ln in lines if len(ln) > 80] == []
+    _through_coverage(lines)
+    rows = _json(args, env)
+    ids = [r["session_id"] for r in rows if r["kind"] == "session"]
+    ids += [r["lane"] for r in rows if r["kind"] == "lane" and r["lane"] != "main"]
+    end = next(i for i, ln in enumerate(lines) if ln.startswith("("))  # the table's notes under it
+    table = [ln.split("↳ ")[-1].split(" ")[0] for ln in lines[1:end]]
+    assert len(table) == len(ids)
+    assert [s for s in table if not any(_cut_from(s, i) for i in ids)] == [], table
+    cut = [s for s in table if "…" in s]
+    assert len(cut) == 3 and any(s.startswith("c27489fa-") and s.endswith("call_subagent_0_0") for s in cut), cut
+    assert all(len(i) <= 36 for i in ids if i in table)  # a UUID is never cut at 80 columns
+    assert sum(ln.startswith("(… in 3 ids: cut in the middle") for ln in lines) == 1
+    piped = subprocess.run(CLI + args, capture_output=True, text=True, env=env, cwd=REPO).stdout
+    assert "…" not in piped.split("tools most called: ")[0] and "c27489fa-88a9-401d-af22-f862d830291b$$call_subagent_0_0" in piped

@@ -93,3 +93,45 @@ def test_every_line_fits_an_80_column_terminal():
         assert f"{total['input_tokens']:,}" in row.split() and f"{total['output_tokens']:,}" in row.split(), row
         joined = " ".join(ln.strip() for ln in lines)
         assert "coverage: Claude Code 8 sessions (+2 subagents)" in joined and "Kilo Code 7 (+1 subagent)" in joined
+
+
+def test_usage_session_and_blocks_fit_80_columns(tmp_path):
+    """On 80 columns `usage session` and `usage blocks` over every agent's samples fit: the session
+    ids are cut in the middle (start and end of the whole id kept: opencode's and Kilo Code's ids
+    share their first 8 characters) and the table says so; blocks leave out `closes` and `models`
+    and say so. Every figure is still there whole; a pipe gets the 13-character ids and every column
+    as before. Before: usage session 62 lines of 84 cells, usage blocks 106 cells."""
+    import re
+
+    plain = re.compile(r"\x1b\[[0-9;]*m")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("COLUMNS", None)
+    for report in ("session", "blocks"):
+        args = ["usage", report, "--home", str(HOME), "--timezone", "UTC"]
+        shown = run_on_terminal(CLI + args, cols=80, env=env)
+        assert shown.code == 0, shown.text[-300:]
+        lines = [plain.sub("", ln) for ln in shown.lines]
+        assert [ln for ln in lines if cell_len(ln) > 80] == [], report
+        js = [json.loads(x) for x in subprocess.run(CLI + args + ["--format", "json"], capture_output=True, text=True,
+                                                     env=env).stdout.splitlines()]
+        piped = subprocess.run(CLI + args, capture_output=True, text=True, env=env).stdout.split("\n")
+        if report == "session":
+            rows = [r for r in js if r["kind"] == "session"]
+            start = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["session", "models"])
+            table = lines[start + 1:start + 1 + len(rows)]
+            for ln, r in zip(table, rows):
+                head, sep, tail = ln.split()[0].partition("…")
+                assert sep and r["session_id"].startswith(head) and r["session_id"].endswith(tail) and len(tail) >= 4, ln
+                assert (f"{r['total_tokens']:,}" if r['total_tokens'] is not None else "-") in ln.split(), ln
+            assert len({ln.split()[0] for ln in table}) == len(rows)  # every id still told apart
+            assert sum(ln.startswith("(… in the session ids: each cut in the middle") for ln in lines) == 1
+            assert sum(ln.startswith(r["session_id"][:13] + "  ") for r in rows for ln in piped) == len(rows)
+        else:
+            w = next(r for r in js if r["kind"] == "window")
+            head = next(ln for ln in lines if ln.startswith("opens "))
+            assert head.split() == ["opens", "status", "resp.", "input", "output", "write", "read", "total", "cost"]
+            row = lines[lines.index(head) + 1]
+            assert row.split()[2:] == ["closed", f"{w['messages']:,}", f"{w['input_tokens']:,}", f"{w['output_tokens']:,}",
+                                       "0", "0", f"{w['total_tokens']:,}", f"${w['cost_usd']:,.2f}"], row
+            assert " ".join(lines).count("(left out for the terminal's width: closes, models;") == 1
+            assert next(ln for ln in piped if ln.startswith("opens ")).split()[:4] == ["opens", "closes", "status", "models"]

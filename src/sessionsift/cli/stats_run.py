@@ -116,7 +116,7 @@ def _short_table(out, sel, res, gres, detailed, display) -> None:
     asks for; the record kinds, labels and token fields are `--verbose`'s."""
     from .table import Col, render
 
-    cols = [Col("SESSION"), Col("AGENT", flex="end", floor=6), Col("TURNS", right=True, drop=True),
+    cols = [Col("SESSION", flex="middle", floor=16), Col("AGENT", flex="end", floor=6), Col("TURNS", right=True, drop=True),
             Col("PROMPTS", right=True), Col("RECORDS", right=True, drop=True), Col("CALLS", right=True),
             Col("FAILED", right=True), Col("TOKENS", right=True)]
     rows: list[list[str]] = []

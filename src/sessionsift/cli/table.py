@@ -1,8 +1,10 @@
 """Plain text tables laid out in the terminal's width (no rich import: `stats` and `list` answer
 fast). Every cell is escaped before it is measured, so a value from disk takes the cells it will
 show in; a cell too wide for the terminal is cut with an ellipsis only in a column marked
-`flex` (names, paths: never a figure or a session id), after the columns marked `drop` went (last
-first; the table then says which: a narrower answer says what it left out)."""
+`flex` (names, paths: never a figure), after the columns marked `drop` went (last first; the
+table then says which: a narrower answer says what it left out). A session id is cut only in the
+middle (`flex="middle"`: its start and its end kept, as a person tells ids apart) and the table
+then says so; a pipe, a wider terminal and `--format json` give it whole."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .output import esc
+from .output import esc, plural
 
 
 def cells(s: str) -> int:
@@ -52,6 +54,32 @@ def fit(s: str, n: int, keep_end: bool = False) -> str:
         kept.reverse()
         return "…" + "".join(kept)
     return "".join(kept) + "…"
+
+
+def fit_middle(s: str, n: int) -> str:
+    """`s` (escaped) in at most `n` cells, its start and its end kept around an ellipsis (an id:
+    `c27489fa-88a9…call_subagent_0_0`); an escape `esc` wrote is kept whole or cut whole."""
+    if cells(s) <= n:
+        return s
+    if n <= 2:
+        return fit(s, n)
+    units = _UNIT.findall(s)
+    room = n - 1
+    head_room = (room + 1) // 2
+    head: list[str] = []
+    used = 0
+    for u in units:
+        if used + cells(u) > head_room:
+            break
+        head.append(u)
+        used += cells(u)
+    tail: list[str] = []
+    for u in reversed(units[len(head):]):
+        if used + cells(u) > room:
+            break
+        tail.append(u)
+        used += cells(u)
+    return "".join(head) + "…" + "".join(reversed(tail))
 
 
 def _pieces(s: str, sep: str) -> list[str]:
@@ -135,7 +163,9 @@ class Col:
     right: bool = False
     """Right-aligned (figures)."""
     flex: str | None = None
-    """"end" / "start": may be cut, keeping its start (a title) or its end (a path)."""
+    """"end" / "start": may be cut, keeping its start (a title) or its end (a path); "middle": an
+    id, cut in its middle (its start and end kept) only when the figures would not fit otherwise
+    (the other flex columns reached their floor first); an indent and `↳ ` before it stay whole."""
     drop: bool = False
     """May be left out on a narrow terminal (the table then says so)."""
     floor: int = 8
@@ -163,19 +193,30 @@ def render(out, cols: list[Col], rows: list[list[str]], gap: int = 2, style_head
                 keep.remove(drops[-1])
                 dropped.append(cols[drops[-1]].name)
                 continue
-            flex = [i for i in keep if cols[i].flex and widths[i] > cols[i].floor]
+            flex = [i for i in keep if cols[i].flex not in (None, "middle") and widths[i] > cols[i].floor]
             if not flex:
+                flex = [i for i in keep if cols[i].flex == "middle" and widths[i] > cols[i].floor]
+                if flex:  # an id is cut last, and only as far as the figures need
+                    i = flex[0]
+                    widths[i] = max(cols[i].floor, widths[i] - (total() - W))
+                    continue
                 break  # printed wider than the terminal rather than cut a figure or an id
             i = max(flex, key=lambda k: widths[k])
             widths[i] = max(cols[i].floor, widths[i] - (total() - W))
     last = keep[-1] if keep else None
+    cut_ids: list[str] = []
 
     def line(vals: dict[int, str]) -> str:
         parts = []
         for i in keep:
             c, v = cols[i], vals[i]
             if cells(v) > widths[i]:
-                v = fit(v, widths[i], keep_end=c.flex == "start")
+                if c.flex == "middle":
+                    lead = v[:len(v) - len(v.lstrip(" ↳"))]
+                    v = lead + fit_middle(v[len(lead):], widths[i] - cells(lead))
+                    cut_ids.append(v)
+                else:
+                    v = fit(v, widths[i], keep_end=c.flex == "start")
             pad = " " * (widths[i] - cells(v))
             parts.append(pad + v if c.right else (v if i == last else v + pad))
         return (" " * gap).join(parts).rstrip()
@@ -187,6 +228,9 @@ def render(out, cols: list[Col], rows: list[list[str]], gap: int = 2, style_head
         out.text(head)
     for r in rows:
         out.spans([line(dict(enumerate(r)))])
+    if cut_ids:
+        prose(out, f"(… in {plural(len(cut_ids), 'id')}: cut in the middle for the terminal's width; a wider terminal, "
+                   "a pipe or --format json shows them whole)")
     if dropped:
         prose(out, f"(left out for the terminal's width: {', '.join(reversed(dropped))}; a wider terminal or a pipe "
                    "shows them)")

@@ -139,30 +139,49 @@ def print_table(out: Out, columns: list[tuple[str, dict]], rows: list[list[str]]
     value each row's bar is drawn for, None for none) in what the width leaves: BAR_WIDTH cells,
     fewer on a narrow terminal, no bar column below 4 cells. When the table does not fit without
     it, the name columns marked `flex` (models, project) shrink, widest first, with an ellipsis;
-    a figure is never cut (a table that still does not fit is printed whole, wider than the
-    terminal, rather than losing digits)."""
+    then a column marked `whole` (the session ids: each row's whole id, None for none) shows each
+    id cut in its middle (start and end kept, not below its `floor`); then the columns marked `drop`
+    (a number: the lowest goes first) are left out, and the table says which. A figure is never
+    cut (a table that still does not fit is printed whole, wider than the terminal, rather than
+    losing digits)."""
     from rich.cells import cell_len
     from rich.table import Table
 
+    from .table import fit_middle
+
     nat = [max([cell_len(r[i]) for r in rows] + [cell_len(name)]) for i, (name, _o) in enumerate(columns)]
     caps = {i: min(nat[i], o.get("max_width") or nat[i]) for i, (_n, o) in enumerate(columns) if o.get("flex")}
+    mids: dict[int, int] = {}
+    """A `whole` column cut to this many cells: its cells are then its whole ids cut in the middle."""
+    keep = list(range(len(columns)))
+    dropped: list[str] = []
 
     def make(room: int) -> "Table":
-        nonlocal columns
         t = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
-        for i, (name, opts) in enumerate(columns):
-            opts = {k: v for k, v in opts.items() if k not in ("flex", "max_width")}
+        for i in keep:
+            name, opts = columns[i]
+            opts = {k: v for k, v in opts.items() if k not in ("flex", "max_width", "whole", "floor", "drop")}
             if i in caps:
                 opts.update(no_wrap=True, max_width=caps[i])
+            elif i in mids:
+                opts.update(no_wrap=True, min_width=mids[i], max_width=mids[i])
             else:
                 opts.update(no_wrap=True, min_width=nat[i])
             t.add_column(name, **opts)
         if room:
             t.add_column("", justify="left", no_wrap=True, min_width=room, max_width=room)
         vmax = max([v or 0 for v in bars] + [0])
-        for cells, v in zip(rows, bars):
-            cells = [fit(c, caps[i], columns[i][1].get("flex") == "left") if i in caps else c for i, c in enumerate(cells)]
-            t.add_row(*cells, *([bar(v, vmax, room)] if room else []))
+        for k, (cells, v) in enumerate(zip(rows, bars)):
+            shown = []
+            for i in keep:
+                c = cells[i]
+                if i in caps:
+                    c = fit(c, caps[i], columns[i][1].get("flex") == "left")
+                elif i in mids:
+                    whole = columns[i][1]["whole"][k]
+                    c = fit_middle(esc(whole), mids[i]) if whole is not None else fit(c, mids[i])
+                shown.append(c)
+            t.add_row(*shown, *([bar(v, vmax, room)] if room else []))
         return t
 
     con = _console(out)
@@ -185,8 +204,24 @@ def print_table(out: Out, columns: list[tuple[str, dict]], rows: list[list[str]]
                 cut = min(caps[i] - FLEX_FLOOR, need - W)
                 caps[i] -= cut
                 need -= cut
+            for i, (_n, o) in enumerate(columns):  # the ids, cut in their middle as far as needed
+                if need > W and o.get("whole") is not None and nat[i] > o.get("floor", 9):
+                    mids[i] = max(o.get("floor", 9), nat[i] - (need - W))
+                    need = con.natural(make(0))
+            drops = sorted((o["drop"], i) for i, (_n, o) in enumerate(columns) if o.get("drop") is not None)
+            for _d, i in drops:  # then the columns a short answer can do without, in their order
+                if need <= W:
+                    break
+                keep.remove(i)
+                dropped.append(columns[i][0].replace("\n", " "))
+                need = con.natural(make(0))
             con.con.width = max(W, con.natural(make(0)))
     con.print(make(room))
+    if mids:
+        prose(out, "(… in the session ids: each cut in the middle for the terminal's width; a wider terminal, a "
+                   "pipe or --format json shows them whole)")
+    if dropped:
+        prose(out, f"(left out for the terminal's width: {', '.join(dropped)}; a wider terminal or a pipe shows them)")
 
 
 def period_row_json(rep: Report, row: Row) -> dict:
@@ -228,9 +263,13 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
         columns.append((c, {"justify": "left", "flex": True, "max_width": 36} if c == "models" else {"justify": "right"}))
     rows: list[list[str]] = []
     bars: list[int | None] = []
+    whole: list[str | None] = []
+    if rep.period == "session":  # the id's first 13 characters; on a narrow terminal its start and end
+        columns[0][1].update(whole=whole, floor=9)
     for r in rep.rows:
         period = r.period
         if rep.period == "session":
+            whole.append(session_id_of(r)[1])
             period = session_id_of(r)[1][:13]
         cells = [esc(period)] + ([esc(r.group)] if rep.by else [])
         ms = ", ".join(esc(m) for m in sorted(r.models, key=lambda m: -(r.models[m].total or 0)))
@@ -244,10 +283,12 @@ def text_periods(out: Out, rep: Report, col: Collected, breakdown: bool) -> None
                 rows.append([*(["", ""] if rep.by else [""]), "  " + clip(m, 34), taken(mt), num(mt.input),
                              num(mt.output), num(mt.cache_write), num(mt.cache_read), num(mt.total), money(mt)])
                 bars.append(None)
+                whole.append(None)
     tt = rep.totals
     rows.append(["total"] + ([""] if rep.by else []) + [plural(len(rep.models), "model"), taken(tt), num(tt.input),
                 num(tt.output), num(tt.cache_write), num(tt.cache_read), total_cell(tt), money(tt)])
     bars.append(None)
+    whole.append(None)
     print_table(out, columns, rows, bars)
     prose(out, "resp. = responses with usage, counted once; +N? = assistant messages that recorded none "
              "(their tokens and cost unknown); - = not recorded"
@@ -288,6 +329,11 @@ def _hm(ts: float, tz) -> str:
     return datetime.fromtimestamp(ts, tz).strftime("%Y-%m-%d %H:%M")
 
 
+_WINDOW_DROPS = {"closes": 0, "models": 1, "cache write": 2, "cache read": 3}
+"""What a narrow terminal leaves out of `usage blocks`, first to last: a window closes 5 hours after
+it opens (its status says when an active one does), then the models, then the cache columns."""
+
+
 def text_windows(out: Out, ws: list[Window], tz, now: float, limit: int | None = None) -> None:
     from ..usage.blocks import limit_status
 
@@ -298,6 +344,8 @@ def text_windows(out: Out, ws: list[Window], tz, now: float, limit: int | None =
         columns.append((c, {"justify": "left" if c in ("opens", "closes", "status", "models") else "right"}))
         if c == "models":
             columns[-1][1].update(flex=True, max_width=30)
+        if c in _WINDOW_DROPS:
+            columns[-1][1]["drop"] = _WINDOW_DROPS[c]
     rows: list[list[str]] = []
     for w in ws:
         if w.active:
