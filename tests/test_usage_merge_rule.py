@@ -66,6 +66,22 @@ def test_the_preferred_copy_brings_its_model_only_when_it_names_one_and_client_c
     c = ev(input=1, client_cost=0.5)
     merge(c, ev(input=1, client_cost=0.75))
     assert c.client_cost == 0.75
+    d = ev(input=1, client_cost=0.75)  # the larger cost read first stays (mutation: the later copy's won)
+    merge(d, ev(input=1, client_cost=0.5))
+    assert d.client_cost == 0.75
+
+
+def test_the_preferred_copy_brings_its_project_only_when_it_names_one():
+    """mutation testing: `e.project and old.project` (the old project kept, or lost when the
+    preferred copy names none) survived every test."""
+    a = ev(sid="s1", input=1)
+    merge(a, ev(sid="s2", input=9))
+    assert (a.session_id, a.project) == ("s2", "/p/s2")
+    b = ev(sid="s1", input=1)
+    c = ev(sid="s2", input=9)
+    c.project = None
+    merge(b, c)
+    assert (b.session_id, b.project) == ("s2", "/p/s1")
 
 
 def test_the_ledger_counts_a_key_once_and_counts_the_copies_it_merged():
