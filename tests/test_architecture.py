@@ -479,7 +479,6 @@ ALLOWED_AGENT_IMPORTS: dict[tuple[str, str], tuple[int, str]] = {
     # (top-level package outside providers, agent module of providers): (modules importing it, why)
     ("audit", "claude"): (1, REASON_DEEP),
     ("cli", "claude"): (9, REASON_DEEP),
-    ("sync", "claude"): (2, REASON_DEEP),
     ("usage", "claude"): (3, "Claude Code's usage is read by its own light scan (providers/claude/usage.py), "
                              "not through Provider.read (issue 23 item 1)"),
 }

@@ -173,9 +173,10 @@ class _Job:
     prev: object | None
     rv: str
     token: str | None
-    claude_session: object | None = None
-    explicit_lane: object | None = None
-    claude_home: object | None = None
+    deep_session: object | None = None
+    """Its session in the selection's deep Scope (Selection.claude), where its reader keeps lanes."""
+    deep_scope: object | None = None
+    """That Scope narrowed to it (Scope.one): what its usage is read from."""
     forked_from: dict | None = None
     ordinal: int = 0
     """Its place in this machine's discovery (the order `list` keeps among equal instants)."""
@@ -189,7 +190,7 @@ def _plan(sel, states: dict, res: SyncResult) -> list[_Job]:
     from . import session as SESSION
 
     rvs: dict[str, str] = {}
-    claude = {s.session_id: s for s in sel.claude.sessions} if sel.claude is not None else {}
+    deep = {s.session_id: s for s in sel.claude.sessions} if sel.claude is not None else {}
     jobs: list[_Job] = []
     for ordinal, (prov, ref) in enumerate(pairs(sel)):
         res.sessions += 1
@@ -203,31 +204,28 @@ def _plan(sel, states: dict, res: SyncResult) -> list[_Job]:
             continue
         j = _Job(prov, ref, prev, rv, token, ordinal=ordinal)
         if prov.lanes_in_paths:
-            j.claude_session = claude.get(ref.session_id)
-            j.explicit_lane = sel.claude.explicit_lanes.get(ref.session_id) if sel.claude is not None else None
-            j.claude_home = sel.claude.home if sel.claude is not None else None
+            j.deep_session = deep.get(ref.session_id)
+            if j.deep_session is not None:
+                j.deep_scope = sel.claude.one(j.deep_session)
         jobs.append(j)
-    cs = [j.claude_session for j in jobs if j.claude_session is not None]
+    cs = [j.deep_session for j in jobs if j.deep_session is not None]
     if cs:
-        from ..providers.claude.model.lineage import lineage_for
-
         try:
-            forks = lineage_for(cs)
+            forks = sel.claude.forks(cs)
         except OSError:
             forks = {}
         for j in jobs:
             f = forks.get(j.ref.session_id)
-            if f is not None and j.claude_session is not None:
-                j.forked_from = f.as_json()
+            if f is not None and j.deep_session is not None:
+                j.forked_from = f
     return jobs
 
 
 def _sync_one(run: _Run, j: _Job, res: SyncResult) -> None:
     prov, ref, prev = j.prov, j.ref, j.prev
-    home = j.claude_home
     order = session_order(ref, rank(ref.provider))
     keep_prefix = prev is not None and prev.reader_version == j.rv
-    kw = dict(claude_session=j.claude_session, claude_home=home, explicit_lane=j.explicit_lane, session_order=order)
+    kw = dict(deep_scope=j.deep_scope, session_order=order)
     base = run.batch
     if keep_prefix:
         try:

@@ -236,20 +236,14 @@ class Recorder:
         self.events.append(e)
 
 
-def _usage(prov: Provider, ref: SessionRef, claude_session, claude_home, explicit_lane, sink: Sink,
-           session_order: str) -> dict:
+def _usage(prov: Provider, ref: SessionRef, deep_scope, sink: Sink, session_order: str) -> dict:
     from ..usage import collect as UC
     from ..providers.usage import ClientRecorded
 
     col = UC.Collected()
     col.ledger = Recorder()  # type: ignore[assignment]
-    if claude_session is not None:
-        from ..providers.claude.discover import Scope
-
-        scope = Scope(claude_home, [claude_session])
-        if explicit_lane is not None:
-            scope.explicit_lanes[ref.session_id] = explicit_lane
-        UC.collect_claude(col, scope, True)
+    if deep_scope is not None:
+        UC.collect_claude(col, deep_scope, True)
     else:
         UC.collect_refs(col, ref.provider, prov, [ref])
     seqs: dict[str, int] = {}
@@ -278,7 +272,7 @@ def _usage(prov: Provider, ref: SessionRef, claude_session, claude_home, explici
             "problems": [{"path": x.path, "why": x.why} for x in col.problems]}
 
 
-def _list_row(prov: Provider, ref: SessionRef, claude_session) -> dict | None:
+def _list_row(prov: Provider, ref: SessionRef) -> dict | None:
     """What `list` prints of the session (its provider's `summarize`, the same for every agent) and
     its lineage where its client records one."""
     try:
@@ -294,10 +288,11 @@ def _list_row(prov: Provider, ref: SessionRef, claude_session) -> dict | None:
     return d
 
 
-def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *, claude_session=None,
-             claude_home=None, explicit_lane=None, session_order: str = "") -> Output:
+def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *, deep_scope=None,
+             session_order: str = "") -> Output:
     """Read one session and hand its rows to `writer`; with `prev_state`, only the rows after the
-    prefix the dataset holds (raises Mismatch when the reading does not begin with it)."""
+    prefix the dataset holds (raises Mismatch when the reading does not begin with it). `deep_scope`:
+    the selection's deep Scope narrowed to the session (Scope.one), its usage read from its lanes."""
     from ..providers.census import session_stats
 
     sink = Sink(writer, ref.provider, prev_state)
@@ -323,7 +318,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
                 main_only = _stats_json(session_stats(prov, replace(ref, paths=ref.paths[:1])))
             except Exception:  # noqa: BLE001 - the full census above says what failed
                 main_only = None
-        usage = _usage(prov, ref, claude_session, claude_home, explicit_lane, sink, session_order)
+        usage = _usage(prov, ref, deep_scope, sink, session_order)
         state = sink.finish()
     except BaseException:
         sink.drop()
@@ -331,7 +326,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
     stats = None if st is None else _stats_json(st)
     if stats is not None and main_only is not None:
         stats["main_only"] = main_only
-    return Output(state, stats, _list_row(prov, ref, claude_session), usage, problems, sink.new_rows)
+    return Output(state, stats, _list_row(prov, ref), usage, problems, sink.new_rows)
 
 
 def session_order(ref: SessionRef, rank: int) -> str:

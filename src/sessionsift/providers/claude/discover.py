@@ -296,6 +296,23 @@ class Scope:
     narrowed: object = field(default=None, compare=False, repr=False)
     """What the command line's session filters left out (providers.scope.Narrowed), or None."""
 
+    def one(self, session: "Session") -> "Scope":
+        """A scope of one of its sessions, read as this one reads it (its explicit lane kept), for an
+        answer about that session alone (`sync` reads each session's usage so); its problems,
+        listings and index decision are not carried."""
+        sc = Scope(self.home, [session])
+        if session.session_id in self.explicit_lanes:
+            sc.explicit_lanes[session.session_id] = self.explicit_lanes[session.session_id]
+        return sc
+
+    def forks(self, sessions: "list[Session]") -> dict[str, dict]:
+        """session id -> where it was forked from (``Fork.as_json``), for each of `sessions` (some
+        of this scope's) that is a fork and each session of their project directories forked from
+        one of them (model/lineage.py ``lineage_for``)."""
+        from .model.lineage import lineage_for
+
+        return {sid: f.as_json() for sid, f in lineage_for(sessions).items()}
+
 
 def use_index(scope: "Scope", off: str | None) -> "Scope":
     """Carry the index decision (`off`: why not; None: use it) to `scope`, its sessions and,
