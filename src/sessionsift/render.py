@@ -112,6 +112,9 @@ STYLES = {"header": "1", "match": "1;31", "id": "33", "dim": "2", "good": "32", 
           "bold": "1"}
 """SGR parameters of the few styles human output uses (a style no terminal knows is no style)."""
 
+_SGR_PARAMS = re.compile(r"[0-9]{1,3}(?:;[0-9]{1,3})*")
+"""What `Out.styled` takes for SGR parameters: numbers and `;`, nothing that ends the sequence."""
+
 
 def colour_wanted(terminal: bool) -> bool:
     """Whether output to a stream is coloured (`terminal`: it is a terminal, or a pager on one)."""
@@ -197,6 +200,21 @@ class Out:
             e = esc(t)
             code = STYLES.get(st) if (st and self.colour and e) else None
             buf.append(f"\x1b[{code}m{e}\x1b[0m" if code else e)
+        self.stream.write("".join(buf) + "\n")
+
+    def styled(self, parts: "list[tuple[str, str | None]]") -> None:
+        """One line of human text made of (string, SGR parameters or None) parts: `spans` with the
+        caller's own styles (a renderer's: digits and `;` only, anything else is no style; never a
+        string from disk). Every string is escaped first, then coloured when this output is."""
+        if self.json:
+            return
+        if LIVE is not None:
+            _unlive()
+        buf = []
+        for t, sgr in parts:
+            e = esc(t)
+            ok = self.colour and e and sgr and _SGR_PARAMS.fullmatch(sgr)
+            buf.append(f"\x1b[{sgr}m{e}\x1b[0m" if ok else e)
         self.stream.write("".join(buf) + "\n")
 
     def paint(self, line: str, style: str | None) -> None:

@@ -71,7 +71,8 @@ def _lines(text: str | None, n: int) -> tuple[list[str], int]:
 def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
     """Each turn of the lane; on a terminal every line within its width: a prompt's and a reply's
     lines broken across lines (nothing cut), a tool call's input cut with an ellipsis before its
-    result's size (`show --turn N` gives the records whole)."""
+    result's size (`show --turn N` gives the records whole). A reply on a colour terminal is its
+    Markdown rendered (cli/reply_md.py: escaped first, in the width); else its source."""
     W = term_width(out)
     room = None if W is None else max(W - cells(indent), 20)
 
@@ -96,9 +97,15 @@ def _text_lane(out: Out, prov, ref, lv, indent: str) -> None:
                 out.spans([indent, (f"  ✻ thinking ({n:,} chars)", "dim")])
             elif it.kind == "message":
                 lines, more = _lines(r.text, REPLY_LINES)
-                for ln in lines:
-                    for piece in wrapped(f"  {ln}"):
-                        out.text(f"{indent}{piece}")
+                if room is not None and out.colour and lines:  # a colour terminal: the Markdown rendered
+                    from .reply_md import rendered
+
+                    for parts in rendered("\n".join(lines), room - 2):
+                        out.styled([(f"{indent}  ", None), *parts] if parts else [])
+                else:  # a pipe, or no colour: the Markdown source (stable for a program, marks for a person)
+                    for ln in lines:
+                        for piece in wrapped(f"  {ln}"):
+                            out.text(f"{indent}{piece}")
                 if more:
                     out.text(f"{indent}  … {plural(more, 'more line')} (show --turn {t.number} for the records)"
                              if t.number is not None else f"{indent}  … {plural(more, 'more line')}")
