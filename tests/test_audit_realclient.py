@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.audit import reinjection
+from sessionsift.providers.claude.reinjection import reinjection
 from sessionsift.providers.claude.discover import resolve_targets
 from tests.realclient import client as claude_client
 from tests.realclient import scenarios_audit as SA

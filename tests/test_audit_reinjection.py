@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionsift.audit import audit_lane, reinjection
+from sessionsift.providers.claude.reinjection import audit_lane, reinjection
 from sessionsift.providers.claude.discover import resolve_targets
 
 SID = "11111111-2222-4333-8444-555555555555"
@@ -299,7 +299,7 @@ def test_unknown_audit_is_a_usage_error():
 
 @pytest.mark.parametrize("block", [1, 3, 15, 16, 17, 64, 1 << 22])
 def test_block_scan_finds_the_needle_across_block_seams(tmp_path, block):
-    from sessionsift.audit.reinjection import _mentions
+    from sessionsift.providers.claude.reinjection import _mentions
 
     needle = b"edited_text_file"
     for pre in range(0, 40, 7):

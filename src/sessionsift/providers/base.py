@@ -378,6 +378,13 @@ class Provider:
         refs = refs_of(sel, self.name)
         return from_records(self, refs, query) if refs else None
 
+    def reinjection(self, sel, subagents: bool = True):
+        """Capability ``reinjection`` (`audit reinjection`): the files whose changed-on-disk contents
+        the client re-sent into context, per lane of this provider's sessions in `sel`
+        (providers/reinjection.py ``AuditResult``: its lanes and problems). Default: None -- the
+        reader names no such record (``lacks["reinjection"]`` says why)."""
+        return None
+
     def plans(self, sel, audit: bool = False):
         """Capability ``plans``: the plan each of this provider's sessions in `sel` keeps
         (providers/artifacts.py ``PlanAnswer``; `audit`: also writes to plan files the writing

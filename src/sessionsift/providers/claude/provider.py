@@ -323,6 +323,15 @@ class ClaudeCode(Provider):
 
         return file_events(self, sel, query)
 
+    def reinjection(self, sel, subagents: bool = True):
+        """The ``edited_text_file`` attachments of every lane of the selection's Scope, flush by flush
+        (reinjection.py); None: no Scope in the selection."""
+        if sel.claude is None:
+            return None
+        from .reinjection import reinjection
+
+        return reinjection(sel.claude, subagents=subagents)
+
     def plans(self, sel, audit: bool = False):
         """The plan file bound to each session (plan mode's ``plan_mode`` attachment, else the first
         valid slug: providers/claude/files/plan.py); `audit`: structured writes to plan files the
