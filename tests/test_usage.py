@@ -411,7 +411,7 @@ def test_the_split_reading_equals_the_plain_one(tmp_path, monkeypatch):
     """A large store is read by two processes (a file bigger than half the store is cut at a line
     boundary): the same events, the same figures. Here the threshold is lowered so the real
     corpora (and one long transcript of three concatenated real sessions) take that path."""
-    import sessionsift.usage.collect as UC
+    import sessionsift.providers.claude.usage_scan as UC
 
     home = _copy_home(tmp_path)
     d = home / "projects" / "-long"

@@ -385,6 +385,14 @@ class Provider:
         reader names no such record (``lacks["reinjection"]`` says why)."""
         return None
 
+    def usage_scans(self, scope, subagents: bool = True, parallel: bool = True):
+        """Capability ``usage_scans``: the reader's own usage extraction over its deep Scope `scope`
+        (Selection.claude, or Scope.one of it): ``((session, path, kind, lane), scan)`` per
+        transcript, ``scan`` with ``events(session_id, lane, project)`` and the counts usage tallies
+        (providers/claude/usage.py FileScan), or ``(path, why)``. Default: none -- usage is read from
+        :meth:`read`'s tokens."""
+        return []
+
     def plans(self, sel, audit: bool = False):
         """Capability ``plans``: the plan each of this provider's sessions in `sel` keeps
         (providers/artifacts.py ``PlanAnswer``; `audit`: also writes to plan files the writing

@@ -7,6 +7,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the statusline's light scan imports neither typing nor dataclasses
     from typing import Any
 
+def instant_ts(s: "Any") -> "float | None":
+    """A record's ISO 8601 instant (a trailing ``Z`` read as UTC) as a POSIX timestamp; None when it
+    is no string or no instant."""
+    if not isinstance(s, str):
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(s).timestamp() if s[-1:] != "Z" else datetime.fromisoformat(s[:-1] + "+00:00").timestamp()
+    except ValueError:
+        return None
+
+
 TOKEN_FIELDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
 
 _FIELDS = ("provider", "session_id", "lane", "project", "model", "ts", "input", "output", "cache_read", "cache_write",

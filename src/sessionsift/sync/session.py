@@ -243,7 +243,7 @@ def _usage(prov: Provider, ref: SessionRef, deep_scope, sink: Sink, session_orde
     col = UC.Collected()
     col.ledger = Recorder()  # type: ignore[assignment]
     if deep_scope is not None:
-        UC.collect_claude(col, deep_scope, True)
+        UC.collect_deep(col, prov, deep_scope, True)
     else:
         UC.collect_refs(col, ref.provider, prov, [ref])
     seqs: dict[str, int] = {}

@@ -1,7 +1,7 @@
 """Gather the usage events of every provider in scope, deduplicated, with their coverage.
 
-Claude Code is read by its provider's usage extraction (providers/claude/usage.py: prefilter + msgspec over
-the lanes of its deep Scope, dedup by message id as docs/usage.md says). Every other
+Claude Code is read by its provider's usage extraction (``Provider.usage_scans``, providers/claude/usage.py:
+prefilter + msgspec over the lanes of its deep Scope, dedup by message id as docs/usage.md says). Every other
 provider is read through the providers layer only (`Provider.discover` / `Provider.read`,
 `Record.tokens`), with its deduplication rule taken from the shared shape:
 - records whose `Tokens.dedup_key` repeats within a session are one response (per-field max);
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..providers.claude.discover import Problem, Scope
 from ..providers import Coverage
 from ..providers import deep_name
-from ..providers.claude import usage as C
+from ..providers.base import Problem
+from ..providers.usage import ClientRecorded, instant_ts
 from .events import Event, Ledger
 
 @dataclass
@@ -34,7 +34,7 @@ class SessionInfo:
     lanes: int = 0
     """Transcripts read for it (main + subagent lanes)."""
     paths: list[str] = field(default_factory=list)
-    client: C.ClientRecorded | None = None
+    client: ClientRecorded | None = None
     without_usage: int = 0
 
 
@@ -62,7 +62,8 @@ class ReadTally:
     torn_tail_bytes: int = 0
     from_iterations: int = 0
 
-    def add(self, fs: C.FileScan) -> None:
+    def add(self, fs) -> None:
+        """Add one transcript's scan (a ``usage_scans`` scan: providers/claude/usage.py FileScan)."""
         self.files += 1
         self.bytes += fs.size
         self.candidate_lines += fs.candidates
@@ -100,149 +101,12 @@ class Collected:
         return self.ledger.events
 
 
-PARALLEL_MIN_BYTES = 64 << 20
-"""From this many bytes of transcripts on, a forked worker scans the second half (by size)."""
-
-
-def _lanes(s, subagents: bool) -> list[tuple[str, str, str]]:
-    """(path, kind, lane name) of a session's transcripts: the same files as
-    `Session.lanes()`, listed with os.scandir on strings (no Path objects: a large store has
-    tens of thousands of sessions)."""
-    out = [(str(s.path), "main", "main")]
-    if not subagents:
-        return out
-    sub = os.path.join(str(s.project_dir), s.session_id, "subagents")
-    try:
-        entries = sorted((e.name, e.path, e.is_file(), e.is_dir()) for e in os.scandir(sub))
-    except OSError:
-        return out
-    for name, path, is_file, _d in entries:
-        if name.endswith(".jsonl") and is_file:
-            out.append((path, "subagent", name[:-6][6:] if name.startswith("agent-") else name[:-6]))
-    for name, path, _f, is_dir in entries:
-        if name == "workflows" and is_dir:
-            try:
-                runs = sorted((e.name, e.path) for e in os.scandir(path) if e.name.startswith("wf_") and e.is_dir())
-            except OSError:
-                runs = []
-            for _rn, rp in runs:
-                try:
-                    files = sorted((e.name, e.path) for e in os.scandir(rp)
-                                   if e.name.endswith(".jsonl") and e.name != "journal.jsonl" and e.is_file())
-                except OSError:
-                    continue
-                for fn, fp in files:
-                    out.append((fp, "workflow", fn[:-6][6:] if fn.startswith("agent-") else fn[:-6]))
-    return out
-
-
-def _scan_many(parts: list[tuple[str, int, int | None]]) -> list["C.FileScan | tuple[str, str]"]:
-    out: list = []
-    for p, start, stop in parts:
-        try:
-            out.append(C.scan_file(p, start, stop=stop))
-        except OSError as exc:
-            out.append((p, exc.strerror or str(exc)))
-    return out
-
-
-def _scan_all(paths: list[str], parallel: bool = True) -> list:
-    """Scans in `paths` order; the second half by size in a forked worker when the corpus is large
-    (a file larger than half the corpus is cut at a line boundary; two cores read twice as fast;
-    a failed worker only costs time: its half is read here)."""
-    sizes = []
-    for p in paths:
-        try:
-            sizes.append(os.stat(p).st_size)
-        except OSError:
-            sizes.append(0)
-    total = sum(sizes)
-    whole = [(p, 0, None) for p in paths]
-    if not parallel or total < PARALLEL_MIN_BYTES:
-        return _scan_many(whole)
-    from ..read.fanout import Worker, can_fork
-
-    if not can_fork():
-        return _scan_many(whole)
-    parts: list[tuple[str, int, int | None]] = []
-    psizes: list[int] = []
-    owner: list[int] = []
-    for i, (p, n) in enumerate(zip(paths, sizes)):
-        cut = C.split_point(p, n) if n * 2 >= total else None
-        if cut is not None and 0 < cut < n:
-            parts += [(p, 0, cut), (p, cut, None)]
-            psizes += [cut, n - cut]
-            owner += [i, i]
-        else:
-            parts.append((p, 0, None))
-            psizes.append(n)
-            owner.append(i)
-    if len(parts) < 2:
-        return _scan_many(whole)
-    cut, acc = 0, 0
-    while cut < len(parts) - 1 and acc + psizes[cut] <= total // 2:
-        acc += psizes[cut]
-        cut += 1
-    cut = max(cut, 1)
-    worker = Worker(lambda: _scan_many(parts[cut:]))
-    try:
-        head = _scan_many(parts[:cut])
-        tail = worker.result()
-    finally:
-        worker.close()
-    scans = head + (tail if tail is not None else _scan_many(parts[cut:]))
-    out: list = [None] * len(paths)
-    for i, sc in zip(owner, scans):
-        prev = out[i]
-        if prev is None or isinstance(prev, tuple):
-            out[i] = prev if isinstance(prev, tuple) else sc
-        elif isinstance(sc, tuple):
-            out[i] = sc
-        else:
-            out[i] = C.merge_scans(prev, sc)
-    return out
-
-
-def _originals_first(scope: Scope) -> list:
-    """The scope's sessions with every fork after the session it was forked from (lineage.py), so a
-    response a fork copied is attributed to the original, as `stats` counts it (the copies of one
-    response are equal: the first read keeps it, events.py); otherwise in scope order."""
-    sessions = list(scope.sessions)
-    if len(sessions) < 2:
-        return sessions
-    from ..providers.claude.model.lineage import forks_in_scope
-
-    forks = forks_in_scope(scope)
-    if not forks:
-        return sessions
-    depth: dict[str, int] = {}
-
-    def d(sid: str, seen: int = 0) -> int:
-        if sid not in forks or seen > len(forks):
-            return 0
-        if sid not in depth:
-            depth[sid] = 1 + d(forks[sid].parent_session_id, seen + 1)
-        return depth[sid]
-
-    return sorted(sessions, key=lambda s: d(s.session_id))  # stable: scope order within a depth
-
-
-def collect_claude(out: Collected, scope: Scope, subagents: bool = True, parallel: bool = True) -> None:
-    """Claude Code sessions of a deep `Scope`, through the fast path."""
+def collect_deep(out: Collected, prov, scope, subagents: bool = True, parallel: bool = True) -> None:
+    """The sessions of a deep `Scope` (Selection.claude, or a part of it), through its reader's own
+    usage extraction (``prov.usage_scans``: Claude Code's fast path)."""
+    name = prov.name
     out.claude_home, out.claude_home_source = str(scope.home.path), scope.home.source
-    tally = out.tally.setdefault(C.PROVIDER, ReadTally())
-    jobs: list[tuple[object, str, str, str]] = []
-    for s in _originals_first(scope):
-        if s.session_id in scope.explicit_lanes:
-            ln = scope.explicit_lanes[s.session_id]
-            jobs.append((s, str(ln.path), ln.kind, "main" if ln.kind == "main" else (ln.agent_id or ln.lane_id)))
-        else:
-            jobs += [(s, p, k, n) for p, k, n in _lanes(s, subagents)]
-    from ..providers.claude.cache.usagecache import scans as cached_scans
-
-    home = getattr(scope.home, "path", None)
-    scans = cached_scans([j[1] for j in jobs], home if home is not None and os.fspath(home) != "-" else None,
-                         getattr(scope, "index_off", None), lambda ps: _scan_all(ps, parallel))
+    tally = out.tally.setdefault(name, ReadTally())
     cur = None
     first = first_unpaid = 0
     info = None
@@ -256,13 +120,13 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
             for u in out.without_usage[first_unpaid:]:
                 u.project = info.project
 
-    for (s, path, kind, lane_name), fs in zip(jobs, scans):
+    for (s, path, kind, lane_name), fs in prov.usage_scans(scope, subagents, parallel):
         if s is not cur:
             settle()
             cur = s
             first = len(out.ledger.events)
             first_unpaid = len(out.without_usage)
-            info = out.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
+            info = out.sessions.setdefault((name, s.session_id), SessionInfo(name, s.session_id))
         if isinstance(fs, tuple):
             out.problems.append(Problem(fs[0], fs[1]))
             continue
@@ -275,10 +139,10 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
                 info.client = fs.client
         elif info.project is None:
             info.project = fs.cwd or os.path.basename(os.path.dirname(path))
-        for e in C.events_of(fs, s.session_id, lane_name, info.project):
+        for e in fs.events(s.session_id, lane_name, info.project):
             out.ledger.add(e)
         info.without_usage += fs.assistant_without_usage
-        out.without_usage += [Unpaid(C.PROVIDER, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
+        out.without_usage += [Unpaid(name, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
         out.without_usage_lanes += [lane_name] * len(fs.no_usage_ts)
     settle()
 
@@ -286,7 +150,7 @@ def collect_claude(out: Collected, scope: Scope, subagents: bool = True, paralle
 # -- every other provider, through the providers layer ---------------------------------------
 
 def _ts_of(instant: str | None) -> float | None:
-    return C._ts(instant)
+    return instant_ts(instant)
 
 
 def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
@@ -383,7 +247,7 @@ def _client_recorded(info: SessionInfo, name: str, ref, prov=None) -> None:
     src = getattr(prov, "session_cost_source", None) or f"{name} recorded_cost"
     path = str(ex.get("db_path") or (ref.paths[0] if ref.paths else ""))
     if info.client is None:
-        info.client = C.ClientRecorded(float(cost), {"(session)": dict(toks)} if toks else {}, path, None, src)
+        info.client = ClientRecorded(float(cost), {"(session)": dict(toks)} if toks else {}, path, None, src)
     else:
         info.client.cost_usd = (info.client.cost_usd or 0.0) + float(cost)
         if toks and "(session)" in info.client.by_model:
@@ -452,13 +316,17 @@ def collect_selection(sel, subagents: bool = True) -> Collected:
     out = Collected()
     out.coverage = sel.coverage()
     out.problems = list(sel.problems())
-    ce = sel.survey.entry(C.PROVIDER)
+    deep = sel.deep_provider
+    ce = sel.survey.entry(deep)
     if ce is not None and ce.root is not None and ce.root.path is not None:
         out.claude_home, out.claude_home_source = str(ce.root.path), ce.root.source
     if sel.claude is not None:
         n = len(out.problems)
-        collect_claude(out, sel.claude, subagents)
-        _deleted_by_client(out, sel)
+        from ..providers import get
+
+        prov = sel.survey.provider(deep) or get(deep)
+        collect_deep(out, prov, sel.claude, subagents)
+        _deleted_by_client(out, sel, prov)
         seen = {(p.path, p.why) for p in out.problems[:n]}
         out.problems = out.problems[:n] + [p for p in out.problems[n:] if (p.path, p.why) not in seen]
     by_provider: dict[str, list] = {}
@@ -471,10 +339,8 @@ def collect_selection(sel, subagents: bool = True) -> Collected:
     return out
 
 
-def _deleted_by_client(out: Collected, sel) -> None:
-    from ..providers.claude import history as H
-
-    out.deleted, note = H.deleted_of_selection(sel, out.problems)
+def _deleted_by_client(out: Collected, sel, prov) -> None:
+    out.deleted, note = prov.deleted_sessions(sel, out.problems)
     if note:
         out.notes.append(note)
 
@@ -489,7 +355,7 @@ def collect(targets: tuple[str, ...] = (), claude_home: str | None = None, provi
     rs = dict(roots or {})
     if claude_home:
         rs[deep_name()] = str(claude_home)
-    sv = survey(RootRequest(roots=rs, home=home, only=tuple(providers or ())), light=frozenset({C.PROVIDER}))
+    sv = survey(RootRequest(roots=rs, home=home, only=tuple(providers or ())), light=frozenset({deep_name()}))
     return collect_selection(select(sv, list(targets), sessions_from), subagents)
 
 

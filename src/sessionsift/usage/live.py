@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from ..providers.claude.discover import Problem, Scope
 from ..providers.claude import usage as C
-from .collect import Collected, SessionInfo, Unpaid, _lanes
+from ..providers.claude.usage_scan import transcripts as _lanes
+from .collect import Collected, SessionInfo, Unpaid
 
 HEARTBEAT = 30.0
 

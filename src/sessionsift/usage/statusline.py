@@ -77,7 +77,7 @@ def _prices_stamp(prices_file: str | None) -> tuple:
 
 def _lanes_of(session_dir: str) -> list[str]:
     """A session's subagent transcripts: `<session>/subagents/*.jsonl` and its workflows' agent
-    files (the same files usage.collect._lanes lists; tests hold them equal)."""
+    files (the same files providers/claude/usage_scan.transcripts lists; tests hold them equal)."""
     sub = os.path.join(session_dir, "subagents")
     try:
         entries = sorted((e.name, e.path, e.is_file(), e.is_dir()) for e in os.scandir(sub))

@@ -332,6 +332,13 @@ class ClaudeCode(Provider):
 
         return reinjection(sel.claude, subagents=subagents)
 
+    def usage_scans(self, scope, subagents: bool = True, parallel: bool = True):
+        """usage.py's light scan of every transcript of `scope`, forks after their parents, from the
+        index's usage cache where it is fresh (usage_scan.py)."""
+        from .usage_scan import scans
+
+        return scans(scope, subagents, parallel)
+
     def plans(self, sel, audit: bool = False):
         """The plan file bound to each session (plan mode's ``plan_mode`` attachment, else the first
         valid slug: providers/claude/files/plan.py); `audit`: structured writes to plan files the

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 
-from ..usage import ClientRecorded, Event
+from ..usage import ClientRecorded, Event, instant_ts as _ts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the light scan (statusline) imports neither typing nor dataclasses
@@ -91,14 +91,9 @@ class FileScan:
     def __repr__(self) -> str:
         return f"FileScan(path={self.path!r}, end={self.end}, records={len(self.records)})"
 
-
-def _ts(s: Any) -> float | None:
-    if not isinstance(s, str):
-        return None
-    try:
-        return datetime.fromisoformat(s).timestamp() if s[-1:] != "Z" else datetime.fromisoformat(s[:-1] + "+00:00").timestamp()
-    except ValueError:
-        return None
+    def events(self, session_id: str, lane: str, project: str | None) -> list[Event]:
+        """The usage events of this scan, attributed to `session_id`, `lane` and `project` (:func:`events_of`)."""
+        return events_of(self, session_id, lane, project)
 
 
 def _int(v: Any, fs: FileScan) -> int | None:
