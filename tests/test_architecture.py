@@ -253,7 +253,7 @@ MYPY_ALLOWED: dict[str, int] = {
     'src/sessionsift/usage/blocks.py': 10,
     'src/sessionsift/usage/ccusage_json.py': 2,
     'src/sessionsift/providers/claude/usage.py': 2,
-    'src/sessionsift/usage/collect.py': 13,
+    'src/sessionsift/usage/collect.py': 11,
     'src/sessionsift/usage/live.py': 2,
     'src/sessionsift/usage/prices.py': 1,
     'src/sessionsift/usage/statusline.py': 6,

@@ -93,12 +93,18 @@ def status_cmd(inv):
     _say_not_indexed(out, others, text=False)
     from ..index.fulltext import status as ft_status
 
+    from ..index import kept
+
     ft = ft_status()
     ft_sessions = _fulltext_sessions(out, sel, others)
+    kp = kept.status()
     out.summary(action="status", transcripts=sum(counts.values()), states=counts, bytes=size,
                 covered_bytes=covered, index_bytes=idx_bytes, index_dir=str(store.root_dir()),
                 unreadable=[{"path": p.path, "why": p.why} for p in scope.problems], not_indexed=others,
-                fulltext=ft, fulltext_sessions=ft_sessions)
+                fulltext=ft, fulltext_sessions=ft_sessions, kept=kp)
+    if kp is not None and kp.get("answers") is not None:
+        out.text("answers kept per session: " + (", ".join(f"{esc(k)} {v}" for k, v in sorted(kp["answers"].items()))
+                                                 or "none") + f" ({_mb(kp['db_bytes'])})")
     if ft is None:
         out.text("full-text index: none yet (the next `search PATTERN` builds it)")
     elif "error" in ft:
@@ -270,6 +276,9 @@ def clear_cmd(inv, everything):
 
         dropped = fulltext.forget_units([fulltext.lane_key(os.fspath(ln.path)) for ln in lanes]
                                         + [fulltext.session_key(r) for r in sel.refs])
+        from ..index import kept
+
+        kept_dropped = kept.forget(list(sel.refs))
         # the data root's summaries hold copies of what those files held: they go too
         from ..providers.claude.cache import answers, filesummary, forks, summary, usagecache
 
@@ -288,7 +297,8 @@ def clear_cmd(inv, everything):
             out.row("root_summary", {"summary": name, "data_root": str(home), "removed_bytes": n})
     out.summary(action="clear", removed=removed, removed_bytes=freed,
                 not_indexed=None if everything else others,
-                fulltext_units_dropped=None if everything else dropped)
+                fulltext_units_dropped=None if everything else dropped,
+                kept_answers_dropped=None if everything else kept_dropped)
     out.text(f"removed {removed} index file(s), {_mb(freed)}"
              + (f"; {dropped} transcript(s)/session(s) dropped from the full-text index" if not everything and dropped
                 else ""))

@@ -503,17 +503,18 @@ class Provider:
         return from_records(self, ref)
 
     def census(self, refs: list[SessionRef], *, subagents: bool = True, strict: bool = False, cache=None,
-               scope=None, from_records: bool = False):
+               scope=None, from_records: bool = False, kept=None):
         """The census of `refs` in the shared shape (providers.census.Census): `stats` asks every
         provider this. Default: each session's records read in order (census.session_stats).
         A reader with a deeper census gives the same figures from it and that census as
         ``detail``; `cache` is the index's per-file census where the index is on, `scope` the
         selection's own reading of this provider's sessions where it has one, `from_records` asks
         for the default reading even so (a cross-check). `strict`: fail on a malformed line where
-        the reader can."""
+        the reader can. `kept`: the index's answers kept per session (index/kept.py), where the
+        index is on."""
         from .census import Census, read_census
 
-        sessions, problems = read_census([(self, r) for r in refs])
+        sessions, problems = read_census([(self, r) for r in refs], kept=None if strict else kept)
         return Census(sessions, problems)
 
     def lineage(self, refs: list[SessionRef], seen: list[SessionRef]) -> dict[str, dict]:

@@ -19,7 +19,7 @@ census, providers/claude/census.py).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .base import Problem, Provider, ReadReport, SessionRef, Tokens
 
@@ -127,15 +127,45 @@ def _one(pair: tuple[Provider, SessionRef]) -> SessionStats | Problem:
                        f"reader failed: {type(exc).__name__}: {exc}")
 
 
-def read_census(pairs: list[tuple[Provider, SessionRef]]) -> tuple[list[SessionStats], list[Problem]]:
-    """Every session's census from its shared records, in order (two processes over many bytes)."""
+def _one_taken(pair: tuple[Provider, SessionRef]) -> tuple[SessionStats | Problem, tuple | None]:
+    from ..index.kept import taken
+
+    return taken(pair[1], lambda: _one(pair))
+
+
+KEPT = "census"
+"""The question's name among the answers kept per session (index/kept.py)."""
+
+
+def read_census(pairs: list[tuple[Provider, SessionRef]], kept=None) -> tuple[list[SessionStats], list[Problem]]:
+    """Every session's census from its shared records, in order (two processes over many bytes).
+    `kept`: the index's answers kept per session (index/kept.py Kept, where the index is on): a
+    session whose census is kept and whose inputs are as they were is not read; every other one
+    is read, and its census kept."""
     from ..read.fanout import map_halves, no_gc
 
     out: list[SessionStats] = []
     problems: list[Problem] = []
     pairs = list(pairs)
+    got: dict[int, object] = kept.get(KEPT, [r for _, r in pairs]) if kept is not None else {}
+    todo = [i for i in range(len(pairs)) if i not in got]
     with no_gc():
-        results = map_halves(_one, pairs, [r.size for _, r in pairs])
+        if kept is None:
+            read = map_halves(_one, pairs, [r.size for _, r in pairs])
+            results: list = read
+        else:
+            taken_ = map_halves(_one_taken, [pairs[i] for i in todo], [pairs[i][1].size for i in todo])
+            keep = []
+            for i, (s, ident) in zip(todo, taken_):
+                got[i] = s
+                if ident is not None and isinstance(s, SessionStats) and not s.report.problems:
+                    # kept without its ref (a pickled Path is slow to load): the ref is put back on reading
+                    keep.append((pairs[i][1], ident, replace(s, ref=None)))  # type: ignore[arg-type]
+            kept.put(KEPT, keep)
+            results = [got[i] for i in range(len(pairs))]
+            for i, s in enumerate(results):
+                if isinstance(s, SessionStats):
+                    s.ref = pairs[i][1]  # the session as discovered now (its digest equals the kept one's)
     for s in results:
         if isinstance(s, Problem):
             problems.append(s)

@@ -95,18 +95,27 @@ def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: 
     sessions: list[SessionStats] = []
     problems: list[Problem] = []
     detail: dict = {}
-    for name, refs in by.items():
-        prov = provs.get(name)
-        if prov is None:
-            problems += [Problem(str(r.paths[0]) if r.paths else r.session_id, f"no reader for {name}") for r in refs]
-            continue
-        c = prov.census(refs, subagents=subagents, strict=strict, cache=cache, scope=sel.claude)
-        if c.detail is not None:
-            detail[name] = c.detail
-        if read_claude and c.detail is not None:
-            # the cross-check: the shared totals from the shared records, beside the provider's own
-            # deep census (its detail), so the two independent readings can be compared
-            c = prov.census(refs, subagents=subagents, strict=strict, from_records=True)
-        sessions += c.sessions
-        problems += c.problems
+    from ..index.kept import Kept
+
+    kept = Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
+                                                       if e.root is not None]) if by else None
+    try:
+        for name, refs in by.items():
+            prov = provs.get(name)
+            if prov is None:
+                problems += [Problem(str(r.paths[0]) if r.paths else r.session_id, f"no reader for {name}")
+                             for r in refs]
+                continue
+            c = prov.census(refs, subagents=subagents, strict=strict, cache=cache, scope=sel.claude, kept=kept)
+            if c.detail is not None:
+                detail[name] = c.detail
+            if read_claude and c.detail is not None:
+                # the cross-check: the shared totals from the shared records, beside the provider's own
+                # deep census (its detail), so the two independent readings can be compared
+                c = prov.census(refs, subagents=subagents, strict=strict, from_records=True)
+            sessions += c.sessions
+            problems += c.problems
+    finally:
+        if kept is not None:
+            kept.close()
     return StatsResult(SharedStats(sessions, problems), detail)

@@ -153,14 +153,109 @@ def _ts_of(instant: str | None) -> float | None:
     return instant_ts(instant)
 
 
-def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
-    """Sessions of one provider read through the providers layer (Record.tokens)."""
-    tally = out.tally.setdefault(name, ReadTally())
-    own_cost = bool(getattr(type(prov), "records_cost", False))
-    across = getattr(type(prov), "usage_dedup_scope", "session") == "provider"  # a fork's copies: one response
+@dataclass
+class SessionRead:
+    """What one session's records gave usage (a pure function of the session's files, kept per
+    session by the index: index/kept.py): its per-response events and running totals, the
+    assistant messages that recorded none, and the reading's figures. Events carry no project
+    (`collect_refs` gives them the session's)."""
+
+    per: list = field(default_factory=list)
+    """Event field tuples (Event._values order)."""
+    cumulative: list = field(default_factory=list)
+    """(instant, Tokens, model) of each running total."""
+    unpaid: list = field(default_factory=list)
+    """(instant, model) of each assistant message without usage."""
+    copies_with_tokens: int = 0
+    files: int = 0
+    bytes: int = 0
+    malformed: int = 0
+    torn_tail_bytes: int = 0
+    problems: list = field(default_factory=list)
+    """(path, why) of the reading's problems, a failed reading's among them."""
+
+
+KEPT = "usage"
+"""The question's name among the answers kept per session (index/kept.py)."""
+
+
+def read_session(name: str, prov, ref) -> SessionRead:
+    """Read one session's usage through its reader (Record.tokens): never raises."""
     from ..providers import ReadReport
 
-    for ref in refs:
+    own_cost = bool(getattr(type(prov), "records_cost", False))
+    across = getattr(type(prov), "usage_dedup_scope", "session") == "provider"  # a fork's copies: one response
+    owner = ref.parent_session_id or ref.session_id
+    lane = "main" if ref.parent_session_id is None else ref.session_id
+    sr = SessionRead()
+    report = ReadReport()
+    # the unit that records usage is the message: one spanning several records (opencode's
+    # parts, Record.message_id) lacks usage only when none of its records carries tokens
+    msg_usage: dict[str, bool] = {}
+    msg_unpaid: dict[str, tuple] = {}
+    try:
+        for rec in prov.read(ref, report, raw=own_cost):
+            t = rec.tokens
+            if rec.copy_of is not None:  # a repeat of another record (base.py): counted once, there
+                if t is not None:
+                    sr.copies_with_tokens += 1
+                continue
+            mid = rec.message_id
+            if mid is not None and t is not None:
+                msg_usage[mid] = True
+            if t is None:
+                if rec.role == "assistant" and rec.kind == "message":
+                    if mid is not None:
+                        msg_unpaid.setdefault(mid, (_ts_of(rec.instant), rec.model))
+                    else:
+                        sr.unpaid.append((_ts_of(rec.instant), rec.model))
+                continue
+            if t.cumulative:
+                sr.cumulative.append((_ts_of(rec.instant), t, rec.model))
+                continue
+            key = (f"{name}:{t.dedup_key}" if across else f"{name}:{owner}:{t.dedup_key}") if t.dedup_key else f"{name}:{ref.session_id}:{rec.locator}"
+            sr.per.append((name, owner, lane, None, rec.model, _ts_of(rec.instant), t.input, t.output,
+                           t.cache_read, t.cache_write, None, t.reasoning, None, None, None,
+                           prov.recorded_cost(rec) if own_cost else None, key, 1, rec.path))
+    except Exception as exc:  # noqa: BLE001
+        sr.problems.append((str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
+                            f"read failed: {type(exc).__name__}: {exc}"))
+    for mid, (ts, model) in msg_unpaid.items():
+        if mid not in msg_usage:
+            sr.unpaid.append((ts, model))
+    sr.files, sr.bytes = report.files, report.bytes
+    sr.malformed, sr.torn_tail_bytes = len(report.malformed_lines), report.torn_tail_bytes
+    sr.problems += [(p.path, p.why) for p in report.problems]
+    return sr
+
+
+def read_sessions(name: str, prov, refs: list, kept=None) -> list[SessionRead]:
+    """Each session's reading, in order: from the index's kept answers where `kept` holds a fresh
+    one, else read (and kept)."""
+    if kept is None:
+        return [read_session(name, prov, r) for r in refs]
+    from ..index.kept import taken
+
+    got = kept.get(KEPT, refs)
+    keep = []
+    out: list[SessionRead] = []
+    for i, r in enumerate(refs):
+        sr = got.get(i)
+        if not isinstance(sr, SessionRead):
+            sr, ident = taken(r, lambda r=r: read_session(name, prov, r))
+            if ident is not None and not sr.problems:
+                keep.append((r, ident, sr))
+        out.append(sr)
+    kept.put(KEPT, keep)
+    return out
+
+
+def collect_refs(out: Collected, name: str, prov, refs: list, kept=None) -> None:
+    """Sessions of one provider read through the providers layer (Record.tokens); `kept`: the
+    index's answers kept per session (index/kept.py), where the index is on."""
+    tally = out.tally.setdefault(name, ReadTally())
+    reads = read_sessions(name, prov, refs, kept)
+    for ref, sr in zip(refs, reads):
         owner = ref.parent_session_id or ref.session_id
         lane = "main" if ref.parent_session_id is None else ref.session_id
         info = out.sessions.setdefault((name, owner), SessionInfo(name, owner, ref.project))
@@ -169,62 +264,27 @@ def collect_refs(out: Collected, name: str, prov, refs: list) -> None:
         if info.project is None:
             info.project = ref.project
         _client_recorded(info, name, ref, prov)
-        report = ReadReport()
-        per: list[Event] = []
-        cumulative: list[tuple[float | None, object, str | None]] = []
-        # the unit that records usage is the message: one spanning several records (opencode's
-        # parts, Record.message_id) lacks usage only when none of its records carries tokens
-        msg_usage: dict[str, bool] = {}
-        msg_unpaid: dict[str, float | None] = {}
-        try:
-            for rec in prov.read(ref, report, raw=own_cost):
-                t = rec.tokens
-                if rec.copy_of is not None:  # a repeat of another record (base.py): counted once, there
-                    if t is not None:
-                        out.ledger.copies_merged += 1
-                    continue
-                mid = rec.message_id
-                if mid is not None and t is not None:
-                    msg_usage[mid] = True
-                if t is None:
-                    if rec.role == "assistant" and rec.kind == "message":
-                        if mid is not None:
-                            msg_unpaid.setdefault(mid, (_ts_of(rec.instant), rec.model))
-                        else:
-                            info.without_usage += 1
-                            out.without_usage.append(Unpaid(name, owner, _ts_of(rec.instant), info.project, rec.model))
-                            out.without_usage_lanes.append(lane)
-                    continue
-                if t.cumulative:
-                    cumulative.append((_ts_of(rec.instant), t, rec.model))
-                    continue
-                key = (f"{name}:{t.dedup_key}" if across else f"{name}:{owner}:{t.dedup_key}") if t.dedup_key else f"{name}:{ref.session_id}:{rec.locator}"
-                cw = t.cache_write
-                per.append(Event(name, owner, lane, info.project, rec.model, _ts_of(rec.instant), t.input, t.output,
-                                 t.cache_read, cw, None, t.reasoning, None, None, None,
-                                 prov.recorded_cost(rec) if own_cost else None,
-                                 key, 1, rec.path))
-        except Exception as exc:  # noqa: BLE001
-            out.problems.append(Problem(str(ref.paths[0]) if ref.paths else f"{name}:{ref.session_id}",
-                                        f"read failed: {type(exc).__name__}: {exc}"))
-        for mid, (ts, model) in msg_unpaid.items():
-            if mid not in msg_usage:
-                info.without_usage += 1
-                out.without_usage.append(Unpaid(name, owner, ts, info.project, model))
-                out.without_usage_lanes.append(lane)
-        tally.files += report.files
-        tally.bytes += report.bytes
-        tally.malformed += len(report.malformed_lines)
-        tally.usage_records += len(per) + len(cumulative)
-        tally.torn_tail_bytes += report.torn_tail_bytes
-        out.problems += [Problem(p.path, p.why) for p in report.problems]
+        out.ledger.copies_merged += sr.copies_with_tokens
+        for ts, model in sr.unpaid:
+            info.without_usage += 1
+            out.without_usage.append(Unpaid(name, owner, ts, info.project, model))
+            out.without_usage_lanes.append(lane)
+        per = [Event(*v) for v in sr.per]
+        for e in per:
+            e.project = info.project
+        tally.files += sr.files
+        tally.bytes += sr.bytes
+        tally.malformed += sr.malformed
+        tally.usage_records += len(per) + len(sr.cumulative)
+        tally.torn_tail_bytes += sr.torn_tail_bytes
+        out.problems += [Problem(p, why) for p, why in sr.problems]
         if per:
             for e in per:
                 out.ledger.add(e)
-            if cumulative:
-                _cross_check(out, name, owner, per, cumulative)
-        elif cumulative:
-            for e in _increments(name, owner, lane, info.project, cumulative, ref):
+            if sr.cumulative:
+                _cross_check(out, name, owner, per, sr.cumulative)
+        elif sr.cumulative:
+            for e in _increments(name, owner, lane, info.project, sr.cumulative, ref):
                 out.ledger.add(e)
 
 
@@ -332,10 +392,18 @@ def collect_selection(sel, subagents: bool = True) -> Collected:
     by_provider: dict[str, list] = {}
     for r in sel.refs:
         by_provider.setdefault(r.provider, []).append(r)
-    for name, refs in by_provider.items():
-        prov = sel.survey.provider(name)
-        if prov is not None:
-            collect_refs(out, name, prov, refs)
+    from ..index.kept import Kept
+
+    kept = Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
+                                                       if e.root is not None]) if by_provider else None
+    try:
+        for name, refs in by_provider.items():
+            prov = sel.survey.provider(name)
+            if prov is not None:
+                collect_refs(out, name, prov, refs, kept)
+    finally:
+        if kept is not None:
+            kept.close()
     return out
 
 

@@ -201,7 +201,7 @@ class ClaudeCode(Provider):
         return {sid: f.as_json() for sid, f in lineage_for([self.session_of(r) for r in refs]).items()}
 
     def census(self, refs: list[SessionRef], *, subagents: bool = True, strict: bool = False, cache=None,
-               scope=None, from_records: bool = False):
+               scope=None, from_records: bool = False, kept=None):
         """The lane census of stats.py over `scope` (the selection's Scope of these sessions; else
         one built from `refs`), each session's figures in the shared shape from its lanes
         (census.py), and the lane census itself as ``detail``. `from_records`: the shared-records

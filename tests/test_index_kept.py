@@ -1,0 +1,242 @@
+"""Answers kept per session for the agents read through shared records (index/kept.py): a second
+`stats` or `usage` over an unchanged store reads no record of those sessions and answers exactly
+what a reading gives; a session whose files changed is read again; the index off reads every time.
+
+Data: the real clients' sessions under examples/home (Codex CLI, Gemini CLI, opencode, Crush, pi,
+Qwen Code, Copilot CLI, Kilo Code), copied to a temp dir where a test changes them. The changes
+are made to the clients' own files: a rollout cut back to an earlier point of the same session (a
+prefix of its lines, as the client wrote it then), a database row the client wrote deleted."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionsift.index import kept as K
+from sessionsift.providers import deep_name
+from sessionsift.providers.base import SessionRef
+from sessionsift.providers.scope import RootRequest, select, survey
+
+REPO = Path(__file__).resolve().parent.parent
+HOME = REPO / "examples" / "home"
+
+
+def _home_copy(tmp_path: Path) -> Path:
+    dst = tmp_path / "home"
+    shutil.copytree(HOME, dst, symlinks=False)
+    return dst
+
+
+def _selection(home: Path):
+    others = {}
+    sv = survey(RootRequest(home=str(home)))
+    sel = select(sv, [], None)
+    return sel, others
+
+
+def _counting(monkeypatch):
+    """Count the sessions whose records are read by `stats` and by `usage`."""
+    from sessionsift.providers import census as PC
+    from sessionsift.usage import collect as UC
+
+    seen = {"census": 0, "usage": 0}
+    real_stats, real_read = PC.session_stats, UC.read_session
+
+    def stats(prov, ref):
+        seen["census"] += 1
+        return real_stats(prov, ref)
+
+    def read(name, prov, ref):
+        seen["usage"] += 1
+        return real_read(name, prov, ref)
+
+    monkeypatch.setattr(PC, "session_stats", stats)
+    monkeypatch.setattr(UC, "read_session", read)
+    return seen
+
+
+def _answers(home: Path):
+    from sessionsift.stats import stats_of
+    from sessionsift.usage.collect import collect_selection
+
+    sel, _ = _selection(home)
+    st = stats_of(sel)
+    col = collect_selection(sel)
+    shared = [s for s in st.shared.sessions if s.ref.provider != deep_name()]
+    census = {(s.ref.provider, s.ref.session_id): (s.records, s.copies, dict(s.kinds or {}), s.prompts,
+                                                    dict(s.tool_calls), dict(s.tool_errors), s.tokens_by_model,
+                                                    s.tokens_unknown, dict(s.usage_units_by_model),
+                                                    s.tokens_cumulative_by_model, s.turns, s.file_changes,
+                                                    s.report.omissions(), s.ref)
+              for s in shared}
+    events = sorted(tuple(map(repr, e._values())) for e in col.ledger.events if e.provider != deep_name())
+    unpaid = sorted(repr(u) for u in col.without_usage if u.provider != deep_name())
+    tally = {k: vars(v) for k, v in col.tally.items()}
+    return census, events, unpaid, tally, col.ledger.copies_merged, sorted(map(repr, col.problems))
+
+
+def test_a_second_answer_reads_no_record_of_an_unchanged_session_and_equals_a_reading(tmp_path, monkeypatch):
+    home = _home_copy(tmp_path)
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    seen = _counting(monkeypatch)
+    off = _answers(home)
+    read_off = dict(seen)
+    assert read_off["census"] >= 60 and read_off["usage"] >= 60, read_off  # every agent's sessions were read
+    monkeypatch.delenv("SESSIONSIFT_NO_INDEX")
+    first = _answers(home)
+    assert seen["census"] == 2 * read_off["census"] and seen["usage"] == 2 * read_off["usage"]
+    second = _answers(home)
+    assert seen["census"] == 2 * read_off["census"], "the second stats read records of an unchanged session"
+    assert seen["usage"] == 2 * read_off["usage"], "the second usage read records of an unchanged session"
+    assert first == off
+    assert second == off
+
+
+def test_the_index_off_reads_every_time(tmp_path, monkeypatch):
+    home = _home_copy(tmp_path)
+    seen = _counting(monkeypatch)
+    _answers(home)
+    n = dict(seen)
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    _answers(home)
+    assert seen == {"census": 2 * n["census"], "usage": 2 * n["usage"]}
+
+
+def _codex_rollout(home: Path) -> Path:
+    rs = sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"), key=lambda p: p.stat().st_size)
+    return rs[-1]
+
+
+def test_a_rollout_cut_back_to_an_earlier_point_is_read_again(tmp_path, monkeypatch):
+    home = _home_copy(tmp_path)
+    seen = _counting(monkeypatch)
+    _answers(home)
+    _answers(home)
+    before = dict(seen)
+    p = _codex_rollout(home)
+    lines = p.read_bytes().splitlines(keepends=True)
+    p.write_bytes(b"".join(lines[: len(lines) // 2]))
+    warm = _answers(home)
+    assert seen["census"] == before["census"] + 1 and seen["usage"] == before["usage"] + 1, seen
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    assert warm == _answers(home)
+
+
+def test_a_database_written_since_is_read_again(tmp_path, monkeypatch):
+    """opencode's sessions live in one database: a write to it (here: its last message row
+    deleted, as a client's revert does) makes every session of it be read again."""
+    home = _home_copy(tmp_path)
+    seen = _counting(monkeypatch)
+    _answers(home)
+    before = dict(seen)
+    db = next((home / ".local" / "share" / "opencode").rglob("opencode.db"))
+    con = sqlite3.connect(db)
+    n_sessions = con.execute("SELECT count(*) FROM session").fetchone()[0]
+    con.execute("DELETE FROM message WHERE id = (SELECT id FROM message ORDER BY time_created DESC LIMIT 1)")
+    con.commit()
+    con.close()
+    warm = _answers(home)
+    assert seen["census"] - before["census"] == n_sessions, (seen, before, n_sessions)
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    assert warm == _answers(home)
+
+
+def test_a_session_written_while_it_is_read_is_not_kept(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"a": 1}\n')
+    ref = SessionRef("codex", "s", [p])
+
+    def read_and_grow():
+        with open(p, "a") as f:
+            f.write('{"b": 2}\n')
+        return "value"
+
+    value, ident = K.taken(ref, read_and_grow)
+    assert value == "value"
+    assert ident is None
+    value, ident = K.taken(ref, lambda: p.read_text())
+    assert ident is not None and dict(ident)[str(p)] is not None
+
+
+def test_every_field_of_a_session_ref_is_in_its_digest():
+    base = SessionRef("codex", "s", [Path("/a")], project="/p", project_source="x", first_at="1", last_at="2",
+                      size=3, title="t", parent_session_id="q", version="v", extra={"k": 1}, helper="h")
+    d0 = K.ref_digest(base)
+    other = {"provider": "gemini-cli", "session_id": "s2", "paths": [Path("/b")], "project": "/p2",
+             "project_source": "y", "first_at": "9", "last_at": "8", "size": 4, "title": "u",
+             "parent_session_id": "r", "version": "w", "extra": {"k": 2}, "helper": "i"}
+    names = [f.name for f in dataclasses.fields(SessionRef)]
+    assert sorted(names) == sorted(other)
+    for name in names:
+        assert K.ref_digest(dataclasses.replace(base, **{name: other[name]})) != d0, name
+
+
+def test_another_code_empties_what_was_kept(tmp_path, monkeypatch):
+    home = _home_copy(tmp_path)
+    seen = _counting(monkeypatch)
+    _answers(home)
+    n = dict(seen)
+    monkeypatch.setattr(K, "_CODE", [b"another sessionsift"])
+    _answers(home)
+    assert seen == {"census": 2 * n["census"], "usage": 2 * n["usage"]}
+    con = sqlite3.connect(K.db_path())
+    assert con.execute("SELECT v FROM meta WHERE k='code'").fetchone()[0] == b"another sessionsift"
+
+
+def test_the_cli_answers_equal_with_the_index_off_cold_and_warm(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONSIFT_NO_INDEX"}
+    env.update(HOME=str(tmp_path / "h"), SESSIONSIFT_INDEX_DIR=str(tmp_path / "idx"), NO_COLOR="1")
+    (tmp_path / "h").mkdir()
+
+    def run(args, off=False):
+        e = dict(env, SESSIONSIFT_NO_INDEX="1") if off else env
+        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--home", str(HOME), "--format", "json"],
+                           capture_output=True, env=e, cwd=REPO)
+        assert p.returncode == 0, p.stderr.decode()[-2000:]
+        rows = [json.loads(x) for x in p.stdout.decode().splitlines()]
+        for r in rows:
+            r.pop("index", None)  # where the answer came from: the only field meant to differ
+        return rows
+
+    for args in (["stats"], ["usage", "daily", "--by", "project"], ["usage", "session"]):
+        off = run(args, off=True)
+        assert run(args) == off, args
+        assert run(args) == off, args
+
+
+def test_index_status_counts_the_kept_answers_and_clear_drops_them(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONSIFT_NO_INDEX"}
+    env.update(HOME=str(tmp_path / "h"), SESSIONSIFT_INDEX_DIR=str(tmp_path / "idx"), NO_COLOR="1")
+    (tmp_path / "h").mkdir()
+
+    def run(*args):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--home", str(HOME), "--format", "json"],
+                           capture_output=True, env=env, cwd=REPO)
+        rows = [json.loads(x) for x in p.stdout.decode().splitlines()]
+        return p.returncode, rows
+
+    code, rows = run("index", "status")
+    assert code == 0
+    assert rows[-1]["kept"] is None  # none yet: no stats or usage has run
+    code, rows = run("stats")
+    assert code == 0
+    shared = rows[-1]["shared"]["sessions"] - sum(1 for r in rows if r.get("kind") == "session"
+                                                 and r.get("provider") == deep_name())
+    code, rows = run("index", "status")
+    assert code == 0
+    kept = rows[-1]["kept"]
+    assert kept["answers"] == {"census": shared}
+    assert kept["db_bytes"] > 0
+    code, rows = run("index", "clear")
+    assert code == 0
+    assert rows[-1]["kept_answers_dropped"] == shared
+    code, rows = run("index", "status")
+    assert rows[-1]["kept"]["answers"] == {}
