@@ -393,6 +393,13 @@ class Provider:
         :meth:`read`'s tokens."""
         return []
 
+    def usage_follower(self, scope):
+        """Capability ``usage_follower`` (`usage blocks --live`, :attr:`usage_live`): what follows
+        `scope`'s transcripts as they grow -- ``sessions(targets, home)`` (a Scope listed again),
+        ``transcripts(session, subagents)`` and ``scan(path, start)`` (a ``usage_scans`` scan from a
+        byte offset). Default: None."""
+        return None
+
     def plans(self, sel, audit: bool = False):
         """Capability ``plans``: the plan each of this provider's sessions in `sel` keeps
         (providers/artifacts.py ``PlanAnswer``; `audit`: also writes to plan files the writing
@@ -638,14 +645,10 @@ class Provider:
         stands for it: clean's age gate). Never a bounded tail's guess: a last record longer than
         any window is read whole (up to ``LAST_LINE_MAX``). Default: JSON Lines files read
         backwards with :attr:`instant_keys`; any other file is ``ref.last_at`` for the first path,
-        None for the rest."""
-        out: list[tuple[Path, str | None]] = []
-        for i, p in enumerate(ref.paths):
-            if os.fspath(p).endswith(".jsonl"):
-                out.append((Path(p), last_jsonl_instant(p, self.instant_keys)))
-            else:
-                out.append((Path(p), ref.last_at if i == 0 else None))
-        return out
+        None for the rest (providers/liveness.py ``last_activity_of``)."""
+        from .liveness import last_activity_of
+
+        return last_activity_of(self, ref)
 
     def change_token(self, ref: SessionRef) -> str | None:
         """A cheap value that changes whenever what :meth:`read` yields for this session can have

@@ -470,3 +470,20 @@ def unjoined_children(children: list, world: "LiveWorld | None") -> list[ChildAg
         out.append(ChildAgent(c, None, started_at=c.first_at, ended_at=c.last_at if status == "completed" else None,
                               status=status, status_why=why))
     return out
+
+
+def last_activity_of(prov: Any, ref: Any) -> list:
+    """``Provider.last_activity``'s default: each JSON Lines file of ``ref.paths`` read backwards for
+    its last record's instant (``prov.instant_keys``); any other file ``ref.last_at`` for the first
+    path, None for the rest."""
+    from pathlib import Path
+
+    from ..read.tail import last_jsonl_instant
+
+    out: list = []
+    for i, p in enumerate(ref.paths):
+        if os.fspath(p).endswith(".jsonl"):
+            out.append((Path(p), last_jsonl_instant(p, prov.instant_keys)))
+        else:
+            out.append((Path(p), ref.last_at if i == 0 else None))
+    return out

@@ -13,9 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..providers.claude.discover import Problem, Scope
-from ..providers.claude import usage as C
-from ..providers.claude.usage_scan import transcripts as _lanes
+from ..providers.base import Problem
 from .collect import Collected, SessionInfo, Unpaid
 
 HEARTBEAT = 30.0
@@ -30,9 +28,16 @@ class _File:
 
 
 class Incremental:
-    """A Claude Code `Collected` kept current by reading only appended bytes."""
+    """A deep Scope's `Collected` (Claude Code's) kept current by reading only appended bytes, with
+    its reader's ``usage_follower`` (`prov`; default: the reader of the deep Scope)."""
 
-    def __init__(self, scope: Scope, targets: tuple[str, ...], subagents: bool = True):
+    def __init__(self, scope, targets: tuple[str, ...], subagents: bool = True, prov=None):
+        if prov is None:
+            from ..providers import deep_name, get
+
+            prov = get(deep_name())
+        self.name = prov.name
+        self.follow = prov.usage_follower(scope)
         self.scope = scope
         self.targets = targets
         self.subagents = subagents
@@ -52,10 +57,8 @@ class Incremental:
         self.problems.setdefault((path, why), Problem(path, why))
 
     def _sessions(self):
-        from ..providers.claude import discover as D
-
         try:
-            sc = D.resolve_targets(list(self.targets), choice=self.scope.home)
+            sc = self.follow.sessions(self.targets, self.scope.home)
         except Exception as exc:  # noqa: BLE001 - said, never hidden: the last set known is read
             self.stale = f"the sessions could not be listed ({type(exc).__name__}: {exc}); read the {len(self.known)} known before"
             self._problem(os.path.join(str(self.scope.home.path), "projects"), self.stale)
@@ -76,8 +79,8 @@ class Incremental:
         """Read what was appended; True when anything new was read."""
         changed = False
         for s in self._sessions():
-            info = self.col.sessions.setdefault((C.PROVIDER, s.session_id), SessionInfo(C.PROVIDER, s.session_id))
-            for path, kind, lane in _lanes(s, self.subagents):
+            info = self.col.sessions.setdefault((self.name, s.session_id), SessionInfo(self.name, s.session_id))
+            for path, kind, lane in self.follow.transcripts(s, self.subagents):
                 f = self.files.get(path)
                 try:
                     size = os.stat(path).st_size
@@ -92,7 +95,7 @@ class Incremental:
                 if f is not None and size == start:
                     continue
                 try:
-                    fs = C.scan_file(path, start)
+                    fs = self.follow.scan(path, start)
                 except OSError as exc:
                     self._problem(path, exc.strerror or str(exc))
                     continue
@@ -108,10 +111,10 @@ class Incremental:
                     info.project = info.project or fs.cwd or os.path.basename(os.path.dirname(path))
                 if fs.client is not None and kind == "main":
                     info.client = fs.client
-                for e in C.events_of(fs, s.session_id, "main" if kind == "main" else lane, info.project):
+                for e in fs.events(s.session_id, "main" if kind == "main" else lane, info.project):
                     self.col.ledger.add(e)
                 info.without_usage += fs.assistant_without_usage
-                self.col.without_usage += [Unpaid(C.PROVIDER, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
+                self.col.without_usage += [Unpaid(self.name, s.session_id, t, info.project, m) for t, m in fs.no_usage_ts]
                 changed = True
         return changed
 

@@ -339,6 +339,13 @@ class ClaudeCode(Provider):
 
         return scans(scope, subagents, parallel)
 
+    def usage_follower(self, scope):
+        """usage.py's scan from the offset a transcript was read to, its session set listed again
+        by discover.py (usage_scan.py ``Follower``)."""
+        from .usage_scan import Follower
+
+        return Follower()
+
     def plans(self, sel, audit: bool = False):
         """The plan file bound to each session (plan mode's ``plan_mode`` attachment, else the first
         valid slug: providers/claude/files/plan.py); `audit`: structured writes to plan files the

@@ -154,3 +154,22 @@ def scans(scope, subagents: bool = True, parallel: bool = True) -> list:
     got = cached_scans([j[1] for j in jobs], home if home is not None and os.fspath(home) != "-" else None,
                        getattr(scope, "index_off", None), lambda ps: _scan_all(ps, parallel))
     return list(zip(jobs, got))
+
+
+class Follower:
+    """Claude Code's ``usage_follower``: what `usage blocks --live` (usage/live.py) reads with."""
+
+    @staticmethod
+    def sessions(targets: tuple[str, ...], home):
+        """The Scope of `targets` (none: every session) under the data root `home` (a HomeChoice)."""
+        from .discover import resolve_targets
+
+        return resolve_targets(list(targets), choice=home)
+
+    @staticmethod
+    def transcripts(s, subagents: bool) -> list[tuple[str, str, str]]:
+        return transcripts(s, subagents)
+
+    @staticmethod
+    def scan(path: str, start: int = 0):
+        return C.scan_file(path, start)
