@@ -240,3 +240,24 @@ def test_index_status_counts_the_kept_answers_and_clear_drops_them(tmp_path):
     assert rows[-1]["kept_answers_dropped"] == shared
     code, rows = run("index", "status")
     assert rows[-1]["kept"]["answers"] == {}
+
+
+def test_stats_says_how_many_sessions_came_from_kept_answers(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONSIFT_NO_INDEX"}
+    env.update(HOME=str(tmp_path / "h"), SESSIONSIFT_INDEX_DIR=str(tmp_path / "idx"), NO_COLOR="1")
+    (tmp_path / "h").mkdir()
+
+    def shared_sessions(off=False):
+        e = dict(env, SESSIONSIFT_NO_INDEX="1") if off else env
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "stats", "--home", str(HOME), "--format", "json"],
+                           capture_output=True, env=e, cwd=REPO)
+        assert p.returncode == 0
+        rows = [json.loads(x) for x in p.stdout.decode().splitlines()]
+        n = sum(1 for r in rows if r.get("kind") == "session" and r.get("provider") != deep_name())
+        return rows[-1]["index"]["shared_sessions"], n
+
+    assert shared_sessions(off=True)[0] is None
+    first, n = shared_sessions()
+    assert first == {"from_kept": 0, "read": n}
+    second, _ = shared_sessions()
+    assert second == {"from_kept": n, "read": 0}

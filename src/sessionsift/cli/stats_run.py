@@ -311,7 +311,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
                 messages_copied=copied_total,
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
                 human_prompts=None if human is None else {"typed": sum(human.values()), **human},
-                omissions=dict(omis), index=irep.as_json(),
+                omissions=dict(omis), index={**irep.as_json(), "shared_sessions": unified.kept},
                 shared={**gres.totals(), "providers": sorted({st.ref.provider for st in gres.sessions})},
                 coverage=coverage_json(covs))
     from .table import COVERAGE_SEPS, prose

@@ -78,6 +78,10 @@ class StatsResult:
 
     shared: SharedStats
     detail: dict = field(default_factory=dict)
+    kept: dict | None = None
+    """``{"from_kept", "read"}``: the sessions read through shared records whose census was given
+    back from the index's kept answers, and those read (index/kept.py); None when none was kept or
+    asked (the index off, no such session)."""
 
 
 def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: bool = False,
@@ -118,4 +122,5 @@ def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: 
     finally:
         if kept is not None:
             kept.close()
-    return StatsResult(SharedStats(sessions, problems), detail)
+    asked = None if kept is None or not (kept.hits or kept.misses) else {"from_kept": kept.hits, "read": kept.misses}
+    return StatsResult(SharedStats(sessions, problems), detail, asked)
