@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ..audit.reinjection import Delivery, Exit, FileReport, Flush, LaneReport
-from ..providers.claude.discover import Lane
 from ..errors import UsageError
 from ..timefmt import instant, short_local
 from .invocation import targeting
@@ -66,14 +67,14 @@ def _n(v) -> str:
     return "?" if v is None else str(v)
 
 
-def _exit_json(lane: Lane, x: Exit | None, home: str | None) -> dict | None:
+def _exit_json(lane: Any, x: Exit | None, home: str | None) -> dict | None:
     if x is None:
         return None
     return {"line": x.line, "tool": x.tool, "tool_use_id": x.tool_use_id, "timestamp": instant(x.timestamp),
             "result_line": x.result_line, "is_error": x.is_error, "refetch": refetch(lane, x.line, home)}
 
 
-def _delivery_json(lane: Lane, d: Delivery, home: str | None) -> dict:
+def _delivery_json(lane: Any, d: Delivery, home: str | None) -> dict:
     return {"line": d.line, "flush_line": d.flush_line, "timestamp": instant(d.timestamp), "bytes": d.bytes,
             "chars": d.chars, "sha256": d.sha256, "repeat": d.repeat, "grew": d.grew, "empty": d.empty,
             "truncated_lines": d.truncated_lines, "regions": d.regions, "episode": d.episode,

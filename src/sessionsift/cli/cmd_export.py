@@ -37,13 +37,12 @@ def selection(inv):
     titles), narrowed by its session filters."""
     from ..providers.scope import select, survey
 
-    from ..providers.claude.discover import use_index
     from ..providers.scope import narrow
 
     sv = survey(inv.root_request())
     sel = select(sv, list(inv.targets), inv.session_list())
     if sel.claude is not None:
-        use_index(sel.claude, inv.index_off())  # type: ignore[arg-type]
+        sel.claude.use_index(inv.index_off())
     n = inv.narrowing()
     return narrow(sel, n) if n is not None else sel
 

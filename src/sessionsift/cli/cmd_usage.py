@@ -208,9 +208,10 @@ def _periods(report: str, inv: Invocation, tz, prices_file,
         UR.reverse_rows(rep)
     if ccjson:
         from ..usage import ccusage_json as CJ
-        from ..providers.claude.usage import PROVIDER as CLAUDE
+        from ..providers import deep_name
 
-        claude_only = list(inv.root_request().only) == [CLAUDE]
+        # ccusage's own (`claude`) shapes: only the reader of the deep Scope, the agent ccusage reads by default
+        claude_only = list(inv.root_request().only) == [deep_name()]
         _print_document(CJ.period_document(rep, _agent_names(col), claude_only, _project_dirs(col), order))
         return _ccjson_done(col)
     out = Out(fmt, "usage")

@@ -33,7 +33,6 @@ def live_coverage(sel, implied: bool) -> list:
 
 def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, subagents, implied=False) -> int:
     from ..read.watch import change_waiter
-    from ..providers.claude import usage as C
     from ..usage.blocks import place_unpaid, windows
     from ..usage.live import HEARTBEAT, Incremental
     from ..usage.report import in_range
@@ -55,7 +54,7 @@ def run(out, sel, provs, z, since, until, pricer, align, active_only, live_for, 
                claude_home=inc.col.claude_home, claude_home_source=inc.col.claude_home_source,
                price_table=pricer.table.describe())
     notes = []
-    if [p for p in provs if p != C.PROVIDER]:
+    if [p for p in provs if p != sel.deep_provider]:
         notes.append("--live follows Claude Code only; other providers were not read")
     covs = live_coverage(sel, implied)
     refreshes = 0

@@ -296,6 +296,11 @@ class Scope:
     narrowed: object = field(default=None, compare=False, repr=False)
     """What the command line's session filters left out (providers.scope.Narrowed), or None."""
 
+    def use_index(self, off: str | None) -> "Scope":
+        """:func:`use_index` on this scope: the index decision (`off`: why not; None: use it) carried
+        to it, its sessions and their lanes."""
+        return use_index(self, off)
+
     def one(self, session: "Session") -> "Scope":
         """A scope of one of its sessions, read as this one reads it (its explicit lane kept), for an
         answer about that session alone (`sync` reads each session's usage so); its problems,
