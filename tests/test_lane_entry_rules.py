@@ -58,6 +58,13 @@ def test_a_compaction_summary_is_marked_and_odd_values_are_unknown_not_kept():
     e = entry_from(asst, 3, 0, 10)
     assert e.usage[:2] == (None, None) and e.usage[2:] == (0, 0)
     assert e.uuid is None
+    # a stop reason that is not a string (null, as a record of a response still streaming may hold;
+    # absent) is unknown -- every sampled 2.1.258 assistant record holds a string (mutation testing:
+    # reading it unchecked passed)
+    asst["message"]["stop_reason"] = None
+    assert entry_from(asst, 3, 0, 10).stop_reason is None
+    del asst["message"]["stop_reason"]
+    assert entry_from(asst, 3, 0, 10).stop_reason is None
 
 
 def _lane(tmp_path: Path, recs: list[dict]) -> LaneIndex:
@@ -138,3 +145,79 @@ def test_records_before_the_first_prompt_are_in_no_turn_and_a_negative_turn_name
     assert [e.no for e in idx.turn_entries(None)] == list(range(1, first)) and first > 1
     assert (idx.turn_entries(-1), idx.turn_entries(-2)) == ([], [])
     assert idx.size == INTER.stat().st_size
+
+
+def _shapes():
+    """files_basic's prompt, assistant and attachment records, as rec(kind, uuid, parent, text)."""
+    fb = _raw(FB)
+    base = {"user": next(r for r in fb if r.get("type") == "user" and isinstance(r["message"]["content"], str)),
+            "assistant": next(r for r in fb if r.get("type") == "assistant"),
+            "attachment": next(r for r in fb if r.get("type") == "attachment")}
+    n = [0]
+
+    def rec(kind, uuid, parent, text=None):
+        n[0] += 1
+        r = copy.deepcopy(base[kind])
+        r.update(uuid=uuid, parentUuid=parent, timestamp=f"2026-11-30T04:26:{n[0]:02d}.000Z")
+        if text is not None:
+            r["message"]["content"] = text
+        return r
+
+    return rec
+
+
+def test_an_off_chain_record_whose_parent_comes_later_inherits_through_it_to_the_first_line(tmp_path):
+    # HAND-MADE order (files_basic's shapes): the only forward parent reference in the samples is
+    # the captured reply-before-prompt assistant record, a conversation child; here an attachment
+    # on line 2 names the attachment of line 3 as its parent, which hangs off the prompt on line 1
+    # (slot 0). Both inherit the prompt's survival (mutation testing: the walk past a resolved
+    # record, a parent at slot 0 read as none, and the empty-parent test inverted each made them
+    # abandoned, and passed)
+    rec = _shapes()
+    idx = _lane(tmp_path, [rec("user", "p0", None, "hello"), rec("attachment", "x", "y"),
+                           rec("attachment", "y", "p0"), rec("assistant", "a0", "p0")])
+    assert {e.uuid: e.survival for e in idx.entries} == {"p0": "live", "x": "live", "y": "live", "a0": "live"}
+
+
+def test_a_record_joins_its_parents_turn_even_after_the_next_prompt(tmp_path):
+    # HAND-MADE (files_basic's shapes): attachments written after a later prompt, hanging off an
+    # earlier turn's records -- one off turn 1's reply (memoised when that reply was numbered), one
+    # off a record whose parent is in no file (its turn by file order: 3); each joins its parent's
+    # turn, not the turn of the prompt above it in the file (mutation testing: a memo hit taken as
+    # unresolved, and a memo sentinel equal to turn 3, passed)
+    rec = _shapes()
+    recs = [rec("user", "p1", None, "one"), rec("assistant", "a1", "p1"),
+            rec("user", "p2", "a1", "two"), rec("assistant", "a2", "p2"),
+            rec("attachment", "z", "a1"), rec("attachment", "z2", "z"),
+            rec("user", "p3", "a2", "three"), rec("assistant", "a3", "p3"), rec("attachment", "j", "not-in-this-file"),
+            rec("user", "p4", "a3", "four"), rec("attachment", "i", "j"), rec("assistant", "a4", "p4")]
+    idx = _lane(tmp_path, recs)
+    got = {e.uuid: e.turn for e in idx.entries}
+    assert got == {"p1": 1, "a1": 1, "p2": 2, "a2": 2, "z": 1, "z2": 1, "p3": 3, "a3": 3, "j": 3, "p4": 4, "i": 3,
+                   "a4": 4}
+
+
+def test_an_empty_parent_uuid_is_no_parent_even_where_a_record_has_the_empty_uuid(tmp_path):
+    # HAND-MADE: no client writes an empty uuid; a record with parentUuid "" has no parent (it is a
+    # root, before the first turn: turn None) even when a record holds uuid "" (mutation testing:
+    # the look-up of the empty uuid made it join that record's turn, and passed)
+    rec = _shapes()
+    recs = [rec("user", "p1", None, "one"), rec("assistant", "a1", "p1"), rec("user", "p2", "a1", "two"),
+            rec("attachment", "", "p2"), rec("assistant", "a2", "p2"), rec("user", "p3", "a2", "three"),
+            rec("attachment", "c", ""), rec("assistant", "a3", "p3")]
+    idx = _lane(tmp_path, recs)
+    assert [(e.uuid, e.turn) for e in idx.entries] == [("p1", 1), ("a1", 1), ("p2", 2), ("", 2), ("a2", 2),
+                                                       ("p3", 3), ("c", None), ("a3", 3)]
+
+
+def test_an_answered_first_line_prompt_is_no_draft(tmp_path):
+    # HAND-MADE: the file's first line (slot 0) a prompt whose parent is in no file (a transcript
+    # continuing another), answered, then rewound to a sibling prompt: it is abandoned, not a draft
+    # (mutation testing: the walk up from its answer stopping before slot 0 made it user.unsent)
+    rec = _shapes()
+    recs = [rec("user", "d0", "gone", "first"), rec("assistant", "a0", "d0"),
+            rec("user", "d1", "gone", "again"), rec("assistant", "a1", "d1")]
+    idx = _lane(tmp_path, recs)
+    got = {e.uuid: (e.survival, "user.unsent" in e.labels) for e in idx.entries}
+    assert got == {"d0": ("abandoned", False), "a0": ("abandoned", False), "d1": ("live", False),
+                   "a1": ("live", False)}
