@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from ..errors import TargetError
-from ..providers.claude.show import pick_lane
 from ..providers import deep_name
 from ..timefmt import instant
 from ..verbatim import api
@@ -82,7 +81,7 @@ def verbatim_cmd(inv, lane, budget, max_compactions, agent_msgs, max_unit, windo
                    pending_compaction=pending_compaction)
         return _emit(out, res, fields, window, slice_k, all_slices,
                      lambda line, u=None: _refetch_other(sel, ref, line, u))
-    ln = pick_lane(scope, lane)
+    ln = scope.pick_lane(lane)
     res = api.verbatim(ln, target=_show_target(ln, target, claude_home), **opts)
     out.header(**scope_header(inv, scope), lane=lane_fields(ln), budget=budget, budget_unit="utf16",
                max_compactions=max_compactions, agent_msgs=agent_msgs, max_unit=max_unit, window=window,
@@ -158,11 +157,14 @@ def _show_target(ln, given: str, claude_home) -> str:
                                  and ln.path.parent.parent.name != "projects")
     t = shlex.quote(str(ln.path)) if by_path else ln.session_id
     if claude_home and not by_path:
-        from ..providers.claude.discover import claude_home as default_home
+        from ..providers import deep_name, get
 
-        # the data root the command would find by itself needs no flag (the verbatim hook passes the
-        # client's own CLAUDE_CONFIG_DIR: the text it injects stays short)
-        if os.path.realpath(claude_home) != os.path.realpath(default_home(None).path):
+        # the data root the command would find by itself (the deep Scope's reader's default: its
+        # client's variable, else its home dir) needs no flag (the verbatim hook passes the client's
+        # own CLAUDE_CONFIG_DIR: the text it injects stays short)
+        prov = get(deep_name())
+        default = prov.locate().path if prov is not None else None
+        if default is None or os.path.realpath(claude_home) != os.path.realpath(default):
             t += f" --claude-home {shlex.quote(str(claude_home))}"
     return t
 

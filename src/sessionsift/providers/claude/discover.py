@@ -296,6 +296,13 @@ class Scope:
     narrowed: object = field(default=None, compare=False, repr=False)
     """What the command line's session filters left out (providers.scope.Narrowed), or None."""
 
+    def pick_lane(self, lane_name: str | None = None) -> "Lane":
+        """The one lane a single-session command reads: the scope's one session's explicit lane, its
+        main lane, or the subagent lane `lane_name` names (show.py ``pick_lane``)."""
+        from .show import pick_lane
+
+        return pick_lane(self, lane_name)
+
     def use_index(self, off: str | None) -> "Scope":
         """:func:`use_index` on this scope: the index decision (`off`: why not; None: use it) carried
         to it, its sessions and their lanes."""
