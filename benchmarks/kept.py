@@ -1,4 +1,4 @@
-"""`stats` and `usage daily` over many Codex CLI sessions: read from their records (index off),
+"""`stats`, `usage daily` and `list` over many Codex CLI sessions: read from their records (index off),
 the first run with the index on (read, and each session's answers kept: index/kept.py), and warm
 (kept answers given back), with ripgrep over the same files in the same run.
 
@@ -66,7 +66,7 @@ def main() -> None:
     (tmp / "home").mkdir()
     rgc = min(run(["rg", "-c", '"type"', str(home)])[0] for _ in range(3))
     print(f"rg -c '\"type\"' {rgc:.3f} s")
-    for name, args in (("stats", ["stats"]), ("usage daily", ["usage", "daily"])):
+    for name, args in (("stats", ["stats"]), ("usage daily", ["usage", "daily"]), ("list", ["list"])):
         cmd = [*SSIFT, *args, "--codex-home", str(home), "--format", "json"]
         off = [run(cmd, dict(base, SESSIONSIFT_NO_INDEX="1")) for _ in range(a.repeat)]
         shutil.rmtree(tmp / "idx", ignore_errors=True)

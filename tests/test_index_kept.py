@@ -261,3 +261,42 @@ def test_stats_says_how_many_sessions_came_from_kept_answers(tmp_path):
     assert first == {"from_kept": 0, "read": n}
     second, _ = shared_sessions()
     assert second == {"from_kept": n, "read": 0}
+
+
+def test_a_second_list_reads_no_record_of_an_unchanged_session_and_equals_a_reading(tmp_path, monkeypatch):
+    """`list` summarizes a session of a reader without a bounded read (Provider.summarize's
+    default: every record) once; Claude Code's head-and-tail read is not kept."""
+    from sessionsift.listing import list_sessions
+    from sessionsift.providers import summary as PS
+
+    home = _home_copy(tmp_path)
+    n = {"read": 0}
+    real = PS.from_records
+
+    def counted(prov, ref):
+        n["read"] += 1
+        return real(prov, ref)
+
+    monkeypatch.setattr(PS, "from_records", counted)
+
+    def rows():
+        sel, _ = _selection(home)
+        lst = list_sessions(sel)
+        return [(r.ref, r.summary) for r in lst.rows], sorted(map(repr, lst.problems))
+
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    off = rows()
+    read_off = n["read"]
+    assert read_off >= 60
+    monkeypatch.delenv("SESSIONSIFT_NO_INDEX")
+    assert rows() == off
+    assert n["read"] == 2 * read_off
+    assert rows() == off
+    assert n["read"] == 2 * read_off, "the second list read records of an unchanged session"
+    p = _codex_rollout(home)
+    lines = p.read_bytes().splitlines(keepends=True)
+    p.write_bytes(b"".join(lines[: len(lines) // 2]))
+    warm = rows()
+    assert n["read"] == 2 * read_off + 1
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    assert warm == rows()

@@ -153,6 +153,34 @@ def list_sessions(sel, subagents: bool = True, keep: Kept | None = None) -> List
     old = keep.sessions if keep is not None else {}
     new: dict = {}
 
+    # a session whose provider summarizes it by reading every record (Provider.summarize's
+    # default) is summarized once and its summary kept by the index (index/kept.py) while
+    # every file its reader opened is as it was; a bounded reader (Claude Code's head and tail)
+    # is read each time; a long-lived listing (`keep`: the server's) keeps its own in memory
+    from ..index import kept as KI
+    from ..providers.base import Provider
+
+    what = f"summary:{int(bool(subagents))}"
+    full_read = [i for i, r in enumerate(refs) if r.provider in providers
+                 and getattr(type(providers[r.provider]), "summarize", None) is Provider.summarize]
+    disk = KI.Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
+                                                          if e.root is not None]) if full_read and keep is None else None
+    hits: dict[int, object] = {}
+    if disk is not None:
+        got = disk.get(what, [refs[i] for i in full_read])
+        hits = {full_read[j]: v for j, v in got.items()}
+    keep_these = set(full_read) if disk is not None else set()
+
+    def one_at(i: int):
+        h = hits.get(i)
+        if isinstance(h, tuple) and len(h) == 2:
+            return h[0], h[1], None
+        if i in keep_these:
+            (ref, res), ident = KI.taken(refs[i], lambda: one(refs[i]))
+            return ref, res, ident if isinstance(res, SessionSummary) and not res.problems else None
+        ref, res = one(refs[i])
+        return ref, res, None
+
     def one(ref: SessionRef) -> tuple[SessionRef, SessionSummary | Problem]:
         prov = providers.get(ref.provider)
         where = str(ref.paths[0]) if ref.paths else ref.session_id
@@ -176,9 +204,18 @@ def list_sessions(sel, subagents: bool = True, keep: Kept | None = None) -> List
         except Exception as exc:  # a reader's bug: the session is unreadable, the answer goes on
             return ref, Problem(where, f"reader failed: {type(exc).__name__}: {exc}")
 
-    with no_gc():
-        # a bounded reader reads at most a few MB of a session: weigh the halves by what is read
-        results = map_halves(one, refs, [min(r.size or 0, 3 << 20) for r in refs])
+    try:
+        with no_gc():
+            # a bounded reader reads at most a few MB of a session: weigh the halves by what is read
+            done = map_halves(one_at, list(range(len(refs))),
+                              [0 if i in hits else min(r.size or 0, 3 << 20) for i, r in enumerate(refs)])
+        results = [(ref, res) for ref, res, _ident in done]
+        if disk is not None:
+            disk.put(what, [(refs[i], ident, (ref, res)) for i, (ref, res, ident) in enumerate(done)
+                            if ident is not None])
+    finally:
+        if disk is not None:
+            disk.close()
     if keep is not None:
         keep.kept = sum(1 for k, v in new.items() if old.get(k) is v)
         keep.read = len(refs) - keep.kept
