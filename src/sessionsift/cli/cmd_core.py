@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import click
 
 from .progress_run import with_reading
-from ..providers.claude.discover import Lane
-from ..providers.claude.model.lane import Entry
-from ..providers.claude.model import record as R
 from ..timefmt import instant, short_local
 from .exit import ExitStatus
 from .invocation import targeting
@@ -19,7 +17,8 @@ from .output import Out, clip, esc
 from .stats_run import _known_tokens, _plural, _prompts_text, _tools_text, bridges_json  # noqa: F401
 
 
-def entry_fields(lane: Lane, e: Entry, home: str | None) -> dict:
+def entry_fields(lane: Any, e: Any, home: str | None) -> dict:
+    """A deep lane's record entry (the lane model's ``Entry``) as `show` and its kin print it."""
     return {
         **lane_fields(lane),
         "line": e.no,
@@ -432,8 +431,6 @@ def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full, no
     Example: sessionsift show 3f2a --turn -1
     Example: sessionsift show ses_4b1c --locator part:prt_9a2 --home examples/home
     """
-    from ..providers.claude import show as show_mod  # show's own module: no other command pays for it
-
     from ..errors import TargetError, UsageError
 
     sel = make_selection(inv)
@@ -468,12 +465,12 @@ def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full, no
         if m is None:
             raise UsageError(f"a Claude Code record's locator is L<line> or L<line>#<block>, not {locator!r}")
         lines = m.group(1)
-    ln = show_mod.pick_lane(scope, lane)
+    ln = scope.pick_lane(lane)
     out = Out(fmt, "show")
     out.header(**selection_header(sel), lane=lane_fields(ln))
     covs = sel.coverage()
     if branch_points:
-        idx, bps = show_mod.branch_points(ln)
+        idx, bps = ln.branch_points()
         for bp in bps:
             out.row("branch_point", {**entry_fields(ln, bp.entry, claude_home),
                                      "children": [{"line": c.no, "uuid": c.uuid, "labels": list(c.labels),
@@ -485,12 +482,10 @@ def show_cmd(inv, lane, lines, locator, uuid, turn, raw, branch_points, full, no
         out.text(f"{len(bps)} branch points in {idx.stats.lines} lines of {esc(ln.path)}")
         out.text(coverage_line(covs))
         return ExitStatus.OK
-    idx, recs = show_mod.show(ln, lines=lines, uuid=uuid, turn=turn, raw=raw)
+    idx, recs = ln.shown(lines=lines, uuid=uuid, turn=turn, raw=raw, full=full)
     n_collapsed = 0
-    for r in recs:
+    for r, body, col in recs:
         e = r.entry
-        body = R.display_text(r.obj, list(e.labels))
-        col = None if (full or raw) else show_mod.collapsed(r, body)
         whole = refetch(ln, e.no, claude_home) + " --full" if col else None
         data = {**entry_fields(ln, e, claude_home), "record": r.obj,
                 "collapsed": {"kind": col.kind, "bytes": col.bytes, "refetch": whole} if col else None}

@@ -139,6 +139,20 @@ class Lane:
 
         return LaneHistory(self, index)
 
+    def shown(self, lines: str | None = None, uuid: str | None = None, turn: int | None = None,
+              raw: bool = False, full: bool = False):
+        """`show`'s records of this lane (show.py ``shown``): its index and ``(record, display text,
+        collapsed payload or None)`` for the lines, uuid or turn addressed."""
+        from .show import shown
+
+        return shown(self, lines=lines, uuid=uuid, turn=turn, raw=raw, full=full)
+
+    def branch_points(self):
+        """This lane's index and its branch points (show.py ``branch_points``)."""
+        from .show import branch_points
+
+        return branch_points(self)
+
     @property
     def display(self) -> str:
         if self.kind == "main":

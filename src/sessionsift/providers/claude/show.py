@@ -115,6 +115,20 @@ class BranchPoint:
     children: list[Entry]
 
 
+def shown(lane: Lane, lines: str | None = None, uuid: str | None = None, turn: int | None = None,
+          raw: bool = False, full: bool = False) -> "tuple[LaneIndex, list[tuple[ShownRecord, str, Collapsed | None]]]":
+    """:func:`show`'s records, each with the text `show` displays (model/record.py ``display_text``)
+    and its :func:`collapsed` payload (None with `full` or `raw`: the record is shown whole)."""
+    from .model import record as R
+
+    idx, recs = show(lane, lines=lines, uuid=uuid, turn=turn, raw=raw)
+    out = []
+    for r in recs:
+        body = R.display_text(r.obj, list(r.entry.labels))
+        out.append((r, body, None if (full or raw) else collapsed(r, body)))
+    return idx, out
+
+
 def branch_points(lane: Lane) -> tuple[LaneIndex, list[BranchPoint]]:
     """Records with more than one conversation child (facts only; which side is live is not
     computable from the file - REC-033). Tool-result carriers, isMeta records and summaries are
