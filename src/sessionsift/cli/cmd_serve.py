@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import click
 
 from ..errors import UsageError
@@ -26,7 +28,6 @@ def serve_cmd(inv, port, host, allow_remote, no_browser):
     Example: sessionsift serve --home examples/home
     """
     from .. import serve
-    from .options import make_selection
 
     if host not in serve.LOOPBACK and not allow_remote:
         raise UsageError(f"--host {host} is not loopback: every session would be readable from the network "
@@ -36,12 +37,13 @@ def serve_cmd(inv, port, host, allow_remote, no_browser):
     except serve.MissingExtra as exc:
         raise UsageError(str(exc)) from None
 
-    def selector(targets: tuple[str, ...]):
-        return make_selection(inv.with_targets(tuple(inv.targets) + tuple(targets)))
-
     from .cmd_worktrees import harness_roots
 
-    srv = serve.build(selector, host=host, port=port, worktree_roots=harness_roots(inv))
+    # the heavy answers run in worker processes, which make their own selection with this selector
+    # (it pickles: a module-level function over the Invocation); a session list read from stdin
+    # cannot be read again there, so with `--sessions-from -` they are made in the server
+    srv = serve.build(functools.partial(_selection, inv), host=host, port=port, worktree_roots=harness_roots(inv),
+                      workers=inv.sessions_from != "-")
     snap = srv.store.snapshot()  # a target that names nothing is a usage error before anything listens
     out = Out(inv.fmt, "serve")
 
@@ -61,3 +63,9 @@ def serve_cmd(inv, port, host, allow_remote, no_browser):
 
     serve.run(srv, ready)
     return 0
+
+
+def _selection(inv, targets: tuple[str, ...]):
+    from .options import make_selection
+
+    return make_selection(inv.with_targets(tuple(inv.targets) + tuple(targets)))

@@ -54,13 +54,16 @@ class Server:
 
 def build(selector: Callable[[tuple[str, ...]], Any], *, host: str = "127.0.0.1", port: int = 8765,
           token: str | None = None, watch: bool = True,
-          worktree_roots: tuple[str | None, str | None, str | None] = (None, None, None)) -> Server:
-    """The app over the sessions `selector(targets)` selects (a Selection), not yet serving."""
+          worktree_roots: tuple[str | None, str | None, str | None] = (None, None, None),
+          workers: bool = False) -> Server:
+    """The app over the sessions `selector(targets)` selects (a Selection), not yet serving.
+    `workers`: the live status and the usage reports are made in worker processes (serve/worker.py;
+    `selector` must then pickle)."""
     require()
     from .app import make_app
     from .store import Store
 
-    store = Store(selector, worktree_roots)
+    store = Store(selector, worktree_roots, workers=workers)
     tok = token or secrets.token_urlsafe(24)
     return Server(host, port, tok, make_app(store, token=tok, host=host, port=port, watch=watch), store)
 

@@ -119,6 +119,8 @@ def make_app(store: Store, *, token: str, host: str, port: int, watch: bool = Tr
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+            if store.workers is not None:
+                store.workers.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     return Guard(app, token=token, host=host, port=port)

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .layout import e, page, session_href, t
+
+if TYPE_CHECKING:
+    from ..live.status import SessionVerdict
 
 ORDER = {"running": 0, "waiting": 1, "waiting-children": 2, "idle-background-open": 3}
 SETTLED = ("idle-eot", "stale-dead", "unknown")
@@ -23,23 +28,46 @@ def row_id(provider: str, sid: str) -> str:
     return "live-" + hashlib.sha1(f"{provider}\0{sid}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
+@dataclass
+class LiveAnswer:
+    """What the page shows of one status answer (`sessionsift.live.status.status`): the verdicts
+    shown (every one not settled, in the answer's order, then the RECENT most recently active
+    settled ones), the count of every verdict, and how many settled ones are not shown. Made in
+    the server's live worker (serve/worker.py) when it has one: each unit is sent without its
+    provider and native session (the page reads its name, display and ref)."""
+
+    shown: list[SessionVerdict]
+    counts: dict[str, int]
+    not_shown: int
+
+
+def answer(sel, last: dict[tuple[str, str], float], now: float | None = None) -> LiveAnswer:
+    """The status of every session of `sel`, cut to what the page shows: `last` is each listed
+    session's last activity as a sort key (a session not in it: the lowest)."""
+    from ..live.status import SessionVerdict, status
+    from ..live.world import Unit
+
+    res = status(sel, now)
+    low = _ts(None)
+    settled = sorted((v for v in res.verdicts if v.state.verdict in SETTLED),
+                     key=lambda v: last.get((v.unit.name, v.unit.ref.session_id), low), reverse=True)
+    shown = [v for v in res.verdicts if v.state.verdict not in SETTLED] + settled[:RECENT]
+    slim = [SessionVerdict(Unit(v.unit.name, v.unit.display, None, v.unit.ref, None, v.unit.child), v.state)
+            for v in shown]
+    return LiveAnswer(slim, res.counts, len(settled) - len(settled[:RECENT]))
+
+
 def state(store) -> dict:
     """Every row of the page as plain data (what the event stream sends)."""
-    from ..live.status import status
+    from .worker import KEEP
 
     snap = store.snapshot()
 
     def make():
-        res = status(snap.selection)
-
-        def last(v) -> float:
-            lr = snap.by_key.get((v.unit.name, v.unit.ref.session_id))
-            return _ts(lr.last_at if lr is not None else None)
-
-        settled = sorted((v for v in res.verdicts if v.state.verdict in SETTLED), key=last, reverse=True)
-        shown = [v for v in res.verdicts if v.state.verdict not in SETTLED] + settled[:RECENT]
+        last = {k: _ts(r.last_at) for k, r in snap.by_key.items()}
+        ans = store.compute(KEEP, answer, last)
         rows = []
-        for v in shown:
+        for v in ans.shown:
             u, st = v.unit, v.state
             lr = snap.by_key.get((u.name, u.ref.session_id))
             sm = lr.summary if lr is not None else None
@@ -55,9 +83,8 @@ def state(store) -> dict:
                 "last_at": None if lr is None else lr.last_at,
             })
         rows.sort(key=lambda r: (ORDER.get(r["verdict"], len(ORDER)), -_ts(r["last_at"])))
-        return {"generation": snap.generation, "counts": res.counts, "rows": rows,
-                "not_shown": len(settled) - len(settled[:RECENT]),
-                "more": _more(len(settled) - len(settled[:RECENT])), "changed": list(store.changed[:20])}
+        return {"generation": snap.generation, "counts": ans.counts, "rows": rows,
+                "not_shown": ans.not_shown, "more": _more(ans.not_shown), "changed": list(store.changed[:20])}
 
     return store.memo(("live",), make)
 

@@ -39,11 +39,16 @@ class Snapshot:
 
 class Store:
     def __init__(self, selector: Callable[[tuple[str, ...]], Any],
-                 worktree_roots: tuple[str | None, str | None, str | None] = (None, None, None)) -> None:
+                 worktree_roots: tuple[str | None, str | None, str | None] = (None, None, None),
+                 workers: bool = False) -> None:
         self.selector = selector
+        """targets -> a Selection (the Invocation's roots, providers and filters)."""
         self.worktree_roots = worktree_roots
         """(claude_home, codex_home, home) as the command line named them: `worktrees scan`'s roots."""
-        """targets -> a Selection (the Invocation's roots, providers and filters)."""
+        from .worker import Workers
+
+        self.workers: Workers | None = Workers(selector) if workers else None
+        """The heavy answers' processes (serve/worker.py; the selector must pickle), None: made here."""
         self.generation = 0
         self._snap: Snapshot | None = None
         self._lock = threading.Lock()
@@ -142,6 +147,13 @@ class Store:
                 self._memo[k] = v
 
         return self._single(("memo", self.generation, *key), lambda k: self._memo.get(k, _MISSING), make, put)
+
+    def compute(self, kind: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(selection, *args)`: in the `kind` worker process when the store has workers (its
+        own selection, made with the same selector), else here over the current snapshot's."""
+        if self.workers is not None:
+            return self.workers.run(kind, fn, *args)
+        return fn(self.snapshot().selection, *args)
 
     # -- rendered pages -------------------------------------------------------------------------
 

@@ -8,9 +8,15 @@ says so."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .layout import e, href, num, page, t
+
+if TYPE_CHECKING:
+    from ..usage.blocks import Window
+    from ..usage.report import Report
 
 PERIODS = ("daily", "weekly", "monthly")
 BYS = {"provider": "agent", "model": "model"}
@@ -19,10 +25,30 @@ PALETTE = ("#2f6feb", "#1a7f37", "#bf8700", "#cf222e", "#8250df", "#0969da", "#9
 MAX_BLOCKS = 12
 
 
-def _collected(store):
+@dataclass
+class UsageAnswer:
+    """What one usage page shows (`usage.report.build` over `usage.collect.collect_selection`,
+    and `usage.blocks.windows` with the messages without usage placed, as `usage blocks` does).
+    Made in a worker process of its own when the server has workers (serve/worker.py): the
+    collection of every message stays there and is returned with it."""
+
+    report: Report
+    windows: list[Window]
+    problems: int
+    """How many inputs could not be read (the figures are then lower bounds)."""
+
+
+def answer(sel, period: str, by: str) -> UsageAnswer:
+    from ..usage import report as UR
+    from ..usage.blocks import place_unpaid, windows
     from ..usage.collect import collect_selection
 
-    return store.memo(("usage-collected",), lambda: collect_selection(store.snapshot().selection))
+    col = collect_selection(sel)
+    pricer = UR.Pricer()
+    rep = UR.build(col, period, UR.zone(None), by=by, pricer=pricer)
+    ws = windows(col.events, pricer, now=time.time())
+    place_unpaid(ws, col.without_usage)  # as usage blocks counts them: unknown tokens and cost, not 0
+    return UsageAnswer(rep, ws, len(col.problems))
 
 
 def _cost(tt) -> str:
@@ -92,16 +118,16 @@ def _short(v: float) -> str:
 
 def render(store, q: dict) -> str:
     from ..usage import report as UR
-    from ..usage.blocks import place_unpaid, windows
 
     wanted = q.get("period")
     period: str = wanted if isinstance(wanted, str) and wanted in PERIODS else "daily"
     asked = q.get("by")
     by: str = asked if isinstance(asked, str) and asked in BYS else "provider"
-    col = _collected(store)
+    from .worker import ONCE
+
+    got = store.memo(("usage", period, by), lambda: store.compute(ONCE, answer, period, by))
+    rep, ws = got.report, got.windows
     z = UR.zone(None)
-    pricer = UR.Pricer()
-    rep = UR.build(col, period, z, by=by, pricer=pricer)
     tabs = " · ".join(f'<a{" aria-current=true" if p == period else ""} href="{href("/usage", period=p, by=by)}">{p}</a>'
                       for p in PERIODS)
     bys = " · ".join(f'<a{" aria-current=true" if b == by else ""} href="{href("/usage", period=period, by=b)}">per {n}</a>'
@@ -131,9 +157,6 @@ def render(store, q: dict) -> str:
     if tot.no_price:
         parts.append(f'<p class="meta">No price known for: {t(", ".join(sorted(tot.no_price)))} (their cost is not '
                      "counted: the cost is a lower bound).</p>")
-    now = time.time()
-    ws = windows(col.events, pricer, now=now)
-    place_unpaid(ws, col.without_usage)  # as usage blocks counts them: unknown tokens and cost, not 0
     parts.append(f"<h2>Billing windows (5 hours)</h2>")
     act = [w for w in ws if w.active]
     if act:
@@ -157,8 +180,8 @@ def render(store, q: dict) -> str:
                            f"<td class=n>{_cost(w.totals)}</td></tr>" for w in ws[::-1][:MAX_BLOCKS])
                  + "</tbody></table>" + (f'<p class="meta">The newest {MAX_BLOCKS} of {len(ws)} windows.</p>'
                                          if len(ws) > MAX_BLOCKS else ""))
-    if col.problems:
-        parts.append(f'<p class="omissions">{len(col.problems)} inputs could not be read: the figures are lower '
+    if got.problems:
+        parts.append(f'<p class="omissions">{got.problems} inputs could not be read: the figures are lower '
                      "bounds.</p>")
     return page("Usage", "\n".join(parts), current="/usage")
 
