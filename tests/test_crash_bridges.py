@@ -146,3 +146,24 @@ def test_search_summary_declares_the_bridges_it_used_and_the_chains_it_skipped(t
     rc, rows = _run(good, "search", "files_basic", "-t", "user.message")
     assert rows[-1]["hits"] == 3 and rows[-1]["bridges"]["records"] == 0 and rows[-1]["bridges"]["omitted_lines"] == 0
     assert "omitted line" not in _text(good, "search", "", "-t", "user.message", "--count")
+
+
+def test_a_prompt_bridged_after_an_ended_turn_is_not_an_inferred_opener(tmp_path):
+    """The same crash (a line NUL-filled at its length, as tests/realclient/mutations.py makes)
+    over the REAL interactive transcript's turn_duration record (line 17: the system record Claude
+    Code writes after the end_turn reply, the parent of the typed prompt on line 18): the prompt is
+    bridged across it, after an ended turn, and it is an opener of its own -- the bridge infers no
+    opener (mutation testing: building the skeleton without the records' own opener flag passed)."""
+    src = REPO / "examples" / "claude-home" / "projects" / "-tmp-ssift-rc-interactive-work" / (
+        "dd7270d6-d04e-5744-ab2f-2e9ad4fab464.jsonl")
+    lines = src.read_bytes().split(b"\n")
+    assert json.loads(lines[16])["subtype"] == "turn_duration"
+    assert json.loads(lines[17])["parentUuid"] == json.loads(lines[16])["uuid"]
+    lines[16] = b"\0" * len(lines[16])
+    bad = tmp_path / src.name
+    bad.write_bytes(b"\n".join(lines))
+    good = LaneIndex.build(Lane(src, src.stem, "main", "main"))
+    idx = LaneIndex.build(Lane(bad, bad.stem, "main", "main"))
+    assert idx.stats.bridges == [(18, 17, 16, False)]
+    assert idx.turns == good.turns
+    assert {e.no: e.turn for e in idx.entries if e.no != 17} == {e.no: e.turn for e in good.entries if e.no != 17}

@@ -65,6 +65,10 @@ def test_a_compaction_summary_is_marked_and_odd_values_are_unknown_not_kept():
     assert entry_from(asst, 3, 0, 10).stop_reason is None
     del asst["message"]["stop_reason"]
     assert entry_from(asst, 3, 0, 10).stop_reason is None
+    # the real compaction boundary's logicalParentUuid, and on a copy the same as a number: unknown
+    cb = next(r for r in raw if r.get("subtype") == "compact_boundary")
+    assert entry_from(cb, 1, 0, 10).logical_parent == cb["logicalParentUuid"]
+    assert entry_from({**cb, "logicalParentUuid": 42}, 1, 0, 10).logical_parent is None
 
 
 def _lane(tmp_path: Path, recs: list[dict]) -> LaneIndex:
