@@ -183,6 +183,51 @@ def start(home: Path, tmp: Path) -> tuple[subprocess.Popen, str, float]:
     return p, line.split(": ", 1)[1].strip(), time.perf_counter() - t0
 
 
+def rss_mb(pid: int, field: str = "VmRSS") -> str:
+    m = re.search(field + r":\s+(\d+)", Path(f"/proc/{pid}/status").read_text())
+    return f"{int(m.group(1)) / 1024:.0f}" if m else "?"
+
+
+def hwm_mb(pid: int) -> str:
+    return rss_mb(pid, "VmHWM")
+
+
+class Children:
+    """The peak RSS (VmHWM) of every process the server started (its workers: serve/worker.py),
+    sampled every 50 ms from /proc while the benchmark runs (a worker that ends between two
+    samples is seen at its last sample: VmHWM only grows, so the figure is at most 50 ms short)."""
+
+    def __init__(self, pid: int) -> None:
+        import threading
+
+        self.pid, self.peak, self.stop = pid, {}, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(0.05):
+            for d in Path("/proc").iterdir():
+                if not d.name.isdigit():
+                    continue
+                try:
+                    st = (d / "status").read_text()
+                except OSError:
+                    continue
+                pp = re.search(r"PPid:\s+(\d+)", st)
+                hwm = re.search(r"VmHWM:\s+(\d+)", st)
+                if pp and hwm and int(pp.group(1)) == self.pid:
+                    self.peak[int(d.name)] = max(self.peak.get(int(d.name), 0), int(hwm.group(1)))
+
+    def report(self) -> str:
+        self.stop.set()
+        self.thread.join(5)
+        if not self.peak:
+            return "server's worker processes: none seen"
+        xs = sorted(self.peak.values(), reverse=True)
+        return (f"server's worker processes: {len(xs)}, peak RSS of the largest {xs[0] / 1024:.0f} MB "
+                f"(each: {', '.join(f'{x / 1024:.0f}' for x in xs[:12])}{' ...' if len(xs) > 12 else ''} MB)")
+
+
 def cpu_seconds(pid: int) -> float | None:
     """User + system CPU seconds of process `pid`, all its threads (/proc; None elsewhere)."""
     try:
@@ -208,12 +253,14 @@ async def main_async(a) -> None:
           f"{platform.python_version()}; load average before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as td:
         proc, url, startup = start(home, Path(td))
+        kids = Children(proc.pid)
         try:
             m = re.match(r"(http://[^/]+)/\?token=(.+)$", url)
             base, token = m.group(1), m.group(2)
             port = base.rsplit(":", 1)[1]
             cookies = {f"sessionsift_token_{port}": token}
-            print(f"server: ready in {startup:.1f} s (the listing read before the address is printed)")
+            print(f"server: ready in {startup:.1f} s (the listing read before the address is printed); "
+                  f"RSS {rss_mb(proc.pid)} MB")
             async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
                 t0 = time.perf_counter()
                 r = await c.get("/")
@@ -232,6 +279,8 @@ async def main_async(a) -> None:
                     cold[u] = time.perf_counter() - t0
                     if r.status_code != 200:
                         raise SystemExit(f"{u}: HTTP {r.status_code}")
+                    if u in ("/usage", "/live", "/clean", "/search"):  # the server's own RSS after each heavy page
+                        print(f"  server RSS after cold {u}: {rss_mb(proc.pid)} MB (peak so far {hwm_mb(proc.pid)} MB)")
                 for k in sorted({kind(u) for u in mix}):
                     v = [cold[u] for u in mix if kind(u) == k]
                     print(f"  cold render {k:14s} n={len(v):2d} median {statistics.median(v) * 1000:7.0f} ms"
@@ -273,9 +322,11 @@ async def main_async(a) -> None:
                 v = [x for u, x in lat if kind(u) == k]
                 print(f"  {k:14s} n={len(v):4d} p50 {pct(v, 50) * 1000:6.0f} ms  p95 {pct(v, 95) * 1000:6.0f} ms")
 
+            print(f"  server RSS after the warm load: {rss_mb(proc.pid)} MB (peak so far {hwm_mb(proc.pid)} MB)")
             if a.appends:
                 print(f"a transcript appended (session {picks[0].rsplit('/', 1)[1]}), {a.appends} times:")
                 await append_figures(base, cookies, home, picks[0].rsplit("/", 1)[1], a.appends)
+                print(f"  server RSS after the appends: {rss_mb(proc.pid)} MB (peak so far {hwm_mb(proc.pid)} MB)")
             async with httpx.AsyncClient(base_url=base, cookies=cookies, timeout=600) as c:
                 for q in (() if a.no_search else ("hello", "zq-no-such-token-28")):
                     for n in ("first", "again"):
@@ -293,6 +344,7 @@ async def main_async(a) -> None:
             st = Path(f"/proc/{proc.pid}/status").read_text() if proc.poll() is None else ""
             hwm = re.search(r"VmHWM:\s+(\d+)", st)
             print(f"server peak RSS: {int(hwm.group(1)) / 1024:.0f} MB" if hwm else "server peak RSS: not read")
+            print(kids.report())
             print(f"load average after: {os.getloadavg()[0]:.1f}")
         finally:
             proc.terminate()
