@@ -31,9 +31,11 @@ from __future__ import annotations
 import marshal
 import os
 import pickle
-import sqlite3
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+
+if TYPE_CHECKING:
+    import sqlite3
 
 from . import config, store
 
@@ -83,7 +85,7 @@ def ref_digest(ref) -> bytes:
 class Kept:
     """An open database of kept answers (one per answer; never carried across a fork)."""
 
-    def __init__(self, con: sqlite3.Connection) -> None:
+    def __init__(self, con: "sqlite3.Connection") -> None:
         self.con = con
         self.hits = 0
         self.misses = 0
@@ -97,6 +99,8 @@ class Kept:
         for r in roots:
             if r is not None and not store.usable_for(r):
                 return None
+        import sqlite3  # only when the index is on: a command that keeps nothing loads no sqlite3
+
         p = db_path()
         try:
             store.private_dirs(p.parent)
@@ -127,6 +131,8 @@ class Kept:
         return cls(con)
 
     def close(self) -> None:
+        import sqlite3
+
         try:
             self.con.close()
         except sqlite3.Error:
@@ -134,6 +140,8 @@ class Kept:
 
     def get(self, what: str, refs: list) -> dict[int, object]:
         """{position in `refs`: the kept answer} for each ref whose answer is kept and fresh."""
+        import sqlite3
+
         from .fulltext import identity_fresh
 
         want: dict[tuple[str, str], list[int]] = {}
@@ -169,6 +177,8 @@ class Kept:
         """Keep (ref, inputs identity, answer) for each row; a failure keeps nothing."""
         if not rows:
             return
+        import sqlite3
+
         try:
             data = [(what, r.provider, r.session_id, ref_digest(r), marshal.dumps(ident), pickle.dumps(v, 5))
                     for r, ident, v in rows]
@@ -185,6 +195,8 @@ class Kept:
 
     def figures(self) -> dict:
         """{answers: kept rows per question} for `index status`."""
+        import sqlite3
+
         try:
             return {"answers": dict(self.con.execute("SELECT what, count(*) FROM kept GROUP BY what").fetchall())}
         except sqlite3.Error:
@@ -219,6 +231,8 @@ def taken(ref, fn: Callable[[], T]) -> tuple[T, tuple | None]:
 def status() -> dict | None:
     """{path, db_bytes, answers: {question: sessions kept}} for `index status`; None when there is
     none yet (not created here)."""
+    import sqlite3
+
     p = db_path()
     if not p.exists():
         return None
@@ -242,6 +256,8 @@ def status() -> dict | None:
 def forget(refs: list) -> int | None:
     """Drop every kept answer of `refs`' sessions (`index clear` over a selection): how many rows
     went, None when there is no database or it cannot be written."""
+    import sqlite3
+
     p = db_path()
     if not p.exists() or not refs:
         return None if not p.exists() else 0

@@ -101,8 +101,11 @@ def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: 
     detail: dict = {}
     from ..index.kept import Kept
 
+    # the answers kept per session serve the providers whose census reads the records (the default
+    # census); a deep census (Claude Code's lane facts) keeps its own
+    shared = any(type(provs[n]).census is Provider.census for n in by if n in provs)
     kept = Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
-                                                       if e.root is not None]) if by else None
+                                                       if e.root is not None]) if shared else None
     try:
         for name, refs in by.items():
             prov = provs.get(name)
