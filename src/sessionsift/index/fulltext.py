@@ -225,15 +225,7 @@ class FullText:
                             os.unlink(os.fspath(db_path(old)) + suf)
                         except OSError:
                             pass
-            fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                if os.fstat(fd).st_mode & 0o077:
-                    os.fchmod(fd, 0o600)
-            finally:
-                os.close(fd)
-            con = sqlite3.connect(p, timeout=timeout, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=NORMAL")
+            con = store.open_database(p, timeout)
             con.executescript(
                 "CREATE TABLE IF NOT EXISTS units(id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT UNIQUE NOT NULL,"
                 " ident BLOB NOT NULL, rows INTEGER NOT NULL, digest BLOB, flags INTEGER NOT NULL,"

@@ -101,18 +101,8 @@ class Kept:
                 return None
         import sqlite3  # only when the index is on: a command that keeps nothing loads no sqlite3
 
-        p = db_path()
         try:
-            store.private_dirs(p.parent)
-            fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                if os.fstat(fd).st_mode & 0o077:
-                    os.fchmod(fd, 0o600)
-            finally:
-                os.close(fd)
-            con = sqlite3.connect(p, timeout=10, isolation_level=None, check_same_thread=False)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=NORMAL")
+            con = store.open_database(db_path())
             con.executescript(
                 "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v BLOB NOT NULL);"
                 "CREATE TABLE IF NOT EXISTS kept(what TEXT NOT NULL, provider TEXT NOT NULL, sid TEXT NOT NULL,"

@@ -125,6 +125,25 @@ def private_dirs(d: Path) -> None:
     _private_dirs(d)
 
 
+def open_database(p: Path, timeout: float = 10.0):
+    """An index database at `p` (a sqlite3 connection in autocommit, WAL, synchronous NORMAL,
+    usable from the thread that did not open it): its directory made private and the file 0600,
+    made so if it was not. Raises OSError or sqlite3.Error."""
+    import sqlite3
+
+    private_dirs(p.parent)
+    fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    con = sqlite3.connect(p, timeout=timeout, isolation_level=None, check_same_thread=False)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    return con
+
+
 # -- identity ---------------------------------------------------------------------------------
 
 
