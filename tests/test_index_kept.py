@@ -300,3 +300,30 @@ def test_a_second_list_reads_no_record_of_an_unchanged_session_and_equals_a_read
     assert n["read"] == 2 * read_off + 1
     monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
     assert warm == rows()
+
+
+def test_a_forks_parent_appearing_since_makes_the_fork_be_read_again(tmp_path, monkeypatch):
+    """pi finds a fork's parent by the path its header records, else beside the fork
+    (providers/pi/read.py parent_file: an existence test, announced as an input through
+    read/probe.py). The real pi client's fork sample: its parent moved away, the fork's census is
+    kept without it (its copies counted as its own); the parent put back, the fork is read again and
+    the answer equals a reading."""
+    home = _home_copy(tmp_path)
+    fork_dir = home / ".pi" / "agent" / "sessions" / "--tmp-ssift-pi-sample-fork-work--"
+    forks = [p for p in fork_dir.glob("*.jsonl") if b'"parentSession"' in p.read_bytes()[:2000]]
+    assert len(forks) == 1
+    header = json.loads(forks[0].read_bytes().split(b"\n", 1)[0])
+    assert not Path(header["parentSession"]).exists()  # the path the client recorded: only its name is used
+    parent = fork_dir / Path(header["parentSession"]).name
+    aside = tmp_path / parent.name
+    parent.rename(aside)
+    seen = _counting(monkeypatch)
+    without = _answers(home)
+    before = dict(seen)
+    aside.rename(parent)
+    warm = _answers(home)
+    assert seen["census"] - before["census"] == 2, (seen, before)  # the parent, back, and its fork
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    fresh = _answers(home)
+    assert warm == fresh
+    assert warm[0] != without[0]  # the fork's census did change with its parent back

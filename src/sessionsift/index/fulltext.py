@@ -105,7 +105,7 @@ _SKIP = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix})
 
 
 def _hook(event: str, args) -> None:
-    if not _TRACE or event not in ("open", "os.listdir", "os.scandir", "sqlite3.connect"):
+    if not _TRACE or event not in ("open", "os.listdir", "os.scandir", "sqlite3.connect", "sessionsift.probe"):
         return
     tid, got = _TRACE[-1]
     if tid != threading.get_ident() or not args:
@@ -122,7 +122,8 @@ def _hook(event: str, args) -> None:
 
 class Traced:
     """``with Traced() as paths:`` every file and directory opened or listed in the block (this
-    thread), by the ``open``/``os.listdir``/``os.scandir``/``sqlite3.connect`` audit events."""
+    thread), by the ``open``/``os.listdir``/``os.scandir``/``sqlite3.connect`` audit events, and
+    every file whose existence a reader tested through read/probe.py (``sessionsift.probe``)."""
 
     def __enter__(self) -> set:
         if not _HOOKED:

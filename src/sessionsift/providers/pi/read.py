@@ -92,8 +92,10 @@ def _abs(path: str, cwd: str | None) -> str | None:
 def parent_file(recorded: str, fork_file: Path) -> Path | None:
     """The fork's parent file: the path its header records, else a file of that name beside the fork
     (a copied or moved agent dir: forks of one cwd share its folder); None when neither exists."""
+    from ...read.probe import is_file
+
     for p in (Path(recorded), fork_file.parent / os.path.basename(recorded)):
-        if p.is_file():
+        if is_file(p):  # an input of the reading (read/probe.py): its appearance is a change
             return p
     return None
 

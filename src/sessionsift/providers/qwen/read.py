@@ -423,7 +423,10 @@ class _Reader:
             d = self.path.parent.parent / "subagents" / _SANE.sub("_", self.ref.session_id)
             if self.path.parent.name == "archive":
                 d = self.path.parent.parent.parent / "subagents" / _SANE.sub("_", self.ref.session_id)
-            self.transcripts[agent_id] = (d / f"agent-{_SANE.sub('_', agent_id)}.jsonl").is_file()
+            from ...read.probe import is_file
+
+            # an input of the reading (read/probe.py): the transcript's appearance is a change
+            self.transcripts[agent_id] = is_file(d / f"agent-{_SANE.sub('_', agent_id)}.jsonl")
         return self.transcripts[agent_id]
 
 
@@ -460,7 +463,9 @@ def fork_point(ref: SessionRef) -> dict | None:
         copied = None
     src = Path(ref.paths[0]).parent / f"{sid}.jsonl"
     line_no = None
-    if last and src.is_file():
+    from ...read.probe import is_file
+
+    if last and is_file(src):
         try:
             for line in iter_lines(src):
                 if f'"uuid":"{last}"'.encode() in line.raw[:200]:
@@ -468,7 +473,7 @@ def fork_point(ref: SessionRef) -> dict | None:
                     break
         except OSError:
             line_no = None
-    return {"session_id": sid, "path": str(src) if src.is_file() else None, "line": line_no, "uuid": last,
+    return {"session_id": sid, "path": str(src) if is_file(src) else None, "line": line_no, "uuid": last,
             "copied_records": copied}
 
 
