@@ -327,3 +327,45 @@ def test_a_forks_parent_appearing_since_makes_the_fork_be_read_again(tmp_path, m
     fresh = _answers(home)
     assert warm == fresh
     assert warm[0] != without[0]  # the fork's census did change with its parent back
+
+
+def test_a_second_census_reads_no_record_and_another_query_reads_again(tmp_path, monkeypatch):
+    """A counting search (`--count`, `--count-by`) keeps each shared session's outcome under its
+    query: the same census again reads no record of an unchanged session and answers the same;
+    another census, or a changed session, is read again. A search that shows hits keeps nothing."""
+    from sessionsift.search import records as SR
+    from sessionsift.search.run import search
+    from sessionsift.providers.searchquery import Query
+
+    home = _home_copy(tmp_path)
+    n = {"read": 0}
+    real = SR.search_session
+
+    def counted(prov, ref, q, ruled_out=None):
+        n["read"] += 1
+        return real(prov, ref, q, ruled_out)
+
+    monkeypatch.setattr(SR, "search_session", counted)
+
+    def census(count_by):
+        sel, _ = _selection(home)
+        run = search(Query(count_by=count_by), sel)
+        return repr(run.census())
+
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    off = census("tool")
+    read_off = n["read"]
+    assert read_off >= 50
+    monkeypatch.delenv("SESSIONSIFT_NO_INDEX")
+    assert census("tool") == off
+    assert census("tool") == off
+    assert n["read"] == 2 * read_off, "the second census read records of an unchanged session"
+    census("day")
+    assert n["read"] == 3 * read_off  # another query: read again
+    p = _codex_rollout(home)
+    lines = p.read_bytes().splitlines(keepends=True)
+    p.write_bytes(b"".join(lines[: len(lines) // 2]))
+    warm = census("day")
+    assert n["read"] == 3 * read_off + 1
+    monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
+    assert warm == census("day")

@@ -12,7 +12,7 @@ every hit carries the prompt that opened its turn (a turn runs from one prompt t
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Iterator
 
@@ -43,6 +43,14 @@ class SharedQuery:
     (index/fulltext.py); None: not used (--no-index, or a census without a pattern)."""
     literals: tuple[str, ...] | None = None
     """The pattern's literals over record text (read.needles.needles_for(text=True)), None = none."""
+    keep: bool = False
+    """A counting query's per-session outcomes may be kept by the index (index/kept.py: the index
+    is on); a query that shows hits is read every time."""
+
+    def kept_key(self) -> str:
+        """What a kept outcome answered: every field that decides a session's outcome."""
+        return repr((self.regex, sorted(self.kinds), self.since, self.until, self.max_count, self.count_by,
+                     self.sessions_only, self.needles, self.needles_ci))
 
 
 @dataclass
@@ -262,8 +270,16 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
                            f"reader failed: {type(exc).__name__}: {exc}")
 
     todo = [k for k in range(len(pairs)) if gate[k] is not True]
-    with no_gc():
-        got = dict(zip(todo, map_halves(one, todo, [pairs[k][1].size for k in todo])))
+    kept = None
+    if q.keep and q.count_by is not None and todo:
+        from ..index.kept import Kept
+
+        kept = Kept.open()
+    if kept is None:
+        with no_gc():
+            got = dict(zip(todo, map_halves(one, todo, [pairs[k][1].size for k in todo])))
+    else:
+        got = _kept_outcomes(kept, pairs, todo, q, one)
     for k in range(len(pairs)):
         sm.sessions += 1
         sm.child_sessions += pairs[k][1].parent_session_id is not None
@@ -298,6 +314,44 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
         sm.omissions.update(o.report.omissions())
         sm.problems.extend(o.report.problems)
     return outs, sm
+
+
+KEPT = "search-count"
+"""The question's name among the answers kept per session (index/kept.py): one counting query's
+outcome per session, the latest (its query's key beside it: another query reads again)."""
+
+
+def _kept_outcomes(kept, pairs: list, todo: list[int], q: SharedQuery, one) -> dict:
+    """`one(k)` for each of `todo`, a session's outcome given back from the kept answers where the
+    same counting query was answered over the same inputs, else read and kept."""
+    from ..index.kept import taken
+    from ..read.fanout import map_halves, no_gc
+
+    qk = q.kept_key()
+    try:
+        hits = kept.get(KEPT, [pairs[k][1] for k in todo])
+        got: dict = {}
+        for j, v in hits.items():
+            if isinstance(v, tuple) and len(v) == 2 and v[0] == qk and isinstance(v[1], SessionOutcome):
+                o = v[1]
+                o.ref = pairs[todo[j]][1]
+                got[todo[j]] = o
+        rest = [k for k in todo if k not in got]
+
+        def read(k: int):
+            return taken(pairs[k][1], lambda: one(k))
+
+        with no_gc():
+            done = map_halves(read, rest, [pairs[k][1].size for k in rest])
+        keep = []
+        for k, (o, ident) in zip(rest, done):
+            got[k] = o
+            if ident is not None and isinstance(o, SessionOutcome) and not o.report.problems and not o.hits:
+                keep.append((pairs[k][1], ident, (qk, replace(o, ref=None))))  # type: ignore[arg-type]  # the ref is put back on reading
+        kept.put(KEPT, keep)
+        return got
+    finally:
+        kept.close()
 
 
 def iter_pairs(refs: list[SessionRef], providers: dict[str, Provider]) -> Iterator[tuple[Provider, SessionRef]]:

@@ -41,9 +41,10 @@ def selected_kinds(query: Query) -> frozenset[str]:
     return kinds(tuple(query.include), tuple(query.exclude))
 
 
-def record_query(query: Query, roots: tuple | None = None):
+def record_query(query: Query, roots: tuple | None = None, keep: bool = False):
     """The record search's query (records.py) for `query`; `roots`: the data roots searched, when
-    the full-text index may pick the sessions (None: it is not used)."""
+    the full-text index may pick the sessions (None: it is not used); `keep`: a counting query's
+    per-session outcomes may be kept by the index (it is on)."""
     from ..read.needles import needles_for
     from ..read.pattern import compile_regex
     from .records import SharedQuery
@@ -58,7 +59,8 @@ def record_query(query: Query, roots: tuple | None = None):
     return SharedQuery(regex=regex, kinds=selected_kinds(query), since=query.since, until=query.until,
                        max_count=query.max_count, count_by=query.count_by, sessions_only=query.sessions_only,
                        needles=tuple(needles) if needles else None, needles_ci=ci,
-                       fulltext=roots if regex is not None else None, literals=tuple(lits) if lits else None)
+                       fulltext=roots if regex is not None else None, literals=tuple(lits) if lits else None,
+                       keep=keep)
 
 
 class SearchRun:
@@ -171,6 +173,9 @@ def search(query: Query, sel, use_index: bool = True) -> SearchRun:
         roots = None
         if picker is not None:
             roots = picker.roots
-        records = RecordPart(pairs, record_query(query, roots))
+        from ..index import config
+
+        keep = bool(use_index) and config.enabled(getattr(sel, "index_off", None))
+        records = RecordPart(pairs, record_query(query, roots, keep))
         parts.insert(at if at is not None else len(parts), records)
     return SearchRun(query, parts, records)
