@@ -369,3 +369,20 @@ def test_a_second_census_reads_no_record_and_another_query_reads_again(tmp_path,
     assert n["read"] == 3 * read_off + 1
     monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
     assert warm == census("day")
+
+
+def test_nothing_is_kept_when_the_index_would_lie_inside_a_data_root(tmp_path, monkeypatch):
+    """The index never writes under a data root it reads (store.usable_for): with its directory
+    inside the Codex home, stats, usage, list and a census answer from the records and keep
+    nothing there."""
+    from sessionsift.listing import list_sessions
+    from sessionsift.providers.searchquery import Query
+    from sessionsift.search.run import search
+
+    home = _home_copy(tmp_path)
+    monkeypatch.setenv("SESSIONSIFT_INDEX_DIR", str(home / ".codex" / "idx"))
+    _answers(home)
+    sel, _ = _selection(home)
+    list_sessions(sel)
+    search(Query(count_by="tool"), sel).census()
+    assert not K.db_path().exists()

@@ -120,6 +120,12 @@ class Kept:
             return None
         return cls(con)
 
+    @classmethod
+    def for_selection(cls, sel) -> "Kept | None":
+        """:meth:`open` for a selection (providers.scope.Selection): its ``index_off`` and the data
+        roots it looked at (the index may not lie inside one)."""
+        return cls.open(getattr(sel, "index_off", None), roots_of(sel))
+
     def close(self) -> None:
         import sqlite3
 
@@ -191,6 +197,11 @@ class Kept:
             return {"answers": dict(self.con.execute("SELECT what, count(*) FROM kept GROUP BY what").fetchall())}
         except sqlite3.Error:
             return {"answers": None}
+
+
+def roots_of(sel) -> tuple:
+    """The data roots a selection looked at."""
+    return tuple(e.root.path for e in sel.survey.entries if e.root is not None and e.root.path is not None)
 
 
 def _own_files(ref) -> list[str]:

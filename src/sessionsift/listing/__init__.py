@@ -163,8 +163,7 @@ def list_sessions(sel, subagents: bool = True, keep: Kept | None = None) -> List
     what = f"summary:{int(bool(subagents))}"
     full_read = [i for i, r in enumerate(refs) if r.provider in providers
                  and getattr(type(providers[r.provider]), "summarize", None) is Provider.summarize]
-    disk = KI.Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
-                                                          if e.root is not None]) if full_read and keep is None else None
+    disk = KI.Kept.for_selection(sel) if full_read and keep is None else None
     hits: dict[int, object] = {}
     if disk is not None:
         got = disk.get(what, [refs[i] for i in full_read])
@@ -207,8 +206,11 @@ def list_sessions(sel, subagents: bool = True, keep: Kept | None = None) -> List
     try:
         with no_gc():
             # a bounded reader reads at most a few MB of a session: weigh the halves by what is read
+            # weights for the split only: a kept answer costs no reading (0 is the fact), a size the
+            # reader cannot attribute (rows of a shared database) is map_halves' unknown weight
             done = map_halves(one_at, list(range(len(refs))),
-                              [0 if i in hits else min(r.size or 0, 3 << 20) for i, r in enumerate(refs)])
+                              [0 if i in hits else None if r.size is None else min(r.size, 3 << 20)
+                               for i, r in enumerate(refs)])
         results = [(ref, res) for ref, res, _ident in done]
         if disk is not None:
             disk.put(what, [(refs[i], ident, (ref, res)) for i, (ref, res, ident) in enumerate(done)

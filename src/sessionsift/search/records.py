@@ -43,9 +43,10 @@ class SharedQuery:
     (index/fulltext.py); None: not used (--no-index, or a census without a pattern)."""
     literals: tuple[str, ...] | None = None
     """The pattern's literals over record text (read.needles.needles_for(text=True)), None = none."""
-    keep: bool = False
-    """A counting query's per-session outcomes may be kept by the index (index/kept.py: the index
-    is on); a query that shows hits is read every time."""
+    keep: tuple | None = None
+    """The data roots searched, when a counting query's per-session outcomes may be kept by the
+    index (index/kept.py: the index is on; it may not lie inside one of them); None: not kept. A
+    query that shows hits is read every time."""
 
     def kept_key(self) -> str:
         """What a kept outcome answered: every field that decides a session's outcome."""
@@ -271,10 +272,10 @@ def search_records(pairs: list[tuple[Provider, SessionRef]], q: SharedQuery) -> 
 
     todo = [k for k in range(len(pairs)) if gate[k] is not True]
     kept = None
-    if q.keep and q.count_by is not None and todo:
+    if q.keep is not None and q.count_by is not None and todo:
         from ..index.kept import Kept
 
-        kept = Kept.open()
+        kept = Kept.open(None, q.keep)
     if kept is None:
         with no_gc():
             got = dict(zip(todo, map_halves(one, todo, [pairs[k][1].size for k in todo])))

@@ -41,10 +41,10 @@ def selected_kinds(query: Query) -> frozenset[str]:
     return kinds(tuple(query.include), tuple(query.exclude))
 
 
-def record_query(query: Query, roots: tuple | None = None, keep: bool = False):
+def record_query(query: Query, roots: tuple | None = None, keep: tuple | None = None):
     """The record search's query (records.py) for `query`; `roots`: the data roots searched, when
-    the full-text index may pick the sessions (None: it is not used); `keep`: a counting query's
-    per-session outcomes may be kept by the index (it is on)."""
+    the full-text index may pick the sessions (None: it is not used); `keep`: the data roots
+    searched when a counting query's per-session outcomes may be kept by the index (it is on)."""
     from ..read.needles import needles_for
     from ..read.pattern import compile_regex
     from .records import SharedQuery
@@ -174,8 +174,9 @@ def search(query: Query, sel, use_index: bool = True) -> SearchRun:
         if picker is not None:
             roots = picker.roots
         from ..index import config
+        from ..index.kept import roots_of
 
-        keep = bool(use_index) and config.enabled(getattr(sel, "index_off", None))
+        keep = roots_of(sel) if use_index and config.enabled(getattr(sel, "index_off", None)) else None
         records = RecordPart(pairs, record_query(query, roots, keep))
         parts.insert(at if at is not None else len(parts), records)
     return SearchRun(query, parts, records)

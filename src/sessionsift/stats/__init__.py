@@ -104,8 +104,7 @@ def stats_of(sel, *, subagents: bool = True, strict: bool = False, read_claude: 
     # the answers kept per session serve the providers whose census reads the records (the default
     # census); a deep census (Claude Code's lane facts) keeps its own
     shared = any(type(provs[n]).census is Provider.census for n in by if n in provs)
-    kept = Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
-                                                       if e.root is not None]) if shared else None
+    kept = Kept.for_selection(sel) if shared else None
     try:
         for name, refs in by.items():
             prov = provs.get(name)

@@ -394,8 +394,7 @@ def collect_selection(sel, subagents: bool = True) -> Collected:
         by_provider.setdefault(r.provider, []).append(r)
     from ..index.kept import Kept
 
-    kept = Kept.open(getattr(sel, "index_off", None), [e.root.path for e in sel.survey.entries
-                                                       if e.root is not None]) if by_provider else None
+    kept = Kept.for_selection(sel) if by_provider else None
     try:
         for name, refs in by_provider.items():
             prov = sel.survey.provider(name)
