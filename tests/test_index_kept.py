@@ -150,6 +150,8 @@ def test_a_database_written_since_is_read_again(tmp_path, monkeypatch):
 
 
 def test_a_session_written_while_it_is_read_is_not_kept(tmp_path):
+    # hand-made: a one-line file and a reading that appends to it -- no client can be timed here to
+    # write in the middle of one reading; the rule under test is the tracer's, not a reader's
     p = tmp_path / "s.jsonl"
     p.write_text('{"a": 1}\n')
     ref = SessionRef("codex", "s", [p])
@@ -167,6 +169,7 @@ def test_a_session_written_while_it_is_read_is_not_kept(tmp_path):
 
 
 def test_every_field_of_a_session_ref_is_in_its_digest():
+    # hand-made refs: the rule is about the SessionRef type (a field added later must count), not data
     base = SessionRef("codex", "s", [Path("/a")], project="/p", project_source="x", first_at="1", last_at="2",
                       size=3, title="t", parent_session_id="q", version="v", extra={"k": 1}, helper="h")
     d0 = K.ref_digest(base)
