@@ -279,6 +279,28 @@ def test_a_kept_whole_answer_equals_the_scan(home, monkeypatch):
         assert got[:2] == ref[:2] and got[2] == first[2], q
 
 
+def test_a_census_read_by_several_workers_is_kept_too(tmp_path, monkeypatch):
+    """A census whose transcripts were read by forked workers (a store past PARALLEL_MIN_BYTES:
+    every store of forks in benchmarks/ issue 25) was never kept (only one-process runs were), so
+    every later run read each transcript's index again. Kept with how many read it: the replay
+    equals the scan and says the same `workers` as the run it replays."""
+    home = _home(tmp_path)
+    monkeypatch.setattr(A, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(A, "MIN_BATCH_BYTES", 1)
+    monkeypatch.setattr(A.os, "cpu_count", lambda: 2)
+    # per-record censuses: the root summary answers none of them, so each lane is read by a worker
+    for q in [Query(patterns=("",), count_by=cb) for cb in ("day", "model", "tool", "attachment")]:
+        ref = _census(q, home, False)
+        run = A.lane_search(q, resolve_targets([], home), use_index=True)
+        counts = run.census()
+        assert run.workers == 2 and counts == ref[0], q
+        again = A.lane_search(q, resolve_targets([], home), use_index=True)
+        with monkeypatch.context() as m:
+            m.setattr(A.LaneRun, "outcomes", lambda *_a, **_k: (_ for _ in ()).throw(AssertionError("not kept")))
+            assert again.census() == ref[0], q
+        assert again.workers == 2 and dataclasses.asdict(again.summary) == dataclasses.asdict(run.summary), q
+
+
 def _home(tmp_path: Path) -> Path:
     home = tmp_path / "claude"
     shutil.copytree(HOMES[1], home)

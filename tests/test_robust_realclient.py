@@ -370,3 +370,32 @@ def test_a_forks_census_is_kept_in_its_index(rr, tmp_path, monkeypatch):
         monkeypatch.setenv("SESSIONSIFT_NO_INDEX", "1")
         assert figures(S.stats(resolve_targets([], Path(gt["config_dir"])))) == figures(first)
         monkeypatch.delenv("SESSIONSIFT_NO_INDEX")
+
+
+@pytest.mark.parametrize("name", ["robust_fork", "robust_rewind_fork", "robust_rewind_root_fork"])
+def test_a_forks_census_is_answered_from_its_index(rr, tmp_path, name):
+    """Issue 25: a census scanned every fork on every run ("a fork's copied records": the
+    per-kind counts of its index include the copies), so a store of forks stayed at 10x rg warm.
+    Read from the fork's per-record columns, skipping the copied offsets: the second census takes
+    every lane from the index (none scanned), and every census form equals the scan's (index off),
+    copies counted once, on the original."""
+    gt = rr[name]
+    env = dict(os.environ, SESSIONSIFT_INDEX_DIR=str(tmp_path / "idx"))
+    forms = [["-t", "agent.tool.use", "--count-by", "tool"], ["--count-by", "label"], ["--count-by", "session"],
+             ["--count-by", "day"], ["-c"], ["-t", "user.message", "--count"]]
+
+    def census(args, *more):
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "search", "", *args, *more, "--claude-home",
+                            gt["config_dir"], "--format", "json"], capture_output=True, timeout=120, env=env)
+        assert p.returncode == 0, p.stderr.decode()
+        rows = [json.loads(x) for x in p.stdout.splitlines() if x.strip()]
+        return [r for r in rows if r["kind"] == "count"], rows[-1]
+
+    for args in forms:
+        census(args)  # the first: every lane indexed as it is read
+        counts, sm = census(args)
+        ref, rsm = census(args, "--no-index")
+        assert counts == ref, args
+        assert sm["copies_skipped"] == rsm["copies_skipped"] and sm["hits"] == rsm["hits"], args
+        assert sm["index"]["scanned"] == 0 and sm["index"]["scanned_why"] is None, (args, sm["index"])
+    assert rsm["copies_skipped"] > 0  # the fork's copies were there to be skipped

@@ -16,7 +16,9 @@ user space, so a stat equal in all five fields means nothing was written (store.
 
 **What is kept.** An answer is kept only from a run in which every transcript was answered from
 a fresh index (the root summary or its own index file, `from_index == "index"`): no transcript
-scanned, updated, indexed, unreadable or left out for a fork's copies - those are answered live.
+scanned, updated, indexed or unreadable - those are answered live (a fork is answered from its
+index without its copies, and kept like any other). A run read by several workers keeps how many
+(`workers`), and its replay says the same.
 What it keeps is what that run's transcripts contributed to the summary and the merged counts;
 everything the scope says (sessions, discovery problems) and the plan says (prefilter, left-out
 kinds) is recomputed live. At most KEEP answers per root (the most recent).

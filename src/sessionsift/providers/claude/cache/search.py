@@ -117,10 +117,9 @@ def census_lane(p, pos: int, lane: Lane, why: list):
     (`from_index` "built")."""
     from ..search.scan import copies_of
 
-    if copies_of(p, lane) is not None:
-        why.append("a fork's copied records")
-        return None
-    v, reason = view(lane, per_record(p))
+    skip = copies_of(p, lane)
+    cols = skip is not None or per_record(p)
+    v, reason = view(lane, cols)
     if v is None and reason in (NOT_INDEXED, CHANGED):
         try:
             _ls, how = L.lane_stats(lane)
@@ -128,14 +127,14 @@ def census_lane(p, pos: int, lane: Lane, why: list):
             why.append(exc.strerror or str(exc))
             return None
         if how.how == "built":
-            v, reason = view(lane, per_record(p))
+            v, reason = view(lane, cols)
             if v is not None:
                 v.how = "built"
     if v is None:
         why.append(reason or "no index")
         return None
-    out = census_from_view(p, pos, lane, v)
-    if not per_record(p):
+    out = census_from_view(p, pos, lane, v, skip)
+    if not cols:
         v.cols, v.state, v.drafts = None, b"", set()
         out.view = v  # for the root summary (summary.py), sent back by a worker
     return out
@@ -161,7 +160,10 @@ def _passing(p, keys: list) -> list[bool]:
     return r[1]
 
 
-def census_from_view(p, pos: int, lane: Lane, v: View):
+def census_from_view(p, pos: int, lane: Lane, v: View, skip: frozenset[int] | None = None):
+    """`skip`: byte offsets of the records a fork copies from its parent (search/scan.py
+    `copies_of`): hits there are counted once, on the original, as the scan does (read per record
+    from the columns; `copies_skipped` says how many)."""
     from ..search.plan import in_window
     from ..search.types import LaneOutcome
 
@@ -191,7 +193,7 @@ def census_from_view(p, pos: int, lane: Lane, v: View):
 
     c: Counter = Counter()
     hits = 0
-    if not per_record(p):
+    if skip is None and not per_record(p):
         relabel = relabel_any and any(passing[k] and keys[k][3][:1] == ("user.message",) and n for k, _d, n in v.pairs)
         for kid, draft, n in v.pairs:
             key = keys[kid]
@@ -206,7 +208,7 @@ def census_from_view(p, pos: int, lane: Lane, v: View):
                 if not labels:
                     c["(unlabelled)"] += n
     else:
-        hits = _per_record(p, v, keys, passing, kept, relabel_any, c, out, in_window)
+        hits = _per_record(p, v, keys, passing, kept, relabel_any, c, out, in_window, skip)
     out.hit_count = hits
     if cb == "session" and hits:
         c[lane.session_id] += hits
@@ -219,10 +221,12 @@ def census_from_view(p, pos: int, lane: Lane, v: View):
     return out
 
 
-def _per_record(p, v: View, keys, passing, kept, relabel_any: bool, c: Counter, out, in_window) -> int:
+def _per_record(p, v: View, keys, passing, kept, relabel_any: bool, c: Counter, out, in_window,
+                skip: frozenset[int] | None = None) -> int:
     from ....timefmt import parse_ts
 
     cols = v.cols
+    assert cols is not None  # a per-record census opens its view with the columns
     cb = p.query.count_by
     drafts = v.drafts
     found = []
@@ -243,6 +247,9 @@ def _per_record(p, v: View, keys, passing, kept, relabel_any: bool, c: Counter, 
     for slot in found:
         key = keys[cols.key[slot]]
         if not kept(key, slot in drafts, relabel):
+            continue
+        if skip and cols.off[slot] in skip:
+            out.copies_skipped += 1
             continue
         hits += 1
         t = key[0]

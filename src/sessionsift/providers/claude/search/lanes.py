@@ -246,12 +246,12 @@ class LaneRun:
                 merge_counts(by, counts, o.counts)
             froms[o.from_index] = froms.get(o.from_index, 0) + 1
         sm = self.summary
-        if cache is not None and list(froms) == ["index"] and not sm.unreadable and not sm.persisted_unresolved \
-                and self.workers == 1:
+        if cache is not None and list(froms) == ["index"] and not sm.unreadable and not sm.persisted_unresolved:
             from ..cache import answers
 
             ans = {f: getattr(sm, f) for f in answers.kept_fields(sm)}
             ans["counts"] = counts
+            ans["workers"] = self.workers  # the summary says how many read it; its replay says the same
             cache.put(k, dig, ans)
         return counts
 
@@ -265,6 +265,7 @@ class LaneRun:
             self.plan.label_needles if self.plan.label_needles is not None else None)
         for f in answers.kept_fields(sm):
             setattr(sm, f, got[f])
+        self.workers = got.get("workers", 1)
         self._finish(None)
         return got["counts"]
 
