@@ -409,3 +409,27 @@ def test_list_over_a_dataset_is_short_like_the_local_list_and_verbose_is_every_d
     assert len(top) == 3 and rows[-1]["sessions"] == 60 and rows[0]["limit"] == 3
     both, _ = _cli("list", "--dataset", str(ds), "--all", "-n", "3", check=2)
     assert "give one of them" in both.stderr
+
+
+def test_no_index_neither_uses_nor_writes_the_index(tmp_path):
+    """`sync --no-index` wrote Claude Code's usage cache (Scope.one left the index decision behind)
+    and its fork families (each session's lineage asked again of its provider, which knows no
+    index decision) into the index directory. Now nothing is written there, and every row equals
+    the run with the index."""
+    def sync(name: str, *flags: str) -> Path:
+        env = dict(os.environ, SESSIONSIFT_INDEX_DIR=str(tmp_path / f"idx-{name}"))
+        p = subprocess.run([sys.executable, "-m", "sessionsift", "sync", "--to", str(tmp_path / name), "--home",
+                            str(HOME), "--machine", "m", *flags], capture_output=True, text=True, env=env)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return tmp_path / f"idx-{name}"
+
+    assert sorted(p.name for p in sync("off", "--no-index").rglob("*") if p.is_file()) == []
+    assert any(p.is_file() for p in sync("on").rglob("*"))  # the same run with the index writes it
+
+    def table(name: str, t: str) -> list:
+        con = Dataset.open(str(tmp_path / name)).connect()
+        cols = [c for c in con.sql(f"SELECT * FROM {t} LIMIT 0").columns if c not in ("synced_at", "run", "batch")]
+        return sorted(map(str, con.sql(f"SELECT {', '.join(cols)} FROM {t}").fetchall()))
+
+    for t in ("sessions", "usage", "records"):
+        assert table("off", t) == table("on", t), t

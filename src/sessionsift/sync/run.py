@@ -178,6 +178,8 @@ class _Job:
     deep_scope: object | None = None
     """That Scope narrowed to it (Scope.one): what its usage is read from."""
     forked_from: dict | None = None
+    forks_known: bool = False
+    """`forked_from` was found with the selection's deep Scope (its index decision kept)."""
     ordinal: int = 0
     """Its place in this machine's discovery (the order `list` keeps among equal instants)."""
 
@@ -211,13 +213,12 @@ def _plan(sel, states: dict, res: SyncResult) -> list[_Job]:
     cs = [j.deep_session for j in jobs if j.deep_session is not None]
     if cs:
         try:
-            forks = sel.claude.forks(cs)
+            forks: dict | None = sel.claude.forks(cs)
         except OSError:
-            forks = {}
+            forks = None  # unknown: each session's provider is asked (and says so)
         for j in jobs:
-            f = forks.get(j.ref.session_id)
-            if f is not None and j.deep_session is not None:
-                j.forked_from = f
+            if forks is not None and j.deep_session is not None:
+                j.forked_from, j.forks_known = forks.get(j.ref.session_id), True
     return jobs
 
 
@@ -225,7 +226,9 @@ def _sync_one(run: _Run, j: _Job, res: SyncResult) -> None:
     prov, ref, prev = j.prov, j.ref, j.prev
     order = session_order(ref, rank(ref.provider))
     keep_prefix = prev is not None and prev.reader_version == j.rv
-    kw = dict(deep_scope=j.deep_scope, session_order=order)
+    kw: dict = dict(deep_scope=j.deep_scope, session_order=order)
+    if j.forks_known:
+        kw["forked_from"] = j.forked_from
     base = run.batch
     if keep_prefix:
         try:
@@ -242,8 +245,6 @@ def _sync_one(run: _Run, j: _Job, res: SyncResult) -> None:
         else:
             res.rewritten += 1
     lr = out.list_row or {}
-    if "claude" in lr:
-        lr["claude"]["forked_from"] = j.forked_from
     lr["ref"] = {**(lr.get("ref") or {}), "session": ref_json(ref), "ordinal": j.ordinal}
     problems = out.problems + [p for p in out.usage_info.get("problems", []) if p not in out.problems]
     run.writer.add("sessions", ref.provider, _day(ref.first_at), {

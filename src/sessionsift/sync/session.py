@@ -272,15 +272,22 @@ def _usage(prov: Provider, ref: SessionRef, deep_scope, sink: Sink, session_orde
             "problems": [{"path": x.path, "why": x.why} for x in col.problems]}
 
 
-def _list_row(prov: Provider, ref: SessionRef) -> dict | None:
+ASK = object()
+"""`read_one(forked_from=ASK)`: the session's lineage is asked of its provider."""
+
+
+def _list_row(prov: Provider, ref: SessionRef, forked_from=ASK) -> dict | None:
     """What `list` prints of the session (its provider's `summarize`, the same for every agent) and
-    its lineage where its client records one."""
+    its lineage where its client records one (`forked_from`: already found for the selection, as
+    the selection reads - with its index decision; ASK: asked of the provider)."""
     try:
         sm = prov.summarize(ref)
     except Exception as exc:  # noqa: BLE001 - a reader's bug: the session is unreadable
         return {"error": f"reader failed: {type(exc).__name__}: {exc}"}
     d: dict = {"summary": asdict(sm)}
-    if prov.records_forks:
+    if forked_from is not ASK:
+        d["forked_from"] = forked_from
+    elif prov.records_forks:
         try:
             d["forked_from"] = prov.forked_from(ref)
         except Exception:  # noqa: BLE001 - lineage unknown (never "no fork")
@@ -289,10 +296,11 @@ def _list_row(prov: Provider, ref: SessionRef) -> dict | None:
 
 
 def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *, deep_scope=None,
-             session_order: str = "") -> Output:
+             session_order: str = "", forked_from=ASK) -> Output:
     """Read one session and hand its rows to `writer`; with `prev_state`, only the rows after the
     prefix the dataset holds (raises Mismatch when the reading does not begin with it). `deep_scope`:
-    the selection's deep Scope narrowed to the session (Scope.one), its usage read from its lanes."""
+    the selection's deep Scope narrowed to the session (Scope.one), its usage read from its lanes;
+    `forked_from`: its lineage found with the selection's (`_list_row`)."""
     from ..providers.census import session_stats
 
     sink = Sink(writer, ref.provider, prev_state)
@@ -326,7 +334,7 @@ def read_one(prov: Provider, ref: SessionRef, writer, prev_state: dict | None, *
     stats = None if st is None else _stats_json(st)
     if stats is not None and main_only is not None:
         stats["main_only"] = main_only
-    return Output(state, stats, _list_row(prov, ref), usage, problems, sink.new_rows)
+    return Output(state, stats, _list_row(prov, ref, forked_from), usage, problems, sink.new_rows)
 
 
 def session_order(ref: SessionRef, rank: int) -> str:

@@ -324,12 +324,12 @@ class Scope:
 
     def one(self, session: "Session") -> "Scope":
         """A scope of one of its sessions, read as this one reads it (its explicit lane kept), for an
-        answer about that session alone (`sync` reads each session's usage so); its problems,
-        listings and index decision are not carried."""
+        answer about that session alone (`sync` reads each session's usage so); its index decision
+        is carried (`--no-index` neither uses nor writes the index), its problems and listings not."""
         sc = Scope(self.home, [session])
         if session.session_id in self.explicit_lanes:
             sc.explicit_lanes[session.session_id] = self.explicit_lanes[session.session_id]
-        return sc
+        return use_index(sc, self.index_off) if self.index_off is not None else sc
 
     def forks(self, sessions: "list[Session]") -> dict[str, dict]:
         """session id -> where it was forked from (``Fork.as_json``), for each of `sessions` (some
