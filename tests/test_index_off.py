@@ -21,3 +21,22 @@ def test_key_cli_tests_pass_with_the_index_off(tmp_path):
     assert " passed" in p.stdout.splitlines()[-1]
     # and nothing was indexed: the switch really was off
     assert not (tmp_path / "cache").exists()
+
+
+HOME = REPO / "examples" / "home"
+
+
+def test_the_no_index_flag_writes_nothing_to_the_index(tmp_path):
+    """`--no-index` means neither use nor write the index (docs/index.md). `list --no-index` wrote
+    Claude Code's fork families (Provider.lineage knew no index decision) and `sync --no-index` its
+    usage cache and fork families: each command over every agent's sample leaves no index directory."""
+    env = {k: v for k, v in os.environ.items() if k != "SESSIONSIFT_NO_INDEX"}
+    cases = [(["list"], 0), (["stats"], 0), (["usage", "daily"], 0), (["usage", "session"], 0),
+             (["search", "", "--count-by", "day"], 0), (["search", "the", "-c"], 0), (["files"], 0),
+             (["status"], 0), (["sync", "--to", str(tmp_path / "ds"), "--machine", "m"], 0)]
+    for i, (args, rc) in enumerate(cases):
+        idx = tmp_path / f"idx-{i}"
+        p = subprocess.run([sys.executable, "-m", "sessionsift", *args, "--home", str(HOME), "--no-index"],
+                           env=dict(env, SESSIONSIFT_INDEX_DIR=str(idx)), capture_output=True, text=True, timeout=300)
+        assert p.returncode == rc, (args, p.returncode, p.stderr[-2000:])
+        assert not idx.exists(), (args, sorted(str(x.relative_to(idx)) for x in idx.rglob("*")))

@@ -284,7 +284,7 @@ def _lineage(sel, providers, keep: Kept | None = None) -> dict[tuple[str, str], 
             got = None
         if got is None:
             try:
-                got = prov.lineage(refs, seen)
+                got = prov.lineage(refs, seen, sel.index_off)
             except Exception:  # a reader's bug: lineage unknown for its sessions (None, never "no fork")
                 continue
         if sig is not None:

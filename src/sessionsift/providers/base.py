@@ -524,10 +524,10 @@ class Provider:
         sessions, problems = read_census([(self, r) for r in refs], kept=None if strict else kept)
         return Census(sessions, problems)
 
-    def lineage(self, refs: list[SessionRef], seen: list[SessionRef]) -> dict[str, dict]:
+    def lineage(self, refs: list[SessionRef], seen: list[SessionRef], index_off: str | None = None) -> dict[str, dict]:
         """session id -> where it was forked from (``forked_from``'s dict, ``path`` filled from the
         sessions discovery `seen` where the client records none), for each of `refs` that is a
-        fork and each session of `seen` forked from one of `refs`. Default: from
+        fork and each session of `seen` forked from one of `refs` (`index_off`: why no index). Default: from
         :meth:`forked_from` when the client records lineage (``records_forks``), else nothing
         (providers/census.py ``lineage_of``)."""
         from .census import lineage_of

@@ -193,12 +193,14 @@ class ClaudeCode(Provider):
             files_read=1, subagents=row.subagents if subagents else None, subagents_are_lanes=True, omissions=None, notes=list(row.notes),
             problems=list(s.problems))
 
-    def lineage(self, refs: list[SessionRef], seen: list[SessionRef]) -> dict[str, dict]:
+    def lineage(self, refs: list[SessionRef], seen: list[SessionRef], index_off: str | None = None) -> dict[str, dict]:
         """Forks among `refs` and every session of their project directories (model/lineage.py), so
-        a fork shows its parent even when the parent is not in the answer."""
+        a fork shows its parent even when the parent is not in the answer; `index_off`: why the
+        index is not used (nor written) for it."""
         from .model.lineage import lineage_for
 
-        return {sid: f.as_json() for sid, f in lineage_for([self.session_of(r) for r in refs]).items()}
+        return {sid: f.as_json() for sid, f in lineage_for([self.session_of(r) for r in refs],
+                                                          index_off=index_off).items()}
 
     def census(self, refs: list[SessionRef], *, subagents: bool = True, strict: bool = False, cache=None,
                scope=None, from_records: bool = False, kept=None):

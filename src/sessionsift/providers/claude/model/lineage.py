@@ -438,9 +438,10 @@ def forks_in_scope(scope) -> dict[str, Fork]:
     return {k: f for k, f in forks.items() if f.parent_session_id in ids}
 
 
-def lineage_for(sessions: list, build: bool = False) -> dict[str, Fork]:
+def lineage_for(sessions: list, build: bool = False, index_off: str | None = None) -> dict[str, Fork]:
     """Forks among `sessions` and their siblings (every session of their project directories), so a
-    fork shows its parent even when the parent is not in the answer. `build`: find_forks's."""
+    fork shows its parent even when the parent is not in the answer. `build`: find_forks's;
+    `index_off`: why the index is off (else the first session's that says so)."""
     from ..discover import sessions_in
 
     dirs = {str(s.project_dir): s.project_dir for s in sessions}
@@ -451,7 +452,7 @@ def lineage_for(sessions: list, build: bool = False) -> dict[str, Fork]:
     for s in sessions:
         sib.setdefault(s.session_id, s)
     wanted = {s.session_id for s in sessions}
-    off = next((s.index_off for s in sessions if getattr(s, "index_off", None)), None)
+    off = index_off or next((s.index_off for s in sessions if getattr(s, "index_off", None)), None)
     forks = find_forks(sib.values(), build, off)
     return {k: f for k, f in forks.items() if k in wanted or f.parent_session_id in wanted}
 
