@@ -516,8 +516,8 @@ def test_every_agent_module_of_providers_is_named():
     prov = PKG / "providers"
     present = {p.stem for p in prov.glob("*.py")} | {p.parent.name for p in prov.glob("*/__init__.py")}
     shared = {"__init__", "artifacts", "base", "census", "compaction", "deep", "fileevents", "launch",
-              "listing", "liveness", "record", "reinjection", "scope", "searchquery", "sqlite_ro", "summary", "usage",
-              "vocab"}
+              "listing", "liveness", "record", "reinjection", "scope", "searchquery", "session", "sqlite_ro", "summary",
+              "usage", "vocab"}
     assert present - shared == set(AGENT_MODULES)
 
 

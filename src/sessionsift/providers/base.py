@@ -33,57 +33,14 @@ Invariants (the product's principles, in types):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterator, Literal, Mapping
 
 from ..read.tail import last_jsonl_instant  # noqa: F401 - re-exported (Provider.last_activity's default)
 from .record import FileChange, ReadReport, Record, Tokens  # noqa: F401 - re-exported
+from .session import Discovery, SessionRef  # noqa: F401 - re-exported
 from .summary import SessionSummary  # noqa: F401 - re-exported
 from .vocab import Coverage, CoverageState, FileAction, Kind, Problem, Role, Root  # noqa: F401 - re-exported
-
-
-@dataclass
-class SessionRef:
-    """One session of one provider, as discovery found it (no transcript content parsed beyond
-    what discovery needs)."""
-
-    provider: str
-    session_id: str
-    paths: list[Path]
-    """The files that hold this session's records (transcripts, or the database)."""
-    project: str | None = None
-    """The working directory the session recorded, where it recorded one."""
-    project_source: str | None = None
-    """Where ``project`` came from (e.g. ``session_meta.cwd``, ``projects.json``)."""
-    first_at: str | None = None
-    last_at: str | None = None
-    size: int | None = None
-    """Bytes on disk of ``paths`` (None for rows inside a shared database: not attributable)."""
-    title: str | None = None
-    parent_session_id: str | None = None
-    """For a subagent/child session: the session that spawned it."""
-    version: str | None = None
-    """The client version that wrote it, where recorded."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Provider-specific facts (e.g. ``archived``, ``compressed``, ``db_path``)."""
-    helper: str | None = None
-    """For a child session the client made for its own bookkeeping rather than as an agent lane:
-    what it is for (Crush's ``title-<parent>`` rows: ``"title generation"``). A helper is no
-    subagent and no session of its own in counts (``Coverage.helpers``); it belongs to its
-    parent, whose usage holds what it cost."""
-
-    @property
-    def is_subagent(self) -> bool:
-        """A child session that is an agent lane (``parent_session_id`` set, not a helper)."""
-        return self.parent_session_id is not None and self.helper is None
-
-
-@dataclass
-class Discovery:
-    sessions: list[SessionRef]
-    coverage: Coverage
-    problems: list[Problem] = field(default_factory=list)
 
 
 ActivityGranularity = Literal["session", "project", "provider"]
