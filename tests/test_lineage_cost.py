@@ -113,3 +113,36 @@ def test_a_warm_run_takes_each_siblings_roots_from_its_index(tmp_path, monkeypat
     reads.clear()
     assert lineage.find_forks(sessions) == {}
     assert reads == Counter()  # before: every sibling read again
+
+
+def _uuids_by_full_parse(path) -> list[tuple[str, int, int]]:
+    """What lineage._uuids answered before it decoded the uuid alone: every line parsed by the
+    reading rules (read/lines.parse_line)."""
+    from sessionsift.read.lines import iter_lines, parse_line
+
+    out = []
+    for line in iter_lines(path):
+        if b'"uuid"' not in line.raw:
+            continue
+        o = parse_line(line.raw)
+        if o and isinstance(o.get("uuid"), str) and o["uuid"]:
+            out.append((o["uuid"], line.no, line.offset))
+    return out
+
+
+def test_the_uuid_sequence_equals_the_full_parse_on_every_sample():
+    """lineage._uuids (a cold census's fork detection) reads each record's top-level uuid through a
+    uuid-only decoder: on every committed transcript of every agent's samples - the crash
+    artefacts too (NUL runs, a torn final line, invalid UTF-8 inside a string, destroyed records) -
+    the sequence equals the one a full parse of each line gives."""
+    from sessionsift.providers.claude.model import lineage
+
+    paths = sorted(p for p in (REPO / "examples").rglob("*.jsonl") if p.is_file())
+    crash = [p for p in paths if p.parent.name == "crash"]
+    assert len(crash) >= 8 and len(paths) > 60
+    seen = 0
+    for p in paths:
+        got = lineage._uuids(p)
+        assert got == _uuids_by_full_parse(p), p
+        seen += len(got)
+    assert seen > 800  # 847 records with a uuid
