@@ -477,9 +477,6 @@ REASON_DEEP = ("written against Claude Code's deep model (its Scope, lanes, reco
 ALLOWED_AGENT_IMPORTS: dict[tuple[str, str], tuple[int, str]] = {
     # (top-level package outside providers, agent module of providers): (modules importing it, why)
     ("cli", "claude"): (3, REASON_DEEP),
-    ("usage", "claude"): (1, "the statusline (usage/statusline.py, the hook's light path: no providers layer "
-                             "loaded) walks Claude Code's projects/ and reads them with its light scan "
-                             "(providers/claude/usage.py), not through a capability yet (issue 23 item 1)"),
 }
 """Modules outside providers/ that import one agent's module (each counted once per importing
 module, lazy imports included): the count may only go down."""

@@ -29,7 +29,7 @@ def __getattr__(name: str):
 
 __all__ = ["Coverage", "Discovery", "FileChange", "Problem", "Provider", "ReadReport", "Record",
            "Root", "SessionRef", "Tokens", "KNOWN", "registry", "get", "load", "builtins_only", "load_failures",
-           "ROLES", "having", "deep_name"]
+           "ROLES", "having", "deep_name", "hook_usage"]
 
 KNOWN: dict[str, str] = {
     "claude-code": "Claude Code",
@@ -256,3 +256,13 @@ def deep_name() -> str:
     sessions, and its root is the one their ``--<agent>-home`` flag names."""
     got = having("deep_scope")
     return got[0] if got else ROLES["deep_scope"][0]
+
+
+def hook_usage():
+    """The light transcript reading of the reader whose statusLine hook `statusline` serves
+    (``ROLES["statusline_hook"]``, Claude Code's providers/claude/usage.py ``light_usage``):
+    ``read(path, start, light) -> (offset read to, usage events)``. Only that module is imported
+    (no reader class, no entry points): the hook's light path after every turn."""
+    from .claude.usage import light_usage
+
+    return light_usage

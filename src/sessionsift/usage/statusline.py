@@ -13,7 +13,7 @@ per transcript, the stat it was read at, the offset read to and its responses me
 id, each already priced. A run stats every transcript of the data root, reads only what was
 appended since (or a file that changed otherwise, again), and sums. The module imports nothing
 heavy on that path (no click, msgspec, re or the price table); a transcript that has to be read
-brings the usage reader in (providers.claude.usage).
+brings the hook client's usage reader in (providers.hook_usage).
 
 Rules (the same as `usage`): a response is counted once, by its message id across every file;
 of its copies the one with the largest total is kept (on clean data every copy is identical;
@@ -173,18 +173,18 @@ def _read(path: str, start: int, pricer: _Quotes, size: int) -> tuple[int, list[
     """(offset read to, responses) of `path` from byte `start`: one tuple per message id (the copy
     with the largest total): (key, instant, total tokens or None, cost or None, the model without
     a price or None)."""
-    from ..providers.claude import usage as C
+    from ..providers import hook_usage
     from .events import Ledger
 
-    fs = C.scan_file(path, start, light=size - start <= LIGHT_BYTES)
+    end, events = hook_usage()(path, start, size - start <= LIGHT_BYTES)
     led = Ledger()
-    for e in C.events_of(fs, "", "main", None):
+    for e in events:
         led.add(e)
     out = []
     for e in led.events:
         c, missing = pricer.price(e)
         out.append((e.key, e.ts, e.total() if e.has_tokens() else None, c, missing))
-    return fs.end, out
+    return end, out
 
 
 def _merge(old: list[tuple], new: list[tuple]) -> list[tuple]:

@@ -379,3 +379,10 @@ def events_of(fs: FileScan, session_id: str, lane: str, project: str | None) -> 
         out.append(Event(PROVIDER, session_id, lane, project, model, ts, i, o, cr, cw, cw1, r, speed, geo, tier,
                          cost, f"{PROVIDER}:{mid}" if mid else f"{path}@{off}", 1, path))
     return out
+
+
+def light_usage(path: str, start: int, light: bool) -> tuple[int, list[Event]]:
+    """(offset read to, usage events) of one main transcript from byte `start`: the statusLine
+    hook's reading (providers.hook_usage; usage/statusline.py), `light` as in :func:`scan_file`."""
+    fs = scan_file(path, start, light=light)
+    return fs.end, events_of(fs, "", "main", None)
