@@ -11,6 +11,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from _corpus_util import remap_ids  # noqa: E402
@@ -130,12 +132,18 @@ def _uuids_by_full_parse(path) -> list[tuple[str, int, int]]:
     return out
 
 
-def test_the_uuid_sequence_equals_the_full_parse_on_every_sample():
-    """lineage._uuids (a cold census's fork detection) reads each record's top-level uuid through a
-    uuid-only decoder: on every committed transcript of every agent's samples - the crash
-    artefacts too (NUL runs, a torn final line, invalid UTF-8 inside a string, destroyed records) -
-    the sequence equals the one a full parse of each line gives."""
+@pytest.mark.parametrize("mapped", [False, True])
+def test_the_uuid_sequence_equals_the_full_parse_on_every_sample(monkeypatch, mapped):
+    """lineage._uuids (a cold census's fork detection) finds the lines holding `"uuid"` in the
+    file's bytes and decodes each record's top-level uuid alone: on every committed transcript of
+    every agent's samples - the crash artefacts too (NUL runs, a torn final line, invalid UTF-8
+    inside a string, destroyed records) - read whole or mapped (a file over SCAN_WHOLE), the
+    sequence (uuid, line number, offset) equals the one a full parse of each line gives."""
     from sessionsift.providers.claude.model import lineage
+    from sessionsift.read import lines
+
+    if mapped:
+        monkeypatch.setattr(lines, "SCAN_WHOLE", 0)
 
     paths = sorted(p for p in (REPO / "examples").rglob("*.jsonl") if p.is_file())
     crash = [p for p in paths if p.parent.name == "crash"]

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ....read.lines import iter_lines, parse_line
+from ....read.lines import parse_line
 
 HEAD_LINES = 256
 """How far into a transcript its first uuid-bearing record is looked for."""
@@ -180,26 +180,45 @@ def _uuid_decoder():
 
 
 def _uuids(path) -> list[tuple[str, int, int]]:
-    """(uuid, line, offset) of every uuid-bearing record, in file order. A line the uuid-only
-    decoder cannot read (not an object, NULs, not JSON as it stands) is parsed by the reading rules
-    (read/lines.parse_line), as every line was: its answer is that parse's. Where the decoder reads
-    a line, the full parse gives the same top-level `uuid` (the last of duplicated keys, like
-    orjson; bytes that are not UTF-8 elsewhere in the line are what parse_line replaces)."""
+    """(uuid, line, offset) of every uuid-bearing record, in file order. The lines holding
+    `"uuid"` are found in the file's bytes (read/needles.candidate_spans: stringzilla), numbered by
+    counting the newlines between them, and each one's top-level uuid decoded alone; a line the
+    uuid-only decoder cannot read (not an object, NULs, not JSON as it stands) is parsed by the
+    reading rules (read/lines.parse_line), as every line was: its answer is that parse's. Where the
+    decoder reads a line, the full parse gives the same top-level `uuid` (the last of duplicated
+    keys, like orjson; bytes that are not UTF-8 elsewhere in the line are what parse_line replaces).
+    A final line with no newline counts only when it is complete JSON (read/lines.iter_lines)."""
+    import stringzilla as sz
+
+    from ....read.lines import keep_tail, open_scan
+    from ....read.needles import candidate_spans
+
     dec, errs = _uuid_decoder()
     decode = dec.decode
-    out = []
+    out: list[tuple[str, int, int]] = []
     try:
-        for line in iter_lines(path):
-            raw = line.raw
-            if b'"uuid"' not in raw:
-                continue
+        with open_scan(path) as m:
+            buf = m.buf
+            size = len(buf)
+            mv = buf if isinstance(buf, bytes) else memoryview(buf)
             try:
-                u = decode(raw).uuid
-            except errs:
-                o = parse_line(raw)
-                u = o.get("uuid") if isinstance(o, dict) else None
-            if isinstance(u, str) and u:
-                out.append((u, line.no, line.offset))
+                no, at = 1, 0
+                for a, b in candidate_spans(buf, ['"uuid"'], False):
+                    no += sz.count(mv, b"\n", at, a)
+                    at = a
+                    raw = bytes(mv[a:b])
+                    if b == size and not keep_tail(raw, None, True):
+                        break  # a torn final line (a write in progress): not a record yet
+                    try:
+                        u = decode(raw).uuid
+                    except errs:
+                        o = parse_line(raw)
+                        u = o.get("uuid") if isinstance(o, dict) else None
+                    if isinstance(u, str) and u:
+                        out.append((u, no, a))
+            finally:
+                if isinstance(mv, memoryview):
+                    mv.release()  # the mapping can close
     except OSError:
         return []
     return out
