@@ -280,11 +280,12 @@ def clear_cmd(inv, everything):
 
         kept_dropped = kept.forget(list(sel.refs))
         # the data root's summaries hold copies of what those files held: they go too
-        from ..providers.claude.cache import answers, filesummary, forks, summary, usagecache
+        from ..providers.claude.cache import answers, filesummary, forks, lanes as lane_cache, summary, usagecache
 
         home = getattr(scope.home, "path", None) if sel.claude is not None else None
         kinds = [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND),
-                 ("usage", usagecache.KIND), ("forks", forks.KIND)] + [("files", k) for k in filesummary.LEGACY_KINDS]
+                 ("usage", usagecache.KIND), ("forks", forks.KIND),
+                 ("stats", lane_cache.STATS_ROOT)] + [("files", k) for k in filesummary.LEGACY_KINDS]
         for name, kind in kinds if home is not None else ():
             p = store.index_path(kind, home)
             try:

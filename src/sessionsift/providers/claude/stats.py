@@ -372,7 +372,12 @@ def stats(scope: Scope, subagents: bool = True, strict: bool = False, census=Non
     in_scope = {s.session_id for s in scope.sessions}
     counted_once = {f.path: f for f in forks.values() if f.parent_session_id in in_scope}
     plain = [ln for ln in lanes if str(ln.path) not in counted_once]
-    done = {id(ln): r for ln, r in zip(plain, _census_all(plain, strict, census or _census_one))}
+    kept = getattr(census, "kept", None)  # the census's own keeper of whole answers, where it has one
+    done = kept.get(plain, strict) if kept is not None else {}
+    todo = [ln for ln in plain if id(ln) not in done]
+    done.update((id(ln), r) for ln, r in zip(todo, _census_all(todo, strict, census or _census_one)))
+    if kept is not None and todo:
+        kept.put(plain, done)
     for ln in lanes:
         r = done.get(id(ln))
         if r is None:  # a fork whose parent is in scope: its copies counted once, on the parent

@@ -189,14 +189,27 @@ def stats_obj(ls: LaneStats) -> dict:
     return o
 
 
+def _counter(pairs: list) -> Counter:
+    """Counter(dict(pairs)), in the pairs' order, without Counter.update's per-call Mapping check
+    (a warm `stats` over 4,766 lanes built 48,000 of them)."""
+    c: Counter = _NEW(Counter)
+    _UPDATE(c, pairs)
+    return c
+
+
+_NEW = dict.__new__
+_UPDATE = dict.update
+
+
 def stats_from(o: dict, lane) -> LaneStats:
     ls = LaneStats(lane, read_from(o["read"]))
+    d = ls.__dict__
     for f in _COUNTERS:
-        setattr(ls, f, Counter({k: v for k, v in o[f]}))
+        d[f] = _counter(o[f])
     for f in _INTS:
-        setattr(ls, f, o[f])
-    ls.tokens = {m: {k: v for k, v in d} for m, d in o["tokens"]}
-    ls.tokens_missing = {m: {k: v for k, v in d} for m, d in o["tokens_missing"]}
-    ls.prompts = {k: v for k, v in o["prompts"]}
-    ls.per_msg = {(m, k): {f: v for f, v in d} for m, k, d in o["per_msg"]}
+        d[f] = o[f]
+    ls.tokens = {m: dict(d) for m, d in o["tokens"]}
+    ls.tokens_missing = {m: dict(d) for m, d in o["tokens_missing"]}
+    ls.prompts = dict(o["prompts"])
+    ls.per_msg = {(m, k): dict(d) for m, k, d in o["per_msg"]}
     return ls

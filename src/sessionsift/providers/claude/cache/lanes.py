@@ -174,7 +174,10 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple
     if f is not None and verdict == store.FRESH and f.identity.end == st.st_size:
         o = f.section("stats")
         if o is not None:
-            return codec.stats_from(o, lane), Outcome("index")
+            ls = codec.stats_from(o, lane)
+            # what the data root's kept censuses take (KeptCensus.put): this stat, this section
+            ls.kept_obj = [[st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns], o]  # type: ignore[attr-defined]
+            return ls, Outcome("index")
     base = None
     start = 0
     if f is not None and verdict in (store.FRESH, store.GROWN):
@@ -392,3 +395,111 @@ def file_slots(lane: Lane, f: "store.IndexFile", call_tools: frozenset, attachme
         return FS.FileSlots(o)
     except (KeyError, TypeError, ValueError):
         return None
+
+
+STATS_ROOT = "claude-stats"
+"""One file per data root with the finished census (the ``stats`` section) of each of its lanes
+answered from a fresh per-lane index, so a warm `stats` over thousands of small transcripts opens
+one index file, not one per transcript (4,766 opens and header checks were 0.7 of a warm 1.3 s).
+
+Per lane (keyed by its absolute path): the transcript's (device, inode, size, mtime, ctime) when
+its per-lane index was fresh and covered the whole file, and that index's ``stats`` section as
+stored. An entry is given back only while a stat of the transcript gives exactly those five (ctime
+cannot be set back by user space: an append, a rewrite with the mtime put back, a file moved over
+the path all change it), and only under the digest of the code that derives and decodes the census
+(stats.py, lanescan.py, codec.py, this module): any other lane is read from its own index as
+before, and kept here afterwards. Off with the index and with --strict."""
+
+_STATS_CODE: list[bytes] = []
+
+
+def _stats_code() -> bytes:
+    if not _STATS_CODE:
+        h = store.blake2b(digest_size=16)
+        h.update(store.VERSION.to_bytes(4, "little"))
+        here = Path(__file__).resolve().parent
+        for p in (here.parent / "stats.py", here.parent / "lanescan.py", here / "codec.py", Path(__file__).resolve()):
+            h.update(p.read_bytes())
+        _STATS_CODE.append(h.digest())
+    return _STATS_CODE[0]
+
+
+def _root_of(lanes: list[Lane]) -> str | None:
+    """The data root the lanes' entries are kept under (ROOT/projects/<dir>/<id>.jsonl: the first
+    main lane's); an answer over several roots is kept there too, each entry naming its path."""
+    for ln in lanes:
+        if not ln.is_subagent:
+            return os.path.dirname(os.path.dirname(os.path.dirname(store.abspath(os.fspath(ln.path)))))
+    return None
+
+
+class KeptCensus:
+    """`stats.stats` asks the census it is given for `kept`: the lanes it can answer from the data
+    root's kept censuses (`get`), and afterwards keeps what the others gave (`put`)."""
+
+    @staticmethod
+    def get(lanes: list[Lane], strict: bool) -> dict[int, S.LaneStats]:
+        """{id(lane): census} of the lanes whose kept entry matches a stat of their transcript now."""
+        if strict or not lanes or any(config.why_off(ln.index_off) is not None for ln in lanes):
+            return {}
+        root = _root_of(lanes)
+        if root is None:
+            return {}
+        f = store.IndexFile.open(store.index_path(STATS_ROOT, root), STATS_ROOT, root)
+        o = f.section("lanes") if f is not None else None
+        if not isinstance(o, dict) or o.get("code") != _stats_code() or not isinstance(o.get("lanes"), dict):
+            return {}
+        ents = o["lanes"]
+        out: dict[int, S.LaneStats] = {}
+        for ln in lanes:
+            p = store.abspath(os.fspath(ln.path))
+            e = ents.get(p)
+            if e is None:
+                continue
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if e[0] != [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]:
+                continue
+            try:
+                ls = codec.stats_from(e[1], ln)
+            except (KeyError, TypeError, ValueError, IndexError):
+                continue
+            ls.indexed = Outcome("index")  # type: ignore[attr-defined]
+            if PROGRESS is not None:
+                PROGRESS.step(ls.read.bytes, False)
+            out[id(ln)] = ls
+        return out
+
+    @staticmethod
+    def put(lanes: list[Lane], done: dict) -> None:
+        """Keep the census of each lane answered now from a fresh whole-file index (`kept_obj`
+        on its result), beside the entries of lanes not asked this time whose transcript is still
+        there; nothing is written when no lane brought a new entry."""
+        new = {}
+        for ln in lanes:
+            k = getattr(done.get(id(ln)), "kept_obj", None)
+            if k is not None:
+                new[store.abspath(os.fspath(ln.path))] = k
+        if not new:
+            return
+        root = _root_of(lanes)
+        if root is None:
+            return
+        dest = store.index_path(STATS_ROOT, root)
+        f = store.IndexFile.open(dest, STATS_ROOT, root)
+        o = f.section("lanes") if f is not None else None
+        ents: dict = {}
+        if isinstance(o, dict) and o.get("code") == _stats_code() and isinstance(o.get("lanes"), dict):
+            ents = {p: e for p, e in o["lanes"].items() if p not in new and os.path.exists(p)}
+        ents.update(new)
+        try:
+            st = os.stat(root)
+            store.write(dest, STATS_ROOT, root, store.identity_of(st, 0, ()),
+                        {"lanes": {"code": _stats_code(), "lanes": ents}})
+        except (OSError, ValueError):
+            pass  # an unwritable cache costs speed next time, never a result
+
+
+census_one.kept = KeptCensus  # type: ignore[attr-defined]
