@@ -72,7 +72,6 @@ def status_cmd(inv):
     stale (rewritten: to rebuild) or absent."""
     fmt = inv.fmt
     from ..index import store
-    from ..providers.claude.cache import lanes as L
 
     sel, scope, others = _scope(inv)
     out = Out(fmt, "index")
@@ -80,7 +79,7 @@ def status_cmd(inv):
     counts = dict.fromkeys(("fresh", "grown", "stale", "absent", "unreadable"), 0)
     size = covered = idx_bytes = 0
     for lane in _lanes(scope):
-        st = L.state(lane)
+        st = lane.index_state()
         counts[st.state] += 1
         # a figure a lane could not give (unreadable) makes the total unknown, never smaller; an
         # absent index holds no bytes (0 is the fact there)
@@ -156,7 +155,6 @@ def update_cmd(inv):
     new bytes, stale or absent ones are indexed from the start."""
     fmt = inv.fmt
     from ..index import store
-    from ..providers.claude.cache import lanes as L
     from ..index.progress import Progress
     from ..index.report import IndexReport
 
@@ -175,7 +173,7 @@ def update_cmd(inv):
     try:
         for lane in lanes:
             try:
-                _ls, how = L.lane_stats(lane)
+                _ls, how = lane.index_update()
             except OSError as exc:
                 problems.append({"path": str(lane.path), "why": exc.strerror or str(exc)})
                 continue
@@ -252,7 +250,6 @@ def clear_cmd(inv, everything):
     `--all` of them). Only the index's own files are removed; commands rebuild what they need."""
     fmt = inv.fmt
     from ..index import store
-    from ..providers.claude.cache import lanes as L
 
     out = Out(fmt, "index")
     removed = 0
@@ -266,7 +263,7 @@ def clear_cmd(inv, everything):
         _say_not_indexed(out, others)
         lanes = list(_lanes(scope))
         for lane in lanes:
-            n = L.remove(lane)
+            n = lane.index_remove()
             if n is not None:
                 removed += 1
                 freed += n
@@ -280,12 +277,8 @@ def clear_cmd(inv, everything):
 
         kept_dropped = kept.forget(list(sel.refs))
         # the data root's summaries hold copies of what those files held: they go too
-        from ..providers.claude.cache import answers, filesummary, forks, lanes as lane_cache, summary, usagecache
-
         home = getattr(scope.home, "path", None) if sel.claude is not None else None
-        kinds = [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND),
-                 ("usage", usagecache.KIND), ("forks", forks.KIND),
-                 ("stats", lane_cache.STATS_ROOT)] + [("files", k) for k in filesummary.LEGACY_KINDS]
+        kinds = scope.root_summaries()  # the deep model's own summaries per data root
         for name, kind in kinds if home is not None else ():
             p = store.index_path(kind, home)
             try:

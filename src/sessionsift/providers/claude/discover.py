@@ -153,6 +153,26 @@ class Lane:
 
         return branch_points(self)
 
+    def index_state(self):
+        """What the index holds for this lane now (cache/lanes.py ``state``: fresh, grown, stale,
+        absent or unreadable, with its sizes)."""
+        from .cache import lanes as L
+
+        return L.state(self)
+
+    def index_update(self):
+        """This lane's census, from its index when fresh, else scanned and indexed as it is
+        (cache/lanes.py ``lane_stats``): ``(LaneStats, Outcome)``. Raises OSError."""
+        from .cache import lanes as L
+
+        return L.lane_stats(self)
+
+    def index_remove(self) -> int | None:
+        """Remove this lane's index file (cache/lanes.py ``remove``): its size, or None when there was none."""
+        from .cache import lanes as L
+
+        return L.remove(self)
+
     @property
     def display(self) -> str:
         if self.kind == "main":
@@ -316,6 +336,17 @@ class Scope:
         from .show import pick_lane
 
         return pick_lane(self, lane_name)
+
+    def root_summaries(self) -> list[tuple[str, str]]:
+        """(name, index kind) of every summary the index keeps per data root of this model (the
+        census, answers, files, usage, fork families and the kept lane censuses; cache/), legacy
+        kinds of files last: what `index clear` removes beside the lanes' own files
+        (``store.index_path(kind, root)``)."""
+        from .cache import answers, filesummary, forks, lanes as lane_cache, summary, usagecache
+
+        return [("census", summary.KIND), ("answers", answers.KIND), ("files", filesummary.KIND),
+                ("usage", usagecache.KIND), ("forks", forks.KIND),
+                ("stats", lane_cache.STATS_ROOT)] + [("files", k) for k in filesummary.LEGACY_KINDS]
 
     def use_index(self, off: str | None) -> "Scope":
         """:func:`use_index` on this scope: the index decision (`off`: why not; None: use it) carried
