@@ -13,8 +13,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..providers.claude.discover import Scope, claude_home as _claude_home, resolve_targets
 from ..providers import deep_name
+from ..providers.selection import DeepScope as Scope, deep_empty, deep_resolve, deep_root, deep_use_index
 from ..errors import TargetError, UsageError
 from .invocation import Invocation
 
@@ -83,7 +83,7 @@ def claude_choice(inv: Invocation):
                          f"{', '.join(_named_roots(inv))}, so Claude Code is not looked at: pass --claude-home "
                          f"or --home DIR")
     explicit = req.roots.get(deep_name())
-    choice = _claude_home(explicit, home=req.home)
+    choice = deep_root(explicit, home=req.home)
     if explicit and "--claude-home" not in inv.named:
         choice = dataclasses.replace(choice, source="--root")
     return choice
@@ -104,14 +104,12 @@ def make_scope(inv: Invocation, refuse: bool = True) -> Scope:
             _refuse_other_provider_session(inv, exc)
         raise
     try:
-        scope = resolve_targets(targets, sessions_from=inv.session_list(), choice=choice)
+        scope = deep_resolve(targets, sessions_from=inv.session_list(), choice=choice)
     except TargetError as exc:
         if refuse:
             _refuse_other_provider_session(inv, exc)
         raise
-    from ..providers.claude.discover import use_index
-
-    use_index(scope, inv.index_off())
+    deep_use_index(scope, inv.index_off())
     n = inv.narrowing()
     if n is not None:
         from ..providers.scope import RootRequest, Selection, Survey, narrow
@@ -210,9 +208,7 @@ def make_selection(inv: Invocation, subagents: bool = True, narrowed: bool = Tru
     sel = select(sv, list(inv.targets), inv.session_list())
     sel.index_off = inv.index_off()
     if sel.claude is not None:
-        from ..providers.claude.discover import use_index
-
-        use_index(sel.claude, inv.index_off())  # type: ignore[arg-type]
+        deep_use_index(sel.claude, inv.index_off())
     n = inv.narrowing()
     if n is not None and narrowed:
         sel = narrow(sel, n)
@@ -228,12 +224,10 @@ def claude_scope(sel, empty: bool = False) -> Scope:
     records)."""
     if sel.claude is not None and not empty:
         return sel.claude
-    from ..providers.claude.discover import HomeChoice
-
     ce = sel.survey.entry(deep_name())
     path = ce.root.path if ce is not None and ce.root is not None and ce.root.path is not None else Path("-")
     src = _claude_source(ce.root.source) if ce is not None and ce.root is not None else "~/.claude"
-    sc = Scope(HomeChoice(path, src))  # type: ignore[arg-type]
+    sc = deep_empty(path, src)
     if sel.claude is not None:
         sc.index_off = sel.claude.index_off
     return sc

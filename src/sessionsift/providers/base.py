@@ -430,6 +430,13 @@ class Provider:
         records. Default: empty (the shared kind is the label)."""
         return {}
 
+    @classmethod
+    def deep_scopes(cls) -> Any:
+        """How a ``deep_scope`` reader builds its deep Scope (providers/selection.py asks it):
+        ``root(explicit, home)``, ``resolve(targets, sessions_from, choice)``, ``use_index(scope,
+        off)``, ``empty(path, source)``. Default: None (no deep model)."""
+        return None
+
     def spawned_lanes(self, ref: SessionRef) -> dict[str, str]:
         """Lane name -> the id of the tool call that spawned that lane (a subagent's parent call),
         for the lanes of ``ref`` that record it. Default: none."""

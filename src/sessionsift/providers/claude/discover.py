@@ -606,3 +606,17 @@ def resolve_targets(
             sessions = [s for s in sessions if s.session_id in wanted]
     scope.sessions = sorted(sessions, key=lambda s: (str(s.project_dir), s.session_id))
     return scope
+
+
+class DeepScopes:
+    """Claude Code's deep Scope builder (``ClaudeCode.deep_scopes``; providers/selection.py):
+    its data root by the root rule, the targets resolved to its sessions, the index decision
+    carried, and an empty Scope of a root."""
+
+    root = staticmethod(claude_home)
+    resolve = staticmethod(resolve_targets)
+    use_index = staticmethod(use_index)
+
+    @staticmethod
+    def empty(path: Path, source: str) -> Scope:
+        return Scope(HomeChoice(path, source))  # type: ignore[arg-type]

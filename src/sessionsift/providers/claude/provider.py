@@ -54,6 +54,12 @@ class ClaudeCode(Provider):
     record_labels = True
 
     @classmethod
+    def deep_scopes(cls):
+        from .discover import DeepScopes
+
+        return DeepScopes
+
+    @classmethod
     def selected_kinds(cls, include: tuple[str, ...], exclude: tuple[str, ...]) -> frozenset[str]:
         """Shared kinds, roles and Claude Code's labels (docs/labels.md), each mapped to its nearest
         shared kind (kinds.py)."""
