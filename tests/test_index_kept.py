@@ -389,3 +389,82 @@ def test_nothing_is_kept_when_the_index_would_lie_inside_a_data_root(tmp_path, m
     list_sessions(sel)
     search(Query(count_by="tool"), sel).census()
     assert not K.db_path().exists()
+
+
+# -- Codex discovery's peeks (index/kept.py Peeks) ------------------------------------------------
+
+
+def _codex_refs(home: Path, index_off=None) -> list:
+    if index_off is None:
+        K.Kept.open().close()  # a question that keeps answers has run (a discovery alone creates none)
+    sv = survey(RootRequest(roots={"codex": str(home / ".codex")}, only=("codex",), index_off=index_off))
+    return sv.entry("codex").sessions
+
+
+def _counting_peeks(monkeypatch) -> list:
+    from sessionsift.providers.codex import files as RF
+
+    peeked: list = []
+    real = RF.peek
+
+    def peek(path, *a, **k):
+        peeked.append(os.fspath(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(RF, "peek", peek)
+    return peeked
+
+
+def test_a_second_codex_discovery_peeks_at_no_unchanged_rollout_and_equals_a_reading(tmp_path, monkeypatch):
+    home = _home_copy(tmp_path)
+    peeked = _counting_peeks(monkeypatch)
+    off = _codex_refs(home, "--no-index")
+    n = len(peeked)
+    assert n == len(off) and n >= 5, (n, len(off))
+    first = _codex_refs(home)
+    assert len(peeked) == 2 * n
+    second = _codex_refs(home)
+    assert len(peeked) == 2 * n, "the second discovery peeked at an unchanged rollout again"
+    assert [K.ref_digest(r) for r in second] == [K.ref_digest(r) for r in off]
+    assert second == off and first == off
+    _codex_refs(home, "--no-index")
+    assert len(peeked) == 3 * n  # the index off peeks every time
+
+
+def test_a_codex_rollout_cut_back_since_is_peeked_at_again(tmp_path, monkeypatch):
+    home = _home_copy(tmp_path)
+    peeked = _counting_peeks(monkeypatch)
+    _codex_refs(home)
+    n = len(peeked)
+    p = _codex_rollout(home)
+    lines = p.read_bytes().splitlines(keepends=True)
+    p.write_bytes(b"".join(lines[: len(lines) // 2]))
+    warm = _codex_refs(home)
+    assert peeked[n:] == [str(p)]
+    assert warm == _codex_refs(home, "--no-index")
+
+
+def test_a_codex_rollout_written_while_it_is_peeked_at_is_not_kept(tmp_path, monkeypatch):
+    # hand-made timing: the real client's rollout, appended to (a copy of its own last line) in the
+    # middle of discovery's peek -- no client can be timed to write exactly then
+    from sessionsift.providers.codex import files as RF
+
+    home = _home_copy(tmp_path)
+    p = _codex_rollout(home)
+    real = RF.peek
+    grown: list = []
+
+    def peek(path, *a, **k):
+        out = real(path, *a, **k)
+        if os.fspath(path) == str(p) and not grown:
+            grown.append(True)
+            with open(p, "ab") as f:
+                f.write(p.read_bytes().splitlines(keepends=True)[-1])
+        return out
+
+    monkeypatch.setattr(RF, "peek", peek)
+    _codex_refs(home)
+    peeked = _counting_peeks(monkeypatch)
+    warm = _codex_refs(home)
+    assert peeked == [str(p)]
+    assert warm == _codex_refs(home, "--no-index")

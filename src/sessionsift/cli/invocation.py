@@ -55,7 +55,7 @@ class Invocation:
         roots: dict[str, str] = {}
         for name, d in self.roots:
             roots[canonical_name(name)] = d
-        return RootRequest(roots=roots, home=self.home, only=self.providers)
+        return RootRequest(roots=roots, home=self.home, only=self.providers, index_off=self.index_off())
 
     def index_off(self) -> str | None:
         """Why the index is off for this run (None: it is used): ``--no-index``, else the

@@ -107,12 +107,15 @@ class Kept:
                 "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v BLOB NOT NULL);"
                 "CREATE TABLE IF NOT EXISTS kept(what TEXT NOT NULL, provider TEXT NOT NULL, sid TEXT NOT NULL,"
                 " ref BLOB NOT NULL, ident BLOB NOT NULL, value BLOB NOT NULL);"
-                "CREATE UNIQUE INDEX IF NOT EXISTS kept_key ON kept(what, provider, sid);")
+                "CREATE UNIQUE INDEX IF NOT EXISTS kept_key ON kept(what, provider, sid);"
+                "CREATE TABLE IF NOT EXISTS peek(what TEXT NOT NULL, path TEXT NOT NULL, facts BLOB NOT NULL,"
+                " value BLOB NOT NULL, PRIMARY KEY(what, path));")
             code = code_digest()
             row = con.execute("SELECT v FROM meta WHERE k='code'").fetchone()
             if row is None or bytes(row[0]) != code:
                 con.execute("BEGIN IMMEDIATE")
                 con.execute("DELETE FROM kept")
+                con.execute("DELETE FROM peek")
                 con.execute("INSERT INTO meta(k, v) VALUES('code', ?) ON CONFLICT(k) DO UPDATE SET v=excluded.v",
                             (code,))
                 con.execute("COMMIT")
@@ -197,6 +200,97 @@ class Kept:
             return {"answers": dict(self.con.execute("SELECT what, count(*) FROM kept GROUP BY what").fetchall())}
         except sqlite3.Error:
             return {"answers": None}
+
+
+class Peeks:
+    """What a discovery learnt of each file it peeked at (a head and tail read), kept under the
+    file's (device, inode, size, mtime, ctime) -- table ``peek``, one row per (question, path),
+    every row under one data root read and written at once. :meth:`get` gives a value back while
+    the file stats as it did when it was read; :meth:`put` keeps one only when the file stated the
+    same before and after its reading (a file written while it was read is read again next time).
+    Values are marshalled (JSON-like values only). At :meth:`close`, the rows of files under the
+    root that were not looked up this time (deleted, moved) go."""
+
+    def __init__(self, kept: Kept, what: str, root: str) -> None:
+        import sqlite3
+
+        self.kept, self.what, self.root = kept, what, root
+        self.rows: dict[str, tuple[bytes, bytes]] = {}
+        self.new: list[tuple[str, bytes, bytes]] = []
+        self.seen: set[str] = set()
+        lo, hi = root + os.sep, root + chr(ord(os.sep) + 1)
+        try:
+            for path, facts, value in kept.con.execute(
+                    "SELECT path, facts, value FROM peek WHERE what=? AND path>=? AND path<?", (what, lo, hi)):
+                self.rows[path] = (bytes(facts), bytes(value))
+        except sqlite3.Error:
+            self.rows = {}
+
+    @classmethod
+    def open(cls, what: str, root, index_off: bool | str | None = None) -> "Peeks | None":
+        """The kept peeks under data root `root`, or None when the index is off or unusable there,
+        or no question has kept an answer yet (a discovery alone creates no index file: `index
+        status`, `show` leave none behind)."""
+        if config.why_off(index_off) is not None or not db_path().exists():
+            return None
+        k = Kept.open(index_off, (root,))
+        if k is None:
+            return None
+        return cls(k, what, os.path.abspath(os.fspath(root)))
+
+    @staticmethod
+    def facts(path) -> tuple | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def get(self, path) -> tuple[object, tuple | None]:
+        """(the kept value or None, the file's facts now: hand them to :meth:`put`)."""
+        p = os.path.abspath(os.fspath(path))
+        self.seen.add(p)
+        now = self.facts(p)
+        row = self.rows.get(p)
+        if row is not None and now is not None:
+            try:
+                if marshal.loads(row[0]) == now:
+                    return marshal.loads(row[1]), now
+            except (EOFError, ValueError, TypeError):
+                pass
+        return None, now
+
+    def put(self, path, before: tuple | None, value: Any) -> None:
+        """Keep `value` for `path` if it still stats as `before` (taken before it was read)."""
+        p = os.path.abspath(os.fspath(path))
+        if before is None or self.facts(p) != before:
+            return
+        try:
+            self.new.append((p, marshal.dumps(before), marshal.dumps(value)))
+        except ValueError:  # not a marshallable value: not kept
+            return
+
+    def close(self) -> None:
+        """Write what was learnt and drop the rows of files no longer there; a failure keeps nothing."""
+        import sqlite3
+
+        con = self.kept.con
+        gone = [p for p in self.rows if p not in self.seen]
+        try:
+            if self.new or gone:
+                con.execute("BEGIN IMMEDIATE")
+                try:
+                    con.executemany("DELETE FROM peek WHERE what=? AND path=?", [(self.what, p) for p in gone])
+                    con.executemany("INSERT OR REPLACE INTO peek(what, path, facts, value) VALUES (?, ?, ?, ?)",
+                                    [(self.what, *r) for r in self.new])
+                    con.execute("COMMIT")
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error:
+            pass
+        finally:
+            self.kept.close()
 
 
 def roots_of(sel) -> tuple:

@@ -83,6 +83,9 @@ class RootRequest:
     """``--home DIR``: every provider's default relative path under DIR."""
     only: tuple[str, ...] = ()
     """``--provider``: the providers asked for (empty = all)."""
+    index_off: bool | str | None = None
+    """Why the index is off (``--no-index``; None: on unless SESSIONSIFT_NO_INDEX says so): handed
+    to a discovery that keeps what it peeked at (index/kept.py Peeks)."""
 
     @property
     def any_root(self) -> bool:
@@ -213,10 +216,11 @@ def survey(req: RootRequest, env: Mapping[str, str] | None = None, *,
                 name, display, "unreadable", f"locating its root failed: {type(exc).__name__}: {exc}")))
             continue
         try:
+            kw: dict = {"index_off": req.index_off} if _takes(prov, "index_off") else {}
             if name in light and _takes_facts(prov):
-                d: Discovery = prov.discover(root, facts=False)  # type: ignore[call-arg]
+                d: Discovery = prov.discover(root, facts=False, **kw)  # type: ignore[call-arg]
             else:
-                d = prov.discover(root)
+                d = prov.discover(root, **kw)
         except Exception as exc:
             entries.append(Entry(name, display, prov, root, _cov(
                 name, display, "unreadable", f"reader failed: {type(exc).__name__}: {exc}", root)))
@@ -226,10 +230,14 @@ def survey(req: RootRequest, env: Mapping[str, str] | None = None, *,
 
 
 def _takes_facts(prov: Provider) -> bool:
+    return _takes(prov, "facts")
+
+
+def _takes(prov: Provider, name: str) -> bool:
     import inspect
 
     try:
-        return "facts" in inspect.signature(prov.discover).parameters
+        return name in inspect.signature(prov.discover).parameters
     except (TypeError, ValueError):
         return False
 

@@ -25,6 +25,10 @@ _EXEC_OUTPUT = re.compile(r"Chunk ID: [^\n]*\nWall time: [^\n]*\nProcess exited 
 PROJECT_SOURCE = "session_meta.cwd (Codex partitions rollouts by date; the project is only this cwd)"
 SHAPE_PROBE_LINES = 16
 """How many leading records discovery parses to decide a rollout's format."""
+_META_USED = ("id", "session_id", "source", "parent_thread_id", "timestamp", "cwd", "cli_version", "originator",
+              "model_provider", "agent_nickname", "agent_role", "thread_source", "forked_from_id",
+              "forked_from_ordinal_exclusive")
+"""The session_meta fields discovery uses (:meth:`Codex._built`): the ones it keeps per file."""
 
 
 def _shaped(obj) -> bool:
@@ -184,7 +188,10 @@ class Codex(Provider):
         return None
 
     # ------------------------------------------------------------------ discovery
-    def discover(self, root: Root) -> Discovery:
+    def discover(self, root: Root, index_off: bool | str | None = None) -> Discovery:
+        """Every rollout's ref from its head and tail (a peek of each file), each peek's outcome kept
+        under the file's identity while the index is on (`index_off`: why it is off; index/kept.py
+        Peeks): an unchanged rollout is not read again to be discovered."""
         path = root.path
         if path is None or not (path.exists() or path.is_symlink()):
             return Discovery([], self.coverage(root, "absent", 0, f"no Codex CLI home at {path}"))
@@ -206,8 +213,15 @@ class Codex(Provider):
         side = load(path)
         refs: list[SessionRef] = []
         unknown = unreadable = 0
-        for f in found:
-            ref, prob, state = self._ref(f, side)
+        from ...index.kept import Peeks
+
+        peeks = Peeks.open("codex-discovery", path, index_off)
+        try:
+            got = [self._ref(f, side, peeks) for f in found]
+        finally:
+            if peeks is not None:
+                peeks.close()
+        for ref, prob, state in got:
             if prob is not None:
                 problems.append(prob)
             if state == "unknown_format":
@@ -239,38 +253,56 @@ class Codex(Provider):
                 r.extra.setdefault("side_store_notes", cov_notes)
         return Discovery(refs, cov, problems)
 
-    def _ref(self, f: rf.RolloutFile, side) -> tuple[SessionRef | None, Problem | None, str]:
+    def _ref(self, f: rf.RolloutFile, side, peeks=None) -> tuple[SessionRef | None, Problem | None, str]:
+        if peeks is not None:
+            got, before = peeks.get(f.path)
+            if got is None:
+                ref, prob, state, facts, keep = self._read(f)
+                if keep:
+                    peeks.put(f.path, before, facts)
+            else:
+                facts = got
+        else:
+            ref, prob, state, facts, _keep = self._read(f)
+        if facts is None:
+            return ref, prob, state
+        return self._built(f, side, *facts)
+
+    def _read(self, f: rf.RolloutFile) -> tuple[SessionRef | None, Problem | None, str, tuple | None, bool]:
+        """(None, problem, state, None, False) for a rollout discovery cannot use, else (None, None,
+        "ok", facts, keep): what its head and tail say -- (size, the session_meta fields used, the first shaped
+        record's timestamp, the last instant, why it is unknown), and whether index/kept.py's Peeks
+        may keep them under the file's identity (not when its tail could not be read)."""
         try:
             pk = rf.peek(f.path)
             size = pk.size if pk is not None else f.path.stat().st_size
             head_objs, saw_json = self._head(f.path, pk)
         except OSError as exc:
-            return None, Problem(str(f.path), f"unreadable: {exc.strerror or exc}"), "unreadable"
+            return None, Problem(str(f.path), f"unreadable: {exc.strerror or exc}"), "unreadable", None, False
         except Exception as exc:  # a corrupt compressed stream, ...
-            return None, Problem(str(f.path), f"unreadable: {type(exc).__name__}: {exc}"), "unreadable"
+            return None, Problem(str(f.path), f"unreadable: {type(exc).__name__}: {exc}"), "unreadable", None, False
         shaped = [o for o in head_objs if _shaped(o)]
         if not shaped:
             if size == 0:
                 why = "empty file (no record yet)"
-                return None, Problem(str(f.path), why), "unreadable"
+                return None, Problem(str(f.path), why), "unreadable", None, False
             if saw_json:
-                return None, Problem(str(f.path), "unknown format: no line has {timestamp, type, payload}"), "unknown_format"
-            return None, Problem(str(f.path), "unreadable: no complete JSON line"), "unreadable"
-        meta = next((o["payload"] for o in shaped if o.get("type") == "session_meta"
+                return (None, Problem(str(f.path), "unknown format: no line has {timestamp, type, payload}"),
+                        "unknown_format", None, False)
+            return None, Problem(str(f.path), "unreadable: no complete JSON line"), "unreadable", None, False
+        meta: dict = next((o["payload"] for o in shaped if o.get("type") == "session_meta"
                      and isinstance(o.get("payload"), dict)), {})
-        tid = meta.get("id") or meta.get("session_id") or rf.thread_id_from_name(f.path.name) or f.path.name
-        src = meta.get("source")
-        spawn = src.get("subagent", {}).get("thread_spawn", {}) if isinstance(src, dict) and isinstance(
-            src.get("subagent"), dict) else {}
-        parent = meta.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
         last_at = None
         last_why = None  # why the last instant is unknown: said as a problem, never the first instant
+        keep = True
         try:
             tail = pk.tail if pk is not None else rf.tail_lines(f.path)
         except OSError as exc:
             tail, last_why = [], f"last activity unknown: the end of the file could not be read ({exc.strerror or exc})"
+            keep = False
         except Exception as exc:  # a corrupt compressed stream, ...
             tail, last_why = [], f"last activity unknown: the end of the file could not be read ({type(exc).__name__}: {exc})"
+            keep = False
         for raw in reversed(tail):
             try:
                 o = orjson.loads(raw.replace(b"\x00", b""))
@@ -283,6 +315,19 @@ class Codex(Provider):
             if last_why is None and tail:
                 # lines at the end, none with a timestamp (torn or not JSON): the instant is unknown
                 last_why = "last activity unknown: no timestamped record among the last lines"
+        used = {k: meta[k] for k in _META_USED if k in meta}
+        facts = (size, used, shaped[0].get("timestamp"), last_at, last_why)
+        return None, None, "ok", facts, keep
+
+    def _built(self, f: rf.RolloutFile, side, size: int, meta: dict, first_ts, last_at, last_why
+               ) -> tuple[SessionRef | None, Problem | None, str]:
+        """The session's ref from what its rollout's head and tail said (:meth:`_read`) and the
+        side stores."""
+        tid = meta.get("id") or meta.get("session_id") or rf.thread_id_from_name(f.path.name) or f.path.name
+        src = meta.get("source")
+        spawn = src.get("subagent", {}).get("thread_spawn", {}) if isinstance(src, dict) and isinstance(
+            src.get("subagent"), dict) else {}
+        parent = meta.get("parent_thread_id") or (spawn.get("parent_thread_id") if isinstance(spawn, dict) else None)
         extra: dict = {"archived": f.archived, "compressed": f.compressed}
         if f.shadowed is not None:
             extra["shadowed"] = str(f.shadowed)
@@ -306,7 +351,7 @@ class Codex(Provider):
             extra["turn_statuses"] = side.turns[str(tid)]
         if side.sources:
             extra["side_stores"] = list(side.sources)
-        first_at = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else shaped[0].get("timestamp")
+        first_at = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else first_ts
         ref = SessionRef(provider=self.name, session_id=str(tid), paths=[f.path],
                          project=meta.get("cwd") if isinstance(meta.get("cwd"), str) else None,
                          project_source=PROJECT_SOURCE if isinstance(meta.get("cwd"), str) else None,
