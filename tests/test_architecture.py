@@ -476,7 +476,7 @@ REASON_DEEP = ("written against Claude Code's deep model (its Scope, lanes, reco
 
 ALLOWED_AGENT_IMPORTS: dict[tuple[str, str], tuple[int, str]] = {
     # (top-level package outside providers, agent module of providers): (modules importing it, why)
-    ("cli", "claude"): (2, REASON_DEEP),
+    ("cli", "claude"): (1, REASON_DEEP),
 }
 """Modules outside providers/ that import one agent's module (each counted once per importing
 module, lazy imports included): the count may only go down."""
