@@ -144,3 +144,20 @@ def test_strict_and_the_index_off_never_read_the_root(tmp_path):
     off = [Lane(ln.path, ln.session_id, "main", "main", index_off="--no-index") for ln in lanes]
     assert IL.KeptCensus.get(off, False) == {}
     assert len(IL.KeptCensus.get(lanes, False)) == len(lanes)
+
+
+def test_responses_held_twice_are_counted_once_from_the_kept_answers(tmp_path):
+    """A transcript copied whole under another session id (hand-made: the copy of a resumed
+    session's records, with the same first record and instant, so lineage finds no direction and
+    both are plain lanes): its responses are held twice, and dedupe_messages decodes the kept
+    per-message usage to count each once, as the reading does."""
+    home = tmp_path / "claude-home"
+    shutil.copytree(HOME, home)
+    src = home / "projects" / TODOS
+    shutil.copyfile(src, src.with_name("00000000-0000-4000-8000-000000000001.jsonl"))
+    warm = _warm(home)
+    assert len(_kept(home)) == 9
+    off = _stats(home, "--no-index")[1]
+    assert _without_index(warm) == _without_index(off)
+    copied = [r for r in warm if r.get("kind") == "lane" and r.get("messages_copied")]
+    assert len(copied) == 1 and copied[0]["messages_copied"] > 0

@@ -65,6 +65,10 @@ class LaneStats:
     """Per model, per usage field: the sums over those copies (already counted in another lane)."""
     copies_counted_in: Counter = field(default_factory=Counter)
     """session id (lane, for a subagent lane: "<session>/<lane>") -> how many of those copies it counts."""
+    per_msg_later: tuple | None = field(default=None, repr=False, compare=False)
+    """(message ids, loader) when `per_msg` is not decoded yet (an answer kept per data root,
+    providers/claude/cache/lanes.py): the ids in per_msg's order, and what gives per_msg;
+    `dedupe_messages` decodes it only when a response is held twice."""
 
 
 from .model.known import KNOWN_TYPES  # noqa: E402,F401 - re-exported (tests)
@@ -409,17 +413,23 @@ def dedupe_messages(lanes: list[LaneStats]) -> None:
     lane of the copy with the largest total, a main lane before a subagent lane, then the first in
     scope order. Every other lane's copy leaves its `tokens` and is said: `messages_copied`,
     `tokens_copied`, `copies_counted_in`. Messages without an id ("line:N") are their lane's own."""
-    if all(len(ls.per_msg) == 0 for ls in lanes):
+    def ids(ls: LaneStats):
+        return ls.per_msg_later[0] if ls.per_msg_later is not None else [mid for _model, mid in ls.per_msg]
+
+    if all(len(ids(ls)) == 0 for ls in lanes):
         return
     # who holds each response first: where none is held twice (a store without forks or resumed
     # copies) every lane's figures stand as read, and the merge below is not computed at all
     holders: dict[str, int] = {}
     for ls in lanes:
-        for (_model, mid) in ls.per_msg:
+        for mid in ids(ls):
             if not mid.startswith("line:"):
                 holders[mid] = holders.get(mid, 0) + 1
     if all(n == 1 for n in holders.values()):
         return  # no response is held twice: every lane's figures stand as read
+    for ls in lanes:
+        if ls.per_msg_later is not None:
+            ls.per_msg, ls.per_msg_later = ls.per_msg_later[1](), None
     best: dict[str, tuple[tuple, int, dict]] = {}
     for i, ls in enumerate(lanes):
         main = not ls.lane.is_subagent

@@ -404,7 +404,8 @@ one index file, not one per transcript (4,766 opens and header checks were 0.7 o
 
 Per lane (keyed by its absolute path): the transcript's (device, inode, size, mtime, ctime) when
 its per-lane index was fresh and covered the whole file, and that index's ``stats`` section as
-stored. An entry is given back only while a stat of the transcript gives exactly those five (ctime
+stored (its per-message usage, which only `dedupe_messages` reads and only when a response is held
+twice, as marshal bytes decoded then, beside the message ids). An entry is given back only while a stat of the transcript gives exactly those five (ctime
 cannot be set back by user space: an append, a rewrite with the mtime put back, a file moved over
 the path all change it), and only under the digest of the code that derives and decodes the census
 (stats.py, lanescan.py, codec.py, this module): any other lane is read from its own index as
@@ -431,6 +432,19 @@ def _root_of(lanes: list[Lane]) -> str | None:
         if not ln.is_subagent:
             return os.path.dirname(os.path.dirname(os.path.dirname(store.abspath(os.fspath(ln.path)))))
     return None
+
+
+def _marshal():
+    import marshal
+
+    return marshal
+
+
+def _msgs_loader(blob: bytes):
+    """What gives a kept lane's per_msg when dedupe_messages needs it (codec.stats_from's form)."""
+    def load() -> dict:
+        return {(m, k): dict(d) for m, k, d in _marshal().loads(blob)}
+    return load
 
 
 class KeptCensus:
@@ -463,7 +477,10 @@ class KeptCensus:
             if e[0] != [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]:
                 continue
             try:
-                ls = codec.stats_from(e[1], ln)
+                o = e[1]
+                o["per_msg"] = []
+                ls = codec.stats_from(o, ln)
+                ls.per_msg_later = (e[3], _msgs_loader(e[2]))
             except (KeyError, TypeError, ValueError, IndexError):
                 continue
             ls.indexed = Outcome("index")  # type: ignore[attr-defined]
@@ -481,7 +498,10 @@ class KeptCensus:
         for ln in lanes:
             k = getattr(done.get(id(ln)), "kept_obj", None)
             if k is not None:
-                new[store.abspath(os.fspath(ln.path))] = k
+                ident, o = k
+                rest = {f: v for f, v in o.items() if f != "per_msg"}
+                new[store.abspath(os.fspath(ln.path))] = [ident, rest, _marshal().dumps(o["per_msg"]),
+                                                          [str(mid) for _m, mid, _f in o["per_msg"]]]
         if not new:
             return
         root = _root_of(lanes)
