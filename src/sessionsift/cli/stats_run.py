@@ -3,7 +3,6 @@ cmd_core.py, or by the fast path of cli/fastsearch.py, which must print the same
 
 from __future__ import annotations
 
-from ..providers.claude import stats as stats_mod
 from ..providers import deep_name
 from .exit import ExitStatus
 from .options import (claude_scope, coverage_json, coverage_line, lane_fields, make_selection, problems_json,
@@ -32,21 +31,20 @@ def _tools_text(calls, errors) -> str:
     return ", ".join(parts) + f"; {n} call{'s' if n != 1 else ''}, {e} error{'s' if e != 1 else ''}"
 
 
-def _prompts_text(p: dict, word: str = "typed") -> str:
-    """`6 typed: 4 sent, 1 queued, 0 rewound, 1 unsent`."""
+def _prompts_text(p: dict, kinds: tuple[str, ...], word: str = "typed") -> str:
+    """`6 typed: 4 sent, 1 queued, 0 rewound, 1 unsent` (`kinds`: the deep Scope's prompt_kinds)."""
     head = f"{sum(p.values())} {word}: " if word else ""
-    return head + ", ".join(f"{p.get(k, 0)} {k}" for k in stats_mod.PROMPT_KINDS)
+    return head + ", ".join(f"{p.get(k, 0)} {k}" for k in kinds)
 
 
-def _known_tokens(tokens: dict, missing: dict) -> dict:
+def _known_tokens(tokens: dict, missing: dict, fields: tuple[str, ...]) -> dict:
     """Token totals with a field some API message lacks shown as None (unknown, not the sum of
-    the others); the sums stay available as `tokens_lower_bound_by_model`."""
-    from ..providers.claude.stats import USAGE_FIELDS
-
+    the others); the sums stay available as `tokens_lower_bound_by_model` (`fields`: the
+    deep Scope's usage_fields)."""
     out = {}
     for m, d in tokens.items():
         miss = missing.get(m, {})
-        out[m] = {f: (None if f in miss else d.get(f)) for f in USAGE_FIELDS if f in d or f in miss}
+        out[m] = {f: (None if f in miss else d.get(f)) for f in fields if f in d or f in miss}
     return out
 
 
@@ -176,24 +174,23 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
     from ..index.report import IndexReport
 
     irep = IndexReport.for_root(scope.home.path, scope.index_off)
-    census = None
+    census = prog = None
     if irep.on:
-        from ..providers.claude.cache import lanes as index_lanes
         from ..index.progress import Progress
 
-        census = index_lanes.census_one
-        index_lanes.PROGRESS = Progress()
+        prog = Progress()
+        census = scope.index_census(prog)  # the deep model's lanes answered from its index
     from ..stats import stats_of
 
     try:
         unified = stats_of(sel, subagents=not no_subagents, strict=strict, read_claude=shared_claude, cache=census)
     finally:
-        if census is not None:
-            index_lanes.PROGRESS.done()
-            index_lanes.PROGRESS = None
+        if prog is not None:
+            prog.done()
+            scope.index_census(None)
     # Claude Code's lane census (its provider's detail): the rows below (with --shared too: the
     # shared totals are then read from its shared records beside it)
-    res = unified.detail.get(deep_name()) or stats_mod.StatsResult([], [])
+    res = unified.detail.get(deep_name()) or scope.empty_census()
     for ls in res.lanes:
         irep.add(getattr(ls, "indexed", None))
     out = Out(fmt, "stats")
@@ -224,7 +221,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
         tot_calls.update(ls.tool_calls)
         tot_errors.update(ls.tool_errors)
         if not ls.lane.is_subagent:  # a subagent's prompt is its seed, written by the parent agent
-            human = human or dict.fromkeys(stats_mod.PROMPT_KINDS, 0)
+            human = human or dict.fromkeys(scope.prompt_kinds, 0)
             for k, v in ls.prompts.items():
                 human[k] += v
         out.row("lane", {
@@ -235,7 +232,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
             "unlabelled_records": ls.unlabelled, "unknown_line_types": dict(ls.unknown_line_types),
             "turns": ls.turns, "compactions": ls.compactions, "survival": dict(ls.survival),
             "replayed_lines": ls.replayed_lines,
-            "tokens_by_model": _known_tokens(ls.tokens, ls.tokens_missing),
+            "tokens_by_model": _known_tokens(ls.tokens, ls.tokens_missing, scope.usage_fields),
             "tokens_lower_bound_by_model": ls.tokens if ls.tokens_missing else None,
             "tokens_missing_by_model": ls.tokens_missing or None,
             "api_messages_by_model": dict(ls.messages_by_model),
@@ -274,7 +271,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
             if ls.tool_calls or ls.tool_errors:
                 out.text("  tools: " + _tools_text(ls.tool_calls, ls.tool_errors))
             out.text(("  seed prompts (written by the parent agent): " if ls.lane.is_subagent else "  human prompts: ")
-                     + _prompts_text(ls.prompts, "" if ls.lane.is_subagent else "typed"))
+                     + _prompts_text(ls.prompts, scope.prompt_kinds, "" if ls.lane.is_subagent else "typed"))
             om = {k: v for k, v in ls.read.omissions().items() if v}
             if om:
                 out.text("  omissions: " + ", ".join(f"{k}={v}" for k, v in om.items())
@@ -306,7 +303,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
             problems.append(p)
     covs = sel.coverage()
     out.summary(files_read=len(res.lanes), files_unreadable=len(problems), problems=problems_json(problems),
-                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=_known_tokens(tokens, missing),
+                line_types=dict(tot_types), labels=dict(tot_labels), tokens_by_model=_known_tokens(tokens, missing, scope.usage_fields),
                 tokens_lower_bound_by_model=tokens if missing else None, tokens_missing_by_model=missing or None,
                 messages_copied=copied_total,
                 tool_calls=dict(tot_calls), tool_errors=dict(tot_errors),
@@ -323,7 +320,7 @@ def _run(inv, no_subagents, strict, shared_claude, verbose: bool) -> int:
         cc = "Claude Code: " if any(st.ref.provider not in detailed for st in gres.sessions) else ""
         if tot_calls or tot_errors:
             say(cc + "tool calls: " + _tools_text(tot_calls, tot_errors))
-        say(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human)))
+        say(cc + "human prompts: " + ("no main lane in scope" if human is None else _prompts_text(human, scope.prompt_kinds)))
         say(cc + f"{_plural(len(res.lanes), 'transcript')} read ({_plural(len(scope.sessions), 'session')}), "
                  f"{len(res.problems)} unreadable"
                  + ("".join(f"; {esc(p.path)}: {esc(p.why)}" for p in res.problems[:5])))

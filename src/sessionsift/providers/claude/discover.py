@@ -348,6 +348,38 @@ class Scope:
                 ("usage", usagecache.KIND), ("forks", forks.KIND),
                 ("stats", lane_cache.STATS_ROOT)] + [("files", k) for k in filesummary.LEGACY_KINDS]
 
+    def index_census(self, progress=None):
+        """The census of one lane through its index (cache/lanes.py ``census_one``, for
+        ``Provider.census(cache=...)``), the lanes it reads reported to `progress` (an
+        index.progress.Progress); `progress=None`: reported to none any more (returns None)."""
+        from .cache import lanes as L
+
+        L.PROGRESS = progress
+        return L.census_one if progress is not None else None
+
+    def empty_census(self):
+        """The lane census of no lane (stats.py ``StatsResult``): what `stats` reports for this model
+        when it read none of its lanes."""
+        from .stats import StatsResult
+
+        return StatsResult([], [])
+
+    @property
+    def prompt_kinds(self) -> tuple[str, ...]:
+        """How a lane's prompts reached the model in this model's census (``LaneStats.prompts``'
+        keys: stats.py ``PROMPT_KINDS``), in report order."""
+        from .stats import PROMPT_KINDS
+
+        return PROMPT_KINDS
+
+    @property
+    def usage_fields(self) -> tuple[str, ...]:
+        """The token fields of a usage object in this model's census (``LaneStats.tokens``' per-model
+        keys: lanescan.py ``USAGE_FIELDS``), in report order."""
+        from .lanescan import USAGE_FIELDS
+
+        return USAGE_FIELDS
+
     def use_index(self, off: str | None) -> "Scope":
         """:func:`use_index` on this scope: the index decision (`off`: why not; None: use it) carried
         to it, its sessions and their lanes."""
