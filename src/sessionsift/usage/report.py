@@ -22,6 +22,7 @@ from ..errors import UsageError
 from . import prices as P
 from .collect import Collected
 from .events import TOKEN_FIELDS, Event
+from .rates import cost_of as _cost_of
 
 Period = str  # "daily" | "weekly" | "monthly" | "session"
 GROUPS = ("project", "provider", "model")
@@ -254,15 +255,24 @@ class Pricer:
     def __init__(self, table: P.PriceTable | None = None):
         self.table = table or P.load()
         self.used: dict[str, str | None] = {}
+        self.quotes: dict[str | None, tuple | None] = {}
+        """Per model: its quote in the table (None: no price), looked up once (prices.cost_of
+        looked it up again for each of a warm `usage daily`'s 28,827 events)."""
 
     def price(self, e: Event) -> tuple[float | None, str | None]:
-        """(cost, missing model name) of one event (prices.cost_of); (None, None) when it recorded no
-        token count (its cost is unknown: an unknown count is not 0)."""
+        """(cost, missing model name) of one event (prices.cost_of, with the model's quote looked up
+        once); (None, None) when it recorded no token count (its cost is unknown: an unknown count
+        is not 0)."""
         m = e.model
         if m is not None and m not in self.used and e.has_tokens() and e.total():
             p = self.table.lookup(m)
             self.used[m] = p.key if p else None
-        return P.cost_of(self.table, m, e.input, e.output, e.cache_read, e.cache_write, e.cache_write_1h, e.speed, e.geo)
+        try:
+            q = self.quotes[m]
+        except KeyError:
+            p = self.table.lookup(m) if m else None
+            q = self.quotes[m] = None if p is None else p.quote
+        return _cost_of(q, m, e.input, e.output, e.cache_read, e.cache_write, e.cache_write_1h, e.speed, e.geo)
 
 
 @dataclass
