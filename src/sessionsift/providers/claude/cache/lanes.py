@@ -206,8 +206,13 @@ def lane_stats(lane: Lane, strict: bool = False, parallel: bool = True) -> tuple
         base.read.files = 1
         ls = S._finish(lane, base)
         if tail is None:
-            sections["stats"] = codec.stats_obj(ls)
+            sections["stats"] = so = codec.stats_obj(ls)
             sections["final"] = final_obj(base, lane.path)
+            if rewrite:
+                # kept by the data root at once (KeptCensus.put), under the stat the index is
+                # written with (taken before the read: a write since moves its ctime), so the
+                # next `stats` is already answered from it rather than writing it then
+                ls.kept_obj = [[st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns], so]  # type: ignore[attr-defined]
         if rewrite:
             _write(lane, buf, end, st, sections)
     return ls, outcome
