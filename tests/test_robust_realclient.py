@@ -353,6 +353,9 @@ def test_a_forks_census_is_kept_in_its_index(rr, tmp_path, monkeypatch):
     from sessionsift.providers.claude.discover import resolve_targets
 
     def figures(res):
+        for ls in res.lanes:  # a lane answered from the data root's kept censuses decodes its
+            if ls.per_msg_later is not None:  # per-message usage on need (stats.py dedupe_messages)
+                ls.per_msg, ls.per_msg_later = ls.per_msg_later[1](), None
         return [(str(ls.lane.path), codec.stats_obj(ls), ls.forked_from) for ls in res.lanes]
 
     for name in ("robust_fork", "robust_rewind_fork"):
